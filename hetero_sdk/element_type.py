@@ -1,0 +1,88 @@
+"""Element types of tensors (``hs.Type``), mirroring ``ov.Type``."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+__all__ = ["Type"]
+
+
+class Type(enum.Enum):
+    """A tensor element type. Numpy dtypes are accepted wherever a ``Type`` is: see :meth:`of`."""
+
+    f32 = "f32"
+    f16 = "f16"
+    bf16 = "bf16"
+    f64 = "f64"
+    i8 = "i8"
+    u8 = "u8"
+    i32 = "i32"
+    i64 = "i64"
+    boolean = "boolean"
+
+    @property
+    def numpy(self) -> np.dtype[Any]:
+        """The numpy dtype that holds values of this type (``ml_dtypes.bfloat16`` for bf16)."""
+        return _TO_NUMPY[self]
+
+    @property
+    def is_real(self) -> bool:
+        """True for floating-point types."""
+        return self in (Type.f32, Type.f16, Type.bf16, Type.f64)
+
+    @property
+    def is_integral(self) -> bool:
+        """True for integer types (not boolean)."""
+        return self in (Type.i8, Type.u8, Type.i32, Type.i64)
+
+    @property
+    def bitwidth(self) -> int:
+        """Bits per element."""
+        return 8 if self is Type.boolean else self.numpy.itemsize * 8
+
+    def get_type_name(self) -> str:
+        """The OpenVINO spelling of the type (``f32``, ``boolean``...)."""
+        return self.value
+
+    @classmethod
+    def of(cls, value: Any) -> Type:
+        """Converts a ``Type``, a numpy dtype (or anything ``np.dtype`` accepts) or a type name.
+
+        :raises TypeError: when the value names no supported element type; the message lists them.
+        """
+        if isinstance(value, Type):
+            return value
+        if isinstance(value, str) and value in cls.__members__:
+            return cls[value]
+        try:
+            dtype = np.dtype(value)
+        except TypeError:
+            dtype = None
+        if dtype is not None and dtype in _FROM_NUMPY:
+            return _FROM_NUMPY[dtype]
+        names = ", ".join(cls.__members__)
+        raise TypeError(f"{value!r} is not a supported element type; use one of: {names}")
+
+    def __repr__(self) -> str:
+        return f"<Type: {self.value}>"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_TO_NUMPY: dict[Type, np.dtype[Any]] = {
+    Type.f32: np.dtype(np.float32),
+    Type.f16: np.dtype(np.float16),
+    Type.bf16: np.dtype(ml_dtypes.bfloat16),
+    Type.f64: np.dtype(np.float64),
+    Type.i8: np.dtype(np.int8),
+    Type.u8: np.dtype(np.uint8),
+    Type.i32: np.dtype(np.int32),
+    Type.i64: np.dtype(np.int64),
+    Type.boolean: np.dtype(np.bool_),
+}
+_FROM_NUMPY: dict[np.dtype[Any], Type] = {dtype: t for t, dtype in _TO_NUMPY.items()}

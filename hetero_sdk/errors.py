@@ -1,0 +1,101 @@
+"""The typed errors of hetero-sdk.
+
+Every error derives from :class:`HeteroSDKError` and from the builtin exception a caller would naturally
+catch (``ValueError``, ``KeyError``...), so ``except ValueError`` keeps working for code that does not
+know this package. Messages say what is wrong, where (node, property key, file offset), and what to do.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AffinityError",
+    "BlobFormatError",
+    "CompilationError",
+    "DeviceNotFoundError",
+    "DeviceUnavailableError",
+    "HeteroSDKError",
+    "InferenceError",
+    "ModelFormatError",
+    "ModelValidationError",
+    "PartitionError",
+    "PluginValidationError",
+    "PropertyValueError",
+    "RequestBusyError",
+    "RequestCancelledError",
+    "UnsupportedOperationError",
+    "UnsupportedPropertyError",
+]
+
+
+class HeteroSDKError(Exception):
+    """Base class of every error raised by hetero-sdk."""
+
+
+class ModelValidationError(HeteroSDKError, ValueError):
+    """A graph is malformed: cycle, dangling input, duplicate name, shape or type mismatch."""
+
+
+class UnsupportedOperationError(HeteroSDKError, NotImplementedError):
+    """An op type is unknown, or no device can run it."""
+
+
+class ModelFormatError(HeteroSDKError, ValueError):
+    """A model file is unreadable or malformed; the message names the file and the place."""
+
+
+class DeviceNotFoundError(HeteroSDKError, LookupError):
+    """No plugin is registered for a device name."""
+
+
+class DeviceUnavailableError(HeteroSDKError, RuntimeError):
+    """The plugin exists but failed to load, or its hardware is absent."""
+
+
+class PluginValidationError(HeteroSDKError, TypeError):
+    """A plugin breaks the hook contract: wrong hook names or signatures, wrong return types.
+
+    :ivar plugin: the offending plugin object (or its name when it could not be constructed).
+    """
+
+    def __init__(self, message: str, plugin: object = None) -> None:
+        super().__init__(message)
+        self.plugin = plugin
+
+
+class UnsupportedPropertyError(HeteroSDKError, KeyError):
+    """An unknown property key, or an attempt to set a read-only one."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else ""
+
+
+class PropertyValueError(HeteroSDKError, ValueError):
+    """A wrong value for a known property key; the message lists the allowed values."""
+
+
+class CompilationError(HeteroSDKError, RuntimeError):
+    """A device failed to compile a model or subgraph; the message names the device and subgraph."""
+
+
+class InferenceError(HeteroSDKError, RuntimeError):
+    """An inference request failed: wrong input names, shapes or types, or the device failed."""
+
+
+class BlobFormatError(HeteroSDKError, ValueError):
+    """An exported blob is truncated, corrupted, from another device or from another format version."""
+
+
+class AffinityError(HeteroSDKError, ValueError):
+    """Manual affinities are incomplete or name an unknown device."""
+
+
+class PartitionError(HeteroSDKError, ValueError):
+    """A partition is invalid: a node in no or two subgraphs, mixed devices, or a cycle between subgraphs."""
+
+
+class RequestBusyError(HeteroSDKError, RuntimeError):
+    """An infer request was used while it was running."""
+
+
+class RequestCancelledError(HeteroSDKError, RuntimeError):
+    """An infer request was cancelled before it finished."""

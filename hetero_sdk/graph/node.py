@@ -1,0 +1,265 @@
+"""Nodes and their output ports: the vertices and edges of a :class:`~hetero_sdk.Model`."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from hetero_sdk.element_type import Type
+from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.shape import PartialShape
+
+__all__ = ["Node", "Output"]
+
+_name_counter = itertools.count()
+
+
+class Output:
+    """One output port of a node: the tensor an edge of the graph carries (like ``ov.Output``)."""
+
+    __slots__ = ("_node", "_index")
+
+    def __init__(self, node: Node, index: int) -> None:
+        self._node = node
+        self._index = index
+
+    @property
+    def node(self) -> Node:
+        """The node that produces this tensor."""
+        return self._node
+
+    @property
+    def index(self) -> int:
+        """The port index on the producing node."""
+        return self._index
+
+    def get_node(self) -> Node:
+        """The node that produces this tensor."""
+        return self._node
+
+    def get_index(self) -> int:
+        """The port index on the producing node."""
+        return self._index
+
+    @property
+    def element_type(self) -> Type:
+        """The element type of the tensor."""
+        return self._node._output_types[self._index]
+
+    @property
+    def partial_shape(self) -> PartialShape:
+        """The (partial) shape of the tensor; ``-1`` marks a dynamic dimension."""
+        return self._node._output_shapes[self._index]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The static shape. :raises ValueError: when a dimension is dynamic."""
+        return self.partial_shape.to_shape()
+
+    def get_element_type(self) -> Type:
+        """The element type of the tensor."""
+        return self.element_type
+
+    def get_partial_shape(self) -> PartialShape:
+        """The (partial) shape of the tensor."""
+        return self.partial_shape
+
+    def get_shape(self) -> tuple[int, ...]:
+        """The static shape. :raises ValueError: when a dimension is dynamic."""
+        return self.shape
+
+    @property
+    def names(self) -> set[str]:
+        """The tensor names. A Result's port carries the names of the tensor it consumes.
+
+        Without explicit names a port is named after its node: ``name`` for port 0, ``name:i`` after.
+        """
+        node = self._node
+        if node.type_name == "Result":
+            return node.input_value(0).names
+        explicit = node._output_names[self._index]
+        if explicit is not None:
+            return set(explicit)
+        return {node.friendly_name if self._index == 0 else f"{node.friendly_name}:{self._index}"}
+
+    def get_names(self) -> set[str]:
+        """The tensor names."""
+        return self.names
+
+    def set_names(self, names: Iterable[str]) -> None:
+        """Replaces the tensor names of this port."""
+        self._node._output_names[self._index] = set(names)
+
+    @property
+    def any_name(self) -> str:
+        """One tensor name, chosen deterministically (the smallest)."""
+        return min(self.names)
+
+    def get_any_name(self) -> str:
+        """One tensor name, chosen deterministically (the smallest)."""
+        return self.any_name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Output) and other._node is self._node and other._index == self._index
+
+    def __hash__(self) -> int:
+        return hash((id(self._node), self._index))
+
+    def __repr__(self) -> str:
+        return (
+            f"<Output: '{self.any_name}' from {self._node.type_name} '{self._node.friendly_name}' "
+            f"port {self._index} {self.element_type.value}{self.partial_shape}>"
+        )
+
+
+class Node:
+    """An operation in a model graph (like ``ov.Node``).
+
+    A node has a type name from the op registry, attributes, input values (output ports of other
+    nodes) and typed, shaped outputs computed by the op's shape and type inference when the node is
+    built. Build nodes with the factories of :mod:`hetero_sdk.opset` rather than directly.
+
+    :raises ModelValidationError: when inputs or attributes do not fit the op; the message names the
+        node, its type and what was expected.
+    :raises UnsupportedOperationError: when ``type_name`` is not a registered op.
+    """
+
+    def __init__(
+        self,
+        type_name: str,
+        inputs: Sequence[Output],
+        attrs: Mapping[str, Any] | None = None,
+        name: str | None = None,
+    ) -> None:
+        from hetero_sdk.ops.registry import get_op_def
+
+        self._op = get_op_def(type_name)
+        self._inputs: list[Output] = list(inputs)
+        self.attrs: dict[str, Any] = dict(attrs or {})
+        self._friendly_name = name if name is not None else f"{type_name}_{next(_name_counter)}"
+        self._rt_info: dict[str, Any] = {}
+        self._output_types: list[Type] = []
+        self._output_shapes: list[PartialShape] = []
+        self._output_names: list[set[str] | None] = []
+        self.validate_and_infer_types()
+
+    @property
+    def type_name(self) -> str:
+        """The op type (``MatMul``, ``Convolution``...)."""
+        return self._op.type_name
+
+    @property
+    def version(self) -> str:
+        """The opset the op type belongs to (``opset1``...)."""
+        return self._op.version
+
+    def get_type_name(self) -> str:
+        """The op type (``MatMul``, ``Convolution``...)."""
+        return self._op.type_name
+
+    @property
+    def friendly_name(self) -> str:
+        """The node's name, unique within its model."""
+        return self._friendly_name
+
+    @friendly_name.setter
+    def friendly_name(self, name: str) -> None:
+        self._friendly_name = name
+
+    def get_friendly_name(self) -> str:
+        """The node's name, unique within its model."""
+        return self._friendly_name
+
+    def set_friendly_name(self, name: str) -> None:
+        """Renames the node."""
+        self._friendly_name = name
+
+    def get_rt_info(self) -> dict[str, Any]:
+        """The mutable runtime-info dict; HETERO reads the key ``"affinity"``."""
+        return self._rt_info
+
+    @property
+    def rt_info(self) -> dict[str, Any]:
+        """The mutable runtime-info dict."""
+        return self._rt_info
+
+    def get_attributes(self) -> dict[str, Any]:
+        """The op's attributes (a copy)."""
+        return dict(self.attrs)
+
+    # -- inputs ------------------------------------------------------------------------------------
+
+    def input_values(self) -> list[Output]:
+        """The output ports this node consumes, in input order."""
+        return list(self._inputs)
+
+    def input_value(self, index: int) -> Output:
+        """The output port consumed by input ``index``."""
+        return self._inputs[index]
+
+    def get_input_size(self) -> int:
+        """The number of inputs."""
+        return len(self._inputs)
+
+    def set_input(self, index: int, value: Output) -> None:
+        """Reconnects input ``index`` to ``value`` (used by transformations); re-run inference after."""
+        self._inputs[index] = value
+
+    def set_inputs(self, values: Sequence[Output]) -> None:
+        """Replaces every input (used by graph rewrites); re-run inference after."""
+        self._inputs = list(values)
+
+    # -- outputs -----------------------------------------------------------------------------------
+
+    def outputs(self) -> list[Output]:
+        """The node's output ports."""
+        return [Output(self, i) for i in range(len(self._output_types))]
+
+    def output(self, index: int) -> Output:
+        """Output port ``index``."""
+        if not 0 <= index < len(self._output_types):
+            raise IndexError(
+                f"{self.type_name} '{self.friendly_name}' has {len(self._output_types)} output(s); "
+                f"port {index} does not exist"
+            )
+        return Output(self, index)
+
+    def get_output_size(self) -> int:
+        """The number of outputs."""
+        return len(self._output_types)
+
+    def get_output_element_type(self, index: int) -> Type:
+        """The element type of output ``index``."""
+        return self._output_types[index]
+
+    def get_output_partial_shape(self, index: int) -> PartialShape:
+        """The partial shape of output ``index``."""
+        return self._output_shapes[index]
+
+    def get_output_shape(self, index: int) -> tuple[int, ...]:
+        """The static shape of output ``index``."""
+        return self._output_shapes[index].to_shape()
+
+    # -- validation --------------------------------------------------------------------------------
+
+    def validate_and_infer_types(self) -> None:
+        """Checks inputs and attributes, and recomputes output element types and shapes.
+
+        :raises ModelValidationError: naming this node when something does not fit.
+        """
+        specs = self._op.infer(self)
+        types = [t for t, _ in specs]
+        shapes = [PartialShape.of(s) for _, s in specs]
+        if len(self._output_names) != len(specs):
+            self._output_names = [None] * len(specs)
+        self._output_types = types
+        self._output_shapes = shapes
+
+    def error(self, message: str) -> ModelValidationError:
+        """A :class:`ModelValidationError` about this node (for op definitions and passes)."""
+        return ModelValidationError(f"{self.type_name} '{self.friendly_name}': {message}")
+
+    def __repr__(self) -> str:
+        outs = ", ".join(f"{t.value}{s}" for t, s in zip(self._output_types, self._output_shapes))
+        return f"<{self.type_name}: '{self.friendly_name}' -> ({outs})>"

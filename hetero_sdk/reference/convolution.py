@@ -1,0 +1,3 @@
+"""Reference kernels of the convolution family (being written)."""
+
+from __future__ import annotations

@@ -1,0 +1,75 @@
+"""Reference kernels of the elementwise ops."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetero_sdk.graph.node import Node
+from hetero_sdk.reference.registry import kernel
+
+_SIMPLE = {
+    "Add": np.add,
+    "Subtract": np.subtract,
+    "Multiply": np.multiply,
+    "Maximum": np.maximum,
+    "Minimum": np.minimum,
+    "Equal": np.equal,
+    "NotEqual": np.not_equal,
+    "Less": np.less,
+    "LessEqual": np.less_equal,
+    "Greater": np.greater,
+    "GreaterEqual": np.greater_equal,
+    "LogicalAnd": np.logical_and,
+    "LogicalOr": np.logical_or,
+}
+
+
+@kernel(*_SIMPLE)
+def binary(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return _SIMPLE[node.type_name](a, b)
+
+
+@kernel("Divide")
+def divide(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu":
+        if np.any(b == 0):
+            raise ZeroDivisionError(f"Divide '{node.friendly_name}': integer division by zero")
+        if node.attrs.get("python_division", True):
+            return np.floor_divide(a, b)
+        return (np.trunc(a / b)).astype(a.dtype)
+    with np.errstate(all="ignore"):
+        return np.true_divide(a, b)
+
+
+@kernel("Power")
+def power(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        if a.dtype.kind in "iu":
+            return np.power(a.astype(np.float64), b).astype(a.dtype)
+        return np.power(a, b)
+
+
+@kernel("SquaredDifference")
+def squared_difference(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        d = np.subtract(a, b)
+        return d * d
+
+
+@kernel("Mod")
+def mod(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu" and np.any(b == 0):
+        raise ZeroDivisionError(f"Mod '{node.friendly_name}': integer modulo by zero")
+    with np.errstate(all="ignore"):
+        return np.fmod(a, b)
+
+
+@kernel("LogicalNot")
+def logical_not(node: Node, x: np.ndarray) -> np.ndarray:
+    return np.logical_not(x)
+
+
+@kernel("Select")
+def select(node: Node, cond: np.ndarray, then: np.ndarray, otherwise: np.ndarray) -> np.ndarray:
+    return np.where(cond, then, otherwise)

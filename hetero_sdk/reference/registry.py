@@ -1,0 +1,114 @@
+"""The registry of numpy reference kernels, and the functions that run them."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hetero_sdk.errors import InferenceError, UnsupportedOperationError
+
+if TYPE_CHECKING:
+    from hetero_sdk.graph.model import Model
+    from hetero_sdk.graph.node import Node
+
+__all__ = ["Kernel", "evaluate", "get_kernel", "kernel", "kernel_types", "run_node"]
+
+Kernel = Callable[..., Any]
+"""``kernel(node, *inputs) -> array | tuple of arrays``: one op's computation on numpy arrays."""
+
+_KERNELS: dict[str, Kernel] = {}
+
+
+def kernel(*type_names: str) -> Callable[[Kernel], Kernel]:
+    """Registers the decorated function as the reference kernel of each of ``type_names``."""
+
+    def decorate(fn: Kernel) -> Kernel:
+        for type_name in type_names:
+            if type_name in _KERNELS:
+                raise ValueError(f"a reference kernel for '{type_name}' is registered already")
+            _KERNELS[type_name] = fn
+        return fn
+
+    return decorate
+
+
+def get_kernel(type_name: str) -> Kernel:
+    """The reference kernel of ``type_name``.
+
+    :raises UnsupportedOperationError: when none exists, listing close matches.
+    """
+    _load_families()
+    try:
+        return _KERNELS[type_name]
+    except KeyError:
+        close = difflib.get_close_matches(type_name, _KERNELS, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UnsupportedOperationError(f"no reference kernel for op type '{type_name}'{hint}") from None
+
+
+def kernel_types() -> list[str]:
+    """Every op type with a reference kernel, sorted."""
+    _load_families()
+    return sorted(_KERNELS)
+
+
+def run_node(node: Node, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Runs ``node``'s reference kernel; outputs are cast to the node's output element types."""
+    raw = get_kernel(node.type_name)(node, *inputs)
+    outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
+    return [
+        np.asarray(value).astype(node.get_output_element_type(i).numpy, copy=False)
+        for i, value in enumerate(outputs)
+    ]
+
+
+def evaluate(model: Model, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np.ndarray]:
+    """Runs ``model`` op by op with the reference kernels: the oracle every device is compared with.
+
+    :param inputs: arrays by input tensor name, or in parameter order.
+    :returns: one array per model output, in order.
+    :raises InferenceError: for missing or extra inputs, or wrong shapes or element types.
+    """
+    parameters = model.get_parameters()
+    if isinstance(inputs, Mapping):
+        by_name = {name: p for p in parameters for name in p.output(0).names}
+        unknown = sorted(set(inputs) - set(by_name))
+        if unknown:
+            raise InferenceError(f"unknown input name(s) {unknown}; the model's inputs are {sorted(by_name)}")
+        values = {id(by_name[k]): v for k, v in inputs.items()}
+    else:
+        if len(inputs) != len(parameters):
+            raise InferenceError(f"the model has {len(parameters)} input(s), {len(inputs)} were given")
+        values = {id(p): v for p, v in zip(parameters, inputs)}
+    env: dict[int, list[np.ndarray]] = {}
+    for p in parameters:
+        if id(p) not in values:
+            raise InferenceError(f"input '{p.output(0).any_name}' was not given")
+        env[id(p)] = [_checked_input(p, values[id(p)])]
+    for node in model.get_ops():
+        if id(node) in env:
+            continue
+        args = [env[id(s.node)][s.index] for s in node.input_values()]
+        env[id(node)] = run_node(node, args)
+    return [env[id(r)][0] for r in model.get_results()]
+
+
+def _checked_input(parameter: Node, value: Any) -> np.ndarray:
+    port = parameter.output(0)
+    array = np.asarray(value)
+    if array.dtype != port.element_type.numpy:
+        raise InferenceError(
+            f"input '{port.any_name}' has element type {array.dtype}; the model expects {port.element_type.value}"
+        )
+    if not port.partial_shape.compatible(array.shape):
+        raise InferenceError(
+            f"input '{port.any_name}' has shape {list(array.shape)}; the model expects {port.partial_shape}"
+        )
+    return array
+
+
+def _load_families() -> None:
+    import hetero_sdk.reference  # noqa: F401  (registers every kernel family on import)

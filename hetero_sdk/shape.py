@@ -1,0 +1,122 @@
+"""Partial shapes: a static rank with static or dynamic (``-1``) dimensions, like ``ov.PartialShape``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, overload
+
+__all__ = ["DYNAMIC", "PartialShape"]
+
+DYNAMIC = -1
+"""The value of a dynamic dimension."""
+
+
+class PartialShape:
+    """An immutable shape whose dimensions are non-negative ints or ``-1`` (dynamic).
+
+    The rank is always known: every op in the opset has a statically known output rank.
+    """
+
+    __slots__ = ("_dims",)
+
+    def __init__(self, dims: Iterable[int] = ()) -> None:
+        parsed = tuple(int(d) for d in dims)
+        for d in parsed:
+            if d < DYNAMIC:
+                raise ValueError(f"dimension {d} in {list(parsed)} is negative; use -1 for a dynamic dimension")
+        self._dims = parsed
+
+    @classmethod
+    def of(cls, value: PartialShape | Iterable[int]) -> PartialShape:
+        """Returns ``value`` as a PartialShape (a list or tuple of ints is converted)."""
+        return value if isinstance(value, PartialShape) else cls(value)
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """The dimensions, ``-1`` where dynamic."""
+        return self._dims
+
+    @property
+    def rank(self) -> int:
+        """The number of dimensions."""
+        return len(self._dims)
+
+    @property
+    def is_static(self) -> bool:
+        """True when no dimension is dynamic."""
+        return DYNAMIC not in self._dims
+
+    @property
+    def is_dynamic(self) -> bool:
+        """True when some dimension is dynamic."""
+        return not self.is_static
+
+    def to_shape(self) -> tuple[int, ...]:
+        """The static shape. :raises ValueError: when a dimension is dynamic."""
+        if not self.is_static:
+            raise ValueError(f"shape {self} has dynamic dimensions")
+        return self._dims
+
+    def compatible(self, shape: PartialShape | Iterable[int]) -> bool:
+        """True when a concrete (or partial) ``shape`` can be an instance of this one."""
+        other = PartialShape.of(shape)
+        if other.rank != self.rank:
+            return False
+        return all(a == b or DYNAMIC in (a, b) for a, b in zip(self._dims, other._dims))
+
+    def merge(self, other: PartialShape) -> PartialShape | None:
+        """The most precise shape compatible with both, or None when they conflict."""
+        if not self.compatible(other):
+            return None
+        return PartialShape(b if a == DYNAMIC else a for a, b in zip(self._dims, other._dims))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._dims)
+
+    def __len__(self) -> int:
+        return len(self._dims)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> PartialShape: ...
+    def __getitem__(self, index: int | slice) -> int | PartialShape:
+        if isinstance(index, slice):
+            return PartialShape(self._dims[index])
+        return self._dims[index]
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, PartialShape):
+            return self._dims == other._dims
+        if isinstance(other, (list, tuple)):
+            return self._dims == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._dims)
+
+    def __repr__(self) -> str:
+        return f"<PartialShape: {self}>"
+
+    def __str__(self) -> str:
+        return "[" + ",".join("?" if d == DYNAMIC else str(d) for d in self._dims) + "]"
+
+
+def broadcast_shapes(a: PartialShape, b: PartialShape) -> PartialShape | None:
+    """Numpy-style broadcast of two partial shapes, or None when they cannot broadcast."""
+    rank = max(a.rank, b.rank)
+    left = (1,) * (rank - a.rank) + a.dims
+    right = (1,) * (rank - b.rank) + b.dims
+    dims = []
+    for x, y in zip(left, right):
+        if x == y or y == 1:
+            dims.append(x)
+        elif x == 1:
+            dims.append(y)
+        elif x == DYNAMIC:
+            dims.append(y)
+        elif y == DYNAMIC:
+            dims.append(x)
+        else:
+            return None
+    return PartialShape(dims)
