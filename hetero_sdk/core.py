@@ -1,0 +1,358 @@
+"""``Core``: finds devices, holds their settings, reads, queries, compiles and imports models."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hetero_sdk.device_name import DeviceName, parse_device_name
+from hetero_sdk.errors import (
+    BlobFormatError,
+    CompilationError,
+    DeviceNotFoundError,
+    DeviceUnavailableError,
+    HeteroSDKError,
+    PluginValidationError,
+    UnsupportedPropertyError,
+)
+from hetero_sdk.graph.model import Model
+from hetero_sdk.plugin.discovery import discover
+from hetero_sdk.plugin.manager import DevicePlugin, instantiate
+from hetero_sdk.runtime.compiled_model import CompiledModel
+from hetero_sdk.runtime.context import RemoteContext
+from hetero_sdk.runtime.version import Version
+
+__all__ = ["Core"]
+
+_log = logging.getLogger(__name__)
+_CORE_KEYS = ("CACHE_DIR",)
+
+
+@dataclass
+class _Slot:
+    """A device known to the Core: loaded, not yet loaded (a loader), or failed (an error)."""
+
+    loader: Callable[[], Any] | None = None
+    plugin: DevicePlugin | None = None
+    error: BaseException | None = None
+
+
+class Core:
+    """The entry point of the SDK, like ``ov.Core``.
+
+    :param plugins: in-process plugins to register, as ``{device_name: plugin}`` or pairs; a plugin
+        is an object with hook methods, or a class or factory making one.
+    :param autoload: find installed device plugins through the ``hetero_sdk.devices`` entry points.
+        Each is imported and constructed on first use; one that fails is left out of
+        :attr:`available_devices` and raises :class:`DeviceUnavailableError` when used.
+    """
+
+    def __init__(
+        self, plugins: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None, autoload: bool = True
+    ) -> None:
+        self._slots: dict[str, _Slot] = {}
+        self._wrappers: list[Any] = []
+        self._lock = threading.RLock()
+        self._cache_dir: str | None = None
+        if autoload:
+            for name, ep in discover().items():
+                self._slots[name] = _Slot(loader=ep.load)
+        items = plugins.items() if isinstance(plugins, Mapping) else (plugins or ())
+        for name, plugin in items:
+            self.register_plugin(plugin, name)
+
+    # -- devices ------------------------------------------------------------------------------------
+
+    def register_plugin(self, plugin: Any, device_name: str) -> None:
+        """Registers ``plugin`` (an object, class or factory) as ``device_name`` now.
+
+        :raises PluginValidationError: when the plugin breaks the hook contract; nothing is registered.
+        :raises ValueError: when ``device_name`` is not an UPPER_CASE name.
+        """
+        parsed = parse_device_name(device_name)
+        if parsed.device_id is not None or parsed.targets:
+            raise ValueError(f"register a plugin under a plain name such as {parsed.name!r}, not {device_name!r}")
+        with self._lock:
+            self._slots[device_name] = _Slot(plugin=self._make_device(device_name, plugin))
+
+    def unregister_plugin(self, device_name: str) -> None:
+        """Forgets a device. :raises DeviceNotFoundError: when it is not registered."""
+        with self._lock:
+            if self._slots.pop(device_name, None) is None:
+                raise self._not_found(device_name)
+
+    def add_hook_wrapper(self, wrapper: Any) -> None:
+        """Registers a cross-cutting plugin (pluggy hook wrappers) around every device's hooks."""
+        with self._lock:
+            self._wrappers.append(wrapper)
+            for slot in self._slots.values():
+                if slot.plugin is not None:
+                    slot.plugin.add_wrapper(wrapper)
+
+    @property
+    def registered_devices(self) -> list[str]:
+        """Every registered device name, loaded or not, sorted."""
+        return sorted(self._slots)
+
+    @property
+    def available_devices(self) -> list[str]:
+        """The devices that loaded and have hardware: ``NAME``, or ``NAME.ID`` for each id when a
+        device has several. Devices that failed to load are in :attr:`unavailable_devices`."""
+        found: list[str] = []
+        for name in sorted(self._slots):
+            try:
+                ids = self._device(name).call("get_property", name="AVAILABLE_DEVICES", arguments={})
+            except HeteroSDKError as exc:
+                _log.info("device %s is unavailable: %s", name, exc)
+                continue
+            ids = list(ids or [])
+            found += [name] if len(ids) == 1 else [f"{name}.{i}" for i in ids]
+        return found
+
+    def get_available_devices(self) -> list[str]:
+        """Same as :attr:`available_devices`."""
+        return self.available_devices
+
+    @property
+    def unavailable_devices(self) -> dict[str, str]:
+        """Registered devices that failed to load, with the reason."""
+        reasons = {}
+        for name in sorted(self._slots):
+            try:
+                self._device(name)
+            except DeviceUnavailableError as exc:
+                reasons[name] = str(exc)
+        return reasons
+
+    def get_versions(self, device_name: str) -> dict[str, Version]:
+        """``{device: Version}`` for a device (a plugin without ``get_version`` reports the SDK's)."""
+        parsed = parse_device_name(device_name)
+        device = self._device(parsed.name)
+        version = device.call("get_version") if device.has_hook("get_version") else None
+        if version is None:
+            from hetero_sdk import __version__
+
+            version = Version(__version__, f"{parsed.name} device plugin")
+        return {parsed.name: version}
+
+    # -- properties ---------------------------------------------------------------------------------
+
+    def set_property(self, device_name: str | Mapping[str, Any], properties: Mapping[str, Any] | None = None) -> None:
+        """Sets properties of a device (``set_property("TEMPLATE", {...})``) or of the Core
+        (``set_property({"CACHE_DIR": path})``). Values set on a device reach later compiles.
+
+        :raises UnsupportedPropertyError: for an unknown or read-only key.
+        :raises PropertyValueError: for a wrong value.
+        """
+        if isinstance(device_name, Mapping):
+            for key, value in device_name.items():
+                if key not in _CORE_KEYS:
+                    raise UnsupportedPropertyError(
+                        f"{key!r} is not a Core property (Core properties: {', '.join(_CORE_KEYS)}); "
+                        "set device properties with core.set_property(DEVICE, {...})"
+                    )
+                self._cache_dir = str(value) if value else None
+            return
+        parsed = parse_device_name(device_name)
+        config = self._device_config(parsed, dict(properties or {}))
+        self._device(parsed.name).call("set_property", properties=config)
+
+    def get_property(self, device_name: str | None, name: str | None = None, arguments: Any = None) -> Any:
+        """A property of a device (``get_property("TEMPLATE", "FULL_DEVICE_NAME")``) or of the Core
+        (``get_property("CACHE_DIR")``)."""
+        if name is None or device_name is None:
+            key = name if device_name is None else device_name
+            if key == "CACHE_DIR":
+                return self._cache_dir or ""
+            raise UnsupportedPropertyError(f"{key!r} is not a Core property; Core properties: {', '.join(_CORE_KEYS)}")
+        parsed = parse_device_name(device_name)
+        args = self._device_config(parsed, dict(arguments or {}))
+        value = self._device(parsed.name).call("get_property", name=name, arguments=args)
+        if value is None:
+            raise PluginValidationError(f"device {parsed.name!r} returned None for property {name!r}")
+        return value
+
+    # -- models ---------------------------------------------------------------------------------------
+
+    def read_model(self, model: str | os.PathLike[str]) -> Model:
+        """Reads a model file (the native ``.json`` + ``.bin`` format). Never runs code from the file.
+
+        :raises ModelFormatError: naming the file and the place for unreadable or malformed files.
+        """
+        from hetero_sdk.serialization import read_model
+
+        return read_model(model)
+
+    def query_model(self, model: Model, device_name: str, config: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """Which device runs each op: ``{op friendly_name: device name}``; unsupported ops are absent."""
+        parsed = parse_device_name(device_name)
+        properties = self._device_config(parsed, dict(config or {}))
+        answer = self._device(parsed.name).call("query_model", model=model, properties=properties)
+        if not isinstance(answer, Mapping):
+            raise PluginValidationError(
+                f"device {parsed.name!r}: query_model returned {type(answer).__name__}, not a dict of op name to device"
+            )
+        return dict(answer)
+
+    def compile_model(
+        self,
+        model: Model | str | os.PathLike[str],
+        device_name: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> CompiledModel:
+        """Compiles a model (or a model file) for a device (the first available one by default).
+
+        ``config`` wins over values set with :meth:`set_property` and does not change them.
+        With ``CACHE_DIR`` set, a compile exports its result there and the next identical compile
+        imports it (``LOADED_FROM_CACHE`` is then True).
+
+        :raises CompilationError: when the device fails, naming it.
+        :raises DeviceNotFoundError: for an unknown device or id.
+        :raises DeviceUnavailableError: for a device that failed to load.
+        """
+        if not isinstance(model, Model):
+            model = self.read_model(model)
+        if device_name is None:
+            devices = self.available_devices
+            if not devices:
+                raise DeviceNotFoundError("no device is available; install a device plugin or register one")
+            device_name = devices[0]
+        parsed = parse_device_name(device_name)
+        config = dict(config or {})
+        cache_dir = config.pop("CACHE_DIR", None) or self._cache_dir
+        properties = self._device_config(parsed, config)
+        device = self._device(parsed.name)
+        cache_file = self._cache_file(cache_dir, model, parsed, properties, device)
+        if cache_file is not None and cache_file.exists():
+            try:
+                compiled = self._call_returning_compiled(
+                    device, "import_model", blob=cache_file.read_bytes(), properties=properties, context=None
+                )
+                compiled.loaded_from_cache = True
+                return compiled
+            except BlobFormatError as exc:
+                _log.warning("ignoring the unreadable cache entry %s: %s", cache_file, exc)
+        compiled = self._call_returning_compiled(
+            device, "compile_model", model=model, properties=properties, context=None
+        )
+        if cache_file is not None:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_file.with_suffix(".tmp")
+            tmp.write_bytes(compiled.export_model())
+            tmp.replace(cache_file)
+        return compiled
+
+    def import_model(self, blob: bytes, device_name: str, config: Mapping[str, Any] | None = None) -> CompiledModel:
+        """Rebuilds a compiled model from ``compiled.export_model()`` bytes on ``device_name``.
+
+        :raises BlobFormatError: for a truncated, corrupted, foreign or newer-version blob.
+        """
+        if hasattr(blob, "read"):
+            blob = blob.read()  # a file object, as OpenVINO accepts streams
+        parsed = parse_device_name(device_name)
+        properties = self._device_config(parsed, dict(config or {}))
+        return self._call_returning_compiled(
+            self._device(parsed.name), "import_model", blob=bytes(blob), properties=properties, context=None
+        )
+
+    def create_context(self, device_name: str, properties: Mapping[str, Any] | None = None) -> RemoteContext:
+        """A new remote context of a device."""
+        parsed = parse_device_name(device_name)
+        return self._device(parsed.name).call(
+            "create_context", properties=self._device_config(parsed, dict(properties or {}))
+        )
+
+    def get_default_context(self, device_name: str) -> RemoteContext:
+        """The device's default remote context."""
+        parsed = parse_device_name(device_name)
+        return self._device(parsed.name).call("get_default_context", properties=self._device_config(parsed, {}))
+
+    # -- internals ----------------------------------------------------------------------------------
+
+    def _make_device(self, name: str, plugin: Any) -> DevicePlugin:
+        device = DevicePlugin(name, instantiate(plugin), self)
+        for wrapper in self._wrappers:
+            device.add_wrapper(wrapper)
+        return device
+
+    def _device(self, name: str) -> DevicePlugin:
+        with self._lock:
+            slot = self._slots.get(name)
+            if slot is None:
+                raise self._not_found(name)
+            if slot.plugin is not None:
+                return slot.plugin
+            if slot.error is None:
+                assert slot.loader is not None
+                try:
+                    slot.plugin = self._make_device(name, slot.loader())
+                    return slot.plugin
+                except Exception as exc:  # a broken third-party plugin must not break the host
+                    slot.error = exc
+                    _log.warning("device %s failed to load: %s: %s", name, type(exc).__name__, exc)
+            raise DeviceUnavailableError(
+                f"device {name!r} is unavailable: {type(slot.error).__name__}: {slot.error}"
+            ) from slot.error
+
+    def _not_found(self, name: str) -> DeviceNotFoundError:
+        known = sorted(self._slots)
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        return DeviceNotFoundError(f"no device {name!r}; registered: {', '.join(known) or 'none'}{hint}")
+
+    def _device_config(self, parsed: DeviceName, config: dict[str, Any]) -> dict[str, Any]:
+        if parsed.targets:
+            config["MULTI_DEVICE_PRIORITIES"] = ",".join(parsed.targets)
+        if parsed.device_id is not None:
+            ids = [
+                str(i)
+                for i in self._device(parsed.name).call("get_property", name="AVAILABLE_DEVICES", arguments={}) or []
+            ]
+            if parsed.device_id not in ids:
+                raise DeviceNotFoundError(
+                    f"device {parsed.full!r} does not exist; {parsed.name} has ids: {', '.join(ids) or 'none'}"
+                )
+            config["DEVICE_ID"] = parsed.device_id
+        return config
+
+    def _call_returning_compiled(self, device: DevicePlugin, hook: str, **kwargs: Any) -> CompiledModel:
+        try:
+            compiled = device.call(hook, **kwargs)
+        except HeteroSDKError:
+            raise
+        except Exception as exc:
+            raise CompilationError(f"device {device.name!r} failed in {hook}: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(compiled, CompiledModel):
+            raise PluginValidationError(
+                f"device {device.name!r}: {hook} returned {type(compiled).__name__}, "
+                "not a hetero_sdk.plugin.CompiledModel",
+                device.plugin,
+            )
+        return compiled
+
+    def _cache_file(
+        self,
+        cache_dir: str | None,
+        model: Model,
+        parsed: DeviceName,
+        properties: Mapping[str, Any],
+        device: DevicePlugin,
+    ) -> Path | None:
+        if not cache_dir or not device.has_hook("import_model"):
+            return None
+        from hetero_sdk import __version__
+        from hetero_sdk.serialization import model_to_bytes
+
+        digest = hashlib.sha256(model_to_bytes(model))
+        digest.update(
+            json.dumps([str(parsed), __version__, sorted((k, str(v)) for k, v in properties.items())]).encode()
+        )
+        return Path(cache_dir) / f"{digest.hexdigest()[:32]}.blob"

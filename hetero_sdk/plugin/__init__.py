@@ -1,0 +1,27 @@
+"""What a device plugin author uses: the hook marker, base classes and helpers.
+
+A minimal device is one class with four hooks (see :mod:`hetero_sdk.plugin.hookspecs`) and a
+:class:`CompiledModel` subclass that implements ``run``; the conformance kit then checks it.
+"""
+
+from hetero_sdk.blob import pack_blob, unpack_blob
+from hetero_sdk.plugin.config import DeviceConfig, PropertySpec, as_bool, as_element_type, as_int, one_of, read_only
+from hetero_sdk.plugin.hookspecs import hookimpl
+from hetero_sdk.plugin.query import get_supported_nodes
+from hetero_sdk.properties import Mutability
+from hetero_sdk.runtime import (
+    CompiledModel,
+    HostContext,
+    ProfilingInfo,
+    RemoteContext,
+    RemoteTensor,
+    RunContext,
+    Status,
+    Version,
+)
+
+__all__ = [
+    "CompiledModel", "DeviceConfig", "HostContext", "Mutability", "ProfilingInfo", "PropertySpec",
+    "RemoteContext", "RemoteTensor", "RunContext", "Status", "Version", "as_bool", "as_element_type", "as_int",
+    "get_supported_nodes", "hookimpl", "one_of", "pack_blob", "read_only", "unpack_blob",
+]  # fmt: skip

@@ -1,0 +1,103 @@
+"""One registered device: its pluggy manager, contract validation, and calls to its hooks."""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from hetero_sdk.errors import PluginValidationError, UnsupportedOperationError
+from hetero_sdk.plugin import hookspecs
+from hetero_sdk.plugin.hookspecs import PROJECT_NAME, REQUIRED_HOOKS
+
+if TYPE_CHECKING:
+    from hetero_sdk.core import Core
+
+__all__ = ["DevicePlugin", "HOOK_NAMES", "instantiate"]
+
+HOOK_NAMES = frozenset(
+    name for name, value in vars(hookspecs).items() if callable(value) and hasattr(value, f"{PROJECT_NAME}_spec")
+)
+_IMPL_MARK = f"{PROJECT_NAME}_impl"
+
+
+class DevicePlugin:
+    """A device plugin registered under ``name``, with its own ``pluggy.PluginManager``.
+
+    :raises PluginValidationError: when the plugin breaks the contract: a method marked as a hook
+        that names no hook (misspelt), a hook method without the marker, an argument the hook does
+        not have, or a required hook missing. Nothing stays registered then.
+    """
+
+    def __init__(self, name: str, plugin: Any, core: Core) -> None:
+        self.name = name
+        self.plugin = plugin
+        self._core = core
+        self._pm = pluggy.PluginManager(PROJECT_NAME)
+        self._pm.add_hookspecs(hookspecs)
+        _check_hook_names(name, plugin)
+        try:
+            self._pm.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            raise PluginValidationError(f"plugin for device {name!r}: {exc}", plugin) from None
+        missing = [hook for hook in REQUIRED_HOOKS if not self.has_hook(hook)]
+        if missing:
+            self._pm.unregister(plugin)
+            raise PluginValidationError(
+                f"plugin for device {name!r} does not implement the required hook(s) {', '.join(missing)}; "
+                "implement them as methods marked with @hetero_sdk.plugin.hookimpl",
+                plugin,
+            )
+
+    def has_hook(self, hook: str) -> bool:
+        """True when the device plugin itself (not a wrapper) implements ``hook``."""
+        impls = getattr(self._pm.hook, hook).get_hookimpls()
+        return any(not (i.hookwrapper or i.wrapper) for i in impls)
+
+    def add_wrapper(self, wrapper: Any) -> None:
+        """Registers a cross-cutting plugin (hook wrappers) around this device's hooks."""
+        _check_hook_names(self.name, wrapper)
+        try:
+            self._pm.register(wrapper)
+        except pluggy.PluginValidationError as exc:
+            raise PluginValidationError(f"wrapper for device {self.name!r}: {exc}", wrapper) from None
+
+    def call(self, hook: str, **kwargs: Any) -> Any:
+        """Calls ``hook`` on this device with ``device_name`` and ``core`` added.
+
+        :raises UnsupportedOperationError: when the device does not implement an optional hook.
+        """
+        if not self.has_hook(hook):
+            raise UnsupportedOperationError(f"device {self.name!r} does not implement {hook}")
+        return getattr(self._pm.hook, hook)(device_name=self.name, core=self._core, **kwargs)
+
+
+def instantiate(obj: Any) -> Any:
+    """The plugin object an entry point or ``register_plugin`` refers to: a class or factory is called."""
+    if inspect.isclass(obj) or inspect.isfunction(obj):
+        return obj()
+    return obj
+
+
+def _check_hook_names(device: str, plugin: Any) -> None:
+    for attr in dir(plugin):
+        if attr.startswith("_"):
+            continue
+        member = getattr(plugin, attr, None)
+        if not callable(member):
+            continue
+        marked = hasattr(member, _IMPL_MARK)
+        if marked and attr not in HOOK_NAMES:
+            close = difflib.get_close_matches(attr, HOOK_NAMES, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; hooks: {', '.join(sorted(HOOK_NAMES))}"
+            raise PluginValidationError(
+                f"plugin for device {device!r}: {attr!r} is marked as a hook but no hook has that name{hint}", plugin
+            )
+        if not marked and attr in HOOK_NAMES:
+            raise PluginValidationError(
+                f"plugin for device {device!r}: method {attr!r} has a hook's name but is not marked; "
+                "decorate it with @hetero_sdk.plugin.hookimpl",
+                plugin,
+            )

@@ -1,0 +1,407 @@
+"""Infer requests: tensors in, ``infer`` or ``start_async``/``wait``, tensors out (``ov.InferRequest``)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import CancelledError, Future
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hetero_sdk.errors import (
+    HeteroSDKError,
+    InferenceError,
+    RequestBusyError,
+    RequestCancelledError,
+)
+from hetero_sdk.graph.node import Output
+from hetero_sdk.runtime.context import RemoteTensor
+from hetero_sdk.runtime.profiling import ProfilingInfo, RunContext
+
+if TYPE_CHECKING:
+    from hetero_sdk.runtime.compiled_model import CompiledModel
+
+__all__ = ["InferRequest", "InferResults"]
+
+TensorKey = int | str | Output
+
+
+class InferResults(Mapping[Output, np.ndarray]):
+    """The outputs of one inference: look them up by index, tensor name or output port."""
+
+    def __init__(self, ports: Sequence[Output], values: Sequence[np.ndarray]) -> None:
+        self._ports = list(ports)
+        self._values = list(values)
+
+    def _index(self, key: TensorKey) -> int:
+        if isinstance(key, int):
+            if not -len(self._ports) <= key < len(self._ports):
+                raise KeyError(f"output index {key} does not exist; there are {len(self._ports)} outputs")
+            return key % len(self._ports)
+        for i, port in enumerate(self._ports):
+            if (isinstance(key, Output) and port == key) or (isinstance(key, str) and key in port.names):
+                return i
+        names = sorted(n for p in self._ports for n in p.names)
+        raise KeyError(f"no output {key!r}; outputs: {', '.join(names)}")
+
+    def __getitem__(self, key: TensorKey) -> np.ndarray:  # type: ignore[override]
+        return self._values[self._index(key)]
+
+    def __iter__(self) -> Iterator[Output]:
+        return iter(self._ports)
+
+    def __len__(self) -> int:
+        return len(self._ports)
+
+    def to_tuple(self) -> tuple[np.ndarray, ...]:
+        """The output arrays in order."""
+        return tuple(self._values)
+
+    def to_dict(self) -> dict[str, np.ndarray]:
+        """The output arrays by tensor name (each port's smallest name)."""
+        return {port.any_name: value for port, value in zip(self._ports, self._values)}
+
+
+class InferRequest:
+    """One inference at a time on a compiled model, with its own tensors.
+
+    Not meant to be shared between threads while it runs: touching a running request raises
+    :class:`RequestBusyError`. Use one request per thread, or :class:`~hetero_sdk.AsyncInferQueue`.
+    """
+
+    def __init__(self, compiled_model: CompiledModel) -> None:
+        self._compiled = compiled_model
+        self._in_ports = compiled_model.inputs
+        self._out_ports = compiled_model.outputs
+        self._inputs: list[Any] = [None] * len(self._in_ports)
+        self._user_outputs: list[np.ndarray | None] = [None] * len(self._out_ports)
+        self._outputs: list[Any] | None = None
+        self._host_outputs: list[np.ndarray] | None = None
+        self._profile: list[ProfilingInfo] = []
+        self._lock = threading.Lock()
+        self._future: Future[None] | None = None
+        self._context: RunContext | None = None
+        self._callback: tuple[Callable[[Any], None], Any] | None = None
+        self._callback_error: BaseException | None = None
+        self.remote_outputs = False
+        """Set True to get device-resident outputs (remote tensors) when the device has them."""
+
+    @property
+    def compiled_model(self) -> CompiledModel:
+        """The compiled model this request runs."""
+        return self._compiled
+
+    # -- tensors ------------------------------------------------------------------------------------
+
+    def set_tensor(self, key: str | Output, tensor: Any) -> None:
+        """Sets an input tensor (by tensor name or port), or an output buffer to write results into."""
+        self._ensure_idle()
+        kind, index = self._find(key)
+        if kind == "input":
+            self._inputs[index] = self._checked_input(index, tensor)
+        else:
+            self._user_outputs[index] = self._checked_output_buffer(index, tensor)
+
+    def get_tensor(self, key: str | Output) -> Any:
+        """An input tensor, or an output tensor of the last inference, by tensor name or port."""
+        kind, index = self._find(key)
+        return self.get_input_tensor(index) if kind == "input" else self.get_output_tensor(index)
+
+    def set_input_tensor(self, index: int, tensor: Any) -> None:
+        """Sets input ``index``."""
+        self._ensure_idle()
+        self._inputs[self._position(index, self._in_ports, "input")] = self._checked_input(index, tensor)
+
+    def set_input_tensors(self, inputs: Mapping[TensorKey, Any] | Sequence[Any]) -> None:
+        """Sets several inputs, by key (index, name or port) or in order."""
+        items = inputs.items() if isinstance(inputs, Mapping) else enumerate(inputs)
+        for key, tensor in items:
+            if isinstance(key, int):
+                self.set_input_tensor(key, tensor)
+            else:
+                kind, index = self._find(key)
+                if kind != "input":
+                    raise InferenceError(f"{key!r} names an output, not an input")
+                self.set_input_tensor(index, tensor)
+
+    def get_input_tensor(self, index: int = 0) -> Any:
+        """Input ``index`` as set (the request does not modify it)."""
+        value = self._inputs[self._position(index, self._in_ports, "input")]
+        if value is None:
+            raise InferenceError(f"input {self._in_ports[index].any_name!r} has not been set")
+        return value
+
+    def set_output_tensor(self, index: int, buffer: np.ndarray) -> None:
+        """Makes inference write output ``index`` into ``buffer`` (a writable array of the right shape)."""
+        self._ensure_idle()
+        self._user_outputs[self._position(index, self._out_ports, "output")] = self._checked_output_buffer(
+            index, buffer
+        )
+
+    def get_output_tensor(self, index: int = 0) -> Any:
+        """Output ``index`` of the last inference (a remote tensor when :attr:`remote_outputs` is set)."""
+        position = self._position(index, self._out_ports, "output")
+        if self._outputs is None:
+            raise InferenceError("no inference has completed on this request yet; call infer() first")
+        return self._outputs[position] if self.remote_outputs else self._host()[position]
+
+    @property
+    def results(self) -> InferResults:
+        """The outputs of the last inference."""
+        if self._outputs is None:
+            raise InferenceError("no inference has completed on this request yet; call infer() first")
+        return InferResults(self._out_ports, self._host())
+
+    # -- running ------------------------------------------------------------------------------------
+
+    def infer(self, inputs: Any = None) -> InferResults:
+        """Runs one inference synchronously. The completion callback is not called.
+
+        :param inputs: a dict (index, tensor name or port to array), a list in input order, or one
+            array for a single-input model; None uses the tensors already set.
+        :raises InferenceError: for wrong inputs or a device failure.
+        :raises RequestBusyError: when an async inference is running on this request.
+        """
+        self._start(inputs)
+        try:
+            self._run()
+        finally:
+            with self._lock:
+                self._context = None
+        return self.results
+
+    def start_async(self, inputs: Any = None, userdata: Any = None) -> None:
+        """Starts one inference in the background; :meth:`wait` for it.
+
+        :param userdata: passed to the completion callback (overrides the one given to set_callback).
+        :raises RequestBusyError: when an inference is already running on this request.
+        """
+        self._start(inputs)
+        if userdata is not None and self._callback is not None:
+            self._callback = (self._callback[0], userdata)
+        self._callback_error = None
+        with self._lock:
+            self._future = self._compiled.executor.submit(self._run_async)
+
+    def wait(self) -> None:
+        """Blocks until the running inference ends, re-raising its error (or its callback's)."""
+        self.wait_for(None)
+
+    def wait_for(self, timeout: float | None) -> bool:
+        """Waits at most ``timeout`` seconds (None: forever); True when the inference has ended.
+
+        :raises RequestCancelledError: when the inference was cancelled.
+        :raises InferenceError: when it failed.
+        """
+        future = self._future
+        if future is None:
+            return True
+        try:
+            future.result(timeout=timeout)
+        except TimeoutError:
+            return False
+        except CancelledError:
+            self._finish()
+            raise RequestCancelledError("the infer request was cancelled before it started") from None
+        except BaseException:
+            self._finish()
+            raise
+        self._finish()
+        if self._callback_error is not None:
+            error, self._callback_error = self._callback_error, None
+            raise error
+        return True
+
+    def cancel(self) -> None:
+        """Cancels the running or pending inference; :meth:`wait` then raises RequestCancelledError."""
+        with self._lock:
+            future, context = self._future, self._context
+        if future is None or context is None:
+            return
+        if future.cancel():
+            with self._lock:
+                self._context = None
+            self._call_back()
+        else:
+            context.cancelled.set()
+
+    def set_callback(self, callback: Callable[[Any], None], userdata: Any = None) -> None:
+        """Calls ``callback(userdata)`` when an async inference completes (not for sync infer)."""
+        self._callback = (callback, userdata)
+
+    @property
+    def is_busy(self) -> bool:
+        """True while an inference runs or is pending on this request."""
+        with self._lock:
+            return self._context is not None
+
+    def get_profiling_info(self) -> list[ProfilingInfo]:
+        """Per-op timings of the last inference; empty unless compiled with ``PERF_COUNT``."""
+        return list(self._profile)
+
+    @property
+    def profiling_info(self) -> list[ProfilingInfo]:
+        """Per-op timings of the last inference."""
+        return self.get_profiling_info()
+
+    # -- internals ----------------------------------------------------------------------------------
+
+    def _start(self, inputs: Any) -> None:
+        with self._lock:
+            if self._context is not None:
+                raise RequestBusyError("the infer request is running; wait() for it before using it again")
+            self._context = RunContext(
+                bool(self._compiled.get_property_or("PERF_COUNT", False)), remote_outputs=self.remote_outputs
+            )
+        try:
+            if inputs is not None:
+                if isinstance(inputs, (Mapping, list, tuple)):
+                    self._set_inputs_unlocked(inputs)
+                else:
+                    self._set_inputs_unlocked([inputs])
+            missing = [p.any_name for p, v in zip(self._in_ports, self._inputs) if v is None]
+            if missing:
+                raise InferenceError(f"input(s) {missing} were not set; pass them to infer() or set_tensor()")
+        except BaseException:
+            with self._lock:
+                self._context = None
+            raise
+
+    def _set_inputs_unlocked(self, inputs: Mapping[TensorKey, Any] | Sequence[Any]) -> None:
+        if not isinstance(inputs, Mapping) and len(inputs) != len(self._in_ports):
+            raise InferenceError(f"the model has {len(self._in_ports)} input(s), {len(inputs)} were given")
+        items = inputs.items() if isinstance(inputs, Mapping) else enumerate(inputs)
+        for key, tensor in items:
+            if isinstance(key, int):
+                index = self._position(key, self._in_ports, "input")
+            else:
+                kind, index = self._find(key)
+                if kind != "input":
+                    raise InferenceError(f"{key!r} names an output, not an input")
+            self._inputs[index] = self._checked_input(index, tensor)
+
+    def _run(self) -> None:
+        context = self._context
+        assert context is not None
+        try:
+            context.check_cancelled()
+            outputs = self._compiled.run(list(self._inputs), context)
+            context.check_cancelled()
+        except HeteroSDKError:
+            raise
+        except Exception as exc:
+            raise InferenceError(
+                f"device {self._compiled.device_name} failed to run '{self._compiled.get_property('NETWORK_NAME')}': "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if len(outputs) != len(self._out_ports):
+            raise InferenceError(
+                f"device {self._compiled.device_name} returned {len(outputs)} outputs for {len(self._out_ports)}"
+            )
+        self._outputs = list(outputs)
+        self._host_outputs = None
+        self._profile = list(context.profile or [])
+        for i, buffer in enumerate(self._user_outputs):
+            if buffer is not None:
+                value = np.asarray(outputs[i])
+                if value.shape != buffer.shape:
+                    raise InferenceError(
+                        f"output {self._out_ports[i].any_name!r} has shape {list(value.shape)}, "
+                        f"the buffer set for it has {list(buffer.shape)}"
+                    )
+                np.copyto(buffer, value)
+
+    def _run_async(self) -> None:
+        error: BaseException | None = None
+        try:
+            self._run()
+        except BaseException as exc:
+            error = exc
+        finally:
+            with self._lock:
+                self._context = None
+        self._call_back()
+        if error is not None:
+            raise error
+
+    def _call_back(self) -> None:
+        # Called after every async inference, failed or cancelled ones too, so that queues built on
+        # callbacks always get their request back; the request is idle again by then.
+        if self._callback is not None:
+            callback, userdata = self._callback
+            try:
+                callback(userdata)
+            except BaseException as exc:  # surfaces from wait(), as in OpenVINO
+                self._callback_error = exc
+
+    def _finish(self) -> None:
+        with self._lock:
+            self._future = None
+
+    def _host(self) -> list[np.ndarray]:
+        if self._host_outputs is None:
+            assert self._outputs is not None
+            self._host_outputs = [
+                buffer if buffer is not None else (v if isinstance(v, np.ndarray) else np.asarray(v))
+                for v, buffer in zip(self._outputs, self._user_outputs)
+            ]
+        return self._host_outputs
+
+    def _ensure_idle(self) -> None:
+        if self.is_busy:
+            raise RequestBusyError("the infer request is running; wait() for it before changing its tensors")
+
+    def _find(self, key: str | Output) -> tuple[str, int]:
+        for kind, ports in (("input", self._in_ports), ("output", self._out_ports)):
+            for i, port in enumerate(ports):
+                if (isinstance(key, Output) and port == key) or (isinstance(key, str) and key in port.names):
+                    return kind, i
+        names = sorted(n for p in (*self._in_ports, *self._out_ports) for n in p.names)
+        raise InferenceError(f"no input or output named {key!r}; the model has: {', '.join(names)}")
+
+    @staticmethod
+    def _position(index: int, ports: Sequence[Output], kind: str) -> int:
+        if not isinstance(index, int) or not -len(ports) <= index < len(ports):
+            raise InferenceError(f"{kind} index {index!r} does not exist; the model has {len(ports)} {kind}(s)")
+        return index % len(ports)
+
+    def _checked_input(self, index: int, tensor: Any) -> Any:
+        port = self._in_ports[index]
+        expected = port.element_type
+        if isinstance(tensor, np.ndarray):
+            array = tensor
+        elif isinstance(tensor, RemoteTensor):
+            if tensor.element_type != expected or not port.partial_shape.compatible(tensor.shape):
+                raise InferenceError(
+                    f"input {port.any_name!r}: remote tensor {tensor.element_type.value}{list(tensor.shape)} "
+                    f"does not fit {expected.value}{port.partial_shape}"
+                )
+            return tensor
+        elif isinstance(tensor, (list, tuple, int, float, bool, np.generic)):
+            array = np.asarray(tensor, dtype=expected.numpy)
+        else:
+            raise InferenceError(
+                f"input {port.any_name!r}: {type(tensor).__name__} is not a tensor; pass a numpy array"
+            )
+        if array.dtype != expected.numpy:
+            raise InferenceError(
+                f"input {port.any_name!r} has element type {array.dtype}; the model expects {expected.value} "
+                f"(convert with array.astype(np.{expected.numpy}))"
+            )
+        if not port.partial_shape.compatible(array.shape):
+            raise InferenceError(
+                f"input {port.any_name!r} has shape {list(array.shape)}; the model expects {port.partial_shape}"
+            )
+        return array
+
+    def _checked_output_buffer(self, index: int, buffer: Any) -> np.ndarray:
+        port = self._out_ports[index]
+        if not isinstance(buffer, np.ndarray) or not buffer.flags.writeable:
+            raise InferenceError(f"output buffer for {port.any_name!r} must be a writable numpy array")
+        if buffer.dtype != port.element_type.numpy or not port.partial_shape.compatible(buffer.shape):
+            raise InferenceError(
+                f"output buffer for {port.any_name!r} is {buffer.dtype}{list(buffer.shape)}; "
+                f"expected {port.element_type.value}{port.partial_shape}"
+            )
+        return buffer

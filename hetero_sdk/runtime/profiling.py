@@ -1,0 +1,74 @@
+"""Profiling rows of an inference, like ``ov.ProfilingInfo``."""
+
+from __future__ import annotations
+
+import enum
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import NamedTuple
+
+from hetero_sdk.errors import RequestCancelledError
+
+__all__ = ["ProfilingInfo", "RunContext", "Status"]
+
+
+class Status(enum.StrEnum):
+    """What happened to an op in one inference."""
+
+    EXECUTED = "EXECUTED"
+    NOT_RUN = "NOT_RUN"
+    OPTIMIZED_OUT = "OPTIMIZED_OUT"
+
+
+class ProfilingInfo(NamedTuple):
+    """One row of ``request.get_profiling_info()``."""
+
+    node_name: str
+    node_type: str
+    exec_type: str
+    status: Status
+    real_time: timedelta
+    cpu_time: timedelta
+
+
+class RunContext:
+    """What a plugin's :meth:`CompiledModel.run` gets besides its inputs.
+
+    :ivar profile: the list to append :class:`ProfilingInfo` rows to, or None when ``PERF_COUNT`` is off.
+    :ivar cancelled: set when the request is cancelled; long runs check it between steps.
+    :ivar remote_outputs: True when the caller wants device-resident outputs (a remote context).
+    """
+
+    __slots__ = ("cancelled", "profile", "remote_outputs")
+
+    def __init__(self, profile: bool, remote_outputs: bool = False) -> None:
+        self.profile: list[ProfilingInfo] | None = [] if profile else None
+        self.cancelled = threading.Event()
+        self.remote_outputs = remote_outputs
+
+    def check_cancelled(self) -> None:
+        """:raises RequestCancelledError: when the request was cancelled."""
+        if self.cancelled.is_set():
+            raise RequestCancelledError("the infer request was cancelled")
+
+    @contextmanager
+    def timed(self, node_name: str, node_type: str, exec_type: str) -> Iterator[None]:
+        """Times the block and appends a row when profiling is on."""
+        if self.profile is None:
+            yield
+            return
+        wall, cpu = time.perf_counter(), time.thread_time()
+        yield
+        self.profile.append(
+            ProfilingInfo(
+                node_name,
+                node_type,
+                exec_type,
+                Status.EXECUTED,
+                timedelta(seconds=time.perf_counter() - wall),
+                timedelta(seconds=time.thread_time() - cpu),
+            )
+        )
