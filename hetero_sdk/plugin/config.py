@@ -170,7 +170,8 @@ class DeviceConfig:
             if s.mutability is Mutability.RW and s.compute is None
         }
         merged.update(overrides)
-        merged["DEVICE_ID"] = device_id if device_id is not None else self.get("DEVICE_ID")
+        if "DEVICE_ID" in self._specs:
+            merged["DEVICE_ID"] = device_id if device_id is not None else self.get("DEVICE_ID")
         return merged
 
     def _validated(self, properties: Mapping[str, Any]) -> tuple[str | None, dict[str, Any]]:

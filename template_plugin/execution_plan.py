@@ -1,0 +1,111 @@
+"""Compiling a model into a flat execution plan: ops in order, each value in a slot freed after its
+last use, constants materialised once for every request."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk import Model, Node
+from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.reference import Kernel, get_kernel
+from hetero_sdk.runtime import RunContext
+
+__all__ = ["ExecutionPlan", "Step"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One op: its kernel, the slots it reads and writes, and the slots dead after it."""
+
+    node: Node
+    kernel: Kernel
+    args: tuple[int, ...]
+    outs: tuple[int, ...]
+    out_dtypes: tuple[np.dtype[Any], ...]
+    release: tuple[int, ...]
+
+
+class ExecutionPlan:
+    """A model lowered to steps over numbered slots.
+
+    :raises UnsupportedOperationError: naming every op without a kernel.
+    """
+
+    def __init__(self, model: Model) -> None:
+        ops = model.get_ordered_ops()
+        missing = sorted({f"{n.friendly_name} ({n.type_name})" for n in ops if not _has_kernel(n)})
+        if missing:
+            raise UnsupportedOperationError(f"TEMPLATE has no kernel for: {', '.join(missing)}")
+        slot_of: dict[tuple[int, int], int] = {}
+        for node in ops:
+            for port in range(node.get_output_size()):
+                slot_of[(id(node), port)] = len(slot_of)
+        self.num_slots = len(slot_of)
+        self.input_slots = [slot_of[(id(p), 0)] for p in model.get_parameters()]
+        self.output_slots = [slot_of[(id(r.input_value(0).node), r.input_value(0).index)] for r in model.get_results()]
+        self.constants: list[tuple[int, np.ndarray]] = []
+        last_use: dict[int, int] = {}
+        compute: list[Node] = []
+        for node in ops:
+            if node.type_name == "Constant":
+                self.constants.append((slot_of[(id(node), 0)], node.attrs["value"]))
+            elif node.type_name not in ("Parameter", "Result"):
+                for source in node.input_values():
+                    last_use[slot_of[(id(source.node), source.index)]] = len(compute)
+                compute.append(node)
+        keep = set(self.output_slots) | {s for s, _ in self.constants}
+        dead_after: dict[int, list[int]] = {}
+        for slot, step in last_use.items():
+            if slot not in keep:
+                dead_after.setdefault(step, []).append(slot)
+        self.steps = [
+            Step(
+                node,
+                get_kernel(node.type_name),
+                tuple(slot_of[(id(s.node), s.index)] for s in node.input_values()),
+                tuple(slot_of[(id(node), i)] for i in range(node.get_output_size())),
+                tuple(t.numpy for t in (node.get_output_element_type(i) for i in range(node.get_output_size()))),
+                tuple(dead_after.get(i, ())),
+            )
+            for i, node in enumerate(compute)
+        ]
+
+    def run(self, inputs: Sequence[Any], context: RunContext) -> list[np.ndarray]:
+        """Executes the steps on ``inputs``; thread-safe (all state is local to the call)."""
+        env: list[Any] = [None] * self.num_slots
+        for slot, value in self.constants:
+            env[slot] = value
+        for slot, value in zip(self.input_slots, inputs):
+            env[slot] = np.asarray(value)
+        profile = context.profile is not None
+        for step in self.steps:
+            context.check_cancelled()
+            if profile:
+                with context.timed(step.node.friendly_name, step.node.type_name, f"ref_{step.node.type_name}"):
+                    self._execute(step, env)
+            else:
+                self._execute(step, env)
+        return [env[slot] for slot in self.output_slots]
+
+    @staticmethod
+    def _execute(step: Step, env: list[Any]) -> None:
+        raw = step.kernel(step.node, *(env[a] for a in step.args))
+        values = raw if isinstance(raw, (tuple, list)) else (raw,)
+        for slot, value, dtype in zip(step.outs, values, step.out_dtypes):
+            env[slot] = np.asarray(value).astype(dtype, copy=False)
+        for slot in step.release:
+            env[slot] = None
+
+
+def _has_kernel(node: Node) -> bool:
+    if node.type_name in ("Parameter", "Result", "Constant"):
+        return True
+    try:
+        get_kernel(node.type_name)
+    except UnsupportedOperationError:
+        return False
+    return True

@@ -1,0 +1,114 @@
+"""The TEMPLATE device plugin: the reference device, computing with numpy kernels."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import Any
+
+from hetero_sdk import Model, Node
+from hetero_sdk.errors import BlobFormatError, ModelFormatError
+from hetero_sdk.plugin import HostContext, RemoteContext, Version, get_supported_nodes, hookimpl, unpack_blob
+from hetero_sdk.reference import kernel_types
+from hetero_sdk.serialization import model_from_bytes
+from template_plugin.compiled_model import BLOB_DEVICE, TemplateCompiledModel
+from template_plugin.config import make_config
+from template_plugin.transformations import transform_model
+
+__all__ = ["TemplatePlugin"]
+
+_PASSTHROUGH = frozenset({"Parameter", "Constant", "Result"})
+
+
+class TemplatePlugin:
+    """The TEMPLATE reference device.
+
+    :param num_devices: how many device ids it shows (``TEMPLATE.0`` ...); by default the
+        ``HETERO_SDK_TEMPLATE_DEVICES`` environment variable, else 1. Several ids let HETERO split a
+        model across two TEMPLATE devices on one machine.
+    """
+
+    def __init__(self, num_devices: int | None = None) -> None:
+        count = num_devices if num_devices is not None else int(os.environ.get("HETERO_SDK_TEMPLATE_DEVICES", "1"))
+        if count < 1:
+            raise ValueError(f"TEMPLATE needs at least one device, got num_devices={count}")
+        self._ids = [str(i) for i in range(count)]
+        self.config = make_config(lambda: list(self._ids))
+        self._exclusive_executor: Executor | None = None
+        self._lock = threading.Lock()
+
+    @hookimpl
+    def get_version(self) -> Version:
+        from hetero_sdk import __version__
+
+        return Version(__version__, "TEMPLATE reference device (numpy kernels)")
+
+    @hookimpl
+    def get_property(self, name: str, arguments: dict[str, Any]) -> Any:
+        return self.config.get(name, arguments.get("DEVICE_ID"))
+
+    @hookimpl
+    def set_property(self, properties: dict[str, Any]) -> None:
+        self.config.set(properties)
+
+    @hookimpl
+    def compile_model(self, model: Model, properties: dict[str, Any], device_name: str) -> TemplateCompiledModel:
+        config = self.config.resolve(properties)
+        return TemplateCompiledModel(model, self._device(device_name, config), config, self._executor_for(config))
+
+    @hookimpl
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
+        config = self.config.resolve(properties)
+        transform = (lambda m: None) if config["TEMPLATE_DISABLE_TRANSFORMATIONS"] else transform_model
+        supported = get_supported_nodes(model, transform, _is_supported)
+        name = self._device(device_name, config) if "DEVICE_ID" in properties else device_name
+        return {op: name for op in supported}
+
+    @hookimpl
+    def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str) -> TemplateCompiledModel:
+        frames = unpack_blob(blob, BLOB_DEVICE)
+        if "model" not in frames or "config" not in frames:
+            raise BlobFormatError(f"TEMPLATE blob lacks frame(s) {sorted({'model', 'config'} - set(frames))}")
+        try:
+            model = model_from_bytes(frames["model"], source="TEMPLATE blob")
+            stored = json.loads(frames["config"])
+        except (ModelFormatError, ValueError) as exc:
+            raise BlobFormatError(f"TEMPLATE blob is malformed: {exc}") from exc
+        stored.pop("DEVICE_ID", None)
+        config = self.config.resolve({**stored, **properties})
+        return TemplateCompiledModel(model, self._device(device_name, config), config, self._executor_for(config))
+
+    @hookimpl
+    def create_context(self, properties: dict[str, Any], device_name: str) -> RemoteContext:
+        return HostContext(self._device(device_name, self.config.resolve(properties)), properties)
+
+    @hookimpl
+    def get_default_context(self, properties: dict[str, Any], device_name: str) -> RemoteContext:
+        return HostContext(self._device(device_name, self.config.resolve(properties)))
+
+    def _device(self, device_name: str, config: dict[str, Any]) -> str:
+        return f"{device_name}.{config['DEVICE_ID']}"
+
+    def _executor_for(self, config: dict[str, Any]) -> Executor | None:
+        if not config["EXCLUSIVE_ASYNC_REQUESTS"]:
+            return None  # the compiled model's own pool of NUM_STREAMS threads
+        with self._lock:
+            if self._exclusive_executor is None:
+                self._exclusive_executor = ThreadPoolExecutor(1, thread_name_prefix="TEMPLATE-exclusive")
+            return self._exclusive_executor
+
+
+def _is_supported(node: Node) -> bool:
+    return node.type_name in _PASSTHROUGH or node.type_name in _supported_types()
+
+
+_kernel_cache: frozenset[str] | None = None
+
+
+def _supported_types() -> frozenset[str]:
+    global _kernel_cache
+    if _kernel_cache is None:
+        _kernel_cache = frozenset(kernel_types())
+    return _kernel_cache

@@ -1,0 +1,10 @@
+"""The TEMPLATE device's own property names (``template_plugin.properties.disable_transformations``)."""
+
+from __future__ import annotations
+
+from hetero_sdk.properties import Property
+
+__all__ = ["disable_transformations"]
+
+disable_transformations = Property("TEMPLATE_DISABLE_TRANSFORMATIONS")
+"""Skip the transformation pipeline in compile_model and query_model (RW, bool, default False)."""
