@@ -1,0 +1,120 @@
+"""Assigning a device to every op: manual (rt_info ``affinity``), automatic (``query_model`` in
+priority order) or combined (the user edits query_model's answer and writes it back)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hetero_sdk.errors import AffinityError, HeteroSDKError, UnsupportedOperationError
+from hetero_sdk.graph import Model, Node
+
+if TYPE_CHECKING:
+    from hetero_sdk.core import Core
+
+__all__ = ["COLOURLESS", "Placement", "assign_affinities", "compute_nodes"]
+
+COLOURLESS = frozenset({"Parameter", "Constant", "Result"})
+"""Op types that take no device of their own: Parameters and Constants go with their consumers
+(a Constant is copied into each subgraph using it), a Result with its producer."""
+
+
+@dataclass
+class Placement:
+    """Where each op runs and why.
+
+    :ivar device: compute op friendly name to device.
+    :ivar rejected_by: for each op, the devices asked before the one that took it (automatic mode).
+    :ivar manual: True when the affinities came from rt_info.
+    """
+
+    device: dict[str, str]
+    rejected_by: dict[str, list[str]] = field(default_factory=dict)
+    manual: bool = False
+
+
+def compute_nodes(model: Model) -> list[Node]:
+    """The ops that need a device, in topological order."""
+    return [n for n in model.get_ordered_ops() if n.type_name not in COLOURLESS]
+
+
+def assign_affinities(
+    model: Model,
+    priorities: Sequence[str],
+    core: Core,
+    device_properties: Mapping[str, Mapping[str, Any]],
+    *,
+    require_all: bool = True,
+) -> Placement:
+    """Gives every compute op a device.
+
+    Manual mode when any op has rt_info ``affinity``: every compute op must then have one naming a
+    device of ``priorities`` (or any registered device when no priorities are given). Otherwise
+    automatic mode: each device is asked, in priority order, with ``query_model``; the first device
+    that claims an op gets it, and a device is asked only while unclaimed ops remain.
+
+    :raises AffinityError: for missing or unknown manual affinities, naming the ops.
+    :raises UnsupportedOperationError: for ops no device claims, naming them and the devices asked
+        (with ``require_all``; otherwise they are left out of the placement).
+    """
+    ops = compute_nodes(model)
+    if any("affinity" in n.get_rt_info() for n in model.get_ordered_ops()):
+        return Placement(_manual(ops, priorities, core), manual=True)
+    if not priorities:
+        raise AffinityError(
+            "no affinities are set and no devices are given: use HETERO:A,B or set MULTI_DEVICE_PRIORITIES"
+        )
+    device: dict[str, str] = {}
+    rejected_by: dict[str, list[str]] = {}
+    wanted = {n.friendly_name for n in ops}
+    for name in priorities:
+        if wanted <= device.keys():
+            break
+        claimed = core.query_model(model, name, dict(device_properties.get(name, {})))
+        for op in sorted(wanted - device.keys()):
+            if op in claimed:
+                device[op] = name
+            else:
+                rejected_by.setdefault(op, []).append(name)
+    unclaimed = sorted(wanted - device.keys())
+    if unclaimed and require_all:
+        shown = ", ".join(f"{op} ({model_type(ops, op)})" for op in unclaimed[:20])
+        raise UnsupportedOperationError(
+            f"no device supports {len(unclaimed)} op(s): {shown}; devices asked: {', '.join(priorities)}. "
+            "Add a device that supports them (e.g. TEMPLATE) to the priorities"
+        )
+    return Placement(device, rejected_by)
+
+
+def model_type(ops: Sequence[Node], name: str) -> str:
+    """The type of the op named ``name``."""
+    return next((n.type_name for n in ops if n.friendly_name == name), "?")
+
+
+def _manual(ops: Sequence[Node], priorities: Sequence[str], core: Core) -> dict[str, str]:
+    missing = [n.friendly_name for n in ops if "affinity" not in n.get_rt_info()]
+    if missing:
+        raise AffinityError(
+            f"manual affinities are incomplete: {len(missing)} op(s) have none: {', '.join(missing[:20])}; "
+            "set node.get_rt_info()['affinity'] on every op, or remove all affinities for automatic mode"
+        )
+    device = {n.friendly_name: str(n.get_rt_info()["affinity"]) for n in ops}
+    allowed = set(priorities)
+    unknown: dict[str, list[str]] = {}
+    for op, name in device.items():
+        if (allowed and name not in allowed) or (not allowed and not _known(core, name)):
+            unknown.setdefault(name, []).append(op)
+    if unknown:
+        where = "; ".join(f"{d!r} on {', '.join(ops_[:10])}" for d, ops_ in sorted(unknown.items()))
+        choices = ", ".join(priorities) if priorities else ", ".join(core.registered_devices)
+        raise AffinityError(f"affinities name unknown device(s): {where}; use one of: {choices}")
+    return device
+
+
+def _known(core: Core, name: str) -> bool:
+    try:
+        core.get_property(name, "AVAILABLE_DEVICES")
+    except (HeteroSDKError, ValueError):
+        return False
+    return True

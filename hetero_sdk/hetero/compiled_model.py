@@ -1,0 +1,206 @@
+"""The HETERO compiled model: submodels compiled on their devices, run in order, joined by
+intermediate tensors."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk.blob import pack_blob
+from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.graph import Model
+from hetero_sdk.hetero.report import PlacementReport
+from hetero_sdk.hetero.submodels import SplitModel
+from hetero_sdk.runtime import CompiledModel, ProfilingInfo, RemoteTensor, RunContext, Status
+
+__all__ = ["BLOB_DEVICE", "HeteroCompiledModel"]
+
+BLOB_DEVICE = "HETERO"
+
+
+class HeteroCompiledModel(CompiledModel):
+    """A model split across devices.
+
+    :param model: the original model (its inputs and outputs are this compiled model's).
+    :param split: the submodels and how their tensors connect.
+    :param compiled: one compiled model per submodel, in the same order.
+    :param config: HETERO's resolved configuration.
+    :param report: where each op runs and why.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        split: SplitModel,
+        compiled: Sequence[CompiledModel],
+        config: Mapping[str, Any],
+        report: PlacementReport,
+    ) -> None:
+        super().__init__(model, "HETERO", config)
+        self.split = split
+        self.compiled = list(compiled)
+        self.report = report
+        self._release_after = _last_uses(split)
+        self._remote = _remote_outputs(split, [c.device_name for c in self.compiled])
+
+    def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
+        """Runs the submodels in order; intermediate tensors pass without copies on shared memory."""
+        env: dict[str, Any] = dict(zip(self.split.inputs, inputs))
+        env.update(self.split.constants)
+        profile = context.profile
+        for i, (sub, compiled) in enumerate(zip(self.split.submodels, self.compiled)):
+            context.check_cancelled()
+            started = time.perf_counter()
+            args = [_to_device(env[key], compiled.device_name) for key in sub.inputs]
+            transferred = time.perf_counter()
+            sub_context = RunContext(profile is not None, remote_outputs=self._remote[i])
+            sub_context.cancelled = context.cancelled
+            outputs = compiled.run(args, sub_context)
+            finished = time.perf_counter()
+            env.update(zip(sub.outputs, outputs))
+            for key in self._release_after[i]:
+                env.pop(key, None)
+            if profile is not None:
+                profile += _rows(
+                    i, compiled.device_name, sub_context.profile or [], transferred - started, finished - transferred
+                )
+        return [env[key] for key in self.split.outputs]
+
+    @property
+    def execution_devices(self) -> list[str]:
+        """The devices of the submodels, in order of first use."""
+        return list(dict.fromkeys(c.device_name for c in self.compiled))
+
+    @property
+    def optimal_number_of_infer_requests(self) -> int:
+        """Enough requests to keep every submodel busy: async requests pipeline across devices."""
+        return max(len(self.compiled), max((c.optimal_number_of_infer_requests for c in self.compiled), default=1))
+
+    def get_property(self, name: str) -> Any:
+        """HETERO's compiled-model properties, then the common ones."""
+        if name == "HETERO_NUMBER_OF_SUBMODELS":
+            return len(self.compiled)
+        if name == "DEVICE_PROPERTIES":
+            return {c.device_name: _readable_properties(c) for c in self.compiled}
+        if name == "SUPPORTED_PROPERTIES":
+            return {**super().get_property(name), "HETERO_NUMBER_OF_SUBMODELS": "RO", "DEVICE_PROPERTIES": "RO"}
+        return super().get_property(name)
+
+    def get_runtime_model(self) -> Model:
+        """The original model with each op's ``affinity`` and ``subgraph`` in rt_info."""
+        runtime = self._model.clone()
+        for node in runtime.get_ops():
+            placed = self.report.placement.get(node.friendly_name)
+            if placed is not None:
+                node.get_rt_info().update({"affinity": placed[0], "subgraph": placed[1]})
+        return runtime
+
+    def placement_report(self) -> PlacementReport:
+        """Which device runs each op, why ops fell back, the subgraphs and the cut tensors."""
+        return self.report
+
+    def export_model(self) -> bytes:
+        """A versioned, checksummed container: a header, the original model, one frame per submodel
+        (the device's own export where it has one, the native model format otherwise)."""
+        from hetero_sdk.serialization import model_to_bytes
+
+        frames: dict[str, bytes] = {}
+        entries = []
+        for sub, compiled in zip(self.split.submodels, self.compiled):
+            try:
+                frames[f"submodel{sub.index}"] = compiled.export_model()
+                kind = "device"
+            except UnsupportedOperationError:
+                frames[f"submodel{sub.index}"] = model_to_bytes(sub.model)
+                kind = "model"
+            entries.append(
+                {"device": compiled.device_name, "inputs": sub.inputs, "outputs": sub.outputs, "payload": kind}
+            )
+        header = {
+            "model": self._model.friendly_name,
+            "inputs": self.split.inputs,
+            "outputs": self.split.outputs,
+            "submodels": entries,
+            "cuts": [[c.key, c.producer, list(c.consumers)] for c in self.split.cuts],
+            "config": {k: v for k, v in self._config.items() if _is_json(v)},
+            "report": self.report.to_dict(),
+        }
+        frames = {"header": json.dumps(header, sort_keys=True).encode(), "model": model_to_bytes(self._model), **frames}
+        return pack_blob(BLOB_DEVICE, frames)
+
+
+def _to_device(value: Any, device: str) -> Any:
+    if isinstance(value, np.ndarray) or (isinstance(value, RemoteTensor) and value.device_name == device):
+        return value
+    return np.asarray(value)
+
+
+def _rows(index: int, device: str, rows: Sequence[ProfilingInfo], transfer: float, run: float) -> list[ProfilingInfo]:
+    prefix = f"subgraph{index}: "
+    out = [
+        ProfilingInfo(
+            f"{prefix}input transfer",
+            "Transfer",
+            device,
+            Status.EXECUTED,
+            timedelta(seconds=transfer),
+            timedelta(seconds=transfer),
+        ),
+    ]
+    out += [row._replace(node_name=prefix + row.node_name) for row in rows]
+    out.append(
+        ProfilingInfo(
+            f"{prefix}total", "Subgraph", device, Status.EXECUTED, timedelta(seconds=run), timedelta(seconds=run)
+        )
+    )
+    return out
+
+
+def _last_uses(split: SplitModel) -> list[list[str]]:
+    """For each submodel, the intermediate tensors nothing after it reads."""
+    keep = set(split.outputs)
+    last: dict[str, int] = {}
+    for sub in split.submodels:
+        for key in sub.inputs:
+            last[key] = sub.index
+    release: list[list[str]] = [[] for _ in split.submodels]
+    for key, index in last.items():
+        if key not in keep:
+            release[index].append(key)
+    return release
+
+
+def _remote_outputs(split: SplitModel, devices: Sequence[str]) -> list[bool]:
+    """Whether each submodel may hand device-resident outputs on: only when every consumer of
+    every output is a submodel on the same device (model outputs go to the host)."""
+    model_outputs = set(split.outputs)
+    consumers = {c.key: c.consumers for c in split.cuts}
+    flags = []
+    for sub in split.submodels:
+        ok = all(
+            key not in model_outputs and all(devices[c] == devices[sub.index] for c in consumers.get(key, ()))
+            for key in sub.outputs
+        )
+        flags.append(ok)
+    return flags
+
+
+def _readable_properties(compiled: CompiledModel) -> dict[str, Any]:
+    values = {}
+    for key in compiled.get_property("SUPPORTED_PROPERTIES"):
+        if key != "SUPPORTED_PROPERTIES":
+            values[key] = compiled.get_property_or(key, None)
+    return values
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -1,0 +1,100 @@
+"""The placement report: which device runs each op, why an op fell back, the subgraphs and the
+tensors cut between them. Users of every peer ask for it; the CLI prints it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CutInfo", "PlacementReport"]
+
+
+@dataclass(frozen=True)
+class CutInfo:
+    """A tensor crossing subgraphs: its key, producer and consumer subgraphs, type, shape, bytes."""
+
+    tensor: str
+    producer: int
+    consumers: tuple[int, ...]
+    element_type: str
+    shape: str
+    nbytes: int | None
+
+
+@dataclass
+class PlacementReport:
+    """Where a HETERO model runs.
+
+    :ivar placement: op friendly name to ``(device, subgraph index)``.
+    :ivar rejected_by: op to the devices that rejected it before one took it (automatic mode).
+    :ivar subgraphs: ``(device, [op names])`` per subgraph, in execution order.
+    :ivar cuts: the tensors crossing subgraphs.
+    :ivar fallbacks: subgraph index to ``(failed device, device used, reason)`` under the fallback policy.
+    :ivar manual: True when affinities came from rt_info.
+    """
+
+    placement: dict[str, tuple[str, int]]
+    rejected_by: dict[str, list[str]] = field(default_factory=dict)
+    subgraphs: list[tuple[str, list[str]]] = field(default_factory=list)
+    cuts: list[CutInfo] = field(default_factory=list)
+    fallbacks: dict[int, tuple[str, str, str]] = field(default_factory=dict)
+    manual: bool = False
+
+    @property
+    def transfer_bytes(self) -> int:
+        """Bytes crossing subgraphs per inference (static shapes only)."""
+        return sum(c.nbytes or 0 for c in self.cuts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "mode": "manual" if self.manual else "automatic",
+            "placement": {op: {"device": d, "subgraph": s} for op, (d, s) in self.placement.items()},
+            "rejected_by": self.rejected_by,
+            "subgraphs": [{"index": i, "device": d, "ops": ops} for i, (d, ops) in enumerate(self.subgraphs)],
+            "cuts": [
+                {
+                    "tensor": c.tensor,
+                    "from": c.producer,
+                    "to": list(c.consumers),
+                    "element_type": c.element_type,
+                    "shape": c.shape,
+                    "bytes": c.nbytes,
+                }
+                for c in self.cuts
+            ],
+            "fallbacks": {str(i): {"failed": f, "used": u, "reason": r} for i, (f, u, r) in self.fallbacks.items()},
+            "transfer_bytes": self.transfer_bytes,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PlacementReport:
+        """Rebuilds a report from :meth:`to_dict` output."""
+        return cls(
+            placement={op: (v["device"], int(v["subgraph"])) for op, v in data["placement"].items()},
+            rejected_by={op: list(v) for op, v in data["rejected_by"].items()},
+            subgraphs=[(s["device"], list(s["ops"])) for s in data["subgraphs"]],
+            cuts=[
+                CutInfo(c["tensor"], c["from"], tuple(c["to"]), c["element_type"], c["shape"], c["bytes"])
+                for c in data["cuts"]
+            ],
+            fallbacks={int(i): (v["failed"], v["used"], v["reason"]) for i, v in data["fallbacks"].items()},
+            manual=data["mode"] == "manual",
+        )
+
+    def to_text(self) -> str:
+        """A human-readable summary."""
+        lines = [f"{len(self.subgraphs)} subgraph(s), {'manual' if self.manual else 'automatic'} affinities"]
+        for i, (device, ops) in enumerate(self.subgraphs):
+            shown = ", ".join(ops[:8]) + (f", ... ({len(ops)} ops)" if len(ops) > 8 else "")
+            lines.append(f"  subgraph{i} on {device}: {shown}")
+        for op, devices in sorted(self.rejected_by.items()):
+            lines.append(f"  {op} -> {self.placement[op][0]} (rejected by {', '.join(devices)})")
+        for i, (failed, used, reason) in sorted(self.fallbacks.items()):
+            lines.append(f"  subgraph{i}: {failed} failed to compile ({reason}); fell back to {used}")
+        for c in self.cuts:
+            size = f"{c.nbytes} bytes" if c.nbytes is not None else "dynamic size"
+            to = ", ".join(f"subgraph{t}" for t in c.consumers)
+            lines.append(f"  cut {c.tensor}: subgraph{c.producer} -> {to}, {c.element_type}{c.shape}, {size}")
+        lines.append(f"  {self.transfer_bytes} bytes cross devices per inference")
+        return "\n".join(lines)
