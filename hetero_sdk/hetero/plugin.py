@@ -113,7 +113,8 @@ class HeteroPlugin:
             _compile(sub, core, device_config, priorities, config["HETERO_FALLBACK_POLICY"], fallbacks)
             for sub in split.submodels
         ]
-        report = _report(split, placement, [c.device_name for c in compiled], fallbacks)
+        used = [fallbacks[sub.index][1] if sub.index in fallbacks else sub.device for sub in split.submodels]
+        report = _report(split, placement, used, fallbacks)
         dump_if_requested(model, report)
         return HeteroCompiledModel(model.clone(), split, compiled, {**config, **forwarded}, report)
 

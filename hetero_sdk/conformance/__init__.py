@@ -1,0 +1,1 @@
+"""The conformance kit: pytest + hypothesis suites that a device plugin author runs on their device."""
