@@ -1,0 +1,161 @@
+"""The weights buffer: arrays packed little-endian at aligned offsets, each with a crc32, the whole with a sha256."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk.serialization.schema import ALIGNMENT, field, format_error
+
+__all__ = ["WeightsBuilder", "WeightsView", "little_endian", "to_le_bytes"]
+
+
+def little_endian(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """``dtype`` in little-endian byte order (the order of the weights); one-byte dtypes unchanged."""
+    return dtype.newbyteorder("<") if dtype.byteorder in "=<>" else dtype
+
+
+def to_le_bytes(array: np.ndarray) -> bytes:
+    """The C-order, little-endian bytes of ``array``."""
+    return np.ascontiguousarray(array).astype(little_endian(array.dtype), copy=False).tobytes()
+
+
+class WeightsBuilder:
+    """Packs arrays into one buffer; an array object added twice is stored once."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._sha256 = hashlib.sha256()
+        self._stored: dict[int, tuple[np.ndarray, dict[str, Any]]] = {}
+
+    def add(self, array: np.ndarray, where: str = "") -> dict[str, Any]:
+        """Stores ``array`` and returns its record: ``offset``, ``size`` (bytes) and ``crc32``."""
+        seen = self._stored.get(id(array))
+        if seen is not None:
+            return dict(seen[1])
+        padding = -self._size % ALIGNMENT
+        if padding:
+            self._append(bytes(padding))
+        data = to_le_bytes(array)
+        record = {"offset": self._size, "size": len(data), "crc32": zlib.crc32(data)}
+        self._append(data)
+        self._stored[id(array)] = (array, record)  # keeps the array alive so its id stays unique
+        return dict(record)
+
+    def _append(self, data: bytes) -> None:
+        self._parts.append(data)
+        self._size += len(data)
+        self._sha256.update(data)
+
+    @property
+    def size(self) -> int:
+        """The buffer's length in bytes."""
+        return self._size
+
+    def summary(self) -> dict[str, Any]:
+        """The document's ``weights`` entry: ``size``, ``sha256`` and ``alignment``."""
+        return {"size": self._size, "sha256": self._sha256.hexdigest(), "alignment": ALIGNMENT}
+
+    def chunks(self) -> Iterator[bytes]:
+        """The buffer, piece by piece (to write it without joining it first)."""
+        return iter(self._parts)
+
+    def getvalue(self) -> bytes:
+        """The whole buffer."""
+        return b"".join(self._parts)
+
+
+class WeightsView:
+    """Checked, read-only access to a weights buffer described by a document's ``weights`` entry.
+
+    :param data: the buffer.
+    :param summary: the document's ``weights`` entry (checked here: size first, sha256 in :meth:`verify`).
+    :param doc_source: the document's name, for errors about records.
+    :param bin_source: the buffer's name (a file, or a blob section), for errors about its bytes.
+    :param base: the buffer's offset inside ``bin_source``, so errors give absolute byte offsets.
+    """
+
+    def __init__(
+        self, data: bytes | memoryview, summary: dict[str, Any], doc_source: str, bin_source: str, base: int = 0
+    ) -> None:
+        self._data = data
+        self._doc = doc_source
+        self._bin = bin_source
+        self._base = base
+        self._size = _count(field(summary, "size", int, doc_source, "weights"), doc_source, "weights.size")
+        self._sha256 = field(summary, "sha256", str, doc_source, "weights")
+        if len(data) < self._size:
+            raise format_error(
+                bin_source,
+                "",
+                f"is truncated: it has {len(data)} bytes of weights, {doc_source} expects {self._size}",
+                "copy the complete file again, or re-save the model",
+            )
+        if len(data) > self._size:
+            raise format_error(
+                bin_source,
+                "",
+                f"has {len(data)} bytes of weights, {doc_source} expects {self._size}: it belongs to another "
+                "model or was appended to",
+                "keep each .json beside the .bin saved with it, or re-save the model",
+            )
+
+    def array(self, dtype: np.dtype[Any], shape: tuple[int, ...], record: dict[str, Any], where: str) -> np.ndarray:
+        """The read-only array ``record`` points at, after checking its bounds, size and crc32.
+
+        :raises ModelFormatError: naming ``where`` (the attribute) and the byte range at fault.
+        """
+        offset = _count(field(record, "offset", int, self._doc, where), self._doc, f"{where}.offset")
+        size = _count(field(record, "size", int, self._doc, where), self._doc, f"{where}.size")
+        crc = _count(field(record, "crc32", int, self._doc, where), self._doc, f"{where}.crc32")
+        expected = math.prod(shape) * dtype.itemsize
+        if size != expected:
+            raise format_error(
+                self._doc, where, f"size {size} does not fit shape {list(shape)} of {dtype} ({expected} bytes)"
+            )
+        if offset + size > self._size:
+            raise format_error(
+                self._doc,
+                where,
+                f"bytes {offset}..{offset + size} point past the end of {self._bin} ({self._size} bytes of weights)",
+            )
+        raw = memoryview(self._data)[offset : offset + size]
+        actual = zlib.crc32(raw)
+        start = self._base + offset
+        if actual != crc:
+            raise format_error(
+                self._bin,
+                f"byte offset {start}..{start + size} ({where})",
+                f"the weights are corrupted: crc32 is {actual:#010x}, {self._doc} records {crc:#010x}",
+            )
+        array = np.frombuffer(raw, dtype=little_endian(dtype)).astype(dtype, copy=False).reshape(shape)
+        if dtype == np.bool_ and size and np.frombuffer(raw, np.uint8).max() > 1:
+            raise format_error(self._bin, f"byte offset {start} ({where})", "a boolean byte is neither 0 nor 1")
+        if array.flags.writeable:
+            array.setflags(write=False)
+        return array
+
+    def verify(self) -> None:
+        """Checks the sha256 of the whole buffer (padding included).
+
+        :raises ModelFormatError: when it differs from the document's.
+        """
+        actual = hashlib.sha256(self._data).hexdigest()
+        if actual != self._sha256:
+            raise format_error(
+                self._bin,
+                f"byte offset {self._base}..{self._base + self._size}",
+                f"the weights are corrupted: sha256 is {actual}, {self._doc} records {self._sha256}",
+            )
+
+
+def _count(value: int, source: str, where: str) -> int:
+    if value < 0:
+        raise format_error(source, where, f"must not be negative, got {value}")
+    return value
