@@ -1,0 +1,64 @@
+"""Model transformations: the pass manager, common passes and the graph-rewrite helpers.
+
+Device plugins build their ``transform_model`` from these (OpenVINO's ``ov::pass`` namespace)::
+
+    manager = PassManager()
+    manager.register_group([ConstantFolding(), NopElimination()], "CommonOptimizations")
+    manager.register_pass(MyDeviceFusion())
+    manager.register_pass(DeadCodeElimination())
+    manager.run_passes(model)
+
+A pass is any object with a ``name`` and a ``run(model) -> bool`` method (:class:`ModelPass`). Every
+rewrite keeps friendly names and tensor names stable and writes the fused-names record that
+``query_model`` maps back through (:func:`fused_names`).
+"""
+
+from hetero_sdk.transformations.constant_folding import DISABLE_CONSTANT_FOLDING, ConstantFolding
+from hetero_sdk.transformations.dead_code import DeadCodeElimination
+from hetero_sdk.transformations.fused_names import (
+    FUSED_NAMES,
+    clear_fused_names,
+    fused_names,
+    merge_fused_names,
+    set_fused_names,
+)
+from hetero_sdk.transformations.graph_rewrite import (
+    ConsumerMap,
+    copy_runtime_info,
+    eliminate_node,
+    replace_node,
+    replace_output,
+)
+from hetero_sdk.transformations.nop_elimination import NopElimination, is_nop
+from hetero_sdk.transformations.pass_manager import (
+    FunctionPass,
+    ModelPass,
+    PassConfig,
+    PassGroup,
+    PassManager,
+    PassRecord,
+)
+
+__all__ = [
+    "DISABLE_CONSTANT_FOLDING",
+    "FUSED_NAMES",
+    "ConstantFolding",
+    "ConsumerMap",
+    "DeadCodeElimination",
+    "FunctionPass",
+    "ModelPass",
+    "NopElimination",
+    "PassConfig",
+    "PassGroup",
+    "PassManager",
+    "PassRecord",
+    "clear_fused_names",
+    "copy_runtime_info",
+    "eliminate_node",
+    "fused_names",
+    "is_nop",
+    "merge_fused_names",
+    "replace_node",
+    "replace_output",
+    "set_fused_names",
+]

@@ -1,0 +1,139 @@
+"""TEMPLATE's own op: ``TemplateFullyConnected``, a MatMul, a bias Add and an activation in one kernel.
+
+The op is produced by :class:`template_plugin.transformations.FullyConnectedFusion`; it is defined
+here with the SDK's public registries, as a third-party device defines its fused ops, and computed
+by its reference kernel (TEMPLATE runs the reference kernels).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk import Node, PartialShape
+from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_attr, expect_inputs, expect_same_types, merge_dims
+from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
+from hetero_sdk.reference import kernel
+from hetero_sdk.shape import broadcast_shapes
+
+__all__ = ["ACTIVATIONS", "FULLY_CONNECTED", "fully_connected"]
+
+FULLY_CONNECTED = "TemplateFullyConnected"
+"""The op type name."""
+
+ACTIVATIONS = ("none", "relu", "sigmoid", "tanh", "gelu_erf", "gelu_tanh")
+"""Values of the ``activation`` attribute; all but ``none`` and ``relu`` need a real element type."""
+
+
+def fully_connected(
+    data_a: Any,
+    data_b: Any,
+    bias: Any,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    activation: str = "none",
+    name: str | None = None,
+) -> Node:
+    """``activation(matmul(data_a, data_b) + bias)`` as one op (``TemplateFullyConnected``).
+
+    :param data_a: the left operand, as for ``MatMul``.
+    :param data_b: the right operand, as for ``MatMul``, of the same element type.
+    :param bias: added to the product; all its dimensions but the last are 1, its last is 1 or the
+        product's last dimension, and its rank is at most the product's (it never enlarges the result).
+    :param transpose_a: as ``MatMul``'s ``transpose_a``.
+    :param transpose_b: as ``MatMul``'s ``transpose_b``.
+    :param activation: one of :data:`ACTIVATIONS` (``gelu_erf`` and ``gelu_tanh`` are ``Gelu``'s two
+        approximation modes).
+    :param name: the node's friendly name.
+    """
+    a = as_output(data_a)
+    inputs = [a, as_output(data_b, like=a), as_output(bias, like=a)]
+    attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b), "activation": activation}
+    return Node(FULLY_CONNECTED, inputs, attrs, name)
+
+
+def matmul_shape(node: Node, a: PartialShape, b: PartialShape, transpose_a: bool, transpose_b: bool) -> PartialShape:
+    """The output shape of ``MatMul`` on shapes ``a`` and ``b``; raises ``node.error`` when they do not fit."""
+    if a.rank == 0 or b.rank == 0:
+        raise node.error(f"inputs 0 and 1 must have rank >= 1, got {a} and {b}")
+    a_dims = [1, a[0]] if a.rank == 1 else list(a.dims)
+    b_dims = [b[0], 1] if b.rank == 1 else list(b.dims)
+    if a.rank > 1 and transpose_a:
+        a_dims[-2], a_dims[-1] = a_dims[-1], a_dims[-2]
+    if b.rank > 1 and transpose_b:
+        b_dims[-2], b_dims[-1] = b_dims[-1], b_dims[-2]
+    merge_dims(node, a_dims[-1], b_dims[-2], f"the inner dimensions of {a} and {b} (after transposes) must match")
+    batch = broadcast_shapes(PartialShape(a_dims[:-2]), PartialShape(b_dims[:-2]))
+    if batch is None:
+        raise node.error(f"batch dimensions of {a} and {b} do not broadcast (numpy rules)")
+    dims = [*batch.dims]
+    if a.rank > 1:
+        dims.append(a_dims[-2])
+    if b.rank > 1:
+        dims.append(b_dims[-1])
+    return PartialShape(dims)
+
+
+def bias_fits(bias: PartialShape, out: PartialShape) -> bool:
+    """True when ``bias`` broadcasts onto ``out`` along the last axis only, leaving ``out``'s shape."""
+    if bias.rank > out.rank or any(d != 1 for d in bias.dims[:-1]):
+        return False
+    if bias.rank == 0 or bias[-1] == 1:
+        return True
+    return bias[-1] == out[-1] and bias[-1] != -1
+
+
+@register_op(FULLY_CONNECTED, "template", "template")
+def _fully_connected(node: Node) -> list[OutputSpec]:
+    expect_inputs(node, 3)
+    element_type = expect_same_types(node, 0, 1, 2)
+    activation = expect_attr(node, "activation", ACTIVATIONS)
+    allowed = NUMERIC_TYPES if activation in ("none", "relu") else REAL_TYPES
+    if element_type not in allowed:
+        raise node.error(f"activation {activation!r} needs a real element type, got {element_type.value}")
+    for flag in ("transpose_a", "transpose_b"):
+        if not isinstance(node.attrs.setdefault(flag, False), bool):
+            raise node.error(f"attribute {flag}={node.attrs[flag]!r} must be a bool")
+    a, b = node.input_value(0).partial_shape, node.input_value(1).partial_shape
+    out = matmul_shape(node, a, b, node.attrs["transpose_a"], node.attrs["transpose_b"])
+    bias = node.input_value(2).partial_shape
+    if not bias_fits(bias, out):
+        raise node.error(
+            f"bias {bias} must have rank <= {out.rank}, dims of 1 but the last, and a last dim of 1 or "
+            f"{out[-1] if out.rank else 1} (the product's shape is {out})"
+        )
+    return [(element_type, out)]
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _widened(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind in "iu":
+        return x.astype(np.int64)
+    return x.astype(np.float32) if x.dtype.itemsize < 4 else x
+
+
+@kernel(FULLY_CONNECTED)
+def _fully_connected_kernel(node: Node, a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    if a.ndim > 1 and node.attrs["transpose_a"]:
+        a = np.swapaxes(a, -1, -2)
+    if b.ndim > 1 and node.attrs["transpose_b"]:
+        b = np.swapaxes(b, -1, -2)
+    y = np.matmul(_widened(a), _widened(b)) + _widened(bias)
+    activation = node.attrs["activation"]
+    if activation == "relu":
+        return np.maximum(y, np.zeros((), y.dtype))
+    with np.errstate(over="ignore"):
+        if activation == "sigmoid":
+            return 1 / (1 + np.exp(-y))
+        if activation == "tanh":
+            return np.tanh(y)
+    y64 = np.asarray(y, dtype=np.float64)
+    if activation == "gelu_erf":
+        return 0.5 * y64 * (1 + (_erf(y64 / math.sqrt(2)) if y.size else y64))
+    if activation == "gelu_tanh":
+        return 0.5 * y64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (y64 + 0.044715 * y64**3)))
+    return y

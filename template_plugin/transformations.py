@@ -1,0 +1,115 @@
+"""TEMPLATE's transformation pipeline and its fusion pass (``transform_model`` in the plugin guide).
+
+``compile_model`` and ``query_model`` both run :func:`transform_model`, so a device answers
+``query_model`` about exactly the ops it will compile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from hetero_sdk.transformations import (
+    ConstantFolding,
+    ConsumerMap,
+    DeadCodeElimination,
+    NopElimination,
+    PassManager,
+    replace_node,
+)
+from template_plugin.fused_ops import bias_fits, fully_connected
+
+if TYPE_CHECKING:
+    from hetero_sdk import Model, Node
+
+__all__ = ["COMMON_OPTIMIZATIONS", "FullyConnectedFusion", "build_pass_manager", "transform_model"]
+
+COMMON_OPTIMIZATIONS = "CommonOptimizations"
+"""The name of the fixed-point group of device-independent passes (disable it to skip them all)."""
+
+_ACTIVATIONS = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh"}
+
+
+class FullyConnectedFusion:
+    """Fuses ``MatMul -> Add(bias Constant) [-> Relu | Sigmoid | Tanh | Gelu]`` into ``TemplateFullyConnected``.
+
+    The pattern fires when the MatMul's output has exactly one use, the Add, whose other input is a
+    Constant that :func:`~template_plugin.fused_ops.bias_fits` the product (it broadcasts along the
+    last axis only, so the Add does not change the product's shape). The activation joins when it is
+    the Add output's only use. The fused op keeps the MatMul's inputs and ``transpose_a`` /
+    ``transpose_b``, consumes the bias Constant as it is, takes the friendly name and tensor names of
+    the pattern's last node and records the whole pattern in ``fused_names``.
+    """
+
+    name = "TemplateFullyConnectedFusion"
+
+    def run(self, model: Model) -> bool:
+        """Fuses every match in ``model``; returns True when one was fused."""
+        users = ConsumerMap(model)
+        changed = False
+        for node in model.get_ops():
+            if node.type_name == "MatMul":
+                changed |= self._fuse(model, node, users)
+        return changed
+
+    def _fuse(self, model: Model, matmul: Node, users: ConsumerMap) -> bool:
+        product = matmul.output(0)
+        uses = users.of(product)
+        if len(uses) != 1 or uses[0][0].type_name != "Add":
+            return False
+        add, index = uses[0]
+        bias = add.input_value(1 - index)
+        if bias.node.type_name != "Constant" or add.output(0).partial_shape != product.partial_shape:
+            return False
+        if not bias_fits(bias.partial_shape, product.partial_shape):
+            return False
+        pattern = [matmul, add]
+        activation = "none"
+        after = users.of(add.output(0))
+        if len(after) == 1:
+            follower = after[0][0]
+            if follower.type_name in _ACTIVATIONS:
+                activation = _ACTIVATIONS[follower.type_name]
+            elif follower.type_name == "Gelu":
+                activation = "gelu_" + str(follower.attrs.get("approximation_mode", "ERF")).lower()
+            if activation != "none":
+                pattern.append(follower)
+        fused = fully_connected(
+            matmul.input_value(0),
+            matmul.input_value(1),
+            bias,
+            transpose_a=bool(matmul.attrs.get("transpose_a", False)),
+            transpose_b=bool(matmul.attrs.get("transpose_b", False)),
+            activation=activation,
+        )
+        replace_node(model, pattern[-1], fused, fused=pattern[:-1], consumers=users)
+        return True
+
+
+def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
+    """TEMPLATE's pipeline, with the named passes (or groups) disabled.
+
+    1. ``CommonOptimizations``, repeated to a fixed point: ``ConstantFolding``, ``NopElimination``,
+       ``DeadCodeElimination`` (each can expose work for the others);
+    2. ``TemplateFullyConnectedFusion``.
+
+    :param disabled: pass or group names to skip (``PassConfig.disable``).
+    """
+    manager = PassManager()
+    manager.register_group([ConstantFolding(), NopElimination(), DeadCodeElimination()], COMMON_OPTIMIZATIONS)
+    manager.register_pass(FullyConnectedFusion())
+    manager.get_pass_config().disable(*disabled)
+    return manager
+
+
+def transform_model(model: Model, *, disabled: Iterable[str] = ()) -> PassManager:
+    """Applies TEMPLATE's transformations to ``model`` in place (``transform_model`` in the plugin guide).
+
+    :param model: the model to transform (``compile_model`` and ``query_model`` pass a clone).
+    :param disabled: pass or group names to skip.
+    :returns: the pass manager that ran, whose ``records`` and ``summary()`` say what each pass did.
+    :raises ModelValidationError: when a pass leaves an invalid model (names the pass).
+    """
+    manager = build_pass_manager(disabled=disabled)
+    manager.run_passes(model)
+    return manager
