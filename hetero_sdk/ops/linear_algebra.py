@@ -1,5 +1,71 @@
-"""Op definitions of the linear_algebra family (being written)."""
+"""Linear algebra ops: MatMul."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk.graph.node import Node
+from hetero_sdk.ops.checks import NUMERIC_TYPES, expect_inputs, expect_same_types, expect_type, merge_dims
+from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
+from hetero_sdk.shape import PartialShape, broadcast_shapes
+
+__all__ = ["matmul"]
+
+
+def matmul(
+    data_a: Any, data_b: Any, transpose_a: bool = False, transpose_b: bool = False, name: str | None = None
+) -> Node:
+    """Matrix product with numpy's ``matmul`` semantics (``MatMul``).
+
+    The last two dimensions of each input are the matrices; the dimensions before them are batch
+    dimensions, broadcast with numpy rules. A 1-D ``data_a`` is a row vector ``[1, K]`` and a 1-D
+    ``data_b`` a column vector ``[K, 1]``; the added dimension is removed from the result again.
+
+    :param data_a: the left operand, rank >= 1.
+    :param data_b: the right operand, rank >= 1, of the same element type.
+    :param transpose_a: swap the last two dimensions of ``data_a`` first (ignored when it is 1-D).
+    :param transpose_b: swap the last two dimensions of ``data_b`` first (ignored when it is 1-D).
+    :param name: the node's friendly name.
+    """
+    a = as_output(data_a)
+    b = as_output(data_b, like=a)
+    attrs = {"transpose_a": transpose_a, "transpose_b": transpose_b}
+    return Node("MatMul", [a, b], attrs, name)
+
+
+@register_op("MatMul", "linear_algebra")
+def _matmul(node: Node) -> list[OutputSpec]:
+    expect_inputs(node, 2)
+    element_type = expect_same_types(node, 0, 1)
+    expect_type(node, 0, NUMERIC_TYPES)
+    for flag in ("transpose_a", "transpose_b"):
+        value = node.attrs.setdefault(flag, False)
+        if not isinstance(value, (bool, np.bool_)):
+            raise node.error(f"attribute {flag}={value!r} must be a bool")
+        node.attrs[flag] = bool(value)
+    a, b = node.input_value(0).partial_shape, node.input_value(1).partial_shape
+    if a.rank == 0 or b.rank == 0:
+        raise node.error(f"inputs must have rank >= 1 (scalars are not matrices), got {a} and {b}")
+    a_dims = [1, a[0]] if a.rank == 1 else list(a.dims)
+    b_dims = [b[0], 1] if b.rank == 1 else list(b.dims)
+    if a.rank > 1 and node.attrs["transpose_a"]:
+        a_dims[-2], a_dims[-1] = a_dims[-1], a_dims[-2]
+    if b.rank > 1 and node.attrs["transpose_b"]:
+        b_dims[-2], b_dims[-1] = b_dims[-1], b_dims[-2]
+    merge_dims(
+        node,
+        a_dims[-1],
+        b_dims[-2],
+        f"the inner dimensions of {a} and {b} (after transposes) must match",
+    )
+    batch = broadcast_shapes(PartialShape(a_dims[:-2]), PartialShape(b_dims[:-2]))
+    if batch is None:
+        raise node.error(f"batch dimensions of {a} and {b} do not broadcast (numpy rules)")
+    dims = [*batch.dims]
+    if a.rank > 1:
+        dims.append(a_dims[-2])
+    if b.rank > 1:
+        dims.append(b_dims[-1])
+    return [(element_type, PartialShape(dims))]

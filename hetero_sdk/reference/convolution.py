@@ -1,3 +1,97 @@
-"""Reference kernels of the convolution family (being written)."""
+"""Reference kernels of the convolution ops: im2col and one batched matrix product per node."""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from hetero_sdk.graph.node import Node
+from hetero_sdk.ops.convolution import backprop_geometry, resolve_pads, window_output_dims
+from hetero_sdk.reference.registry import kernel
+
+
+def widened(x: np.ndarray) -> np.ndarray:
+    """f16 and bf16 computed in f32, integers in i64 (wrapping back on the final cast)."""
+    if x.dtype.kind in "iu":
+        return x.astype(np.int64)
+    return x.astype(np.float32) if x.dtype.itemsize < 4 else x
+
+
+def pad_spatial(x: np.ndarray, begin: Sequence[int], end: Sequence[int], value: float | np.ndarray = 0) -> np.ndarray:
+    """Pads the spatial axes (2...) of ``x``; negative pads crop."""
+    widths = [(0, 0), (0, 0)] + [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
+    padded = np.pad(x, widths, constant_values=value)
+    crop = tuple(slice(max(-b, 0), padded.shape[i + 2] - max(-e, 0)) for i, (b, e) in enumerate(zip(begin, end)))
+    return padded[(slice(None), slice(None), *crop)]
+
+
+def windows(
+    x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int], out: Sequence[int]
+) -> np.ndarray:
+    """A view ``[N, C, out..., kernel...]`` of the (padded) spatial windows of ``x``."""
+    n = len(kernel)
+    extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    view = sliding_window_view(x, extent, axis=tuple(range(2, 2 + n)))
+    positions = tuple(slice(None, (o - 1) * s + 1, s) for o, s in zip(out, strides))
+    taps = tuple(slice(None, None, d) for d in dilations)
+    return view[(slice(None), slice(None), *positions, *taps)]
+
+
+def _grouped_conv(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``x`` [N, G*Cg, ...] with ``w`` [G, Og, Cg, k...] -> [N, G*Og, out...]."""
+    attrs = node.attrs
+    n = x.ndim - 2
+    groups, per_group, c_in, kernel = w.shape[0], w.shape[1], w.shape[2], w.shape[3:]
+    strides, dilations = attrs["strides"], attrs["dilations"]
+    begin, end = resolve_pads(attrs["auto_pad"], x.shape[2:], kernel, strides, dilations,
+                              attrs["pads_begin"], attrs["pads_end"])  # fmt: skip
+    x, w = widened(x), widened(w)
+    out = window_output_dims(node, x.shape[2:], kernel, strides, dilations, begin, end, "explicit")
+    view = windows(pad_spatial(x, begin, end), kernel, strides, dilations, out)
+    batch = x.shape[0]
+    view = view.reshape(batch, groups, c_in, *out, *kernel)
+    order = (1, 0, *range(3, 3 + n), 2, *range(3 + n, 3 + 2 * n))
+    columns = view.transpose(order).reshape(groups, batch * math.prod(out), c_in * math.prod(kernel))
+    matrices = w.reshape(groups, per_group, -1).transpose(0, 2, 1)
+    result = np.matmul(columns, matrices).reshape(groups, batch, *out, per_group)
+    result = np.moveaxis(result, (0, -1), (1, 2))
+    return result.reshape(batch, groups * per_group, *out)
+
+
+@kernel("Convolution")
+def convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return _grouped_conv(node, x, w[np.newaxis])
+
+
+@kernel("GroupConvolution")
+def group_convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return _grouped_conv(node, x, w)
+
+
+@kernel("ConvolutionBackpropData")
+def convolution_backprop_data(
+    node: Node, x: np.ndarray, w: np.ndarray, output_shape: np.ndarray | None = None
+) -> np.ndarray:
+    attrs = node.attrs
+    kernel, sizes = w.shape[2:], x.shape[2:]
+    strides, dilations = attrs["strides"], attrs["dilations"]
+    target = None if output_shape is None else [int(v) for v in output_shape.reshape(-1)]
+    begin, out = backprop_geometry(node, sizes, kernel, target)
+    x, w = widened(x), widened(w)
+    full = [s * (size - 1) + (k - 1) * d + 1 for size, k, s, d in zip(sizes, kernel, strides, dilations)]
+    # Every kernel tap scatters one matrix product into a strided slice of the full result.
+    products = np.tensordot(x, w, axes=([1], [0]))  # [N, sizes..., C_OUT, kernel...]
+    n = len(kernel)
+    result = np.zeros((x.shape[0], w.shape[1], *full), dtype=products.dtype)
+    for tap in np.ndindex(*kernel):
+        target_slice = tuple(slice(t * d, t * d + s * (size - 1) + 1, s)
+                             for t, d, s, size in zip(tap, dilations, strides, sizes))  # fmt: skip
+        result[(slice(None), slice(None), *target_slice)] += np.moveaxis(products[(Ellipsis, *tap)], n + 1, 1)
+    cropped = np.zeros((x.shape[0], w.shape[1], *out), dtype=result.dtype)
+    source = tuple(slice(b, min(b + o, f)) for b, o, f in zip(begin, out, full))
+    dest = tuple(slice(0, max(min(b + o, f) - b, 0)) for b, o, f in zip(begin, out, full))
+    cropped[(slice(None), slice(None), *dest)] = result[(slice(None), slice(None), *source)]
+    return cropped
