@@ -1,0 +1,1 @@
+"""Tests of the HETERO device and its partitioner."""
