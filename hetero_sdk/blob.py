@@ -1,7 +1,9 @@
 """A framed, checksummed container for exported compiled models.
 
-Layout: magic ``HSDKBLOB``, format version (u16), device name, then frames. A frame is its name, its
-payload length (u64) and the payload's SHA-256, then the payload. Nothing in a blob is ever executed:
+Layout: magic ``HSDKBLOB``, format version (u16), device-name length (u16), frame count (u32), the
+device name, then the frames. A frame is its name length (u16), its payload length (u64) and the
+SHA-256 of its name and payload, then the name and the payload. The frame count makes a blob cut at a frame
+boundary detectable, and nothing may follow the last frame. Nothing in a blob is ever executed:
 payloads are bytes that the importing plugin parses itself (JSON, the native model format, StableHLO).
 """
 
@@ -17,17 +19,18 @@ __all__ = ["BLOB_VERSION", "pack_blob", "unpack_blob"]
 
 BLOB_VERSION = 1
 _MAGIC = b"HSDKBLOB"
-_HEAD = struct.Struct("<8sHH")  # magic, version, device-name length
+_HEAD = struct.Struct("<8sHHI")  # magic, version, device-name length, frame count
 _FRAME = struct.Struct("<HQ32s")  # name length, payload length, sha256
 
 
 def pack_blob(device: str, frames: Mapping[str, bytes]) -> bytes:
     """Packs named payloads for ``device`` into one checksummed blob."""
     device_bytes = device.encode()
-    parts = [_HEAD.pack(_MAGIC, BLOB_VERSION, len(device_bytes)), device_bytes]
+    parts = [_HEAD.pack(_MAGIC, BLOB_VERSION, len(device_bytes), len(frames)), device_bytes]
     for name, payload in frames.items():
         name_bytes = name.encode()
-        parts += [_FRAME.pack(len(name_bytes), len(payload), hashlib.sha256(payload).digest()), name_bytes, payload]
+        digest = hashlib.sha256(name_bytes + payload).digest()
+        parts += [_FRAME.pack(len(name_bytes), len(payload), digest), name_bytes, payload]
     return b"".join(parts)
 
 
@@ -35,37 +38,47 @@ def unpack_blob(blob: bytes, device: str) -> dict[str, bytes]:
     """Unpacks a blob made by :func:`pack_blob` for ``device``, verifying every frame.
 
     :raises BlobFormatError: when the blob is not a hetero-sdk blob, comes from another device or a
-        newer format version, is truncated, or a frame's checksum does not match (naming the frame
-        and its byte offset).
+        newer format version, is truncated or has bytes after its last frame, or a frame's checksum
+        does not match (naming the frame and its byte offset).
     """
     data = memoryview(bytes(blob))
-    if len(data) < _HEAD.size or bytes(data[:8]) != _MAGIC:
+    if bytes(data[:8]) != _MAGIC:
         raise BlobFormatError("not a hetero-sdk blob (bad magic at offset 0); export it with compiled.export_model()")
-    _, version, name_len = _HEAD.unpack_from(data)
+    _take(data, 0, _HEAD.size, "header")
+    _, version, name_len, count = _HEAD.unpack_from(data)
     if version > BLOB_VERSION:
         raise BlobFormatError(
             f"blob format version {version} is newer than this hetero-sdk reads ({BLOB_VERSION}); upgrade hetero-sdk"
         )
+    if version < 1:
+        raise BlobFormatError(f"blob format version {version} at offset 8 does not exist; the blob is corrupted")
     offset = _HEAD.size
     owner = _take(data, offset, name_len, "device name").decode(errors="replace")
     offset += name_len
     if owner != device:
         raise BlobFormatError(f"blob was exported by device {owner!r}; import it on {owner!r}, not {device!r}")
     frames: dict[str, bytes] = {}
-    while offset < len(data):
+    for _ in range(count):
         start = offset
         header = _take(data, offset, _FRAME.size, "frame header")
         name_len, size, digest = _FRAME.unpack(header)
         offset += _FRAME.size
-        name = _take(data, offset, name_len, "frame name").decode(errors="replace")
+        name_bytes = _take(data, offset, name_len, "frame name")
+        name = name_bytes.decode(errors="replace")
         offset += name_len
         payload = _take(data, offset, size, f"frame {name!r}")
         offset += size
-        if hashlib.sha256(payload).digest() != digest:
+        if hashlib.sha256(name_bytes + payload).digest() != digest:
             raise BlobFormatError(
                 f"frame {name!r} at offset {start} is corrupted (checksum mismatch); export the model again"
             )
+        if name in frames:
+            raise BlobFormatError(f"frame {name!r} at offset {start} appears twice; the blob is corrupted")
         frames[name] = payload
+    if offset != len(data):
+        raise BlobFormatError(
+            f"blob has {len(data) - offset} unexpected bytes at offset {offset} after its {count} frame(s)"
+        )
     return frames
 
 

@@ -90,12 +90,25 @@ class Core:
                 raise self._not_found(device_name)
 
     def add_hook_wrapper(self, wrapper: Any) -> None:
-        """Registers a cross-cutting plugin (pluggy hook wrappers) around every device's hooks."""
+        """Registers a cross-cutting plugin (pluggy hook wrappers) around every device's hooks,
+        those loaded later included.
+
+        :raises PluginValidationError: when the wrapper breaks the hook contract; it is then
+            registered nowhere.
+        """
         with self._lock:
+            loaded = [slot.plugin for slot in self._slots.values() if slot.plugin is not None]
+            done: list[DevicePlugin] = []
+            try:
+                DevicePlugin.check_wrapper(wrapper)
+                for device in loaded:
+                    device.add_wrapper(wrapper)
+                    done.append(device)
+            except BaseException:
+                for device in done:
+                    device.remove_wrapper(wrapper)
+                raise
             self._wrappers.append(wrapper)
-            for slot in self._slots.values():
-                if slot.plugin is not None:
-                    slot.plugin.add_wrapper(wrapper)
 
     @property
     def registered_devices(self) -> list[str]:
@@ -109,11 +122,10 @@ class Core:
         found: list[str] = []
         for name in sorted(self._slots):
             try:
-                ids = self._device(name).call("get_property", name="AVAILABLE_DEVICES", arguments={})
-            except HeteroSDKError as exc:
+                ids = self._device_ids(name)
+            except Exception as exc:  # a broken third-party plugin must not break the host
                 _log.info("device %s is unavailable: %s", name, exc)
                 continue
-            ids = list(ids or [])
             found += [name] if len(ids) == 1 else [f"{name}.{i}" for i in ids]
         return found
 
@@ -123,13 +135,15 @@ class Core:
 
     @property
     def unavailable_devices(self) -> dict[str, str]:
-        """Registered devices that failed to load, with the reason."""
+        """Registered devices that failed to load or to list their ids, with the reason."""
         reasons = {}
         for name in sorted(self._slots):
             try:
-                self._device(name)
+                self._device_ids(name)
             except DeviceUnavailableError as exc:
                 reasons[name] = str(exc)
+            except Exception as exc:
+                reasons[name] = f"device {name!r} failed to list its ids: {type(exc).__name__}: {exc}"
         return reasons
 
     def get_versions(self, device_name: str) -> dict[str, Version]:
@@ -302,6 +316,12 @@ class Core:
                 f"device {name!r} is unavailable: {type(slot.error).__name__}: {slot.error}"
             ) from slot.error
 
+    def _device_ids(self, name: str) -> list[str]:
+        ids = self._device(name).call("get_property", name="AVAILABLE_DEVICES", arguments={})
+        if isinstance(ids, str):
+            ids = ids.split(",") if ids else []
+        return [str(i) for i in ids or []]
+
     def _not_found(self, name: str) -> DeviceNotFoundError:
         known = sorted(self._slots)
         close = difflib.get_close_matches(name, known, n=1)
@@ -312,10 +332,7 @@ class Core:
         if parsed.targets:
             config["MULTI_DEVICE_PRIORITIES"] = ",".join(parsed.targets)
         if parsed.device_id is not None:
-            ids = [
-                str(i)
-                for i in self._device(parsed.name).call("get_property", name="AVAILABLE_DEVICES", arguments={}) or []
-            ]
+            ids = self._device_ids(parsed.name)
             if parsed.device_id not in ids:
                 raise DeviceNotFoundError(
                     f"device {parsed.full!r} does not exist; {parsed.name} has ids: {', '.join(ids) or 'none'}"

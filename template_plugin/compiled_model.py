@@ -40,8 +40,9 @@ class TemplateCompiledModel(CompiledModel):
 
     @property
     def execution_devices(self) -> list[str]:
-        """``EXECUTION_DEVICES``: ``TEMPLATE.<id>``."""
-        return [f"TEMPLATE.{self._config.get('DEVICE_ID', '0')}"]
+        """``EXECUTION_DEVICES``: the device with its id, under the name the plugin is registered as
+        (``TEMPLATE.1``)."""
+        return [self.device_name]
 
     def get_runtime_model(self) -> Model:
         """The transformed model; each op's rt_info names the original ops it runs

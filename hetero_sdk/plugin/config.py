@@ -141,38 +141,45 @@ class DeviceConfig:
             raise UnsupportedPropertyError(f"property {key!r} is write-only")
         if spec.compute is not None:
             return spec.compute(device_id)
-        if key == "DEVICE_ID":
-            return device_id if device_id is not None else spec.default
-        with self._lock:
-            for slot in (device_id, None):
-                if key in self._values.get(slot, {}):
-                    return self._values[slot][key]
-        return spec.default
+        return self._stored(spec, device_id)
 
     def set(self, properties: Mapping[str, Any]) -> None:
         """Validates every entry, then stores them all (a wrong one changes nothing).
 
-        ``DEVICE_ID`` in ``properties`` selects the device the values apply to.
+        ``DEVICE_ID`` in ``properties`` selects the device the values apply to; ``DEVICE_ID`` alone
+        makes that id the default one (what ``DEVICE_ID`` then reads, and the id compiles use).
         """
         device_id, values = self._validated(properties)
+        if device_id is not None and not values:
+            device_id, values = None, {"DEVICE_ID": device_id}
         with self._lock:
             self._values.setdefault(device_id, {}).update(values)
 
     def resolve(self, properties: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The full configuration for one compile: defaults, then stored values, then ``properties``.
 
-        Stored values are not changed. The result holds every readable RW/WO key and ``DEVICE_ID``.
+        Stored values are not changed. The result holds every RW and WO key, and ``DEVICE_ID`` (the
+        one in ``properties``, else the default id) when the plugin declares it.
         """
         device_id, overrides = self._validated(properties or {})
+        if device_id is None and "DEVICE_ID" in self._specs:
+            device_id = str(self._stored(self._specs["DEVICE_ID"], None))
         merged = {
-            k: self.get(k, device_id)
+            k: self._stored(s, device_id)
             for k, s in self._specs.items()
-            if s.mutability is Mutability.RW and s.compute is None
+            if s.mutability is not Mutability.RO and s.compute is None
         }
         merged.update(overrides)
-        if "DEVICE_ID" in self._specs:
-            merged["DEVICE_ID"] = device_id if device_id is not None else self.get("DEVICE_ID")
         return merged
+
+    def _stored(self, spec: PropertySpec, device_id: str | None) -> Any:
+        if spec.key == "DEVICE_ID" and device_id is not None:
+            return device_id
+        with self._lock:
+            for slot in (device_id, None):
+                if spec.key in self._values.get(slot, {}):
+                    return self._values[slot][spec.key]
+        return spec.default
 
     def _validated(self, properties: Mapping[str, Any]) -> tuple[str | None, dict[str, Any]]:
         values: dict[str, Any] = {}

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="empty-body"
+# (hookspecs are signatures with docstrings; pluggy never calls their bodies)
 """The device plugin contract: every hook a device plugin implements, mirroring ``ov::IPlugin``.
 
 A device plugin is an object whose methods are marked with :data:`hookimpl` and named as the hooks
@@ -85,7 +87,8 @@ def set_property(properties: dict[str, Any], device_name: str, core: Core) -> No
     """Store property values used by later compiles (``ov::IPlugin::set_property``).
 
     Validate every entry before storing any: a wrong entry must leave all values unchanged.
-    ``DEVICE_ID`` in ``properties`` selects the device id the values apply to.
+    ``DEVICE_ID`` in ``properties`` selects the device id the values apply to; ``DEVICE_ID`` alone
+    makes that id the default one (``core.set_property("DEV", {"DEVICE_ID": "1"})``).
 
     :param properties: key to value.
     :raises UnsupportedPropertyError: for an unknown or read-only key.

@@ -37,7 +37,7 @@ class DevicePlugin:
         self._core = core
         self._pm = pluggy.PluginManager(PROJECT_NAME)
         self._pm.add_hookspecs(hookspecs)
-        _check_hook_names(name, plugin)
+        _check_hook_names(f"plugin for device {name!r}", plugin)
         try:
             self._pm.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:
@@ -57,12 +57,47 @@ class DevicePlugin:
         return any(not (i.hookwrapper or i.wrapper) for i in impls)
 
     def add_wrapper(self, wrapper: Any) -> None:
-        """Registers a cross-cutting plugin (hook wrappers) around this device's hooks."""
-        _check_hook_names(self.name, wrapper)
+        """Registers a cross-cutting plugin (hook wrappers) around this device's hooks.
+
+        :raises PluginValidationError: when the wrapper breaks the contract; nothing is registered.
+        """
+        _check_hook_names(f"wrapper for device {self.name!r}", wrapper)
         try:
             self._pm.register(wrapper)
-        except pluggy.PluginValidationError as exc:
+        except (pluggy.PluginValidationError, ValueError) as exc:
             raise PluginValidationError(f"wrapper for device {self.name!r}: {exc}", wrapper) from None
+
+    def remove_wrapper(self, wrapper: Any) -> None:
+        """Unregisters a wrapper added with :meth:`add_wrapper`."""
+        if self._pm.is_registered(wrapper):
+            self._pm.unregister(wrapper)
+
+    @staticmethod
+    def check_wrapper(wrapper: Any) -> None:
+        """Validates a cross-cutting plugin against the hookspecs without registering it anywhere.
+
+        :raises PluginValidationError: naming the wrapper and the hook.
+        """
+        _check_hook_names(f"hook wrapper {type(wrapper).__name__}", wrapper)
+        pm = pluggy.PluginManager(PROJECT_NAME)
+        pm.add_hookspecs(hookspecs)
+        try:
+            pm.register(wrapper)
+        except (pluggy.PluginValidationError, ValueError) as exc:
+            raise PluginValidationError(f"hook wrapper {type(wrapper).__name__}: {exc}", wrapper) from None
+        plain = sorted(
+            caller.name
+            for caller in pm.get_hookcallers(wrapper) or ()
+            for impl in caller.get_hookimpls()
+            if not (impl.wrapper or impl.hookwrapper)
+        )
+        if plain:
+            # A plain implementation would answer firstresult hooks in the device's place.
+            raise PluginValidationError(
+                f"hook wrapper {type(wrapper).__name__}: {', '.join(plain)} must be marked "
+                "@hookimpl(wrapper=True); a cross-cutting plugin may only wrap device hooks",
+                wrapper,
+            )
 
     def call(self, hook: str, **kwargs: Any) -> Any:
         """Calls ``hook`` on this device with ``device_name`` and ``core`` added.
@@ -81,7 +116,7 @@ def instantiate(obj: Any) -> Any:
     return obj
 
 
-def _check_hook_names(device: str, plugin: Any) -> None:
+def _check_hook_names(owner: str, plugin: Any) -> None:
     for attr in dir(plugin):
         if attr.startswith("_"):
             continue
@@ -93,11 +128,11 @@ def _check_hook_names(device: str, plugin: Any) -> None:
             close = difflib.get_close_matches(attr, HOOK_NAMES, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; hooks: {', '.join(sorted(HOOK_NAMES))}"
             raise PluginValidationError(
-                f"plugin for device {device!r}: {attr!r} is marked as a hook but no hook has that name{hint}", plugin
+                f"{owner}: {attr!r} is marked as a hook but no hook has that name{hint}", plugin
             )
         if not marked and attr in HOOK_NAMES:
             raise PluginValidationError(
-                f"plugin for device {device!r}: method {attr!r} has a hook's name but is not marked; "
+                f"{owner}: method {attr!r} has a hook's name but is not marked; "
                 "decorate it with @hetero_sdk.plugin.hookimpl",
                 plugin,
             )

@@ -84,6 +84,7 @@ class InferRequest:
         self._context: RunContext | None = None
         self._callback: tuple[Callable[[Any], None], Any] | None = None
         self._callback_error: BaseException | None = None
+        self._userdata: Any = None
         self.remote_outputs = False
         """Set True to get device-resident outputs (remote tensors) when the device has them."""
 
@@ -111,7 +112,8 @@ class InferRequest:
     def set_input_tensor(self, index: int, tensor: Any) -> None:
         """Sets input ``index``."""
         self._ensure_idle()
-        self._inputs[self._position(index, self._in_ports, "input")] = self._checked_input(index, tensor)
+        position = self._position(index, self._in_ports, "input")
+        self._inputs[position] = self._checked_input(position, tensor)
 
     def set_input_tensors(self, inputs: Mapping[TensorKey, Any] | Sequence[Any]) -> None:
         """Sets several inputs, by key (index, name or port) or in order."""
@@ -127,17 +129,17 @@ class InferRequest:
 
     def get_input_tensor(self, index: int = 0) -> Any:
         """Input ``index`` as set (the request does not modify it)."""
-        value = self._inputs[self._position(index, self._in_ports, "input")]
+        position = self._position(index, self._in_ports, "input")
+        value = self._inputs[position]
         if value is None:
-            raise InferenceError(f"input {self._in_ports[index].any_name!r} has not been set")
+            raise InferenceError(f"input {self._in_ports[position].any_name!r} has not been set")
         return value
 
     def set_output_tensor(self, index: int, buffer: np.ndarray) -> None:
         """Makes inference write output ``index`` into ``buffer`` (a writable array of the right shape)."""
         self._ensure_idle()
-        self._user_outputs[self._position(index, self._out_ports, "output")] = self._checked_output_buffer(
-            index, buffer
-        )
+        position = self._position(index, self._out_ports, "output")
+        self._user_outputs[position] = self._checked_output_buffer(position, buffer)
 
     def get_output_tensor(self, index: int = 0) -> Any:
         """Output ``index`` of the last inference (a remote tensor when :attr:`remote_outputs` is set)."""
@@ -174,15 +176,21 @@ class InferRequest:
     def start_async(self, inputs: Any = None, userdata: Any = None) -> None:
         """Starts one inference in the background; :meth:`wait` for it.
 
-        :param userdata: passed to the completion callback (overrides the one given to set_callback).
+        :param userdata: passed to the completion callback of this inference instead of the one given
+            to :meth:`set_callback`.
         :raises RequestBusyError: when an inference is already running on this request.
         """
         self._start(inputs)
-        if userdata is not None and self._callback is not None:
-            self._callback = (self._callback[0], userdata)
+        self._userdata = userdata
         self._callback_error = None
+        try:
+            future = self._compiled.executor.submit(self._run_async)
+        except BaseException:
+            with self._lock:
+                self._context = None
+            raise
         with self._lock:
-            self._future = self._compiled.executor.submit(self._run_async)
+            self._future = future
 
     def wait(self) -> None:
         """Blocks until the running inference ends, re-raising its error (or its callback's)."""
@@ -331,7 +339,7 @@ class InferRequest:
         if self._callback is not None:
             callback, userdata = self._callback
             try:
-                callback(userdata)
+                callback(userdata if self._userdata is None else self._userdata)
             except BaseException as exc:  # surfaces from wait(), as in OpenVINO
                 self._callback_error = exc
 

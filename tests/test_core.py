@@ -1,0 +1,198 @@
+"""Core: devices and ids, versions, property precedence, compiling from files, caching, lifetimes."""
+
+from __future__ import annotations
+
+import gc
+import io
+import itertools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import hetero_sdk as hs
+from hetero_sdk.errors import DeviceNotFoundError, UnsupportedPropertyError
+from template_plugin import TemplatePlugin
+
+
+def test_available_devices_lists_each_device_id(core: hs.Core) -> None:
+    assert core.available_devices == ["TEMPLATE.0", "TEMPLATE.1"]
+    assert core.get_available_devices() == core.available_devices
+    assert core.registered_devices == ["TEMPLATE"]
+
+
+def test_single_id_device_is_listed_by_its_plain_name() -> None:
+    core = hs.Core(plugins={"TEMPLATE": TemplatePlugin(num_devices=1)}, autoload=False)
+    assert core.available_devices == ["TEMPLATE"]
+
+
+def test_unknown_device_names_the_registered_ones_and_a_close_match(core: hs.Core, mlp) -> None:
+    with pytest.raises(
+        DeviceNotFoundError, match=r"no device 'TEMPLAT'; registered: TEMPLATE; did you mean TEMPLATE\?"
+    ):
+        core.compile_model(mlp.model, "TEMPLAT")
+    with pytest.raises(LookupError):
+        core.get_property("XLA", "FULL_DEVICE_NAME")
+
+
+def test_device_names_are_case_sensitive(core: hs.Core, mlp) -> None:
+    with pytest.raises(ValueError, match="UPPER_CASE"):
+        core.compile_model(mlp.model, "template")
+
+
+@pytest.mark.parametrize("name", ["TEMPLATE.1", "HETERO:TEMPLATE", "lower"])
+def test_plugins_register_under_plain_names_only(core: hs.Core, name: str) -> None:
+    with pytest.raises(ValueError):
+        core.register_plugin(TemplatePlugin(), name)
+
+
+def test_unregister_forgets_the_device(core: hs.Core) -> None:
+    core.unregister_plugin("TEMPLATE")
+    assert core.available_devices == []
+    with pytest.raises(DeviceNotFoundError):
+        core.unregister_plugin("TEMPLATE")
+
+
+def test_get_versions_has_one_entry_with_build_number_and_description(core: hs.Core) -> None:
+    for device in ("TEMPLATE", "TEMPLATE.1"):
+        versions = core.get_versions(device)
+        assert list(versions) == ["TEMPLATE"]
+        assert versions["TEMPLATE"].build_number == hs.__version__
+        assert "TEMPLATE" in versions["TEMPLATE"].description
+
+
+def test_device_ids_select_the_device_and_an_unknown_id_raises(core: hs.Core, mlp) -> None:
+    for device_id in ("0", "1"):
+        compiled = core.compile_model(mlp.model, f"TEMPLATE.{device_id}")
+        assert compiled.get_property("EXECUTION_DEVICES") == [f"TEMPLATE.{device_id}"]
+        assert compiled.get_property("DEVICE_ID") == device_id
+        assert core.get_property(f"TEMPLATE.{device_id}", "DEVICE_ID") == device_id
+    for call in (
+        lambda: core.compile_model(mlp.model, "TEMPLATE.7"),
+        lambda: core.get_property("TEMPLATE.7", "FULL_DEVICE_NAME"),
+        lambda: core.set_property("TEMPLATE.7", {"PERF_COUNT": True}),
+        lambda: core.query_model(mlp.model, "TEMPLATE.7"),
+    ):
+        with pytest.raises(DeviceNotFoundError, match=r"'TEMPLATE.7' does not exist; TEMPLATE has ids: 0, 1"):
+            call()
+
+
+def test_values_set_for_one_id_stay_with_that_id(core: hs.Core, mlp) -> None:
+    core.set_property("TEMPLATE.1", {"PERF_COUNT": True})
+    assert core.get_property("TEMPLATE.1", "PERF_COUNT") is True
+    assert core.get_property("TEMPLATE.0", "PERF_COUNT") is False
+    assert core.compile_model(mlp.model, "TEMPLATE.1").get_property("PERF_COUNT") is True
+    assert core.compile_model(mlp.model, "TEMPLATE.0").get_property("PERF_COUNT") is False
+
+
+def test_compile_config_wins_over_set_property_which_wins_over_defaults(core: hs.Core, mlp) -> None:
+    assert core.compile_model(mlp.model, "TEMPLATE").get_property("PERFORMANCE_HINT") == "LATENCY"
+    core.set_property("TEMPLATE", {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": 2})
+    compiled = core.compile_model(mlp.model, "TEMPLATE", {"PERFORMANCE_HINT": "CUMULATIVE_THROUGHPUT"})
+    assert compiled.get_property("PERFORMANCE_HINT") == "CUMULATIVE_THROUGHPUT"
+    assert compiled.get_property("NUM_STREAMS") == 2
+    assert compiled.get_property("EXECUTION_MODE_HINT") == "PERFORMANCE"
+    assert core.get_property("TEMPLATE", "PERFORMANCE_HINT") == "THROUGHPUT"
+    assert core.compile_model(mlp.model, "TEMPLATE").get_property("PERFORMANCE_HINT") == "THROUGHPUT"
+
+
+def test_core_properties_are_cache_dir_only(core: hs.Core, tmp_path: Path) -> None:
+    assert core.get_property("CACHE_DIR") == ""
+    core.set_property({"CACHE_DIR": str(tmp_path)})
+    assert core.get_property("CACHE_DIR") == str(tmp_path)
+    with pytest.raises(UnsupportedPropertyError, match="not a Core property"):
+        core.set_property({"PERF_COUNT": True})
+    with pytest.raises(UnsupportedPropertyError):
+        core.get_property("PERF_COUNT")
+
+
+def test_compile_model_accepts_a_path(core: hs.Core, mlp, rng, tmp_path: Path) -> None:
+    path = tmp_path / "mlp.json"
+    hs.save_model(mlp.model, path)
+    (x,) = mlp.make_inputs(rng)
+    for source in (path, str(path)):
+        compiled = core.compile_model(source, "TEMPLATE")
+        np.testing.assert_allclose(compiled({"x": x})[0], mlp.expected([x])[0], rtol=1e-4, atol=1e-4)
+    assert core.read_model(path).friendly_name == "mlp"
+
+
+def test_compile_model_without_a_device_uses_the_first_available(core: hs.Core, mlp) -> None:
+    assert core.compile_model(mlp.model).get_property("EXECUTION_DEVICES") == ["TEMPLATE.0"]
+    with pytest.raises(DeviceNotFoundError, match="no device is available"):
+        hs.Core(autoload=False).compile_model(mlp.model)
+
+
+def test_query_model_names_every_op_of_a_supported_model(core: hs.Core, mlp) -> None:
+    answer = core.query_model(mlp.model, "TEMPLATE")
+    assert answer == {n.friendly_name: "TEMPLATE" for n in mlp.model.get_ops()}
+    assert set(core.query_model(mlp.model, "TEMPLATE.1").values()) == {"TEMPLATE.1"}
+
+
+def test_import_model_accepts_bytes_and_file_objects(core: hs.Core, mlp, rng) -> None:
+    blob = core.compile_model(mlp.model, "TEMPLATE").export_model()
+    (x,) = mlp.make_inputs(rng)
+    for source in (blob, io.BytesIO(blob)):
+        result = core.import_model(source, "TEMPLATE")({"x": x})[0]
+        np.testing.assert_allclose(result, mlp.expected([x])[0], rtol=1e-4, atol=1e-4)
+
+
+# -- CACHE_DIR ------------------------------------------------------------------------------------------
+
+
+def test_second_compile_loads_from_the_cache_with_equal_results(core: hs.Core, mlp, rng, tmp_path: Path) -> None:
+    core.set_property({"CACHE_DIR": str(tmp_path)})
+    first = core.compile_model(mlp.model, "TEMPLATE")
+    assert first.get_property("LOADED_FROM_CACHE") is False
+    assert len(list(tmp_path.iterdir())) == 1
+    second = core.compile_model(mlp.model, "TEMPLATE")
+    assert second.get_property("LOADED_FROM_CACHE") is True
+    (x,) = mlp.make_inputs(rng)
+    np.testing.assert_array_equal(first({"x": x})[0], second({"x": x})[0])
+    np.testing.assert_allclose(second({"x": x})[0], mlp.expected([x])[0], rtol=1e-4, atol=1e-4)
+
+
+def test_cache_entries_depend_on_device_id_config_and_model(core: hs.Core, mlp, mlp_factory, tmp_path: Path) -> None:
+    core.set_property({"CACHE_DIR": str(tmp_path)})
+    core.compile_model(mlp.model, "TEMPLATE")
+    for device, config, model in [
+        ("TEMPLATE.1", {}, mlp.model),
+        ("TEMPLATE", {"PERF_COUNT": True}, mlp.model),
+        ("TEMPLATE", {}, mlp_factory(seed=5).model),
+    ]:
+        assert core.compile_model(model, device, config).get_property("LOADED_FROM_CACHE") is False
+    assert len(list(tmp_path.iterdir())) == 4
+    assert core.compile_model(mlp.model, "TEMPLATE.1").get_property("EXECUTION_DEVICES") == ["TEMPLATE.1"]
+
+
+def test_cache_dir_in_the_compile_config_and_a_corrupt_entry_is_recompiled(core: hs.Core, mlp, tmp_path: Path) -> None:
+    core.compile_model(mlp.model, "TEMPLATE", {"CACHE_DIR": str(tmp_path)})
+    (entry,) = tmp_path.iterdir()
+    entry.write_bytes(entry.read_bytes()[:-3])
+    again = core.compile_model(mlp.model, "TEMPLATE", {"CACHE_DIR": str(tmp_path)})
+    assert again.get_property("LOADED_FROM_CACHE") is False
+    assert core.compile_model(mlp.model, "TEMPLATE", {"CACHE_DIR": str(tmp_path)}).get_property("LOADED_FROM_CACHE")
+
+
+# -- lifetimes --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(["core", "compiled", "request"])))
+def test_objects_outlive_each_other_in_any_release_order(order: tuple[str, ...], mlp, rng) -> None:
+    objects: dict[str, Any] = {"core": hs.Core(plugins={"TEMPLATE": TemplatePlugin()}, autoload=False)}
+    objects["compiled"] = objects["core"].compile_model(mlp.model, "TEMPLATE")
+    objects["request"] = objects["compiled"].create_infer_request()
+    (x,) = mlp.make_inputs(rng)
+    expected = mlp.expected([x])[0]
+    for name in order:
+        del objects[name]
+        gc.collect()
+        if "request" in objects:
+            request = objects["request"]
+            np.testing.assert_allclose(request.infer({"x": x})[0], expected, rtol=1e-4, atol=1e-4)
+            request.start_async({"x": x})
+            request.wait()
+        if "compiled" in objects:
+            np.testing.assert_allclose(objects["compiled"]({"x": x})[0], expected, rtol=1e-4, atol=1e-4)
+        if "core" in objects:
+            assert objects["core"].available_devices == ["TEMPLATE"]

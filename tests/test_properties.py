@@ -1,0 +1,66 @@
+"""Typed property names equal OpenVINO's key strings, so OpenVINO config dicts work unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from hetero_sdk import properties
+from hetero_sdk.properties import Mutability, Property
+from template_plugin import properties as template_properties
+
+API_TABLE = [
+    (properties.supported_properties, "SUPPORTED_PROPERTIES"),
+    (properties.available_devices, "AVAILABLE_DEVICES"),
+    (properties.device.full_name, "FULL_DEVICE_NAME"),
+    (properties.device.architecture, "DEVICE_ARCHITECTURE"),
+    (properties.device.capabilities, "OPTIMIZATION_CAPABILITIES"),
+    (properties.device.id, "DEVICE_ID"),
+    (properties.device.priorities, "MULTI_DEVICE_PRIORITIES"),
+    (properties.device.properties, "DEVICE_PROPERTIES"),
+    (properties.execution_devices, "EXECUTION_DEVICES"),
+    (properties.range_for_async_infer_requests, "RANGE_FOR_ASYNC_INFER_REQUESTS"),
+    (properties.caching_properties, "CACHING_PROPERTIES"),
+    (properties.cache_dir, "CACHE_DIR"),
+    (properties.loaded_from_cache, "LOADED_FROM_CACHE"),
+    (properties.model_name, "NETWORK_NAME"),
+    (properties.optimal_number_of_infer_requests, "OPTIMAL_NUMBER_OF_INFER_REQUESTS"),
+    (properties.enable_profiling, "PERF_COUNT"),
+    (properties.num_streams, "NUM_STREAMS"),
+    (properties.inference_num_threads, "INFERENCE_NUM_THREADS"),
+    (properties.hint.performance_mode, "PERFORMANCE_HINT"),
+    (properties.hint.num_requests, "PERFORMANCE_HINT_NUM_REQUESTS"),
+    (properties.hint.inference_precision, "INFERENCE_PRECISION_HINT"),
+    (properties.hint.execution_mode, "EXECUTION_MODE_HINT"),
+    (properties.hint.model_distribution_policy, "MODEL_DISTRIBUTION_POLICY"),
+    (properties.exclusive_async_requests, "EXCLUSIVE_ASYNC_REQUESTS"),
+    (properties.hetero.number_of_submodels, "HETERO_NUMBER_OF_SUBMODELS"),
+    (template_properties.disable_transformations, "TEMPLATE_DISABLE_TRANSFORMATIONS"),
+]
+
+
+@pytest.mark.parametrize(("typed", "key"), API_TABLE, ids=[key for _, key in API_TABLE])
+def test_typed_name_is_the_openvino_key(typed: Property, key: str) -> None:
+    assert isinstance(typed, Property)
+    assert typed == key
+    assert typed() == key
+    assert hash(typed) == hash(key)
+    assert {typed: 1}[key] == 1
+
+
+def test_calling_a_property_with_a_value_builds_a_config_entry() -> None:
+    assert properties.enable_profiling(True) == ("PERF_COUNT", True)
+    assert dict([properties.hint.performance_mode("THROUGHPUT")]) == {"PERFORMANCE_HINT": "THROUGHPUT"}
+
+
+def test_several_values_are_joined_with_commas_as_priorities() -> None:
+    assert properties.device.priorities("GPU", "CPU") == ("MULTI_DEVICE_PRIORITIES", "GPU,CPU")
+
+
+def test_mutability_values_are_ro_rw_wo() -> None:
+    assert [m.value for m in Mutability] == ["RO", "RW", "WO"]
+    assert Mutability.RW == "RW"
+
+
+def test_public_names_are_listed_in_all() -> None:
+    for name in properties.__all__:
+        assert hasattr(properties, name), name
