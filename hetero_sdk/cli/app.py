@@ -1,0 +1,123 @@
+"""The ``hetero-sdk`` command group and its error handling: every user mistake or device failure
+ends as one line on stderr and a non-zero exit status, never a traceback."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import click
+
+from hetero_sdk.core import Core
+from hetero_sdk.errors import HeteroSDKError
+
+__all__ = ["CLIError", "cli", "get_core"]
+
+EXIT_FAILURE = 1
+"""A device, model or file problem, or a failed results check."""
+EXIT_USAGE = 2
+"""A wrong command line, or a missing tool the command needs (as click uses it)."""
+
+
+class CLIError(click.ClickException):
+    """A one-line error with its exit status."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_FAILURE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code  # type: ignore[misc]
+
+
+def describe(exc: BaseException) -> str:
+    """One line saying what went wrong: the error's type for SDK errors, the file for OS errors."""
+    if isinstance(exc, FileNotFoundError) and exc.filename is not None:
+        text = f"no such file or directory: {exc.filename}"
+    elif isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{exc.strerror or type(exc).__name__}: {exc.filename}"
+    elif isinstance(exc, HeteroSDKError):
+        text = f"{type(exc).__name__}: {exc}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+class _Group(click.Group):
+    """A click group whose errors are single lines: SDK and OS errors become :class:`CLIError`,
+    usage errors lose click's multi-line usage banner (the hint to ``--help`` stays)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise
+        except (HeteroSDKError, OSError) as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            raise CLIError(describe(exc)) from exc
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            status = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            path = exc.ctx.command_path if exc.ctx is not None else "hetero-sdk"
+            _fail(f"{exc.format_message()} (see '{path} --help')", exc.exit_code)
+        except click.ClickException as exc:
+            _fail(exc.format_message(), exc.exit_code)
+        except click.Abort:
+            _fail("aborted", EXIT_FAILURE)
+        sys.exit(status if isinstance(status, int) else 0)
+
+
+def _fail(message: str, status: int) -> NoReturn:
+    click.echo(f"hetero-sdk: error: {' '.join(message.split())}", err=True)
+    sys.exit(status)
+
+
+@click.group(
+    "hetero-sdk", cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
+@click.version_option(package_name="hetero-sdk", prog_name="hetero-sdk")
+@click.option("--debug", is_flag=True, help="Show the full traceback of device and model errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """hetero-sdk: run one model across several devices.
+
+    \b
+    hetero-sdk devices                    list the devices and why any failed to load
+    hetero-sdk query detection            where each op of a model runs, and why
+    hetero-sdk benchmark --time 2         the main job: split, check and time the sample model
+    hetero-sdk conformance TEMPLATE       run the conformance kit on a device
+    """
+    ctx.ensure_object(dict)["debug"] = debug
+
+
+def get_core(ctx: click.Context) -> Core:
+    """The Core the commands share: ``obj["core"]`` when the caller passed one (tests, embedding
+    applications: ``cli.main(args, obj={"core": core})``), else a new ``Core()`` finding the installed
+    devices."""
+    obj = ctx.find_root().ensure_object(dict)
+    if obj.get("core") is None:
+        obj["core"] = Core()
+    return obj["core"]
+
+
+def _register() -> None:
+    from hetero_sdk.cli.benchmark import benchmark
+    from hetero_sdk.cli.conformance import conformance
+    from hetero_sdk.cli.devices import devices
+    from hetero_sdk.cli.query import query
+
+    for command in (devices, query, benchmark, conformance):
+        cli.add_command(command)
+
+
+_register()

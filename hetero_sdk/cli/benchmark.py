@@ -1,0 +1,233 @@
+"""``hetero-sdk benchmark [MODEL]``: the main job. Compile a model (the built-in detection sample by
+default, split over ``HETERO:XLA,TEMPLATE`` when XLA is installed), show the partition, check the
+results against the reference evaluator, and time it as OpenVINO's benchmark_app does."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hetero_sdk.cli.app import EXIT_FAILURE, get_core
+from hetero_sdk.cli.check import CheckResult, check_results
+from hetero_sdk.cli.measure import Timing, perf_counters, run_async, run_sync
+from hetero_sdk.cli.models import LoadedModel, default_device, load_model, random_inputs, validate_device
+from hetero_sdk.cli.output import Printer, emit_json, progress, status
+from hetero_sdk.cli.query import placement_of, print_summary
+from hetero_sdk.core import Core
+from hetero_sdk.device_name import parse_device_name
+from hetero_sdk.errors import HeteroSDKError
+from hetero_sdk.hetero.report import PlacementReport
+from hetero_sdk.runtime import CompiledModel
+
+__all__ = ["DEFAULT_MODEL", "DEFAULT_TIME_S", "benchmark"]
+
+DEFAULT_MODEL = "detection"
+DEFAULT_TIME_S = 3.0
+"""The time limit when neither -niter nor -t is given: the main job must stay a few seconds long."""
+_HINTS = ("throughput", "cumulative_throughput", "latency", "none")
+
+
+def _supports(core: Core, device: str, key: str) -> bool:
+    """Whether ``device`` (or, for ``HETERO:A,B``, one of its targets, which HETERO forwards to) takes ``key``."""
+    parsed = parse_device_name(device)
+    targets = parsed.targets or (device,)
+    for target in targets:
+        try:
+            if key in core.get_property(target, "SUPPORTED_PROPERTIES"):
+                return True
+        except HeteroSDKError:
+            continue
+    return False
+
+
+def _config(core: Core, device: str, api: str, hint: str | None, pc: bool) -> dict[str, Any]:
+    config: dict[str, Any] = {"PERF_COUNT": True} if pc else {}
+    if hint is None:
+        chosen = "LATENCY" if api == "sync" else "THROUGHPUT"
+        if _supports(core, device, "PERFORMANCE_HINT"):
+            config["PERFORMANCE_HINT"] = chosen
+    elif hint != "none":
+        config["PERFORMANCE_HINT"] = hint.upper()
+    return config
+
+
+def _print(
+    out: Printer, data: dict[str, Any], loaded: LoadedModel, partition: PlacementReport, check: CheckResult | None
+) -> None:
+    out.heading("Model")
+    model = data["model"]
+    out.fields(
+        [
+            ("model", loaded.describe()),
+            ("inputs", ", ".join(f"{p['name']} {p['element_type']}{p['shape']}" for p in model["inputs"])),
+            ("outputs", ", ".join(f"{p['name']} {p['element_type']}{p['shape']}" for p in model["outputs"])),
+            ("device", f"{data['device']} (runs on {', '.join(data['execution_devices'])})"),
+            ("config", ", ".join(f"{k}={v}" for k, v in data["config"].items()) or "-"),
+        ]
+    )
+    out.heading("Partition")
+    print_summary(out, partition)
+    out.heading("Results check")
+    if check is None:
+        out.line("  skipped (--no-check)")
+    elif check.status == "SKIPPED":
+        out.line(f"  {check.summary()}", style="yellow")
+    else:
+        out.verdict(check.ok, check.summary())
+    out.heading("Timing")
+    settings = data["settings"]
+    limit = f"{settings['niter']} iterations" if settings["niter"] is not None else f"{settings['time_limit_s']:g} s"
+    stats = data["latency_ms"]
+    out.fields(
+        [
+            ("api", f"{settings['api']}, {settings['nireq']} request(s), limit {limit}"),
+            ("first inference", f"{data['first_inference_ms']:.2f} ms"),
+            ("iterations", f"{data['iterations']} in {data['duration_s']:.2f} s"),
+            ("latency median", f"{stats['median']:.2f} ms"),
+            ("latency average", f"{stats['average']:.2f} ms"),
+            ("latency min", f"{stats['min']:.2f} ms"),
+            ("latency max", f"{stats['max']:.2f} ms"),
+            ("latency p90", f"{stats['p90']:.2f} ms"),
+            ("latency p99", f"{stats['p99']:.2f} ms"),
+            ("throughput", f"{data['throughput_fps']:.2f} FPS"),
+        ]
+    )
+    counters = data.get("perf_counts")
+    if counters:
+        columns = ["NAME", "TYPE", "EXEC TYPE", "STATUS", "REAL TIME (ms)", "CPU TIME (ms)"]
+        keys = ["name", "type", "exec_type", "status", "real_time_ms", "cpu_time_ms"]
+        for title, rows in (("Per-subgraph counters", counters["subgraphs"]), ("Per-op counters", counters["ops"])):
+            if rows:
+                out.heading(title)
+                out.table(columns, [[row[k] for k in keys] for row in rows])
+
+
+@click.command(short_help="Split, check and time a model (the main job).", context_settings={"show_default": True})
+@click.argument("model", required=False)
+@click.option(
+    "-d",
+    "--device",
+    callback=validate_device,
+    help="The device [default: HETERO:XLA,TEMPLATE when XLA is installed, else TEMPLATE]",
+)
+@click.option("--api", type=click.Choice(["sync", "async"]), default="async", help="Inference API.")
+@click.option(
+    "-nireq", "--nireq", type=click.IntRange(min=1), help="Requests in flight (async) [default: the device's optimal]"
+)
+@click.option("-niter", "--niter", type=click.IntRange(min=1), help="Stop after this many inferences.")
+@click.option(
+    "-t",
+    "--time",
+    "time_limit",
+    type=click.FloatRange(min=0, min_open=True),
+    help=f"Stop after this many seconds [default: {DEFAULT_TIME_S:g} unless -niter is given]",
+)
+@click.option(
+    "--hint",
+    type=click.Choice(_HINTS),
+    help="PERFORMANCE_HINT [default: throughput for async, latency for sync, where the device has hints]",
+)
+@click.option("--pc", is_flag=True, help="Report per-subgraph and per-op performance counters (PERF_COUNT).")
+@click.option("--seed", type=int, default=0, help="Seed of the random inputs.")
+@click.option("--check/--no-check", default=True, help="Compare the outputs with the reference evaluator.")
+@click.option("--rtol", type=float, default=1e-4, help="Relative tolerance of the results check.")
+@click.option("--atol", type=float, default=1e-5, help="Absolute tolerance of the results check.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
+@click.pass_context
+def benchmark(
+    ctx: click.Context,
+    model: str | None,
+    device: str | None,
+    api: str,
+    nireq: int | None,
+    niter: int | None,
+    time_limit: float | None,
+    hint: str | None,
+    pc: bool,
+    seed: int,
+    check: bool,
+    rtol: float,
+    atol: float,
+    as_json: bool,
+    report_file: str | None,
+) -> None:
+    """Measure latency and throughput of MODEL on a device, after checking its results.
+
+    MODEL is a native model file (.json with its .bin) or a built-in sample (detection, mlp); without
+    it, the detection sample, whose NonMaxSuppression XLA cannot run, so HETERO splits it. Inputs are
+    random (--seed), dynamic dimensions 1. With both -niter and -t, the first limit reached stops.
+    Exits 1 when the results check fails.
+    """
+    if api == "sync" and nireq not in (None, 1):
+        raise click.UsageError("-nireq applies to --api async; sync runs one request", ctx)
+    core = get_core(ctx)
+    loaded = load_model(core, model or DEFAULT_MODEL)
+    device = device or default_device(core)
+    config = _config(core, device, api, hint, pc)
+    with status(f"compiling {loaded.model.friendly_name} on {device}"):
+        compiled = core.compile_model(loaded.model, device, config)
+    partition = placement_of(compiled, loaded.model)
+    inputs = random_inputs(loaded.model, seed)
+
+    started = time.perf_counter()
+    first = compiled.create_infer_request().infer(inputs)
+    first_ms = (time.perf_counter() - started) * 1e3
+    verdict = check_results(loaded.model, inputs, first.to_tuple(), rtol, atol) if check else None
+
+    if niter is None and time_limit is None:
+        time_limit = DEFAULT_TIME_S
+    requests = 1 if api == "sync" else nireq or int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
+    by_time = niter is None
+    total = float(time_limit) if by_time and time_limit is not None else float(niter or 0)
+    with progress(f"{api} on {device}", total, by_time) as bar:
+        if api == "sync":
+            timing = run_sync(compiled, inputs, niter, time_limit, bar)
+        else:
+            timing = run_async(compiled, inputs, requests, niter, time_limit, bar)
+
+    data = _report(loaded, device, compiled, config, partition, verdict, first_ms, timing, niter, time_limit, pc)
+    if report_file:
+        Path(report_file).write_text(json.dumps(data, indent=2) + "\n")
+    if as_json:
+        emit_json(data)
+    else:
+        _print(Printer(), data, loaded, partition, verdict)
+    if verdict is not None and not verdict.ok:
+        ctx.exit(EXIT_FAILURE)
+
+
+def _report(
+    loaded: LoadedModel,
+    device: str,
+    compiled: CompiledModel,
+    config: dict[str, Any],
+    partition: PlacementReport,
+    verdict: CheckResult | None,
+    first_ms: float,
+    timing: Timing,
+    niter: int | None,
+    time_limit: float | None,
+    pc: bool,
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "model": loaded.to_dict(),
+        "device": device,
+        "execution_devices": list(compiled.get_property("EXECUTION_DEVICES")),
+        "config": config,
+        "partition": partition.to_dict(),
+        "check": verdict.to_dict() if verdict is not None else {"status": "SKIPPED", "reason": "--no-check"},
+        "settings": {"api": timing.api, "nireq": timing.nireq, "niter": niter, "time_limit_s": time_limit},
+        "first_inference_ms": first_ms,
+        "iterations": timing.iterations,
+        "duration_s": timing.duration_s,
+        "latency_ms": timing.latency_stats(),
+        "throughput_fps": timing.throughput_fps,
+    }
+    if pc:
+        data["perf_counts"] = perf_counters(timing.requests)
+    return data

@@ -1,0 +1,47 @@
+"""``hetero-sdk conformance DEVICE``: runs the conformance kit (needs the ``testing`` extra)."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from hetero_sdk.cli.app import EXIT_USAGE, CLIError
+from hetero_sdk.cli.models import validate_device
+
+__all__ = ["conformance"]
+
+_INSTALL_HINT = "pip install 'hetero-sdk[testing]'"
+_TESTING_EXTRA = frozenset({"pytest", "_pytest", "hypothesis"})
+
+
+@click.command(short_help="Run the conformance kit on a device.", context_settings={"ignore_unknown_options": True})
+@click.argument("device", callback=validate_device)
+@click.option("--xfail-file", type=click.Path(exists=True, dir_okay=False), help="Expected failures, a reason each.")
+@click.option("--report-json", type=click.Path(dir_okay=False), help="Write the results as JSON to this file.")
+@click.option("--profile", default="ci", show_default=True, help="The hypothesis profile (how many examples).")
+@click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def conformance(
+    ctx: click.Context,
+    device: str,
+    xfail_file: str | None,
+    report_json: str | None,
+    profile: str,
+    pytest_args: tuple[str, ...],
+) -> None:
+    """Run the conformance kit on DEVICE; extra arguments (e.g. -k conv -x) go to pytest."""
+    try:
+        kit = importlib.import_module("hetero_sdk.conformance")
+        run = getattr(kit, "run", None)
+        if run is None:
+            raise CLIError("this installation of hetero-sdk has no conformance kit runner", EXIT_USAGE)
+        status = run(device, extra_args=pytest_args, xfail_file=xfail_file, report_json=report_json, profile=profile)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in _TESTING_EXTRA:
+            raise
+        raise CLIError(
+            f"the conformance kit needs {exc.name}, which is not installed; install it with {_INSTALL_HINT}",
+            EXIT_USAGE,
+        ) from exc
+    ctx.exit(int(status))

@@ -1,0 +1,170 @@
+"""``hetero-sdk query MODEL -d DEVICE``: compile a model and show where each op runs and why."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hetero_sdk.cli.app import EXIT_USAGE, CLIError, get_core
+from hetero_sdk.cli.models import LoadedModel, default_device, load_model, validate_device
+from hetero_sdk.cli.output import Printer, emit_json, status
+from hetero_sdk.graph import Model
+from hetero_sdk.hetero.affinity import COLOURLESS
+from hetero_sdk.hetero.report import PlacementReport
+from hetero_sdk.hetero.visualize import subgraphs_dot
+from hetero_sdk.runtime import CompiledModel
+
+__all__ = ["placement_of", "print_report", "query", "report_dict"]
+
+GRAPHVIZ_HINT = (
+    "drawing --svg or --png needs Graphviz's 'dot' program, which is not on PATH; install it "
+    "(apt-get install graphviz, brew install graphviz or conda install graphviz), or write --dot FILE "
+    "and render it elsewhere"
+)
+
+
+def placement_of(compiled: CompiledModel, model: Model) -> PlacementReport:
+    """The compiled model's placement report; for a single device, every op on that device."""
+    report = getattr(compiled, "placement_report", None)
+    if callable(report):
+        return report()
+    ops = [n.friendly_name for n in model.get_ordered_ops() if n.type_name not in COLOURLESS]
+    return PlacementReport({op: (compiled.device_name, 0) for op in ops}, subgraphs=[(compiled.device_name, ops)])
+
+
+def report_dict(loaded: LoadedModel, device: str, compiled: CompiledModel, report: PlacementReport) -> dict[str, Any]:
+    """The JSON of ``query``: the model, the device, the execution devices, the report's own
+    fields and an ``ops`` list (name, type, device, subgraph, rejected_by) in model order."""
+    types = {n.friendly_name: n.type_name for n in loaded.model.get_ordered_ops()}
+    ops = [
+        {
+            "name": op,
+            "type": types.get(op),
+            "device": where[0],
+            "subgraph": where[1],
+            "rejected_by": report.rejected_by.get(op, []),
+        }
+        for op, where in _in_model_order(loaded.model, report)
+    ]
+    return {
+        "model": loaded.to_dict(),
+        "device": device,
+        "execution_devices": compiled.get_property("EXECUTION_DEVICES"),
+        **report.to_dict(),
+        "ops": ops,
+    }
+
+
+def _in_model_order(model: Model, report: PlacementReport) -> list[tuple[str, tuple[str, int]]]:
+    order = {n.friendly_name: i for i, n in enumerate(model.get_ordered_ops())}
+    return sorted(report.placement.items(), key=lambda item: order.get(item[0], len(order)))
+
+
+def print_summary(out: Printer, report: PlacementReport) -> None:
+    """The subgraphs, the fallbacks and the cut tensors: what ``benchmark`` shows of a partition."""
+    mode = "manual" if report.manual else "automatic"
+    out.line(
+        f"{len(report.subgraphs)} subgraph(s), {mode} affinities, {report.transfer_bytes} bytes cross per inference"
+    )
+    out.table(
+        ["SUBGRAPH", "DEVICE", "OPS", "FIRST OPS"],
+        [
+            [i, device, len(ops), ", ".join(ops[:4]) + (", ..." if len(ops) > 4 else "")]
+            for i, (device, ops) in enumerate(report.subgraphs)
+        ],
+    )
+    if report.rejected_by:
+        fallbacks = sorted(report.rejected_by.items())
+        out.line("  fell back: " + "; ".join(f"{op} (rejected by {', '.join(d)})" for op, d in fallbacks))
+    for index, (failed, used, reason) in sorted(report.fallbacks.items()):
+        out.line(f"  subgraph{index}: {failed} failed to compile ({reason}); moved to {used}", style="yellow")
+    if report.cuts:
+        out.table(
+            ["CUT TENSOR", "FROM", "TO", "TYPE", "SHAPE", "BYTES"],
+            [
+                [c.tensor, c.producer, list(c.consumers), c.element_type, c.shape, c.nbytes if c.nbytes else "dynamic"]
+                for c in report.cuts
+            ],
+        )
+
+
+def print_report(out: Printer, data: dict[str, Any], report: PlacementReport) -> None:
+    """The full text report: every op with its device and why it fell back, then the summary."""
+    out.heading(f"Placement of {data['model']['name']} on {data['device']}")
+    out.table(
+        ["OP", "TYPE", "DEVICE", "SUBGRAPH", "REJECTED BY"],
+        [[o["name"], o["type"], o["device"], o["subgraph"], o["rejected_by"]] for o in data["ops"]],
+    )
+    out.heading("Subgraphs")
+    print_summary(out, report)
+
+
+def _render(dot_text: str, fmt: str, target: str) -> None:
+    executable = shutil.which("dot")
+    if executable is None:
+        raise CLIError(GRAPHVIZ_HINT, EXIT_USAGE)
+    done = subprocess.run(
+        [executable, f"-T{fmt}", "-o", target], input=dot_text.encode(), capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
+        raise CLIError(f"Graphviz failed to draw {target}: {message}")
+
+
+@click.command(short_help="Show where each op of a model runs, and why.")
+@click.argument("model")
+@click.option(
+    "-d",
+    "--device",
+    callback=validate_device,
+    help="The device to compile on, usually HETERO:A,B,... [default: HETERO:XLA,TEMPLATE when XLA "
+    "is installed, else TEMPLATE]",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the placement report as JSON.")
+@click.option("--dot", "dot_file", type=click.Path(dir_okay=False), help="Write the partition as a Graphviz file.")
+@click.option("--svg", "svg_file", type=click.Path(dir_okay=False), help="Draw the partition as SVG (needs Graphviz).")
+@click.option("--png", "png_file", type=click.Path(dir_okay=False), help="Draw the partition as PNG (needs Graphviz).")
+@click.pass_context
+def query(
+    ctx: click.Context,
+    model: str,
+    device: str | None,
+    as_json: bool,
+    dot_file: str | None,
+    svg_file: str | None,
+    png_file: str | None,
+) -> None:
+    """Compile MODEL on a device and show where each op runs: the device of each op, which devices
+    rejected the ops that fell back, the subgraphs, and the tensors cut between them with their sizes.
+
+    MODEL is a native model file (.json with its .bin) or a built-in sample: detection, mlp.
+    """
+    if (svg_file or png_file) and shutil.which("dot") is None:
+        raise CLIError(GRAPHVIZ_HINT, EXIT_USAGE)
+    core = get_core(ctx)
+    loaded = load_model(core, model)
+    device = device or default_device(core)
+    with status(f"compiling {loaded.model.friendly_name} on {device}"):
+        compiled = core.compile_model(loaded.model, device)
+    report = placement_of(compiled, loaded.model)
+    data = report_dict(loaded, device, compiled, report)
+    dot_text = subgraphs_dot(loaded.model, report)
+    written = []
+    if dot_file:
+        Path(dot_file).write_text(dot_text)
+        written.append(dot_file)
+    for fmt, target in (("svg", svg_file), ("png", png_file)):
+        if target:
+            _render(dot_text, fmt, target)
+            written.append(target)
+    if as_json:
+        emit_json({**data, "files": written})
+        return
+    out = Printer()
+    print_report(out, data, report)
+    for path in written:
+        out.line(f"wrote {path}")

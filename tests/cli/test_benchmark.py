@@ -1,0 +1,132 @@
+"""``hetero-sdk benchmark``: the main job (partition, results check, timing) and benchmark_app's options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hetero_sdk.cli import check as check_module
+
+from .helpers import Invoke, make_core, names, op_devices, parse_json
+
+SPLIT = ("-d", "HETERO:ACCEL,TEMPLATE")
+
+
+def _assert_consistent_timing(data: dict[str, Any]) -> None:
+    stats = data["latency_ms"]
+    assert set(stats) == {"median", "average", "min", "max", "p90", "p99"}
+    assert 0 < stats["min"] <= stats["median"] <= stats["p90"] <= stats["p99"] <= stats["max"]
+    assert stats["min"] <= stats["average"] <= stats["max"]
+    assert data["throughput_fps"] == pytest.approx(data["iterations"] / data["duration_s"])
+    assert data["first_inference_ms"] > 0
+
+
+def test_main_job_splits_checks_and_times_the_detection_sample(invoke: Invoke) -> None:
+    data = parse_json(invoke("benchmark", *SPLIT, "-niter", "4", "--json"))
+    assert data["model"]["name"] == "detection" and data["model"]["source"] == "sample:detection"
+    assert op_devices(data["partition"])["nms"] == "TEMPLATE"
+    assert [s["device"] for s in data["partition"]["subgraphs"]] == ["ACCEL", "TEMPLATE"]
+    assert data["check"]["status"] == "PASS"
+    assert [o["name"] for o in data["check"]["outputs"]] == ["selected_indices", "selected_scores", "valid_outputs"]
+    assert all(o["ok"] for o in data["check"]["outputs"])
+    settings = data["settings"]
+    assert (settings["api"], settings["niter"], settings["time_limit_s"]) == ("async", 4, None)
+    assert settings["nireq"] >= 2  # the device's optimal: HETERO keeps both submodels busy
+    assert data["iterations"] == 4
+    assert data["config"] == {"PERFORMANCE_HINT": "THROUGHPUT"}
+    _assert_consistent_timing(data)
+
+
+def test_main_job_text_prints_partition_check_and_timing(invoke: Invoke) -> None:
+    result = invoke("benchmark", *SPLIT, "-niter", "2")
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert text.index("Partition") < text.index("Results check") < text.index("Timing")
+    assert "PASS: 3 output(s) equal hetero_sdk.reference.evaluate" in text
+    assert "nms (rejected by ACCEL)" in text
+    for label in ("latency median", "latency average", "latency min", "latency max", "latency p90", "latency p99"):
+        assert label in text
+    assert "FPS" in text
+
+
+def test_default_device_is_hetero_xla_template_when_xla_is_there(invoke: Invoke) -> None:
+    data = parse_json(invoke("benchmark", "-niter", "1", "--json", core=make_core(accelerator="XLA")))
+    assert data["device"] == "HETERO:XLA,TEMPLATE"
+    assert op_devices(data["partition"])["nms"] == "TEMPLATE"
+    assert data["check"]["status"] == "PASS"
+
+
+def test_default_device_is_template_without_xla_and_d_wins(invoke: Invoke) -> None:
+    assert parse_json(invoke("benchmark", "-niter", "1", "--json"))["device"] == "TEMPLATE"
+    core = make_core(accelerator="XLA")
+    data = parse_json(invoke("benchmark", "mlp", "-d", "TEMPLATE", "-niter", "1", "--json", core=core))
+    assert data["device"] == "TEMPLATE" and data["execution_devices"] == ["TEMPLATE.0"]
+
+
+def test_sync_api_uses_one_request_and_the_latency_hint(invoke: Invoke) -> None:
+    data = parse_json(invoke("benchmark", "mlp", "--api", "sync", "-niter", "5", "--json"))
+    assert data["settings"]["nireq"] == 1 and data["iterations"] == 5
+    assert data["config"] == {"PERFORMANCE_HINT": "LATENCY"}
+    _assert_consistent_timing(data)
+
+
+def test_time_limit_alias_and_explicit_nireq_and_hint(invoke: Invoke) -> None:
+    data = parse_json(invoke("benchmark", "mlp", "--time", "0.2", "-nireq", "2", "--hint", "latency", "--json"))
+    assert data["settings"] == {"api": "async", "nireq": 2, "niter": None, "time_limit_s": 0.2}
+    assert data["duration_s"] >= 0.2 and data["iterations"] >= 1
+    assert data["config"] == {"PERFORMANCE_HINT": "LATENCY"}
+    short = parse_json(invoke("benchmark", "mlp", "-t", "0.1", "--hint", "none", "--json"))
+    assert short["settings"]["time_limit_s"] == 0.1 and short["config"] == {}
+
+
+def test_pc_reports_per_subgraph_and_per_op_counters(invoke: Invoke) -> None:
+    data = parse_json(invoke("benchmark", *SPLIT, "-niter", "2", "--pc", "--json"))
+    counters = data["perf_counts"]
+    assert names(counters["subgraphs"]) == ["subgraph0: total", "subgraph1: total"]
+    assert [row["exec_type"] for row in counters["subgraphs"]] == ["ACCEL.0", "TEMPLATE.0"]
+    ops = {row["name"]: row for row in counters["ops"]}
+    assert ops["subgraph1: nms"]["type"] == "NonMaxSuppression"
+    assert ops["subgraph0: backbone0/conv"]["type"] == "Convolution"
+    assert all(row["real_time_ms"] >= 0 and row["status"] == "EXECUTED" for row in counters["ops"])
+    assert data["config"]["PERF_COUNT"] is True
+
+
+def test_report_file_holds_the_json_report(invoke: Invoke, tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    result = invoke("benchmark", "mlp", "-niter", "2", "--report", str(target))
+    assert result.exit_code == 0, result.output
+    saved = json.loads(target.read_text())
+    assert saved["iterations"] == 2 and saved["check"]["status"] == "PASS"
+    assert "throughput" in result.stdout  # the terminal still gets the text report
+
+
+def test_results_check_fails_when_outputs_differ_from_the_reference(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    honest = check_module.evaluate
+
+    def off_by_a_little(model: Any, inputs: Any) -> list[np.ndarray]:
+        outputs = honest(model, inputs)
+        outputs[1] = outputs[1] + np.float32(1e-2)  # selected_scores
+        return outputs
+
+    monkeypatch.setattr(check_module, "evaluate", off_by_a_little)
+    result = invoke("benchmark", *SPLIT, "-niter", "1", "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["check"]["status"] == "FAIL"
+    verdicts = {o["name"]: o["ok"] for o in data["check"]["outputs"]}
+    assert verdicts == {"selected_indices": True, "selected_scores": False, "valid_outputs": True}
+    assert data["check"]["outputs"][1]["max_abs_diff"] == pytest.approx(1e-2, rel=1e-3)
+    text = invoke("benchmark", *SPLIT, "-niter", "1")
+    assert text.exit_code == 1 and "FAIL: selected_scores:" in text.stdout
+
+
+def test_no_check_skips_the_comparison(invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(check_module, "evaluate", lambda model, inputs: pytest.fail("the reference ran"))
+    data = parse_json(invoke("benchmark", "mlp", "-niter", "1", "--no-check", "--json"))
+    assert data["check"]["status"] == "SKIPPED"

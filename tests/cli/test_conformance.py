@@ -1,0 +1,60 @@
+"""``hetero-sdk conformance DEVICE``: a thin pass-through to the conformance kit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hetero_sdk.conformance as kit
+
+from .helpers import Invoke, assert_one_line_error
+
+
+def test_arguments_pass_through_and_the_kit_status_is_the_exit_status(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+
+    def run(device: str, **kwargs: Any) -> int:
+        calls.append((device, kwargs))
+        return 3
+
+    monkeypatch.setattr(kit, "run", run, raising=False)
+    xfails = tmp_path / "xfails.txt"
+    xfails.write_text("test_conv  # not yet\n")
+    result = invoke(
+        "conformance", "XLA", "--xfail-file", str(xfails), "--report-json", "out.json", "--profile", "full",
+        "-k", "conv", "-x",
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert calls == [
+        ("XLA", {"extra_args": ("-k", "conv", "-x"), "xfail_file": str(xfails), "report_json": "out.json",
+                 "profile": "full"}),
+    ]  # fmt: skip
+
+
+def test_defaults_are_the_ci_profile_and_no_extra_arguments(invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(kit, "run", lambda device, **kwargs: seen.update(kwargs, device=device) or 0, raising=False)
+    result = invoke("conformance", "TEMPLATE")
+    assert result.exit_code == 0, result.output
+    assert seen == {"device": "TEMPLATE", "extra_args": (), "xfail_file": None, "report_json": None, "profile": "ci"}
+
+
+def test_missing_testing_extra_says_how_to_install_it(invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    def run(device: str, **kwargs: Any) -> int:
+        raise ModuleNotFoundError("No module named 'hypothesis'", name="hypothesis")
+
+    monkeypatch.setattr(kit, "run", run, raising=False)
+    assert_one_line_error(invoke("conformance", "TEMPLATE"), "hypothesis", "hetero-sdk[testing]", exit_code=2)
+
+
+def test_a_kit_without_a_runner_is_one_line(invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(kit, "run", raising=False)
+    assert_one_line_error(invoke("conformance", "TEMPLATE"), "no conformance kit runner", exit_code=2)
+
+
+def test_malformed_device_is_a_usage_error(invoke: Invoke) -> None:
+    assert_one_line_error(invoke("conformance", "template"), "UPPER_CASE", exit_code=2)

@@ -1,0 +1,108 @@
+"""``hetero-sdk query``: the placement report of a model on a device, as text, JSON and drawings."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+import hetero_sdk as hs
+from hetero_sdk.cli import query as query_module
+from hetero_sdk.samples import get_sample
+
+from .helpers import Invoke, assert_one_line_error, op_devices, parse_json
+
+BACKBONE_AND_HEADS = 19  # 3 x (conv, relu, pool) + box head (conv, reshape, transpose, tanh, multiply, add)
+# + class head (conv, add, reshape, sigmoid)
+
+
+def test_detection_sample_splits_nms_off_the_accelerator(invoke: Invoke) -> None:
+    data = parse_json(invoke("query", "detection", "-d", "HETERO:ACCEL,TEMPLATE", "--json"))
+    devices = op_devices(data)
+    assert devices["nms"] == "TEMPLATE"
+    assert data["rejected_by"] == {"nms": ["ACCEL"]}
+    others = {op: device for op, device in devices.items() if op != "nms"}
+    assert len(others) == BACKBONE_AND_HEADS and set(others.values()) == {"ACCEL"}
+    assert [(s["device"], len(s["ops"])) for s in data["subgraphs"]] == [("ACCEL", 19), ("TEMPLATE", 1)]
+    assert data["execution_devices"] == ["ACCEL.0", "TEMPLATE.0"]
+    ops = {o["name"]: o for o in data["ops"]}
+    assert ops["nms"] == {
+        "name": "nms",
+        "type": "NonMaxSuppression",
+        "device": "TEMPLATE",
+        "subgraph": 1,
+        "rejected_by": ["ACCEL"],
+    }
+    assert ops["backbone0/conv"]["type"] == "Convolution" and ops["backbone0/conv"]["subgraph"] == 0
+
+
+def test_query_reports_the_cut_tensors_and_their_bytes(invoke: Invoke) -> None:
+    data = parse_json(invoke("query", "detection", "-d", "HETERO:ACCEL,TEMPLATE", "--json"))
+    cuts = sorted((c["shape"], c["element_type"], c["bytes"], c["from"], c["to"]) for c in data["cuts"])
+    # boxes [1, 64 anchors, 4] and scores [1, 3 classes, 64 anchors], f32, from subgraph 0 to 1
+    assert cuts == [("[1,3,64]", "f32", 3 * 64 * 4, 0, [1]), ("[1,64,4]", "f32", 64 * 4 * 4, 0, [1])]
+    assert data["transfer_bytes"] == 3 * 64 * 4 + 64 * 4 * 4
+
+
+def test_query_text_names_each_op_its_device_and_the_fallback(invoke: Invoke) -> None:
+    result = invoke("query", "detection", "-d", "HETERO:ACCEL,TEMPLATE")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line.split() for line in result.stdout.splitlines() if line.startswith("  ")}
+    assert rows["nms"][1:] == ["NonMaxSuppression", "TEMPLATE", "1", "ACCEL"]
+    assert rows["backbone1/pool"][1:] == ["MaxPool", "ACCEL", "0", "-"]
+    assert "nms (rejected by ACCEL)" in result.stdout
+    assert "1792 bytes cross per inference" in result.stdout
+
+
+def test_query_a_saved_model_file_on_one_device(invoke: Invoke, tmp_path: Path) -> None:
+    path = tmp_path / "mlp.json"
+    hs.save_model(get_sample("mlp"), path)
+    data = parse_json(invoke("query", str(path), "-d", "TEMPLATE", "--json"))
+    assert data["model"]["source"] == str(path)
+    assert data["model"]["inputs"] == [{"name": "x", "element_type": "f32", "shape": "[1,64]"}]
+    assert set(op_devices(data).values()) == {"TEMPLATE.0"}
+    assert sorted(op_devices(data)) == sorted(
+        ["fc1/matmul", "fc1/add", "fc1/relu", "fc2/matmul", "fc2/add", "probabilities"]
+    )
+    assert data["cuts"] == [] and data["transfer_bytes"] == 0
+
+
+def test_query_defaults_to_template_without_xla(invoke: Invoke) -> None:
+    data = parse_json(invoke("query", "mlp", "--json"))
+    assert data["device"] == "TEMPLATE"
+
+
+def test_dot_file_colours_ops_by_subgraph(invoke: Invoke, tmp_path: Path) -> None:
+    target = tmp_path / "split.dot"
+    data = parse_json(invoke("query", "detection", "-d", "HETERO:ACCEL,TEMPLATE", "--dot", str(target), "--json"))
+    assert data["files"] == [str(target)]
+    text = target.read_text()
+    assert text.startswith('digraph "detection"')
+    assert 'nms\\nNonMaxSuppression\\nTEMPLATE #1"' in text
+    assert 'backbone0/conv\\nConvolution\\nACCEL #0"' in text
+
+
+def test_svg_without_graphviz_says_how_to_install_it(invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(query_module.shutil, "which", lambda name: None)
+    result = invoke("query", "detection", "-d", "HETERO:ACCEL,TEMPLATE", "--svg", "out.svg")
+    assert_one_line_error(result, "apt-get install graphviz", exit_code=2)
+
+
+def test_svg_and_png_are_drawn_by_graphviz_dot(invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "bin" / "dot"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/sh\n# records its format argument, then copies the graph to the -o file\n"
+        'echo "$1" > "$3.format"; cat > "$3"\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    svg, png = tmp_path / "split.svg", tmp_path / "split.png"
+    result = invoke("query", "detection", "-d", "HETERO:ACCEL,TEMPLATE", "--svg", str(svg), "--png", str(png))
+    assert result.exit_code == 0, result.output
+    assert svg.read_text().startswith('digraph "detection"') and png.read_text().startswith("digraph")
+    assert Path(f"{svg}.format").read_text().strip() == "-Tsvg"
+    assert Path(f"{png}.format").read_text().strip() == "-Tpng"
+    assert f"wrote {svg}" in result.stdout
