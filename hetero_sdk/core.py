@@ -311,7 +311,7 @@ class Core:
                     return slot.plugin
                 except Exception as exc:  # a broken third-party plugin must not break the host
                     slot.error = exc
-                    _log.warning("device %s failed to load: %s: %s", name, type(exc).__name__, exc)
+                    _log.info("device %s failed to load: %s: %s", name, type(exc).__name__, exc)
             raise DeviceUnavailableError(
                 f"device {name!r} is unavailable: {type(slot.error).__name__}: {slot.error}"
             ) from slot.error

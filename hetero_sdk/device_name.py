@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hetero_sdk.errors import DeviceNameError
+
 __all__ = ["DeviceName", "parse_device_name"]
 
 _NAME = re.compile(r"^([A-Z][A-Z0-9_]*)(?:\.([A-Za-z0-9_]+))?$")
@@ -35,14 +37,15 @@ class DeviceName:
 def parse_device_name(text: str) -> DeviceName:
     """Parses a device string. Names are UPPER_CASE and case-sensitive; spaces are not allowed.
 
-    :raises ValueError: naming the malformed part, with the accepted forms.
+    :raises DeviceNameError: naming the malformed part, with the accepted forms (a malformed
+        name can name no device).
     """
     if not isinstance(text, str) or not text:
-        raise ValueError(f"device name {text!r} is empty; use NAME, NAME.ID or HETERO:A,B")
+        raise DeviceNameError(f"device name {text!r} is empty; use NAME, NAME.ID or HETERO:A,B")
     head, colon, tail = text.partition(":")
     match = _NAME.match(head)
     if match is None:
-        raise ValueError(
+        raise DeviceNameError(
             f"device name {text!r} is malformed: {head!r} must be an UPPER_CASE name with an optional .ID "
             "(e.g. TEMPLATE, XLA.1)"
         )
@@ -51,7 +54,7 @@ def parse_device_name(text: str) -> DeviceName:
         targets = tuple(tail.split(","))
         for target in targets:
             if not _NAME.match(target):
-                raise ValueError(
+                raise DeviceNameError(
                     f"device name {text!r} is malformed: target {target!r} must be NAME or NAME.ID, "
                     "comma-separated without spaces (e.g. HETERO:XLA,TEMPLATE)"
                 )

@@ -11,6 +11,7 @@ __all__ = [
     "AffinityError",
     "BlobFormatError",
     "CompilationError",
+    "DeviceNameError",
     "DeviceNotFoundError",
     "DeviceUnavailableError",
     "HeteroSDKError",
@@ -45,6 +46,10 @@ class ModelFormatError(HeteroSDKError, ValueError):
 
 class DeviceNotFoundError(HeteroSDKError, LookupError):
     """No plugin is registered for a device name."""
+
+
+class DeviceNameError(DeviceNotFoundError, ValueError):
+    """A device string is malformed (not ``NAME``, ``NAME.ID`` or ``META:A,B``), so it names no device."""
 
 
 class DeviceUnavailableError(HeteroSDKError, RuntimeError):

@@ -25,7 +25,9 @@ def make_config(device_ids: Callable[[], list[str]]) -> DeviceConfig:
                 allowed="LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT",
             ),
             PropertySpec("PERFORMANCE_HINT_NUM_REQUESTS", default=0, convert=as_int(0), allowed="integers >= 0"),
-            PropertySpec("NUM_STREAMS", default=1, convert=as_int(1, 64), allowed="integers 1..64"),
+            PropertySpec(
+                "NUM_STREAMS", default=0, convert=as_int(0, 64), allowed="integers 0..64 (0: from PERFORMANCE_HINT)"
+            ),
             PropertySpec("INFERENCE_NUM_THREADS", default=0, convert=as_int(0), allowed="integers >= 0 (0: auto)"),
             PropertySpec(
                 "EXECUTION_MODE_HINT",

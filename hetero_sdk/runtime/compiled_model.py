@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -91,12 +92,13 @@ class CompiledModel(abc.ABC):
 
     @property
     def optimal_number_of_infer_requests(self) -> int:
-        """``OPTIMAL_NUMBER_OF_INFER_REQUESTS``: from ``NUM_STREAMS`` or the performance hint."""
+        """``OPTIMAL_NUMBER_OF_INFER_REQUESTS``: ``NUM_STREAMS`` when set (> 0), else 1 for the LATENCY
+        hint and one per CPU core (at least 2) for the throughput hints."""
         streams = self._config.get("NUM_STREAMS")
         if isinstance(streams, int) and streams > 0:
             return streams
         hint = str(self._config.get("PERFORMANCE_HINT", "LATENCY"))
-        return 1 if hint == "LATENCY" else 4
+        return 1 if hint == "LATENCY" else max(2, os.cpu_count() or 2)
 
     # -- the user-facing API -------------------------------------------------------------------------
 

@@ -153,7 +153,7 @@ def test_device_properties_reach_only_their_device(core: hs.Core) -> None:
     assert per_device["ACCEL.0"]["PERF_COUNT"] is True
     assert per_device["TEMPLATE.0"]["PERF_COUNT"] is False
     assert per_device["TEMPLATE.0"]["NUM_STREAMS"] == 2
-    assert core.get_property("TEMPLATE", "NUM_STREAMS") == 1
+    assert core.get_property("TEMPLATE", "NUM_STREAMS") == 0  # the plugin-wide default is untouched
 
 
 def test_hetero_level_key_no_device_supports_is_an_error(core: hs.Core) -> None:

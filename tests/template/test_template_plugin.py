@@ -29,7 +29,7 @@ RW_VALUES = [
     ("PERF_COUNT", False, True),
     ("PERFORMANCE_HINT", "LATENCY", "THROUGHPUT"),
     ("PERFORMANCE_HINT_NUM_REQUESTS", 0, 4),
-    ("NUM_STREAMS", 1, 3),
+    ("NUM_STREAMS", 0, 3),
     ("INFERENCE_NUM_THREADS", 0, 2),
     ("EXECUTION_MODE_HINT", "PERFORMANCE", "ACCURACY"),
     ("INFERENCE_PRECISION_HINT", hs.Type.f32, hs.Type.f32),
@@ -43,8 +43,8 @@ WRONG_VALUES = [
     ("PERF_COUNT", "maybe", "True, False"),
     ("PERFORMANCE_HINT", "FASTEST", "LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT"),
     ("PERFORMANCE_HINT_NUM_REQUESTS", -1, ">= 0"),
-    ("NUM_STREAMS", 0, "1..64"),
-    ("NUM_STREAMS", "many", "1..64"),
+    ("NUM_STREAMS", 65, "0..64"),
+    ("NUM_STREAMS", "many", "0..64"),
     ("INFERENCE_NUM_THREADS", 1.5, ">= 0"),
     ("EXECUTION_MODE_HINT", "FAST", "PERFORMANCE, ACCURACY"),
     ("INFERENCE_PRECISION_HINT", hs.Type.f16, "f32"),
@@ -296,3 +296,12 @@ def test_template_registered_under_another_name_reports_that_name(mlp) -> None:
     compiled = core.compile_model(mlp.model, "REF.1")
     assert compiled.get_property("EXECUTION_DEVICES") == ["REF.1"]
     assert set(core.query_model(mlp.model, "REF").values()) == {"REF"}
+
+
+def test_throughput_hint_sets_the_optimal_number_of_requests_unless_streams_are_set(core, mlp) -> None:
+    latency = core.compile_model(mlp.model, "TEMPLATE", {"PERFORMANCE_HINT": "LATENCY"})
+    throughput = core.compile_model(mlp.model, "TEMPLATE", {"PERFORMANCE_HINT": "THROUGHPUT"})
+    pinned = core.compile_model(mlp.model, "TEMPLATE", {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": 3})
+    assert latency.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS") == 1
+    assert throughput.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS") >= 2
+    assert pinned.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS") == 3
