@@ -7,6 +7,8 @@ import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.graph.node import Node, Output
 
@@ -151,18 +153,17 @@ class Model:
     def clone(self) -> Model:
         """A deep copy: new nodes with the same names, attributes, rt_info and tensor names.
 
-        Constant values are shared: they are read-only.
+        Array attributes (Constant values) are shared: they are read-only.
         """
         mapping: dict[int, Node] = {}
         for node in self.get_ops():
             inputs = [mapping[id(s.node)].output(s.index) for s in node.input_values()]
-            twin = Node(node.type_name, inputs, node.attrs, name=node.friendly_name)
+            attrs = {k: v if isinstance(v, np.ndarray) else copy.deepcopy(v) for k, v in node.attrs.items()}
+            twin = Node(node.type_name, inputs, attrs, name=node.friendly_name)
             twin._rt_info = copy.deepcopy(node._rt_info)
             twin._output_names = [None if n is None else set(n) for n in node._output_names]
             mapping[id(node)] = twin
-        clone = Model(
-            [mapping[id(r)] for r in self._results], [mapping[id(p)] for p in self._parameters], self._name
-        )
+        clone = Model([mapping[id(r)] for r in self._results], [mapping[id(p)] for p in self._parameters], self._name)
         clone._rt_info = copy.deepcopy(self._rt_info)
         return clone
 
@@ -208,7 +209,7 @@ def _topological_order(parameters: Iterable[Node], results: Iterable[Node]) -> l
                 elif mark == 1:
                     cycle = [n.friendly_name for n, _ in stack[[n for n, _ in stack].index(source) :]]
                     raise ModelValidationError(
-                        f"the graph has a cycle through {' -> '.join(cycle + [source.friendly_name])}; "
+                        f"the graph has a cycle through {' -> '.join([*cycle, source.friendly_name])}; "
                         "a model must be a DAG"
                     )
             else:

@@ -1,5 +1,215 @@
-"""Op definitions of the detection family (being written)."""
+"""Sorting and detection ops: TopK, NonZero, NonMaxSuppression."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import operator
+from typing import Any
+
+from hetero_sdk.element_type import Type
+from hetero_sdk.graph.node import Node
+from hetero_sdk.ops.checks import (
+    INDEX_TYPES,
+    NUMERIC_TYPES,
+    REAL_TYPES,
+    expect_attr,
+    expect_inputs,
+    expect_rank,
+    expect_type,
+    merge_dims,
+    normalize_axis,
+)
+from hetero_sdk.ops.registry import OutputSpec, as_output, constant_value, register_op
+from hetero_sdk.shape import DYNAMIC, PartialShape
+
+__all__ = ["non_max_suppression", "non_zero", "topk"]
+
+INTEGRAL_TYPES = frozenset({Type.i8, Type.u8, Type.i32, Type.i64})
+
+
+def topk(
+    data: Any,
+    k: Any,
+    axis: int,
+    mode: str,
+    sort: str,
+    index_element_type: Any = Type.i32,
+    stable: bool = False,
+    name: str | None = None,
+) -> Node:
+    """The ``k`` largest or smallest elements along ``axis`` and their indices (``TopK``, opset11).
+
+    :param data: the input tensor (any numeric type).
+    :param k: a scalar of any integer type: how many elements to select, in ``[0, data.shape[axis]]``.
+    :param axis: the axis to select along; negative counts from the back.
+    :param mode: ``max`` (largest first) or ``min`` (smallest first).
+    :param sort: the order of the selected elements: ``value`` (by value, as ``mode`` says), ``index``
+        (ascending by index) or ``none`` (unspecified; the reference uses ``value``).
+    :param index_element_type: ``i32`` or ``i64``, the type of the indices output.
+    :param stable: keep equal elements in input order. The reference kernel always does (lower index
+        first), which is one of the valid results when ``stable`` is False.
+    :returns: a node with two outputs: ``values`` (the type of ``data``) and ``indices``.
+    """
+    attrs = {
+        "axis": int(axis),
+        "mode": mode,
+        "sort": sort,
+        "index_element_type": Type.of(index_element_type),
+        "stable": bool(stable),
+    }
+    return Node("TopK", [as_output(data), as_output(k)], attrs, name)
+
+
+def non_zero(data: Any, output_type: Any = Type.i64, name: str | None = None) -> Node:
+    """The indices of the non-zero elements (``NonZero``, opset3).
+
+    The output has shape ``[rank, count]``, one column per non-zero element in row-major order (like
+    ``numpy.stack(numpy.nonzero(data))``); a scalar input counts as a 1-D tensor of one element.
+    ``count`` depends on the values, so the output shape is dynamic.
+
+    :param output_type: ``i64`` or ``i32``.
+    """
+    return Node("NonZero", [as_output(data)], {"output_type": Type.of(output_type)}, name)
+
+
+def non_max_suppression(
+    boxes: Any,
+    scores: Any,
+    max_output_boxes_per_class: Any = None,
+    iou_threshold: Any = None,
+    score_threshold: Any = None,
+    soft_nms_sigma: Any = None,
+    box_encoding: str = "corner",
+    sort_result_descending: bool = True,
+    output_type: Any = Type.i64,
+    name: str | None = None,
+) -> Node:
+    """Greedy (or soft, Gaussian) non-maximum suppression per batch and class (``NonMaxSuppression``, opset9).
+
+    For each batch and class the box with the highest score is selected while its score is above
+    ``score_threshold``, up to ``max_output_boxes_per_class`` boxes. Without Soft-NMS
+    (``soft_nms_sigma == 0``) every remaining box whose IoU with the selected one is above
+    ``iou_threshold`` is removed; with it every remaining score is multiplied by
+    ``exp(-0.5 * iou**2 / soft_nms_sigma)`` and boxes whose score falls to ``score_threshold`` or
+    below are removed. As in OpenVINO's implementations a box is kept only when its score is strictly
+    greater than ``score_threshold``.
+
+    :param boxes: ``[num_batches, num_boxes, 4]`` floating-point boxes.
+    :param scores: ``[num_batches, num_classes, num_boxes]`` floating-point scores.
+    :param max_output_boxes_per_class: an integer scalar (or 1-element 1-D tensor); default 0.
+    :param iou_threshold: a floating-point scalar; default 0.
+    :param score_threshold: a floating-point scalar; default 0.
+    :param soft_nms_sigma: a floating-point scalar; default 0 (plain NMS).
+        An optional input left as None becomes its default when a later one is given, else is omitted.
+    :param box_encoding: ``corner`` (``[y1, x1, y2, x2]``, any diagonal pair of corners) or ``center``
+        (``[x_center, y_center, width, height]``).
+    :param sort_result_descending: True: all selected boxes sorted by score, descending, across batches
+        and classes (ties by batch, class, box index); False: grouped by batch then class, each group
+        in selection order.
+    :param output_type: ``i64`` or ``i32``, the type of ``selected_indices`` and ``valid_outputs``.
+    :returns: a node with three outputs: ``selected_indices`` ``[n, 3]`` (batch, class, box),
+        ``selected_scores`` ``[n, 3]`` f32 (batch, class, score) and ``valid_outputs`` ``[1]`` (``n``).
+    """
+    optional = [max_output_boxes_per_class, iou_threshold, score_threshold, soft_nms_sigma]
+    defaults: list[Any] = [0, 0.0, 0.0, 0.0]
+    given = [i for i, v in enumerate(optional) if v is not None]
+    inputs = [as_output(boxes), as_output(scores)]
+    for i in range(given[-1] + 1 if given else 0):
+        inputs.append(as_output(defaults[i] if optional[i] is None else optional[i]))
+    attrs = {
+        "box_encoding": box_encoding,
+        "sort_result_descending": bool(sort_result_descending),
+        "output_type": Type.of(output_type),
+    }
+    return Node("NonMaxSuppression", inputs, attrs, name)
+
+
+def _index_type(node: Node, attr: str, default: Type) -> Type:
+    try:
+        value = Type.of(node.attrs.setdefault(attr, default))
+    except TypeError:
+        value = None
+    if value not in INDEX_TYPES:
+        raise node.error(f"attribute {attr}={node.attrs.get(attr)!r} is invalid; expected i32 or i64")
+    node.attrs[attr] = value
+    return value
+
+
+def _expect_bool(node: Node, attr: str, default: bool) -> bool:
+    value = node.attrs.setdefault(attr, default)
+    if not isinstance(value, bool):
+        raise node.error(f"attribute {attr}={value!r} must be a bool")
+    return value
+
+
+def _expect_scalar(node: Node, index: int, what: str) -> None:
+    shape = node.input_value(index).partial_shape
+    if shape.rank > 1 or shape.dims not in ((), (1,), (DYNAMIC,)):
+        raise node.error(f"{what} must be a scalar or a 1-D tensor of one element, got shape {shape}")
+
+
+@register_op("TopK", "detection", "opset11")
+def _topk(node: Node) -> list[OutputSpec]:
+    expect_inputs(node, 2)
+    element_type = expect_type(node, 0, NUMERIC_TYPES, "data")
+    expect_type(node, 1, INTEGRAL_TYPES, "k")
+    data = node.input_value(0).partial_shape
+    if data.rank == 0:
+        raise node.error("data must have rank >= 1, got a scalar")
+    if node.input_value(1).partial_shape.rank != 0:
+        raise node.error(f"k must be a scalar, got shape {node.input_value(1).partial_shape}")
+    try:
+        axis = operator.index(node.attrs.get("axis"))  # type: ignore[arg-type]
+    except TypeError:
+        raise node.error(f"attribute axis={node.attrs.get('axis')!r} must be an integer") from None
+    axis = normalize_axis(node, axis, data.rank)
+    expect_attr(node, "mode", ("max", "min"))
+    expect_attr(node, "sort", ("value", "index", "none"))
+    index_type = _index_type(node, "index_element_type", Type.i32)
+    _expect_bool(node, "stable", False)
+    k_value = constant_value(node.input_value(1))
+    k = DYNAMIC
+    if k_value is not None:
+        k = int(k_value)
+        if k < 0:
+            raise node.error(f"k must be >= 0, got {k}")
+        if data[axis] != DYNAMIC and k > data[axis]:
+            raise node.error(f"k={k} exceeds dimension {axis} of data {data} ({data[axis]})")
+    shape = PartialShape(k if i == axis else d for i, d in enumerate(data))
+    return [(element_type, shape), (index_type, shape)]
+
+
+@register_op("NonZero", "detection", "opset3", data_dependent=True)
+def _non_zero(node: Node) -> list[OutputSpec]:
+    expect_inputs(node, 1)
+    output_type = _index_type(node, "output_type", Type.i64)
+    shape = node.input_value(0).partial_shape
+    if shape.rank == 0:
+        return [(output_type, PartialShape([1, DYNAMIC]))]
+    count = 0 if 0 in shape.dims else DYNAMIC
+    return [(output_type, PartialShape([shape.rank, count]))]
+
+
+@register_op("NonMaxSuppression", "detection", "opset9", data_dependent=True)
+def _non_max_suppression(node: Node) -> list[OutputSpec]:
+    expect_inputs(node, 2, 3, 4, 5, 6)
+    expect_type(node, 0, REAL_TYPES, "boxes")
+    expect_type(node, 1, REAL_TYPES, "scores")
+    boxes = expect_rank(node, 0, 3, what="boxes")
+    scores = expect_rank(node, 1, 3, what="scores")
+    if boxes[2] not in (4, DYNAMIC):
+        raise node.error(f"boxes must have shape [num_batches, num_boxes, 4], got {boxes}")
+    merge_dims(node, boxes[0], scores[0], f"num_batches of boxes {boxes} and scores {scores} differ")
+    merge_dims(node, boxes[1], scores[2], f"num_boxes of boxes {boxes} and scores {scores} differ")
+    if node.get_input_size() > 2:
+        expect_type(node, 2, INTEGRAL_TYPES, "max_output_boxes_per_class")
+        _expect_scalar(node, 2, "max_output_boxes_per_class")
+    for index, what in ((3, "iou_threshold"), (4, "score_threshold"), (5, "soft_nms_sigma")):
+        if node.get_input_size() > index:
+            expect_type(node, index, REAL_TYPES, what)
+            _expect_scalar(node, index, what)
+    node.attrs.setdefault("box_encoding", "corner")
+    expect_attr(node, "box_encoding", ("corner", "center"))
+    _expect_bool(node, "sort_result_descending", True)
+    output_type = _index_type(node, "output_type", Type.i64)
+    selected = PartialShape([DYNAMIC, 3])
+    return [(output_type, selected), (Type.f32, selected), (output_type, PartialShape([1]))]

@@ -1,5 +1,177 @@
-"""Op definitions of the image family (being written)."""
+"""Image processing ops: Interpolate."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk.element_type import Type
+from hetero_sdk.graph.node import Node
+from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_attr, expect_inputs, expect_rank, expect_type
+from hetero_sdk.ops.registry import OutputSpec, as_output, constant_value, register_op
+from hetero_sdk.shape import DYNAMIC, PartialShape
+
+__all__ = ["interpolate", "interpolate_output_dims", "interpolate_pads"]
+
+MODES = ("nearest", "linear", "linear_onnx", "cubic", "bilinear_pillow", "bicubic_pillow")
+SHAPE_CALCULATION_MODES = ("sizes", "scales")
+COORDINATE_TRANSFORMATION_MODES = (
+    "half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners",
+)  # fmt: skip
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
+INTEGRAL_TYPES = frozenset({Type.i8, Type.u8, Type.i32, Type.i64})
+_SCALE_EPSILON = np.float32(1e-6)  # OpenVINO adds it before flooring, so that 0.1 * 30 gives 3
+
+
+def interpolate(
+    image: Any,
+    scales_or_sizes: Any,
+    mode: str,
+    shape_calculation_mode: str,
+    pads_begin: Sequence[int] | None = None,
+    pads_end: Sequence[int] | None = None,
+    coordinate_transformation_mode: str = "half_pixel",
+    nearest_mode: str = "round_prefer_floor",
+    antialias: bool = False,
+    cube_coeff: float = -0.75,
+    axes: Any = None,
+    name: str | None = None,
+) -> Node:
+    """Resizes ``image`` along ``axes`` (``Interpolate``, opset11).
+
+    The image is first zero-padded by ``pads_begin``/``pads_end``; then each axis in ``axes`` is
+    resampled to its new size. Every mode is separable: the result is the same as resampling one
+    axis after the other.
+
+    :param image: the tensor to resize (any numeric type; integer results are rounded to nearest).
+    :param scales_or_sizes: 1-D, one value per axis: integer output sizes (``sizes``) or floating-point
+        scales (``scales``; the output size is ``floor(scale * padded_size)``).
+    :param mode: ``nearest``, ``linear``, ``linear_onnx``, ``cubic``, ``bilinear_pillow`` or
+        ``bicubic_pillow``.
+    :param shape_calculation_mode: ``sizes`` or ``scales``: how to read ``scales_or_sizes``. With
+        ``sizes`` the scale of an axis is ``output_size / padded_input_size``.
+    :param pads_begin: non-negative zero padding before each dimension (default all 0; shorter lists
+        are extended with zeros, longer ones cut to the rank).
+    :param pads_end: non-negative zero padding after each dimension.
+    :param coordinate_transformation_mode: how an output coordinate maps to the input:
+        ``half_pixel``, ``pytorch_half_pixel``, ``asymmetric``, ``tf_half_pixel_for_nn`` or
+        ``align_corners`` (ignored by the pillow modes).
+    :param nearest_mode: rounding for ``nearest``: ``round_prefer_floor``, ``round_prefer_ceil``,
+        ``floor``, ``ceil`` or ``simple``.
+    :param antialias: widen the ``linear`` filter when downsampling (other modes ignore it; the pillow
+        modes always antialias).
+    :param cube_coeff: the ``a`` of the cubic kernel (``cubic``, ``bicubic_pillow``; Pillow uses -0.5).
+    :param axes: 1-D integer tensor of the axes to resize, in the order of ``scales_or_sizes``
+        (default: every axis).
+    """
+    inputs = [as_output(image), as_output(scales_or_sizes)]
+    if axes is not None:
+        inputs.append(as_output(axes))
+    attrs = {
+        "mode": mode,
+        "shape_calculation_mode": shape_calculation_mode,
+        "pads_begin": [int(p) for p in (pads_begin if pads_begin is not None else [0])],
+        "pads_end": [int(p) for p in (pads_end if pads_end is not None else [0])],
+        "coordinate_transformation_mode": coordinate_transformation_mode,
+        "nearest_mode": nearest_mode,
+        "antialias": bool(antialias),
+        "cube_coeff": float(cube_coeff),
+    }
+    return Node("Interpolate", inputs, attrs, name)
+
+
+def interpolate_output_dims(
+    attrs: dict[str, Any],
+    input_dims: Sequence[int],
+    scales_or_sizes: Sequence[float] | np.ndarray | None,
+    axes: Sequence[int],
+) -> list[int]:
+    """The output dimensions of an Interpolate (``-1`` where unknown).
+
+    :param attrs: the node's attributes (``shape_calculation_mode``, ``pads_begin``, ``pads_end``).
+    :param input_dims: the image's dimensions, ``-1`` where dynamic.
+    :param scales_or_sizes: the values of the second input, or None when unknown.
+    :param axes: the resized axes, non-negative.
+    """
+    rank = len(input_dims)
+    begin, end = interpolate_pads(attrs, rank)
+    dims = [DYNAMIC if d == DYNAMIC else d + b + e for d, b, e in zip(input_dims, begin, end)]
+    for i, axis in enumerate(axes):
+        if scales_or_sizes is None:
+            dims[axis] = DYNAMIC
+        elif attrs["shape_calculation_mode"] == "sizes":
+            dims[axis] = int(scales_or_sizes[i])
+        elif dims[axis] != DYNAMIC:
+            dims[axis] = int(np.float32(dims[axis]) * (np.float32(scales_or_sizes[i]) + _SCALE_EPSILON))
+    return dims
+
+
+def interpolate_pads(attrs: dict[str, Any], rank: int) -> tuple[list[int], list[int]]:
+    """``pads_begin`` and ``pads_end`` fitted to ``rank`` (zero-extended or cut), as OpenVINO does."""
+    fit = [([int(p) for p in attrs[key]] + [0] * rank)[:rank] for key in ("pads_begin", "pads_end")]
+    return fit[0], fit[1]
+
+
+@register_op("Interpolate", "image", "opset11")
+def _interpolate(node: Node) -> list[OutputSpec]:
+    expect_inputs(node, 2, 3)
+    element_type = expect_type(node, 0, NUMERIC_TYPES, "image")
+    image = node.input_value(0).partial_shape
+    for key, default in (
+        ("coordinate_transformation_mode", "half_pixel"),
+        ("nearest_mode", "round_prefer_floor"),
+        ("antialias", False),
+        ("cube_coeff", -0.75),
+        ("pads_begin", [0]),
+        ("pads_end", [0]),
+    ):
+        node.attrs.setdefault(key, default)
+    mode = expect_attr(node, "mode", MODES)
+    calculation = expect_attr(node, "shape_calculation_mode", SHAPE_CALCULATION_MODES)
+    expect_attr(node, "coordinate_transformation_mode", COORDINATE_TRANSFORMATION_MODES)
+    expect_attr(node, "nearest_mode", NEAREST_MODES)
+    if not isinstance(node.attrs["antialias"], bool):
+        raise node.error(f"attribute antialias={node.attrs['antialias']!r} must be a bool")
+    if not isinstance(node.attrs["cube_coeff"], (int, float)):
+        raise node.error(f"attribute cube_coeff={node.attrs['cube_coeff']!r} must be a number")
+    for key in ("pads_begin", "pads_end"):
+        pads = node.attrs[key]
+        if not isinstance(pads, (list, tuple)) or not all(isinstance(p, int) and p >= 0 for p in pads):
+            raise node.error(f"attribute {key}={pads!r} must be a list of non-negative integers")
+    if calculation == "sizes":
+        expect_type(node, 1, INTEGRAL_TYPES, "scales_or_sizes (shape_calculation_mode='sizes')")
+    else:
+        expect_type(node, 1, REAL_TYPES, "scales_or_sizes (shape_calculation_mode='scales')")
+    count = expect_rank(node, 1, 1, what="scales_or_sizes")[0]
+    axes = _axes(node, image.rank)
+    if axes is None:
+        return [(element_type, PartialShape([DYNAMIC] * image.rank))]
+    if count not in (len(axes), DYNAMIC):
+        raise node.error(f"scales_or_sizes has {count} values but {len(axes)} axes {axes} are resized")
+    if mode in ("bilinear_pillow", "bicubic_pillow") and len(axes) > 2:
+        raise node.error(f"mode '{mode}' resizes at most 2 (spatial) axes, got axes {axes}")
+    values = constant_value(node.input_value(1))
+    if values is not None:
+        values = values.reshape(-1)
+        if values.size != len(axes):
+            raise node.error(f"scales_or_sizes has {values.size} values but {len(axes)} axes {axes} are resized")
+        if np.any(values < 0):
+            raise node.error(f"scales_or_sizes {values.tolist()} must be non-negative")
+    return [(element_type, PartialShape(interpolate_output_dims(node.attrs, image.dims, values, axes)))]
+
+
+def _axes(node: Node, rank: int) -> list[int] | None:
+    """The resized axes (validated), or None when the axes input is not known at build time."""
+    if node.get_input_size() < 3:
+        return list(range(rank))
+    expect_type(node, 2, INTEGRAL_TYPES, "axes")
+    expect_rank(node, 2, 1, what="axes")
+    value = constant_value(node.input_value(2))
+    if value is None:
+        return None
+    axes = [int(a) for a in value.reshape(-1)]
+    if any(not 0 <= a < rank for a in axes) or len(set(axes)) != len(axes):
+        raise node.error(f"axes {axes} must be distinct integers in [0, {rank - 1}] for an image of rank {rank}")
+    return axes

@@ -87,6 +87,8 @@ def hswish(node: Node, x: np.ndarray) -> np.ndarray:
 @kernel("Clamp")
 def clamp(node: Node, x: np.ndarray) -> np.ndarray:
     low, high = node.attrs["min"], node.attrs["max"]
-    if x.dtype.kind in "iu":
-        low, high = math.ceil(low), math.floor(high)
+    if x.dtype.kind in "iu":  # bounds round inward, then saturate: numpy rejects out-of-range Python ints
+        info = np.iinfo(x.dtype)
+        low = min(max(math.ceil(low), int(info.min)), int(info.max))
+        high = min(max(math.floor(high), int(info.min)), int(info.max))
     return np.clip(x, low, high)

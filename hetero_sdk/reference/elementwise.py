@@ -35,9 +35,11 @@ def divide(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind in "iu":
         if np.any(b == 0):
             raise ZeroDivisionError(f"Divide '{node.friendly_name}': integer division by zero")
+        quotient = np.floor_divide(a, b)
         if node.attrs.get("python_division", True):
-            return np.floor_divide(a, b)
-        return (np.trunc(a / b)).astype(a.dtype)
+            return quotient
+        inexact = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        return np.where(inexact, quotient + 1, quotient)  # toward zero, exactly: a / b in float64 is not
     with np.errstate(all="ignore"):
         return np.true_divide(a, b)
 
