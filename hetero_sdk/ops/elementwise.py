@@ -120,10 +120,13 @@ def logical_not(a: Any, name: str | None = None) -> Node:
 
 def select(cond: Any, then: Any, else_: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``then`` where ``cond`` is true, else ``else_`` (``Select``), all three broadcast together."""
-    then_out = as_output(then)
-    return Node(
-        "Select", [as_output(cond), then_out, as_output(else_, like=then_out)], {"auto_broadcast": auto_broadcast}, name
-    )
+    if isinstance(then, (int, float)) and not isinstance(else_, (int, float)):
+        else_out = as_output(else_)
+        then_out = as_output(then, like=else_out)
+    else:
+        then_out = as_output(then)
+        else_out = as_output(else_, like=then_out)
+    return Node("Select", [as_output(cond), then_out, else_out], {"auto_broadcast": auto_broadcast}, name)
 
 
 def _infer_binary(node: Node, result_type: Type | None, allowed: frozenset[Type] | None) -> list[OutputSpec]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetero_sdk.errors import InferenceError, UnsupportedOperationError
+from hetero_sdk.errors import HeteroSDKError, InferenceError, UnsupportedOperationError
 
 if TYPE_CHECKING:
     from hetero_sdk.graph.model import Model
@@ -92,7 +92,14 @@ def evaluate(model: Model, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np
         if id(node) in env:
             continue
         args = [env[id(s.node)][s.index] for s in node.input_values()]
-        env[id(node)] = run_node(node, args)
+        try:
+            env[id(node)] = run_node(node, args)
+        except HeteroSDKError:
+            raise
+        except Exception as exc:
+            raise InferenceError(
+                f"{node.type_name} '{node.friendly_name}' failed: {type(exc).__name__}: {exc}"
+            ) from exc
     return [env[id(r)][0] for r in model.get_results()]
 
 

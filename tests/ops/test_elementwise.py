@@ -16,7 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 import hetero_sdk as hs
 from hetero_sdk import opset
-from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.errors import InferenceError, ModelValidationError
 from hetero_sdk.reference import evaluate
 
 FAST = settings(max_examples=40, deadline=None)
@@ -254,3 +254,20 @@ def test_python_scalars_take_the_other_operands_type() -> None:
 def test_malformed_elementwise_nodes_name_the_node(build: Callable[[], hs.Node], message: str) -> None:
     with pytest.raises(ModelValidationError, match=message):
         build()
+
+
+def test_select_scalar_branch_takes_the_other_branchs_element_type() -> None:
+    cond = opset.parameter([3], hs.Type.boolean, name="c")
+    x = opset.parameter([3], hs.Type.f16, name="x")
+    node = opset.select(cond, 1.0, x, name="s")
+    assert node.get_output_element_type(0) == hs.Type.f16
+    out = evaluate(hs.Model([node], [cond, x]), {"c": np.array([True, False, True]), "x": np.full(3, 5, np.float16)})
+    np.testing.assert_array_equal(out[0], np.array([1, 5, 1], np.float16))
+
+
+def test_integer_division_by_zero_is_a_typed_error_naming_the_node() -> None:
+    a = opset.parameter([2], hs.Type.i32, name="a")
+    b = opset.parameter([2], hs.Type.i32, name="b")
+    model = hs.Model([opset.divide(a, b, name="div")], [a, b])
+    with pytest.raises(InferenceError, match="Divide 'div'.*division by zero"):
+        evaluate(model, {"a": np.array([1, 2], np.int32), "b": np.array([1, 0], np.int32)})
