@@ -4,30 +4,84 @@ This module is the reviewable list of what the SDK offers; each factory is defin
 shape and type inference in the family module under :mod:`hetero_sdk.ops`.
 """
 
+# ruff: noqa: A004  (abs, range and slice are OpenVINO's opset names)
 from hetero_sdk.ops.activation import (
-    abs, ceiling, clamp, cos, erf, exp, floor, gelu, hswish, log, negative, relu, sigmoid, sin, sqrt,
-    swish, tanh,
-)  # fmt: skip
+    abs,
+    ceiling,
+    clamp,
+    cos,
+    erf,
+    exp,
+    floor,
+    gelu,
+    hswish,
+    log,
+    negative,
+    relu,
+    sigmoid,
+    sin,
+    sqrt,
+    swish,
+    tanh,
+)
 from hetero_sdk.ops.basic import constant, convert, parameter, result
+from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
+from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk
 from hetero_sdk.ops.elementwise import (
-    add, divide, equal, greater, greater_equal, less, less_equal, logical_and, logical_not, logical_or,
-    maximum, minimum, mod, multiply, not_equal, power, select, squared_difference, subtract,
-)  # fmt: skip
-
-# -- linear_algebra, convolution, pooling, normalization (begin) --
-# -- linear_algebra, convolution, pooling, normalization (end) --
-# -- reduction, shape_manipulation (begin) --
-# -- reduction, shape_manipulation (end) --
-# -- detection, image (begin) --
-# -- detection, image (end) --
+    add,
+    divide,
+    equal,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    not_equal,
+    power,
+    select,
+    squared_difference,
+    subtract,
+)
+from hetero_sdk.ops.image import interpolate
+from hetero_sdk.ops.linear_algebra import matmul
+from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, mvn, softmax
+from hetero_sdk.ops.pooling import avg_pool, max_pool
+from hetero_sdk.ops.reduction import reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
+from hetero_sdk.ops.shape_manipulation import (
+    broadcast,
+    concat,
+    gather,
+    pad,
+    range,
+    reshape,
+    shape_of,
+    slice,
+    split,
+    squeeze,
+    strided_slice,
+    tile,
+    transpose,
+    unsqueeze,
+    variadic_split,
+)
 
 ceil = ceiling
 """Alias of :func:`ceiling` (OpenVINO's op is named Ceiling)."""
 
 __all__ = [
-    "abs", "add", "ceil", "ceiling", "clamp", "constant", "convert", "cos", "divide", "equal", "erf",
-    "exp", "floor", "gelu", "greater", "greater_equal", "hswish", "less", "less_equal", "log",
-    "logical_and", "logical_not", "logical_or", "maximum", "minimum", "mod", "multiply", "negative",
-    "not_equal", "parameter", "power", "relu", "result", "select", "sigmoid", "sin", "sqrt",
-    "squared_difference", "subtract", "swish", "tanh",
+    "abs", "add", "avg_pool", "batch_norm_inference", "broadcast", "ceil", "ceiling", "clamp", "concat",
+    "constant", "convert", "convolution", "convolution_backprop_data", "cos", "divide", "equal", "erf",
+    "exp", "floor", "gather", "gelu", "greater", "greater_equal", "group_convolution", "hswish",
+    "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
+    "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn", "negative", "non_max_suppression",
+    "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max", "reduce_mean",
+    "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "result", "select", "shape_of", "sigmoid",
+    "sin", "slice", "softmax", "split", "sqrt", "squared_difference", "squeeze", "strided_slice",
+    "subtract", "swish", "tanh", "tile", "topk", "transpose", "unsqueeze", "variadic_split",
 ]  # fmt: skip
