@@ -1,0 +1,160 @@
+"""TUTORIAL: the smallest real hetero-sdk device, the code that the plugin tutorial walks through.
+
+It computes f32 elementwise ops, activations and MatMul with the SDK's numpy reference kernels, one op
+at a time. Under ``HETERO:TUTORIAL,TEMPLATE`` every other op falls back to TEMPLATE.
+"""
+
+# --8<-- [start:imports]
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from hetero_sdk import Model, Node, Type
+from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.plugin import (
+    CompiledModel,
+    DeviceConfig,
+    PropertySpec,
+    RunContext,
+    Version,
+    as_bool,
+    get_supported_nodes,
+    hookimpl,
+    one_of,
+    read_only,
+)
+from hetero_sdk.reference import run_node
+
+# --8<-- [end:imports]
+
+__all__ = ["SUPPORTED_OPS", "TutorialCompiledModel", "TutorialPlugin", "is_supported"]
+
+__version__ = "0.1.0"
+
+# --8<-- [start:ops]
+SUPPORTED_OPS = frozenset(
+    {"Add", "Subtract", "Multiply", "Maximum", "Minimum", "Relu", "Sigmoid", "Tanh", "Abs", "Negative", "MatMul"}
+)
+"""The op types TUTORIAL computes, on f32 only."""
+
+_STRUCTURAL = frozenset({"Parameter", "Constant", "Result"})
+
+
+def is_supported(node: Node) -> bool:
+    """Whether TUTORIAL runs ``node``: Parameters, Constants and Results, and the supported f32 ops."""
+    if node.get_type_name() in _STRUCTURAL:
+        return True
+    return node.get_type_name() in SUPPORTED_OPS and node.get_output_element_type(0) == Type.f32
+
+
+# --8<-- [end:ops]
+
+
+# --8<-- [start:config]
+def make_config() -> DeviceConfig:
+    """TUTORIAL's property table: three settings and the read-only identity every device answers."""
+    return DeviceConfig(
+        [
+            PropertySpec("DEVICE_ID", default="0"),
+            PropertySpec("PERF_COUNT", default=False, convert=as_bool, allowed="True, False"),
+            PropertySpec(
+                "PERFORMANCE_HINT",
+                default="LATENCY",
+                convert=one_of("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT"),
+                allowed="LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT",
+            ),
+            PropertySpec(
+                "EXECUTION_MODE_HINT",
+                default="PERFORMANCE",
+                convert=one_of("PERFORMANCE", "ACCURACY"),
+                allowed="PERFORMANCE, ACCURACY",
+            ),
+            read_only("AVAILABLE_DEVICES", ["0"]),
+            read_only("FULL_DEVICE_NAME", "Tutorial device (numpy reference kernels)"),
+            read_only("DEVICE_ARCHITECTURE", "numpy"),
+            read_only("OPTIMIZATION_CAPABILITIES", ["FP32"]),
+            read_only("RANGE_FOR_ASYNC_INFER_REQUESTS", (1, 4, 1)),
+        ]
+    )
+
+
+# --8<-- [end:config]
+
+
+# --8<-- [start:compiled]
+class TutorialCompiledModel(CompiledModel):
+    """A model compiled for TUTORIAL: its ops in topological order, run one kernel at a time."""
+
+    def __init__(self, model: Model, device_name: str, config: dict[str, Any]) -> None:
+        model = model.clone()  # the caller's model must not change
+        super().__init__(model, device_name, config)
+        self._ops = model.get_ordered_ops()
+        self._parameters = model.get_parameters()
+        self._results = model.get_results()
+        self._times: dict[str, float] = {}
+
+    def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
+        """Computes every op with its reference kernel; one profiling row per compute op when profiling."""
+        values: dict[int, list[np.ndarray]] = {id(p): [x] for p, x in zip(self._parameters, inputs)}
+        for node in self._ops:
+            if node.get_type_name() == "Parameter":
+                continue
+            context.check_cancelled()
+            args = [values[id(source.node)][source.index] for source in node.input_values()]
+            if node.get_type_name() in _STRUCTURAL:
+                values[id(node)] = run_node(node, args)
+                continue
+            with context.timed(node.friendly_name, node.get_type_name(), "numpy"):
+                values[id(node)] = run_node(node, args)
+        if context.profile is not None:
+            self._times = {row.node_name: row.real_time.total_seconds() * 1e6 for row in context.profile}
+        return [values[id(result)][0] for result in self._results]
+
+    def get_runtime_model(self) -> Model:
+        """The model as it runs, with each op's last profiled time in rt_info ``execTimeMcs``."""
+        runtime = super().get_runtime_model()
+        for node in runtime.get_ops():
+            if node.friendly_name in self._times:
+                node.get_rt_info()["execTimeMcs"] = self._times[node.friendly_name]
+        return runtime
+
+
+# --8<-- [end:compiled]
+
+
+# --8<-- [start:plugin]
+class TutorialPlugin:
+    """The TUTORIAL device: the four required hooks and ``get_version``."""
+
+    def __init__(self) -> None:
+        self.config = make_config()
+
+    @hookimpl
+    def get_version(self) -> Version:
+        return Version(__version__, "TUTORIAL device (numpy reference kernels)")
+
+    @hookimpl
+    def get_property(self, name: str, arguments: dict[str, Any]) -> Any:
+        return self.config.get(name, arguments.get("DEVICE_ID"))
+
+    @hookimpl
+    def set_property(self, properties: dict[str, Any]) -> None:
+        self.config.set(properties)
+
+    @hookimpl
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
+        self.config.resolve(properties)  # rejects unknown keys and wrong values, as compile_model does
+        return {name: device_name for name in get_supported_nodes(model, lambda m: None, is_supported)}
+
+    @hookimpl
+    def compile_model(self, model: Model, properties: dict[str, Any], device_name: str) -> TutorialCompiledModel:
+        config = self.config.resolve(properties)
+        refused = [f"{n.friendly_name} ({n.get_type_name()})" for n in model.get_ops() if not is_supported(n)]
+        if refused:
+            raise UnsupportedOperationError(f"{device_name} cannot run {', '.join(refused)}")
+        return TutorialCompiledModel(model, device_name, config)
+
+
+# --8<-- [end:plugin]

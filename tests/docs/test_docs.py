@@ -1,0 +1,178 @@
+"""The documentation cannot rot: its marked examples run, the outputs it shows are the outputs printed,
+its reference pages name everything the code has, and the site builds strictly.
+
+A ```python block right after a ``<!-- test -->`` line runs; the tested blocks of one page share one
+namespace, in page order (``<!-- test: fresh -->`` starts a new one). A ```text block right after an
+``<!-- output -->`` line must equal what the tested block before it printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import hetero_sdk
+from hetero_sdk.errors import __all__ as ERROR_NAMES
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+TUTORIAL = ROOT / "plugins" / "tutorial"
+
+_FENCE = re.compile(r"^```(\w*)\s*$")
+_SNIPPET = re.compile(r'--8<-- "([^":]+)(?::([\w-]+))?"')
+
+
+@dataclass
+class Block:
+    """A fenced block of a page: its language, first line number, text and the marker before it."""
+
+    language: str
+    line: int
+    text: str
+    marker: str
+
+
+def pages() -> list[Path]:
+    """Every Markdown page of the site."""
+    return sorted(p for p in DOCS.rglob("*.md") if "_hooks" not in p.parts)
+
+
+def blocks(page: Path) -> list[Block]:
+    """The fenced blocks of ``page`` with the HTML comment (if any) on the line before each."""
+    lines = page.read_text().splitlines()
+    found: list[Block] = []
+    i = 0
+    while i < len(lines):
+        match = _FENCE.match(lines[i].strip())
+        if match is None:
+            i += 1
+            continue
+        previous = next((lines[j].strip() for j in range(i - 1, -1, -1) if lines[j].strip()), "")
+        marker = previous if previous.startswith("<!--") else ""
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
+        found.append(Block(match.group(1), i + 2, "\n".join(lines[i + 1 : end]) + "\n", marker))
+        i = end + 1
+    return found
+
+
+def pages_with_tests() -> list[Path]:
+    return [p for p in pages() if any(b.marker.startswith("<!-- test") for b in blocks(p))]
+
+
+@pytest.fixture
+def tutorial_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Examples register the tutorial's TUTORIAL device in-process: make it importable uninstalled."""
+    if importlib.util.find_spec("hetero_sdk_tutorial") is None:
+        monkeypatch.syspath_prepend(str(TUTORIAL))
+
+
+@pytest.mark.parametrize("page", pages_with_tests(), ids=lambda p: str(p.relative_to(DOCS)))
+def test_page_examples_run_and_print_what_the_page_shows(
+    page: Path, tutorial_importable: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HETERO_SDK_VISUALIZE", "0")  # recorded, so that teardown restores the original
+    monkeypatch.delenv("HETERO_SDK_VISUALIZE")
+    namespace: dict[str, object] = {}
+    printed = ""
+    for block in blocks(page):
+        where = f"{page.relative_to(ROOT)}:{block.line}"
+        if block.marker.startswith("<!-- test"):
+            assert block.language == "python", f"{where}: only python blocks can be tested"
+            if block.marker == "<!-- test: fresh -->":
+                namespace = {}
+            namespace.setdefault("__name__", f"docs_{page.stem}")
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(block.text, where, "exec"), namespace)
+            printed = out.getvalue()
+        elif block.marker == "<!-- output -->":
+            assert printed.rstrip() == block.text.rstrip(), f"{where}: the page shows other output than printed"
+
+
+def test_every_output_block_follows_a_tested_block() -> None:
+    for page in pages():
+        previous: Block | None = None
+        for block in blocks(page):
+            if block.marker == "<!-- output -->":
+                assert previous is not None and previous.marker.startswith("<!-- test"), (
+                    f"{page.relative_to(ROOT)}:{block.line}: an output block must follow a tested block"
+                )
+            previous = block
+
+
+def test_snippets_name_existing_files_and_sections() -> None:
+    for page in pages():
+        for path, section in _SNIPPET.findall(page.read_text()):
+            source = ROOT / path
+            assert source.is_file(), f"{page.name} includes {path}, which does not exist"
+            if section:
+                text = source.read_text()
+                for edge in ("start", "end"):
+                    assert f"--8<-- [{edge}:{section}]" in text, f"{page.name}: {path} has no [{edge}:{section}]"
+
+
+def _page(name: str) -> str:
+    return (DOCS / name).read_text()
+
+
+def test_errors_page_names_every_error() -> None:
+    text = _page("reference/errors.md")
+    assert [name for name in ERROR_NAMES if f"`{name}`" not in text] == []
+
+
+def test_properties_page_names_every_property_of_template_and_hetero() -> None:
+    from hetero_sdk.hetero.plugin import HeteroPlugin
+    from template_plugin import TemplatePlugin
+
+    core = hetero_sdk.Core(plugins={"TEMPLATE": TemplatePlugin, "HETERO": HeteroPlugin}, autoload=False)
+    text = _page("reference/properties.md")
+    for device in ("TEMPLATE", "HETERO"):
+        missing = [key for key in core.get_property(device, "SUPPORTED_PROPERTIES") if f"`{key}`" not in text]
+        assert missing == [], f"{device}'s properties missing from the page"
+
+
+def test_properties_page_names_every_typed_property() -> None:
+    from hetero_sdk import properties
+
+    text = _page("reference/properties.md")
+    names = [n for n in properties.__all__ if isinstance(getattr(properties, n), properties.Property)]
+    for group in ("device", "hint", "hetero"):
+        names += [f"{group}.{n}" for n in vars(getattr(properties, group))]
+    assert [n for n in names if f"`properties.{n}`" not in text] == []
+
+
+def test_cli_page_names_every_command_and_option() -> None:
+    cli = pytest.importorskip("hetero_sdk.cli").cli
+    text = _page("cli.md")
+    missing = []
+    for name, command in cli.commands.items():
+        if f"hetero-sdk {name}" not in text:
+            missing.append(name)
+        for param in command.params:
+            longest = max(getattr(param, "opts", []), key=len, default="")
+            if longest.startswith("-") and longest not in text:
+                missing.append(f"{name} {longest}")
+    assert missing == []
+
+
+def test_mkdocs_build_is_strict_clean(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("mkdocstrings_handlers.python")
+    pytest.importorskip("pymdownx")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
