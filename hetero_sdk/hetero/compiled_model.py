@@ -47,6 +47,7 @@ class HeteroCompiledModel(CompiledModel):
         self.report = report
         self._release_after = _last_uses(split)
         self._remote = _remote_outputs(split, [c.device_name for c in self.compiled])
+        self._profiled = [bool(c.get_property_or("PERF_COUNT", False)) for c in self.compiled]
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Runs the submodels in order; intermediate tensors pass without copies on shared memory."""
@@ -58,7 +59,7 @@ class HeteroCompiledModel(CompiledModel):
             started = time.perf_counter()
             args = [_to_device(env[key], compiled.device_name) for key in sub.inputs]
             transferred = time.perf_counter()
-            sub_context = RunContext(profile is not None, remote_outputs=self._remote[i])
+            sub_context = RunContext(profile is not None and self._profiled[i], remote_outputs=self._remote[i])
             sub_context.cancelled = context.cancelled
             outputs = compiled.run(args, sub_context)
             finished = time.perf_counter()
@@ -83,6 +84,8 @@ class HeteroCompiledModel(CompiledModel):
 
     def get_property(self, name: str) -> Any:
         """HETERO's compiled-model properties, then the common ones."""
+        if name == "PERF_COUNT":
+            return bool(self._config.get("PERF_COUNT")) or any(self._profiled)
         if name == "HETERO_NUMBER_OF_SUBMODELS":
             return len(self.compiled)
         if name == "DEVICE_PROPERTIES":

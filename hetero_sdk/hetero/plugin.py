@@ -106,6 +106,8 @@ class HeteroPlugin:
         placement = assign_affinities(model, priorities, core, _per_device(config, priorities))
         devices = sorted(set(placement.device.values()))
         device_config = _per_device(config, devices)
+        if config["PERF_COUNT"]:
+            forwarded.setdefault("PERF_COUNT", True)
         _forward(forwarded, devices, device_config, core)
         split = _partition(model, placement, config["HETERO_PARTITIONER"])
         fallbacks: dict[int, tuple[str, str, str]] = {}
@@ -178,7 +180,7 @@ def _per_device(config: Mapping[str, Any], devices: Sequence[str]) -> dict[str, 
 def _forward(
     forwarded: Mapping[str, Any], devices: Sequence[str], device_config: dict[str, dict[str, Any]], core: Core
 ) -> None:
-    """Passes HETERO-level keys (and PERF_COUNT) to the devices that support them."""
+    """Passes HETERO-level keys to the devices that support them; a device's own DEVICE_PROPERTIES win."""
     supported = {d: core.get_property(d, "SUPPORTED_PROPERTIES") for d in devices}
     for key, value in forwarded.items():
         takers = [d for d in devices if key in supported[d]]
@@ -201,7 +203,7 @@ def _partition(model: Model, placement: Placement, algorithm: str) -> SplitModel
                 users[id(source.node)].append(node)
     successors = {n: users[id(n)] for n in ops}
     affinity = {n: placement.device[n.friendly_name] for n in ops}
-    parts = split_by_affinity(successors, affinity, algorithm=algorithm)
+    parts = split_by_affinity(successors, affinity, algorithm=algorithm)  # type: ignore[arg-type]
     check_partition(successors, affinity, parts)
     return split_model(model, parts)
 

@@ -48,8 +48,8 @@ class PropertySpec:
         try:
             return self.convert(value)
         except (TypeError, ValueError) as exc:
-            allowed = f"; allowed: {self.allowed}" if self.allowed else ""
-            raise PropertyValueError(f"{value!r} is not a valid value for {self.key}: {exc}{allowed}") from None
+            reason = f"allowed: {self.allowed}" if self.allowed else str(exc)
+            raise PropertyValueError(f"{value!r} is not a valid value for {self.key}; {reason}") from None
 
 
 def as_bool(value: Any) -> bool:

@@ -55,11 +55,11 @@ REQUIRED_HOOKS = ("get_property", "set_property", "compile_model", "query_model"
 def get_version(device_name: str) -> Version | None:
     """Describe the plugin's build: ``core.get_versions(device)`` returns it.
 
+    Stops at the first non-None result.
+
     :param device_name: the name the plugin is registered under.
     :returns: a :class:`~hetero_sdk.plugin.Version` with a build number and description. ``None``
         (not implemented) makes the Core report the plugin's distribution version.
-
-    Stops at the first non-None result.
     """
 
 
@@ -71,14 +71,14 @@ def get_property(name: str, arguments: dict[str, Any], device_name: str, core: C
     ``AVAILABLE_DEVICES`` (the device ids; empty for a device without hardware of its own),
     ``FULL_DEVICE_NAME``, ``DEVICE_ARCHITECTURE``, ``OPTIMIZATION_CAPABILITIES`` (``EXPORT_IMPORT``
     when :func:`import_model` is implemented) and ``RANGE_FOR_ASYNC_INFER_REQUESTS``.
+    Stops at the first non-None result.
+
     :class:`~hetero_sdk.plugin.DeviceConfig` does the bookkeeping.
 
     :param name: the property key (an OpenVINO key string).
     :param arguments: extra arguments; ``DEVICE_ID`` selects a device id.
     :returns: the value (never None).
     :raises UnsupportedPropertyError: for an unknown or write-only key.
-
-    Stops at the first non-None result.
     """
 
 
@@ -90,11 +90,11 @@ def set_property(properties: dict[str, Any], device_name: str, core: Core) -> No
     ``DEVICE_ID`` in ``properties`` selects the device id the values apply to; ``DEVICE_ID`` alone
     makes that id the default one (``core.set_property("DEV", {"DEVICE_ID": "1"})``).
 
+    Returns None.
+
     :param properties: key to value.
     :raises UnsupportedPropertyError: for an unknown or read-only key.
     :raises PropertyValueError: for a wrong value, listing the allowed ones.
-
-    Returns None.
     """
 
 
@@ -113,14 +113,14 @@ def compile_model(
     values overridden by ``properties`` (which must not change the stored values); unknown keys
     are rejected as in :func:`set_property`.
 
+    Stops at the first non-None result.
+
     :param model: the model to compile.
     :param properties: this compile's configuration (``DEVICE_ID`` selects a device id).
     :param context: a remote context of this device to compile into, or None for the default.
     :returns: a :class:`~hetero_sdk.plugin.CompiledModel`.
     :raises CompilationError: when the device cannot compile the model (name the device).
     :raises UnsupportedOperationError: naming the ops the device cannot run.
-
-    Stops at the first non-None result.
     """
 
 
@@ -132,11 +132,11 @@ def query_model(model: Model, properties: dict[str, Any], device_name: str, core
     Claim Parameters, Constants and Results too when their neighbours are claimed. What is claimed
     must compile.
 
+    Stops at the first non-None result.
+
     :param model: the model to examine; must not be changed.
     :param properties: configuration as for :func:`compile_model`.
     :returns: op friendly name to the device name that runs it (``device_name`` with its id).
-
-    Stops at the first non-None result.
     """
 
 
@@ -148,13 +148,13 @@ def import_model(
 
     Parsing must never execute code from the blob (no pickle, no eval).
 
+    Stops at the first non-None result. Not implementing it means the device cannot import.
+
     :param blob: the exported bytes.
     :param properties: configuration as for :func:`compile_model`.
     :param context: a remote context, or None.
     :returns: the compiled model.
     :raises BlobFormatError: for a truncated, corrupted, foreign or newer-version blob.
-
-    Stops at the first non-None result. Not implementing it means the device cannot import.
     """
 
 
@@ -167,10 +167,10 @@ def import_model(
 def create_context(properties: dict[str, Any], device_name: str, core: Core) -> RemoteContext:
     """Create a remote context: a handle on device memory (``ov::IPlugin::create_context``).
 
+    Stops at the first non-None result.
+
     :param properties: context parameters (``DEVICE_ID`` selects the device).
     :returns: a :class:`~hetero_sdk.plugin.RemoteContext`.
-
-    Stops at the first non-None result.
     """
 
 
@@ -178,8 +178,8 @@ def create_context(properties: dict[str, Any], device_name: str, core: Core) -> 
 def get_default_context(properties: dict[str, Any], device_name: str, core: Core) -> RemoteContext:
     """Return the device's default remote context (``ov::IPlugin::get_default_context``).
 
+    Stops at the first non-None result.
+
     :param properties: context parameters (``DEVICE_ID`` selects the device).
     :returns: a :class:`~hetero_sdk.plugin.RemoteContext`.
-
-    Stops at the first non-None result.
     """

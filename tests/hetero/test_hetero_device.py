@@ -278,3 +278,17 @@ def test_random_models_through_hetero_equal_template_alone(case: tuple[hs.Model,
     for got in (split(inputs), imported(inputs)):
         for i in range(len(model.outputs)):
             np.testing.assert_allclose(got[i], plain[i], rtol=1e-6, atol=1e-6)
+
+
+def test_hetero_perf_count_reaches_devices_and_per_device_profiling_is_honoured(core: hs.Core) -> None:
+    model, inputs, _ = _mlp()
+    everywhere = core.compile_model(model, "HETERO:ACCEL,TEMPLATE", {"PERF_COUNT": True})
+    assert all(p["PERF_COUNT"] for p in everywhere.get_property("DEVICE_PROPERTIES").values())
+    only_template = core.compile_model(
+        model, "HETERO:ACCEL,TEMPLATE", {"DEVICE_PROPERTIES": {"TEMPLATE": {"PERF_COUNT": True}}}
+    )
+    assert only_template.get_property("PERF_COUNT") is True
+    request = only_template.create_infer_request()
+    request.infer(inputs)
+    op_rows = {r.node_name for r in request.get_profiling_info() if not r.node_name.endswith(("total", "transfer"))}
+    assert op_rows == {"subgraph1: sig"}
