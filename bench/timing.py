@@ -1,0 +1,103 @@
+"""Latency measurement shared by the benchmarks: interleaved rounds, medians and p90s, a plain table.
+
+Candidates are timed in interleaved rounds, so load from outside the benchmark (shared machines) falls
+on all of them alike and ratios stay meaningful (see :func:`measure`).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["THREAD_VARIABLES", "environment", "measure", "percentile", "print_table", "summary"]
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""The variables each benchmark sets to 1 before numpy loads its BLAS."""
+
+
+def measure(
+    candidates: Mapping[str, Callable[[], Any]], runs: int, warmup: int, block: int = 10
+) -> dict[str, list[float]]:
+    """Seconds per call of each candidate: ``runs`` timed calls each, after ``warmup`` untimed ones.
+
+    The calls come in rounds; in each round every candidate, in a rotating order, makes one untimed
+    call and then up to ``block`` timed ones back to back. The untimed call absorbs the cost of
+    switching runtimes (caches, and thread pools that another runtime's spinning workers kept off
+    the CPU or that went to sleep), so the figures are back-to-back latencies, as OpenVINO's
+    benchmark_app measures them.
+    """
+    names = list(candidates)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for name in names:
+        for _ in range(warmup):
+            candidates[name]()
+    round_ = 0
+    while any(len(t) < runs for t in times.values()):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            call, timed = candidates[name], times[name]
+            if len(timed) >= runs:
+                continue
+            call()
+            for _ in range(min(block, runs - len(timed))):
+                start = time.perf_counter()
+                call()
+                timed.append(time.perf_counter() - start)
+        round_ += 1
+    return times
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) by linear interpolation, as numpy's default."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def summary(values: Sequence[float]) -> dict[str, float]:
+    """Median and p90 in microseconds."""
+    return {"median_us": statistics.median(values) * 1e6, "p90_us": percentile(values, 90) * 1e6}
+
+
+def environment() -> dict[str, Any]:
+    """What the figures depend on: versions, CPU count and the thread variables."""
+    import numpy as np
+
+    info: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "threads": {v: os.environ.get(v) for v in THREAD_VARIABLES},
+    }
+    for module in ("onnxruntime", "openvino"):
+        try:
+            info[module] = __import__(module).__version__
+        except ImportError:
+            info[module] = None
+    return info
+
+
+def print_table(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]) -> None:
+    """Prints ``rows`` under ``columns`` (key, heading): text left-aligned, numbers right-aligned; floats
+    whose key ends in ``_us`` without decimals, others (ratios) with two."""
+
+    def cell(key: str, value: Any) -> str:
+        if value is None:
+            return "-"
+        if isinstance(value, float):
+            return f"{value:.0f}" if key.endswith("_us") else f"{value:.2f}" if value >= 0.01 else f"{value:.1e}"
+        return str(value)
+
+    text = [[cell(key, row.get(key)) for key, _ in columns] for row in rows]
+    widths = [max(len(head), *(len(r[i]) for r in text)) for i, (_, head) in enumerate(columns)]
+    left = [bool(rows) and isinstance(rows[0].get(key), str) for key, _ in columns]
+    for line in [[head for _, head in columns], *text]:
+        print("  ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(line, widths, left)).rstrip())
