@@ -16,6 +16,7 @@ from hetero_sdk import Node, PartialShape
 from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_attr, expect_inputs, expect_same_types, merge_dims
 from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
 from hetero_sdk.reference import kernel
+from hetero_sdk.reference.activation import erfc_values
 from hetero_sdk.shape import broadcast_shapes
 
 __all__ = ["ACTIVATIONS", "FULLY_CONNECTED", "fully_connected"]
@@ -107,9 +108,6 @@ def _fully_connected(node: Node) -> list[OutputSpec]:
     return [(element_type, out)]
 
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
 def _widened(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind in "iu":
         return x.astype(np.int64)
@@ -133,7 +131,7 @@ def _fully_connected_kernel(node: Node, a: np.ndarray, b: np.ndarray, bias: np.n
             return np.tanh(y)
     y64 = np.asarray(y, dtype=np.float64)
     if activation == "gelu_erf":
-        return 0.5 * y64 * (1 + (_erf(y64 / math.sqrt(2)) if y.size else y64))
+        return 0.5 * y64 * erfc_values(-y64 / math.sqrt(2), exact=y.dtype == np.float64)
     if activation == "gelu_tanh":
         return 0.5 * y64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (y64 + 0.044715 * y64**3)))
     return y

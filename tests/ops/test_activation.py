@@ -187,3 +187,14 @@ def test_shapes_and_dynamic_dims_pass_through() -> None:
 def test_malformed_activations_name_the_node(build: Callable[[], hs.Node], message: str) -> None:
     with pytest.raises(ModelValidationError, match=message):
         build()
+
+
+def test_f32_erf_and_gelu_are_accurate_over_the_whole_range_including_tails() -> None:
+    x = np.linspace(-9, 9, 4001).astype(np.float32)
+    _, erf_out = run(opset.erf, x)
+    _, gelu_out = run(opset.gelu, x)
+    xs = x.astype(np.float64)
+    erf_want = np.array([math.erf(v) for v in xs])
+    gelu_want = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in xs])
+    np.testing.assert_allclose(erf_out, erf_want, rtol=0, atol=2e-7)
+    np.testing.assert_allclose(gelu_out, gelu_want, rtol=1e-6, atol=1e-30)
