@@ -133,5 +133,5 @@ def _fully_connected_kernel(node: Node, a: np.ndarray, b: np.ndarray, bias: np.n
     if activation == "gelu_erf":
         return 0.5 * y64 * erfc_values(-y64 / math.sqrt(2), exact=y.dtype == np.float64)
     if activation == "gelu_tanh":
-        return 0.5 * y64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (y64 + 0.044715 * y64**3)))
+        return 0.5 * y * (1 + np.tanh(math.sqrt(2 / math.pi) * (y + 0.044715 * (y * y * y))))
     return y

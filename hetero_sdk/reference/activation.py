@@ -83,11 +83,15 @@ def erf(node: Node, x: np.ndarray) -> np.ndarray:
     return erf_values(x)
 
 
+def _gelu_tanh(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))))
+
+
 @kernel("Gelu")
 def gelu(node: Node, x: np.ndarray) -> np.ndarray:
     x64 = x.astype(np.float64)
     if node.attrs["approximation_mode"] == "TANH":
-        return 0.5 * x64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64**3)))
+        return _gelu_tanh(_real(x))
     return 0.5 * x64 * erfc_values(-x64 / math.sqrt(2), exact=x.dtype == np.float64)
 
 
