@@ -38,10 +38,20 @@ def max_pool(node: Node, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lowest = np.asarray(info.min).astype(work.dtype)
     if work.dtype.kind == "f":  # NaN never wins a comparison in OpenVINO's kernel
         work = np.where(np.isnan(work), lowest, work)
-    view = windows(pad_spatial(work, begin, end, lowest), kernel, strides, dilations, out)
-    flat = view.reshape(*view.shape[: 2 + n], -1)
-    best = flat.argmax(axis=-1)
-    values = np.take_along_axis(flat, best[..., np.newaxis], axis=-1)[..., 0]
+    padded = pad_spatial(work, begin, end, lowest)
+    # One strided slice per kernel tap: a few whole-array ops instead of copying every window.
+    values, best = None, None
+    for tap, offsets in enumerate(np.ndindex(*kernel)):
+        spatial = (slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, s, m in zip(offsets, dilations, strides, out))
+        window = (slice(None), slice(None), *spatial)
+        candidate = padded[window]
+        if values is None:
+            values, best = candidate.copy(), np.zeros(candidate.shape, np.int64)
+        else:
+            better = candidate > values  # strict: the first tap wins ties, as argmax does
+            values = np.where(better, candidate, values)
+            best = np.where(better, tap, best)
+    assert values is not None and best is not None
     taps = np.unravel_index(best, kernel)
     position = np.zeros(best.shape, np.int64)
     for i in range(n):
