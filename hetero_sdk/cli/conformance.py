@@ -19,7 +19,13 @@ _TESTING_EXTRA = frozenset({"pytest", "_pytest", "hypothesis"})
 @click.argument("device", callback=validate_device)
 @click.option("--xfail-file", type=click.Path(exists=True, dir_okay=False), help="Expected failures, a reason each.")
 @click.option("--report-json", type=click.Path(dir_okay=False), help="Write the results as JSON to this file.")
-@click.option("--profile", default="ci", show_default=True, help="The hypothesis profile (how many examples).")
+@click.option(
+    "--profile",
+    type=click.Choice(["ci", "thorough"]),
+    default="ci",
+    show_default=True,
+    help="How many hypothesis examples per check (ci: few, thorough: many).",
+)
 @click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def conformance(

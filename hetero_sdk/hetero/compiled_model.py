@@ -95,12 +95,27 @@ class HeteroCompiledModel(CompiledModel):
         return super().get_property(name)
 
     def get_runtime_model(self) -> Model:
-        """The original model with each op's ``affinity`` and ``subgraph`` in rt_info."""
+        """The original model; each op's rt_info gives its ``affinity`` and ``subgraph``, and, from
+        its device's runtime model, the kernel (``layerType``) and, after a profiled run,
+        ``execTimeMcs`` (summed over the device ops it became)."""
+        from_devices: dict[str, dict[str, Any]] = {}
+        for compiled in self.compiled:
+            for op in compiled.get_runtime_model().get_ops():
+                info = op.get_rt_info()
+                for name in str(info.get("originalLayersNames") or op.friendly_name).split(","):
+                    merged = from_devices.setdefault(name, {})
+                    if "layerType" in info:
+                        merged.setdefault("layerType", info["layerType"])
+                    if "execTimeMcs" in info:
+                        merged["execTimeMcs"] = merged.get("execTimeMcs", 0) + info["execTimeMcs"]
         runtime = self._model.clone()
         for node in runtime.get_ops():
+            info = node.get_rt_info()
             placed = self.report.placement.get(node.friendly_name)
             if placed is not None:
-                node.get_rt_info().update({"affinity": placed[0], "subgraph": placed[1]})
+                info.update({"affinity": placed[0], "subgraph": placed[1]})
+            info["originalLayersNames"] = node.friendly_name
+            info.update(from_devices.get(node.friendly_name, {}))
         return runtime
 
     def placement_report(self) -> PlacementReport:

@@ -25,13 +25,13 @@ def test_arguments_pass_through_and_the_kit_status_is_the_exit_status(
     xfails = tmp_path / "xfails.txt"
     xfails.write_text("test_conv  # not yet\n")
     result = invoke(
-        "conformance", "XLA", "--xfail-file", str(xfails), "--report-json", "out.json", "--profile", "full",
+        "conformance", "XLA", "--xfail-file", str(xfails), "--report-json", "out.json", "--profile", "thorough",
         "-k", "conv", "-x",
     )  # fmt: skip
     assert result.exit_code == 3, result.output
     assert calls == [
         ("XLA", {"extra_args": ("-k", "conv", "-x"), "xfail_file": str(xfails), "report_json": "out.json",
-                 "profile": "full"}),
+                 "profile": "thorough"}),
     ]  # fmt: skip
 
 

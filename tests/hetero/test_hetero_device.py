@@ -292,3 +292,13 @@ def test_hetero_perf_count_reaches_devices_and_per_device_profiling_is_honoured(
     request.infer(inputs)
     op_rows = {r.node_name for r in request.get_profiling_info() if not r.node_name.endswith(("total", "transfer"))}
     assert op_rows == {"subgraph1: sig"}
+
+
+def test_runtime_model_names_each_op_its_device_and_time_after_a_profiled_run(core: hs.Core) -> None:
+    model, inputs, _ = _mlp()
+    compiled = core.compile_model(model, "HETERO:ACCEL,TEMPLATE", {"PERF_COUNT": True})
+    compiled.create_infer_request().infer(inputs)
+    ops = {n.friendly_name: n.get_rt_info() for n in compiled.get_runtime_model().get_ops()}
+    assert ops["sig"]["affinity"] == "TEMPLATE" and ops["sig"]["subgraph"] == 1
+    assert ops["sig"]["layerType"] == "Sigmoid" and ops["sig"]["execTimeMcs"] > 0
+    assert ops["mm1"]["affinity"] == "ACCEL" and ops["mm1"]["execTimeMcs"] > 0
