@@ -27,4 +27,3 @@ def save_model(model: Model, path: str | os.PathLike[str]) -> None:
     from hetero_sdk.serialization import save_model as _save
 
     _save(model, path)
-

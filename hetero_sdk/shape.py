@@ -111,9 +111,7 @@ def broadcast_shapes(a: PartialShape, b: PartialShape) -> PartialShape | None:
     for x, y in zip(left, right):
         if x == y or y == 1:
             dims.append(x)
-        elif x == 1:
-            dims.append(y)
-        elif x == DYNAMIC:
+        elif x in (1, DYNAMIC):
             dims.append(y)
         elif y == DYNAMIC:
             dims.append(x)

@@ -18,7 +18,7 @@ _name_counter = itertools.count()
 class Output:
     """One output port of a node: the tensor an edge of the graph carries (like ``ov.Output``)."""
 
-    __slots__ = ("_node", "_index")
+    __slots__ = ("_index", "_node")
 
     def __init__(self, node: Node, index: int) -> None:
         self._node = node

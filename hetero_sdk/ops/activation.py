@@ -138,8 +138,11 @@ def _swish(node: Node) -> list[OutputSpec]:
     element_type = expect_type(node, 0, REAL_TYPES)
     if node.get_input_size() == 2:
         beta = node.input_value(1)
-        if beta.element_type != element_type or beta.partial_shape.rank > 1 or beta.partial_shape.dims not in ((), (1,), (-1,)):
-            raise node.error(f"beta must be a scalar of type {element_type.value}, got {beta.element_type.value}{beta.partial_shape}")
+        scalar = beta.partial_shape.dims in ((), (1,), (-1,))
+        if beta.element_type != element_type or not scalar:
+            raise node.error(
+                f"beta must be a scalar of type {element_type.value}, got {beta.element_type.value}{beta.partial_shape}"
+            )
     return [(element_type, node.input_value(0).partial_shape)]
 
 

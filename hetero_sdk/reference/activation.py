@@ -21,7 +21,7 @@ def erfc_values(x: np.ndarray, exact: bool | None = None) -> np.ndarray:
         return _exact_erfc(x64) if x64.size else x64
     z = np.abs(x64)
     t = 1 / (1 + 0.5 * z)
-    poly = 0.17087277
+    poly = np.full_like(t, 0.17087277)
     for c in (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418, 0.37409196, 1.00002368):
         poly = c + t * poly
     tail = t * np.exp(-z * z - 1.26551223 + t * poly)

@@ -40,18 +40,18 @@ def max_pool(node: Node, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         work = np.where(np.isnan(work), lowest, work)
     padded = pad_spatial(work, begin, end, lowest)
     # One strided slice per kernel tap: a few whole-array ops instead of copying every window.
-    values, best = None, None
-    for tap, offsets in enumerate(np.ndindex(*kernel)):
+    def tap_window(offsets: Sequence[int]) -> np.ndarray:
         spatial = (slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, s, m in zip(offsets, dilations, strides, out))
-        window = (slice(None), slice(None), *spatial)
-        candidate = padded[window]
-        if values is None:
-            values, best = candidate.copy(), np.zeros(candidate.shape, np.int64)
-        else:
-            better = candidate > values  # strict: the first tap wins ties, as argmax does
-            values = np.where(better, candidate, values)
-            best = np.where(better, tap, best)
-    assert values is not None and best is not None
+        return padded[(slice(None), slice(None), *spatial)]
+
+    taps_offsets = list(np.ndindex(*kernel))
+    values = tap_window(taps_offsets[0]).copy()
+    best = np.zeros(values.shape, np.int64)
+    for tap, offsets in enumerate(taps_offsets[1:], start=1):
+        candidate = tap_window(offsets)
+        better = candidate > values  # strict: the first tap wins ties, as argmax does
+        values = np.where(better, candidate, values)
+        best = np.where(better, tap, best)
     taps = np.unravel_index(best, kernel)
     position = np.zeros(best.shape, np.int64)
     for i in range(n):

@@ -60,8 +60,7 @@ def run_node(node: Node, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     raw = get_kernel(node.type_name)(node, *inputs)
     outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
     return [
-        np.asarray(value).astype(node.get_output_element_type(i).numpy, copy=False)
-        for i, value in enumerate(outputs)
+        np.asarray(value).astype(node.get_output_element_type(i).numpy, copy=False) for i, value in enumerate(outputs)
     ]
 
 

@@ -117,7 +117,7 @@ def test_manual_mode_follows_rt_info(core: hs.Core) -> None:
 def test_manual_mode_with_missing_affinity_names_the_ops(core: hs.Core) -> None:
     model, _, _ = _mlp()
     model.get_ops()[3].get_rt_info()["affinity"] = "TEMPLATE.0"
-    with pytest.raises(AffinityError, match="incomplete.*have none"):
+    with pytest.raises(AffinityError, match=r"incomplete.*have none"):
         core.compile_model(model, "HETERO:TEMPLATE.0,TEMPLATE.1")
 
 
@@ -125,7 +125,7 @@ def test_manual_mode_with_unknown_device_names_it(core: hs.Core) -> None:
     model, _, _ = _mlp()
     for op in model.get_ops():
         op.get_rt_info()["affinity"] = "GPU"
-    with pytest.raises(AffinityError, match="'GPU'.*use one of: TEMPLATE.0, TEMPLATE.1"):
+    with pytest.raises(AffinityError, match=r"'GPU'.*use one of: TEMPLATE\.0, TEMPLATE\.1"):
         core.compile_model(model, "HETERO:TEMPLATE.0,TEMPLATE.1")
 
 
@@ -144,7 +144,7 @@ def test_combined_mode_edits_query_answer(core: hs.Core) -> None:
 
 def test_device_properties_reach_only_their_device(core: hs.Core) -> None:
     """The seeds' 'configure fallback devices' example."""
-    model, inputs, _ = _mlp()
+    model, _, _ = _mlp()
     core.set_property("HETERO", {hs.properties.device.priorities: "ACCEL,TEMPLATE"})
     core.set_property("ACCEL", {hs.properties.enable_profiling: True})
     core.set_property("TEMPLATE", {hs.properties.hint.inference_precision: hs.Type.f32})
@@ -202,7 +202,7 @@ def test_export_import_round_trip_and_corruption(core: hs.Core) -> None:
     assert again.get_property("LOADED_FROM_CACHE") is False
     flipped = bytearray(blob)
     flipped[len(blob) // 2] ^= 0x01
-    with pytest.raises(BlobFormatError, match="corrupted|truncated|malformed"):
+    with pytest.raises(BlobFormatError, match=r"corrupted|truncated|malformed"):
         core.import_model(bytes(flipped), "HETERO")
     with pytest.raises(BlobFormatError, match="exported by device 'HETERO'"):
         core.import_model(blob, "TEMPLATE")
