@@ -1,0 +1,15 @@
+"""hetero-sdk-jax: the XLA device of hetero-sdk.
+
+Installing the distribution registers three devices through the ``hetero_sdk.devices`` entry points:
+``XLA`` (JAX's default backend: the GPU or TPU when JAX has one, else the CPU), ``GPU`` (JAX's CUDA or
+ROCm backend) and ``TPU``. A device whose backend is absent is reported unavailable, with the reason,
+and never breaks the Core. The plugin uses only the SDK's public plugin API.
+"""
+
+__version__ = "0.1.0"
+
+from hetero_sdk_jax.compiled_model import XlaCompiledModel
+from hetero_sdk_jax.context import XlaContext, XlaTensor
+from hetero_sdk_jax.plugin import XlaPlugin, gpu_plugin, tpu_plugin
+
+__all__ = ["XlaCompiledModel", "XlaContext", "XlaPlugin", "XlaTensor", "__version__", "gpu_plugin", "tpu_plugin"]

@@ -1,0 +1,89 @@
+"""Which JAX backend a device runs on, and what its devices are called."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax
+from hetero_sdk.errors import DeviceUnavailableError
+
+__all__ = ["Backend", "open_backend"]
+
+_INSTALL_HINTS = {
+    "gpu": "install jax[cuda12] (NVIDIA) or jax[rocm] (AMD) and check that the driver sees the GPU",
+    "tpu": "install jax[tpu] on a machine with TPU cores",
+}
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A JAX backend and its devices.
+
+    :ivar name: what ``jax.devices()`` takes (``cpu``, ``gpu``, ``tpu``).
+    :ivar platform: the platform as ``jax.export`` names it (``cpu``, ``cuda``, ``rocm``, ``tpu``).
+    :ivar devices: the backend's devices; a device id is an index into this tuple.
+    """
+
+    name: str
+    platform: str
+    devices: tuple[jax.Device, ...]
+
+    @property
+    def ids(self) -> list[str]:
+        """The device ids (``"0"``, ``"1"``...)."""
+        return [str(i) for i in range(len(self.devices))]
+
+    def device(self, device_id: str | int | None) -> jax.Device:
+        """The device with ``device_id`` (the first when None)."""
+        return self.devices[int(device_id or 0)]
+
+    def full_name(self, device_id: str | int | None) -> str:
+        """``FULL_DEVICE_NAME``: the device's kind (the CPU model on the host platform) and platform."""
+        device = self.device(device_id)
+        kind = _cpu_model() if self.platform == "cpu" else None
+        return f"{kind or device.device_kind} (XLA {self.platform}, device {device.id})"
+
+    def supports_bf16(self) -> bool:
+        """True where XLA computes bf16: CPU, TPU, ROCm and CUDA GPUs of compute capability 8.0 or newer."""
+        if self.platform != "cuda":
+            return True
+        capability = getattr(self.devices[0], "compute_capability", "0")
+        try:
+            return float(capability) >= 8.0
+        except (TypeError, ValueError):
+            return False
+
+
+def open_backend(kind: str | None) -> Backend:
+    """The backend of a device kind: None for JAX's default backend, ``gpu`` or ``tpu``.
+
+    :raises DeviceUnavailableError: when JAX has no such backend, saying what to install.
+    """
+    name = kind or jax.default_backend()
+    try:
+        devices = tuple(jax.devices(name))
+    except RuntimeError as exc:
+        hint = _INSTALL_HINTS.get(name, f"check that JAX supports the {name!r} backend")
+        raise DeviceUnavailableError(f"no {name.upper()} backend: jax.devices({name!r}) failed: {exc}; {hint}") from exc
+    if not devices:
+        raise DeviceUnavailableError(f"no {name.upper()} backend: jax.devices({name!r}) returned no device")
+    return Backend(name, _export_platform(devices[0]), devices)
+
+
+def _export_platform(device: jax.Device) -> str:
+    platform = str(device.platform).lower()
+    if platform != "gpu":
+        return platform
+    version = str(getattr(device.client, "platform_version", "")).lower()
+    return "rocm" if "rocm" in version else "cuda"
+
+
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None

@@ -1,0 +1,72 @@
+"""The XLA device's properties: the seeds' configuration plus the read-only identity keys."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hetero_sdk import Type
+from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_bool, as_element_type, as_int, one_of, read_only
+
+from hetero_sdk_jax.backend import Backend
+
+__all__ = ["AUTO_STREAMS", "compute_precision", "make_config"]
+
+AUTO_STREAMS = -1
+"""``NUM_STREAMS`` value meaning "from ``PERFORMANCE_HINT``" (OpenVINO's ``streams::AUTO``)."""
+
+
+def _streams(value: Any) -> int:
+    if isinstance(value, str) and value.upper() == "AUTO":
+        return AUTO_STREAMS
+    number = as_int(AUTO_STREAMS, 64)(value)
+    if number == 0:
+        raise ValueError("0 streams cannot run requests")
+    return number
+
+
+def compute_precision(config: dict[str, Any]) -> Type:
+    """The element type f32 tensors are computed in: ``INFERENCE_PRECISION_HINT``, except that
+    ``EXECUTION_MODE_HINT=ACCURACY`` keeps the model's own precision (as OpenVINO does)."""
+    if config.get("EXECUTION_MODE_HINT") == "ACCURACY":
+        return Type.f32
+    return Type.of(config.get("INFERENCE_PRECISION_HINT", Type.f32))
+
+
+def make_config(backend: Backend, device_name: str) -> DeviceConfig:
+    """The property table of a device on ``backend`` registered as ``device_name``."""
+    precisions = (Type.f32, Type.bf16) if backend.supports_bf16() else (Type.f32,)
+    capabilities = ["FP32", *(["BF16"] if Type.bf16 in precisions else []), "EXPORT_IMPORT"]
+    return DeviceConfig(
+        [
+            PropertySpec("DEVICE_ID", default="0"),
+            PropertySpec("PERF_COUNT", default=False, convert=as_bool, allowed="True, False"),
+            PropertySpec(
+                "PERFORMANCE_HINT",
+                default="LATENCY",
+                convert=one_of("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT"),
+                allowed="LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT",
+            ),
+            PropertySpec("PERFORMANCE_HINT_NUM_REQUESTS", default=0, convert=as_int(0), allowed="integers >= 0"),
+            PropertySpec("NUM_STREAMS", default=AUTO_STREAMS, convert=_streams, allowed="AUTO (-1) or integers 1..64"),
+            PropertySpec(
+                "EXECUTION_MODE_HINT",
+                default="PERFORMANCE",
+                convert=one_of("PERFORMANCE", "ACCURACY"),
+                allowed="PERFORMANCE, ACCURACY",
+            ),
+            PropertySpec(
+                "INFERENCE_PRECISION_HINT",
+                default=Type.f32,
+                convert=as_element_type(*precisions),
+                allowed=", ".join(t.value for t in precisions),
+            ),
+            read_only("AVAILABLE_DEVICES", compute=lambda _: backend.ids),
+            read_only("FULL_DEVICE_NAME", compute=backend.full_name),
+            read_only("DEVICE_ARCHITECTURE", backend.platform),
+            read_only("OPTIMIZATION_CAPABILITIES", capabilities),
+            read_only("CACHING_PROPERTIES", ["DEVICE_ARCHITECTURE", "INFERENCE_PRECISION_HINT", "EXECUTION_MODE_HINT"]),
+            read_only("RANGE_FOR_ASYNC_INFER_REQUESTS", (1, 8, 1)),
+            read_only("EXECUTION_DEVICES", compute=lambda i: [f"{device_name}.{i or '0'}"]),
+        ],
+        device_ids=lambda: backend.ids,
+    )

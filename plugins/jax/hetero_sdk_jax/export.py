@@ -1,0 +1,185 @@
+"""Exported XLA models: ``jax.export`` StableHLO inside a checksummed :func:`~hetero_sdk.plugin.pack_blob`.
+
+Frames:
+
+- ``header``: JSON with the format version, the model's name, the platform, whether 64-bit types are
+  on, the compute precision, the compile configuration, the inputs and outputs (tensor names, friendly
+  names, element types, shapes) and the executables (frame name and input shapes);
+- ``executable.<i>``: one serialized ``jax.export.Exported`` per compiled input-shape combination;
+- ``model``: the graph in the native format, only for models with dynamic input dimensions (new
+  input shapes are compiled from it after import).
+
+Importing parses JSON and calls ``jax.export.deserialize`` only: nothing from the blob is executed
+as Python, and the original graph is not traced again for the shapes the blob holds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import jax.export
+import numpy as np
+from hetero_sdk import Model, Type, opset
+from hetero_sdk.errors import BlobFormatError, ModelFormatError
+from hetero_sdk.plugin import pack_blob, unpack_blob
+from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+
+if TYPE_CHECKING:
+    from hetero_sdk_jax.compiled_model import Shapes, XlaCompiledModel
+
+__all__ = ["BLOB_DEVICE", "FORMAT_VERSION", "ImportedBlob", "export_blob", "import_blob"]
+
+BLOB_DEVICE = "XLA"
+"""The device name blobs carry: XLA, GPU and TPU share one format; the header names the platform."""
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ImportedBlob:
+    """What a blob holds, checked: the model (graph or stand-in), its executables and settings."""
+
+    model: Model
+    lowerable: bool
+    executables: dict[Shapes, jax.export.Exported]
+    x64: bool
+    config: dict[str, Any]
+
+
+def export_blob(compiled: XlaCompiledModel) -> bytes:
+    """Packs ``compiled`` (every executable it holds) into a blob."""
+    model = compiled.model
+    executables = compiled.exported_executables()
+    header = {
+        "format": FORMAT_VERSION,
+        "model": model.friendly_name,
+        "platform": compiled.backend.platform,
+        "x64": compiled.x64,
+        "precision": compiled.precision.value,
+        "config": {k: v.value if isinstance(v, Type) else v for k, v in _config(compiled).items()},
+        "inputs": [_port(p.output(0), p.friendly_name) for p in model.get_parameters()],
+        "outputs": [_port(r.output(0), r.friendly_name) for r in model.get_results()],
+        "executables": [
+            {"frame": f"executable.{i}", "input_shapes": [list(s) for s in shapes]}
+            for i, shapes in enumerate(executables)
+        ],
+        "graph": not compiled.is_static and compiled.lowerable,
+    }
+    frames = {"header": json.dumps(header, sort_keys=True).encode()}
+    for i, exported in enumerate(executables.values()):
+        frames[f"executable.{i}"] = bytes(exported.serialize())
+    if header["graph"]:
+        frames["model"] = model_to_bytes(model)
+    return pack_blob(BLOB_DEVICE, frames)
+
+
+def import_blob(blob: bytes, platform: str) -> ImportedBlob:
+    """Unpacks and checks a blob for a device on ``platform``.
+
+    :raises BlobFormatError: for a truncated, corrupted, foreign, newer or malformed blob, or one
+        exported for another platform.
+    """
+    frames = unpack_blob(blob, BLOB_DEVICE)
+    if "header" not in frames:
+        raise BlobFormatError("XLA blob lacks its 'header' frame; export the model again")
+    try:
+        header = json.loads(frames["header"])
+        if not isinstance(header, dict):
+            raise ValueError("the header is not a JSON object")
+        if int(header.get("format", 0)) > FORMAT_VERSION:
+            raise BlobFormatError(
+                f"XLA blob format {header['format']} is newer than this plugin reads ({FORMAT_VERSION}); "
+                "upgrade hetero-sdk-jax"
+            )
+        if header["platform"] != platform:
+            raise BlobFormatError(
+                f"XLA blob was compiled for platform {header['platform']!r}; this device runs on {platform!r}"
+            )
+        executables = {}
+        for entry in header["executables"]:
+            shapes = tuple(tuple(int(d) for d in shape) for shape in entry["input_shapes"])
+            executables[shapes] = _deserialize(frames, str(entry["frame"]))
+        if header["graph"]:
+            if "model" not in frames:
+                raise BlobFormatError("XLA blob of a dynamic model lacks its 'model' frame")
+            model = model_from_bytes(frames["model"], source="XLA blob")
+        else:
+            model = _stand_in(header)
+        _check_signature(header, executables)
+        return ImportedBlob(model, bool(header["graph"]), executables, bool(header["x64"]), dict(header["config"]))
+    except BlobFormatError:
+        raise
+    except (ModelFormatError, KeyError, TypeError, ValueError) as exc:
+        raise BlobFormatError(f"XLA blob is malformed: {type(exc).__name__}: {exc}") from exc
+
+
+_NOT_STORED = frozenset(
+    {
+        "NETWORK_NAME",
+        "OPTIMAL_NUMBER_OF_INFER_REQUESTS",
+        "EXECUTION_DEVICES",
+        "LOADED_FROM_CACHE",
+        "SUPPORTED_PROPERTIES",
+        "DEVICE_ID",
+    }
+)
+
+
+def _config(compiled: XlaCompiledModel) -> dict[str, Any]:
+    keys = compiled.get_property("SUPPORTED_PROPERTIES")
+    return {k: compiled.get_property(k) for k in keys if k not in _NOT_STORED}
+
+
+def _port(output: Any, friendly_name: str) -> dict[str, Any]:
+    return {
+        "names": sorted(output.names),
+        "friendly_name": friendly_name,
+        "type": output.element_type.value,
+        "shape": list(output.partial_shape.dims),
+    }
+
+
+def _deserialize(frames: dict[str, bytes], frame: str) -> jax.export.Exported:
+    if frame not in frames:
+        raise BlobFormatError(f"XLA blob lacks frame {frame!r} named in its header")
+    try:
+        return jax.export.deserialize(bytearray(frames[frame]))
+    except Exception as exc:  # flatbuffer or StableHLO errors: the payload is not an exported module
+        raise BlobFormatError(f"XLA blob frame {frame!r} is not a serialized jax.export module: {exc}") from exc
+
+
+def _stand_in(header: dict[str, Any]) -> Model:
+    """A model with the blob's inputs and outputs; each output comes from a placeholder op (a
+    Broadcast of a zero scalar) that names every op the executable fuses in its rt_info."""
+    parameters = []
+    for port in header["inputs"]:
+        parameter = opset.parameter(port["shape"], Type(port["type"]), name=port["friendly_name"])
+        parameter.output(0).set_names(port["names"])
+        parameters.append(parameter)
+    results = []
+    for port in header["outputs"]:
+        kind = Type(port["type"])
+        stub = opset.broadcast(
+            opset.constant(np.zeros((), kind.numpy)),
+            np.asarray(port["shape"], np.int64),
+            name=f"{port['friendly_name']}/xla_executable",
+        )
+        stub.get_rt_info()["layerType"] = "XlaExecutable"
+        stub.output(0).set_names(port["names"])
+        results.append(opset.result(stub, name=port["friendly_name"]))
+    return Model(results, parameters, name=str(header["model"]))
+
+
+def _check_signature(header: dict[str, Any], executables: dict[Shapes, jax.export.Exported]) -> None:
+    own_shapes = tuple(tuple(int(d) for d in p["shape"]) for p in header["inputs"])
+    if not header["graph"] and own_shapes not in executables:
+        raise BlobFormatError(f"XLA blob holds no executable for its inputs' shapes {[list(s) for s in own_shapes]}")
+    types = [np.dtype(Type(p["type"]).numpy) for p in header["inputs"]]
+    out_types = [np.dtype(Type(p["type"]).numpy) for p in header["outputs"]]
+    for shapes, exported in executables.items():
+        avals = [(tuple(a.shape), np.dtype(a.dtype)) for a in exported.in_avals]
+        if avals != list(zip(shapes, types)):
+            raise BlobFormatError(f"XLA blob executable for {list(shapes)} takes {avals}, not the header's inputs")
+        if [np.dtype(a.dtype) for a in exported.out_avals] != out_types:
+            raise BlobFormatError("XLA blob executable returns other element types than the header's outputs")

@@ -1,0 +1,260 @@
+"""From a model graph to one JAX function: what XLA can run (:func:`analyze`) and the function (:func:`lower`).
+
+Every tensor of a model is, while tracing, either *known* (a numpy array: Constants, ``ShapeOf`` of a
+static shape, and ops whose inputs are all known, computed with the SDK's reference kernels so the
+values match TEMPLATE's bit for bit) or *traced* (a ``jax.Array``: Parameters and whatever depends on
+them). Known tensors become XLA constants where traced ops consume them. Inputs that decide an output
+shape (axes, target shapes, pads...) must be known: XLA compiles for static shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from hetero_sdk import Model, Node, PartialShape, Type
+from hetero_sdk.errors import CompilationError, HeteroSDKError, UnsupportedOperationError
+from hetero_sdk.ops.registry import get_op_def
+from hetero_sdk.reference import kernel_types, run_node
+
+from hetero_sdk_jax.lowering.registry import get_lowering
+
+__all__ = ["Analysis", "analyze", "lower", "specialize"]
+
+_KNOWN, _KNOWN_WITH_SHAPES, _TRACED = 0, 1, 2
+_WIDE = frozenset({Type.i64, Type.f64})
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What XLA makes of a model.
+
+    :ivar reasons: why each unsupported node (by ``id``) cannot run; supported nodes are absent.
+    :ivar needs_x64: some traced tensor is i64 or f64, so JAX must run with 64-bit types enabled.
+    """
+
+    reasons: dict[int, str]
+    needs_x64: bool
+
+    def supports(self, node: Node) -> bool:
+        """True when XLA runs ``node`` (as a traced op, or folded to a constant while tracing)."""
+        return id(node) not in self.reasons
+
+    def check(self, model: Model, device: str) -> None:
+        """:raises UnsupportedOperationError: naming every node of ``model`` XLA cannot run, and why."""
+        failed = [
+            f"{n.type_name} '{n.friendly_name}' ({self.reasons[id(n)]})"
+            for n in model.get_ops()
+            if id(n) in self.reasons
+        ]
+        if failed:
+            raise UnsupportedOperationError(
+                f"device {device} cannot run {len(failed)} op(s) of model '{model.friendly_name}': "
+                f"{'; '.join(failed[:10])}{'; ...' if len(failed) > 10 else ''}. "
+                "Run the model on HETERO:XLA,TEMPLATE to send them to another device"
+            )
+
+
+def analyze(model: Model) -> Analysis:
+    """Which nodes of ``model`` XLA can run, and whether JAX needs 64-bit types for it.
+
+    A node is supported when it is a Parameter, Constant or Result; when its inputs are all known
+    while tracing (it is folded); or when it has a lowering, its output shapes do not depend on
+    input values (not NonZero or NonMaxSuppression), its static inputs are known once the model's
+    input shapes are, and its inputs' shapes are too (a dynamic input dimension is fine: the model
+    is then compiled for each concrete input shape).
+    """
+    level: dict[tuple[int, int], int] = {}
+    resolvable: dict[tuple[int, int], bool] = {}
+    reasons: dict[int, str] = {}
+    folding = frozenset(kernel_types())
+    used = {(id(port.node), port.index) for port in model.consumers()}
+    needs_x64 = False
+    for node in model.get_ops():
+        kind = node.type_name
+        sources = [(id(s.node), s.index) for s in node.input_values()]
+        in_levels = [level[s] for s in sources]
+        shapes_ok = all(resolvable[s] for s in sources)
+        out_level, out_ok, reason = _TRACED, True, None
+        if kind == "Parameter":
+            needs_x64 |= node.get_output_element_type(0) in _WIDE
+        elif kind == "Constant":
+            out_level = _KNOWN
+        elif kind == "Result":
+            out_level, out_ok = in_levels[0], shapes_ok
+            needs_x64 |= node.get_output_element_type(0) in _WIDE
+        elif kind == "ShapeOf":
+            out_level = _KNOWN_WITH_SHAPES if shapes_ok else _TRACED
+            reason = None if shapes_ok else "its input's shape depends on values computed in the model"
+        elif max(in_levels, default=_KNOWN) <= _KNOWN_WITH_SHAPES and (kind in folding or get_lowering(kind)):
+            out_level = max(in_levels, default=_KNOWN)
+            out_ok = _shapes_follow(node, shapes_ok)  # a folded NonZero's value is known, its shape not
+        else:
+            reason = _lowering_problem(node, in_levels, shapes_ok)
+            out_ok = _shapes_follow(node, shapes_ok)
+            if reason is None:
+                lowered = get_lowering(kind)
+                assert lowered is not None
+                wide_in = any(
+                    node.input_value(i).element_type in _WIDE for i in range(len(sources)) if i not in lowered.static
+                )
+                wide_out = any(  # an unused i64 output (MaxPool's indices, say) is dropped by XLA
+                    node.get_output_element_type(i) in _WIDE and (id(node), i) in used
+                    for i in range(node.get_output_size())
+                )
+                needs_x64 |= wide_in or wide_out
+        if reason is not None:
+            reasons[id(node)] = reason
+        for i in range(node.get_output_size()):
+            level[(id(node), i)] = out_level
+            resolvable[(id(node), i)] = out_ok
+    return Analysis(reasons, needs_x64)
+
+
+def _shapes_follow(node: Node, inputs_ok: bool) -> bool:
+    """Whether the node's output shapes are known once the model's input shapes are (whichever
+    device runs it: a HETERO split hands them to XLA as inputs)."""
+    if inputs_ok and not get_op_def(node.type_name).data_dependent:
+        return True
+    return all(node.get_output_partial_shape(i).is_static for i in range(node.get_output_size()))
+
+
+def _lowering_problem(node: Node, in_levels: Sequence[int], shapes_ok: bool) -> str | None:
+    lowered = get_lowering(node.type_name)
+    if get_op_def(node.type_name).data_dependent:
+        return "its output shape depends on input values"
+    if lowered is None:
+        return f"no XLA lowering for op type {node.type_name}"
+    unknown = [i for i in sorted(lowered.static) if i < len(in_levels) and in_levels[i] == _TRACED]
+    if unknown:
+        return f"input(s) {unknown} must be known at compile time (XLA compiles static shapes)"
+    if not shapes_ok:
+        return "an input's shape depends on values computed in the model"
+    return None
+
+
+def specialize(model: Model, shapes: Sequence[Sequence[int]]) -> Model:
+    """A clone of ``model`` whose inputs have the given static shapes, every shape re-inferred.
+
+    :raises CompilationError: when a tensor's shape stays dynamic (it depends on input values).
+    """
+    clone = model.clone()
+    for parameter, shape in zip(clone.get_parameters(), shapes):
+        parameter.attrs["shape"] = PartialShape(shape)
+    clone.validate_nodes_and_infer_types()
+    for node in clone.get_ops():
+        for i in range(node.get_output_size()):
+            if node.get_output_partial_shape(i).is_dynamic:
+                raise CompilationError(
+                    f"XLA: {node.type_name} '{node.friendly_name}' output {i} has the dynamic shape "
+                    f"{node.get_output_partial_shape(i)} for input shapes {[list(s) for s in shapes]}"
+                )
+    return clone
+
+
+def lower(model: Model, precision: Type = Type.f32) -> Callable[..., tuple[Any, ...]]:
+    """The JAX function computing ``model``: one array per Parameter in, one per Result out.
+
+    Every shape of ``model`` must be static (see :func:`specialize`). With ``precision=bf16``, f32
+    tensors (inputs, weights, intermediate results) are computed in bf16 and outputs are cast back
+    to their declared types.
+
+    :raises CompilationError: naming the node that cannot be lowered (raised while tracing).
+    """
+    ops = model.get_ops()
+    parameters, results = model.get_parameters(), model.get_results()
+    compute = {np.dtype(np.float32): Type.bf16.numpy} if precision is Type.bf16 else {}
+
+    def as_traced(value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            return jnp.asarray(value.astype(compute.get(value.dtype, value.dtype), copy=False))
+        return value
+
+    def run(*args: Any) -> tuple[Any, ...]:
+        env: dict[tuple[int, int], Any] = {}
+        for parameter, arg in zip(parameters, args):
+            env[(id(parameter), 0)] = arg.astype(compute[arg.dtype]) if arg.dtype in compute else arg
+        for node in ops:
+            kind = node.type_name
+            if kind == "Parameter":
+                continue
+            inputs = [env[(id(s.node), s.index)] for s in node.input_values()]
+            if kind in ("Result", "Constant", "ShapeOf"):
+                outputs = [_passthrough(node, inputs)]
+            elif all(isinstance(v, np.ndarray) for v in inputs) and _foldable(node):
+                outputs = _guard(node, run_node, node, inputs)
+            else:
+                outputs = _guard(node, _lowered, node, inputs, compute, as_traced)
+            for i, value in enumerate(outputs):
+                env[(id(node), i)] = value
+        return tuple(jnp.asarray(env[(id(r), 0)]).astype(r.get_output_element_type(0).numpy) for r in results)
+
+    return run
+
+
+def _passthrough(node: Node, inputs: list[Any]) -> Any:
+    if node.type_name == "Result":
+        return inputs[0]
+    if node.type_name == "Constant":
+        return node.attrs["value"]
+    return np.array(node.input_value(0).partial_shape.to_shape(), dtype=node.get_output_element_type(0).numpy)
+
+
+def _lowered(
+    node: Node, inputs: list[Any], compute: dict[np.dtype, np.dtype], as_traced: Callable[[Any], Any]
+) -> list[Any]:
+    lowered = get_lowering(node.type_name)
+    if lowered is None:
+        raise UnsupportedOperationError(f"XLA has no lowering for op type {node.type_name}")
+    args = []
+    for i, value in enumerate(inputs):
+        if i in lowered.static:
+            if not isinstance(value, np.ndarray):
+                raise CompilationError(f"input {i} must be known at compile time (XLA compiles static shapes)")
+            args.append(value)
+        else:
+            args.append(as_traced(value))
+    raw = lowered.fn(node, *args)
+    outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
+    typed = []
+    for i, value in enumerate(outputs):
+        declared = node.get_output_element_type(i).numpy
+        target = jax.dtypes.canonicalize_dtype(compute.get(declared, declared))  # i32 for an unused i64 output
+        value = jnp.asarray(value)
+        typed.append(value if value.dtype == target else value.astype(target))
+    return typed
+
+
+def _guard(node: Node, compute: Callable[..., list[Any]], *args: Any) -> list[Any]:
+    try:
+        return compute(*args)
+    except HeteroSDKError as exc:
+        if node.friendly_name in str(exc):
+            raise
+        raise CompilationError(f"XLA could not lower {node.type_name} '{node.friendly_name}': {exc}") from exc
+    except Exception as exc:
+        raise CompilationError(
+            f"XLA could not lower {node.type_name} '{node.friendly_name}': {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+_FOLD_LIMIT = 1 << 20
+"""The most elements a known op's outputs may have to be folded with numpy while tracing; larger
+ones (a Broadcast of a scalar to a big shape) are left to XLA, which need not materialise them."""
+_FOLDING: frozenset[str] | None = None
+
+
+def _foldable(node: Node) -> bool:
+    global _FOLDING
+    if _FOLDING is None:
+        _FOLDING = frozenset(kernel_types())
+    if node.type_name not in _FOLDING:
+        return False
+    shapes = [node.get_output_partial_shape(i) for i in range(node.get_output_size())]
+    if any(shape.is_dynamic for shape in shapes) or get_lowering(node.type_name) is None:
+        return True
+    return sum(int(np.prod(shape.to_shape())) for shape in shapes) <= _FOLD_LIMIT

@@ -1,0 +1,110 @@
+"""Lowerings of MaxPool (values and indices) and AvgPool on ``lax.reduce_window``.
+
+Window geometry comes from the op definitions (:func:`~hetero_sdk.ops.convolution.resolve_pads`,
+:func:`~hetero_sdk.ops.convolution.window_output_dims`); in ``ceil`` mode the end pads grow until the
+last window exists, as in OpenVINO.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+from hetero_sdk import Node
+from hetero_sdk.ops.convolution import resolve_pads, window_output_dims
+from jax import lax
+
+from hetero_sdk_jax.lowering.registry import lowering, widened
+
+
+def _geometry(node: Node, sizes: Sequence[int], dilations: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+    """``(pads_begin, pads_end, output sizes)``, the end pads grown for ``ceil`` mode's last windows."""
+    attrs = node.attrs
+    kernel, strides = attrs["kernel_shape"], attrs["strides"]
+    begin, end = resolve_pads(
+        attrs["auto_pad"], sizes, kernel, strides, dilations, attrs["pads_begin"], attrs["pads_end"]
+    )
+    out = window_output_dims(
+        node, sizes, kernel, strides, dilations, begin, end, "explicit", ceil_mode=attrs["rounding_type"] == "ceil"
+    )
+    rows = zip(end, out, strides, kernel, dilations, sizes, begin)
+    grown = [max(e, (o - 1) * s + (k - 1) * d + 1 - size - b) for e, o, s, k, d, size, b in rows]
+    return begin, grown, out
+
+
+def _lowest(dtype: np.dtype) -> float | int:
+    if jnp.issubdtype(dtype, jnp.integer):
+        return int(np.iinfo(dtype).min)
+    return float(ml_dtypes.finfo(dtype).min)
+
+
+def _window(kernel: Sequence[int]) -> tuple[int, ...]:
+    return (1, 1, *kernel)
+
+
+@lowering("MaxPool")
+def max_pool(node: Node, x: jnp.ndarray) -> tuple[Any, Any]:
+    attrs = node.attrs
+    n, sizes = x.ndim - 2, x.shape[2:]
+    kernel, strides, dilations = attrs["kernel_shape"], attrs["strides"], attrs["dilations"]
+    begin, end, out = _geometry(node, sizes, dilations)
+    lowest = _lowest(x.dtype)
+    work = jnp.where(jnp.isnan(x), lowest, x) if jnp.issubdtype(x.dtype, jnp.floating) else x  # NaN never wins
+    padding = [(0, 0, 0), (0, 0, 0)] + [(b, e, 0) for b, e in zip(begin, end)]
+    padded = lax.pad(work, jnp.asarray(lowest, x.dtype), padding)
+    values = lax.reduce_window(
+        padded, jnp.asarray(lowest, x.dtype), lax.max, _window(kernel), _window(strides), "VALID",
+        window_dilation=_window(dilations),
+    )  # fmt: skip
+    # Indices: every kernel tap's strided view, the first tap holding the maximum wins.
+    taps = []
+    for tap in np.ndindex(*kernel):
+        start = [t * d for t, d in zip(tap, dilations)]
+        limit = [a + (o - 1) * s + 1 for a, o, s in zip(start, out, strides)]
+        taps.append(lax.slice(padded, (0, 0, *start), (*x.shape[:2], *limit), (1, 1, *strides)))
+    best = jnp.argmax(jnp.stack(taps, axis=-1), axis=-1)
+    index_type = jax.dtypes.canonicalize_dtype(node.get_output_element_type(1).numpy)  # i32 when unused
+    tap_coords = np.unravel_index(np.arange(math.prod(kernel)), kernel)
+    position = jnp.zeros(best.shape, index_type)
+    for i in range(n):
+        origin = (np.arange(out[i]) * strides[i] - begin[i]).reshape([-1] + [1] * (n - 1 - i))
+        coordinate = jnp.asarray(tap_coords[i] * dilations[i], index_type)[best] + origin.astype(index_type)
+        position = position * sizes[i] + coordinate
+    plane = math.prod(sizes)
+    channel_start = np.arange(x.shape[0] * x.shape[1]).reshape(x.shape[0], x.shape[1], *[1] * n) * plane
+    # A window holding only padding (or only the lowest value) reports its channel's first element.
+    indices = channel_start.astype(index_type) + jnp.where(values == lowest, 0, position)
+    axis = attrs["axis"] % x.ndim
+    if axis:
+        indices = indices % math.prod(x.shape[axis:])
+    return values, indices
+
+
+@lowering("AvgPool")
+def avg_pool(node: Node, x: jnp.ndarray) -> jnp.ndarray:
+    attrs = node.attrs
+    n, sizes = x.ndim - 2, x.shape[2:]
+    kernel, strides, ones = attrs["kernel_shape"], attrs["strides"], [1] * (x.ndim - 2)
+    begin, end, out = _geometry(node, sizes, ones)
+    integral = jnp.issubdtype(x.dtype, jnp.integer)
+    work = x.astype(jax.dtypes.canonicalize_dtype(jnp.float64)) if integral else widened(x)
+    padding = [(0, 0), (0, 0), *zip(begin, end)]
+    sums = lax.reduce_window(work, jnp.zeros((), work.dtype), lax.add, _window(kernel), _window(strides), padding)
+    pads = resolve_pads(attrs["auto_pad"], sizes, kernel, strides, ones, attrs["pads_begin"], attrs["pads_end"])
+    # OpenVINO divides by the kernel size whenever the op pads, even where ceil mode's windows overhang.
+    if (any(pads[0]) or any(pads[1])) and not attrs["exclude_pad"]:
+        divisor = np.full(out, math.prod(kernel), np.float64)
+    else:
+        divisor = np.ones((), np.float64)
+        for i in range(n):
+            starts = np.arange(out[i]) * strides[i] - begin[i]
+            inside = np.minimum(starts + kernel[i], sizes[i]) - np.maximum(starts, 0)
+            divisor = np.multiply.outer(divisor, np.maximum(inside, 0).astype(np.float64))
+    safe = np.where(divisor > 0, divisor, 1).astype(work.dtype)
+    result = jnp.where(divisor > 0, sums / safe, 0)
+    return jnp.rint(result) if integral else result

@@ -1,0 +1,52 @@
+"""Lowerings of ReduceSum, ReduceMean, ReduceProd, ReduceMax and ReduceMin over axes known at compile time."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+from hetero_sdk import Node
+
+from hetero_sdk_jax.lowering.registry import lowering, widened
+
+
+def _axes(x: jnp.ndarray, axes: np.ndarray) -> tuple[int, ...]:
+    return tuple(sorted({int(a) % x.ndim for a in axes.reshape(-1)})) if x.ndim else ()
+
+
+def _limits(dtype: np.dtype) -> tuple[float, float] | tuple[int, int]:
+    if jnp.issubdtype(dtype, jnp.integer):
+        return int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
+    info = ml_dtypes.finfo(dtype)
+    return float(info.min), float(info.max)
+
+
+@lowering("ReduceSum", "ReduceProd", "ReduceMean", static=(1,))
+def reduce_arithmetic(node: Node, x: jnp.ndarray, axes: np.ndarray) -> jnp.ndarray:
+    axis, keep = _axes(x, axes), node.attrs["keep_dims"]
+    if node.type_name == "ReduceProd":
+        return jnp.prod(widened(x), axis=axis, keepdims=keep)
+    integral = jnp.issubdtype(x.dtype, jnp.integer)
+    # Integer sums wrap in the output type either way; a mean needs the exact sum first.
+    wide = x.astype(jax.dtypes.canonicalize_dtype(jnp.int64)) if integral else widened(x)
+    total = jnp.sum(wide, axis=axis, keepdims=keep)
+    if node.type_name == "ReduceSum":
+        return total
+    count = math.prod(x.shape[a] for a in axis)
+    if count == 0:  # OpenVINO gives 0, not NaN, for the mean of nothing
+        return jnp.zeros_like(total)
+    if integral:
+        return jnp.sign(total) * (jnp.abs(total) // count)  # rounds toward zero
+    return total / count
+
+
+@lowering("ReduceMax", "ReduceMin", static=(1,))
+def reduce_extreme(node: Node, x: jnp.ndarray, axes: np.ndarray) -> jnp.ndarray:
+    axis, keep = _axes(x, axes), node.attrs["keep_dims"]
+    lowest, highest = _limits(x.dtype)
+    if node.type_name == "ReduceMax":
+        return jnp.max(x, axis=axis, keepdims=keep, initial=lowest)
+    return jnp.min(x, axis=axis, keepdims=keep, initial=highest)

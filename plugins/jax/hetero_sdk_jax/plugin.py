@@ -1,0 +1,136 @@
+"""The XLA device plugin: one class serving JAX's default backend (``XLA``), GPUs (``GPU``) and TPUs (``TPU``)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import jax
+from hetero_sdk import Model
+from hetero_sdk.errors import PropertyValueError
+from hetero_sdk.plugin import RemoteContext, Version, get_supported_nodes, hookimpl
+
+from hetero_sdk_jax.backend import Backend, open_backend
+from hetero_sdk_jax.compiled_model import XlaCompiledModel
+from hetero_sdk_jax.config import make_config
+from hetero_sdk_jax.context import XlaContext
+from hetero_sdk_jax.export import import_blob
+from hetero_sdk_jax.lowering import Analysis, analyze
+
+__all__ = ["XlaPlugin", "gpu_plugin", "tpu_plugin"]
+
+_FROM_BLOB = ("INFERENCE_PRECISION_HINT", "EXECUTION_MODE_HINT")
+
+
+class XlaPlugin:
+    """A device that compiles models with JAX and runs them with XLA.
+
+    :param backend: the JAX backend: None for JAX's default one (the ``XLA`` device: a GPU or TPU
+        when JAX has one, else the CPU), ``"gpu"`` (CUDA or ROCm) or ``"tpu"``.
+    :param name: the device name used in messages (``XLA``, ``GPU``, ``TPU``).
+    :raises DeviceUnavailableError: when JAX has no such backend (the Core then leaves the device
+        out of ``available_devices``).
+    """
+
+    def __init__(self, backend: str | None = None, name: str = "XLA") -> None:
+        self.backend: Backend = open_backend(backend)
+        self.config = make_config(self.backend, name)
+        self._contexts: dict[str, XlaContext] = {}
+        self._lock = threading.Lock()
+
+    @hookimpl
+    def get_version(self) -> Version:
+        from hetero_sdk_jax import __version__
+
+        return Version(__version__, f"XLA device plugin (jax {jax.__version__}, platform {self.backend.platform})")
+
+    @hookimpl
+    def get_property(self, name: str, arguments: dict[str, Any]) -> Any:
+        return self.config.get(name, arguments.get("DEVICE_ID"))
+
+    @hookimpl
+    def set_property(self, properties: dict[str, Any]) -> None:
+        self.config.set(properties)
+
+    @hookimpl
+    def compile_model(
+        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str
+    ) -> XlaCompiledModel:
+        config = self.config.resolve(properties)
+        device_id = self._device_id(config, context)
+        config["DEVICE_ID"] = device_id
+        return XlaCompiledModel(
+            model.clone(), f"{device_name}.{device_id}", config, self.backend, self.backend.device(device_id)
+        )
+
+    @hookimpl
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
+        config = self.config.resolve(properties)
+        # XLA transforms nothing itself beforehand (it fuses and folds while compiling), so the
+        # "transformation" only analyses the clone: what is known while tracing depends on a node's
+        # ancestors, which the per-node check cannot see.
+        found: list[Analysis] = []
+        supported = get_supported_nodes(
+            model, lambda clone: found.append(analyze(clone)), lambda n: found[0].supports(n)
+        )
+        name = f"{device_name}.{config['DEVICE_ID']}" if "DEVICE_ID" in properties else device_name
+        return {op: name for op in supported}
+
+    @hookimpl
+    def import_model(
+        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str
+    ) -> XlaCompiledModel:
+        imported = import_blob(blob, self.backend.platform)
+        stored = {k: v for k, v in imported.config.items() if k in self.config.specs and k != "DEVICE_ID"}
+        for key in _FROM_BLOB:
+            spec = self.config.spec(key)
+            if key in properties and key in stored and spec.check(properties[key]) != spec.check(stored[key]):
+                raise PropertyValueError(
+                    f"{key}={properties[key]!r} differs from the imported model's {stored[key]!r}, with which its "
+                    "executables were compiled; compile the model again to change it"
+                )
+        config = self.config.resolve({**stored, **properties})
+        device_id = self._device_id(config, context)
+        config["DEVICE_ID"] = device_id
+        return XlaCompiledModel(
+            imported.model,
+            f"{device_name}.{device_id}",
+            config,
+            self.backend,
+            self.backend.device(device_id),
+            lowerable=imported.lowerable,
+            executables=imported.executables,
+            x64=imported.x64,
+        )
+
+    @hookimpl
+    def create_context(self, properties: dict[str, Any], device_name: str) -> XlaContext:
+        device_id = self.config.resolve(properties)["DEVICE_ID"]
+        return XlaContext(f"{device_name}.{device_id}", self.backend.device(device_id), properties)
+
+    @hookimpl
+    def get_default_context(self, properties: dict[str, Any], device_name: str) -> XlaContext:
+        device_id = str(self.config.resolve(properties)["DEVICE_ID"])
+        with self._lock:
+            if device_id not in self._contexts:
+                self._contexts[device_id] = XlaContext(
+                    f"{device_name}.{device_id}", self.backend.device(device_id), {"DEVICE_ID": device_id}
+                )
+            return self._contexts[device_id]
+
+    def _device_id(self, config: dict[str, Any], context: RemoteContext | None) -> str:
+        if isinstance(context, XlaContext):
+            return str(self.backend.devices.index(context.device))
+        if context is not None:
+            raise PropertyValueError(f"{context!r} is not a context of this XLA device; use core.create_context")
+        return str(config["DEVICE_ID"])
+
+
+def gpu_plugin() -> XlaPlugin:
+    """The ``GPU`` device: JAX's CUDA or ROCm backend (entry-point factory)."""
+    return XlaPlugin("gpu", "GPU")
+
+
+def tpu_plugin() -> XlaPlugin:
+    """The ``TPU`` device: JAX's TPU backend (entry-point factory)."""
+    return XlaPlugin("tpu", "TPU")

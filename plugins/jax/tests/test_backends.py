@@ -1,0 +1,97 @@
+"""Backends: GPU and TPU devices are reported unavailable on a machine without them, and device ids map
+to ``jax.devices()``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from importlib.metadata import EntryPoint
+
+import hetero_sdk as hs
+import jax
+import pytest
+from hetero_sdk.errors import DeviceUnavailableError
+from template_plugin import TemplatePlugin
+
+from hetero_sdk_jax import gpu_plugin, tpu_plugin
+
+
+def _has(backend: str) -> bool:
+    try:
+        return bool(jax.devices(backend))
+    except RuntimeError:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("factory", "backend", "hint"), [(gpu_plugin, "gpu", "jax\\[cuda12\\]"), (tpu_plugin, "tpu", "jax\\[tpu\\]")]
+)
+def test_absent_backends_raise_in_the_constructor_with_a_hint(factory, backend: str, hint: str) -> None:
+    if _has(backend):
+        pytest.skip(f"this machine has a {backend} backend")
+    with pytest.raises(
+        DeviceUnavailableError, match=rf"no {backend.upper()} backend: jax.devices\('{backend}'\) failed: .*{hint}"
+    ):
+        factory()
+
+
+@pytest.mark.parametrize("name", ["GPU", "TPU"])
+def test_absent_backends_never_break_the_core(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    if _has(name.lower()):
+        pytest.skip(f"this machine has a {name} backend")
+    found = {
+        device: EntryPoint(device, value, "hetero_sdk.devices")
+        for device, value in (("XLA", "hetero_sdk_jax:XlaPlugin"), (name, f"hetero_sdk_jax:{name.lower()}_plugin"))
+    }
+    monkeypatch.setattr("hetero_sdk.core.discover", lambda: found)  # the entry points, whatever is installed
+    core = hs.Core(plugins={"TEMPLATE": TemplatePlugin})
+    assert name not in core.available_devices
+    assert {"XLA", "TEMPLATE"} <= set(core.available_devices)
+    assert name in core.unavailable_devices
+    with pytest.raises(DeviceUnavailableError, match=name) as caught:
+        core.get_property(name, "FULL_DEVICE_NAME")
+    assert isinstance(caught.value.__cause__, DeviceUnavailableError)
+    assert isinstance(caught.value.__cause__.__cause__, RuntimeError)
+
+
+def test_registering_an_absent_backend_in_process_fails_with_the_reason() -> None:
+    if _has("gpu"):
+        pytest.skip("this machine has a GPU")
+    core = hs.Core(autoload=False)
+    with pytest.raises(DeviceUnavailableError, match="no GPU backend"):
+        core.register_plugin(gpu_plugin, "GPU")
+    assert "GPU" not in core.registered_devices
+
+
+_TWO_DEVICES = textwrap.dedent(
+    """
+    import numpy as np, jax, hetero_sdk as hs
+    from hetero_sdk import Model, Type, opset
+    from hetero_sdk_jax import XlaPlugin
+    core = hs.Core(plugins={"XLA": XlaPlugin}, autoload=False)
+    assert core.get_property("XLA", "AVAILABLE_DEVICES") == ["0", "1"], core.get_property("XLA", "AVAILABLE_DEVICES")
+    assert core.available_devices == ["XLA.0", "XLA.1"], core.available_devices
+    x = opset.parameter([3], Type.f32, name="x")
+    model = Model([opset.multiply(x, 2.0, name="y")], [x], name="double")
+    compiled = core.compile_model(model, "XLA.1")
+    assert compiled.get_property("EXECUTION_DEVICES") == ["XLA.1"]
+    on_zero = core.create_context("XLA.0").create_tensor(Type.f32, (3,), [1, 2, 3])
+    request = compiled.create_infer_request()
+    request.remote_outputs = True
+    request.infer({"x": on_zero})
+    out = request.get_output_tensor(0)
+    assert out.device_name == "XLA.1" and out.array.devices() == {jax.devices()[1]}, out
+    assert np.asarray(out).tolist() == [2, 4, 6]
+    assert compiled({"x": np.ones(3, np.float32)})[0].tolist() == [2, 2, 2]  # host input, moved to device 1
+    assert "device 1" in core.get_property("XLA.1", "FULL_DEVICE_NAME")
+    print("ok")
+    """
+)
+
+
+def test_device_ids_map_to_jax_devices() -> None:
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    done = subprocess.run([sys.executable, "-c", _TWO_DEVICES], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]

@@ -1,0 +1,85 @@
+"""MaxPool (values and indices) and AvgPool on XLA match the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+from hetero_sdk import Type, opset
+from hypothesis import given
+from hypothesis import strategies as st
+from xla_helpers import OPS, build, check_against_reference, floats, ints, many_ops, param, run_xla, single_op
+
+
+@st.composite
+def pool_geometry(draw: st.DrawFn, rank: int) -> dict[str, object]:
+    kernel = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    return {
+        "strides": draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank)),
+        "pads_begin": [draw(st.integers(0, k - 1)) for k in kernel],
+        "pads_end": [draw(st.integers(0, k - 1)) for k in kernel],
+        "kernel_shape": kernel,
+        "rounding_type": draw(st.sampled_from(["floor", "ceil"])),
+        "auto_pad": draw(st.sampled_from(["explicit", "same_upper", "same_lower", "valid"])),
+    }
+
+
+@OPS
+@given(data=st.data(), rank=st.integers(1, 3), dtype=st.sampled_from([np.float32, np.int8, np.float16]))
+def test_max_pool_values_and_indices(data: st.DataObject, rank: int, dtype: type) -> None:
+    shape = (
+        data.draw(st.integers(1, 2)),
+        data.draw(st.integers(1, 3)),
+        *(data.draw(st.integers(2, 6)) for _ in range(rank)),
+    )
+    if np.dtype(dtype).kind == "f":
+        x = data.draw(floats(shape, dtype, -5, 5))
+    else:
+        x = data.draw(ints(shape, dtype, -128, -120))  # many ties, and the lowest value itself
+    geometry = data.draw(pool_geometry(rank))
+    dilations = data.draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
+    px = param(x)
+    nodes = [
+        build(
+            opset.max_pool, px, dilations=dilations, axis=axis, index_element_type=index, name=f"pool{axis}", **geometry
+        )
+        for axis, index in ((0, Type.i64), (2, Type.i32))
+    ]
+    check_against_reference(many_ops(nodes, [px]), [x])
+
+
+@OPS
+@given(data=st.data(), rank=st.integers(1, 3), exclude_pad=st.booleans(), dtype=st.sampled_from([np.float32, np.uint8]))
+def test_avg_pool(data: st.DataObject, rank: int, exclude_pad: bool, dtype: type) -> None:
+    shape = (1, data.draw(st.integers(1, 3)), *(data.draw(st.integers(2, 6)) for _ in range(rank)))
+    x = data.draw(floats(shape, dtype, -5, 5) if dtype == np.float32 else ints(shape, dtype))
+    geometry = data.draw(pool_geometry(rank))
+    px = param(x)
+    node = build(opset.avg_pool, px, exclude_pad=exclude_pad, **geometry)
+    check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-5)
+
+
+def test_max_pool_closed_form() -> None:
+    x = np.array([[[[1, 5, 2], [4, 3, 9], [0, 8, 7]]]], np.float32)
+    px = param(x)
+    node = opset.max_pool(px, [1, 1], [1, 1], [0, 0], [0, 0], [2, 2])
+    values, indices = run_xla(single_op(node, [px]), [x])
+    np.testing.assert_array_equal(values[0, 0], [[5, 9], [8, 9]])
+    np.testing.assert_array_equal(indices[0, 0], [[1, 5], [7, 5]])
+
+
+def test_max_pool_ignores_nan() -> None:
+    x = np.array([[[np.nan, 2.0, np.nan, np.nan]]], np.float32)
+    px = param(x)
+    node = opset.max_pool(px, [2], [1], [0], [0], [2])
+    values, indices = run_xla(single_op(node, [px]), [x])
+    np.testing.assert_array_equal(values[0, 0], [2.0, np.finfo(np.float32).min])
+    np.testing.assert_array_equal(indices[0, 0], [1, 0])
+
+
+def test_avg_pool_divisor_closed_form() -> None:
+    x = np.ones((1, 1, 3, 3), np.float32)
+    px = param(x)
+    include = opset.avg_pool(px, [1, 1], [1, 1], [1, 1], [3, 3], exclude_pad=False, name="include")
+    exclude = opset.avg_pool(px, [1, 1], [1, 1], [1, 1], [3, 3], exclude_pad=True, name="exclude")
+    got_include, got_exclude = run_xla(many_ops([include, exclude], [px]), [x])
+    assert got_include[0, 0, 0, 0] == np.float32(4 / 9)
+    np.testing.assert_array_equal(got_exclude, np.ones((1, 1, 3, 3), np.float32))

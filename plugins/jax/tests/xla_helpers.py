@@ -1,0 +1,119 @@
+"""Shared helpers of the XLA plugin's tests: a Core with XLA and TEMPLATE, and op checks against the reference."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import hetero_sdk as hs
+import numpy as np
+from hetero_sdk import Model, Node, opset
+from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.reference import evaluate
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from template_plugin import TemplatePlugin
+
+from hetero_sdk_jax import XlaPlugin
+
+OPS = settings(
+    max_examples=int(os.environ.get("HETERO_SDK_XLA_EXAMPLES", "10")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+"""Hypothesis settings of the op tests: each example compiles one XLA executable (about 0.1 s on a
+small CPU), so tests put several ops in one model where they can. ``HETERO_SDK_XLA_EXAMPLES=200``
+runs a thorough search."""
+
+
+@functools.cache
+def core() -> hs.Core:
+    """A Core with only the XLA (this plugin) and TEMPLATE devices, whatever else is installed."""
+    return hs.Core(plugins={"XLA": XlaPlugin, "TEMPLATE": TemplatePlugin}, autoload=False)
+
+
+def single_op(node: Node, parameters: Sequence[Node], name: str = "op") -> Model:
+    """A model returning every output of ``node``."""
+    return Model(node.outputs(), list(parameters), name=name)
+
+
+def many_ops(nodes: Sequence[Node], parameters: Sequence[Node], name: str = "ops") -> Model:
+    """A model returning every output of each of ``nodes`` (one compile checks them all)."""
+    return Model([o for node in nodes for o in node.outputs()], list(parameters), name=name)
+
+
+def run_xla(model: Model, inputs: Sequence[np.ndarray], config: dict[str, Any] | None = None) -> list[np.ndarray]:
+    """Compiles ``model`` on XLA and runs it once."""
+    compiled = core().compile_model(model, "XLA", config or {})
+    return list(compiled(list(inputs)).to_tuple())
+
+
+def assert_close(
+    got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, what: str = "", int_atol: int = 0
+) -> None:
+    """Same dtype and shape; equal values for integers and booleans (within ``int_atol``), close ones for floats."""
+    assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype} != {expected.dtype}"
+    assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
+    if expected.dtype.kind in "iu" and int_atol:
+        np.testing.assert_allclose(got.astype(np.int64), expected.astype(np.int64), rtol=0, atol=int_atol, err_msg=what)
+    elif expected.dtype.kind in "iub":
+        np.testing.assert_array_equal(got, expected, err_msg=what)
+    else:
+        np.testing.assert_allclose(
+            got.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True, err_msg=what
+        )
+
+
+def check_against_reference(
+    model: Model,
+    inputs: Sequence[np.ndarray],
+    rtol: float = 1e-5,
+    atol: float = 1e-5,
+    config: dict[str, Any] | None = None,
+    int_atol: int = 0,
+) -> list[np.ndarray]:
+    """Runs ``model`` on XLA and asserts each output matches the reference evaluator (TEMPLATE's oracle)."""
+    expected = evaluate(model, list(inputs))
+    got = run_xla(model, inputs, config)
+    assert len(got) == len(expected)
+    for g, e, port in zip(got, expected, model.outputs):
+        assert_close(g, e, rtol, atol, f"output {port.any_name}", int_atol)
+    return got
+
+
+def build(factory: Any, *args: Any, **kwargs: Any) -> Node:
+    """Calls an opset factory, turning a geometry the op rejects into a rejected hypothesis example."""
+    from hypothesis import reject
+
+    try:
+        return factory(*args, **kwargs)
+    except ModelValidationError:
+        reject()
+
+
+def floats(shape: Any, dtype: Any = np.float32, low: float = -10, high: float = 10) -> st.SearchStrategy[np.ndarray]:
+    """Finite floats in ``[low, high]``, without subnormals (XLA flushes them to zero)."""
+    width = 16 if np.dtype(dtype).itemsize == 2 else 32 if np.dtype(dtype).itemsize == 4 else 64
+    low, high = (float(np.dtype(dtype).type(v)) for v in (low, high))
+    return hnp.arrays(dtype, shape, elements=st.floats(low, high, width=width, allow_subnormal=False))
+
+
+def ints(
+    shape: Any, dtype: Any = np.int32, low: int | None = None, high: int | None = None
+) -> st.SearchStrategy[np.ndarray]:
+    """Integers of ``dtype`` in ``[low, high]`` (the type's range by default)."""
+    info = np.iinfo(dtype)
+    return hnp.arrays(
+        dtype, shape, elements=st.integers(info.min if low is None else low, info.max if high is None else high)
+    )
+
+
+def param(array: np.ndarray, name: str = "x") -> Node:
+    """A Parameter shaped like ``array``."""
+    return opset.parameter(list(array.shape), array.dtype, name=name)
+
+
+shapes = hnp.array_shapes
