@@ -40,11 +40,10 @@ def test_plain_devices_pass_every_check(kit_runs: KitRuns, name: str) -> None:
     assert f"{run.report['device']}: every mandatory check passed" in run.output
 
 
-def test_hetero_passes_every_mandatory_check_with_its_declared_failures(kit_runs: KitRuns) -> None:
+def test_hetero_passes_every_mandatory_check_without_expected_failures(kit_runs: KitRuns) -> None:
     run = kit_runs["hetero"]
     assert_passes_everything_mandatory(run)
-    xfailed = {k: c["message"] for k, c in run.checks.items() if c["outcome"] == "xfailed"}
-    assert list(xfailed) == ["test_compiled_models.py::test_runtime_model_names_the_original_ops_with_perf_data"]
+    assert not [k for k, c in run.checks.items() if c["outcome"] in ("xfailed", "failed")]
     skipped = [c for c in run.checks.values() if c["group"] == "HETERO with this device"]
     assert all(c["outcome"] == "skipped" and "meta-device" in c["message"] for c in skipped)
 
