@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import inspect
 import json
 import logging
 import os
@@ -74,14 +75,27 @@ class Core:
     def register_plugin(self, plugin: Any, device_name: str) -> None:
         """Registers ``plugin`` (an object, class or factory) as ``device_name`` now.
 
+        A class or factory whose construction fails (its hardware is absent, say) leaves the device
+        registered but unavailable, as an entry-point plugin would be: it is left out of
+        :attr:`available_devices` and using it raises :class:`DeviceUnavailableError`.
+
         :raises PluginValidationError: when the plugin breaks the hook contract; nothing is registered.
         :raises ValueError: when ``device_name`` is not an UPPER_CASE name.
         """
         parsed = parse_device_name(device_name)
         if parsed.device_id is not None or parsed.targets:
             raise ValueError(f"register a plugin under a plain name such as {parsed.name!r}, not {device_name!r}")
+        try:
+            slot = _Slot(plugin=self._make_device(device_name, plugin))
+        except PluginValidationError:
+            raise
+        except Exception as exc:
+            if not callable(plugin) or not (inspect.isclass(plugin) or inspect.isfunction(plugin)):
+                raise
+            _log.info("device %s failed to load: %s: %s", device_name, type(exc).__name__, exc)
+            slot = _Slot(error=exc)
         with self._lock:
-            self._slots[device_name] = _Slot(plugin=self._make_device(device_name, plugin))
+            self._slots[device_name] = slot
 
     def unregister_plugin(self, device_name: str) -> None:
         """Forgets a device. :raises DeviceNotFoundError: when it is not registered."""
@@ -221,8 +235,11 @@ class Core:
         model: Model | str | os.PathLike[str],
         device_name: str | None = None,
         config: Mapping[str, Any] | None = None,
+        *,
+        context: RemoteContext | None = None,
     ) -> CompiledModel:
-        """Compiles a model (or a model file) for a device (the first available one by default).
+        """Compiles a model (or a model file) for a device (the first available one by default, or
+        the device of ``context``: the compiled model then works in that remote context).
 
         ``config`` wins over values set with :meth:`set_property` and does not change them.
         With ``CACHE_DIR`` set, a compile exports its result there and the next identical compile
@@ -234,6 +251,8 @@ class Core:
         """
         if not isinstance(model, Model):
             model = self.read_model(model)
+        if device_name is None and context is not None:
+            device_name = context.device_name
         if device_name is None:
             devices = self.available_devices
             if not devices:
@@ -244,7 +263,7 @@ class Core:
         cache_dir = config.pop("CACHE_DIR", None) or self._cache_dir
         properties = self._device_config(parsed, config)
         device = self._device(parsed.name)
-        cache_file = self._cache_file(cache_dir, model, parsed, properties, device)
+        cache_file = None if context is not None else self._cache_file(cache_dir, model, parsed, properties, device)
         if cache_file is not None and cache_file.exists():
             try:
                 compiled = self._call_returning_compiled(
@@ -255,7 +274,7 @@ class Core:
             except BlobFormatError as exc:
                 _log.warning("ignoring the unreadable cache entry %s: %s", cache_file, exc)
         compiled = self._call_returning_compiled(
-            device, "compile_model", model=model, properties=properties, context=None
+            device, "compile_model", model=model, properties=properties, context=context
         )
         if cache_file is not None:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
@@ -264,17 +283,29 @@ class Core:
             tmp.replace(cache_file)
         return compiled
 
-    def import_model(self, blob: bytes, device_name: str, config: Mapping[str, Any] | None = None) -> CompiledModel:
-        """Rebuilds a compiled model from ``compiled.export_model()`` bytes on ``device_name``.
+    def import_model(
+        self,
+        blob: bytes,
+        device_name: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        *,
+        context: RemoteContext | None = None,
+    ) -> CompiledModel:
+        """Rebuilds a compiled model from ``compiled.export_model()`` bytes on ``device_name`` (or on
+        the device of ``context``, working in that remote context).
 
         :raises BlobFormatError: for a truncated, corrupted, foreign or newer-version blob.
         """
         if hasattr(blob, "read"):
             blob = blob.read()  # a file object, as OpenVINO accepts streams
+        if device_name is None:
+            if context is None:
+                raise DeviceNotFoundError("import_model needs a device name or a remote context")
+            device_name = context.device_name
         parsed = parse_device_name(device_name)
         properties = self._device_config(parsed, dict(config or {}))
         return self._call_returning_compiled(
-            self._device(parsed.name), "import_model", blob=bytes(blob), properties=properties, context=None
+            self._device(parsed.name), "import_model", blob=bytes(blob), properties=properties, context=context
         )
 
     def create_context(self, device_name: str, properties: Mapping[str, Any] | None = None) -> RemoteContext:

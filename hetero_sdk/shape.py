@@ -59,10 +59,12 @@ class PartialShape:
 
     def compatible(self, shape: PartialShape | Iterable[int]) -> bool:
         """True when a concrete (or partial) ``shape`` can be an instance of this one."""
-        other = PartialShape.of(shape)
-        if other.rank != self.rank:
+        dims = shape._dims if isinstance(shape, PartialShape) else tuple(shape)
+        if dims == self._dims:
+            return True
+        if len(dims) != len(self._dims):
             return False
-        return all(a == b or DYNAMIC in (a, b) for a, b in zip(self._dims, other._dims))
+        return all(a == b or DYNAMIC in (a, b) for a, b in zip(self._dims, dims))
 
     def merge(self, other: PartialShape) -> PartialShape | None:
         """The most precise shape compatible with both, or None when they conflict."""

@@ -196,3 +196,28 @@ def test_objects_outlive_each_other_in_any_release_order(order: tuple[str, ...],
             np.testing.assert_allclose(objects["compiled"]({"x": x})[0], expected, rtol=1e-4, atol=1e-4)
         if "core" in objects:
             assert objects["core"].available_devices == ["TEMPLATE"]
+
+
+def test_a_registered_factory_that_cannot_find_its_hardware_leaves_the_device_unavailable(core: hs.Core, mlp) -> None:
+    from hetero_sdk.errors import DeviceUnavailableError
+
+    def no_hardware() -> Any:
+        raise RuntimeError("no accelerator found")
+
+    core.register_plugin(no_hardware, "ACCEL")
+    assert "ACCEL" in core.registered_devices and "ACCEL" not in core.available_devices
+    assert "no accelerator found" in core.unavailable_devices["ACCEL"]
+    with pytest.raises(DeviceUnavailableError) as info:
+        core.compile_model(mlp.model, "ACCEL")
+    assert isinstance(info.value.__cause__, RuntimeError)
+    inputs = mlp.make_inputs(np.random.default_rng(0))
+    np.testing.assert_allclose(core.compile_model(mlp.model, "TEMPLATE")(inputs)[0], mlp.expected(inputs)[0], rtol=1e-5)
+
+
+def test_compiling_and_importing_in_a_remote_context_uses_its_device(core: hs.Core, mlp) -> None:
+    context = core.get_default_context("TEMPLATE.1")
+    compiled = core.compile_model(mlp.model, context=context)
+    assert compiled.get_property("EXECUTION_DEVICES") == ["TEMPLATE.1"]
+    again = core.import_model(compiled.export_model(), context=context)
+    inputs = mlp.make_inputs(np.random.default_rng(0))
+    np.testing.assert_allclose(again(inputs)[0], mlp.expected(inputs)[0], rtol=1e-5)

@@ -77,6 +77,7 @@ class InferRequest:
         self._inputs: list[Any] = [None] * len(self._in_ports)
         self._user_outputs: list[np.ndarray | None] = [None] * len(self._out_ports)
         self._outputs: list[Any] | None = None
+        self._profiling = bool(compiled_model.get_property_or("PERF_COUNT", False))
         self._host_outputs: list[np.ndarray] | None = None
         self._profile: list[ProfilingInfo] = []
         self._lock = threading.Lock()
@@ -259,9 +260,7 @@ class InferRequest:
         with self._lock:
             if self._context is not None:
                 raise RequestBusyError("the infer request is running; wait() for it before using it again")
-            self._context = RunContext(
-                bool(self._compiled.get_property_or("PERF_COUNT", False)), remote_outputs=self.remote_outputs
-            )
+            self._context = RunContext(self._profiling, remote_outputs=self.remote_outputs)
         try:
             if inputs is not None:
                 if isinstance(inputs, (Mapping, list, tuple)):
