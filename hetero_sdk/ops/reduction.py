@@ -6,8 +6,8 @@ from typing import Any
 
 from hetero_sdk.graph.node import Node
 from hetero_sdk.ops.checks import INDEX_TYPES, NUMERIC_TYPES, expect_inputs, expect_rank, expect_type, normalize_axis
+from hetero_sdk.ops.inputs import bool_attr, index_input, known_ints, static_length
 from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
-from hetero_sdk.ops.shape_manipulation import bool_attr, index_input, known_ints, static_length
 from hetero_sdk.shape import DYNAMIC
 
 __all__ = ["reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum"]

@@ -11,6 +11,7 @@ from hetero_sdk.reference import (  # noqa: F401  (registration)
     elementwise,
     image,
     linear_algebra,
+    movement,
     normalization,
     pooling,
     reduction,

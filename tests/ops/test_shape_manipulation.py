@@ -1,7 +1,8 @@
-"""Shape ops (Reshape, Squeeze, Unsqueeze, ShapeOf) and Range: shape inference (static, dynamic, shapes
-computed with ShapeOf), values against numpy written here, hypothesis over shapes, and bad input.
+"""Shape ops (Reshape, Squeeze, Unsqueeze, Broadcast, Tile, ShapeOf, Range): shape inference (static,
+dynamic, shapes computed with ShapeOf), values against numpy written here, hypothesis over shapes, and
+bad input.
 
-The data movement ops of the same family are tested in ``test_shape_manipulation_movement.py``."""
+The data movement ops are tested in ``test_movement.py``."""
 
 from __future__ import annotations
 
@@ -214,6 +215,75 @@ def test_unsqueeze_counts_repeated_axes_once_and_keeps_dynamic_dims() -> None:
         opset.unsqueeze(dyn(2, 3), [3], name="bad")
     with raises("Unsqueeze", "name one output axis twice"):
         opset.unsqueeze(dyn(2), [0, -3], name="bad")
+
+
+# -- Broadcast, Tile ------------------------------------------------------------------------------
+
+
+@FAST
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=3),
+    mode=st.sampled_from(["numpy", "bidirectional"]),
+)
+def test_broadcast_matches_numpy(shapes: Any, mode: str) -> None:
+    data_shape, target = shapes.input_shapes
+    if mode == "numpy":
+        target = shapes.result_shape
+    x = iota(*data_shape)
+    node, (out,) = run(lambda p: opset.broadcast(p, list(target), mode=mode), x)
+    np.testing.assert_array_equal(out, np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(target))))
+    assert shape(node) == list(out.shape)
+
+
+def test_explicit_broadcast_places_data_dims_by_axes_mapping() -> None:
+    x = iota(3)
+    node, (out,) = run(lambda p: opset.broadcast(p, [2, 3, 4], [1], mode="EXPLICIT"), x)
+    assert shape(node) == [2, 3, 4]
+    np.testing.assert_array_equal(out, np.broadcast_to(x[None, :, None], (2, 3, 4)))
+
+
+def test_broadcast_shapes_with_dynamic_and_unknown_targets() -> None:
+    assert shape(opset.broadcast(dyn(-1, 1), [2, 3, 4])) == [2, 3, 4]
+    assert shape(opset.broadcast(dyn(-1, 1), [1, 4], mode="bidirectional")) == [-1, 4]
+    target = opset.parameter([3], hs.Type.i64)
+    assert shape(opset.broadcast(dyn(5, 1), target)) == [-1, 5, -1]
+    assert shape(opset.broadcast(dyn(5, 1), target, mode="bidirectional")) == [-1, 5, -1]
+    x = dyn(2, 3)
+    assert shape(opset.broadcast(dyn(3), opset.shape_of(x))) == [2, 3]
+
+
+@pytest.mark.parametrize(
+    ("data", "args", "mode", "message"),
+    [
+        ([3, 1], ([1, 1],), "numpy", "does not broadcast"),
+        ([3], ([],), "numpy", "fewer than the rank"),
+        ([3, 2], ([2, 3],), "bidirectional", "do not broadcast"),
+        ([3], ([2, 3], [0]), "explicit", "does not broadcast"),
+        ([3], ([2, 3], [2]), "explicit", "axes_mapping"),
+        ([3], ([2, 3],), "explicit", "expects 3 input"),
+        ([3], ([2, 3],), "pdpd", "mode='pdpd'"),
+        ([3], ([-2, 3],), "numpy", "negative"),
+    ],
+)
+def test_broadcast_rejects_bad_input(data: list[int], args: tuple[Any, ...], mode: str, message: str) -> None:
+    with raises("Broadcast", message):
+        opset.broadcast(dyn(*data), *args, mode=mode, name="bad")
+
+
+@FAST
+@given(dims=hnp.array_shapes(min_dims=0, max_dims=3, max_side=3), repeats=st.lists(st.integers(0, 3), max_size=4))
+def test_tile_matches_numpy(dims: tuple[int, ...], repeats: list[int]) -> None:
+    x = iota(*dims)
+    node, (out,) = run(lambda p: opset.tile(p, np.array(repeats, np.int64)), x)
+    np.testing.assert_array_equal(out, np.tile(x, repeats) if repeats else x)
+    assert shape(node) == list(out.shape)
+
+
+def test_tile_shapes_with_dynamic_dims_and_unknown_repeats() -> None:
+    assert shape(opset.tile(dyn(-1, 3), [2, 2])) == [-1, 6]
+    assert shape(opset.tile(dyn(2, 3, 4), opset.parameter([2], hs.Type.i64))) == [2, -1, -1]
+    with raises("Tile", "must be >= 0"):
+        opset.tile(dyn(2), [-1], name="bad")
 
 
 # -- ShapeOf, Range -------------------------------------------------------------------------------
