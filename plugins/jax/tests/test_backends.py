@@ -56,13 +56,15 @@ def test_absent_backends_never_break_the_core(monkeypatch: pytest.MonkeyPatch, n
     assert isinstance(caught.value.__cause__.__cause__, RuntimeError)
 
 
-def test_registering_an_absent_backend_in_process_fails_with_the_reason() -> None:
+def test_registering_an_absent_backend_in_process_leaves_it_unavailable_with_the_reason() -> None:
     if _has("gpu"):
         pytest.skip("this machine has a GPU")
     core = hs.Core(autoload=False)
+    core.register_plugin(gpu_plugin, "GPU")
+    assert "GPU" in core.registered_devices and "GPU" not in core.available_devices
+    assert "no GPU backend" in core.unavailable_devices["GPU"]
     with pytest.raises(DeviceUnavailableError, match="no GPU backend"):
-        core.register_plugin(gpu_plugin, "GPU")
-    assert "GPU" not in core.registered_devices
+        core.get_versions("GPU")
 
 
 _TWO_DEVICES = textwrap.dedent(

@@ -8,6 +8,7 @@ from hetero_sdk_jax.lowering import (  # noqa: F401  (registration)
     elementwise,
     image,
     linear_algebra,
+    movement,
     normalization,
     pooling,
     reduction,
