@@ -10,7 +10,15 @@ from typing import Any
 
 from hetero_sdk import Model, Node
 from hetero_sdk.errors import BlobFormatError, ModelFormatError
-from hetero_sdk.plugin import HostContext, RemoteContext, Version, get_supported_nodes, hookimpl, unpack_blob
+from hetero_sdk.plugin import (
+    ConfiguredDevice,
+    HostContext,
+    RemoteContext,
+    Version,
+    get_supported_nodes,
+    hookimpl,
+    unpack_blob,
+)
 from hetero_sdk.reference import kernel_types
 from hetero_sdk.serialization import model_from_bytes
 from template_plugin.compiled_model import BLOB_DEVICE, TemplateCompiledModel
@@ -22,7 +30,7 @@ __all__ = ["TemplatePlugin"]
 _PASSTHROUGH = frozenset({"Parameter", "Constant", "Result"})
 
 
-class TemplatePlugin:
+class TemplatePlugin(ConfiguredDevice):
     """The TEMPLATE reference device.
 
     :param num_devices: how many device ids it shows (``TEMPLATE.0`` ...); by default the
@@ -44,14 +52,6 @@ class TemplatePlugin:
         from hetero_sdk import __version__
 
         return Version(__version__, "TEMPLATE reference device (numpy kernels)")
-
-    @hookimpl
-    def get_property(self, name: str, arguments: dict[str, Any]) -> Any:
-        return self.config.get(name, arguments.get("DEVICE_ID"))
-
-    @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
-        self.config.set(properties)
 
     @hookimpl
     def compile_model(self, model: Model, properties: dict[str, Any], device_name: str) -> TemplateCompiledModel:

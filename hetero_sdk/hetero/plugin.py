@@ -23,7 +23,17 @@ from hetero_sdk.hetero.partition import split_by_affinity
 from hetero_sdk.hetero.report import CutInfo, PlacementReport
 from hetero_sdk.hetero.submodels import SplitModel, Submodel, split_model, value_key
 from hetero_sdk.hetero.visualize import dump_if_requested
-from hetero_sdk.plugin import DeviceConfig, PropertySpec, Version, as_bool, hookimpl, one_of, read_only, unpack_blob
+from hetero_sdk.plugin import (
+    ConfiguredDevice,
+    DeviceConfig,
+    PropertySpec,
+    Version,
+    as_bool,
+    hookimpl,
+    one_of,
+    read_only,
+    unpack_blob,
+)
 from hetero_sdk.runtime import CompiledModel
 
 if TYPE_CHECKING:
@@ -45,7 +55,7 @@ def _device_properties(value: Any) -> dict[str, dict[str, Any]]:
     return {str(k): dict(v) for k, v in value.items()}
 
 
-class HeteroPlugin:
+class HeteroPlugin(ConfiguredDevice):
     """The HETERO device: one model over several devices."""
 
     def __init__(self) -> None:
@@ -83,14 +93,6 @@ class HeteroPlugin:
         from hetero_sdk import __version__
 
         return Version(__version__, "HETERO meta-device (split execution)")
-
-    @hookimpl
-    def get_property(self, name: str) -> Any:
-        return self.config.get(name)
-
-    @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
-        self.config.set(properties)
 
     @hookimpl
     def query_model(self, model: Model, properties: dict[str, Any], core: Core) -> dict[str, str]:

@@ -1,13 +1,17 @@
 """What a device plugin author uses: the hook marker, base classes and helpers.
 
 A minimal device is one class with four hooks (see :mod:`hetero_sdk.plugin.hookspecs`) and a
-:class:`CompiledModel` subclass that implements ``run``; the conformance kit then checks it.
+:class:`CompiledModel` subclass that implements ``run``; the conformance kit then checks it. Deriving
+from :class:`ConfiguredDevice` provides the two property hooks, and :mod:`hetero_sdk.plugin.standard`
+declares OpenVINO's standard properties (``standard.perf_count()`` ...).
 """
 
 from hetero_sdk.blob import pack_blob, unpack_blob
+from hetero_sdk.plugin import standard
 from hetero_sdk.plugin.config import DeviceConfig, PropertySpec, as_bool, as_element_type, as_int, one_of, read_only
 from hetero_sdk.plugin.hookspecs import hookimpl
 from hetero_sdk.plugin.query import get_supported_nodes
+from hetero_sdk.plugin.standard import ConfiguredDevice
 from hetero_sdk.properties import Mutability
 from hetero_sdk.runtime import (
     CompiledModel,
@@ -21,7 +25,8 @@ from hetero_sdk.runtime import (
 )
 
 __all__ = [
-    "CompiledModel", "DeviceConfig", "HostContext", "Mutability", "ProfilingInfo", "PropertySpec",
-    "RemoteContext", "RemoteTensor", "RunContext", "Status", "Version", "as_bool", "as_element_type", "as_int",
-    "get_supported_nodes", "hookimpl", "one_of", "pack_blob", "read_only", "unpack_blob",
+    "CompiledModel", "ConfiguredDevice", "DeviceConfig", "HostContext", "Mutability", "ProfilingInfo",
+    "PropertySpec", "RemoteContext", "RemoteTensor", "RunContext", "Status", "Version", "as_bool",
+    "as_element_type", "as_int", "get_supported_nodes", "hookimpl", "one_of", "pack_blob", "read_only",
+    "standard", "unpack_blob",
 ]  # fmt: skip

@@ -18,16 +18,15 @@ import hetero_sdk as hs
 from hetero_sdk.errors import BlobFormatError, ModelFormatError, UnsupportedOperationError
 from hetero_sdk.plugin import (
     CompiledModel,
+    ConfiguredDevice,
     DeviceConfig,
-    PropertySpec,
     RunContext,
     Version,
-    as_bool,
     get_supported_nodes,
     hookimpl,
-    one_of,
     pack_blob,
     read_only,
+    standard,
     unpack_blob,
 )
 from hetero_sdk.reference import kernel_types, run_node
@@ -86,7 +85,7 @@ class MiniCompiledModel(CompiledModel):
         return pack_blob(_BLOB, {"model": model_to_bytes(self._model), "config": json.dumps(self._config).encode()})
 
 
-class MiniDevice:
+class MiniDevice(ConfiguredDevice):
     """A small, correct device: every op with a reference kernel, computed op by op."""
 
     compiled_class: type[MiniCompiledModel] = MiniCompiledModel
@@ -94,20 +93,10 @@ class MiniDevice:
     def __init__(self) -> None:
         self.config = DeviceConfig(
             [
-                PropertySpec("DEVICE_ID", default="0"),
-                PropertySpec("PERF_COUNT", default=False, convert=as_bool, allowed="True, False"),
-                PropertySpec(
-                    "PERFORMANCE_HINT",
-                    default="LATENCY",
-                    convert=one_of("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT"),
-                    allowed="LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT",
-                ),
-                PropertySpec(
-                    "EXECUTION_MODE_HINT",
-                    default="PERFORMANCE",
-                    convert=one_of("PERFORMANCE", "ACCURACY"),
-                    allowed="PERFORMANCE, ACCURACY",
-                ),
+                standard.device_id(),
+                standard.perf_count(),
+                standard.performance_hint(),
+                standard.execution_mode_hint(),
                 read_only("AVAILABLE_DEVICES", ["0"]),
                 read_only("FULL_DEVICE_NAME", "Mini reference device"),
                 read_only("DEVICE_ARCHITECTURE", "numpy"),
@@ -128,14 +117,6 @@ class MiniDevice:
     @hookimpl
     def get_version(self) -> Version:
         return Version("1.0.0", "mini reference device for the conformance kit's tests")
-
-    @hookimpl
-    def get_property(self, name: str, arguments: dict[str, Any]) -> Any:
-        return self.config.get(name, arguments.get("DEVICE_ID"))
-
-    @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
-        self.config.set(properties)
 
     @hookimpl
     def query_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hetero_sdk import Type
-from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_bool, as_element_type, as_int, one_of, read_only
+from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_int, read_only, standard
 
 from hetero_sdk_jax.backend import Backend
 
@@ -38,28 +38,13 @@ def make_config(backend: Backend, device_name: str) -> DeviceConfig:
     capabilities = ["FP32", *(["BF16"] if Type.bf16 in precisions else []), "EXPORT_IMPORT"]
     return DeviceConfig(
         [
-            PropertySpec("DEVICE_ID", default="0"),
-            PropertySpec("PERF_COUNT", default=False, convert=as_bool, allowed="True, False"),
-            PropertySpec(
-                "PERFORMANCE_HINT",
-                default="LATENCY",
-                convert=one_of("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT"),
-                allowed="LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT",
-            ),
-            PropertySpec("PERFORMANCE_HINT_NUM_REQUESTS", default=0, convert=as_int(0), allowed="integers >= 0"),
+            standard.device_id(),
+            standard.perf_count(),
+            standard.performance_hint(),
+            standard.performance_hint_num_requests(),
             PropertySpec("NUM_STREAMS", default=AUTO_STREAMS, convert=_streams, allowed="AUTO (-1) or integers 1..64"),
-            PropertySpec(
-                "EXECUTION_MODE_HINT",
-                default="PERFORMANCE",
-                convert=one_of("PERFORMANCE", "ACCURACY"),
-                allowed="PERFORMANCE, ACCURACY",
-            ),
-            PropertySpec(
-                "INFERENCE_PRECISION_HINT",
-                default=Type.f32,
-                convert=as_element_type(*precisions),
-                allowed=", ".join(t.value for t in precisions),
-            ),
+            standard.execution_mode_hint(),
+            standard.inference_precision_hint(*precisions),
             read_only("AVAILABLE_DEVICES", compute=lambda _: backend.ids),
             read_only("FULL_DEVICE_NAME", compute=backend.full_name),
             read_only("DEVICE_ARCHITECTURE", backend.platform),

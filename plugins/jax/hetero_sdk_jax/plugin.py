@@ -8,7 +8,7 @@ from typing import Any
 import jax
 from hetero_sdk import Model
 from hetero_sdk.errors import PropertyValueError
-from hetero_sdk.plugin import RemoteContext, Version, get_supported_nodes, hookimpl
+from hetero_sdk.plugin import ConfiguredDevice, RemoteContext, Version, get_supported_nodes, hookimpl
 
 from hetero_sdk_jax.backend import Backend, open_backend
 from hetero_sdk_jax.compiled_model import XlaCompiledModel
@@ -22,7 +22,7 @@ __all__ = ["XlaPlugin", "gpu_plugin", "tpu_plugin"]
 _FROM_BLOB = ("INFERENCE_PRECISION_HINT", "EXECUTION_MODE_HINT")
 
 
-class XlaPlugin:
+class XlaPlugin(ConfiguredDevice):
     """A device that compiles models with JAX and runs them with XLA.
 
     :param backend: the JAX backend: None for JAX's default one (the ``XLA`` device: a GPU or TPU
@@ -43,14 +43,6 @@ class XlaPlugin:
         from hetero_sdk_jax import __version__
 
         return Version(__version__, f"XLA device plugin (jax {jax.__version__}, platform {self.backend.platform})")
-
-    @hookimpl
-    def get_property(self, name: str, arguments: dict[str, Any]) -> Any:
-        return self.config.get(name, arguments.get("DEVICE_ID"))
-
-    @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
-        self.config.set(properties)
 
     @hookimpl
     def compile_model(

@@ -15,15 +15,14 @@ from hetero_sdk import Model, Node, Type
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.plugin import (
     CompiledModel,
+    ConfiguredDevice,
     DeviceConfig,
-    PropertySpec,
     RunContext,
     Version,
-    as_bool,
     get_supported_nodes,
     hookimpl,
-    one_of,
     read_only,
+    standard,
 )
 from hetero_sdk.reference import run_node
 
@@ -54,23 +53,13 @@ def is_supported(node: Node) -> bool:
 
 # --8<-- [start:config]
 def make_config() -> DeviceConfig:
-    """TUTORIAL's property table: three settings and the read-only identity every device answers."""
+    """TUTORIAL's property table: three standard settings and the read-only identity every device answers."""
     return DeviceConfig(
         [
-            PropertySpec("DEVICE_ID", default="0"),
-            PropertySpec("PERF_COUNT", default=False, convert=as_bool, allowed="True, False"),
-            PropertySpec(
-                "PERFORMANCE_HINT",
-                default="LATENCY",
-                convert=one_of("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT"),
-                allowed="LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT",
-            ),
-            PropertySpec(
-                "EXECUTION_MODE_HINT",
-                default="PERFORMANCE",
-                convert=one_of("PERFORMANCE", "ACCURACY"),
-                allowed="PERFORMANCE, ACCURACY",
-            ),
+            standard.device_id(),
+            standard.perf_count(),
+            standard.performance_hint(),
+            standard.execution_mode_hint(),
             read_only("AVAILABLE_DEVICES", ["0"]),
             read_only("FULL_DEVICE_NAME", "Tutorial device (numpy reference kernels)"),
             read_only("DEVICE_ARCHITECTURE", "numpy"),
@@ -125,8 +114,9 @@ class TutorialCompiledModel(CompiledModel):
 
 
 # --8<-- [start:plugin]
-class TutorialPlugin:
-    """The TUTORIAL device: the four required hooks and ``get_version``."""
+class TutorialPlugin(ConfiguredDevice):
+    """The TUTORIAL device: ``get_property`` and ``set_property`` from :class:`ConfiguredDevice`, the two
+    other required hooks and ``get_version``."""
 
     def __init__(self) -> None:
         self.config = make_config()
@@ -134,14 +124,6 @@ class TutorialPlugin:
     @hookimpl
     def get_version(self) -> Version:
         return Version(__version__, "TUTORIAL device (numpy reference kernels)")
-
-    @hookimpl
-    def get_property(self, name: str, arguments: dict[str, Any]) -> Any:
-        return self.config.get(name, arguments.get("DEVICE_ID"))
-
-    @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
-        self.config.set(properties)
 
     @hookimpl
     def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
