@@ -39,6 +39,7 @@ def max_pool(node: Node, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if work.dtype.kind == "f":  # NaN never wins a comparison in OpenVINO's kernel
         work = np.where(np.isnan(work), lowest, work)
     padded = pad_spatial(work, begin, end, lowest)
+
     # One strided slice per kernel tap: a few whole-array ops instead of copying every window.
     def tap_window(offsets: Sequence[int]) -> np.ndarray:
         spatial = (slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, s, m in zip(offsets, dilations, strides, out))

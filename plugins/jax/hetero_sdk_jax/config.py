@@ -5,24 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from hetero_sdk import Type
-from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_int, read_only, standard
+from hetero_sdk.plugin import DeviceConfig, read_only, standard
 
 from hetero_sdk_jax.backend import Backend
 
-__all__ = ["AUTO_STREAMS", "compute_precision", "make_config"]
-
-AUTO_STREAMS = -1
-"""``NUM_STREAMS`` value meaning "from ``PERFORMANCE_HINT``" (OpenVINO's ``streams::AUTO``)."""
-
-
-def _streams(value: Any) -> int:
-    if isinstance(value, str) and value.upper() == "AUTO":
-        return AUTO_STREAMS
-    number = as_int(AUTO_STREAMS, 64)(value)
-    if number == 0:
-        raise ValueError("0 streams cannot run requests")
-    return number
-
+__all__ = ["compute_precision", "make_config"]
 
 def compute_precision(config: dict[str, Any]) -> Type:
     """The element type f32 tensors are computed in: ``INFERENCE_PRECISION_HINT``, except that
@@ -42,7 +29,7 @@ def make_config(backend: Backend, device_name: str) -> DeviceConfig:
             standard.perf_count(),
             standard.performance_hint(),
             standard.performance_hint_num_requests(),
-            PropertySpec("NUM_STREAMS", default=AUTO_STREAMS, convert=_streams, allowed="AUTO (-1) or integers 1..64"),
+            standard.num_streams(),
             standard.execution_mode_hint(),
             standard.inference_precision_hint(*precisions),
             read_only("AVAILABLE_DEVICES", compute=lambda _: backend.ids),
