@@ -223,3 +223,30 @@ def test_measure_times_each_candidate_runs_times_after_warmup() -> None:
     times = timing.measure({"a": bump("a"), "b": bump("b")}, runs=25, warmup=3, block=10)
     assert {k: len(v) for k, v in times.items()} == {"a": 25, "b": 25}
     assert calls == {"a": 3 + 25 + 3, "b": 3 + 25 + 3}  # one untimed switch-in call per round of 10
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_networks_built_from_the_opset_survive_save_and_read_with_equal_values(name: str, tmp_path: Path) -> None:
+    from hetero_sdk.reference import evaluate
+
+    bench_model = TINY[name]()
+    model = bench_model.build()
+    hs.save_model(model, tmp_path / f"{name}.json")
+    again = hs.Core(autoload=False).read_model(tmp_path / f"{name}.json")
+    x = bench_model.sample_input()
+    np.testing.assert_array_equal(evaluate(again, [x])[0], evaluate(model, [x])[0])
+    np.testing.assert_allclose(evaluate(again, [x])[0], bench_model.numpy(x), rtol=RTOL, atol=ATOL)
+
+
+def test_the_detection_head_with_nms_survives_save_and_read(tmp_path: Path) -> None:
+    from hetero_sdk.reference import evaluate
+    from hetero_sdk.samples import detection_model
+
+    model = detection_model()
+    hs.save_model(model, tmp_path / "detection.json")
+    again = hs.Core(autoload=False).read_model(tmp_path / "detection.json")
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal(p.output(0).shape).astype(np.float32) for p in model.get_parameters()]
+    for got, want in zip(evaluate(again, inputs), evaluate(model, inputs)):
+        np.testing.assert_array_equal(got, want)
+    assert any(n.type_name == "NonMaxSuppression" for n in again.get_ops())
