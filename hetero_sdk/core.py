@@ -18,6 +18,7 @@ from hetero_sdk.device_name import DeviceName, parse_device_name
 from hetero_sdk.errors import (
     BlobFormatError,
     CompilationError,
+    DeviceNameError,
     DeviceNotFoundError,
     DeviceUnavailableError,
     HeteroSDKError,
@@ -80,11 +81,11 @@ class Core:
         :attr:`available_devices` and using it raises :class:`DeviceUnavailableError`.
 
         :raises PluginValidationError: when the plugin breaks the hook contract; nothing is registered.
-        :raises ValueError: when ``device_name`` is not an UPPER_CASE name.
+        :raises DeviceNameError: when ``device_name`` is not a plain UPPER_CASE name.
         """
         parsed = parse_device_name(device_name)
         if parsed.device_id is not None or parsed.targets:
-            raise ValueError(f"register a plugin under a plain name such as {parsed.name!r}, not {device_name!r}")
+            raise DeviceNameError(f"register a plugin under a plain name such as {parsed.name!r}, not {device_name!r}")
         try:
             slot = _Slot(plugin=self._make_device(device_name, plugin))
         except PluginValidationError:
