@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_attr, expect
 from hetero_sdk.ops.registry import OutputSpec, as_output, constant_value, register_op
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
-__all__ = ["interpolate", "interpolate_output_dims", "interpolate_pads"]
+__all__ = ["ResizePlan", "interpolate", "interpolate_output_dims", "interpolate_pads", "resize_plan"]
 
 MODES = ("nearest", "linear", "linear_onnx", "cubic", "bilinear_pillow", "bicubic_pillow")
 SHAPE_CALCULATION_MODES = ("sizes", "scales")
@@ -175,3 +176,41 @@ def _axes(node: Node, rank: int) -> list[int] | None:
     if any(not 0 <= a < rank for a in axes) or len(set(axes)) != len(axes):
         raise node.error(f"axes {axes} must be distinct integers in [0, {rank - 1}] for an image of rank {rank}")
     return axes
+
+
+@dataclass(frozen=True)
+class ResizePlan:
+    """The geometry of one Interpolate, shared by every device's kernel.
+
+    :ivar pads_begin: padding before each axis.
+    :ivar pads_end: padding after each axis.
+    :ivar padded_dims: the input's dims after padding.
+    :ivar output_dims: the output's dims.
+    :ivar scales: the f32 scale of each interpolated axis, in ``axes`` order.
+    :ivar resized: ``(axis, scale)`` of the axes whose length changes (the others are copied).
+    """
+
+    pads_begin: list[int]
+    pads_end: list[int]
+    padded_dims: list[int]
+    output_dims: list[int]
+    scales: list[np.float32]
+    resized: list[tuple[int, np.float32]]
+
+
+def resize_plan(
+    attrs: dict[str, Any], input_dims: Sequence[int], scales_or_sizes: np.ndarray, axes: np.ndarray | None
+) -> ResizePlan:
+    """Pads, output dims and per-axis scales of an Interpolate, computed as OpenVINO does."""
+    rank = len(input_dims)
+    axis_list = list(range(rank)) if axes is None else [int(a) for a in np.asarray(axes).reshape(-1)]
+    begin, end = interpolate_pads(attrs, rank)
+    padded = [d + b + e for d, b, e in zip(input_dims, begin, end)]
+    values = np.asarray(scales_or_sizes).reshape(-1)
+    out_dims = list(interpolate_output_dims(attrs, input_dims, values, axis_list))
+    if attrs["shape_calculation_mode"] == "sizes":
+        scales = [np.float32(out_dims[a]) / np.float32(padded[a]) for a in axis_list]
+    else:
+        scales = [np.float32(v) for v in values]
+    resized = [(a, s) for a, s in zip(axis_list, scales) if out_dims[a] != padded[a]]
+    return ResizePlan(begin, end, padded, out_dims, scales, resized)

@@ -16,7 +16,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node
-from hetero_sdk.ops.image import interpolate_output_dims, interpolate_pads
+from hetero_sdk.ops.image import resize_plan
 from jax import lax
 
 from hetero_sdk_jax.lowering.registry import lowering
@@ -126,17 +126,9 @@ def _pillow(mode: str, in_len: int, out_len: int, a: float) -> np.ndarray:
 @lowering("Interpolate", static=(1, 2))
 def interpolate(node: Node, image: jnp.ndarray, scales_or_sizes: np.ndarray, axes: np.ndarray | None = None) -> Any:
     attrs = node.attrs
-    rank = image.ndim
-    axis_list = list(range(rank)) if axes is None else [int(a) for a in axes.reshape(-1)]
-    begin, end = interpolate_pads(attrs, rank)
-    padded = jnp.pad(image, list(zip(begin, end)))
-    values = scales_or_sizes.reshape(-1)
-    out_dims = interpolate_output_dims(attrs, image.shape, values, axis_list)
-    if attrs["shape_calculation_mode"] == "sizes":
-        scales = [np.float32(out_dims[a]) / np.float32(padded.shape[a]) for a in axis_list]
-    else:
-        scales = [np.float32(v) for v in values]
-    resized = [(a, s) for a, s in zip(axis_list, scales) if out_dims[a] != padded.shape[a]]
+    plan = resize_plan(attrs, image.shape, scales_or_sizes, axes)
+    padded = jnp.pad(image, list(zip(plan.pads_begin, plan.pads_end)))
+    out_dims, scales, resized = plan.output_dims, plan.scales, plan.resized
     mode = attrs["mode"]
     if mode == "nearest":
         result = padded
