@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node, PartialShape
-from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_attr, expect_inputs, expect_same_types, merge_dims
+from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_attr, expect_inputs, expect_same_types
+from hetero_sdk.ops.linear_algebra import matmul_shape
 from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
 from hetero_sdk.reference import kernel
 from hetero_sdk.reference.activation import erfc_values
-from hetero_sdk.shape import broadcast_shapes
 
 __all__ = ["ACTIVATIONS", "FULLY_CONNECTED", "fully_connected"]
 
@@ -53,28 +53,6 @@ def fully_connected(
     inputs = [a, as_output(data_b, like=a), as_output(bias, like=a)]
     attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b), "activation": activation}
     return Node(FULLY_CONNECTED, inputs, attrs, name)
-
-
-def matmul_shape(node: Node, a: PartialShape, b: PartialShape, transpose_a: bool, transpose_b: bool) -> PartialShape:
-    """The output shape of ``MatMul`` on shapes ``a`` and ``b``; raises ``node.error`` when they do not fit."""
-    if a.rank == 0 or b.rank == 0:
-        raise node.error(f"inputs 0 and 1 must have rank >= 1, got {a} and {b}")
-    a_dims = [1, a[0]] if a.rank == 1 else list(a.dims)
-    b_dims = [b[0], 1] if b.rank == 1 else list(b.dims)
-    if a.rank > 1 and transpose_a:
-        a_dims[-2], a_dims[-1] = a_dims[-1], a_dims[-2]
-    if b.rank > 1 and transpose_b:
-        b_dims[-2], b_dims[-1] = b_dims[-1], b_dims[-2]
-    merge_dims(node, a_dims[-1], b_dims[-2], f"the inner dimensions of {a} and {b} (after transposes) must match")
-    batch = broadcast_shapes(PartialShape(a_dims[:-2]), PartialShape(b_dims[:-2]))
-    if batch is None:
-        raise node.error(f"batch dimensions of {a} and {b} do not broadcast (numpy rules)")
-    dims = [*batch.dims]
-    if a.rank > 1:
-        dims.append(a_dims[-2])
-    if b.rank > 1:
-        dims.append(b_dims[-1])
-    return PartialShape(dims)
 
 
 def bias_fits(bias: PartialShape, out: PartialShape) -> bool:

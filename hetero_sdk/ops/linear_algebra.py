@@ -11,7 +11,7 @@ from hetero_sdk.ops.checks import NUMERIC_TYPES, expect_inputs, expect_same_type
 from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
 from hetero_sdk.shape import PartialShape, broadcast_shapes
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "matmul_shape"]
 
 
 def matmul(
@@ -46,20 +46,21 @@ def _matmul(node: Node) -> list[OutputSpec]:
             raise node.error(f"attribute {flag}={value!r} must be a bool")
         node.attrs[flag] = bool(value)
     a, b = node.input_value(0).partial_shape, node.input_value(1).partial_shape
+    return [(element_type, matmul_shape(node, a, b, node.attrs["transpose_a"], node.attrs["transpose_b"]))]
+
+
+def matmul_shape(node: Node, a: PartialShape, b: PartialShape, transpose_a: bool, transpose_b: bool) -> PartialShape:
+    """The output shape of MatMul on shapes ``a`` and ``b`` (numpy rules: 1-D promotion, batch
+    broadcasting); raises ``node.error`` when they do not fit. Fused ops that contain a MatMul reuse it."""
     if a.rank == 0 or b.rank == 0:
         raise node.error(f"inputs must have rank >= 1 (scalars are not matrices), got {a} and {b}")
     a_dims = [1, a[0]] if a.rank == 1 else list(a.dims)
     b_dims = [b[0], 1] if b.rank == 1 else list(b.dims)
-    if a.rank > 1 and node.attrs["transpose_a"]:
+    if a.rank > 1 and transpose_a:
         a_dims[-2], a_dims[-1] = a_dims[-1], a_dims[-2]
-    if b.rank > 1 and node.attrs["transpose_b"]:
+    if b.rank > 1 and transpose_b:
         b_dims[-2], b_dims[-1] = b_dims[-1], b_dims[-2]
-    merge_dims(
-        node,
-        a_dims[-1],
-        b_dims[-2],
-        f"the inner dimensions of {a} and {b} (after transposes) must match",
-    )
+    merge_dims(node, a_dims[-1], b_dims[-2], f"the inner dimensions of {a} and {b} (after transposes) must match")
     batch = broadcast_shapes(PartialShape(a_dims[:-2]), PartialShape(b_dims[:-2]))
     if batch is None:
         raise node.error(f"batch dimensions of {a} and {b} do not broadcast (numpy rules)")
@@ -68,4 +69,4 @@ def _matmul(node: Node) -> list[OutputSpec]:
         dims.append(a_dims[-2])
     if b.rank > 1:
         dims.append(b_dims[-1])
-    return [(element_type, PartialShape(dims))]
+    return PartialShape(dims)
