@@ -11,6 +11,7 @@ from hetero_sdk_jax.backend import Backend
 
 __all__ = ["compute_precision", "make_config"]
 
+
 def compute_precision(config: dict[str, Any]) -> Type:
     """The element type f32 tensors are computed in: ``INFERENCE_PRECISION_HINT``, except that
     ``EXECUTION_MODE_HINT=ACCURACY`` keeps the model's own precision (as OpenVINO does)."""

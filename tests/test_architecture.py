@@ -1,0 +1,104 @@
+"""Claims about the code base's shape that reviews would otherwise have to catch."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE_PACKAGES = ["graph", "ops", "reference", "serialization", "transformations", "plugin", "runtime", "hetero"]
+CORE_MODULES = ["core.py", "device_name.py", "blob.py", "errors.py", "properties.py", "shape.py", "element_type.py"]
+DEVICE_LITERAL = re.compile(r"""["'](TEMPLATE|XLA|GPU|TPU)(\.\d+)?["']""")
+
+
+def _core_files() -> list[Path]:
+    files = [ROOT / "hetero_sdk" / m for m in CORE_MODULES]
+    for package in CORE_PACKAGES:
+        files += sorted((ROOT / "hetero_sdk" / package).rglob("*.py"))
+    return files
+
+
+def _code_strings(path: Path) -> list[tuple[int, str]]:
+    """String constants outside docstrings."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
+
+
+@pytest.mark.parametrize("path", _core_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_core_code_never_names_a_device(path: Path) -> None:
+    """Devices, TEMPLATE and HETERO included, are plugins: the core routes by name, never on a name."""
+    offending = [(line, text) for line, text in _code_strings(path) if DEVICE_LITERAL.fullmatch(repr(text))]
+    assert not offending, f"{path.relative_to(ROOT)} names devices in code: {offending}"
+
+
+@pytest.mark.parametrize("package", ["template_plugin", "plugins/jax/hetero_sdk_jax", "plugins/tutorial"])
+def test_plugins_import_only_public_sdk_names(package: str) -> None:
+    """Plugins are written like third-party ones: no private SDK module or name."""
+    private = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hetero_sdk"):
+                module_private = any(part.startswith("_") for part in (node.module or "").split("."))
+                names_private = [a.name for a in node.names if a.name.startswith("_") and a.name != "__version__"]
+                if module_private or names_private:
+                    private.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not private, f"private SDK imports: {private}"
+
+
+def test_the_public_opset_lists_every_sdk_op_once_sorted() -> None:
+    """Every op defined in hetero_sdk.ops has its factory in the reviewable opset list (named as the
+    OpenVINO type in snake_case; compared without underscores: TopK is topk, HSwish is hswish)."""
+    from hetero_sdk import opset
+    from hetero_sdk.ops.registry import get_op_def, op_types
+
+    sdk_ops = [t for t in op_types() if get_op_def(t).infer.__module__.startswith("hetero_sdk.ops.")]
+    listed = {name.replace("_", "") for name in opset.__all__}
+    missing = [t for t in sdk_ops if t.lower() not in listed]
+    assert not missing, f"ops defined in hetero_sdk.ops but missing from hetero_sdk.opset: {missing}"
+    assert opset.__all__ == sorted(set(opset.__all__))
+
+
+def test_modules_stay_small() -> None:
+    """About 400 lines is plenty for one job; a module past 450 wants splitting."""
+    big = [
+        f"{p.relative_to(ROOT)} ({n} lines)"
+        for p in [*ROOT.joinpath("hetero_sdk").rglob("*.py"), *ROOT.joinpath("template_plugin").rglob("*.py")]
+        if (n := len(p.read_text().splitlines())) > 450
+    ]
+    assert not big, f"modules over 450 lines: {big}"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ruff", "check", "hetero_sdk", "template_plugin", "plugins", "tests", "bench"],
+        ["ruff", "format", "--check", "hetero_sdk", "template_plugin", "plugins", "tests", "bench"],
+        ["mypy", "hetero_sdk", "template_plugin"],
+    ],
+    ids=["ruff-check", "ruff-format", "mypy"],
+)
+def test_linters_are_clean(command: list[str]) -> None:
+    """ruff and mypy (the dev extra) pass on the whole tree."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec(command[0]) is None:
+        pytest.skip(f"{command[0]} is not installed (pip install -e '.[dev]')")
+    done = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
