@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -302,3 +303,53 @@ def test_runtime_model_names_each_op_its_device_and_time_after_a_profiled_run(co
     assert ops["sig"]["affinity"] == "TEMPLATE" and ops["sig"]["subgraph"] == 1
     assert ops["sig"]["layerType"] == "Sigmoid" and ops["sig"]["execTimeMcs"] > 0
     assert ops["mm1"]["affinity"] == "ACCEL" and ops["mm1"]["execTimeMcs"] > 0
+
+
+class _Recorded(hs.CompiledModel):
+    """Wraps a compiled model: each run sleeps a little and records when it ran."""
+
+    def __init__(self, model: hs.Model, inner: hs.CompiledModel, log: list[tuple[str, float, float]]) -> None:
+        super().__init__(model.clone(), inner.device_name, {})
+        self.inner, self.log = inner, log
+
+    def run(self, inputs: Any, context: Any) -> list[Any]:
+        started = time.perf_counter()
+        time.sleep(0.02)
+        outputs = self.inner.run(inputs, context)
+        self.log.append((self.device_name, started, time.perf_counter()))
+        return outputs
+
+
+class RecordingDevice(TemplatePlugin):
+    def __init__(self, log: list[tuple[str, float, float]]) -> None:
+        super().__init__()
+        self.log = log
+
+    @hookimpl
+    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> Any:
+        return _Recorded(model, TemplatePlugin.compile_model(self, model, properties, device_name), self.log)
+
+
+def test_async_requests_keep_both_devices_busy_at_once() -> None:
+    """Pipelining: while one request runs its second subgraph on B, another runs its first on A."""
+    log: list[tuple[str, float, float]] = []
+    core = hs.Core(
+        plugins={"A": RecordingDevice(log), "B": RecordingDevice(log), "HETERO": HeteroPlugin()}, autoload=False
+    )
+    model, inputs, expected = _mlp()
+    for op in model.get_ops():
+        op.get_rt_info()["affinity"] = "A" if op.friendly_name in ("mm1", "relu") else "B"
+    compiled = core.compile_model(model, "HETERO:A,B")
+    assert compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS") >= 2
+    queue = hs.AsyncInferQueue(compiled, 4)
+    results: list[np.ndarray] = []
+    queue.set_callback(lambda request, _: results.append(request.get_output_tensor(0).copy()))
+    for _ in range(8):
+        queue.start_async(inputs)
+    queue.wait_all()
+    for value in results:
+        np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-6)
+    on_a = [(s, e) for d, s, e in log if d.startswith("A")]
+    on_b = [(s, e) for d, s, e in log if d.startswith("B")]
+    assert len(on_a) == len(on_b) == 8
+    assert any(sa < eb and sb < ea for sa, ea in on_a for sb, eb in on_b), "A and B never ran at the same time"
