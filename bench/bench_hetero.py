@@ -30,16 +30,14 @@ from timing import THREAD_VARIABLES
 for _variable in THREAD_VARIABLES:
     os.environ[_variable] = "1"  # before numpy loads its BLAS
 
-import argparse  # noqa: E402
 import functools  # noqa: E402
-import json  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from models import MODELS, BenchModel, set_affinities, stage_devices  # noqa: E402
-from timing import environment, measure, print_table, summary  # noqa: E402
+from timing import bench_arguments, environment, measure, print_table, summary, write_report  # noqa: E402
 
 import hetero_sdk as hs  # noqa: E402
 from hetero_sdk.hetero.plugin import HeteroPlugin  # noqa: E402
@@ -144,12 +142,8 @@ def bench(models: list[str], runs: int, warmup: int, use_openvino: bool) -> tupl
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
-    parser.add_argument("--runs", type=int, default=600, help="timed calls per candidate (median is reported)")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed calls per candidate first")
+    parser = bench_arguments(__doc__.splitlines()[0], MODELS, runs=600)
     parser.add_argument("--no-openvino", action="store_true", help="leave OpenVINO out even when installed")
-    parser.add_argument("--json", help="also write the rows as JSON to this file")
     args = parser.parse_args(argv)
     rows, overhead = bench(args.models, args.runs, args.warmup, not args.no_openvino)
     columns = [
@@ -167,10 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     for model, by_variant in overhead.items():
         for variant, ratios in by_variant.items():
             print(f"  {model} {variant}: " + ", ".join(f"{runtime} {value:.2f}" for runtime, value in ratios.items()))
-    if args.json:
-        with open(args.json, "w") as f:
-            report = {"environment": environment(), "runs": args.runs, "warmup": args.warmup}
-            json.dump({**report, "rows": rows, "overhead": overhead}, f, indent=2)
+    write_report(args.json, args, environment(), rows=rows, overhead=overhead)
 
 
 if __name__ == "__main__":

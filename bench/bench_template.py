@@ -22,14 +22,12 @@ from timing import THREAD_VARIABLES
 for _variable in THREAD_VARIABLES:
     os.environ[_variable] = "1"  # before numpy loads its BLAS
 
-import argparse  # noqa: E402
-import json  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from models import MODELS, BenchModel, to_onnx  # noqa: E402
-from timing import environment, measure, print_table, summary  # noqa: E402
+from timing import bench_arguments, environment, measure, print_table, summary, write_report  # noqa: E402
 
 import hetero_sdk as hs  # noqa: E402
 from template_plugin import TemplatePlugin  # noqa: E402
@@ -94,12 +92,8 @@ def bench(models: list[str], runs: int, warmup: int, use_ort: bool) -> tuple[lis
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
-    parser.add_argument("--runs", type=int, default=1000, help="timed calls per candidate (median is reported)")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed calls per candidate first")
+    parser = bench_arguments(__doc__.splitlines()[0], MODELS, runs=1000)
     parser.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out even when installed")
-    parser.add_argument("--json", help="also write the rows as JSON to this file")
     args = parser.parse_args(argv)
     rows, ratios = bench(args.models, args.runs, args.warmup, not args.no_ort)
     columns = [
@@ -112,10 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     print_table(columns, rows)
     for model, by_runtime in ratios.items():
         print(f"{model}: " + ", ".join(f"{key} = {value:.2f}" for key, value in by_runtime.items()))
-    if args.json:
-        with open(args.json, "w") as f:
-            report = {"environment": environment(), "runs": args.runs, "warmup": args.warmup}
-            json.dump({**report, "rows": rows, "ratios": ratios}, f, indent=2)
+    write_report(args.json, args, environment(), rows=rows, ratios=ratios)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,6 @@ os.environ["XLA_FLAGS"] = " ".join(
     [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1"]
 ).strip()  # before jax starts its backend
 
-import argparse  # noqa: E402
-import json  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
@@ -50,7 +48,7 @@ import numpy as np  # noqa: E402
 from hetero_sdk_jax import XlaPlugin  # noqa: E402
 from jax import lax  # noqa: E402
 from models import MODELS, BenchModel  # noqa: E402
-from timing import measure, print_table, summary  # noqa: E402
+from timing import bench_arguments, measure, print_table, summary, write_report  # noqa: E402
 
 import hetero_sdk as hs  # noqa: E402
 from template_plugin import TemplatePlugin  # noqa: E402
@@ -224,13 +222,9 @@ def bench(models: list[str], runs: int, warmup: int, requests: int, jobs: int) -
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
-    parser.add_argument("--runs", type=int, default=300, help="timed latency rounds per model (median is reported)")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed rounds first")
+    parser = bench_arguments(__doc__.splitlines()[0], MODELS, runs=300)
     parser.add_argument("--requests", type=int, default=200, help="inferences per throughput measurement")
     parser.add_argument("--jobs", type=int, default=4, help="requests in the AsyncInferQueue")
-    parser.add_argument("--json", help="also write the rows as JSON to this file")
     args = parser.parse_args(argv)
     rows = bench(args.models, args.runs, args.warmup, args.requests, args.jobs)
     columns = [
@@ -245,9 +239,7 @@ def main(argv: list[str] | None = None) -> None:
     ]
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}), jax {jax.__version__}")
     print_table(columns, rows)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"environment": _environment(), "args": vars(args), "rows": rows}, f, indent=2)
+    write_report(args.json, args, _environment(), rows=rows)
 
 
 def _environment() -> dict[str, Any]:

@@ -6,6 +6,8 @@ on all of them alike and ratios stay meaningful (see :func:`measure`).
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import platform
 import statistics
@@ -101,3 +103,20 @@ def print_table(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, 
     left = [bool(rows) and isinstance(rows[0].get(key), str) for key, _ in columns]
     for line in [[head for _, head in columns], *text]:
         print("  ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(line, widths, left)).rstrip())
+
+
+def bench_arguments(description: str, models: Sequence[str], runs: int) -> argparse.ArgumentParser:
+    """The options every benchmark takes: ``--models``, ``--runs``, ``--warmup`` and ``--json``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--models", nargs="+", choices=list(models), default=list(models))
+    parser.add_argument("--runs", type=int, default=runs, help="timed calls per candidate (median is reported)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed calls per candidate first")
+    parser.add_argument("--json", help="also write the rows as JSON to this file")
+    return parser
+
+
+def write_report(path: str | None, args: argparse.Namespace, env: Mapping[str, Any], **sections: Any) -> None:
+    """Writes the environment, the arguments and ``sections`` as JSON to ``path`` (nothing when None)."""
+    if path:
+        with open(path, "w") as f:
+            json.dump({"environment": dict(env), "args": vars(args), **sections}, f, indent=2)

@@ -161,7 +161,9 @@ class Model:
             attrs = {k: v if isinstance(v, np.ndarray) else copy.deepcopy(v) for k, v in node.attrs.items()}
             twin = Node(node.type_name, inputs, attrs, name=node.friendly_name)
             twin._rt_info = copy.deepcopy(node._rt_info)
-            twin._output_names = [None if n is None else set(n) for n in node._output_names]
+            for mine, theirs in zip(twin.outputs(), node.outputs()):
+                if theirs.explicit_names is not None:
+                    mine.set_names(theirs.explicit_names)
             mapping[id(node)] = twin
         clone = Model([mapping[id(r)] for r in self._results], [mapping[id(p)] for p in self._parameters], self._name)
         clone._rt_info = copy.deepcopy(self._rt_info)

@@ -83,6 +83,12 @@ class Output:
             return set(explicit)
         return {node.friendly_name if self._index == 0 else f"{node.friendly_name}:{self._index}"}
 
+    @property
+    def explicit_names(self) -> set[str] | None:
+        """The names set on this port with :meth:`set_names`, or None when they follow the node's name."""
+        explicit = self._node._output_names[self._index]
+        return None if explicit is None else set(explicit)
+
     def get_names(self) -> set[str]:
         """The tensor names."""
         return self.names

@@ -21,7 +21,7 @@ from hetero_sdk.hetero.check import check_partition
 from hetero_sdk.hetero.compiled_model import BLOB_DEVICE, HeteroCompiledModel
 from hetero_sdk.hetero.partition import split_by_affinity
 from hetero_sdk.hetero.report import CutInfo, PlacementReport
-from hetero_sdk.hetero.submodels import SplitModel, Submodel, split_model, value_key
+from hetero_sdk.hetero.submodels import Cut, SplitModel, Submodel, output_constants, split_model
 from hetero_sdk.hetero.visualize import dump_if_requested
 from hetero_sdk.plugin import (
     ConfiguredDevice,
@@ -144,18 +144,17 @@ class HeteroPlugin(ConfiguredDevice):
                     )
                 compiled.append(sub_compiled)
                 submodels.append(
-                    Submodel(i, device, sub_compiled._model, tuple(entry["inputs"]), tuple(entry["outputs"]))
+                    Submodel(
+                        i, device, sub_compiled.get_runtime_model(), tuple(entry["inputs"]), tuple(entry["outputs"])
+                    )
                 )
             report = PlacementReport.from_dict(header["report"])
         except (KeyError, TypeError, ValueError, ModelFormatError) as exc:
             raise BlobFormatError(f"HETERO blob is malformed: {type(exc).__name__}: {exc}") from exc
-        constants = {
-            value_key(r.input_value(0)): r.input_value(0).node.attrs["value"]
-            for r in model.get_results()
-            if r.input_value(0).node.type_name == "Constant"
-        }
-        cuts = _cuts_of(model, header["cuts"], submodels)
-        split = SplitModel(tuple(submodels), tuple(header["inputs"]), tuple(header["outputs"]), constants, cuts)
+        cuts = _cuts_of(header["cuts"], submodels, compiled)
+        split = SplitModel(
+            tuple(submodels), tuple(header["inputs"]), tuple(header["outputs"]), output_constants(model), cuts
+        )
         config = {**header["config"], **properties}
         return HeteroCompiledModel(model, split, compiled, config, report)
 
@@ -271,13 +270,11 @@ def _with_colourless(model: Model, device: Mapping[str, str]) -> dict[str, str]:
     return answer
 
 
-def _cuts_of(model: Model, entries: list[list[Any]], submodels: Sequence[Submodel]) -> tuple[Any, ...]:
-    from hetero_sdk.hetero.submodels import Cut
-
-    ports = {}
-    for sub in submodels:
-        for parameter, key in zip(sub.model.get_parameters(), sub.inputs):
-            ports[key] = parameter.output(0)
+def _cuts_of(
+    entries: list[list[Any]], submodels: Sequence[Submodel], compiled: Sequence[CompiledModel]
+) -> tuple[Cut, ...]:
+    """The cut tensors of an imported split, typed by the input ports of their consumers."""
+    ports = {key: port for sub, c in zip(submodels, compiled) for key, port in zip(sub.inputs, c.inputs)}
     return tuple(
         Cut(key, int(producer), tuple(consumers), ports[key].element_type, ports[key].partial_shape)
         for key, producer, consumers in entries

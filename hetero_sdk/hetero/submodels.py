@@ -17,7 +17,7 @@ from hetero_sdk.graph import Model, Node, Output
 from hetero_sdk.hetero.subgraph import Subgraph
 from hetero_sdk.shape import PartialShape
 
-__all__ = ["Cut", "SplitModel", "Submodel", "split_model", "value_key"]
+__all__ = ["Cut", "SplitModel", "Submodel", "output_constants", "split_model", "value_key"]
 
 
 def value_key(output: Output) -> str:
@@ -95,11 +95,7 @@ def split_model(model: Model, parts: Sequence[Subgraph]) -> SplitModel:
                         cut_ports[value_key(output)] = (index, output)
                         builder.add_output(output, None)
         submodels.append(builder.finish(part.device))
-    constants = {}
-    for result in model.get_results():
-        source = result.input_value(0)
-        if source.node.type_name == "Constant":
-            constants[value_key(source)] = source.node.attrs["value"]
+    constants = output_constants(model)
     cuts = tuple(
         Cut(key, producer, tuple(sorted(cut_consumers[key])), port.element_type, port.partial_shape)
         for key, (producer, port) in sorted(cut_ports.items(), key=lambda kv: (kv[1][0], kv[0]))
@@ -111,6 +107,12 @@ def split_model(model: Model, parts: Sequence[Subgraph]) -> SplitModel:
         constants,
         cuts,
     )
+
+
+def output_constants(model: Model) -> dict[str, np.ndarray]:
+    """The values of model outputs that come straight from a Constant, by value key."""
+    sources = [r.input_value(0) for r in model.get_results()]
+    return {value_key(s): s.node.attrs["value"] for s in sources if s.node.type_name == "Constant"}
 
 
 class _SubmodelBuilder:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import struct
 
-from hetero_sdk.serialization.schema import ALIGNMENT, FORMAT_VERSION, format_error
+from hetero_sdk.serialization.schema import ALIGNMENT, FORMAT_VERSION, check_version, format_error
 
 __all__ = ["MAGIC", "pack", "unpack"]
 
@@ -54,15 +54,7 @@ def unpack(data: bytes, source: str) -> tuple[memoryview, memoryview, int]:
         )
     if len(data) >= 12:
         (version,) = struct.unpack_from("<I", data, 8)
-        if version > FORMAT_VERSION:
-            raise format_error(
-                source,
-                "byte offset 8",
-                f"has format version {version}; this SDK reads versions up to {FORMAT_VERSION}",
-                "upgrade hetero-sdk, or export the model again with this version",
-            )
-        if version < 1:
-            raise format_error(source, "byte offset 8", f"has an invalid format version {version}")
+        check_version(version, source, "byte offset 8", "export the model again")
     if len(data) < _HEADER.size:
         raise format_error(
             source, "", f"is truncated: {len(data)} bytes, shorter than the {_HEADER.size}-byte header", _COPY_HINT

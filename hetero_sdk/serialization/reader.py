@@ -18,7 +18,7 @@ from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node
 from hetero_sdk.ops.registry import get_op_def
 from hetero_sdk.serialization import container
-from hetero_sdk.serialization.schema import FORMAT_NAME, FORMAT_VERSION, field, format_error
+from hetero_sdk.serialization.schema import FORMAT_NAME, check_version, field, format_error
 from hetero_sdk.serialization.values import decode_attr
 from hetero_sdk.serialization.weights import WeightsView
 
@@ -105,16 +105,7 @@ def parse_document(raw: bytes | memoryview, source: str) -> dict[str, Any]:
             f"is {name!r}, not {FORMAT_NAME!r}: this is not a hetero-sdk model",
             "read ONNX files through their frontend; write native files with hetero_sdk.save_model",
         )
-    version = field(document, "version", int, source, "")
-    if version > FORMAT_VERSION:
-        raise format_error(
-            source,
-            "version",
-            f"the file has format version {version}; this SDK reads versions up to {FORMAT_VERSION}",
-            "upgrade hetero-sdk, or save the model again with this version",
-        )
-    if version < 1:
-        raise format_error(source, "version", f"{version} is not a valid format version")
+    check_version(field(document, "version", int, source, ""), source, "version", "save the model again")
     return document
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "RESAVE_HINT",
     "dtype_name",
     "field",
+    "check_version",
     "format_error",
 ]
 
@@ -116,3 +117,19 @@ def _describe(value: Any) -> str:
         if type(value) is kind:
             return f"{label} ({value!r})" if kind in (str, int, float, bool) else label
     return type(value).__name__
+
+
+def check_version(version: int, source: str, where: str, remedy: str) -> None:
+    """Rejects a format version this SDK cannot read (newer, or below 1), naming ``where``.
+
+    :param remedy: what to do with a newer file (save or export it again with this version).
+    """
+    if version > FORMAT_VERSION:
+        raise format_error(
+            source,
+            where,
+            f"has format version {version}; this SDK reads versions up to {FORMAT_VERSION}",
+            f"upgrade hetero-sdk, or {remedy} with this version",
+        )
+    if version < 1:
+        raise format_error(source, where, f"{version} is not a valid format version")

@@ -113,7 +113,7 @@ def _node_entry(node: Node, weights: WeightsBuilder, source: str) -> dict[str, A
 
 def _explicit_names(node: Node, index: int, source: str, where: str) -> list[str] | None:
     # Names derived from the friendly name are left implicit so they keep following it after loading.
-    names = node._output_names[index]
+    names = node.output(index).explicit_names
     if names is None:
         return None
     for tensor_name in names:
