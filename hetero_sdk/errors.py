@@ -7,6 +7,9 @@ know this package. Messages say what is wrong, where (node, property key, file o
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 __all__ = [
     "AffinityError",
     "BlobFormatError",
@@ -25,6 +28,7 @@ __all__ = [
     "RequestCancelledError",
     "UnsupportedOperationError",
     "UnsupportedPropertyError",
+    "did_you_mean",
 ]
 
 
@@ -104,3 +108,22 @@ class RequestBusyError(HeteroSDKError, RuntimeError):
 
 class RequestCancelledError(HeteroSDKError, RuntimeError):
     """An infer request was cancelled before it finished."""
+
+
+def did_you_mean(name: object, known: Iterable[str], *, listing: str = "available") -> str:
+    """The hint every 'unknown name' error ends with: close matches, else what exists.
+
+    >>> did_you_mean("XLAA", ["TEMPLATE", "XLA"])
+    'did you mean XLA?'
+    >>> did_you_mean("Q", ["TEMPLATE", "XLA"])
+    'available: TEMPLATE, XLA'
+
+    :param name: the name that was not found.
+    :param known: the names that exist.
+    :param listing: the word before the list when nothing is close.
+    """
+    names = sorted(set(known))
+    close = difflib.get_close_matches(str(name), names, n=3)
+    if close:
+        return f"did you mean {' or '.join(close)}?"
+    return f"{listing}: {', '.join(names)}" if names else f"{listing}: none"
