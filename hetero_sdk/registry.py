@@ -16,6 +16,9 @@ __all__ = ["Registry"]
 
 T = TypeVar("T")
 
+_LISTED_AT_MOST = 12
+"""A longer table is counted, not listed, when a missing name has no close match."""
+
 
 class Registry(Generic[T]):
     """Names mapped to things of one kind, each registered once.
@@ -66,10 +69,12 @@ class Registry(Generic[T]):
         try:
             return self._entries[name]
         except KeyError:
+            if len(self._entries) > _LISTED_AT_MOST and not did_you_mean(name, self._entries).startswith("did"):
+                known = f"{len(self._entries)} {self.kind}s are registered"
+            else:
+                known = did_you_mean(name, self._entries, listing="registered")
             hint = f"; {self._hint}" if self._hint else ""
-            raise self._missing(
-                f"no {self.kind} {name!r}; {did_you_mean(name, self._entries, listing='registered')}{hint}"
-            ) from None
+            raise self._missing(f"unknown {self.kind} {name!r}; {known}{hint}") from None
 
     def find(self, name: str) -> T | None:
         """The entry of ``name``, or None."""

@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node, PartialShape
+from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_attr, expect_inputs, expect_same_types
 from hetero_sdk.ops.linear_algebra import matmul_shape
-from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
+from hetero_sdk.ops.registry import OutputSpec, register_op
 from hetero_sdk.reference import kernel
 from hetero_sdk.reference.activation import erfc_values
 

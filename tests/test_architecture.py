@@ -64,9 +64,9 @@ def test_the_public_opset_lists_every_sdk_op_once_sorted() -> None:
     """Every op defined in hetero_sdk.ops has its factory in the reviewable opset list (named as the
     OpenVINO type in snake_case; compared without underscores: TopK is topk, HSwish is hswish)."""
     from hetero_sdk import opset
-    from hetero_sdk.ops.registry import get_op_def, op_types
+    from hetero_sdk.ops import sdk_op_types
 
-    sdk_ops = [t for t in op_types() if get_op_def(t).infer.__module__.startswith("hetero_sdk.ops.")]
+    sdk_ops = sdk_op_types()
     listed = {name.replace("_", "") for name in opset.__all__}
     missing = [t for t in sdk_ops if t.lower() not in listed]
     assert not missing, f"ops defined in hetero_sdk.ops but missing from hetero_sdk.opset: {missing}"

@@ -31,9 +31,13 @@ def test_a_name_registers_once_unless_replacing():
 def test_missing_name_raises_the_registrys_error_with_close_matches_and_hint():
     ops: Registry[int] = Registry("op type", UnsupportedOperationError, hint="define it in hetero_sdk.ops")
     ops.register("MatMul", 1)
-    with pytest.raises(UnsupportedOperationError, match=r"no op type 'Matmul'; did you mean MatMul\?; define it"):
+    with pytest.raises(UnsupportedOperationError, match=r"unknown op type 'Matmul'; did you mean MatMul\?; define it"):
         ops.get("Matmul")
     with pytest.raises(NotImplementedError, match="registered: MatMul"):
+        ops.get("Zzz")
+    for i in range(20):
+        ops.register(f"Op{i}", i)
+    with pytest.raises(UnsupportedOperationError, match="21 op types are registered"):
         ops.get("Zzz")
 
 

@@ -159,7 +159,7 @@ class Model:
         for node in self.get_ops():
             inputs = [mapping[id(s.node)].output(s.index) for s in node.input_values()]
             attrs = {k: v if isinstance(v, np.ndarray) else copy.deepcopy(v) for k, v in node.attrs.items()}
-            twin = Node(node.type_name, inputs, attrs, name=node.friendly_name)
+            twin = Node(node.op, inputs, attrs, name=node.friendly_name)
             twin._rt_info = copy.deepcopy(node._rt_info)
             for mine, theirs in zip(twin.outputs(), node.outputs()):
                 if theirs.explicit_names is not None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.graph.op_def import OPS, OpDef
 from hetero_sdk.shape import PartialShape
 
 __all__ = ["Node", "Output"]
@@ -122,33 +123,38 @@ class Output:
 class Node:
     """An operation in a model graph (like ``ov.Node``).
 
-    A node has a type name from the op registry, attributes, input values (output ports of other
-    nodes) and typed, shaped outputs computed by the op's shape and type inference when the node is
-    built. Build nodes with the factories of :mod:`hetero_sdk.opset` rather than directly.
+    A node has an op definition (:class:`~hetero_sdk.graph.OpDef`), attributes, input values
+    (output ports of other nodes) and typed, shaped outputs computed by the op's shape and type
+    inference when the node is built. Build nodes with the factories of :mod:`hetero_sdk.opset`
+    rather than directly.
 
+    :param op: the op's definition, or its type name (looked up in :data:`~hetero_sdk.graph.OPS`).
     :raises ModelValidationError: when inputs or attributes do not fit the op; the message names the
         node, its type and what was expected.
-    :raises UnsupportedOperationError: when ``type_name`` is not a registered op.
+    :raises UnsupportedOperationError: when ``op`` names no defined op type.
     """
 
     def __init__(
         self,
-        type_name: str,
+        op: OpDef | str,
         inputs: Sequence[Output],
         attrs: Mapping[str, Any] | None = None,
         name: str | None = None,
     ) -> None:
-        from hetero_sdk.ops.registry import get_op_def
-
-        self._op = get_op_def(type_name)
+        self._op = op if isinstance(op, OpDef) else OPS.get(op)
         self._inputs: list[Output] = list(inputs)
         self.attrs: dict[str, Any] = dict(attrs or {})
-        self._friendly_name = name if name is not None else f"{type_name}_{next(_name_counter)}"
+        self._friendly_name = name if name is not None else f"{self._op.type_name}_{next(_name_counter)}"
         self._rt_info: dict[str, Any] = {}
         self._output_types: list[Type] = []
         self._output_shapes: list[PartialShape] = []
         self._output_names: list[set[str] | None] = []
         self.validate_and_infer_types()
+
+    @property
+    def op(self) -> OpDef:
+        """The op's definition: its inputs, attributes, shape inference and family."""
+        return self._op
 
     @property
     def type_name(self) -> str:
@@ -254,6 +260,7 @@ class Node:
 
         :raises ModelValidationError: naming this node when something does not fit.
         """
+        self._op.check(self)
         specs = self._op.infer(self)
         types = [t for t, _ in specs]
         shapes = [PartialShape.of(s) for _, s in specs]

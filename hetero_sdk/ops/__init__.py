@@ -1,6 +1,32 @@
-"""Op definitions, grouped by family; importing this package registers all of them."""
+"""The op definitions of the SDK's opset, grouped by family; importing the package defines all of them.
 
-from hetero_sdk.ops import (  # noqa: F401  (registration)
+Each op is one :class:`~hetero_sdk.graph.OpDef` in its family module (``elementwise``,
+``convolution``...), registered in :data:`OPS`. The factories users build graphs with are listed in
+:mod:`hetero_sdk.opset`.
+"""
+
+from hetero_sdk.graph.op_def import (
+    ANY,
+    ARRAY,
+    BOOL,
+    ELEMENT_TYPE,
+    FLOAT,
+    FLOATS,
+    INT,
+    INTS,
+    LOWER_STRING,
+    OPS,
+    PARTIAL_SHAPE,
+    REQUIRED,
+    STRING,
+    Attr,
+    AttrKind,
+    Input,
+    OpDef,
+    OutputSpec,
+    define,
+)
+from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on import)
     activation,
     basic,
     convolution,
@@ -14,3 +40,19 @@ from hetero_sdk.ops import (  # noqa: F401  (registration)
     reduction,
     shape_manipulation,
 )
+from hetero_sdk.ops.basic import as_output, as_outputs
+from hetero_sdk.ops.folding import constant_value
+
+STRUCTURAL_OPS = frozenset(t for t, op in OPS.items() if op.structural)
+"""The op types that are graph structure, not computation: Parameter, Constant, Result."""
+
+__all__ = [
+    "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INT", "INTS", "Input",
+    "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "STRUCTURAL_OPS",
+    "as_output", "as_outputs", "constant_value", "define", "sdk_op_types",
+]  # fmt: skip
+
+
+def sdk_op_types() -> list[str]:
+    """The op types of the SDK's opset, sorted: every defined type but the ones devices define."""
+    return [t for t, op in OPS.items() if op.infer.__module__.startswith("hetero_sdk.ops.")]

@@ -1,19 +1,92 @@
-"""Basic ops: Parameter, Constant, Result, Convert."""
+"""Basic ops: Parameter, Constant, Result, Convert; and :func:`as_output`, which turns the values a
+factory accepts (nodes, ports, arrays, Python numbers) into the ports the graph is built from."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from hetero_sdk.element_type import Type
-from hetero_sdk.graph.node import Node
-from hetero_sdk.ops.checks import expect_inputs
-from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
+from hetero_sdk.graph.node import Node, Output
+from hetero_sdk.graph.op_def import ARRAY, ELEMENT_TYPE, PARTIAL_SHAPE, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.shape import PartialShape
 
-__all__ = ["constant", "convert", "parameter", "result"]
+__all__ = [
+    "CONSTANT", "CONVERT", "PARAMETER", "RESULT", "as_output", "as_outputs", "constant", "convert", "parameter",
+    "result",
+]  # fmt: skip
+
+
+def _infer_parameter(node: Node) -> list[OutputSpec]:
+    return [(node.attrs["element_type"], node.attrs["shape"])]
+
+
+def _infer_constant(node: Node) -> list[OutputSpec]:
+    value = node.attrs["value"]
+    try:
+        element_type = Type.of(value.dtype)
+    except TypeError as exc:
+        raise node.error(str(exc)) from None
+    return [(element_type, PartialShape(value.shape))]
+
+
+def _infer_same_as_input(node: Node) -> list[OutputSpec]:
+    source = node.input_value(0)
+    return [(source.element_type, source.partial_shape)]
+
+
+def _infer_convert(node: Node) -> list[OutputSpec]:
+    return [(node.attrs["destination_type"], node.input_value(0).partial_shape)]
+
+
+PARAMETER = define(
+    OpDef(
+        "Parameter",
+        "basic",
+        _infer_parameter,
+        attrs=(
+            Attr("element_type", ELEMENT_TYPE, doc="the input's element type"),
+            Attr("shape", PARTIAL_SHAPE, (), doc="the input's shape; -1 marks a dynamic dimension"),
+        ),
+        structural=True,
+        doc="A model input.",
+    )
+)
+CONSTANT = define(
+    OpDef(
+        "Constant",
+        "basic",
+        _infer_constant,
+        attrs=(Attr("value", ARRAY, doc="the tensor (read-only)"),),
+        evaluate=lambda node: node.attrs["value"],
+        structural=True,
+        doc="A constant tensor.",
+    )
+)
+RESULT = define(
+    OpDef(
+        "Result",
+        "basic",
+        _infer_same_as_input,
+        inputs=(Input("value"),),
+        evaluate=lambda node, x: x,
+        structural=True,
+        doc="A model output.",
+    )
+)
+CONVERT = define(
+    OpDef(
+        "Convert",
+        "basic",
+        _infer_convert,
+        inputs=(Input("data"),),
+        attrs=(Attr("destination_type", ELEMENT_TYPE, doc="the element type to convert to"),),
+        doc="Converts the element type: floats to integers truncate toward zero and saturate; integers "
+        "saturate at the destination's limits; NaN becomes 0.",
+    )
+)
 
 
 def parameter(shape: Sequence[int] | PartialShape, dtype: Any = Type.f32, name: str | None = None) -> Node:
@@ -23,7 +96,7 @@ def parameter(shape: Sequence[int] | PartialShape, dtype: Any = Type.f32, name: 
     :param dtype: element type (a ``Type`` or numpy dtype).
     :param name: friendly name; also the input's tensor name.
     """
-    return Node("Parameter", [], {"element_type": Type.of(dtype), "shape": PartialShape.of(shape)}, name)
+    return Node(PARAMETER, [], {"element_type": Type.of(dtype), "shape": PartialShape.of(shape)}, name)
 
 
 def constant(value: Any, dtype: Any = None, name: str | None = None) -> Node:
@@ -36,12 +109,12 @@ def constant(value: Any, dtype: Any = None, name: str | None = None) -> Node:
     if array.dtype == np.float64 and dtype is None and not isinstance(value, np.ndarray):
         array = array.astype(np.float32)  # Python floats default to f32, as in OpenVINO's opset
     array.setflags(write=False)
-    return Node("Constant", [], {"value": array}, name)
+    return Node(CONSTANT, [], {"value": array}, name)
 
 
 def result(value: Node | Any, name: str | None = None) -> Node:
     """A model output consuming ``value``."""
-    return Node("Result", [as_output(value)], {}, name)
+    return Node(RESULT, [as_output(value)], {}, name)
 
 
 def convert(data: Any, destination_type: Any, name: str | None = None) -> Node:
@@ -49,47 +122,36 @@ def convert(data: Any, destination_type: Any, name: str | None = None) -> Node:
 
     :param destination_type: the target element type.
     """
-    return Node("Convert", [as_output(data)], {"destination_type": Type.of(destination_type)}, name)
+    return Node(CONVERT, [as_output(data)], {"destination_type": Type.of(destination_type)}, name)
 
 
-@register_op("Parameter", "basic")
-def _parameter(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 0)
-    try:
-        element_type = Type.of(node.attrs.get("element_type"))
-        shape = PartialShape.of(node.attrs.get("shape", ()))
-    except (TypeError, ValueError) as exc:
-        raise node.error(str(exc)) from None
-    node.attrs["element_type"], node.attrs["shape"] = element_type, shape
-    return [(element_type, shape)]
+def as_output(value: Any, like: Output | None = None) -> Output:
+    """Turns a Node, an Output, or a constant value (array or scalar) into an Output.
+
+    A Python scalar becomes a constant of ``like``'s element type when given, else f32 / i64 / boolean.
+    """
+    if isinstance(value, Output):
+        return value
+    if isinstance(value, Node):
+        if value.get_output_size() != 1:
+            raise TypeError(
+                f"{value.type_name} '{value.friendly_name}' has {value.get_output_size()} outputs; "
+                "pass one of node.outputs() instead of the node"
+            )
+        return value.output(0)
+    if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+        if like is not None:
+            dtype = like.element_type.numpy
+        elif isinstance(value, bool):
+            dtype = np.dtype(np.bool_)
+        elif isinstance(value, int):
+            dtype = np.dtype(np.int64)
+        else:
+            dtype = np.dtype(np.float32)
+        return constant(np.asarray(value, dtype=dtype)).output(0)
+    return constant(np.asarray(value)).output(0)
 
 
-@register_op("Constant", "basic")
-def _constant(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 0)
-    value = node.attrs.get("value")
-    if not isinstance(value, np.ndarray):
-        raise node.error(f"attribute 'value' must be a numpy array, got {type(value).__name__}")
-    try:
-        element_type = Type.of(value.dtype)
-    except TypeError as exc:
-        raise node.error(str(exc)) from None
-    return [(element_type, PartialShape(value.shape))]
-
-
-@register_op("Result", "basic")
-def _result(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 1)
-    source = node.input_value(0)
-    return [(source.element_type, source.partial_shape)]
-
-
-@register_op("Convert", "basic")
-def _convert(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 1)
-    try:
-        target = Type.of(node.attrs.get("destination_type"))
-    except TypeError as exc:
-        raise node.error(f"attribute destination_type: {exc}") from None
-    node.attrs["destination_type"] = target
-    return [(target, node.input_value(0).partial_shape)]
+def as_outputs(values: Iterable[Any]) -> list[Output]:
+    """:func:`as_output` over a sequence."""
+    return [as_output(v) for v in values]

@@ -335,7 +335,7 @@ def _group_convolution(node: Node) -> list[OutputSpec]:
     return _infer_forward(node, grouped=True)
 
 
-@register_op("ConvolutionBackpropData", "convolution")
+@register_op("ConvolutionBackpropData", "convolution", shape_inputs=(2,))
 def _convolution_backprop_data(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 2, 3)
     element_type = expect_same_types(node, 0, 1)

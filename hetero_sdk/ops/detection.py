@@ -147,7 +147,7 @@ def _expect_scalar(node: Node, index: int, what: str) -> None:
         raise node.error(f"{what} must be a scalar or a 1-D tensor of one element, got shape {shape}")
 
 
-@register_op("TopK", "detection", "opset11")
+@register_op("TopK", "detection", "opset11", shape_inputs=(1,))
 def _topk(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 2)
     element_type = expect_type(node, 0, NUMERIC_TYPES, "data")

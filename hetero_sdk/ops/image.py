@@ -115,7 +115,15 @@ def interpolate_pads(attrs: dict[str, Any], rank: int) -> tuple[list[int], list[
     return fit[0], fit[1]
 
 
-@register_op("Interpolate", "image", "opset11")
+@register_op(
+    "Interpolate",
+    "image",
+    "opset11",
+    shape_inputs=(
+        1,
+        2,
+    ),
+)
 def _interpolate(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 2, 3)
     element_type = expect_type(node, 0, NUMERIC_TYPES, "image")

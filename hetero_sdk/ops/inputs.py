@@ -14,9 +14,9 @@ import numpy as np
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node, Output
-from hetero_sdk.ops.basic import constant
+from hetero_sdk.ops.basic import as_output, constant
 from hetero_sdk.ops.checks import expect_rank, expect_type
-from hetero_sdk.ops.registry import as_output, constant_value
+from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = [

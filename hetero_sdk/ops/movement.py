@@ -184,7 +184,7 @@ def pad(
 # -- shape and type inference -------------------------------------------------------------------------
 
 
-@register_op("Transpose", "movement")
+@register_op("Transpose", "movement", shape_inputs=(1,))
 def _transpose(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 2)
     data = node.input_value(0).partial_shape
@@ -223,7 +223,7 @@ def _concat(node: Node) -> list[OutputSpec]:
     return [(element_type, out)]
 
 
-@register_op("Split", "movement")
+@register_op("Split", "movement", shape_inputs=(1,))
 def _split(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 2)
     data = node.input_value(0).partial_shape
@@ -242,7 +242,14 @@ def _split(node: Node) -> list[OutputSpec]:
     return [(element_type, out)] * parts
 
 
-@register_op("VariadicSplit", "movement")
+@register_op(
+    "VariadicSplit",
+    "movement",
+    shape_inputs=(
+        1,
+        2,
+    ),
+)
 def _variadic_split(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 3)
     data = node.input_value(0).partial_shape
@@ -261,7 +268,17 @@ def _variadic_split(node: Node) -> list[OutputSpec]:
     return [(element_type, [*data[:axis], rest if v == -1 else v, *data[axis + 1 :]]) for v in lengths]
 
 
-@register_op("Slice", "movement", "opset8")
+@register_op(
+    "Slice",
+    "movement",
+    "opset8",
+    shape_inputs=(
+        1,
+        2,
+        3,
+        4,
+    ),
+)
 def _slice_infer(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 4, 5)
     data = node.input_value(0).partial_shape
@@ -289,7 +306,15 @@ def _slice_infer(node: Node) -> list[OutputSpec]:
     return [(element_type, out)]
 
 
-@register_op("StridedSlice", "movement")
+@register_op(
+    "StridedSlice",
+    "movement",
+    shape_inputs=(
+        1,
+        2,
+        3,
+    ),
+)
 def _strided_slice(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 3, 4)
     data = node.input_value(0).partial_shape
@@ -336,7 +361,7 @@ def _strided_slice(node: Node) -> list[OutputSpec]:
     return [(element_type, out + list(data[dim:]))]
 
 
-@register_op("Gather", "movement", "opset8")
+@register_op("Gather", "movement", "opset8", shape_inputs=(2,))
 def _gather(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 3)
     data = node.input_value(0).partial_shape
@@ -363,7 +388,15 @@ _PAD_LIMITS = {"edge": (1, None), "reflect": (1, -1), "symmetric": (1, 0)}
 """Per pad mode: the size a padded dimension needs, and the most a pad may exceed it by."""
 
 
-@register_op("Pad", "movement", "opset12")
+@register_op(
+    "Pad",
+    "movement",
+    "opset12",
+    shape_inputs=(
+        1,
+        2,
+    ),
+)
 def _pad(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 3, 4)
     mode = expect_attr(node, "pad_mode", ("constant", "edge", "reflect", "symmetric"))

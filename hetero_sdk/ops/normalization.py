@@ -116,7 +116,7 @@ def _batch_norm_inference(node: Node) -> list[OutputSpec]:
     return [(element_type, PartialShape([data[0], channels, *data.dims[2:]]))]
 
 
-@register_op("MVN", "normalization", "opset6")
+@register_op("MVN", "normalization", "opset6", shape_inputs=(1,))
 def _mvn(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 2)
     element_type = expect_type(node, 0, REAL_TYPES, "data")

@@ -85,4 +85,4 @@ def _infer_reduce(node: Node) -> list[OutputSpec]:
 
 
 for _type_name in REDUCTIONS:
-    register_op(_type_name, "reduction")(_infer_reduce)
+    register_op(_type_name, "reduction", shape_inputs=(1,))(_infer_reduce)

@@ -125,7 +125,7 @@ def range(start: Any, stop: Any, step: Any, output_type: Any, name: str | None =
 # -- shape and type inference -------------------------------------------------------------------------
 
 
-@register_op("Reshape", "shape_manipulation")
+@register_op("Reshape", "shape_manipulation", shape_inputs=(1,))
 def _reshape(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 2)
     special_zero = bool_attr(node, "special_zero", False)
@@ -167,7 +167,7 @@ def _reshape(node: Node) -> list[OutputSpec]:
     return [(element_type, out)]
 
 
-@register_op("Squeeze", "shape_manipulation")
+@register_op("Squeeze", "shape_manipulation", shape_inputs=(1,))
 def _squeeze(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 1, 2)
     data = node.input_value(0).partial_shape
@@ -192,7 +192,7 @@ def _squeeze(node: Node) -> list[OutputSpec]:
     return [(element_type, [d for i, d in enumerate(data) if i not in removed])]
 
 
-@register_op("Unsqueeze", "shape_manipulation")
+@register_op("Unsqueeze", "shape_manipulation", shape_inputs=(1,))
 def _unsqueeze(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 2)
     data = node.input_value(0).partial_shape
@@ -209,7 +209,15 @@ def _unsqueeze(node: Node) -> list[OutputSpec]:
     return [(element_type, [1 if i in inserted else next(rest) for i in _range(rank)])]
 
 
-@register_op("Broadcast", "shape_manipulation", "opset3")
+@register_op(
+    "Broadcast",
+    "shape_manipulation",
+    "opset3",
+    shape_inputs=(
+        1,
+        2,
+    ),
+)
 def _broadcast(node: Node) -> list[OutputSpec]:
     mode = expect_attr(node, "mode", ("numpy", "bidirectional", "explicit"))
     expect_inputs(node, *((3,) if mode == "explicit" else (2,)))
@@ -250,7 +258,7 @@ def _broadcast(node: Node) -> list[OutputSpec]:
     return [(element_type, out)]
 
 
-@register_op("Tile", "shape_manipulation")
+@register_op("Tile", "shape_manipulation", shape_inputs=(1,))
 def _tile(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 2)
     data = node.input_value(0).partial_shape
@@ -273,7 +281,16 @@ def _shape_of(node: Node) -> list[OutputSpec]:
     return [(output_type, [node.input_value(0).partial_shape.rank])]
 
 
-@register_op("Range", "shape_manipulation", "opset4")
+@register_op(
+    "Range",
+    "shape_manipulation",
+    "opset4",
+    shape_inputs=(
+        0,
+        1,
+        2,
+    ),
+)
 def _range_infer(node: Node) -> list[OutputSpec]:
     expect_inputs(node, 3)
     output_type = _type_attr(node, "output_type", NUMERIC_TYPES)

@@ -3,6 +3,7 @@
 Kernels are grouped by the same families as the op definitions in :mod:`hetero_sdk.ops`.
 """
 
+from hetero_sdk.ops.folding import LEGACY_FOLDING
 from hetero_sdk.reference import (  # noqa: F401  (registration)
     activation,
     basic,
@@ -17,6 +18,11 @@ from hetero_sdk.reference import (  # noqa: F401  (registration)
     reduction,
     shape_manipulation,
 )
-from hetero_sdk.reference.registry import Kernel, evaluate, get_kernel, kernel, kernel_types, run_node
+from hetero_sdk.reference.registry import KERNELS, Kernel, evaluate, get_kernel, kernel, kernel_types, run_node
 
-__all__ = ["Kernel", "evaluate", "get_kernel", "kernel", "kernel_types", "run_node"]
+_LEGACY = ("Add", "Broadcast", "Concat", "Convert", "Divide", "Equal", "Gather", "Maximum", "Minimum", "Multiply",
+           "Range", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSum", "Reshape", "Select", "Slice", "Squeeze",
+           "StridedSlice", "Subtract", "Unsqueeze")  # fmt: skip
+LEGACY_FOLDING.update({t: KERNELS.get(t) for t in _LEGACY if t in KERNELS})
+
+__all__ = ["KERNELS", "Kernel", "evaluate", "get_kernel", "kernel", "kernel_types", "run_node"]

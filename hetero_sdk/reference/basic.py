@@ -1,4 +1,4 @@
-"""Reference kernels of the basic ops."""
+"""Reference kernels of the basic ops (Constant and Result compute with their definitions' kernels)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,6 @@ import numpy as np
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
 from hetero_sdk.reference.registry import kernel
-
-
-@kernel("Constant")
-def constant(node: Node) -> np.ndarray:
-    return node.attrs["value"]
-
-
-@kernel("Result")
-def result(node: Node, x: np.ndarray) -> np.ndarray:
-    return x
 
 
 @kernel("Convert")

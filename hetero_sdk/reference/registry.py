@@ -2,62 +2,59 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hetero_sdk.errors import HeteroSDKError, InferenceError, UnsupportedOperationError
+from hetero_sdk.graph.op_def import OPS, OpDef
+from hetero_sdk.registry import Registry
 
 if TYPE_CHECKING:
     from hetero_sdk.graph.model import Model
     from hetero_sdk.graph.node import Node
 
-__all__ = ["Kernel", "evaluate", "get_kernel", "kernel", "kernel_types", "run_node"]
+__all__ = ["KERNELS", "Kernel", "evaluate", "get_kernel", "kernel", "kernel_types", "run_node"]
 
 Kernel = Callable[..., Any]
 """``kernel(node, *inputs) -> array | tuple of arrays``: one op's computation on numpy arrays."""
 
-_KERNELS: dict[str, Kernel] = {}
+KERNELS: Registry[Kernel] = Registry("reference kernel", UnsupportedOperationError)
+"""The numpy kernels of the ops whose definition has no array-API kernel, or that numpy computes
+better its own way (more exactly, or faster)."""
+
+kernel = KERNELS
+"""Registers the decorated function as the reference kernel of each op type named: ``@kernel("Add")``."""
 
 
-def kernel(*type_names: str) -> Callable[[Kernel], Kernel]:
-    """Registers the decorated function as the reference kernel of each of ``type_names``."""
+def get_kernel(op: OpDef | str) -> Kernel:
+    """The reference kernel of an op: its own numpy kernel, else its definition's array-API kernel.
 
-    def decorate(fn: Kernel) -> Kernel:
-        for type_name in type_names:
-            if type_name in _KERNELS:
-                raise ValueError(f"a reference kernel for '{type_name}' is registered already")
-            _KERNELS[type_name] = fn
-        return fn
-
-    return decorate
-
-
-def get_kernel(type_name: str) -> Kernel:
-    """The reference kernel of ``type_name``.
-
-    :raises UnsupportedOperationError: when none exists, listing close matches.
+    :raises UnsupportedOperationError: when the op type is unknown, or defined without any kernel.
     """
-    _load_families()
-    try:
-        return _KERNELS[type_name]
-    except KeyError:
-        close = difflib.get_close_matches(type_name, _KERNELS, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise UnsupportedOperationError(f"no reference kernel for op type '{type_name}'{hint}") from None
+    definition = op if isinstance(op, OpDef) else OPS.get(op)
+    found = KERNELS.find(definition.type_name) or definition.evaluate
+    if found is None:
+        raise UnsupportedOperationError(
+            f"op type '{definition.type_name}' ({definition.family}) is defined but has no reference kernel; "
+            f"register one with @hetero_sdk.reference.kernel({definition.type_name!r})"
+        )
+    return found
 
 
 def kernel_types() -> list[str]:
     """Every op type with a reference kernel, sorted."""
-    _load_families()
-    return sorted(_KERNELS)
+    return sorted(set(KERNELS.names()) | {t for t, op in OPS.items() if op.evaluate is not None})
 
 
 def run_node(node: Node, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Runs ``node``'s reference kernel; outputs are cast to the node's output element types."""
-    raw = get_kernel(node.type_name)(node, *inputs)
+    """Runs ``node``'s reference kernel; outputs are cast to the node's output element types.
+
+    Floating-point warnings (overflow, division by zero) are silenced: results follow IEEE 754.
+    """
+    with np.errstate(all="ignore"):
+        raw = get_kernel(node.op)(node, *inputs)
     outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
     return [
         np.asarray(value).astype(node.get_output_element_type(i).numpy, copy=False) for i, value in enumerate(outputs)
@@ -114,7 +111,3 @@ def _checked_input(parameter: Node, value: Any) -> np.ndarray:
             f"input '{port.any_name}' has shape {list(array.shape)}; the model expects {port.partial_shape}"
         )
     return array
-
-
-def _load_families() -> None:
-    import hetero_sdk.reference  # noqa: F401  (registers every kernel family on import)

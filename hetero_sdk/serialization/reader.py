@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 from hetero_sdk.errors import ModelValidationError, UnsupportedOperationError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node
-from hetero_sdk.ops.registry import get_op_def
+from hetero_sdk.ops import OPS
 from hetero_sdk.serialization import container
 from hetero_sdk.serialization.schema import FORMAT_NAME, check_version, field, format_error
 from hetero_sdk.serialization.values import decode_attr
@@ -149,7 +149,7 @@ def _build_node(
     if name in by_name:
         raise format_error(source, f"{label}.name", "another node has this name; friendly names must be unique")
     try:
-        op = get_op_def(type_name)
+        op = OPS.get(type_name)
     except UnsupportedOperationError as exc:
         raise format_error(
             source, f"{label}.type", str(exc), "register the op (import the module defining it) before reading"

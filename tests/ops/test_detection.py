@@ -14,7 +14,7 @@ from hypothesis.extra import numpy as hnp
 import hetero_sdk as hs
 from hetero_sdk import opset
 from hetero_sdk.errors import ModelValidationError
-from hetero_sdk.ops.registry import get_op_def
+from hetero_sdk.ops import OPS
 from hetero_sdk.reference import evaluate
 
 FAST = settings(max_examples=40, deadline=None)
@@ -163,7 +163,7 @@ def test_non_zero_shapes() -> None:
     assert node.get_output_partial_shape(0) == [1, -1]
     assert run(node, [scalar], np.array(2.5, np.float32))[0].tolist() == [[0]]
     assert run(node, [scalar], np.array(0.0, np.float32))[0].shape == (1, 0)
-    assert get_op_def("NonZero").data_dependent
+    assert OPS.get("NonZero").data_dependent
 
 
 def test_non_zero_rejects_a_float_output_type() -> None:
@@ -306,7 +306,7 @@ def test_nms_output_types_and_shapes() -> None:
     assert [node.get_output_element_type(i) for i in range(3)] == [hs.Type.i32, hs.Type.f32, hs.Type.i32]
     assert [node.get_output_partial_shape(i) for i in range(3)] == [[-1, 3], [-1, 3], [1]]
     assert opset.non_max_suppression(b, s, soft_nms_sigma=0.5).get_input_size() == 6
-    assert get_op_def("NonMaxSuppression").data_dependent
+    assert OPS.get("NonMaxSuppression").data_dependent
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,36 @@
 """Lowering models to JAX: a registry of op lowerings grouped by the SDK's op families, and the graph
 interpreter that turns a whole (sub)model into one function for ``jax.jit``.
 
-A lowering is ``fn(node, *inputs)`` registered with :func:`lowering`; it mirrors the op's reference
-kernel in :mod:`hetero_sdk.reference`, with ``jax.numpy`` and ``jax.lax`` instead of numpy.
+A lowering is ``fn(node, *inputs)`` registered with :func:`lowering`, for the ops whose definition has
+no array-API kernel XLA can trace (or that XLA computes better its own way); importing this package
+registers every family's lowerings.
 """
 
+from hetero_sdk_jax.lowering import (  # noqa: F401  (each family registers its lowerings on import)
+    activation,
+    basic,
+    convolution,
+    detection,
+    elementwise,
+    image,
+    linear_algebra,
+    movement,
+    normalization,
+    pooling,
+    reduction,
+    shape_manipulation,
+)
 from hetero_sdk_jax.lowering.graph import Analysis, analyze, lower, specialize
-from hetero_sdk_jax.lowering.registry import Lowering, get_lowering, lowering, lowering_types
+from hetero_sdk_jax.lowering.registry import LOWERINGS, Lowering, get_lowering, lowering, lowering_types
 
-__all__ = ["Analysis", "Lowering", "analyze", "get_lowering", "lower", "lowering", "lowering_types", "specialize"]
+__all__ = [
+    "LOWERINGS",
+    "Analysis",
+    "Lowering",
+    "analyze",
+    "get_lowering",
+    "lower",
+    "lowering",
+    "lowering_types",
+    "specialize",
+]

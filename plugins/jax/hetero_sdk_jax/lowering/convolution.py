@@ -58,7 +58,7 @@ def convolution(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
     return conv(x, w, strides, list(zip(begin, end)), dilations, groups=groups)
 
 
-@lowering("ConvolutionBackpropData", static=(2,))
+@lowering("ConvolutionBackpropData")
 def convolution_backprop_data(node: Node, x: jnp.ndarray, w: jnp.ndarray, output_shape: object = None) -> jnp.ndarray:
     attrs = node.attrs
     kernel, sizes = w.shape[2:], x.shape[2:]

@@ -11,7 +11,7 @@ from jax import lax
 from hetero_sdk_jax.lowering.registry import lowering
 
 
-@lowering("TopK", static=(1,))
+@lowering("TopK")
 def topk(node: Node, data: jnp.ndarray, k: np.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
     axis = node.attrs["axis"] % data.ndim
     count = int(k.reshape(()))

@@ -18,7 +18,6 @@ import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Model, Node, PartialShape, Type
 from hetero_sdk.errors import CompilationError, HeteroSDKError, UnsupportedOperationError
-from hetero_sdk.ops.registry import get_op_def
 from hetero_sdk.reference import kernel_types, run_node
 
 from hetero_sdk_jax.lowering.registry import get_lowering
@@ -118,14 +117,14 @@ def analyze(model: Model) -> Analysis:
 def _shapes_follow(node: Node, inputs_ok: bool) -> bool:
     """Whether the node's output shapes are known once the model's input shapes are (whichever
     device runs it: a HETERO split hands them to XLA as inputs)."""
-    if inputs_ok and not get_op_def(node.type_name).data_dependent:
+    if inputs_ok and not node.op.data_dependent:
         return True
     return all(node.get_output_partial_shape(i).is_static for i in range(node.get_output_size()))
 
 
 def _lowering_problem(node: Node, in_levels: Sequence[int], shapes_ok: bool) -> str | None:
     lowered = get_lowering(node.type_name)
-    if get_op_def(node.type_name).data_dependent:
+    if node.op.data_dependent:
         return "its output shape depends on input values"
     if lowered is None:
         return f"no XLA lowering for op type {node.type_name}"

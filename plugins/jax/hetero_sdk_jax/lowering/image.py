@@ -123,7 +123,7 @@ def _pillow(mode: str, in_len: int, out_len: int, a: float) -> np.ndarray:
     return _normalized(np.where((taps >= low) & (taps < high), values, 0.0))
 
 
-@lowering("Interpolate", static=(1, 2))
+@lowering("Interpolate")
 def interpolate(node: Node, image: jnp.ndarray, scales_or_sizes: np.ndarray, axes: np.ndarray | None = None) -> Any:
     attrs = node.attrs
     plan = resize_plan(attrs, image.shape, scales_or_sizes, axes)

@@ -22,7 +22,7 @@ def _ints(value: np.ndarray) -> list[int]:
     return [int(v) for v in np.asarray(value).reshape(-1)]
 
 
-@lowering("Transpose", static=(1,))
+@lowering("Transpose")
 def transpose(node: Node, x: jnp.ndarray, order: np.ndarray) -> jnp.ndarray:
     return jnp.transpose(x, _ints(order) or None)
 
@@ -32,19 +32,19 @@ def concat(node: Node, *xs: jnp.ndarray) -> jnp.ndarray:
     return jnp.concatenate(xs, axis=node.attrs["axis"])
 
 
-@lowering("Split", static=(1,))
+@lowering("Split")
 def split(node: Node, x: jnp.ndarray, axis: np.ndarray) -> list[jnp.ndarray]:
     return jnp.split(x, node.attrs["num_splits"], axis=int(axis.reshape(-1)[0]))
 
 
-@lowering("VariadicSplit", static=(1, 2))
+@lowering("VariadicSplit")
 def variadic_split(node: Node, x: jnp.ndarray, axis: np.ndarray, lengths: np.ndarray) -> list[jnp.ndarray]:
     dim = int(axis.reshape(-1)[0]) % x.ndim
     sizes = [node.get_output_shape(i)[dim] for i in range(node.get_output_size())]
     return jnp.split(x, np.cumsum(sizes)[:-1].tolist(), axis=dim)
 
 
-@lowering("Slice", static=(1, 2, 3, 4))
+@lowering("Slice")
 def slice_(node: Node, x: jnp.ndarray, start: Any, stop: Any, step: Any, axes: Any = None) -> jnp.ndarray:
     index = [slice(None)] * x.ndim
     chosen = _ints(axes) if axes is not None else list(range(start.size))
@@ -53,7 +53,7 @@ def slice_(node: Node, x: jnp.ndarray, start: Any, stop: Any, step: Any, axes: A
     return x[tuple(index)]
 
 
-@lowering("StridedSlice", static=(1, 2, 3))
+@lowering("StridedSlice")
 def strided_slice(node: Node, x: jnp.ndarray, begin: Any, end: Any, strides: Any = None) -> jnp.ndarray:
     b, e = _ints(begin), _ints(end)
     s = _ints(strides) if strides is not None else [1] * len(b)
@@ -72,7 +72,7 @@ def strided_slice(node: Node, x: jnp.ndarray, begin: Any, end: Any, strides: Any
     return x[tuple(index)]
 
 
-@lowering("Gather", static=(2,))
+@lowering("Gather")
 def gather(node: Node, x: jnp.ndarray, indices: jnp.ndarray, axis: np.ndarray) -> jnp.ndarray:
     batch = node.attrs["batch_dims"] % (indices.ndim + 1) if indices.ndim else 0
     dim = int(axis.reshape(-1)[0]) % x.ndim
@@ -91,7 +91,7 @@ def gather(node: Node, x: jnp.ndarray, indices: jnp.ndarray, axis: np.ndarray) -
     return jnp.where(valid.reshape(mask_shape), out, jnp.zeros((), x.dtype))
 
 
-@lowering("Pad", static=(1, 2))
+@lowering("Pad")
 def pad(node: Node, x: jnp.ndarray, begin: np.ndarray, end: np.ndarray, value: Any = None) -> jnp.ndarray:
     b, e = _ints(begin), _ints(end)
     mode = node.attrs["pad_mode"]

@@ -19,7 +19,7 @@ def batch_norm_inference(
     return gamma * (widened(x) - mean) / jnp.sqrt(variance + node.attrs["epsilon"]) + beta
 
 
-@lowering("MVN", static=(1,))
+@lowering("MVN")
 def mvn(node: Node, x: jnp.ndarray, axes: np.ndarray) -> jnp.ndarray:
     x = widened(x)
     reduce = normalized_axes(axes, x.ndim)

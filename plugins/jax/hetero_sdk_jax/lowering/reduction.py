@@ -24,7 +24,7 @@ def _limits(dtype: np.dtype) -> tuple[float, float] | tuple[int, int]:
     return float(info.min), float(info.max)
 
 
-@lowering("ReduceSum", "ReduceProd", "ReduceMean", static=(1,))
+@lowering("ReduceSum", "ReduceProd", "ReduceMean")
 def reduce_arithmetic(node: Node, x: jnp.ndarray, axes: np.ndarray) -> jnp.ndarray:
     axis, keep = _axes(x, axes), node.attrs["keep_dims"]
     if node.type_name == "ReduceProd":
@@ -43,7 +43,7 @@ def reduce_arithmetic(node: Node, x: jnp.ndarray, axes: np.ndarray) -> jnp.ndarr
     return total / count
 
 
-@lowering("ReduceMax", "ReduceMin", static=(1,))
+@lowering("ReduceMax", "ReduceMin")
 def reduce_extreme(node: Node, x: jnp.ndarray, axes: np.ndarray) -> jnp.ndarray:
     axis, keep = _axes(x, axes), node.attrs["keep_dims"]
     lowest, highest = _limits(x.dtype)

@@ -1,4 +1,9 @@
-"""The registry of lowerings: op type -> a function computing the op with ``jax.numpy`` and ``jax.lax``."""
+"""The registry of lowerings: op type -> a function computing the op with ``jax.numpy`` and ``jax.lax``.
+
+An op whose definition carries an array-API kernel (:attr:`hetero_sdk.ops.OpDef.evaluate`) needs no
+lowering of its own: XLA traces that kernel with ``jax.numpy``. This registry holds the rest, and the
+ops XLA computes better its own way.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,16 @@ from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
+from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.ops import OPS, OpDef
+from hetero_sdk.registry import Registry
 from jax import lax
 
-__all__ = ["Lowering", "get_lowering", "lowering", "lowering_types", "precision_of", "widened"]
+__all__ = ["LOWERINGS", "Lowering", "get_lowering", "lowering", "lowering_types", "precision_of", "widened"]
 
 LoweringFn = Callable[..., Any]
-"""``fn(node, *inputs) -> array | tuple of arrays``: inputs listed as static are numpy arrays (their
-values are known while tracing), the others ``jax.Array`` tracers."""
+"""``fn(node, *inputs) -> array | tuple of arrays``: inputs whose values decide output shapes are
+numpy arrays (their values are known while tracing), the others ``jax.Array`` tracers."""
 
 
 @dataclass(frozen=True)
@@ -32,32 +40,26 @@ class Lowering:
     static: frozenset[int]
 
 
-_LOWERINGS: dict[str, Lowering] = {}
+LOWERINGS: Registry[LoweringFn] = Registry("XLA lowering", UnsupportedOperationError)
+"""XLA's own lowerings, by op type."""
+
+lowering = LOWERINGS
+"""Registers the decorated function as the lowering of each op type named: ``@lowering("MatMul")``."""
 
 
-def lowering(*type_names: str, static: tuple[int, ...] = ()) -> Callable[[LoweringFn], LoweringFn]:
-    """Registers the decorated function as the lowering of each of ``type_names`` (see :class:`Lowering`)."""
-
-    def decorate(fn: LoweringFn) -> LoweringFn:
-        for type_name in type_names:
-            if type_name in _LOWERINGS:
-                raise ValueError(f"a lowering for '{type_name}' is registered already")
-            _LOWERINGS[type_name] = Lowering(type_name, fn, frozenset(static))
-        return fn
-
-    return decorate
-
-
-def get_lowering(type_name: str) -> Lowering | None:
-    """The lowering of ``type_name``, or None when XLA cannot run it."""
-    _load_families()
-    return _LOWERINGS.get(type_name)
+def get_lowering(op: OpDef | str) -> Lowering | None:
+    """How XLA computes an op: its own lowering, else its definition's array-API kernel; None when
+    XLA cannot run it (no kernel, or output shapes that depend on input values)."""
+    definition = op if isinstance(op, OpDef) else OPS.get(op)
+    fn = LOWERINGS.find(definition.type_name)
+    if fn is None and not definition.data_dependent:
+        fn = definition.evaluate
+    return None if fn is None else Lowering(definition.type_name, fn, definition.shape_inputs())
 
 
 def lowering_types() -> list[str]:
-    """Every op type with a lowering, sorted."""
-    _load_families()
-    return sorted(_LOWERINGS)
+    """Every op type XLA can lower, sorted."""
+    return sorted(t for t, op in OPS.items() if get_lowering(op) is not None)
 
 
 def widened(x: jnp.ndarray) -> jnp.ndarray:
@@ -68,7 +70,3 @@ def widened(x: jnp.ndarray) -> jnp.ndarray:
 def precision_of(dtype: Any) -> lax.Precision:
     """Full precision for f32 and f64 matrix products (no TF32 on GPUs); the default for 16-bit types."""
     return lax.Precision.HIGHEST if np.dtype(dtype).itemsize >= 4 else lax.Precision.DEFAULT
-
-
-def _load_families() -> None:
-    import hetero_sdk_jax.lowering.families  # noqa: F401  (registers every family on import)

@@ -18,17 +18,17 @@ def _ints(value: np.ndarray) -> list[int]:
     return [int(v) for v in np.asarray(value).reshape(-1)]
 
 
-@lowering("Reshape", static=(1,))
+@lowering("Reshape")
 def reshape(node: Node, x: jnp.ndarray, pattern: np.ndarray) -> jnp.ndarray:
     return x.reshape(node.get_output_shape(0))
 
 
-@lowering("Squeeze", "Unsqueeze", static=(1,))
+@lowering("Squeeze", "Unsqueeze")
 def squeeze_unsqueeze(node: Node, x: jnp.ndarray, axes: np.ndarray | None = None) -> jnp.ndarray:
     return x.reshape(node.get_output_shape(0))
 
 
-@lowering("Broadcast", static=(1, 2))
+@lowering("Broadcast")
 def broadcast(node: Node, x: jnp.ndarray, target: np.ndarray, mapping: np.ndarray | None = None) -> jnp.ndarray:
     shape = node.get_output_shape(0)
     if node.attrs["mode"] == "explicit" and mapping is not None:
@@ -39,12 +39,12 @@ def broadcast(node: Node, x: jnp.ndarray, target: np.ndarray, mapping: np.ndarra
     return jnp.broadcast_to(x, shape)
 
 
-@lowering("Tile", static=(1,))
+@lowering("Tile")
 def tile(node: Node, x: jnp.ndarray, repeats: np.ndarray) -> jnp.ndarray:
     return jnp.tile(x, _ints(repeats)) if repeats.size else x
 
 
-@lowering("Range", static=(0, 1, 2))
+@lowering("Range")
 def range_(node: Node, start: np.ndarray, stop: np.ndarray, step: np.ndarray) -> jnp.ndarray:
     # Reached only for outputs too large to fold with numpy: the values are known, XLA generates them.
     count = node.get_output_shape(0)[0]

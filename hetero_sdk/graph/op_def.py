@@ -1,0 +1,306 @@
+"""What an op type is: its inputs, its attributes, and how its outputs' types and shapes follow.
+
+An :class:`OpDef` is written once, in the op's family module under :mod:`hetero_sdk.ops`, and drives
+everything else: a :class:`~hetero_sdk.graph.Node` checks its inputs and attributes against it and
+runs its shape inference; the op reference is generated from it; the conformance kit draws element
+types and attribute values from it; devices attach kernels to its type name, and ops whose math is the
+same on every array library carry one kernel (:attr:`OpDef.evaluate`) that all devices may use.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from hetero_sdk.element_type import Type
+from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.registry import Registry
+from hetero_sdk.shape import PartialShape
+
+if TYPE_CHECKING:
+    from hetero_sdk.graph.node import Node
+
+__all__ = [
+    "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INT", "INTS", "Input",
+    "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "define",
+]  # fmt: skip
+
+OutputSpec = tuple[Type, PartialShape | Sequence[int]]
+"""One output's element type and (partial) shape, as shape inference returns it."""
+
+InferFn = Callable[["Node"], Sequence[OutputSpec]]
+EvaluateFn = Callable[..., Any]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Final = _Required()
+"""The default of an attribute that has none: the node must set it."""
+
+
+# -- attribute kinds: each normalises a value or raises ValueError saying what it must be ------------
+
+
+@dataclass(frozen=True)
+class AttrKind:
+    """A kind of attribute value: its name in docs, and the function that checks and normalises it.
+
+    :ivar name: shown in the op reference (``int``, ``list of int``...).
+    :ivar normalize: returns the normalised value, or raises ``ValueError`` saying what it must be
+        (``"must be an integer"``) or what is wrong with it.
+    """
+
+    name: str
+    normalize: Callable[[Any], Any]
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError("must be an integer")
+    return int(value)
+
+
+def _float(value: Any) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError("must be a number")
+    return float(value)
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError("must be True or False")
+    return bool(value)
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    return value
+
+
+def _ints(value: Any) -> list[int]:
+    try:
+        if isinstance(value, (str, bytes)):
+            raise TypeError
+        ints = [int(v) for v in value]
+    except (TypeError, ValueError):
+        raise ValueError("must be a list of integers") from None
+    return ints
+
+
+def _floats(value: Any) -> list[float]:
+    try:
+        return [float(v) for v in value]
+    except (TypeError, ValueError):
+        raise ValueError("must be a list of numbers") from None
+
+
+def _element_type(value: Any) -> Type:
+    try:
+        return Type.of(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _partial_shape(value: Any) -> PartialShape:
+    try:
+        return PartialShape.of(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _array(value: Any) -> np.ndarray:
+    if not isinstance(value, np.ndarray):
+        raise ValueError(f"must be a numpy array, got {type(value).__name__}")
+    return value
+
+
+INT = AttrKind("int", _int)
+FLOAT = AttrKind("float", _float)
+BOOL = AttrKind("bool", _bool)
+STRING = AttrKind("string", _string)
+LOWER_STRING = AttrKind("string (case-insensitive)", lambda v: _string(v).lower())
+INTS = AttrKind("list of int", _ints)
+FLOATS = AttrKind("list of float", _floats)
+ELEMENT_TYPE = AttrKind("element type", _element_type)
+PARTIAL_SHAPE = AttrKind("shape", _partial_shape)
+ARRAY = AttrKind("array", _array)
+ANY = AttrKind("any", lambda v: v)
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One attribute of an op type.
+
+    :ivar name: the attribute's name, as in OpenVINO's op specification, in snake_case.
+    :ivar kind: what its value is (:data:`INT`, :data:`INTS`, :data:`STRING`...).
+    :ivar default: the value when a node does not set it; :data:`REQUIRED` when it must.
+    :ivar choices: the values allowed, when the attribute is an enumeration.
+    :ivar doc: one line for the op reference.
+    """
+
+    name: str
+    kind: AttrKind
+    default: Any = REQUIRED
+    choices: tuple[Any, ...] | None = None
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        """True when a node must set the attribute."""
+        return self.default is REQUIRED
+
+    def normalize(self, node: Node, value: Any) -> Any:
+        """``value`` checked and normalised.
+
+        :raises ModelValidationError: naming the node, the attribute and what it must be.
+        """
+        try:
+            value = self.kind.normalize(value)
+        except ValueError as exc:
+            said = str(exc)  # "must be ..." reads after the value; a whole sentence names the value itself
+            where = f"{self.name}={value!r} " if said.startswith("must") else f"{self.name}: "
+            raise node.error(f"attribute {where}{said}") from None
+        if self.choices is not None and value not in self.choices:
+            raise node.error(
+                f"attribute {self.name}={value!r} is invalid; expected one of: {', '.join(map(repr, self.choices))}"
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input of an op type.
+
+    :ivar name: the operand's name in messages and docs (``data``, ``axes``); empty for the
+        interchangeable operands of elementwise ops, which messages call ``input 0``, ``input 1``...
+    :ivar types: the element types it accepts; None accepts every type.
+    :ivar optional: the input may be left out (only trailing inputs are optional).
+    :ivar variadic: the input takes one or more values (only the last input is variadic).
+    :ivar decides_shape: the output shapes depend on its values (axes, target shapes, pads), so a
+        device that compiles for static shapes needs them known before it runs.
+    :ivar doc: one line for the op reference.
+    """
+
+    name: str = ""
+    types: frozenset[Type] | None = None
+    optional: bool = False
+    variadic: bool = False
+    decides_shape: bool = False
+    doc: str = ""
+
+    def label(self, index: int) -> str:
+        """How messages name the operand at ``index``."""
+        return self.name or f"input {index}"
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """The definition of one op type.
+
+    :ivar type_name: the OpenVINO op type name (``MatMul``).
+    :ivar family: the family it belongs to (``elementwise``, ``convolution``...): the module of
+        :mod:`hetero_sdk.ops` it is defined in, mirrored by each device's kernels.
+    :ivar infer: returns one ``(Type, shape)`` per output once inputs and attributes are checked;
+        raises ``node.error(...)`` for what the declarative checks cannot say.
+    :ivar inputs: the inputs, in order.
+    :ivar attrs: the attributes.
+    :ivar version: the opset the op comes from (``opset1``...).
+    :ivar evaluate: the op's computation written once against the array API standard
+        (``evaluate(node, *inputs)``, the namespace taken from the inputs), so numpy and ``jax.numpy``
+        both run it; None when each device needs a kernel of its own.
+    :ivar data_dependent: output shapes depend on input values (NonZero, NonMaxSuppression).
+    :ivar structural: the op is graph structure, not computation (Parameter, Constant, Result):
+        it takes no device of its own and is never folded or profiled.
+    :ivar doc: a paragraph for the op reference.
+    """
+
+    type_name: str
+    family: str
+    infer: InferFn
+    inputs: tuple[Input, ...] = ()
+    attrs: tuple[Attr, ...] = ()
+    version: str = "opset1"
+    evaluate: EvaluateFn | None = None
+    data_dependent: bool = False
+    structural: bool = False
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if any(i.variadic for i in self.inputs[:-1]):
+            raise ValueError(f"{self.type_name}: only the last input may be variadic")
+        optional = [i.optional for i in self.inputs]
+        if optional != sorted(optional):
+            raise ValueError(f"{self.type_name}: optional inputs must come after the required ones")
+
+    @property
+    def input_counts(self) -> tuple[int, int | None]:
+        """The fewest and the most inputs a node may have (None: no upper bound)."""
+        required = sum(1 for i in self.inputs if not i.optional)
+        variadic = bool(self.inputs) and self.inputs[-1].variadic
+        return required, None if variadic else len(self.inputs)
+
+    def input_spec(self, index: int) -> Input | None:
+        """The spec of input ``index`` (the variadic one for every index past the end)."""
+        if index < len(self.inputs):
+            return self.inputs[index]
+        return self.inputs[-1] if self.inputs and self.inputs[-1].variadic else None
+
+    def attr(self, name: str) -> Attr | None:
+        """The spec of attribute ``name``, or None."""
+        return next((a for a in self.attrs if a.name == name), None)
+
+    def shape_inputs(self) -> frozenset[int]:
+        """Indices of the inputs whose values decide output shapes (see :attr:`Input.decides_shape`)."""
+        return frozenset(i for i, spec in enumerate(self.inputs) if spec.decides_shape)
+
+    def check(self, node: Node) -> None:
+        """Checks ``node``'s input count, input element types and attributes, filling defaults.
+
+        Attributes the definition does not declare are kept as they are.
+
+        :raises ModelValidationError: naming the node and what does not fit.
+        """
+        count = node.get_input_size()
+        least, most = self.input_counts
+        if count < least or (most is not None and count > most):
+            wanted = f"at least {least}" if most is None else " or ".join(map(str, range(least, most + 1)))
+            raise node.error(f"expects {wanted} input(s), got {count}")
+        for index, value in enumerate(node.input_values()):
+            spec = self.input_spec(index)
+            if spec is not None and spec.types is not None and value.element_type not in spec.types:
+                allowed = ", ".join(sorted(t.value for t in spec.types))
+                raise node.error(
+                    f"{spec.label(index)} has element type {value.element_type.value}; expected one of: {allowed}"
+                )
+        attrs = node.attrs
+        for attr in self.attrs:
+            if attr.name in attrs:
+                attrs[attr.name] = attr.normalize(node, attrs[attr.name])
+            elif attr.required:
+                raise node.error(f"attribute {attr.name!r} is required")
+            else:
+                attrs[attr.name] = copy.deepcopy(attr.default)
+
+
+OPS: Registry[OpDef] = Registry(
+    "op type",
+    UnsupportedOperationError,
+    hint="the opset's op types are defined in hetero_sdk.ops; a device defines its own ops with define()",
+)
+"""Every op type's definition, by type name: the SDK's opset and the ops devices define for themselves."""
+
+
+def define(op: OpDef) -> OpDef:
+    """Registers ``op`` in :data:`OPS` and returns it.
+
+    :raises ValueError: when its type name is taken.
+    """
+    return OPS.register(op.type_name, op)
