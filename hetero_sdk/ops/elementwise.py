@@ -1,121 +1,250 @@
-"""Elementwise ops with numpy broadcasting: arithmetic, comparison, logic and Select."""
+"""Elementwise ops with numpy broadcasting: arithmetic, comparison, logic and Select.
+
+Every binary op takes ``auto_broadcast`` (``numpy`` or ``none``). Where the math is the same on every
+array library the op carries its array-API kernel; Divide, Power and Mod, whose integer semantics
+numpy and XLA reach differently, leave their kernels to each device.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from hetero_sdk.array_api import namespace
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
-from hetero_sdk.ops.checks import NUMERIC_TYPES, broadcast, expect_inputs, expect_same_types, expect_type
-from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
+from hetero_sdk.graph.op_def import BOOL, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.ops.basic import as_output
+from hetero_sdk.ops.checks import NUMERIC_TYPES, broadcast, expect_same_types
 
 __all__ = [
-    "add", "divide", "equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
-    "logical_not", "logical_or", "maximum", "minimum", "mod", "multiply", "not_equal", "power",
-    "select", "squared_difference", "subtract",
+    "AUTO_BROADCAST", "BINARY_OPS", "LOGICAL_NOT", "SELECT", "add", "divide", "equal", "greater", "greater_equal",
+    "less", "less_equal", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "mod", "multiply",
+    "not_equal", "power", "select", "squared_difference", "subtract",
 ]  # fmt: skip
 
-ARITHMETIC = ("Add", "Subtract", "Multiply", "Divide", "Power", "Maximum", "Minimum", "SquaredDifference", "Mod")
-COMPARISON = ("Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual")
-LOGICAL = ("LogicalAnd", "LogicalOr")
+BOOLEAN = frozenset({Type.boolean})
+
+AUTO_BROADCAST = Attr(
+    "auto_broadcast", LOWER_STRING, "numpy", ("numpy", "none"), "numpy broadcasting, or 'none' for equal shapes"
+)
+"""The broadcasting attribute every elementwise op shares."""
 
 
-def _binary(type_name: str, a: Any, b: Any, auto_broadcast: str, name: str | None, **attrs: Any) -> Node:
+def _infer_binary(result_type: Type | None) -> Callable[[Node], list[OutputSpec]]:
+    def infer(node: Node) -> list[OutputSpec]:
+        element_type = expect_same_types(node, 0, 1)
+        a, b = node.input_value(0).partial_shape, node.input_value(1).partial_shape
+        return [(result_type or element_type, broadcast(node, a, b, node.attrs["auto_broadcast"]))]
+
+    return infer
+
+
+def _array_api(function: str) -> Callable[..., Any]:
+    """The kernel calling the array API function ``function`` on the op's inputs."""
+
+    def evaluate(node: Node, *inputs: Any) -> Any:
+        return getattr(namespace(*inputs), function)(*inputs)
+
+    evaluate.__qualname__ = f"evaluate_{function}"
+    return evaluate
+
+
+def _squared_difference(node: Node, a: Any, b: Any) -> Any:
+    difference = a - b
+    return difference * difference
+
+
+def _binary_def(
+    type_name: str,
+    operand_types: frozenset[Type] | None,
+    result_type: Type | None,
+    evaluate: Callable[..., Any] | None,
+    doc: str,
+    *extra_attrs: Attr,
+) -> OpDef:
+    return define(
+        OpDef(
+            type_name,
+            "elementwise",
+            _infer_binary(result_type),
+            inputs=(Input(types=operand_types), Input(types=operand_types)),
+            attrs=(AUTO_BROADCAST, *extra_attrs),
+            evaluate=evaluate,
+            doc=doc,
+        )
+    )
+
+
+_ARITHMETIC = {
+    "Add": ("add", "a + b"),
+    "Subtract": ("subtract", "a - b"),
+    "Multiply": ("multiply", "a * b"),
+    "Maximum": ("maximum", "the larger of a and b"),
+    "Minimum": ("minimum", "the smaller of a and b"),
+}
+_COMPARISON = {
+    "Equal": ("equal", "a == b"),
+    "NotEqual": ("not_equal", "a != b"),
+    "Less": ("less", "a < b"),
+    "LessEqual": ("less_equal", "a <= b"),
+    "Greater": ("greater", "a > b"),
+    "GreaterEqual": ("greater_equal", "a >= b"),
+}
+_LOGICAL = {"LogicalAnd": ("logical_and", "a and b"), "LogicalOr": ("logical_or", "a or b")}
+
+BINARY_OPS: dict[str, OpDef] = {
+    **{t: _binary_def(t, NUMERIC_TYPES, None, _array_api(f), doc) for t, (f, doc) in _ARITHMETIC.items()},
+    **{
+        t: _binary_def(t, None, Type.boolean, _array_api(f), f"{doc}, as boolean")
+        for t, (f, doc) in _COMPARISON.items()
+    },
+    **{t: _binary_def(t, BOOLEAN, Type.boolean, _array_api(f), doc) for t, (f, doc) in _LOGICAL.items()},
+    "SquaredDifference": _binary_def("SquaredDifference", NUMERIC_TYPES, None, _squared_difference, "(a - b) ** 2"),
+    "Divide": _binary_def(
+        "Divide",
+        NUMERIC_TYPES,
+        None,
+        None,
+        "a / b; integers round toward -inf with python_division, else toward zero",
+        Attr("python_division", BOOL, True, doc="integer division rounds toward -inf (True) or zero"),
+    ),
+    "Power": _binary_def("Power", NUMERIC_TYPES, None, None, "a ** b"),
+    "Mod": _binary_def("Mod", NUMERIC_TYPES, None, None, "the truncated remainder, with the sign of a"),
+}
+"""The binary elementwise ops by type name."""
+
+
+def _infer_logical_not(node: Node) -> list[OutputSpec]:
+    return [(Type.boolean, node.input_value(0).partial_shape)]
+
+
+def _infer_select(node: Node) -> list[OutputSpec]:
+    element_type = expect_same_types(node, 1, 2)
+    mode = node.attrs["auto_broadcast"]
+    shapes = [node.input_value(i).partial_shape for i in range(3)]
+    return [(element_type, broadcast(node, broadcast(node, shapes[1], shapes[2], mode), shapes[0], mode))]
+
+
+LOGICAL_NOT = define(
+    OpDef(
+        "LogicalNot",
+        "elementwise",
+        _infer_logical_not,
+        inputs=(Input(types=BOOLEAN),),
+        evaluate=_array_api("logical_not"),
+        doc="not a",
+    )
+)
+SELECT = define(
+    OpDef(
+        "Select",
+        "elementwise",
+        _infer_select,
+        inputs=(Input("condition", BOOLEAN), Input("then"), Input("else")),
+        attrs=(AUTO_BROADCAST,),
+        evaluate=lambda node, cond, then, otherwise: namespace(then, otherwise).where(cond, then, otherwise),
+        doc="then where condition is true, else else; all three broadcast together",
+    )
+)
+
+
+def _binary(op: OpDef, a: Any, b: Any, auto_broadcast: str, name: str | None, **attrs: Any) -> Node:
     left = a if not isinstance(a, (int, float)) else None
     right = as_output(b, like=as_output(left) if left is not None else None)
-    return Node(type_name, [as_output(a, like=right), right], {"auto_broadcast": auto_broadcast, **attrs}, name)
+    return Node(op, [as_output(a, like=right), right], {"auto_broadcast": auto_broadcast, **attrs}, name)
 
 
 def add(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``a + b`` (``Add``). :param auto_broadcast: ``numpy`` or ``none``."""
-    return _binary("Add", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["Add"], a, b, auto_broadcast, name)
 
 
 def subtract(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``a - b`` (``Subtract``)."""
-    return _binary("Subtract", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["Subtract"], a, b, auto_broadcast, name)
 
 
 def multiply(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``a * b`` (``Multiply``)."""
-    return _binary("Multiply", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["Multiply"], a, b, auto_broadcast, name)
 
 
 def divide(
     a: Any, b: Any, auto_broadcast: str = "numpy", python_division: bool = True, name: str | None = None
 ) -> Node:
     """``a / b`` (``Divide``). Integers round toward -inf with ``python_division``, else toward zero."""
-    return _binary("Divide", a, b, auto_broadcast, name, python_division=python_division)
+    return _binary(BINARY_OPS["Divide"], a, b, auto_broadcast, name, python_division=python_division)
 
 
 def power(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``a ** b`` (``Power``)."""
-    return _binary("Power", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["Power"], a, b, auto_broadcast, name)
 
 
 def maximum(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """Elementwise maximum (``Maximum``)."""
-    return _binary("Maximum", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["Maximum"], a, b, auto_broadcast, name)
 
 
 def minimum(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """Elementwise minimum (``Minimum``)."""
-    return _binary("Minimum", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["Minimum"], a, b, auto_broadcast, name)
 
 
 def squared_difference(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``(a - b) ** 2`` (``SquaredDifference``)."""
-    return _binary("SquaredDifference", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["SquaredDifference"], a, b, auto_broadcast, name)
 
 
 def mod(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """Truncated remainder, with the sign of the dividend (``Mod``)."""
-    return _binary("Mod", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["Mod"], a, b, auto_broadcast, name)
 
 
 def equal(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``a == b`` as boolean (``Equal``)."""
-    return _binary("Equal", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["Equal"], a, b, auto_broadcast, name)
 
 
 def not_equal(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``a != b`` as boolean (``NotEqual``)."""
-    return _binary("NotEqual", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["NotEqual"], a, b, auto_broadcast, name)
 
 
 def less(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``a < b`` as boolean (``Less``)."""
-    return _binary("Less", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["Less"], a, b, auto_broadcast, name)
 
 
 def less_equal(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``a <= b`` as boolean (``LessEqual``)."""
-    return _binary("LessEqual", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["LessEqual"], a, b, auto_broadcast, name)
 
 
 def greater(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``a > b`` as boolean (``Greater``)."""
-    return _binary("Greater", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["Greater"], a, b, auto_broadcast, name)
 
 
 def greater_equal(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """``a >= b`` as boolean (``GreaterEqual``)."""
-    return _binary("GreaterEqual", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["GreaterEqual"], a, b, auto_broadcast, name)
 
 
 def logical_and(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """Boolean and (``LogicalAnd``)."""
-    return _binary("LogicalAnd", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["LogicalAnd"], a, b, auto_broadcast, name)
 
 
 def logical_or(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """Boolean or (``LogicalOr``)."""
-    return _binary("LogicalOr", a, b, auto_broadcast, name)
+    return _binary(BINARY_OPS["LogicalOr"], a, b, auto_broadcast, name)
 
 
 def logical_not(a: Any, name: str | None = None) -> Node:
     """Boolean not (``LogicalNot``)."""
-    return Node("LogicalNot", [as_output(a)], {}, name)
+    return Node(LOGICAL_NOT, [as_output(a)], {}, name)
 
 
 def select(cond: Any, then: Any, else_: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
@@ -126,40 +255,4 @@ def select(cond: Any, then: Any, else_: Any, auto_broadcast: str = "numpy", name
     else:
         then_out = as_output(then)
         else_out = as_output(else_, like=then_out)
-    return Node("Select", [as_output(cond), then_out, else_out], {"auto_broadcast": auto_broadcast}, name)
-
-
-def _infer_binary(node: Node, result_type: Type | None, allowed: frozenset[Type] | None) -> list[OutputSpec]:
-    expect_inputs(node, 2)
-    element_type = expect_same_types(node, 0, 1)
-    if allowed is not None:
-        expect_type(node, 0, allowed)
-    a, b = node.input_value(0).partial_shape, node.input_value(1).partial_shape
-    shape = broadcast(node, a, b, node.attrs.setdefault("auto_broadcast", "numpy"))
-    return [(result_type or element_type, shape)]
-
-
-for _type_name in ARITHMETIC:
-    register_op(_type_name, "elementwise")(lambda node: _infer_binary(node, None, NUMERIC_TYPES))
-for _type_name in COMPARISON:
-    register_op(_type_name, "elementwise")(lambda node: _infer_binary(node, Type.boolean, None))
-for _type_name in LOGICAL:
-    register_op(_type_name, "elementwise")(lambda node: _infer_binary(node, Type.boolean, frozenset({Type.boolean})))
-
-
-@register_op("LogicalNot", "elementwise")
-def _logical_not(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 1)
-    expect_type(node, 0, {Type.boolean})
-    return [(Type.boolean, node.input_value(0).partial_shape)]
-
-
-@register_op("Select", "elementwise")
-def _select(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 3)
-    expect_type(node, 0, {Type.boolean}, "condition")
-    element_type = expect_same_types(node, 1, 2)
-    mode = node.attrs.setdefault("auto_broadcast", "numpy")
-    shapes = [node.input_value(i).partial_shape for i in range(3)]
-    shape = broadcast(node, broadcast(node, shapes[1], shapes[2], mode), shapes[0], mode)
-    return [(element_type, shape)]
+    return Node(SELECT, [as_output(cond), then_out, else_out], {"auto_broadcast": auto_broadcast}, name)

@@ -1,4 +1,5 @@
-"""Reference kernels of the elementwise ops."""
+"""Numpy kernels of the elementwise ops whose integer semantics need numpy's own care (the others
+compute with their definitions' array-API kernels)."""
 
 from __future__ import annotations
 
@@ -6,28 +7,6 @@ import numpy as np
 
 from hetero_sdk.graph.node import Node
 from hetero_sdk.reference.registry import kernel
-
-_SIMPLE = {
-    "Add": np.add,
-    "Subtract": np.subtract,
-    "Multiply": np.multiply,
-    "Maximum": np.maximum,
-    "Minimum": np.minimum,
-    "Equal": np.equal,
-    "NotEqual": np.not_equal,
-    "Less": np.less,
-    "LessEqual": np.less_equal,
-    "Greater": np.greater,
-    "GreaterEqual": np.greater_equal,
-    "LogicalAnd": np.logical_and,
-    "LogicalOr": np.logical_or,
-}
-
-
-@kernel(*_SIMPLE)
-def binary(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return _SIMPLE[node.type_name](a, b)
 
 
 @kernel("Divide")
@@ -52,26 +31,9 @@ def power(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.power(a, b)
 
 
-@kernel("SquaredDifference")
-def squared_difference(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        d = np.subtract(a, b)
-        return d * d
-
-
 @kernel("Mod")
 def mod(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind in "iu" and np.any(b == 0):
         raise ZeroDivisionError(f"Mod '{node.friendly_name}': integer modulo by zero")
     with np.errstate(all="ignore"):
         return np.fmod(a, b)
-
-
-@kernel("LogicalNot")
-def logical_not(node: Node, x: np.ndarray) -> np.ndarray:
-    return np.logical_not(x)
-
-
-@kernel("Select")
-def select(node: Node, cond: np.ndarray, then: np.ndarray, otherwise: np.ndarray) -> np.ndarray:
-    return np.where(cond, then, otherwise)

@@ -214,7 +214,9 @@ def test_auto_broadcast_none_needs_equal_shapes() -> None:
     assert same.get_output_partial_shape(0) == [2, 3]
     with pytest.raises(ModelValidationError, match=r"Multiply 'm'.*auto_broadcast='none' needs equal shapes"):
         opset.multiply(opset.parameter([2, 3]), opset.parameter([3]), auto_broadcast="none", name="m")
-    with pytest.raises(ModelValidationError, match=r"Add 'a'.*auto_broadcast='pdpd' is not supported"):
+    with pytest.raises(
+        ModelValidationError, match=r"Add 'a'.*auto_broadcast='pdpd' is invalid; expected one of: 'numpy', 'none'"
+    ):
         opset.add(opset.parameter([2]), opset.parameter([2]), auto_broadcast="pdpd", name="a")
 
 
