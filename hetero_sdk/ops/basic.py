@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from hetero_sdk.array_api import namespace
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.graph.op_def import ARRAY, ELEMENT_TYPE, PARTIAL_SHAPE, Attr, Input, OpDef, OutputSpec, define
@@ -39,6 +40,30 @@ def _infer_same_as_input(node: Node) -> list[OutputSpec]:
 
 def _infer_convert(node: Node) -> list[OutputSpec]:
     return [(node.attrs["destination_type"], node.input_value(0).partial_shape)]
+
+
+def _evaluate_convert(node: Node, x: Any) -> Any:
+    xp = namespace(x)
+    target: Type = node.attrs["destination_type"]
+    if not target.is_integral:
+        return xp.astype(x, target.numpy)
+    info = np.iinfo(target.numpy)
+    source_type = Type.of(x.dtype)
+    if source_type is Type.boolean:
+        return xp.astype(x, target.numpy)
+    if source_type.is_integral:
+        source = np.iinfo(x.dtype)
+        low, high = max(int(info.min), int(source.min)), min(int(info.max), int(source.max))
+        if low > source.min or high < source.max:
+            x = xp.clip(x, low, high)  # saturate instead of wrapping, as OpenVINO's Convert does
+        return xp.astype(x, target.numpy)
+    # Truncate toward zero, then saturate; NaN becomes 0. The bounds are compared in floating point
+    # (float(2**63 - 1) is 2**63), so only values strictly inside are converted.
+    whole = xp.trunc(x)
+    inside = (whole > float(info.min)) & (whole < float(info.max))
+    converted = xp.astype(xp.where(inside, whole, xp.zeros_like(whole)), target.numpy)
+    converted = xp.where(whole >= float(info.max), info.max, converted)
+    return xp.where(whole <= float(info.min), info.min, converted)
 
 
 PARAMETER = define(
@@ -83,6 +108,7 @@ CONVERT = define(
         _infer_convert,
         inputs=(Input("data"),),
         attrs=(Attr("destination_type", ELEMENT_TYPE, doc="the element type to convert to"),),
+        evaluate=_evaluate_convert,
         doc="Converts the element type: floats to integers truncate toward zero and saturate; integers "
         "saturate at the destination's limits; NaN becomes 0.",
     )

@@ -183,3 +183,40 @@ def test_convert_rejects_unknown_destination_types() -> None:
         hs.Node("Convert", [x.output(0)], {"destination_type": "f12"}, name="c")
     with pytest.raises(ModelValidationError, match=r"Convert 'c': expects 1 input\(s\), got 2"):
         hs.Node("Convert", [x.output(0), x.output(0)], {"destination_type": hs.Type.i32}, name="c")
+
+
+def _expected_conversion(value: float, dtype: np.dtype) -> int:
+    """Convert's rule in plain Python: truncate toward zero, saturate at the type's limits, NaN is 0."""
+    info = np.iinfo(dtype)
+    if math.isnan(value):
+        return 0
+    if math.isinf(value):
+        return int(info.max) if value > 0 else int(info.min)
+    return max(int(info.min), min(int(info.max), math.trunc(value)))
+
+
+@pytest.mark.parametrize("namespace", ["numpy", "jax"])
+@pytest.mark.parametrize("source", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("target", [hs.Type.i8, hs.Type.u8, hs.Type.i32, hs.Type.i64])
+def test_convert_kernel_truncates_and_saturates_on_numpy_and_jax(namespace, source, target) -> None:
+    values = [math.nan, math.inf, -math.inf, 0.5, -0.5, -1.7, 254.9, 255.9, -128.7, 3e4, -3e4, 2.0**31, -(2.0**63)]
+    with np.errstate(over="ignore"):  # 2**31 and beyond are inf in f16
+        x = np.array(values, source)
+    node = opset.convert(opset.parameter([len(values)], source), target)
+    if namespace == "jax":
+        jax = pytest.importorskip("jax")
+        with jax.enable_x64(True):
+            got = np.asarray(node.op.evaluate(node, jax.numpy.asarray(x)))
+    else:
+        with np.errstate(all="ignore"):
+            got = node.op.evaluate(node, x)
+    expected = [_expected_conversion(float(v), target.numpy) for v in x]
+    assert got.dtype == target.numpy and got.tolist() == expected
+
+
+def test_convert_between_integers_saturates_instead_of_wrapping() -> None:
+    x = np.array([-300, -129, -128, 0, 127, 128, 300], np.int32)
+    node = opset.convert(opset.parameter([7], np.int32), hs.Type.i8)
+    assert node.op.evaluate(node, x).tolist() == [-128, -128, -128, 0, 127, 127, 127]
+    to_unsigned = opset.convert(opset.parameter([7], np.int32), hs.Type.u8)
+    assert to_unsigned.op.evaluate(to_unsigned, x).tolist() == [0, 0, 0, 0, 127, 128, 255]
