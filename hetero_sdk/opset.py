@@ -31,6 +31,7 @@ from hetero_sdk.ops.elementwise import (
     add,
     divide,
     equal,
+    floor_mod,
     greater,
     greater_equal,
     less,
@@ -62,7 +63,7 @@ ceil = ceiling
 __all__ = [
     "abs", "add", "avg_pool", "batch_norm_inference", "broadcast", "ceil", "ceiling", "clamp", "concat",
     "constant", "convert", "convolution", "convolution_backprop_data", "cos", "divide", "equal", "erf",
-    "exp", "floor", "gather", "gelu", "greater", "greater_equal", "group_convolution", "hswish",
+    "exp", "floor", "floor_mod", "gather", "gelu", "greater", "greater_equal", "group_convolution", "hswish",
     "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
     "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn", "negative", "non_max_suppression",
     "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max", "reduce_mean",

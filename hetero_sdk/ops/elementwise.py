@@ -18,7 +18,8 @@ from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import NUMERIC_TYPES, broadcast, expect_same_types
 
 __all__ = [
-    "AUTO_BROADCAST", "BINARY_OPS", "LOGICAL_NOT", "SELECT", "add", "divide", "equal", "greater", "greater_equal",
+    "AUTO_BROADCAST", "BINARY_OPS", "LOGICAL_NOT", "SELECT", "add", "divide", "equal", "floor_mod", "greater",
+    "greater_equal",
     "less", "less_equal", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "mod", "multiply",
     "not_equal", "power", "select", "squared_difference", "subtract",
 ]  # fmt: skip
@@ -111,6 +112,7 @@ BINARY_OPS: dict[str, OpDef] = {
     ),
     "Power": _binary_def("Power", NUMERIC_TYPES, None, None, "a ** b"),
     "Mod": _binary_def("Mod", NUMERIC_TYPES, None, None, "the truncated remainder, with the sign of a"),
+    "FloorMod": _binary_def("FloorMod", NUMERIC_TYPES, None, _array_api("remainder"), "a - floor(a / b) * b"),
 }
 """The binary elementwise ops by type name."""
 
@@ -200,6 +202,11 @@ def squared_difference(a: Any, b: Any, auto_broadcast: str = "numpy", name: str 
 def mod(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
     """Truncated remainder, with the sign of the dividend (``Mod``)."""
     return _binary(BINARY_OPS["Mod"], a, b, auto_broadcast, name)
+
+
+def floor_mod(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
+    """Floored remainder, with the sign of the divisor, as Python's ``%`` (``FloorMod``)."""
+    return _binary(BINARY_OPS["FloorMod"], a, b, auto_broadcast, name)
 
 
 def equal(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:

@@ -273,3 +273,23 @@ def test_integer_division_by_zero_is_a_typed_error_naming_the_node() -> None:
     model = hs.Model([opset.divide(a, b, name="div")], [a, b])
     with pytest.raises(InferenceError, match=r"Divide 'div'.*division by zero"):
         evaluate(model, {"a": np.array([1, 2], np.int32), "b": np.array([1, 0], np.int32)})
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+def test_floor_mod_takes_the_sign_of_the_divisor_as_pythons_remainder(dtype) -> None:
+    pairs = [(7, 3), (-7, 3), (7, -3), (-7, -3), (0, 5), (6, 3), (-6, 3), (5, 7), (-5, 7)]
+    a = np.array([p[0] for p in pairs], dtype)
+    b = np.array([p[1] for p in pairs], dtype)
+    x, y = opset.parameter([len(pairs)], dtype, name="a"), opset.parameter([len(pairs)], dtype, name="b")
+    model = hs.Model([opset.floor_mod(x, y, name="r")], [x, y], name="floor_mod")
+    expected = np.array([p % q for p, q in pairs], dtype)
+    np.testing.assert_array_equal(evaluate(model, [a, b])[0], expected)
+
+
+def test_floor_mod_of_reals_matches_python_on_fractions() -> None:
+    a = np.array([5.5, -5.5, 5.5, -5.5, 0.25], np.float32)
+    b = np.array([2.0, 2.0, -2.0, -2.0, 0.5], np.float32)
+    x, y = opset.parameter([5], np.float32), opset.parameter([5], np.float32)
+    model = hs.Model([opset.floor_mod(x, y)], [x, y], name="floor_mod")
+    expected = np.array([float(p) % float(q) for p, q in zip(a, b)], np.float32)
+    np.testing.assert_array_equal(evaluate(model, [a, b])[0], expected)

@@ -50,6 +50,7 @@ def test_integer_divide_floors_or_truncates_and_mod_keeps_the_dividend_sign(
         opset.divide(pa, pb, python_division=True, name="floor"),
         opset.divide(pa, pb, python_division=False, name="trunc"),
         opset.mod(pa, pb, name="mod"),
+        opset.floor_mod(pa, pb, name="floor_mod"),
     ]
     check_against_reference(many_ops(nodes, [pa, pb]), [a, b])
 
