@@ -176,3 +176,12 @@ def test_mkdocs_build_is_strict_clean(tmp_path: Path) -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+def test_code_shown_as_source_is_in_that_file_verbatim() -> None:
+    """A block after ``<!-- source: PATH -->`` quotes PATH: the page reads on its own and cannot rot."""
+    for page in pages():
+        for block in blocks(page):
+            if block.marker.startswith("<!-- source:"):
+                path = block.marker.removeprefix("<!-- source:").removesuffix("-->").strip()
+                assert block.text in (ROOT / path).read_text(), f"{page.name}:{block.line} is not in {path}"
