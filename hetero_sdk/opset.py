@@ -25,6 +25,7 @@ from hetero_sdk.ops.activation import (
     tanh,
 )
 from hetero_sdk.ops.basic import constant, convert, parameter, result
+from hetero_sdk.ops.control_flow import if_op, loop, scan
 from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
 from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk
 from hetero_sdk.ops.elementwise import (
@@ -61,13 +62,13 @@ ceil = ceiling
 """Alias of :func:`ceiling` (OpenVINO's op is named Ceiling)."""
 
 __all__ = [
-    "abs", "add", "avg_pool", "batch_norm_inference", "broadcast", "ceil", "ceiling", "clamp", "concat",
-    "constant", "convert", "convolution", "convolution_backprop_data", "cos", "divide", "equal", "erf",
-    "exp", "floor", "floor_mod", "gather", "gelu", "greater", "greater_equal", "group_convolution", "hswish",
-    "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
+    "abs", "add", "avg_pool", "batch_norm_inference", "broadcast", "ceil", "ceiling", "clamp", "concat", "constant",
+    "convert", "convolution", "convolution_backprop_data", "cos", "divide", "equal", "erf", "exp", "floor",
+    "floor_mod", "gather", "gelu", "greater", "greater_equal", "group_convolution", "hswish", "if_op",
+    "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or", "loop",
     "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn", "negative", "non_max_suppression",
-    "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max", "reduce_mean",
-    "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "result", "select", "shape_of", "sigmoid",
-    "sin", "slice", "softmax", "split", "sqrt", "squared_difference", "squeeze", "strided_slice",
-    "subtract", "swish", "tanh", "tile", "topk", "transpose", "unsqueeze", "variadic_split",
+    "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max", "reduce_mean", "reduce_min",
+    "reduce_prod", "reduce_sum", "relu", "reshape", "result", "scan", "select", "shape_of", "sigmoid", "sin",
+    "slice", "softmax", "split", "sqrt", "squared_difference", "squeeze", "strided_slice", "subtract", "swish",
+    "tanh", "tile", "topk", "transpose", "unsqueeze", "variadic_split",
 ]  # fmt: skip

@@ -158,7 +158,7 @@ class Model:
         mapping: dict[int, Node] = {}
         for node in self.get_ops():
             inputs = [mapping[id(s.node)].output(s.index) for s in node.input_values()]
-            attrs = {k: v if isinstance(v, np.ndarray) else copy.deepcopy(v) for k, v in node.attrs.items()}
+            attrs = {k: _copied(v) for k, v in node.attrs.items()}
             twin = Node(node.op, inputs, attrs, name=node.friendly_name)
             twin._rt_info = copy.deepcopy(node._rt_info)
             for mine, theirs in zip(twin.outputs(), node.outputs()):
@@ -219,3 +219,12 @@ def _topological_order(parameters: Iterable[Node], results: Iterable[Node]) -> l
                 state[id(node)] = 2
                 order.append(node)
     return order
+
+
+def _copied(value: Any) -> Any:
+    """An attribute value for a clone: arrays shared (read-only), sub-graphs cloned, the rest deep-copied."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, Model):
+        return value.clone()
+    return copy.deepcopy(value)

@@ -233,6 +233,9 @@ class OpDef:
     structural: bool = False
     doc: str = ""
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> OpDef:
+        return self  # a definition is shared by every node of its type, never copied
+
     def __post_init__(self) -> None:
         if any(i.variadic for i in self.inputs[:-1]):
             raise ValueError(f"{self.type_name}: only the last input may be variadic")

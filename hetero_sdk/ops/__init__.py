@@ -29,6 +29,7 @@ from hetero_sdk.graph.op_def import (
 from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on import)
     activation,
     basic,
+    control_flow,
     convolution,
     detection,
     elementwise,
@@ -41,6 +42,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     shape_manipulation,
 )
 from hetero_sdk.ops.basic import as_output, as_outputs
+from hetero_sdk.ops.control_flow import bodies, loop_iterations
 from hetero_sdk.ops.folding import constant_value
 
 STRUCTURAL_OPS = frozenset(t for t, op in OPS.items() if op.structural)
@@ -49,7 +51,7 @@ STRUCTURAL_OPS = frozenset(t for t, op in OPS.items() if op.structural)
 __all__ = [
     "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INT", "INTS", "Input",
     "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "STRUCTURAL_OPS",
-    "as_output", "as_outputs", "constant_value", "define", "sdk_op_types",
+    "as_output", "as_outputs", "bodies", "constant_value", "define", "loop_iterations", "sdk_op_types",
 ]  # fmt: skip
 
 

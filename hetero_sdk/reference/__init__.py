@@ -6,6 +6,7 @@ Kernels are grouped by the same families as the op definitions in :mod:`hetero_s
 from hetero_sdk.ops.folding import LEGACY_FOLDING
 from hetero_sdk.reference import (  # noqa: F401  (registration)
     activation,
+    control_flow,
     convolution,
     detection,
     elementwise,

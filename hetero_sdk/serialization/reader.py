@@ -18,7 +18,7 @@ from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node
 from hetero_sdk.ops import OPS
 from hetero_sdk.serialization import container
-from hetero_sdk.serialization.schema import FORMAT_NAME, check_version, field, format_error
+from hetero_sdk.serialization.schema import FORMAT_NAME, SUBGRAPH_TAG, check_version, field, format_error
 from hetero_sdk.serialization.values import decode_attr
 from hetero_sdk.serialization.weights import WeightsView
 
@@ -114,28 +114,47 @@ def document_to_model(document: dict[str, Any], weights: WeightsView, source: st
 
     :raises ModelFormatError: naming the JSON path and node at fault.
     """
-    entries = field(document, "nodes", list, source, "")
+    model = _build_graph(document, weights, source, "")
+    weights.verify()
+    return model
+
+
+def _build_graph(document: dict[str, Any], weights: WeightsView, source: str, path: str) -> Model:
+    """The model (or sub-graph) of a graph document; ``path`` prefixes the JSON paths in messages."""
+    entries = field(document, "nodes", list, source, path)
     declared = {e["name"] for e in entries if type(e) is dict and type(e.get("name")) is str}
     by_name: dict[str, Node] = {}
     for i, entry in enumerate(entries):
-        node = _build_node(entry, f"nodes[{i}]", by_name, declared, weights, source)
+        node = _build_node(entry, f"{path}nodes[{i}]", by_name, declared, weights, source)
         by_name[node.friendly_name] = node
     parameters = _listed(document, "parameters", "Parameter", by_name, source)
     results = _listed(document, "results", "Result", by_name, source)
-    name = field(document, "name", str, source, "", default=None)
+    name = field(document, "name", str, source, path, default=None)
     try:
         model = Model(results, parameters, name)
     except ModelValidationError as exc:
-        raise format_error(source, "", f"the graph is invalid: {exc}", _EDITED) from exc
+        raise format_error(source, path, f"the graph is invalid: {exc}", _EDITED) from exc
     reached = {id(n) for n in model.get_ops()}
     for i, entry_name in enumerate(by_name):
         if id(by_name[entry_name]) not in reached:
             raise format_error(
-                source, f"nodes[{i}] ('{_short(entry_name)}')", "is not connected to any result", "remove the node"
+                source,
+                f"{path}nodes[{i}] ('{_short(entry_name)}')",
+                "is not connected to any result",
+                "remove the node",
             )
-    model.get_rt_info().update(field(document, "rt_info", dict, source, "", default={}))
-    weights.verify()
+    model.get_rt_info().update(field(document, "rt_info", dict, source, path, default={}))
     return model
+
+
+def _attr(value: Any, where: str, weights: WeightsView, source: str) -> Any:
+    """An attribute value: a sub-graph, or a value :func:`decode_attr` reads."""
+    if type(value) is dict and set(value) == {SUBGRAPH_TAG}:
+        graph = value[SUBGRAPH_TAG]
+        if type(graph) is not dict:
+            raise format_error(source, where, f"{SUBGRAPH_TAG} must hold a graph object", _EDITED)
+        return _build_graph(graph, weights, source, f"{where}.{SUBGRAPH_TAG}.")
+    return decode_attr(value, where, source, weights.array)
 
 
 def _build_node(
@@ -166,7 +185,7 @@ def _build_node(
     for k, ref in enumerate(field(entry, "inputs", list, source, label, default=[])):
         inputs.append(_input(ref, f"{label}.inputs[{k}]", by_name, declared, source))
     attrs = {
-        key: decode_attr(value, f"{label}.attrs.{key}", source, weights.array)
+        key: _attr(value, f"{label}.attrs.{key}", weights, source)
         for key, value in field(entry, "attrs", dict, source, label, default={}).items()
     }
     try:

@@ -29,6 +29,7 @@ __all__ = [
     "DTYPES",
     "FORMAT_NAME",
     "FORMAT_VERSION",
+    "SUBGRAPH_TAG",
     "RESAVE_HINT",
     "dtype_name",
     "field",
@@ -41,6 +42,10 @@ FORMAT_NAME = "hetero-sdk-model"
 
 FORMAT_VERSION = 1
 """The format version this SDK writes, and the newest it reads."""
+
+SUBGRAPH_TAG = "$model"
+"""The key of the one-key object holding a sub-graph attribute (an If's branches, a Loop's body): the
+graph's name, rt_info, parameters, results and nodes, its arrays in the same weights file."""
 
 ALIGNMENT = 64
 """Byte alignment of every array in the weights buffer."""

@@ -9,13 +9,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hetero_sdk.graph.model import Model
 from hetero_sdk.serialization import container
-from hetero_sdk.serialization.schema import FORMAT_NAME, FORMAT_VERSION, format_error
+from hetero_sdk.serialization.schema import FORMAT_NAME, FORMAT_VERSION, SUBGRAPH_TAG, format_error
 from hetero_sdk.serialization.values import encode_attr, rt_info_to_json
 from hetero_sdk.serialization.weights import WeightsBuilder
 
 if TYPE_CHECKING:
-    from hetero_sdk.graph.model import Model
     from hetero_sdk.graph.node import Node
 
 __all__ = ["model_to_bytes", "model_to_document", "save_model"]
@@ -66,21 +66,25 @@ def model_to_document(model: Model, weights: WeightsBuilder, source: str) -> dic
 
     :param source: the destination's name, for error messages.
     """
+    document: dict[str, Any] = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "name": None, "rt_info": None}
+    document["weights"] = None  # keeps its place before the graph; filled once the arrays are stored
+    document.update(_graph(model, weights, source, "model"))
+    document["weights"] = weights.summary()
+    return document
+
+
+def _graph(model: Model, weights: WeightsBuilder, source: str, where: str) -> dict[str, Any]:
+    """A model's graph: its name, rt_info, parameters, results and nodes (a sub-graph is stored so too)."""
     model.validate()
     if type(model.friendly_name) is not str:
-        raise format_error(source, "model", f"name {model.friendly_name!r} is not a str", "give the model a str name")
-    document: dict[str, Any] = {
-        "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
+        raise format_error(source, where, f"name {model.friendly_name!r} is not a str", "give the model a str name")
+    return {
         "name": model.friendly_name,
-        "rt_info": rt_info_to_json(model.get_rt_info(), "model rt_info", source),
-        "weights": None,
+        "rt_info": rt_info_to_json(model.get_rt_info(), f"{where} rt_info", source),
         "parameters": [p.friendly_name for p in model.get_parameters()],
         "results": [r.friendly_name for r in model.get_results()],
         "nodes": [_node_entry(node, weights, source) for node in model.get_ops()],
     }
-    document["weights"] = weights.summary()
-    return document
 
 
 def _node_entry(node: Node, weights: WeightsBuilder, source: str) -> dict[str, Any]:
@@ -88,11 +92,15 @@ def _node_entry(node: Node, weights: WeightsBuilder, source: str) -> dict[str, A
     if type(name) is not str:
         raise format_error(source, f"{node.type_name} node", f"friendly name {name!r} is not a str", _FIX_NAME)
     where = f"{node.type_name} '{name}'"
-    attrs = {}
+    attrs: dict[str, Any] = {}
     for key, value in node.attrs.items():
         if type(key) is not str:
             raise format_error(source, where, f"attribute name {key!r} is not a str", "name attributes with str")
-        attrs[key] = encode_attr(value, f"{where} attribute '{key}'", source, weights.add)
+        label = f"{where} attribute '{key}'"
+        if isinstance(value, Model):
+            attrs[key] = {SUBGRAPH_TAG: _graph(value, weights, source, label)}
+        else:
+            attrs[key] = encode_attr(value, label, source, weights.add)
     return {
         "name": name,
         "type": node.type_name,

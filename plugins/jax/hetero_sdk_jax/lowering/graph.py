@@ -18,9 +18,10 @@ import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Model, Node, PartialShape, Type
 from hetero_sdk.errors import CompilationError, HeteroSDKError, UnsupportedOperationError
+from hetero_sdk.ops import bodies
 from hetero_sdk.reference import kernel_types, run_node
 
-from hetero_sdk_jax.lowering.registry import get_lowering
+from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, get_lowering
 
 __all__ = ["Analysis", "analyze", "lower", "specialize"]
 
@@ -105,7 +106,7 @@ def analyze(model: Model) -> Analysis:
                     node.get_output_element_type(i) in _WIDE and (id(node), i) in used
                     for i in range(node.get_output_size())
                 )
-                needs_x64 |= wide_in or wide_out
+                needs_x64 |= wide_in or wide_out or any(analyze(body).needs_x64 for body in bodies(node))
         if reason is not None:
             reasons[id(node)] = reason
         for i in range(node.get_output_size()):
@@ -133,7 +134,13 @@ def _lowering_problem(node: Node, in_levels: Sequence[int], shapes_ok: bool) -> 
         return f"input(s) {unknown} must be known at compile time (XLA compiles static shapes)"
     if not shapes_ok:
         return "an input's shape depends on values computed in the model"
-    return None
+    for body in bodies(node):
+        inner = analyze(body)
+        if inner.reasons:
+            failing = [f"{n.type_name} '{n.friendly_name}'" for n in body.get_ops() if not inner.supports(n)]
+            return f"its body '{body.friendly_name}' has ops XLA cannot run: {', '.join(failing[:5])}"
+    check = LOWERING_CHECKS.find(node.type_name)
+    return None if check is None else check(node)
 
 
 def specialize(model: Model, shapes: Sequence[Sequence[int]]) -> Model:

@@ -18,7 +18,17 @@ from hetero_sdk.ops import OPS, OpDef
 from hetero_sdk.registry import Registry
 from jax import lax
 
-__all__ = ["LOWERINGS", "Lowering", "get_lowering", "lowering", "lowering_types", "precision_of", "widened"]
+__all__ = [
+    "LOWERINGS",
+    "LOWERING_CHECKS",
+    "Lowering",
+    "lowering_check",
+    "get_lowering",
+    "lowering",
+    "lowering_types",
+    "precision_of",
+    "widened",
+]
 
 LoweringFn = Callable[..., Any]
 """``fn(node, *inputs) -> array | tuple of arrays``: inputs whose values decide output shapes are
@@ -45,6 +55,15 @@ LOWERINGS: Registry[LoweringFn] = Registry("XLA lowering", UnsupportedOperationE
 
 lowering = LOWERINGS
 """Registers the decorated function as the lowering of each op type named: ``@lowering("MatMul")``."""
+
+LoweringCheck = Callable[[Any], "str | None"]
+"""``check(node) -> reason or None``: why XLA cannot run a node its lowering handles in general."""
+
+LOWERING_CHECKS: Registry[LoweringCheck] = Registry("XLA lowering check", UnsupportedOperationError)
+"""Checks of the ops XLA runs only in some configurations (control flow with shapes that stay static)."""
+
+lowering_check = LOWERING_CHECKS
+"""Registers the decorated function as the check of each op type named: ``@lowering_check("Loop")``."""
 
 
 def get_lowering(op: OpDef | str) -> Lowering | None:

@@ -1,0 +1,355 @@
+"""Control flow: If, Loop and Scan, ops whose attributes hold sub-graphs (bodies, each a :class:`Model`).
+
+A body's Parameters receive the op's inputs, its Results give the op's outputs, as listed below. A
+body reads no tensor of the outer graph directly: what it needs from outside is an input of the op
+(ONNX's frontend turns captured outer values into such inputs). HETERO places an op and its bodies on
+one device.
+
+- ``If(cond, *inputs)``: runs ``then_body`` or ``else_body``; both take ``inputs`` and give one
+  Result per output of the op.
+- ``Loop(trip_count, condition, *carried, *invariant)`` (OpenVINO's Loop, ONNX's semantics): the body
+  takes ``(iteration, condition, *carried, *invariant)`` and gives ``(condition, *carried, *scanned)``;
+  it runs while the condition holds and fewer than ``trip_count`` iterations ran (``-1``: no limit).
+  The op gives the last carried values, then each scanned value of every iteration stacked on a new
+  first axis.
+- ``Scan(*states, *scan_inputs, *invariant)`` (ONNX's Scan): the body takes ``(*states, *slices,
+  *invariant)`` and gives ``(*states, *scanned)``; it runs once per slice of the scan inputs along
+  their scan axes. The op gives the last states, then the scanned values stacked along their axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hetero_sdk.element_type import Type
+from hetero_sdk.graph.model import Model
+from hetero_sdk.graph.node import Node, Output
+from hetero_sdk.graph.op_def import INT, INTS, Attr, AttrKind, Input, OpDef, OutputSpec, define
+from hetero_sdk.ops.basic import as_output, as_outputs
+from hetero_sdk.ops.checks import INDEX_TYPES
+from hetero_sdk.ops.folding import constant_value
+from hetero_sdk.shape import DYNAMIC, PartialShape
+
+__all__ = ["BODY", "IF", "LOOP", "SCAN", "bodies", "if_op", "loop", "loop_iterations", "scan"]
+
+
+def _body(value: Any) -> Model:
+    if not isinstance(value, Model):
+        raise ValueError(f"must be a Model (a sub-graph), got {type(value).__name__}")
+    return value
+
+
+BODY = AttrKind("model", _body)
+"""The kind of an attribute holding a sub-graph."""
+
+_BOOLEAN = frozenset({Type.boolean})
+
+
+def bodies(node: Node) -> list[Model]:
+    """The sub-graphs ``node`` carries (empty for ops without any)."""
+    return [value for value in node.attrs.values() if isinstance(value, Model)]
+
+
+def _ports(body: Model) -> tuple[list[Output], list[Output]]:
+    return [p.output(0) for p in body.get_parameters()], [r.input_value(0) for r in body.get_results()]
+
+
+Signature = tuple[Type, PartialShape]
+
+
+def _signature(value: Output) -> Signature:
+    return value.element_type, value.partial_shape
+
+
+def _check_binding(node: Node, what: str, parameters: Sequence[Node], values: Sequence[Signature]) -> None:
+    """Raises unless there is one body Parameter per value, each of its element type and a compatible shape."""
+    if len(parameters) != len(values):
+        raise node.error(f"{what} has {len(parameters)} Parameter(s) but receives {len(values)} value(s)")
+    for index, (parameter, (element_type, shape)) in enumerate(zip(parameters, values)):
+        port = parameter.output(0)
+        if port.element_type != element_type or port.partial_shape.merge(shape) is None:
+            raise node.error(
+                f"{what} Parameter {index} ('{port.any_name}') is {port.element_type.value}{port.partial_shape} "
+                f"but receives {element_type.value}{shape}"
+            )
+
+
+def _joined(a: PartialShape, b: PartialShape) -> PartialShape | None:
+    """The shape both ``a`` and ``b`` fit: equal dims kept, differing ones dynamic; None for other ranks."""
+    if a.rank != b.rank:
+        return None
+    return PartialShape([x if x == y else DYNAMIC for x, y in zip(a.dims, b.dims)])
+
+
+def _scalar_flag(node: Node, index: int, what: str) -> None:
+    shape = node.input_value(index).partial_shape
+    if shape.dims not in ((), (1,), (DYNAMIC,)):
+        raise node.error(f"{what} must be a scalar (or one element), got shape {shape}")
+
+
+# -- If -------------------------------------------------------------------------------------------------
+
+
+def _infer_if(node: Node) -> list[OutputSpec]:
+    _scalar_flag(node, 0, "cond")
+    values = [_signature(v) for v in node.input_values()[1:]]
+    then_body, else_body = node.attrs["then_body"], node.attrs["else_body"]
+    _check_binding(node, "then_body", then_body.get_parameters(), values)
+    _check_binding(node, "else_body", else_body.get_parameters(), values)
+    then_out, else_out = _ports(then_body)[1], _ports(else_body)[1]
+    if len(then_out) != len(else_out):
+        raise node.error(f"then_body gives {len(then_out)} result(s), else_body {len(else_out)}; they must agree")
+    known = constant_value(node.input_value(0))
+    if known is not None:
+        return [(o.element_type, o.partial_shape) for o in (then_out if bool(known.reshape(-1)[0]) else else_out)]
+    specs: list[OutputSpec] = []
+    for index, (a, b) in enumerate(zip(then_out, else_out)):
+        shape = _joined(a.partial_shape, b.partial_shape)
+        if a.element_type != b.element_type or shape is None:
+            raise node.error(
+                f"output {index}: then_body gives {a.element_type.value}{a.partial_shape}, else_body "
+                f"{b.element_type.value}{b.partial_shape}; the branches must agree on element type and rank"
+            )
+        specs.append((a.element_type, shape))
+    return specs
+
+
+IF = define(
+    OpDef(
+        "If",
+        "control_flow",
+        _infer_if,
+        inputs=(Input("cond", _BOOLEAN), Input("inputs", optional=True, variadic=True)),
+        attrs=(
+            Attr("then_body", BODY, doc="the sub-graph run when cond is true"),
+            Attr("else_body", BODY, doc="the sub-graph run when cond is false"),
+        ),
+        version="opset8",
+        doc="Runs one of two sub-graphs on the inputs, chosen by a boolean scalar.",
+    )
+)
+
+
+def if_op(cond: Any, then_body: Model, else_body: Model, inputs: Sequence[Any] = (), name: str | None = None) -> Node:
+    """Runs ``then_body`` or ``else_body`` on ``inputs`` (``If``), as ``cond`` says.
+
+    :param cond: a boolean scalar (or one-element tensor).
+    :param then_body: a Model with one Parameter per input and one Result per output of the op.
+    :param else_body: the same, for a false ``cond``.
+    :param inputs: the values both bodies receive, in the order of their Parameters.
+    :param name: the node's friendly name.
+    :returns: the node; its outputs are the taken body's Results.
+    """
+    attrs = {"then_body": then_body, "else_body": else_body}
+    return Node(IF, [as_output(cond), *as_outputs(inputs)], attrs, name)
+
+
+# -- Loop -----------------------------------------------------------------------------------------------
+
+
+def _infer_loop(node: Node) -> list[OutputSpec]:
+    _scalar_flag(node, 0, "trip_count")
+    _scalar_flag(node, 1, "condition")
+    body: Model = node.attrs["body"]
+    invariant = node.attrs["num_invariant_inputs"]
+    values = node.input_values()[2:]
+    if not 0 <= invariant <= len(values):
+        raise node.error(f"num_invariant_inputs={invariant} is out of range for {len(values)} loop input(s)")
+    carried = values[: len(values) - invariant]
+    parameters, results = _ports(body)
+    if len(parameters) != 2 + len(values):
+        raise node.error(
+            f"body has {len(parameters)} Parameter(s); a Loop over {len(carried)} carried and {invariant} "
+            f"invariant value(s) needs {2 + len(values)}: iteration, condition, then the values"
+        )
+    iteration, condition = parameters[0], parameters[1]
+    if iteration.element_type not in INDEX_TYPES or condition.element_type != Type.boolean:
+        raise node.error("body Parameter 0 (the iteration) must be i32 or i64, and Parameter 1 (the condition) boolean")
+    _check_binding(node, "body", body.get_parameters()[2:], [_signature(v) for v in values])
+    if len(results) < 1 + len(carried) or results[0].element_type != Type.boolean:
+        raise node.error(f"body must give a boolean condition, then {len(carried)} carried value(s), then scanned ones")
+    known = loop_iterations(node)
+    count = DYNAMIC if known is None else known
+    specs: list[OutputSpec] = []
+    for index, (initial, final) in enumerate(zip(carried, results[1 : 1 + len(carried)])):
+        shape = _joined(initial.partial_shape, final.partial_shape)
+        if initial.element_type != final.element_type or shape is None:
+            raise node.error(
+                f"carried value {index} starts as {initial.element_type.value}{initial.partial_shape} but the body "
+                f"gives {final.element_type.value}{final.partial_shape}; element type and rank must stay"
+            )
+        specs.append((initial.element_type, shape))
+    specs += [(r.element_type, PartialShape([count, *r.partial_shape.dims])) for r in results[1 + len(carried) :]]
+    return specs
+
+
+def loop_iterations(node: Node) -> int | None:
+    """How many iterations a Loop node runs, when that is known while building: its trip count is a
+    known non-negative number, its initial condition is known, and its body passes the condition on
+    unchanged (or gives a constant true), so nothing but the trip count ends it."""
+    trips = constant_value(node.input_value(0))
+    start = constant_value(node.input_value(1))
+    if trips is None or start is None or int(trips.reshape(-1)[0]) < 0:
+        return None
+    if not bool(start.reshape(-1)[0]):
+        return 0
+    body: Model = node.attrs["body"]
+    source = body.get_results()[0].input_value(0).node
+    unchanged = source is body.get_parameters()[1]
+    always = source.type_name == "Constant" and bool(source.attrs["value"].all())
+    return int(trips.reshape(-1)[0]) if unchanged or always else None
+
+
+LOOP = define(
+    OpDef(
+        "Loop",
+        "control_flow",
+        _infer_loop,
+        inputs=(
+            Input("trip_count", INDEX_TYPES, doc="the most iterations; -1 for no limit"),
+            Input("condition", _BOOLEAN, doc="whether the first iteration runs"),
+            Input("values", optional=True, variadic=True, doc="carried values, then invariant ones"),
+        ),
+        attrs=(
+            Attr("body", BODY, doc="(iteration, condition, *carried, *invariant) -> (condition, *carried, *scanned)"),
+            Attr("num_invariant_inputs", INT, 0, doc="how many of the last inputs the body reads unchanged"),
+        ),
+        version="opset5",
+        doc="Runs a sub-graph while its condition holds, carrying values from one iteration to the next and "
+        "stacking values of every iteration.",
+    )
+)
+
+
+def loop(
+    trip_count: Any,
+    condition: Any,
+    body: Model,
+    carried: Sequence[Any] = (),
+    invariant: Sequence[Any] = (),
+    name: str | None = None,
+) -> Node:
+    """Runs ``body`` repeatedly (``Loop``): while its condition holds, at most ``trip_count`` times.
+
+    :param trip_count: an i64 or i32 scalar; ``-1`` for no limit.
+    :param condition: a boolean scalar: whether the first iteration runs.
+    :param body: a Model taking ``(iteration, condition, *carried, *invariant)`` and giving
+        ``(condition, *carried, *scanned)``.
+    :param carried: the initial values carried from iteration to iteration.
+    :param invariant: values every iteration reads unchanged.
+    :param name: the node's friendly name.
+    :returns: the node; outputs: the final carried values, then each scanned value stacked on axis 0.
+    """
+    inputs = [as_output(trip_count), as_output(condition), *as_outputs(carried), *as_outputs(invariant)]
+    return Node(LOOP, inputs, {"body": body, "num_invariant_inputs": len(invariant)}, name)
+
+
+# -- Scan -----------------------------------------------------------------------------------------------
+
+
+def _axis(node: Node, value: int, rank: int, what: str) -> int:
+    if not -rank <= value < rank:
+        raise node.error(f"{what} {value} is out of range for rank {rank}")
+    return value % rank
+
+
+def _infer_scan(node: Node) -> list[OutputSpec]:
+    body: Model = node.attrs["body"]
+    m, invariant = node.attrs["num_scan_inputs"], node.attrs["num_invariant_inputs"]
+    values = node.input_values()
+    n = len(values) - m - invariant
+    if m < 1 or n < 0:
+        raise node.error(f"{len(values)} input(s) cannot hold {m} scan input(s) and {invariant} invariant one(s)")
+    input_axes = node.attrs["scan_input_axes"] or [0] * m
+    if len(input_axes) != m or len(node.attrs["scan_input_directions"] or [0] * m) != m:
+        raise node.error(f"scan_input_axes and scan_input_directions need {m} value(s)")
+    scanned = values[n : n + m]
+    axes = [_axis(node, a, v.partial_shape.rank, "scan_input_axes value") for a, v in zip(input_axes, scanned)]
+    lengths = {v.partial_shape[a] for v, a in zip(scanned, axes)} - {DYNAMIC}
+    if len(lengths) > 1:
+        raise node.error(f"the scan inputs have different lengths along their scan axes: {sorted(lengths)}")
+    length = lengths.pop() if lengths else DYNAMIC
+    slices = [(v.element_type, _without(v.partial_shape, a)) for v, a in zip(scanned, axes)]
+    bound = [*map(_signature, values[:n]), *slices, *map(_signature, values[n + m :])]
+    _check_binding(node, "body", body.get_parameters(), bound)
+    results = _ports(body)[1]
+    if len(results) < n:
+        raise node.error(f"body gives {len(results)} result(s); it must give the {n} state(s) first")
+    k = len(results) - n
+    output_axes = node.attrs["scan_output_axes"] or [0] * k
+    if len(output_axes) != k or len(node.attrs["scan_output_directions"] or [0] * k) != k:
+        raise node.error(f"scan_output_axes and scan_output_directions need {k} value(s)")
+    specs: list[OutputSpec] = []
+    for index, (initial, final) in enumerate(zip(values[:n], results[:n])):
+        shape = _joined(initial.partial_shape, final.partial_shape)
+        if initial.element_type != final.element_type or shape is None:
+            raise node.error(f"state {index}: the body changes its element type or rank")
+        specs.append((initial.element_type, shape))
+    for result, axis in zip(results[n:], output_axes):
+        dims = list(result.partial_shape.dims)
+        dims.insert(_axis(node, axis, len(dims) + 1, "scan_output_axes value"), length)
+        specs.append((result.element_type, PartialShape(dims)))
+    return specs
+
+
+def _without(shape: PartialShape, axis: int) -> PartialShape:
+    """``shape`` without ``axis``: what a body sees of one slice."""
+    return PartialShape(shape.dims[:axis] + shape.dims[axis + 1 :])
+
+
+SCAN = define(
+    OpDef(
+        "Scan",
+        "control_flow",
+        _infer_scan,
+        inputs=(Input("values", variadic=True, doc="states, then scan inputs, then invariant values"),),
+        attrs=(
+            Attr("body", BODY, doc="(*states, *slices, *invariant) -> (*states, *scanned)"),
+            Attr("num_scan_inputs", INT, doc="how many inputs are scanned"),
+            Attr("num_invariant_inputs", INT, 0, doc="how many of the last inputs the body reads unchanged"),
+            Attr("scan_input_axes", INTS, [], doc="the axis each scan input is sliced along (default 0)"),
+            Attr("scan_input_directions", INTS, [], doc="0: first slice first; 1: last slice first"),
+            Attr("scan_output_axes", INTS, [], doc="the axis each scanned output is stacked along (default 0)"),
+            Attr("scan_output_directions", INTS, [], doc="0: first iteration first; 1: last iteration first"),
+        ),
+        version="onnx9",
+        doc="Runs a sub-graph once per slice of its scan inputs, carrying states and stacking outputs.",
+    )
+)
+
+
+def scan(
+    body: Model,
+    states: Sequence[Any],
+    scan_inputs: Sequence[Any],
+    invariant: Sequence[Any] = (),
+    scan_input_axes: Sequence[int] = (),
+    scan_input_directions: Sequence[int] = (),
+    scan_output_axes: Sequence[int] = (),
+    scan_output_directions: Sequence[int] = (),
+    name: str | None = None,
+) -> Node:
+    """Runs ``body`` once per slice of ``scan_inputs`` (``Scan``, as ONNX's).
+
+    :param body: a Model taking ``(*states, *slices, *invariant)`` and giving ``(*states, *scanned)``.
+    :param states: the initial states.
+    :param scan_inputs: the tensors sliced along their scan axes; all as long along them.
+    :param invariant: values every iteration reads unchanged.
+    :param scan_input_axes: each scan input's axis (default 0).
+    :param scan_input_directions: 1 to scan an input from its last slice (default 0).
+    :param scan_output_axes: the axis each scanned output is stacked along (default 0).
+    :param scan_output_directions: 1 to stack an output's slices from the last iteration (default 0).
+    :param name: the node's friendly name.
+    :returns: the node; outputs: the final states, then the stacked scanned values.
+    """
+    attrs = {
+        "body": body,
+        "num_scan_inputs": len(scan_inputs),
+        "num_invariant_inputs": len(invariant),
+        "scan_input_axes": list(scan_input_axes),
+        "scan_input_directions": list(scan_input_directions),
+        "scan_output_axes": list(scan_output_axes),
+        "scan_output_directions": list(scan_output_directions),
+    }
+    return Node(SCAN, [*as_outputs(states), *as_outputs(scan_inputs), *as_outputs(invariant)], attrs, name)
