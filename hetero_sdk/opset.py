@@ -55,6 +55,7 @@ from hetero_sdk.ops.linear_algebra import matmul
 from hetero_sdk.ops.movement import concat, gather, pad, slice, split, strided_slice, transpose, variadic_split
 from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, mvn, softmax
 from hetero_sdk.ops.pooling import avg_pool, max_pool
+from hetero_sdk.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
 from hetero_sdk.ops.reduction import reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
 from hetero_sdk.ops.shape_manipulation import broadcast, range, reshape, shape_of, squeeze, tile, unsqueeze
 
@@ -64,11 +65,11 @@ ceil = ceiling
 __all__ = [
     "abs", "add", "avg_pool", "batch_norm_inference", "broadcast", "ceil", "ceiling", "clamp", "concat", "constant",
     "convert", "convolution", "convolution_backprop_data", "cos", "divide", "equal", "erf", "exp", "floor",
-    "floor_mod", "gather", "gelu", "greater", "greater_equal", "group_convolution", "hswish", "if_op",
-    "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or", "loop",
-    "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn", "negative", "non_max_suppression",
-    "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max", "reduce_mean", "reduce_min",
-    "reduce_prod", "reduce_sum", "relu", "reshape", "result", "scan", "select", "shape_of", "sigmoid", "sin",
-    "slice", "softmax", "split", "sqrt", "squared_difference", "squeeze", "strided_slice", "subtract", "swish",
-    "tanh", "tile", "topk", "transpose", "unsqueeze", "variadic_split",
+    "floor_mod", "gather", "gelu", "greater", "greater_equal", "group_convolution", "gru_sequence", "hswish",
+    "if_op", "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
+    "loop", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn", "negative",
+    "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max",
+    "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "result", "rnn_sequence", "scan",
+    "select", "shape_of", "sigmoid", "sin", "slice", "softmax", "split", "sqrt", "squared_difference", "squeeze",
+    "strided_slice", "subtract", "swish", "tanh", "tile", "topk", "transpose", "unsqueeze", "variadic_split",
 ]  # fmt: skip

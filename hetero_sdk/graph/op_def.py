@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INT", "INTS", "Input",
-    "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "define",
+    "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "STRINGS", "define",
 ]  # fmt: skip
 
 OutputSpec = tuple[Type, PartialShape | Sequence[int]]
@@ -95,6 +95,12 @@ def _ints(value: Any) -> list[int]:
     return ints
 
 
+def _lower_strings(value: Any) -> list[str]:
+    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+        raise ValueError("must be a list of strings")
+    return [v.lower() for v in value]
+
+
 def _floats(value: Any) -> list[float]:
     try:
         return [float(v) for v in value]
@@ -129,6 +135,7 @@ STRING = AttrKind("string", _string)
 LOWER_STRING = AttrKind("string (case-insensitive)", lambda v: _string(v).lower())
 INTS = AttrKind("list of int", _ints)
 FLOATS = AttrKind("list of float", _floats)
+STRINGS = AttrKind("list of string (case-insensitive)", _lower_strings)
 ELEMENT_TYPE = AttrKind("element type", _element_type)
 PARTIAL_SHAPE = AttrKind("shape", _partial_shape)
 ARRAY = AttrKind("array", _array)

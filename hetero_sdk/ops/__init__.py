@@ -19,6 +19,7 @@ from hetero_sdk.graph.op_def import (
     PARTIAL_SHAPE,
     REQUIRED,
     STRING,
+    STRINGS,
     Attr,
     AttrKind,
     Input,
@@ -38,6 +39,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     movement,
     normalization,
     pooling,
+    recurrent,
     reduction,
     shape_manipulation,
 )
@@ -50,7 +52,7 @@ STRUCTURAL_OPS = frozenset(t for t, op in OPS.items() if op.structural)
 
 __all__ = [
     "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INT", "INTS", "Input",
-    "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "STRUCTURAL_OPS",
+    "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "STRINGS", "STRUCTURAL_OPS",
     "as_output", "as_outputs", "bodies", "constant_value", "define", "loop_iterations", "sdk_op_types",
 ]  # fmt: skip
 
