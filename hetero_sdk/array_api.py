@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["namespace"]
+__all__ = ["namespace", "widened"]
 
 
 def namespace(*arrays: Any) -> ModuleType:
@@ -21,3 +21,11 @@ def namespace(*arrays: Any) -> ModuleType:
         if get is not None:
             return get()  # type: ignore[no-any-return]
     return np
+
+
+def widened(x: Any) -> Any:
+    """``x`` in f32 when it is a 16-bit float (f16, bf16), else unchanged: kernels compute narrow floats
+    in f32 and round the result back, as reference backends do."""
+    if x.dtype.itemsize < 4 and np.dtype(x.dtype).kind in "fV":  # ml_dtypes' bfloat16 has kind "V"
+        return namespace(x).astype(x, np.float32)
+    return x

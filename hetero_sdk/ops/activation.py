@@ -1,25 +1,164 @@
-"""Unary elementwise math and activations: Relu, Sigmoid, Exp, Gelu, Clamp, Floor, Sin..."""
+"""Unary elementwise math and activations: Relu, Sigmoid, Exp, Gelu, Clamp, Floor, Sin...
+
+16-bit floats (f16, bf16) are computed in f32 and rounded back, as reference backends do. Every op
+but Erf and Gelu carries its array-API kernel; Erf and Gelu (``ERF`` mode) need an error function,
+which the array API lacks, so numpy and XLA each compute it their own way.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from hetero_sdk.array_api import namespace, widened
+from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
-from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_attr, expect_inputs, expect_type
-from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
+from hetero_sdk.graph.op_def import FLOAT, STRING, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.ops.basic import as_output
+from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES
 
 __all__ = [
-    "abs", "ceiling", "clamp", "cos", "erf", "exp", "floor", "gelu", "hswish", "log", "negative", "relu",
-    "sigmoid", "sin", "sqrt", "swish", "tanh",
+    "CLAMP", "GELU", "SWISH", "UNARY_OPS", "abs", "ceiling", "clamp", "cos", "erf", "exp", "floor", "gelu",
+    "gelu_tanh", "hswish", "log", "negative", "relu", "sigmoid", "sin", "sqrt", "swish", "tanh",
 ]  # fmt: skip
 
-# Ops that accept integers too; the rest need real (floating-point) inputs.
-NUMERIC_UNARY = ("Relu", "Abs", "Negative")
-REAL_UNARY = ("Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "HSwish", "Floor", "Ceiling", "Sin", "Cos")
+
+def _same_as_input(node: Node) -> list[OutputSpec]:
+    source = node.input_value(0)
+    return [(source.element_type, source.partial_shape)]
+
+
+def _unary_def(
+    type_name: str, types: frozenset[Type], evaluate: Callable[..., Any] | None, doc: str, *attrs: Attr,
+    version: str = "opset1",
+) -> OpDef:  # fmt: skip
+    inputs = (Input(types=types),)
+    return define(OpDef(type_name, "activation", _same_as_input, inputs, attrs, version, evaluate, doc=doc))
+
+
+def _math(function: str) -> Callable[..., Any]:
+    """The kernel applying the array API function ``function``, in f32 for 16-bit floats."""
+
+    def evaluate(node: Node, x: Any) -> Any:
+        return getattr(namespace(x), function)(widened(x))
+
+    evaluate.__qualname__ = f"evaluate_{function}"
+    return evaluate
+
+
+def _sigmoid(x: Any) -> Any:
+    return 1 / (1 + namespace(x).exp(-x))
+
+
+def _relu(node: Node, x: Any) -> Any:
+    return namespace(x).maximum(x, 0)
+
+
+def _hswish(node: Node, x: Any) -> Any:
+    x = widened(x)
+    return x * namespace(x).clip(x + 3, 0, 6) / 6
+
+
+def gelu_tanh(x: Any) -> Any:
+    """Gelu's tanh approximation (without pow: it keeps the input's precision)."""
+    return 0.5 * x * (1 + namespace(x).tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))))
+
+
+def _swish(node: Node, x: Any, beta: Any = None) -> Any:
+    x = widened(x)
+    scaled = x if beta is None else namespace(x).astype(namespace(x).reshape(beta, ()), x.dtype) * x
+    return x * _sigmoid(scaled)
+
+
+def _clamp(node: Node, x: Any) -> Any:
+    low, high = node.attrs["min"], node.attrs["max"]
+    if Type.of(x.dtype).is_integral:  # bounds round inward, then saturate at the type's limits
+        info = _integer_limits(x.dtype)
+        low = min(max(math.ceil(low), info[0]), info[1])
+        high = min(max(math.floor(high), info[0]), info[1])
+    return namespace(x).clip(x, low, high)
+
+
+def _integer_limits(dtype: Any) -> tuple[int, int]:
+
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def _infer_swish(node: Node) -> list[OutputSpec]:
+    element_type = node.input_value(0).element_type
+    if node.get_input_size() == 2:
+        beta = node.input_value(1)
+        scalar = beta.partial_shape.dims in ((), (1,), (-1,))
+        if beta.element_type != element_type or not scalar:
+            raise node.error(
+                f"beta must be a scalar of type {element_type.value}, got {beta.element_type.value}{beta.partial_shape}"
+            )
+    return _same_as_input(node)
+
+
+def _infer_clamp(node: Node) -> list[OutputSpec]:
+    low, high = node.attrs["min"], node.attrs["max"]
+    if low > high:
+        raise node.error(f"attributes min={low!r} and max={high!r} must be numbers with min <= max")
+    return _same_as_input(node)
+
+
+_NUMERIC = {"Relu": (_relu, "max(x, 0)"), "Abs": (_math("abs"), "|x|"), "Negative": (_math("negative"), "-x")}
+_REAL = {
+    "Sigmoid": (lambda node, x: _sigmoid(widened(x)), "1 / (1 + exp(-x))"),
+    "Tanh": (_math("tanh"), "hyperbolic tangent"),
+    "Exp": (_math("exp"), "e ** x"),
+    "Log": (_math("log"), "natural logarithm"),
+    "Sqrt": (_math("sqrt"), "square root"),
+    "Erf": (None, "the Gauss error function"),
+    "HSwish": (_hswish, "x * min(max(x + 3, 0), 6) / 6"),
+    "Floor": (_math("floor"), "round toward -inf"),
+    "Ceiling": (_math("ceil"), "round toward +inf"),
+    "Sin": (_math("sin"), "sine"),
+    "Cos": (_math("cos"), "cosine"),
+}
+
+UNARY_OPS: dict[str, OpDef] = {
+    **{t: _unary_def(t, NUMERIC_TYPES, fn, doc) for t, (fn, doc) in _NUMERIC.items()},
+    **{t: _unary_def(t, REAL_TYPES, fn, doc) for t, (fn, doc) in _REAL.items()},
+}
+"""The one-input activations without attributes, by type name."""
+
+GELU = _unary_def(
+    "Gelu", REAL_TYPES, None, "Gaussian error linear unit: x * Phi(x), exactly (ERF) or by tanh (TANH)",
+    Attr("approximation_mode", STRING, "ERF", ("ERF", "TANH"), doc="exact (ERF) or the tanh approximation"),
+    version="opset7",
+)  # fmt: skip
+SWISH = define(
+    OpDef(
+        "Swish",
+        "activation",
+        _infer_swish,
+        inputs=(Input(types=REAL_TYPES), Input("beta", REAL_TYPES, optional=True, doc="a scalar, 1.0 by default")),
+        version="opset4",
+        evaluate=_swish,
+        doc="x * sigmoid(beta * x)",
+    )
+)
+CLAMP = define(
+    OpDef(
+        "Clamp",
+        "activation",
+        _infer_clamp,
+        inputs=(Input(types=NUMERIC_TYPES),),
+        attrs=(Attr("min", FLOAT, doc="the lower bound"), Attr("max", FLOAT, doc="the upper bound")),
+        evaluate=_clamp,
+        doc="Clips values to [min, max]; for integers the bounds round inward.",
+    )
+)
 
 
 def _unary(type_name: str, data: Any, name: str | None, **attrs: Any) -> Node:
-    return Node(type_name, [as_output(data)], attrs, name)
+    return Node(UNARY_OPS[type_name], [as_output(data)], attrs, name)
 
 
 def relu(data: Any, name: str | None = None) -> Node:
@@ -72,7 +211,7 @@ def gelu(data: Any, approximation_mode: str = "ERF", name: str | None = None) ->
 
     :param approximation_mode: ``ERF`` (exact) or ``TANH`` (the tanh approximation).
     """
-    return _unary("Gelu", data, name, approximation_mode=approximation_mode.upper())
+    return Node(GELU, [as_output(data)], {"approximation_mode": approximation_mode.upper()}, name)
 
 
 def swish(data: Any, beta: Any = None, name: str | None = None) -> Node:
@@ -80,7 +219,7 @@ def swish(data: Any, beta: Any = None, name: str | None = None) -> Node:
     inputs = [as_output(data)]
     if beta is not None:
         inputs.append(as_output(beta, like=inputs[0]))
-    return Node("Swish", inputs, {}, name)
+    return Node(SWISH, inputs, {}, name)
 
 
 def hswish(data: Any, name: str | None = None) -> Node:
@@ -90,7 +229,7 @@ def hswish(data: Any, name: str | None = None) -> Node:
 
 def clamp(data: Any, min_value: float, max_value: float, name: str | None = None) -> Node:
     """Clips values to ``[min_value, max_value]`` (``Clamp``)."""
-    return _unary("Clamp", data, name, min=float(min_value), max=float(max_value))
+    return Node(CLAMP, [as_output(data)], {"min": min_value, "max": max_value}, name)
 
 
 def floor(data: Any, name: str | None = None) -> Node:
@@ -111,44 +250,3 @@ def sin(data: Any, name: str | None = None) -> Node:
 def cos(data: Any, name: str | None = None) -> Node:
     """Cosine (``Cos``)."""
     return _unary("Cos", data, name)
-
-
-def _same_as_input(node: Node, allowed: frozenset[Any]) -> list[OutputSpec]:
-    expect_inputs(node, 1)
-    element_type = expect_type(node, 0, allowed)
-    return [(element_type, node.input_value(0).partial_shape)]
-
-
-for _type_name in NUMERIC_UNARY:
-    register_op(_type_name, "activation")(lambda node: _same_as_input(node, NUMERIC_TYPES))
-for _type_name in REAL_UNARY:
-    register_op(_type_name, "activation")(lambda node: _same_as_input(node, REAL_TYPES))
-
-
-@register_op("Gelu", "activation", "opset7")
-def _gelu(node: Node) -> list[OutputSpec]:
-    node.attrs.setdefault("approximation_mode", "ERF")
-    expect_attr(node, "approximation_mode", ("ERF", "TANH"))
-    return _same_as_input(node, REAL_TYPES)
-
-
-@register_op("Swish", "activation", "opset4")
-def _swish(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 1, 2)
-    element_type = expect_type(node, 0, REAL_TYPES)
-    if node.get_input_size() == 2:
-        beta = node.input_value(1)
-        scalar = beta.partial_shape.dims in ((), (1,), (-1,))
-        if beta.element_type != element_type or not scalar:
-            raise node.error(
-                f"beta must be a scalar of type {element_type.value}, got {beta.element_type.value}{beta.partial_shape}"
-            )
-    return [(element_type, node.input_value(0).partial_shape)]
-
-
-@register_op("Clamp", "activation")
-def _clamp(node: Node) -> list[OutputSpec]:
-    low, high = node.attrs.get("min"), node.attrs.get("max")
-    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)) or low > high:
-        raise node.error(f"attributes min={low!r} and max={high!r} must be numbers with min <= max")
-    return _same_as_input(node, NUMERIC_TYPES)

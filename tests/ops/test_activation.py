@@ -178,7 +178,7 @@ def test_shapes_and_dynamic_dims_pass_through() -> None:
         (lambda: opset.clamp(opset.parameter([2]), 3.0, 1.0, name="bad"),
          "Clamp 'bad': attributes min=3.0 and max=1.0 must be numbers with min <= max"),
         (lambda: hs.Node("Clamp", [opset.parameter([2]).output(0)], {"min": "a", "max": 1.0}, name="bad"),
-         "Clamp 'bad': attributes min='a'"),
+         "Clamp 'bad': attribute min='a' must be a number"),
         (lambda: opset.clamp(opset.parameter([2], hs.Type.boolean), 0, 1, name="bad"),
          "Clamp 'bad': input 0 has element type boolean"),
         (lambda: hs.Node("Tanh", [], {}, name="bad"), r"Tanh 'bad': expects 1 input\(s\), got 0"),

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import jax.numpy as jnp
 import numpy as np
+from hetero_sdk.array_api import widened
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.ops import OPS, OpDef
 from hetero_sdk.registry import Registry
@@ -79,11 +79,6 @@ def get_lowering(op: OpDef | str) -> Lowering | None:
 def lowering_types() -> list[str]:
     """Every op type XLA can lower, sorted."""
     return sorted(t for t, op in OPS.items() if get_lowering(op) is not None)
-
-
-def widened(x: jnp.ndarray) -> jnp.ndarray:
-    """f16 and bf16 computed in f32 (as the reference kernels do); other types unchanged."""
-    return x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) and x.dtype.itemsize < 4 else x
 
 
 def precision_of(dtype: Any) -> lax.Precision:
