@@ -1,168 +1,36 @@
-"""The table of op generators: for each op type, a hypothesis strategy drawing small models around
-one op (shapes, attributes, element types and values) with the tolerance to compare them at.
-
-Families register their generators with :func:`generator` (see ``gen_elementwise``, ``gen_compute``
-and ``gen_shape``); :func:`strategy_for` returns ``None`` for an op without one, which the op check
-reports as skipped ("no generator").
-"""
+"""The op cases the conformance kit checks: for each op type, a hypothesis strategy drawing small
+models around the op (shapes, attributes, element types and values) with the tolerance to compare
+them at. Cases derive from the op definitions (:mod:`~hetero_sdk.conformance.derived_cases`), or come
+from a recipe where an op's operands constrain each other (``recipes_*`` modules)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
 from hypothesis import strategies as st
 
-import hetero_sdk as hs
-from hetero_sdk import opset
-from hetero_sdk.conformance.compare import tolerance
-from hetero_sdk.graph import Node
+from hetero_sdk.conformance import recipes_compute, recipes_elementwise, recipes_shape  # noqa: F401  (registration)
+from hetero_sdk.conformance.case_builder import RECIPES, Builder, OpCase
+from hetero_sdk.conformance.derived_cases import derivable, derived_case
+from hetero_sdk.graph.op_def import OPS
 
-__all__ = ["Builder", "OpCase", "generator", "generator_types", "shapes", "strategy_for"]
-
-GeneratorFn = Callable[["Builder", str], "OpCase"]
-_GENERATORS: dict[str, GeneratorFn] = {}
-
-F32, F16, I32, I64, BOOL = np.float32, np.float16, np.int32, np.int64, np.bool_
-FLOATS = (F32, F16)
+__all__ = ["Builder", "OpCase", "case_types", "strategy_for"]
 
 
-@dataclass
-class OpCase:
-    """One drawn case: a model around ``op_type``, its inputs and the tolerance.
-
-    :ivar op_type: the op under test.
-    :ivar model: the model (the op's other operands are Parameters or Constants).
-    :ivar inputs: values by input name.
-    :ivar rtol: relative tolerance (0 for exact).
-    :ivar atol: absolute tolerance.
-    """
-
-    op_type: str
-    model: hs.Model
-    inputs: dict[str, np.ndarray]
-    rtol: float
-    atol: float
-    attrs: dict[str, Any] = field(default_factory=dict)
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{k}: {v.dtype}{list(v.shape)}" for k, v in self.inputs.items())
-        attrs = ", ".join(f"{k}={v!r}" for k, v in self.attrs.items())
-        return f"<{self.op_type} case: inputs {shown or 'none'}; {attrs}>"
-
-
-class Builder:
-    """Draws values and builds a model around one op.
-
-    :ivar draw: hypothesis's draw function.
-    :ivar rng: a numpy generator seeded by hypothesis (values are drawn with it, not shrunk).
-    """
-
-    def __init__(self, draw: st.DrawFn) -> None:
-        self.draw = draw
-        self.rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-        self.params: list[Node] = []
-        self.inputs: dict[str, np.ndarray] = {}
-
-    def pick(self, options: Sequence[Any]) -> Any:
-        """One of ``options`` (hypothesis shrinks toward the first)."""
-        return self.draw(st.sampled_from(list(options)))
-
-    def integer(self, low: int, high: int) -> int:
-        """An integer in ``[low, high]``."""
-        return self.draw(st.integers(low, high))
-
-    def flag(self) -> bool:
-        """A boolean."""
-        return self.draw(st.booleans())
-
-    def shape(self, min_rank: int = 0, max_rank: int = 4, min_side: int = 1, max_side: int = 4) -> list[int]:
-        """A static shape."""
-        return self.draw(shapes(min_rank, max_rank, min_side, max_side))
-
-    def values(self, shape: Sequence[int], dtype: Any, low: float = -3.0, high: float = 3.0) -> np.ndarray:
-        """Random values of ``dtype`` in ``[low, high]`` (integers: whole numbers; bools: either)."""
-        dtype = np.dtype(dtype)
-        if dtype == np.bool_:
-            return self.rng.random(shape) < 0.5
-        if dtype.kind in "iu":
-            return self.rng.integers(int(np.ceil(low)), int(np.floor(high)) + 1, shape).astype(dtype)
-        return self.rng.uniform(low, high, shape).astype(dtype)
-
-    def away_from(self, array: np.ndarray, points: Sequence[float], gap: float) -> np.ndarray:
-        """``array`` with values within ``gap`` of a point moved away (rounding-sensitive ops)."""
-        out = array.astype(np.float64)
-        for point in points:
-            near = np.abs(out - point) < gap
-            out[near] = point + np.where(out[near] >= point, gap, -gap)
-        return out.astype(array.dtype)
-
-    def input(self, array: np.ndarray, name: str | None = None) -> Node:
-        """A Parameter fed with ``array``."""
-        name = name or f"in{len(self.params)}"
-        node = opset.parameter(list(array.shape), array.dtype, name=name)
-        self.params.append(node)
-        self.inputs[name] = np.asarray(array)
-        return node
-
-    def operand(self, array: np.ndarray, name: str | None = None, constant: bool | None = None) -> Node:
-        """A Parameter or (drawn, unless ``constant`` says) a Constant holding ``array``."""
-        if constant is None:
-            constant = self.flag()
-        if constant:
-            return opset.constant(np.asarray(array), name=f"const{len(self.params)}_{name or 'c'}")
-        return self.input(array, name)
-
-    def case(
-        self, op_type: str, outputs: Sequence[Any] | Node, kind: str = "simple", terms: int = 1, /, **attrs: Any
-    ) -> OpCase:
-        """The case: a model of ``outputs`` with the tolerance of its first output's element type."""
-        nodes = [outputs] if isinstance(outputs, Node) else list(outputs)
-        model = hs.Model(nodes, self.params, name=f"conformance_{op_type}")
-        element_type = model.outputs[0].element_type
-        rtol, atol = tolerance(element_type, kind, terms)
-        return OpCase(op_type, model, dict(self.inputs), rtol, atol, attrs)
-
-
-@st.composite
-def shapes(draw: st.DrawFn, min_rank: int = 0, max_rank: int = 4, min_side: int = 1, max_side: int = 4) -> list[int]:
-    """Static shapes with ranks and sides in the given ranges."""
-    rank = draw(st.integers(min_rank, max_rank))
-    return [draw(st.integers(min_side, max_side)) for _ in range(rank)]
-
-
-def generator(*op_types: str) -> Callable[[GeneratorFn], GeneratorFn]:
-    """Registers ``fn(builder, op_type) -> OpCase`` as the generator of each of ``op_types``."""
-
-    def decorate(fn: GeneratorFn) -> GeneratorFn:
-        for op_type in op_types:
-            _GENERATORS[op_type] = fn
-        return fn
-
-    return decorate
-
-
-def _load() -> None:
-    from hetero_sdk.conformance import gen_compute, gen_elementwise, gen_shape  # noqa: F401  (registration)
-
-
-def generator_types() -> list[str]:
-    """Every op type with a generator."""
-    _load()
-    return sorted(_GENERATORS)
+def case_types() -> list[str]:
+    """Every op type the kit can draw cases of, sorted."""
+    return sorted(set(RECIPES.names()) | {t for t, op in OPS.items() if derivable(op)})
 
 
 def strategy_for(op_type: str) -> st.SearchStrategy[OpCase] | None:
-    """The strategy drawing cases for ``op_type``, or None when the table has no generator."""
-    _load()
-    fn = _GENERATORS.get(op_type)
-    if fn is None:
+    """The strategy drawing cases of ``op_type``, or None when it has neither a recipe nor a derivable
+    definition (the op check reports it as skipped, "no case recipe")."""
+    recipe = RECIPES.find(op_type)
+    op = OPS.find(op_type)
+    if recipe is None and (op is None or not derivable(op)):
         return None
 
     @st.composite
     def cases(draw: st.DrawFn) -> OpCase:
-        return fn(Builder(draw), op_type)
+        builder = Builder(draw)
+        return recipe(builder, op_type) if recipe is not None else derived_case(builder, OPS.get(op_type))
 
     return cases()

@@ -33,7 +33,7 @@ def test_claimed_op_matches_template(
 ) -> None:
     strategy = strategy_for(op_type)
     if strategy is None:
-        pytest.skip(f"no generator for {op_type}")
+        pytest.skip(f"no case recipe for {op_type}")
     tally = {"claimed": 0, "unclaimed": 0}
 
     @hyp()

@@ -20,7 +20,7 @@ def assert_passes_everything_mandatory(run: KitRun) -> None:
     assert run.report["groups"]["all"]["mandatory_failed"] == 0
     for check in run.checks.values():
         if check["mandatory"] and check["outcome"] == "skipped":
-            assert check["message"].startswith(("no generator for", "does not list EXPORT_IMPORT")) or (
+            assert check["message"].startswith(("no case recipe for", "does not list EXPORT_IMPORT")) or (
                 "does not claim" in check["message"]
             ), check
     for group in GROUPS:

@@ -1,4 +1,4 @@
-"""Generators of the compute families: MatMul, reductions, normalizations, convolutions, pooling, TopK."""
+"""Case recipes of the compute families: MatMul, reductions, normalizations, convolutions, pooling, TopK."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from hetero_sdk import opset
-from hetero_sdk.conformance.op_cases import F16, F32, FLOATS, I32, I64, Builder, OpCase, generator
+from hetero_sdk.conformance.case_builder import F16, F32, FLOATS, I32, I64, Builder, OpCase, recipe
 
 _REDUCE = {
     "ReduceSum": (opset.reduce_sum, (F32, F16, I32), -3, 3, "accumulate"),
@@ -24,7 +24,7 @@ def _axes(b: Builder, rank: int, *, allow_negative: bool = True) -> list[int]:
     return [a - rank if allow_negative and b.integer(0, 3) == 0 else a for a in chosen]
 
 
-@generator("MatMul")
+@recipe("MatMul")
 def _matmul(b: Builder, op_type: str) -> OpCase:
     dtype = b.pick(FLOATS)
     m, k, n = b.integer(1, 5), b.integer(1, 6), b.integer(1, 5)
@@ -39,7 +39,7 @@ def _matmul(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "accumulate", k, transpose_a=ta, transpose_b=tb)
 
 
-@generator(*_REDUCE)
+@recipe(*_REDUCE)
 def _reduce(b: Builder, op_type: str) -> OpCase:
     fn, dtypes, low, high, kind = _REDUCE[op_type]
     dtype = b.pick(dtypes)
@@ -53,7 +53,7 @@ def _reduce(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, kind, terms, axes=axes, keep_dims=keep_dims)
 
 
-@generator("Softmax", "LogSoftmax")
+@recipe("Softmax", "LogSoftmax")
 def _softmax(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(1, 4)
     axis = b.integer(-len(shape), len(shape) - 1)
@@ -62,7 +62,7 @@ def _softmax(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, fn(b.input(x, "x"), axis=axis, name="op"), "transcendental", shape[axis], axis=axis)
 
 
-@generator("MVN")
+@recipe("MVN")
 def _mvn(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(2, 4, 1, 5)
     axes = _axes(b, len(shape))
@@ -78,7 +78,7 @@ def _mvn(b: Builder, op_type: str) -> OpCase:
     )
 
 
-@generator("BatchNormInference")
+@recipe("BatchNormInference")
 def _batch_norm(b: Builder, op_type: str) -> OpCase:
     dtype = b.pick(FLOATS)
     shape = [b.integer(1, 3), b.integer(1, 4), *b.shape(0, 2, 1, 4)]
@@ -107,7 +107,7 @@ def _sizes(b: Builder, kernel: list[int], dilations: list[int]) -> list[int]:
     return [d * (k - 1) + 1 + b.integer(0, 3) for k, d in zip(kernel, dilations)]
 
 
-@generator("Convolution", "GroupConvolution")
+@recipe("Convolution", "GroupConvolution")
 def _convolution(b: Builder, op_type: str) -> OpCase:
     dtype = b.pick(FLOATS)
     spatial = b.integer(1, 3) if b.integer(0, 4) else 3
@@ -128,7 +128,7 @@ def _convolution(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "accumulate", c_in * math.prod(kernel), **attrs)
 
 
-@generator("ConvolutionBackpropData")
+@recipe("ConvolutionBackpropData")
 def _backprop(b: Builder, op_type: str) -> OpCase:
     dtype = b.pick(FLOATS)
     spatial = b.integer(1, 2)
@@ -162,7 +162,7 @@ def _distinct(b: Builder, shape: list[int], dtype: np.dtype) -> np.ndarray:
     return (b.rng.permutation(size).reshape(shape) * (4.0 / max(size, 1)) - 2).astype(dtype)
 
 
-@generator("MaxPool")
+@recipe("MaxPool")
 def _max_pool(b: Builder, op_type: str) -> OpCase:
     dtype = b.pick(FLOATS)
     spatial = b.integer(1, 2)
@@ -179,7 +179,7 @@ def _max_pool(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, [node.output(0), node.output(1)], "exact", rounding=rounding, auto_pad=auto_pad, **attrs)
 
 
-@generator("AvgPool")
+@recipe("AvgPool")
 def _avg_pool(b: Builder, op_type: str) -> OpCase:
     dtype = b.pick(FLOATS)
     spatial = b.integer(1, 2)
@@ -196,7 +196,7 @@ def _avg_pool(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "accumulate", math.prod(kernel), rounding=rounding, auto_pad=auto_pad, **attrs)
 
 
-@generator("TopK")
+@recipe("TopK")
 def _topk(b: Builder, op_type: str) -> OpCase:
     dtype = b.pick((F32, I32, F16))
     shape = b.shape(1, 3, 1, 5)

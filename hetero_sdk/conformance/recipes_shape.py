@@ -1,4 +1,4 @@
-"""Generators of the shape-manipulation family: Reshape, Transpose, Concat, Split, VariadicSplit,
+"""Case recipes of the shape-manipulation family: Reshape, Transpose, Concat, Split, VariadicSplit,
 Squeeze, Unsqueeze, Broadcast, Tile, Pad, Gather, Slice, StridedSlice, ShapeOf, Range."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hetero_sdk import opset
-from hetero_sdk.conformance.op_cases import F16, F32, I32, I64, Builder, OpCase, generator
+from hetero_sdk.conformance.case_builder import F16, F32, I32, I64, Builder, OpCase, recipe
 from hetero_sdk.graph import Node
 
 _DATA_TYPES = (F32, I32, F16, np.int8, np.bool_)
@@ -25,7 +25,7 @@ def _ints(b: Builder, values: list[int], name: str) -> Node:
     return opset.constant(np.array(values, b.pick((I64, I32))), name=name)
 
 
-@generator("Reshape")
+@recipe("Reshape")
 def _reshape(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(0, 4)
     total = math.prod(shape)
@@ -46,7 +46,7 @@ def _reshape(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "exact", target=target, special_zero=special_zero)
 
 
-@generator("Transpose")
+@recipe("Transpose")
 def _transpose(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(0, 4)
     order = [int(v) for v in b.rng.permutation(len(shape))]
@@ -54,7 +54,7 @@ def _transpose(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "exact", order=order)
 
 
-@generator("Concat")
+@recipe("Concat")
 def _concat(b: Builder, op_type: str) -> OpCase:
     dtype = b.pick(_DATA_TYPES)
     shape = b.shape(1, 4)
@@ -67,7 +67,7 @@ def _concat(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, opset.concat(parts, axis, name="op"), "exact", axis=axis)
 
 
-@generator("Split")
+@recipe("Split")
 def _split(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(1, 4)
     axis = b.integer(-len(shape), len(shape) - 1)
@@ -78,7 +78,7 @@ def _split(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node.outputs(), "exact", axis=axis, num_splits=num_splits)
 
 
-@generator("VariadicSplit")
+@recipe("VariadicSplit")
 def _variadic_split(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(1, 4)
     axis = b.integer(-len(shape), len(shape) - 1)
@@ -91,7 +91,7 @@ def _variadic_split(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node.outputs(), "exact", axis=axis, split_lengths=lengths)
 
 
-@generator("Squeeze")
+@recipe("Squeeze")
 def _squeeze(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(0, 3)
     for _ in range(b.integer(1, 2)):
@@ -105,7 +105,7 @@ def _squeeze(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "exact", axes=axes)
 
 
-@generator("Unsqueeze")
+@recipe("Unsqueeze")
 def _unsqueeze(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(0, 3)
     out_rank = len(shape) + b.integer(1, 2)
@@ -117,7 +117,7 @@ def _unsqueeze(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "exact", axes=axes)
 
 
-@generator("Broadcast")
+@recipe("Broadcast")
 def _broadcast(b: Builder, op_type: str) -> OpCase:
     mode = b.pick(("numpy", "bidirectional", "explicit"))
     shape = b.shape(0, 3)
@@ -139,7 +139,7 @@ def _broadcast(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "exact", mode=mode, target=target)
 
 
-@generator("Tile")
+@recipe("Tile")
 def _tile(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(0, 3)
     repeats = [b.integer(1, 3) for _ in range(b.integer(max(0, len(shape) - 1), len(shape) + 1))]
@@ -147,7 +147,7 @@ def _tile(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "exact", repeats=repeats)
 
 
-@generator("Pad")
+@recipe("Pad")
 def _pad(b: Builder, op_type: str) -> OpCase:
     mode = b.pick(("constant", "edge", "reflect", "symmetric"))
     shape = b.shape(1, 3, 1, 4)
@@ -164,7 +164,7 @@ def _pad(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "exact", mode=mode, pads_begin=begin, pads_end=end)
 
 
-@generator("Gather")
+@recipe("Gather")
 def _gather(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(1, 3)
     axis = b.integer(-len(shape), len(shape) - 1)
@@ -175,7 +175,7 @@ def _gather(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "exact", axis=axis)
 
 
-@generator("Slice")
+@recipe("Slice")
 def _slice(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(1, 3, 1, 5)
     axes = [int(a) for a in b.rng.permutation(len(shape))[: b.integer(1, len(shape))]]
@@ -191,7 +191,7 @@ def _slice(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "exact", start=start, stop=stop, step=step, axes=axes)
 
 
-@generator("StridedSlice")
+@recipe("StridedSlice")
 def _strided_slice(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(1, 3, 1, 5)
     count = b.integer(1, len(shape))
@@ -212,14 +212,14 @@ def _strided_slice(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "exact", shrink_axis_mask=shrink, **attrs)
 
 
-@generator("ShapeOf")
+@recipe("ShapeOf")
 def _shape_of(b: Builder, op_type: str) -> OpCase:
     output_type = b.pick((I64, I32))
     node = opset.shape_of(b.input(_data(b, b.shape(0, 4)), "x"), output_type, name="op")
     return b.case(op_type, node, "exact", output_type=np.dtype(output_type).name)
 
 
-@generator("Range")
+@recipe("Range")
 def _range(b: Builder, op_type: str) -> OpCase:
     output_type = np.dtype(b.pick((I64, F32, I32)))
     step = b.pick((1, 2, 3, -1, -2)) if output_type.kind == "i" else b.pick((0.5, 1.0, 0.25, -0.5, -1.5))

@@ -1,0 +1,45 @@
+"""Case recipes of the elementwise ops whose operands constrain each other beyond their declared
+types: Swish's optional beta is a scalar, Clamp's bounds are ordered, Convert's values must fit the
+destination type. The other elementwise and activation ops derive their cases (``derived_cases``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetero_sdk import opset
+from hetero_sdk.conformance.case_builder import BOOL, F16, F32, FLOATS, I32, I64, Builder, OpCase, recipe
+
+
+@recipe("Swish")
+def _swish(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    x = b.values(b.shape(0, 4), dtype, -5, 5)
+    beta = None
+    if b.flag():
+        beta = b.operand(np.array(b.pick((1.0, 0.5, 2.0, 1.5)), dtype), "beta")
+    return b.case(op_type, opset.swish(b.input(x, "x"), beta, name="op"), "transcendental")
+
+
+@recipe("Clamp")
+def _clamp(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick((F32, F16, I32))
+    low = float(b.integer(-3, 1)) if dtype == I32 else b.pick((-1.5, -0.25, 0.0, -3.0))
+    high = low + (float(b.integer(0, 4)) if dtype == I32 else b.pick((0.5, 2.0, 3.5)))
+    x = b.values(b.shape(0, 4), dtype, -5, 5)
+    node = opset.clamp(b.input(x, "x"), low, high, name="op")
+    return b.case(op_type, node, "simple", min=low, max=high)
+
+
+_CONVERT_RANGES = {np.dtype(np.uint8): (0, 100), np.dtype(np.int8): (-100, 100)}
+
+
+@recipe("Convert")
+def _convert(b: Builder, op_type: str) -> OpCase:
+    source = np.dtype(b.pick((F32, I32, F16, np.int8, np.uint8, BOOL)))
+    target = np.dtype(b.pick((F32, I32, F16, I64, np.int8, np.uint8, BOOL)))
+    low, high = _CONVERT_RANGES.get(target, _CONVERT_RANGES.get(source, (-100, 100)))
+    x = b.values(b.shape(0, 4), source, low, high)
+    if source.kind == "f" and target.kind in "iub":
+        x = b.away_from(x, [0.0], 1e-3)
+    node = opset.convert(b.input(x, "x"), target, name="op")
+    return b.case(op_type, node, "simple", destination_type=target.name)
