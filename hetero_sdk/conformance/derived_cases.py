@@ -60,6 +60,7 @@ SPECIAL_VALUES: dict[str, Values] = {
     "Divide": Values(avoid=(0.0,), integer_avoid=(0, 1)),
     "Power": Values(low=(0.1, -2.0), high=(3.0, 2.0), kind="transcendental", dtypes=(F32, F16)),
     "Mod": Values(low=-6, high=6, avoid=(0.0,), gap=0.5, integer_avoid=(0, 3), dtypes=(F32, I32)),
+    "FloorMod": Values(low=-6, high=6, avoid=(0.0,), gap=0.5, integer_avoid=(0, 3), dtypes=(F32, I32)),
     **dict.fromkeys(("Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"), _EXACT_WHOLE),
     **dict.fromkeys(("LogicalAnd", "LogicalOr", "LogicalNot", "Select"), Values(kind="exact")),
     "Sigmoid": Values(low=-6, high=6, kind="transcendental"),
@@ -98,7 +99,7 @@ def derived_case(b: Builder, op: OpDef) -> OpCase:
     for index, (spec, shape) in enumerate(zip(op.inputs, shapes)):
         boolean = spec.types == frozenset({Type.boolean})
         values = b.values(shape, BOOL) if boolean else _values(b, shape, dtype, special, index, len(op.inputs))
-        name = spec.name or f"in{index}"
+        name = spec.name or ("x" if len(op.inputs) == 1 else "abcdefgh"[index])
         operands.append(b.input(values, name) if index == 0 else b.operand(values, name))
     node = Node(op, [o.output(0) for o in operands], attrs, name="op")
     terms = len(op.inputs) if special.kind == "simple" else 1
