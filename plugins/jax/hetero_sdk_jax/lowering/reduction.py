@@ -6,27 +6,16 @@ import math
 
 import jax
 import jax.numpy as jnp
-import ml_dtypes
 import numpy as np
 from hetero_sdk import Node
+from hetero_sdk.ops.reduction import reduced_axes, type_limits
 
 from hetero_sdk_jax.lowering.registry import lowering, widened
 
 
-def _axes(x: jnp.ndarray, axes: np.ndarray) -> tuple[int, ...]:
-    return tuple(sorted({int(a) % x.ndim for a in axes.reshape(-1)})) if x.ndim else ()
-
-
-def _limits(dtype: np.dtype) -> tuple[float, float] | tuple[int, int]:
-    if jnp.issubdtype(dtype, jnp.integer):
-        return int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
-    info = ml_dtypes.finfo(dtype)
-    return float(info.min), float(info.max)
-
-
 @lowering("ReduceSum", "ReduceProd", "ReduceMean")
 def reduce_arithmetic(node: Node, x: jnp.ndarray, axes: np.ndarray) -> jnp.ndarray:
-    axis, keep = _axes(x, axes), node.attrs["keep_dims"]
+    axis, keep = reduced_axes(x.ndim, axes), node.attrs["keep_dims"]
     if node.type_name == "ReduceProd":
         return jnp.prod(widened(x), axis=axis, keepdims=keep)
     integral = jnp.issubdtype(x.dtype, jnp.integer)
@@ -45,8 +34,8 @@ def reduce_arithmetic(node: Node, x: jnp.ndarray, axes: np.ndarray) -> jnp.ndarr
 
 @lowering("ReduceMax", "ReduceMin")
 def reduce_extreme(node: Node, x: jnp.ndarray, axes: np.ndarray) -> jnp.ndarray:
-    axis, keep = _axes(x, axes), node.attrs["keep_dims"]
-    lowest, highest = _limits(x.dtype)
+    axis, keep = reduced_axes(x.ndim, axes), node.attrs["keep_dims"]
+    lowest, highest = type_limits(x.dtype)
     if node.type_name == "ReduceMax":
         return jnp.max(x, axis=axis, keepdims=keep, initial=lowest)
     return jnp.min(x, axis=axis, keepdims=keep, initial=highest)
