@@ -75,7 +75,7 @@ def _float(value: Any) -> float:
 
 def _bool(value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError("must be True or False")
+        raise ValueError("must be a bool (True or False)")
     return bool(value)
 
 

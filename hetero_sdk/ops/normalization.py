@@ -1,4 +1,7 @@
-"""Normalization ops: BatchNormInference (opset5), MVN (opset6), Softmax (opset8), LogSoftmax (opset5)."""
+"""Normalization ops: BatchNormInference (opset5), MVN (opset6), Softmax (opset8), LogSoftmax (opset5).
+
+Each is one array-API kernel, computed in f32 for 16-bit floats, that every device shares.
+"""
 
 from __future__ import annotations
 
@@ -7,25 +10,150 @@ from typing import Any
 
 import numpy as np
 
+from hetero_sdk.array_api import namespace, widened
 from hetero_sdk.graph.node import Node
-from hetero_sdk.ops.checks import (
-    INDEX_TYPES,
-    REAL_TYPES,
-    expect_attr,
-    expect_inputs,
-    expect_rank,
-    expect_same_types,
-    expect_type,
-    merge_dims,
-    normalize_axis,
-)
-from hetero_sdk.ops.registry import OutputSpec, as_output, constant_value, register_op
+from hetero_sdk.graph.op_def import BOOL, FLOAT, INT, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.ops.basic import as_output
+from hetero_sdk.ops.checks import INDEX_TYPES, REAL_TYPES, expect_rank, expect_same_types, merge_dims, normalize_axis
+from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import PartialShape
 
-__all__ = ["EPS_MODES", "batch_norm_inference", "log_softmax", "mvn", "normalized_axes", "softmax"]
+__all__ = [
+    "BATCH_NORM_INFERENCE", "EPS_MODES", "LOG_SOFTMAX", "MVN", "SOFTMAX", "batch_norm_inference", "log_softmax",
+    "mvn", "normalized_axes", "softmax",
+]  # fmt: skip
 
 EPS_MODES = ("inside_sqrt", "outside_sqrt")
 """Where MVN adds ``eps``: ``sqrt(variance + eps)`` or ``sqrt(variance) + eps``."""
+
+
+def normalized_axes(axes: np.ndarray | Sequence[int], rank: int) -> tuple[int, ...]:
+    """MVN's axes made non-negative, sorted and without repeats (for kernels)."""
+    return tuple(sorted({int(a) % rank for a in np.asarray(axes).reshape(-1)}))
+
+
+def _infer_batch_norm_inference(node: Node) -> list[OutputSpec]:
+    element_type = expect_same_types(node, 0, 1, 2, 3, 4)
+    data = node.input_value(0).partial_shape
+    if data.rank < 2:
+        raise node.error(f"data has rank {data.rank} ({data}); expected rank >= 2 ([N, C, ...])")
+    if node.attrs["epsilon"] < 0:
+        raise node.error(f"attribute epsilon={node.attrs['epsilon']} must be non-negative")
+    channels = data[1]
+    for index, label in enumerate(("gamma", "beta", "mean", "variance"), start=1):
+        shape = expect_rank(node, index, 1, what=label)
+        channels = merge_dims(node, channels, shape[0], f"{label} {shape} must have one value per channel of {data}")
+    return [(element_type, PartialShape([data[0], channels, *data.dims[2:]]))]
+
+
+def _batch_norm_inference(node: Node, x: Any, gamma: Any, beta: Any, mean: Any, variance: Any) -> Any:
+    xp = namespace(x)
+    per_channel = (-1,) + (1,) * (x.ndim - 2)
+    gamma, beta, mean, variance = (xp.reshape(widened(v), per_channel) for v in (gamma, beta, mean, variance))
+    return gamma * (widened(x) - mean) / xp.sqrt(variance + node.attrs["epsilon"]) + beta
+
+
+def _infer_mvn(node: Node) -> list[OutputSpec]:
+    expect_rank(node, 1, 1, what="axes")
+    data = node.input_value(0).partial_shape
+    axes = constant_value(node.input_value(1))
+    if axes is not None:
+        for axis in axes.reshape(-1):
+            normalize_axis(node, int(axis), data.rank, "axes value")
+    return [(node.input_value(0).element_type, data)]
+
+
+def _mvn(node: Node, x: Any, axes: Any) -> Any:
+    xp = namespace(x)
+    x = widened(x)
+    reduce = normalized_axes(axes, x.ndim)
+    centered = x - xp.mean(x, axis=reduce, keepdims=True)
+    if not node.attrs["normalize_variance"]:
+        return centered
+    variance = xp.mean(centered * centered, axis=reduce, keepdims=True)
+    eps = node.attrs["eps"]
+    if node.attrs["eps_mode"] == "inside_sqrt":
+        return centered / xp.sqrt(variance + eps)
+    return centered / (xp.sqrt(variance) + eps)
+
+
+def _infer_softmax(node: Node) -> list[OutputSpec]:
+    data = node.input_value(0).partial_shape
+    if data.rank == 0:
+        raise node.error("data is a scalar; expected rank >= 1")
+    normalize_axis(node, node.attrs["axis"], data.rank)
+    return [(node.input_value(0).element_type, data)]
+
+
+def _softmax(node: Node, x: Any) -> Any:
+    xp, axis = namespace(x), node.attrs["axis"]
+    x = widened(x)
+    shifted = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    return shifted / xp.sum(shifted, axis=axis, keepdims=True)
+
+
+def _log_softmax(node: Node, x: Any) -> Any:
+    xp, axis = namespace(x), node.attrs["axis"]
+    x = widened(x)
+    shifted = x - xp.max(x, axis=axis, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+
+
+_DATA = Input("data", REAL_TYPES)
+_AXIS = Attr("axis", INT, 1, doc="the axis to normalize, in [-rank, rank)")
+
+BATCH_NORM_INFERENCE = define(
+    OpDef(
+        "BatchNormInference",
+        "normalization",
+        _infer_batch_norm_inference,
+        inputs=(_DATA, *(Input(name, REAL_TYPES, doc="[C]") for name in ("gamma", "beta", "mean", "variance"))),
+        attrs=(Attr("epsilon", FLOAT, doc="added to the variance (non-negative)"),),
+        version="opset5",
+        evaluate=_batch_norm_inference,
+        doc="gamma * (data - mean) / sqrt(variance + epsilon) + beta, per channel (axis 1).",
+    )
+)
+MVN = define(
+    OpDef(
+        "MVN",
+        "normalization",
+        _infer_mvn,
+        inputs=(_DATA, Input("axes", INDEX_TYPES, decides_shape=True, doc="1D: the axes to normalize over")),
+        attrs=(
+            Attr("normalize_variance", BOOL, doc="divide by the standard deviation too"),
+            Attr("eps", FLOAT, doc="the stabilizing constant"),
+            Attr("eps_mode", LOWER_STRING, choices=EPS_MODES, doc="where eps is added"),
+        ),
+        version="opset6",
+        evaluate=_mvn,
+        doc="Subtracts the mean over axes, and with normalize_variance divides by the standard deviation.",
+    )
+)
+SOFTMAX = define(
+    OpDef(
+        "Softmax",
+        "normalization",
+        _infer_softmax,
+        (_DATA,),
+        (_AXIS,),
+        "opset8",
+        _softmax,
+        doc="exp(x) / sum(exp(x)) along axis.",
+    )
+)
+LOG_SOFTMAX = define(
+    OpDef(
+        "LogSoftmax",
+        "normalization",
+        _infer_softmax,
+        (_DATA,),
+        (_AXIS,),
+        "opset5",
+        _log_softmax,
+        doc="x - log(sum(exp(x))) along axis.",
+    )
+)
 
 
 def batch_norm_inference(
@@ -43,7 +171,7 @@ def batch_norm_inference(
     """
     x = as_output(data)
     inputs = [x, *(as_output(v, like=x) for v in (gamma, beta, mean, variance))]
-    return Node("BatchNormInference", inputs, {"epsilon": float(epsilon)}, name)
+    return Node(BATCH_NORM_INFERENCE, inputs, {"epsilon": epsilon}, name)
 
 
 def mvn(
@@ -67,8 +195,8 @@ def mvn(
     :param name: the node's friendly name.
     """
     axes_out = as_output(np.asarray(axes, np.int64) if isinstance(axes, (list, tuple, int)) else axes)
-    attrs = {"normalize_variance": normalize_variance, "eps": float(eps), "eps_mode": str(eps_mode).lower()}
-    return Node("MVN", [as_output(data), axes_out], attrs, name)
+    attrs = {"normalize_variance": normalize_variance, "eps": eps, "eps_mode": eps_mode}
+    return Node(MVN, [as_output(data), axes_out], attrs, name)
 
 
 def softmax(data: Any, axis: int = 1, name: str | None = None) -> Node:
@@ -78,7 +206,7 @@ def softmax(data: Any, axis: int = 1, name: str | None = None) -> Node:
     :param axis: the axis to normalize, in ``[-rank, rank)``.
     :param name: the node's friendly name.
     """
-    return Node("Softmax", [as_output(data)], {"axis": axis}, name)
+    return Node(SOFTMAX, [as_output(data)], {"axis": axis}, name)
 
 
 def log_softmax(data: Any, axis: int = 1, name: str | None = None) -> Node:
@@ -88,72 +216,4 @@ def log_softmax(data: Any, axis: int = 1, name: str | None = None) -> Node:
     :param axis: the axis to normalize, in ``[-rank, rank)``.
     :param name: the node's friendly name.
     """
-    return Node("LogSoftmax", [as_output(data)], {"axis": axis}, name)
-
-
-def _number(node: Node, attr: str) -> float:
-    value = node.attrs.get(attr)
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-        raise node.error(f"attribute {attr}={value!r} must be a number")
-    return float(value)
-
-
-@register_op("BatchNormInference", "normalization", "opset5")
-def _batch_norm_inference(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 5)
-    element_type = expect_same_types(node, 0, 1, 2, 3, 4)
-    expect_type(node, 0, REAL_TYPES, "data")
-    data = node.input_value(0).partial_shape
-    if data.rank < 2:
-        raise node.error(f"data has rank {data.rank} ({data}); expected rank >= 2 ([N, C, ...])")
-    epsilon = _number(node, "epsilon")
-    if epsilon < 0:
-        raise node.error(f"attribute epsilon={epsilon} must be non-negative")
-    channels = data[1]
-    for index, label in enumerate(("gamma", "beta", "mean", "variance"), start=1):
-        shape = expect_rank(node, index, 1, what=label)
-        channels = merge_dims(node, channels, shape[0], f"{label} {shape} must have one value per channel of {data}")
-    return [(element_type, PartialShape([data[0], channels, *data.dims[2:]]))]
-
-
-@register_op("MVN", "normalization", "opset6", shape_inputs=(1,))
-def _mvn(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 2)
-    element_type = expect_type(node, 0, REAL_TYPES, "data")
-    expect_type(node, 1, INDEX_TYPES, "axes")
-    expect_rank(node, 1, 1, what="axes")
-    data = node.input_value(0).partial_shape
-    if not isinstance(node.attrs.get("normalize_variance"), (bool, np.bool_)):
-        raise node.error(f"attribute normalize_variance={node.attrs.get('normalize_variance')!r} must be a bool")
-    node.attrs["normalize_variance"] = bool(node.attrs["normalize_variance"])
-    node.attrs["eps"] = _number(node, "eps")
-    node.attrs["eps_mode"] = str(node.attrs.get("eps_mode")).lower()
-    expect_attr(node, "eps_mode", EPS_MODES)
-    axes = constant_value(node.input_value(1))
-    if axes is not None:
-        for axis in axes.reshape(-1):
-            normalize_axis(node, int(axis), data.rank, "axes value")
-    return [(element_type, data)]
-
-
-def _infer_softmax(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 1)
-    element_type = expect_type(node, 0, REAL_TYPES, "data")
-    data = node.input_value(0).partial_shape
-    axis = node.attrs.setdefault("axis", 1)
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise node.error(f"attribute axis={axis!r} must be an integer")
-    node.attrs["axis"] = int(axis)
-    if data.rank == 0:
-        raise node.error("data is a scalar; expected rank >= 1")
-    normalize_axis(node, int(axis), data.rank)
-    return [(element_type, data)]
-
-
-register_op("Softmax", "normalization", "opset8")(_infer_softmax)
-register_op("LogSoftmax", "normalization", "opset5")(_infer_softmax)
-
-
-def normalized_axes(axes: np.ndarray | Sequence[int], rank: int) -> tuple[int, ...]:
-    """MVN's axes made non-negative, sorted and without repeats (for kernels)."""
-    return tuple(sorted({int(a) % rank for a in np.asarray(axes).reshape(-1)}))
+    return Node(LOG_SOFTMAX, [as_output(data)], {"axis": axis}, name)

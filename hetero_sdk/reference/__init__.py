@@ -13,7 +13,6 @@ from hetero_sdk.reference import (  # noqa: F401  (registration)
     image,
     linear_algebra,
     movement,
-    normalization,
     pooling,
     shape_manipulation,
 )

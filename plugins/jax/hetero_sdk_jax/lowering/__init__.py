@@ -15,7 +15,6 @@ from hetero_sdk_jax.lowering import (  # noqa: F401  (each family registers its 
     image,
     linear_algebra,
     movement,
-    normalization,
     pooling,
     reduction,
     shape_manipulation,
