@@ -142,6 +142,10 @@ ARRAY = AttrKind("array", _array)
 ANY = AttrKind("any", lambda v: v)
 
 
+def _shown(value: Any) -> str:
+    return value.value if isinstance(value, Type) else repr(value)
+
+
 @dataclass(frozen=True)
 class Attr:
     """One attribute of an op type.
@@ -176,9 +180,8 @@ class Attr:
             where = f"{self.name}={value!r} " if said.startswith("must") else f"{self.name}: "
             raise node.error(f"attribute {where}{said}") from None
         if self.choices is not None and value not in self.choices:
-            raise node.error(
-                f"attribute {self.name}={value!r} is invalid; expected one of: {', '.join(map(repr, self.choices))}"
-            )
+            shown = ", ".join(c.value if isinstance(c, Type) else repr(c) for c in self.choices)
+            raise node.error(f"attribute {self.name}={_shown(value)} is invalid; expected one of: {shown}")
         return value
 
 

@@ -13,37 +13,22 @@ from typing import Any
 
 import numpy as np
 
+from hetero_sdk.array_api import namespace
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
-from hetero_sdk.ops.checks import (
-    INDEX_TYPES,
-    NUMERIC_TYPES,
-    dim_mul,
-    expect_attr,
-    expect_inputs,
-    expect_rank,
-    expect_type,
-    normalize_axis,
-)
-from hetero_sdk.ops.inputs import bool_attr, index_input, index_vector, known_ints, static_length, values_or_length
-from hetero_sdk.ops.registry import OutputSpec, as_output, constant_value, register_op
+from hetero_sdk.graph.op_def import BOOL, ELEMENT_TYPE, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.ops.basic import as_output
+from hetero_sdk.ops.checks import NUMERIC_TYPES, dim_mul, expect_rank, normalize_axis
+from hetero_sdk.ops.folding import constant_value
+from hetero_sdk.ops.inputs import INTEGER_TYPES, index_input, index_vector, known_ints, static_length, values_or_length
 from hetero_sdk.shape import DYNAMIC, PartialShape, broadcast_shapes
 
-__all__ = ["broadcast", "range", "reshape", "shape_of", "squeeze", "tile", "unsqueeze"]
+__all__ = [
+    "BROADCAST", "RANGE", "RESHAPE", "SHAPE_OF", "SQUEEZE", "TILE", "UNSQUEEZE", "broadcast", "range", "reshape",
+    "reshape_dims", "shape_of", "squeeze", "tile", "unsqueeze", "unsqueezed_dims",
+]  # fmt: skip
 
 _range = builtins.range
-
-
-def _type_attr(node: Node, name: str, allowed: frozenset[Type]) -> Type:
-    try:
-        value = Type.of(node.attrs.get(name))
-    except TypeError:
-        value = None
-    if value not in allowed:
-        names = ", ".join(sorted(t.value for t in allowed))
-        raise node.error(f"attribute {name}={node.attrs.get(name)!r} is invalid; expected one of: {names}")
-    node.attrs[name] = value
-    return value
 
 
 def _product(dims: Sequence[int]) -> int | None:
@@ -61,7 +46,7 @@ def reshape(data: Any, output_shape: Any, special_zero: bool, name: str | None =
     :param special_zero: when True a ``0`` copies the input dimension at the same index; when False
         it is a dimension of size 0.
     """
-    return Node("Reshape", [as_output(data), index_input(output_shape)], {"special_zero": special_zero}, name)
+    return Node(RESHAPE, [as_output(data), index_input(output_shape)], {"special_zero": special_zero}, name)
 
 
 def squeeze(data: Any, axes: Any = None, name: str | None = None) -> Node:
@@ -71,12 +56,12 @@ def squeeze(data: Any, axes: Any = None, name: str | None = None) -> Node:
         size 1, and then every dimension must be static.
     """
     inputs = [as_output(data)] if axes is None else [as_output(data), index_input(axes)]
-    return Node("Squeeze", inputs, {}, name)
+    return Node(SQUEEZE, inputs, {}, name)
 
 
 def unsqueeze(data: Any, axes: Any, name: str | None = None) -> Node:
     """Inserts dimensions of size 1 at ``axes`` of the output (``Unsqueeze``); repeats count once."""
-    return Node("Unsqueeze", [as_output(data), index_input(axes)], {}, name)
+    return Node(UNSQUEEZE, [as_output(data), index_input(axes)], {}, name)
 
 
 def broadcast(
@@ -91,7 +76,7 @@ def broadcast(
     inputs = [as_output(data), index_input(target_shape)]
     if axes_mapping is not None:
         inputs.append(index_input(axes_mapping))
-    return Node("Broadcast", inputs, {"mode": mode.lower()}, name)
+    return Node(BROADCAST, inputs, {"mode": mode}, name)
 
 
 def tile(data: Any, repeats: Any, name: str | None = None) -> Node:
@@ -99,7 +84,7 @@ def tile(data: Any, repeats: Any, name: str | None = None) -> Node:
 
     :param repeats: non-negative counts; the shorter of ``repeats`` and the shape is padded with 1 in front.
     """
-    return Node("Tile", [as_output(data), index_input(repeats)], {}, name)
+    return Node(TILE, [as_output(data), index_input(repeats)], {}, name)
 
 
 def shape_of(data: Any, output_type: Any = Type.i64, name: str | None = None) -> Node:
@@ -107,7 +92,7 @@ def shape_of(data: Any, output_type: Any = Type.i64, name: str | None = None) ->
 
     :param output_type: ``i64`` or ``i32``.
     """
-    return Node("ShapeOf", [as_output(data)], {"output_type": output_type}, name)
+    return Node(SHAPE_OF, [as_output(data)], {"output_type": output_type}, name)
 
 
 def range(start: Any, stop: Any, step: Any, output_type: Any, name: str | None = None) -> Node:  # noqa: A001
@@ -119,16 +104,14 @@ def range(start: Any, stop: Any, step: Any, output_type: Any, name: str | None =
     :param start: a numeric scalar input or number; likewise ``stop`` and ``step`` (non-zero).
     :param output_type: the element type of the output (any numeric type).
     """
-    return Node("Range", [as_output(start), as_output(stop), as_output(step)], {"output_type": output_type}, name)
+    return Node(RANGE, [as_output(start), as_output(stop), as_output(step)], {"output_type": output_type}, name)
 
 
 # -- shape and type inference -------------------------------------------------------------------------
 
 
-@register_op("Reshape", "shape_manipulation", shape_inputs=(1,))
 def _reshape(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 2)
-    special_zero = bool_attr(node, "special_zero", False)
+    special_zero = node.attrs["special_zero"]
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     pattern, length = values_or_length(node, 1, "output_shape")
@@ -167,9 +150,7 @@ def _reshape(node: Node) -> list[OutputSpec]:
     return [(element_type, out)]
 
 
-@register_op("Squeeze", "shape_manipulation", shape_inputs=(1,))
 def _squeeze(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 1, 2)
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     axes: list[int] | None = []
@@ -192,9 +173,7 @@ def _squeeze(node: Node) -> list[OutputSpec]:
     return [(element_type, [d for i, d in enumerate(data) if i not in removed])]
 
 
-@register_op("Unsqueeze", "shape_manipulation", shape_inputs=(1,))
 def _unsqueeze(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 2)
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     shape = index_vector(node, 1, "axes", scalar_ok=True)
@@ -209,18 +188,11 @@ def _unsqueeze(node: Node) -> list[OutputSpec]:
     return [(element_type, [1 if i in inserted else next(rest) for i in _range(rank)])]
 
 
-@register_op(
-    "Broadcast",
-    "shape_manipulation",
-    "opset3",
-    shape_inputs=(
-        1,
-        2,
-    ),
-)
 def _broadcast(node: Node) -> list[OutputSpec]:
-    mode = expect_attr(node, "mode", ("numpy", "bidirectional", "explicit"))
-    expect_inputs(node, *((3,) if mode == "explicit" else (2,)))
+    mode = node.attrs["mode"]
+    wanted = 3 if mode == "explicit" else 2
+    if node.get_input_size() != wanted:
+        raise node.error(f"expects {wanted} input(s), got {node.get_input_size()} (mode={mode!r})")
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     target, length = values_or_length(node, 1, "target_shape")
@@ -258,9 +230,7 @@ def _broadcast(node: Node) -> list[OutputSpec]:
     return [(element_type, out)]
 
 
-@register_op("Tile", "shape_manipulation", shape_inputs=(1,))
 def _tile(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 2)
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     repeats, length = values_or_length(node, 1, "repeats")
@@ -273,29 +243,13 @@ def _tile(node: Node) -> list[OutputSpec]:
     return [(element_type, [dim_mul(d, r) for d, r in zip(dims, [1] * (rank - length) + repeats)])]
 
 
-@register_op("ShapeOf", "shape_manipulation", "opset3")
 def _shape_of(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 1)
-    node.attrs.setdefault("output_type", Type.i64)
-    output_type = _type_attr(node, "output_type", INDEX_TYPES)
-    return [(output_type, [node.input_value(0).partial_shape.rank])]
+    return [(node.attrs["output_type"], [node.input_value(0).partial_shape.rank])]
 
 
-@register_op(
-    "Range",
-    "shape_manipulation",
-    "opset4",
-    shape_inputs=(
-        0,
-        1,
-        2,
-    ),
-)
 def _range_infer(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 3)
-    output_type = _type_attr(node, "output_type", NUMERIC_TYPES)
+    output_type = node.attrs["output_type"]
     for i, what in enumerate(("start", "stop", "step")):
-        expect_type(node, i, NUMERIC_TYPES, what)
         expect_rank(node, i, 0, what=what)
     values = [v for v in (constant_value(node.input_value(i)) for i in _range(3)) if v is not None]
     if len(values) < 3:
@@ -306,3 +260,166 @@ def _range_infer(node: Node) -> list[OutputSpec]:
     if not all(math.isfinite(v) for v in (start, stop, step)):
         raise node.error(f"start {start}, stop {stop} and step {step} must be finite")
     return [(output_type, [max(math.ceil((stop - start) / step), 0)])]
+
+
+# -- kernels: one array-API kernel per op, the shapes computed here once -------------------------------
+
+
+def _ints(value: Any) -> list[int]:
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def reshape_dims(shape: Sequence[int], pattern: Sequence[int], special_zero: bool) -> tuple[int, ...]:
+    """The shape Reshape gives a tensor of ``shape`` for ``pattern`` (a ``0`` copies with ``special_zero``,
+    one ``-1`` takes what is left)."""
+    dims = [shape[i] if v == 0 and special_zero else v for i, v in enumerate(pattern)]
+    if -1 in dims:
+        known = math.prod(d for d in dims if d != -1)
+        dims[dims.index(-1)] = math.prod(shape) // known if known else 1
+    return tuple(dims)
+
+
+def unsqueezed_dims(shape: Sequence[int], axes: Sequence[int]) -> tuple[int, ...]:
+    """``shape`` with a 1 inserted at each of ``axes`` (axes of the output; repeats count once)."""
+    rank = len(shape) + len(set(axes))
+    inserted = {a % rank for a in axes}
+    rest = iter(shape)
+    return tuple(1 if i in inserted else next(rest) for i in _range(rank))
+
+
+def _reshape_kernel(node: Node, x: Any, pattern: Any) -> Any:
+    return namespace(x).reshape(x, reshape_dims(x.shape, _ints(pattern), node.attrs["special_zero"]))
+
+
+def _squeeze_kernel(node: Node, x: Any, *axes: Any) -> Any:
+    chosen = {a % x.ndim for a in _ints(axes[0])} if axes and x.ndim else set()
+    kept = [d for i, d in enumerate(x.shape) if (i not in chosen if chosen else d != 1)]
+    return namespace(x).reshape(x, tuple(kept))
+
+
+def _unsqueeze_kernel(node: Node, x: Any, axes: Any) -> Any:
+    return namespace(x).reshape(x, unsqueezed_dims(x.shape, _ints(axes)))
+
+
+def _broadcast_kernel(node: Node, x: Any, target: Any, *mapping: Any) -> Any:
+    xp = namespace(x)
+    shape = tuple(_ints(target))
+    mode = node.attrs["mode"]
+    if mode == "bidirectional":
+        shape = np.broadcast_shapes(x.shape, shape)
+    elif mode == "explicit":
+        aligned = [1] * len(shape)
+        for d, a in zip(x.shape, _ints(mapping[0])):
+            aligned[a] = d
+        x = xp.reshape(x, tuple(aligned))
+    return xp.asarray(xp.broadcast_to(x, shape), copy=True)
+
+
+def _tile_kernel(node: Node, x: Any, repeats: Any) -> Any:
+    return namespace(x).tile(x, tuple(_ints(repeats))) if np.asarray(repeats).size else x
+
+
+def _shape_of_kernel(node: Node, x: Any) -> Any:
+    return np.array(x.shape, dtype=node.attrs["output_type"].numpy)  # the shape is known, even while tracing
+
+
+def _range_kernel(node: Node, start: Any, stop: Any, step: Any) -> Any:
+    integral = node.attrs["output_type"].is_integral
+    first, last, delta = (float(np.trunc(v) if integral else v) for v in (start, stop, step))
+    count = max(math.ceil((last - first) / delta), 0)
+    if integral:
+        return int(first) + np.arange(count, dtype=np.int64) * int(delta)
+    return first + np.arange(count, dtype=np.float64) * delta
+
+
+_DATA = Input("data")
+_NUMERIC_CHOICES = tuple(sorted(NUMERIC_TYPES, key=lambda t: t.value))
+
+
+def _shape_input(name: str, doc: str, optional: bool = False) -> Input:
+    return Input(name, INTEGER_TYPES, optional=optional, decides_shape=True, doc=doc)
+
+
+RESHAPE = define(
+    OpDef(
+        "Reshape",
+        "shape_manipulation",
+        _reshape,
+        inputs=(_DATA, _shape_input("output_shape", "the target shape; one -1 at most")),
+        attrs=(Attr("special_zero", BOOL, False, doc="a 0 copies the input dimension at its index"),),
+        evaluate=_reshape_kernel,
+        doc="Gives data a new shape with the same elements.",
+    )
+)
+SQUEEZE = define(
+    OpDef(
+        "Squeeze",
+        "shape_manipulation",
+        _squeeze,
+        inputs=(_DATA, _shape_input("axes", "the axes of size 1 to remove; all of them when absent", True)),
+        evaluate=_squeeze_kernel,
+        doc="Removes dimensions of size 1.",
+    )
+)
+UNSQUEEZE = define(
+    OpDef(
+        "Unsqueeze",
+        "shape_manipulation",
+        _unsqueeze,
+        inputs=(_DATA, _shape_input("axes", "the output axes to insert")),
+        evaluate=_unsqueeze_kernel,
+        doc="Inserts dimensions of size 1.",
+    )
+)
+BROADCAST = define(
+    OpDef(
+        "Broadcast",
+        "shape_manipulation",
+        _broadcast,
+        inputs=(
+            _DATA,
+            _shape_input("target_shape", "the shape to broadcast to"),
+            _shape_input("axes_mapping", "explicit mode: the output axis of each data dimension", True),
+        ),
+        attrs=(Attr("mode", LOWER_STRING, "numpy", ("numpy", "bidirectional", "explicit"), doc="how dims align"),),
+        version="opset3",
+        evaluate=_broadcast_kernel,
+        doc="Broadcasts data to target_shape.",
+    )
+)
+TILE = define(
+    OpDef(
+        "Tile",
+        "shape_manipulation",
+        _tile,
+        inputs=(_DATA, _shape_input("repeats", "how often each axis repeats")),
+        evaluate=_tile_kernel,
+        doc="Repeats data along each axis, like np.tile.",
+    )
+)
+SHAPE_OF = define(
+    OpDef(
+        "ShapeOf",
+        "shape_manipulation",
+        _shape_of,
+        inputs=(_DATA,),
+        attrs=(Attr("output_type", ELEMENT_TYPE, Type.i64, (Type.i64, Type.i32), doc="i64 or i32"),),
+        version="opset3",
+        evaluate=_shape_of_kernel,
+        doc="The shape of data, as a 1D tensor.",
+    )
+)
+RANGE = define(
+    OpDef(
+        "Range",
+        "shape_manipulation",
+        _range_infer,
+        inputs=tuple(Input(n, NUMERIC_TYPES, decides_shape=True, doc="a scalar") for n in ("start", "stop", "step")),
+        attrs=(
+            Attr("output_type", ELEMENT_TYPE, choices=tuple(sorted(NUMERIC_TYPES, key=str)), doc="the element type"),
+        ),
+        version="opset4",
+        evaluate=_range_kernel,
+        doc="start, start + step, ... up to stop excluded.",
+    )
+)

@@ -14,7 +14,6 @@ from hetero_sdk.reference import (  # noqa: F401  (registration)
     linear_algebra,
     movement,
     pooling,
-    shape_manipulation,
 )
 from hetero_sdk.reference.registry import KERNELS, Kernel, evaluate, get_kernel, kernel, kernel_types, run_node
 
