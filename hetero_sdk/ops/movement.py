@@ -10,25 +10,19 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
-from hetero_sdk.ops.checks import (
-    INDEX_TYPES,
-    expect_attr,
-    expect_inputs,
-    expect_rank,
-    expect_same_types,
-    expect_type,
-    merge_dims,
-    normalize_axis,
-)
+from hetero_sdk.graph.op_def import INT, INTS, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.ops import movement_kernels as kernels
+from hetero_sdk.ops.basic import as_output
+from hetero_sdk.ops.checks import INDEX_TYPES, expect_rank, expect_same_types, expect_type, merge_dims, normalize_axis
 from hetero_sdk.ops.inputs import INTEGER_TYPES, index_input, index_vector, known_ints, static_length, values_or_length
-from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
 from hetero_sdk.shape import DYNAMIC
 
-__all__ = ["concat", "gather", "pad", "slice", "split", "strided_slice", "transpose", "variadic_split"]
+__all__ = [
+    "CONCAT", "GATHER", "PAD", "SLICE", "SPLIT", "STRIDED_SLICE", "TRANSPOSE", "VARIADIC_SPLIT", "concat", "gather",
+    "pad", "slice", "split", "strided_slice", "transpose", "variadic_split",
+]  # fmt: skip
 
 _slice = builtins.slice
 
@@ -44,23 +38,10 @@ def _scalar_axis(
     return None if value is None else normalize_axis(node, value[0], rank)
 
 
-def _int_attr(node: Node, name: str, default: int | None = None) -> int:
-    value = node.attrs.setdefault(name, default) if default is not None else node.attrs.get(name)
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise node.error(f"attribute {name}={value!r} must be an integer")
-    node.attrs[name] = int(value)
-    return int(value)
-
-
 def _mask(node: Node, name: str, length: int) -> list[int]:
-    value = node.attrs.setdefault(name, [])
-    try:
-        bits = [int(v) for v in value]
-    except (TypeError, ValueError):
-        raise node.error(f"attribute {name}={value!r} must be a list of 0 and 1") from None
+    bits: list[int] = node.attrs[name]
     if any(b not in (0, 1) for b in bits):
         raise node.error(f"attribute {name}={bits} must hold only 0 and 1")
-    node.attrs[name] = bits
     return (bits + [0] * length)[:length]
 
 
@@ -72,7 +53,7 @@ def transpose(data: Any, input_order: Any, name: str | None = None) -> Node:
 
     :param input_order: a permutation of ``0..rank-1``; empty reverses the dimensions.
     """
-    return Node("Transpose", [as_output(data), index_input(input_order)], {}, name)
+    return Node(TRANSPOSE, [as_output(data), index_input(input_order)], {}, name)
 
 
 def concat(nodes: Sequence[Any], axis: int, name: str | None = None) -> Node:
@@ -80,7 +61,7 @@ def concat(nodes: Sequence[Any], axis: int, name: str | None = None) -> Node:
 
     :param axis: in ``[-rank, rank-1]``.
     """
-    return Node("Concat", [as_output(n) for n in nodes], {"axis": axis}, name)
+    return Node(CONCAT, [as_output(n) for n in nodes], {"axis": axis}, name)
 
 
 def split(data: Any, axis: Any, num_splits: int, name: str | None = None) -> Node:
@@ -89,7 +70,7 @@ def split(data: Any, axis: Any, num_splits: int, name: str | None = None) -> Nod
     :param axis: a scalar integer input or int.
     :param num_splits: how many parts; must divide the dimension at ``axis``.
     """
-    return Node("Split", [as_output(data), index_input(axis)], {"num_splits": num_splits}, name)
+    return Node(SPLIT, [as_output(data), index_input(axis)], {"num_splits": num_splits}, name)
 
 
 def variadic_split(data: Any, axis: Any, split_lengths: Any, name: str | None = None) -> Node:
@@ -97,7 +78,7 @@ def variadic_split(data: Any, axis: Any, split_lengths: Any, name: str | None = 
 
     :param split_lengths: one length per output; one of them may be ``-1`` (the rest of the dimension).
     """
-    return Node("VariadicSplit", [as_output(data), index_input(axis), index_input(split_lengths)], {}, name)
+    return Node(VARIADIC_SPLIT, [as_output(data), index_input(axis), index_input(split_lengths)], {}, name)
 
 
 def slice(data: Any, start: Any, stop: Any, step: Any, axes: Any = None, name: str | None = None) -> Node:  # noqa: A001
@@ -111,7 +92,7 @@ def slice(data: Any, start: Any, stop: Any, step: Any, axes: Any = None, name: s
     inputs = [as_output(data), index_input(start), index_input(stop), index_input(step)]
     if axes is not None:
         inputs.append(index_input(axes))
-    return Node("Slice", inputs, {}, name)
+    return Node(SLICE, inputs, {}, name)
 
 
 def strided_slice(
@@ -143,7 +124,7 @@ def strided_slice(
         "begin_mask": list(begin_mask), "end_mask": list(end_mask), "new_axis_mask": list(new_axis_mask),
         "shrink_axis_mask": list(shrink_axis_mask), "ellipsis_mask": list(ellipsis_mask),
     }  # fmt: skip
-    return Node("StridedSlice", inputs, attrs, name)
+    return Node(STRIDED_SLICE, inputs, attrs, name)
 
 
 def gather(data: Any, indices: Any, axis: Any, batch_dims: int = 0, name: str | None = None) -> Node:
@@ -154,7 +135,7 @@ def gather(data: Any, indices: Any, axis: Any, batch_dims: int = 0, name: str | 
     :param batch_dims: how many leading dimensions ``data`` and ``indices`` share as batches;
         negative counts from the rank of ``indices``; at most ``axis``.
     """
-    return Node("Gather", [as_output(data), index_input(indices), index_input(axis)], {"batch_dims": batch_dims}, name)
+    return Node(GATHER, [as_output(data), index_input(indices), index_input(axis)], {"batch_dims": batch_dims}, name)
 
 
 def pad(
@@ -178,15 +159,13 @@ def pad(
     inputs = [source, index_input(pads_begin), index_input(pads_end)]
     if pad_value is not None:
         inputs.append(as_output(pad_value, like=source))
-    return Node("Pad", inputs, {"pad_mode": pad_mode.lower()}, name)
+    return Node(PAD, inputs, {"pad_mode": pad_mode}, name)
 
 
 # -- shape and type inference -------------------------------------------------------------------------
 
 
-@register_op("Transpose", "movement", shape_inputs=(1,))
 def _transpose(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 2)
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     length = index_vector(node, 1, "input_order")[0]
@@ -202,7 +181,6 @@ def _transpose(node: Node) -> list[OutputSpec]:
     return [(element_type, [data[i] for i in order])]
 
 
-@register_op("Concat", "movement")
 def _concat(node: Node) -> list[OutputSpec]:
     count = node.get_input_size()
     if count == 0:
@@ -212,7 +190,7 @@ def _concat(node: Node) -> list[OutputSpec]:
     rank = shapes[0].rank
     if rank == 0 or any(s.rank != rank for s in shapes):
         raise node.error(f"inputs must share one non-zero rank, got {', '.join(map(str, shapes))}")
-    axis = normalize_axis(node, _int_attr(node, "axis"), rank)
+    axis = normalize_axis(node, node.attrs["axis"], rank)
     out = list(shapes[0])
     for k, shape in enumerate(shapes[1:], 1):
         for i in range(rank):
@@ -223,12 +201,10 @@ def _concat(node: Node) -> list[OutputSpec]:
     return [(element_type, out)]
 
 
-@register_op("Split", "movement", shape_inputs=(1,))
 def _split(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 2)
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
-    parts = _int_attr(node, "num_splits")
+    parts = node.attrs["num_splits"]
     if parts < 1:
         raise node.error(f"attribute num_splits={parts} must be >= 1")
     axis = _scalar_axis(node, 1, data.rank)
@@ -242,16 +218,7 @@ def _split(node: Node) -> list[OutputSpec]:
     return [(element_type, out)] * parts
 
 
-@register_op(
-    "VariadicSplit",
-    "movement",
-    shape_inputs=(
-        1,
-        2,
-    ),
-)
 def _variadic_split(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 3)
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     axis = _scalar_axis(node, 1, data.rank, one_element_ok=True)
@@ -268,19 +235,7 @@ def _variadic_split(node: Node) -> list[OutputSpec]:
     return [(element_type, [*data[:axis], rest if v == -1 else v, *data[axis + 1 :]]) for v in lengths]
 
 
-@register_op(
-    "Slice",
-    "movement",
-    "opset8",
-    shape_inputs=(
-        1,
-        2,
-        3,
-        4,
-    ),
-)
 def _slice_infer(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 4, 5)
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     names = ("start", "stop", "step", "axes")[: node.get_input_size() - 1]
@@ -306,17 +261,7 @@ def _slice_infer(node: Node) -> list[OutputSpec]:
     return [(element_type, out)]
 
 
-@register_op(
-    "StridedSlice",
-    "movement",
-    shape_inputs=(
-        1,
-        2,
-        3,
-    ),
-)
 def _strided_slice(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 3, 4)
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     names = ("begin", "end", "strides")[: node.get_input_size() - 1]
@@ -361,14 +306,11 @@ def _strided_slice(node: Node) -> list[OutputSpec]:
     return [(element_type, out + list(data[dim:]))]
 
 
-@register_op("Gather", "movement", "opset8", shape_inputs=(2,))
 def _gather(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 3)
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     indices = node.input_value(1).partial_shape
-    expect_type(node, 1, INDEX_TYPES, "indices")
-    batch_dims = _int_attr(node, "batch_dims", 0)
+    batch_dims = node.attrs["batch_dims"]
     limit = min(data.rank, indices.rank)
     if not -limit <= batch_dims <= limit:
         raise node.error(f"attribute batch_dims={batch_dims} is out of range for data {data}, indices {indices}")
@@ -388,18 +330,8 @@ _PAD_LIMITS = {"edge": (1, None), "reflect": (1, -1), "symmetric": (1, 0)}
 """Per pad mode: the size a padded dimension needs, and the most a pad may exceed it by."""
 
 
-@register_op(
-    "Pad",
-    "movement",
-    "opset12",
-    shape_inputs=(
-        1,
-        2,
-    ),
-)
 def _pad(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 3, 4)
-    mode = expect_attr(node, "pad_mode", ("constant", "edge", "reflect", "symmetric"))
+    mode = node.attrs["pad_mode"]
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     if node.get_input_size() == 4:
@@ -421,3 +353,133 @@ def _pad(node: Node) -> list[OutputSpec]:
             raise node.error(f"pad_mode={mode!r} cannot pad dimension {i} of data {data} by {b}, {e}")
         out.append(max(d + b + e, 0))
     return [(element_type, out)]
+
+
+# -- definitions ----------------------------------------------------------------------------------------
+
+_DATA = Input("data")
+
+
+def _index(name: str, doc: str, optional: bool = False) -> Input:
+    return Input(name, INTEGER_TYPES, optional=optional, decides_shape=True, doc=doc)
+
+
+_MASKS = tuple(
+    Attr(mask, INTS, [], doc=doc)
+    for mask, doc in (
+        ("begin_mask", "1: ignore begin[i]"),
+        ("end_mask", "1: ignore end[i]"),
+        ("new_axis_mask", "1: insert a dimension of size 1"),
+        ("shrink_axis_mask", "1: take index begin[i] and remove the dimension"),
+        ("ellipsis_mask", "1 (once at most): all dimensions not otherwise indexed"),
+    )
+)
+
+TRANSPOSE = define(
+    OpDef(
+        "Transpose",
+        "movement",
+        _transpose,
+        inputs=(_DATA, _index("input_order", "a permutation of 0..rank-1; empty reverses")),
+        evaluate=kernels.transpose,
+        doc="Permutes dimensions: output dim i is input dim input_order[i].",
+    )
+)
+CONCAT = define(
+    OpDef(
+        "Concat",
+        "movement",
+        _concat,
+        inputs=(Input("inputs", variadic=True),),
+        attrs=(Attr("axis", INT, doc="in [-rank, rank-1]"),),
+        evaluate=kernels.concat,
+        doc="Joins tensors along axis; the other dimensions must match.",
+    )
+)
+SPLIT = define(
+    OpDef(
+        "Split",
+        "movement",
+        _split,
+        inputs=(_DATA, _index("axis", "a scalar")),
+        attrs=(Attr("num_splits", INT, doc="how many equal parts"),),
+        evaluate=kernels.split,
+        doc="Splits data into equal parts along axis, one output per part.",
+    )
+)
+VARIADIC_SPLIT = define(
+    OpDef(
+        "VariadicSplit",
+        "movement",
+        _variadic_split,
+        inputs=(_DATA, _index("axis", "a scalar"), _index("split_lengths", "one per output; one may be -1")),
+        evaluate=kernels.variadic_split,
+        doc="Splits data along axis into parts of the given lengths.",
+    )
+)
+SLICE = define(
+    OpDef(
+        "Slice",
+        "movement",
+        _slice_infer,
+        inputs=(
+            _DATA,
+            _index("start", "1D start indices"),
+            _index("stop", "1D stop indices (exclusive)"),
+            _index("step", "1D non-zero steps"),
+            _index("axes", "the axes sliced; 0..len(start)-1 by default", True),
+        ),
+        version="opset8",
+        evaluate=kernels.slice_,
+        doc="Numpy-style data[start:stop:step] along axes.",
+    )
+)
+STRIDED_SLICE = define(
+    OpDef(
+        "StridedSlice",
+        "movement",
+        _strided_slice,
+        inputs=(
+            _DATA,
+            _index("begin", "1D"),
+            _index("end", "1D"),
+            _index("strides", "1D non-zero; ones when absent", True),
+        ),
+        attrs=_MASKS,
+        evaluate=kernels.strided_slice,
+        doc="TensorFlow-style strided slice.",
+    )
+)
+GATHER = define(
+    OpDef(
+        "Gather",
+        "movement",
+        _gather,
+        inputs=(
+            _DATA,
+            Input("indices", INDEX_TYPES, doc="out-of-range indices give zeros"),
+            _index("axis", "a scalar"),
+        ),
+        attrs=(Attr("batch_dims", INT, 0, doc="leading dimensions data and indices share as batches"),),
+        version="opset8",
+        evaluate=kernels.gather,
+        doc="Takes slices of data at indices along axis.",
+    )
+)
+PAD = define(
+    OpDef(
+        "Pad",
+        "movement",
+        _pad,
+        inputs=(
+            _DATA,
+            _index("pads_begin", "one count per axis"),
+            _index("pads_end", "one count per axis"),
+            Input("pad_value", optional=True, doc="the constant mode's scalar"),
+        ),
+        attrs=(Attr("pad_mode", LOWER_STRING, "constant", ("constant", "edge", "reflect", "symmetric")),),
+        version="opset12",
+        evaluate=kernels.pad,
+        doc="Pads, or with negative pads crops, every axis.",
+    )
+)

@@ -12,7 +12,6 @@ from hetero_sdk.reference import (  # noqa: F401  (registration)
     elementwise,
     image,
     linear_algebra,
-    movement,
     pooling,
 )
 from hetero_sdk.reference.registry import KERNELS, Kernel, evaluate, get_kernel, kernel, kernel_types, run_node
