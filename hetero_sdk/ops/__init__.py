@@ -52,8 +52,9 @@ STRUCTURAL_OPS = frozenset(t for t, op in OPS.items() if op.structural)
 
 __all__ = [
     "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INT", "INTS", "Input",
-    "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "STRINGS", "STRUCTURAL_OPS",
-    "as_output", "as_outputs", "bodies", "constant_value", "define", "loop_iterations", "sdk_op_types",
+    "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "STRINGS",
+    "STRUCTURAL_OPS", "as_output", "as_outputs", "bodies", "constant_value", "define", "loop_iterations",
+    "sdk_op_types",
 ]  # fmt: skip
 
 

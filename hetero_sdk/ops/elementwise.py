@@ -1,8 +1,9 @@
 """Elementwise ops with numpy broadcasting: arithmetic, comparison, logic and Select.
 
 Every binary op takes ``auto_broadcast`` (``numpy`` or ``none``). Where the math is the same on every
-array library the op carries its array-API kernel; Divide, Power and Mod, whose integer semantics
-numpy and XLA reach differently, leave their kernels to each device.
+array library the op carries its array-API kernel; Power and Mod, whose integer semantics numpy and XLA
+reach differently, leave their kernels to each device, and numpy's Divide adds a check for integer
+division by zero to the shared kernel.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import NUMERIC_TYPES, broadcast, expect_same_types
 
 __all__ = [
-    "AUTO_BROADCAST", "BINARY_OPS", "LOGICAL_NOT", "SELECT", "add", "divide", "equal", "floor_mod", "greater",
-    "greater_equal",
-    "less", "less_equal", "logical_and", "logical_not", "logical_or", "maximum", "minimum", "mod", "multiply",
-    "not_equal", "power", "select", "squared_difference", "subtract",
+    "AUTO_BROADCAST", "BINARY_OPS", "LOGICAL_NOT", "SELECT", "add", "divide", "divide_values", "equal", "floor_mod",
+    "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_not", "logical_or", "maximum",
+    "minimum", "mod", "multiply", "not_equal", "power", "select", "squared_difference", "subtract",
 ]  # fmt: skip
 
 BOOLEAN = frozenset({Type.boolean})
@@ -49,6 +49,19 @@ def _array_api(function: str) -> Callable[..., Any]:
 
     evaluate.__qualname__ = f"evaluate_{function}"
     return evaluate
+
+
+def divide_values(node: Node, a: Any, b: Any) -> Any:
+    """Divide's kernel: true division for reals; for integers floor division (``python_division``) or
+    division toward zero, exactly (``a / b`` in float64 is not)."""
+    xp = namespace(a, b)
+    if not Type.of(a.dtype).is_integral:
+        return xp.divide(a, b)
+    quotient = xp.floor_divide(a, b)
+    if node.attrs["python_division"]:
+        return quotient
+    inexact = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+    return xp.where(inexact, quotient + 1, quotient)
 
 
 def _squared_difference(node: Node, a: Any, b: Any) -> Any:
@@ -106,7 +119,7 @@ BINARY_OPS: dict[str, OpDef] = {
         "Divide",
         NUMERIC_TYPES,
         None,
-        None,
+        divide_values,
         "a / b; integers round toward -inf with python_division, else toward zero",
         Attr("python_division", BOOL, True, doc="integer division rounds toward -inf (True) or zero"),
     ),
