@@ -8,7 +8,6 @@ properties (:mod:`hetero_sdk.properties`) and the errors (:mod:`hetero_sdk.error
 import os
 
 from hetero_sdk import errors, opset, properties
-from hetero_sdk import reference as _reference  # noqa: F401  (transitional: fills ops.folding.LEGACY_FOLDING)
 from hetero_sdk.core import Core
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph import Model, Node, Output

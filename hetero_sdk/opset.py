@@ -52,12 +52,13 @@ from hetero_sdk.ops.elementwise import (
 )
 from hetero_sdk.ops.image import interpolate
 from hetero_sdk.ops.linear_algebra import matmul
-from hetero_sdk.ops.movement import concat, gather, pad, slice, split, strided_slice, transpose, variadic_split
+from hetero_sdk.ops.movement import concat, gather, pad, split, transpose, variadic_split
 from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, mvn, softmax
 from hetero_sdk.ops.pooling import avg_pool, max_pool
 from hetero_sdk.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
 from hetero_sdk.ops.reduction import reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
 from hetero_sdk.ops.shape_manipulation import broadcast, range, reshape, shape_of, squeeze, tile, unsqueeze
+from hetero_sdk.ops.slicing import slice, strided_slice
 
 ceil = ceiling
 """Alias of :func:`ceiling` (OpenVINO's op is named Ceiling)."""

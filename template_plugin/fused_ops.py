@@ -1,8 +1,8 @@
 """TEMPLATE's own op: ``TemplateFullyConnected``, a MatMul, a bias Add and an activation in one kernel.
 
 The op is produced by :class:`template_plugin.transformations.FullyConnectedFusion`; it is defined
-here with the SDK's public registries, as a third-party device defines its fused ops, and computed
-by its reference kernel (TEMPLATE runs the reference kernels).
+here with the SDK's public op-definition API, as a third-party device defines its fused ops, and
+computed by its numpy kernel, registered with the reference kernels that TEMPLATE runs.
 """
 
 from __future__ import annotations
@@ -13,14 +13,24 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node, PartialShape
-from hetero_sdk.ops.basic import as_output
-from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_attr, expect_inputs, expect_same_types
-from hetero_sdk.ops.linear_algebra import matmul_shape
-from hetero_sdk.ops.registry import OutputSpec, register_op
-from hetero_sdk.reference import kernel
-from hetero_sdk.reference.activation import erfc_values
+from hetero_sdk.ops import (
+    BOOL,
+    NUMERIC_TYPES,
+    REAL_TYPES,
+    STRING,
+    Attr,
+    Input,
+    OpDef,
+    OutputSpec,
+    as_output,
+    define,
+    expect_same_types,
+    gelu_tanh,
+    matmul_shape,
+)
+from hetero_sdk.reference import erfc_values, kernel
 
-__all__ = ["ACTIVATIONS", "FULLY_CONNECTED", "fully_connected"]
+__all__ = ["ACTIVATIONS", "FULLY_CONNECTED", "FULLY_CONNECTED_OP", "fully_connected"]
 
 FULLY_CONNECTED = "TemplateFullyConnected"
 """The op type name."""
@@ -53,7 +63,7 @@ def fully_connected(
     a = as_output(data_a)
     inputs = [a, as_output(data_b, like=a), as_output(bias, like=a)]
     attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b), "activation": activation}
-    return Node(FULLY_CONNECTED, inputs, attrs, name)
+    return Node(FULLY_CONNECTED_OP, inputs, attrs, name)
 
 
 def bias_fits(bias: PartialShape, out: PartialShape) -> bool:
@@ -65,17 +75,11 @@ def bias_fits(bias: PartialShape, out: PartialShape) -> bool:
     return bias[-1] == out[-1] and bias[-1] != -1
 
 
-@register_op(FULLY_CONNECTED, "template", "template")
 def _fully_connected(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 3)
     element_type = expect_same_types(node, 0, 1, 2)
-    activation = expect_attr(node, "activation", ACTIVATIONS)
-    allowed = NUMERIC_TYPES if activation in ("none", "relu") else REAL_TYPES
-    if element_type not in allowed:
+    activation = node.attrs["activation"]
+    if activation not in ("none", "relu") and element_type not in REAL_TYPES:
         raise node.error(f"activation {activation!r} needs a real element type, got {element_type.value}")
-    for flag in ("transpose_a", "transpose_b"):
-        if not isinstance(node.attrs.setdefault(flag, False), bool):
-            raise node.error(f"attribute {flag}={node.attrs[flag]!r} must be a bool")
     a, b = node.input_value(0).partial_shape, node.input_value(1).partial_shape
     out = matmul_shape(node, a, b, node.attrs["transpose_a"], node.attrs["transpose_b"])
     bias = node.input_value(2).partial_shape
@@ -85,6 +89,23 @@ def _fully_connected(node: Node) -> list[OutputSpec]:
             f"{out[-1] if out.rank else 1} (the product's shape is {out})"
         )
     return [(element_type, out)]
+
+
+FULLY_CONNECTED_OP = define(
+    OpDef(
+        FULLY_CONNECTED,
+        "template",
+        _fully_connected,
+        inputs=(Input("data_a", NUMERIC_TYPES), Input("data_b", NUMERIC_TYPES), Input("bias", NUMERIC_TYPES)),
+        attrs=(
+            Attr("transpose_a", BOOL, False, doc="as MatMul's"),
+            Attr("transpose_b", BOOL, False, doc="as MatMul's"),
+            Attr("activation", STRING, "none", ACTIVATIONS, doc="applied to the biased product"),
+        ),
+        version="template",
+        doc="activation(matmul(data_a, data_b) + bias) in one kernel.",
+    )
+)
 
 
 def _widened(x: np.ndarray) -> np.ndarray:
@@ -112,5 +133,5 @@ def _fully_connected_kernel(node: Node, a: np.ndarray, b: np.ndarray, bias: np.n
     if activation == "gelu_erf":
         return 0.5 * y64 * erfc_values(-y64 / math.sqrt(2), exact=y.dtype == np.float64)
     if activation == "gelu_tanh":
-        return 0.5 * y * (1 + np.tanh(math.sqrt(2 / math.pi) * (y + 0.044715 * (y * y * y))))
+        return gelu_tanh(y)
     return y

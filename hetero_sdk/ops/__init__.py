@@ -42,19 +42,23 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     recurrent,
     reduction,
     shape_manipulation,
+    slicing,
 )
+from hetero_sdk.ops.activation import gelu_tanh
 from hetero_sdk.ops.basic import as_output, as_outputs
+from hetero_sdk.ops.checks import INDEX_TYPES, NUMERIC_TYPES, REAL_TYPES, expect_rank, expect_same_types
 from hetero_sdk.ops.control_flow import bodies, loop_iterations
 from hetero_sdk.ops.folding import constant_value
+from hetero_sdk.ops.linear_algebra import matmul_shape
 
 STRUCTURAL_OPS = frozenset(t for t, op in OPS.items() if op.structural)
 """The op types that are graph structure, not computation: Parameter, Constant, Result."""
 
 __all__ = [
-    "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INT", "INTS", "Input",
-    "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "STRINGS",
-    "STRUCTURAL_OPS", "as_output", "as_outputs", "bodies", "constant_value", "define", "loop_iterations",
-    "sdk_op_types",
+    "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INDEX_TYPES", "INT", "INTS",
+    "Input", "LOWER_STRING", "NUMERIC_TYPES", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REAL_TYPES",
+    "REQUIRED", "STRING", "STRINGS", "STRUCTURAL_OPS", "as_output", "as_outputs", "bodies", "constant_value",
+    "define", "expect_rank", "expect_same_types", "gelu_tanh", "loop_iterations", "matmul_shape", "sdk_op_types",
 ]  # fmt: skip
 
 

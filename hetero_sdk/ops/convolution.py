@@ -14,24 +14,22 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk.graph.node import Node
+from hetero_sdk.graph.op_def import INTS, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import (
     INDEX_TYPES,
     NUMERIC_TYPES,
     dim_mul,
     dims_equal_or_dynamic,
-    expect_attr,
-    expect_inputs,
     expect_rank,
     expect_same_types,
-    expect_type,
-    int_list,
 )
-from hetero_sdk.ops.registry import OutputSpec, as_output, constant_value, register_op
+from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = [
-    "AUTO_PADS", "backprop_geometry", "check_window_attrs", "convolution", "convolution_backprop_data",
-    "group_convolution", "resolve_pads", "window_output_dims",
+    "AUTO_PADS", "CONVOLUTIONS", "CONVOLUTION_BACKPROP_DATA", "backprop_geometry", "check_window_attrs",
+    "convolution", "convolution_backprop_data", "group_convolution", "resolve_pads", "window_output_dims",
 ]  # fmt: skip
 
 AUTO_PADS = ("explicit", "same_upper", "same_lower", "valid")
@@ -137,7 +135,7 @@ def convolution_backprop_data(
         "auto_pad": str(auto_pad).lower(),
         "output_padding": list(output_padding) if output_padding is not None else [0] * n,
     }
-    return Node("ConvolutionBackpropData", inputs, attrs, name)
+    return Node(CONVOLUTION_BACKPROP_DATA, inputs, attrs, name)
 
 
 def _conv_node(
@@ -160,7 +158,7 @@ def _conv_node(
         "dilations": list(dilations),
         "auto_pad": str(auto_pad).lower(),
     }
-    return Node(type_name, inputs, attrs, name)
+    return Node(CONVOLUTIONS[type_name], inputs, attrs, name)
 
 
 # -- window geometry, shared with pooling and device kernels ------------------------------------------
@@ -278,12 +276,11 @@ def backprop_geometry(
 
 
 def check_window_attrs(node: Node, n: int, *names: str, negative_pads: bool = False) -> None:
-    """Validates ``auto_pad`` and the int-list window attributes for ``n`` spatial axes."""
-    node.attrs["auto_pad"] = str(node.attrs.get("auto_pad", "explicit")).lower()
-    expect_attr(node, "auto_pad", AUTO_PADS)
+    """Validates the int-list window attributes for ``n`` spatial axes (their kinds are declared)."""
     for attr in names:
-        values = int_list(node, attr, n)
-        node.attrs[attr] = values
+        values = node.attrs[attr]
+        if len(values) != n:
+            raise node.error(f"attribute {attr}={values} must have {n} values")
         if attr in ("strides", "dilations", "kernel_shape") and any(v < 1 for v in values):
             raise node.error(f"attribute {attr}={values} must hold positive integers")
         if attr not in ("strides", "dilations", "kernel_shape") and not negative_pads and any(v < 0 for v in values):
@@ -301,9 +298,7 @@ def _check_kernel(node: Node, kernel: Sequence[int]) -> None:
 
 
 def _infer_forward(node: Node, grouped: bool) -> list[OutputSpec]:
-    expect_inputs(node, 2)
     element_type = expect_same_types(node, 0, 1)
-    expect_type(node, 0, NUMERIC_TYPES, "data")
     data, n = _spatial_rank(node)
     filters = expect_rank(node, 1, data.rank + grouped, what="filters")
     check_window_attrs(node, n, "strides", "dilations", "pads_begin", "pads_end", negative_pads=True)
@@ -325,24 +320,21 @@ def _infer_forward(node: Node, grouped: bool) -> list[OutputSpec]:
     return [(element_type, PartialShape([data[0], c_out, *spatial]))]
 
 
-@register_op("Convolution", "convolution")
 def _convolution(node: Node) -> list[OutputSpec]:
     return _infer_forward(node, grouped=False)
 
 
-@register_op("GroupConvolution", "convolution")
 def _group_convolution(node: Node) -> list[OutputSpec]:
     return _infer_forward(node, grouped=True)
 
 
-@register_op("ConvolutionBackpropData", "convolution", shape_inputs=(2,))
 def _convolution_backprop_data(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 2, 3)
     element_type = expect_same_types(node, 0, 1)
-    expect_type(node, 0, NUMERIC_TYPES, "data")
     data, n = _spatial_rank(node)
     filters = expect_rank(node, 1, data.rank, what="filters")
-    node.attrs.setdefault("output_padding", [0] * n)
+    for attr in ("pads_begin", "pads_end", "dilations", "output_padding"):
+        if not node.attrs[attr]:
+            node.attrs[attr] = [1 if attr == "dilations" else 0] * n
     check_window_attrs(node, n, "strides", "dilations", "pads_begin", "pads_end", "output_padding")
     if not dims_equal_or_dynamic(data[1], filters[0]):
         raise node.error(f"data {data} has {data[1]} input channels; filters {filters} expect {filters[0]}")
@@ -350,7 +342,6 @@ def _convolution_backprop_data(node: Node) -> list[OutputSpec]:
     _check_kernel(node, kernel)
     output_shape = None
     if node.get_input_size() == 3:
-        expect_type(node, 2, INDEX_TYPES, "output_shape")
         shape_of_shape = expect_rank(node, 2, 1, what="output_shape")
         if shape_of_shape[0] not in (n, DYNAMIC):
             raise node.error(f"output_shape has {shape_of_shape[0]} values; expected {n}, one per spatial axis")
@@ -364,3 +355,60 @@ def _convolution_backprop_data(node: Node) -> list[OutputSpec]:
     else:
         _, spatial = backprop_geometry(node, data.dims[2:], kernel, output_shape)
     return [(element_type, PartialShape([data[0], filters[1], *spatial]))]
+
+
+# -- definitions ----------------------------------------------------------------------------------------
+
+_WINDOW = (
+    Attr("strides", INTS, doc="step per spatial axis (positive)"),
+    Attr("pads_begin", INTS, doc="zeros added before each spatial axis (negative crops)"),
+    Attr("pads_end", INTS, doc="zeros added after each spatial axis (negative crops)"),
+    Attr("dilations", INTS, doc="distance between kernel taps per spatial axis (positive)"),
+    Attr("auto_pad", LOWER_STRING, "explicit", AUTO_PADS, doc="explicit pads, same_upper, same_lower or valid"),
+)
+_OPERANDS = (Input("data", NUMERIC_TYPES, doc="[N, C_IN, spatial...]"), Input("filters", NUMERIC_TYPES))
+
+CONVOLUTIONS = {
+    "Convolution": define(
+        OpDef(
+            "Convolution",
+            "convolution",
+            lambda node: _infer_forward(node, grouped=False),
+            _OPERANDS,
+            _WINDOW,
+            doc="1D, 2D or 3D convolution (a cross-correlation); filters [C_OUT, C_IN, kernel...].",
+        )
+    ),
+    "GroupConvolution": define(
+        OpDef(
+            "GroupConvolution",
+            "convolution",
+            lambda node: _infer_forward(node, grouped=True),
+            _OPERANDS,
+            _WINDOW,
+            doc="Grouped convolution; filters [GROUPS, C_OUT, C_IN, kernel...].",
+        )
+    ),
+}
+"""Convolution and GroupConvolution by type name."""
+
+CONVOLUTION_BACKPROP_DATA = define(
+    OpDef(
+        "ConvolutionBackpropData",
+        "convolution",
+        _convolution_backprop_data,
+        inputs=(
+            *_OPERANDS,
+            Input("output_shape", INDEX_TYPES, optional=True, decides_shape=True, doc="the output's spatial shape"),
+        ),
+        attrs=(
+            Attr("strides", INTS, doc="step per spatial axis of the output"),
+            Attr("pads_begin", INTS, [], doc="elements cropped at the start of each output axis"),
+            Attr("pads_end", INTS, [], doc="elements cropped at the end of each output axis"),
+            Attr("dilations", INTS, [], doc="distance between kernel taps (ones by default)"),
+            Attr("auto_pad", LOWER_STRING, "explicit", AUTO_PADS),
+            Attr("output_padding", INTS, [], doc="elements added at the end of each output axis"),
+        ),
+        doc="Transposed convolution: the gradient of a convolution with respect to its data.",
+    )
+)

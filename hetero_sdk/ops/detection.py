@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
+from hetero_sdk.graph.op_def import BOOL, ELEMENT_TYPE, INT, STRING, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import (
-    INDEX_TYPES,
     NUMERIC_TYPES,
     REAL_TYPES,
-    expect_attr,
-    expect_inputs,
     expect_rank,
-    expect_type,
     merge_dims,
     normalize_axis,
 )
-from hetero_sdk.ops.registry import OutputSpec, as_output, constant_value, register_op
+from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = ["non_max_suppression", "non_zero", "topk"]
@@ -56,7 +53,7 @@ def topk(
         "index_element_type": Type.of(index_element_type),
         "stable": bool(stable),
     }
-    return Node("TopK", [as_output(data), as_output(k)], attrs, name)
+    return Node(TOPK, [as_output(data), as_output(k)], attrs, name)
 
 
 def non_zero(data: Any, output_type: Any = Type.i64, name: str | None = None) -> Node:
@@ -68,7 +65,7 @@ def non_zero(data: Any, output_type: Any = Type.i64, name: str | None = None) ->
 
     :param output_type: ``i64`` or ``i32``.
     """
-    return Node("NonZero", [as_output(data)], {"output_type": Type.of(output_type)}, name)
+    return Node(NON_ZERO, [as_output(data)], {"output_type": Type.of(output_type)}, name)
 
 
 def non_max_suppression(
@@ -120,25 +117,7 @@ def non_max_suppression(
         "sort_result_descending": bool(sort_result_descending),
         "output_type": Type.of(output_type),
     }
-    return Node("NonMaxSuppression", inputs, attrs, name)
-
-
-def _index_type(node: Node, attr: str, default: Type) -> Type:
-    try:
-        value = Type.of(node.attrs.setdefault(attr, default))
-    except TypeError:
-        value = None
-    if value not in INDEX_TYPES:
-        raise node.error(f"attribute {attr}={node.attrs.get(attr)!r} is invalid; expected i32 or i64")
-    node.attrs[attr] = value
-    return value
-
-
-def _expect_bool(node: Node, attr: str, default: bool) -> bool:
-    value = node.attrs.setdefault(attr, default)
-    if not isinstance(value, bool):
-        raise node.error(f"attribute {attr}={value!r} must be a bool")
-    return value
+    return Node(NON_MAX_SUPPRESSION, inputs, attrs, name)
 
 
 def _expect_scalar(node: Node, index: int, what: str) -> None:
@@ -147,25 +126,15 @@ def _expect_scalar(node: Node, index: int, what: str) -> None:
         raise node.error(f"{what} must be a scalar or a 1-D tensor of one element, got shape {shape}")
 
 
-@register_op("TopK", "detection", "opset11", shape_inputs=(1,))
 def _topk(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 2)
-    element_type = expect_type(node, 0, NUMERIC_TYPES, "data")
-    expect_type(node, 1, INTEGRAL_TYPES, "k")
+    element_type = node.input_value(0).element_type
     data = node.input_value(0).partial_shape
     if data.rank == 0:
         raise node.error("data must have rank >= 1, got a scalar")
     if node.input_value(1).partial_shape.rank != 0:
         raise node.error(f"k must be a scalar, got shape {node.input_value(1).partial_shape}")
-    try:
-        axis = operator.index(node.attrs.get("axis"))  # type: ignore[arg-type]
-    except TypeError:
-        raise node.error(f"attribute axis={node.attrs.get('axis')!r} must be an integer") from None
-    axis = normalize_axis(node, axis, data.rank)
-    expect_attr(node, "mode", ("max", "min"))
-    expect_attr(node, "sort", ("value", "index", "none"))
-    index_type = _index_type(node, "index_element_type", Type.i32)
-    _expect_bool(node, "stable", False)
+    axis = normalize_axis(node, node.attrs["axis"], data.rank)
+    index_type = node.attrs["index_element_type"]
     k_value = constant_value(node.input_value(1))
     k = DYNAMIC
     if k_value is not None:
@@ -178,10 +147,8 @@ def _topk(node: Node) -> list[OutputSpec]:
     return [(element_type, shape), (index_type, shape)]
 
 
-@register_op("NonZero", "detection", "opset3", data_dependent=True)
 def _non_zero(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 1)
-    output_type = _index_type(node, "output_type", Type.i64)
+    output_type = node.attrs["output_type"]
     shape = node.input_value(0).partial_shape
     if shape.rank == 0:
         return [(output_type, PartialShape([1, DYNAMIC]))]
@@ -189,27 +156,71 @@ def _non_zero(node: Node) -> list[OutputSpec]:
     return [(output_type, PartialShape([shape.rank, count]))]
 
 
-@register_op("NonMaxSuppression", "detection", "opset9", data_dependent=True)
 def _non_max_suppression(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 2, 3, 4, 5, 6)
-    expect_type(node, 0, REAL_TYPES, "boxes")
-    expect_type(node, 1, REAL_TYPES, "scores")
     boxes = expect_rank(node, 0, 3, what="boxes")
     scores = expect_rank(node, 1, 3, what="scores")
     if boxes[2] not in (4, DYNAMIC):
         raise node.error(f"boxes must have shape [num_batches, num_boxes, 4], got {boxes}")
     merge_dims(node, boxes[0], scores[0], f"num_batches of boxes {boxes} and scores {scores} differ")
     merge_dims(node, boxes[1], scores[2], f"num_boxes of boxes {boxes} and scores {scores} differ")
-    if node.get_input_size() > 2:
-        expect_type(node, 2, INTEGRAL_TYPES, "max_output_boxes_per_class")
-        _expect_scalar(node, 2, "max_output_boxes_per_class")
-    for index, what in ((3, "iou_threshold"), (4, "score_threshold"), (5, "soft_nms_sigma")):
+    for index, what in enumerate(_NMS_SCALARS, start=2):
         if node.get_input_size() > index:
-            expect_type(node, index, REAL_TYPES, what)
             _expect_scalar(node, index, what)
-    node.attrs.setdefault("box_encoding", "corner")
-    expect_attr(node, "box_encoding", ("corner", "center"))
-    _expect_bool(node, "sort_result_descending", True)
-    output_type = _index_type(node, "output_type", Type.i64)
+    output_type = node.attrs["output_type"]
     selected = PartialShape([DYNAMIC, 3])
     return [(output_type, selected), (Type.f32, selected), (output_type, PartialShape([1]))]
+
+
+_NMS_SCALARS = ("max_output_boxes_per_class", "iou_threshold", "score_threshold", "soft_nms_sigma")
+_INDEX_TYPE_CHOICES = (Type.i32, Type.i64)
+
+TOPK = define(
+    OpDef(
+        "TopK",
+        "detection",
+        _topk,
+        inputs=(Input("data", NUMERIC_TYPES), Input("k", INTEGRAL_TYPES, decides_shape=True, doc="a scalar")),
+        attrs=(
+            Attr("axis", INT, doc="the axis to select along"),
+            Attr("mode", STRING, choices=("max", "min"), doc="largest or smallest first"),
+            Attr("sort", STRING, choices=("value", "index", "none"), doc="the order of the selected elements"),
+            Attr("index_element_type", ELEMENT_TYPE, Type.i32, _INDEX_TYPE_CHOICES, doc="the indices' type"),
+            Attr("stable", BOOL, False, doc="keep equal elements in input order"),
+        ),
+        version="opset11",
+        doc="The k largest or smallest elements along an axis, with their indices.",
+    )
+)
+NON_ZERO = define(
+    OpDef(
+        "NonZero",
+        "detection",
+        _non_zero,
+        inputs=(Input("data"),),
+        attrs=(Attr("output_type", ELEMENT_TYPE, Type.i64, _INDEX_TYPE_CHOICES, doc="i64 or i32"),),
+        version="opset3",
+        data_dependent=True,
+        doc="The indices of the non-zero elements, one row per dimension.",
+    )
+)
+NON_MAX_SUPPRESSION = define(
+    OpDef(
+        "NonMaxSuppression",
+        "detection",
+        _non_max_suppression,
+        inputs=(
+            Input("boxes", REAL_TYPES, doc="[num_batches, num_boxes, 4]"),
+            Input("scores", REAL_TYPES, doc="[num_batches, num_classes, num_boxes]"),
+            Input("max_output_boxes_per_class", INTEGRAL_TYPES, optional=True, doc="a scalar; 0 by default"),
+            *(Input(name, REAL_TYPES, optional=True, doc="a scalar; 0 by default") for name in _NMS_SCALARS[1:]),
+        ),
+        attrs=(
+            Attr("box_encoding", STRING, "corner", ("corner", "center"), doc="how a box is given"),
+            Attr("sort_result_descending", BOOL, True, doc="sort all selections by score"),
+            Attr("output_type", ELEMENT_TYPE, Type.i64, _INDEX_TYPE_CHOICES, doc="i64 or i32"),
+        ),
+        version="opset9",
+        data_dependent=True,
+        doc="Selects boxes by score, dropping those overlapping a better one.",
+    )
+)

@@ -8,18 +8,11 @@ static shapes, :func:`constant_value` computes it with the ops' own array-API ke
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 
 from hetero_sdk.graph.node import Output
 
 __all__ = ["constant_value"]
-
-LEGACY_FOLDING: dict[str, Callable[..., Any]] = {}
-"""Transitional: numpy kernels that fold the op types not yet given an array-API kernel; the
-reference package fills it. Removed once every family is written as OpDef values."""
 
 _MAX_ELEMENTS = 1 << 16
 """Larger intermediate values are not folded while building: shape values are small."""
@@ -39,8 +32,7 @@ def constant_value(output: Output, _depth: int = 0) -> np.ndarray | None:
         return np.array(shape.dims, dtype=node.get_output_element_type(0).numpy) if shape.is_static else None
     if op.type_name == "Constant":
         return node.attrs["value"]  # type: ignore[no-any-return]
-    evaluate = op.evaluate or LEGACY_FOLDING.get(op.type_name)
-    if evaluate is None or op.data_dependent or _depth > _MAX_DEPTH:
+    if op.evaluate is None or op.data_dependent or _depth > _MAX_DEPTH:
         return None
     values = []
     for source in node.input_values():
@@ -49,6 +41,6 @@ def constant_value(output: Output, _depth: int = 0) -> np.ndarray | None:
             return None
         values.append(value)
     with np.errstate(all="ignore"):
-        raw = evaluate(node, *values)
+        raw = op.evaluate(node, *values)
     outputs = raw if isinstance(raw, (tuple, list)) else [raw]
     return np.asarray(outputs[output.index]).astype(node.get_output_element_type(output.index).numpy, copy=False)

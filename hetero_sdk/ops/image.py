@@ -10,8 +10,10 @@ import numpy as np
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
-from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_attr, expect_inputs, expect_rank, expect_type
-from hetero_sdk.ops.registry import OutputSpec, as_output, constant_value, register_op
+from hetero_sdk.graph.op_def import BOOL, FLOAT, INTS, STRING, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.ops.basic import as_output
+from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_rank, expect_type
+from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = ["ResizePlan", "interpolate", "interpolate_output_dims", "interpolate_pads", "resize_plan"]
@@ -80,7 +82,7 @@ def interpolate(
         "antialias": bool(antialias),
         "cube_coeff": float(cube_coeff),
     }
-    return Node("Interpolate", inputs, attrs, name)
+    return Node(INTERPOLATE, inputs, attrs, name)
 
 
 def interpolate_output_dims(
@@ -115,40 +117,13 @@ def interpolate_pads(attrs: dict[str, Any], rank: int) -> tuple[list[int], list[
     return fit[0], fit[1]
 
 
-@register_op(
-    "Interpolate",
-    "image",
-    "opset11",
-    shape_inputs=(
-        1,
-        2,
-    ),
-)
 def _interpolate(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 2, 3)
-    element_type = expect_type(node, 0, NUMERIC_TYPES, "image")
+    element_type = node.input_value(0).element_type
     image = node.input_value(0).partial_shape
-    for key, default in (
-        ("coordinate_transformation_mode", "half_pixel"),
-        ("nearest_mode", "round_prefer_floor"),
-        ("antialias", False),
-        ("cube_coeff", -0.75),
-        ("pads_begin", [0]),
-        ("pads_end", [0]),
-    ):
-        node.attrs.setdefault(key, default)
-    mode = expect_attr(node, "mode", MODES)
-    calculation = expect_attr(node, "shape_calculation_mode", SHAPE_CALCULATION_MODES)
-    expect_attr(node, "coordinate_transformation_mode", COORDINATE_TRANSFORMATION_MODES)
-    expect_attr(node, "nearest_mode", NEAREST_MODES)
-    if not isinstance(node.attrs["antialias"], bool):
-        raise node.error(f"attribute antialias={node.attrs['antialias']!r} must be a bool")
-    if not isinstance(node.attrs["cube_coeff"], (int, float)):
-        raise node.error(f"attribute cube_coeff={node.attrs['cube_coeff']!r} must be a number")
+    mode, calculation = node.attrs["mode"], node.attrs["shape_calculation_mode"]
     for key in ("pads_begin", "pads_end"):
-        pads = node.attrs[key]
-        if not isinstance(pads, (list, tuple)) or not all(isinstance(p, int) and p >= 0 for p in pads):
-            raise node.error(f"attribute {key}={pads!r} must be a list of non-negative integers")
+        if any(p < 0 for p in node.attrs[key]):
+            raise node.error(f"attribute {key}={node.attrs[key]!r} must be a list of non-negative integers")
     if calculation == "sizes":
         expect_type(node, 1, INTEGRAL_TYPES, "scales_or_sizes (shape_calculation_mode='sizes')")
     else:
@@ -175,7 +150,6 @@ def _axes(node: Node, rank: int) -> list[int] | None:
     """The resized axes (validated), or None when the axes input is not known at build time."""
     if node.get_input_size() < 3:
         return list(range(rank))
-    expect_type(node, 2, INTEGRAL_TYPES, "axes")
     expect_rank(node, 2, 1, what="axes")
     value = constant_value(node.input_value(2))
     if value is None:
@@ -222,3 +196,29 @@ def resize_plan(
         scales = [np.float32(v) for v in values]
     resized = [(a, s) for a, s in zip(axis_list, scales) if out_dims[a] != padded[a]]
     return ResizePlan(begin, end, padded, out_dims, scales, resized)
+
+
+INTERPOLATE = define(
+    OpDef(
+        "Interpolate",
+        "image",
+        _interpolate,
+        inputs=(
+            Input("image", NUMERIC_TYPES),
+            Input("scales_or_sizes", decides_shape=True, doc="1D: integer sizes, or real scales"),
+            Input("axes", INTEGRAL_TYPES, optional=True, decides_shape=True, doc="the axes resized; all by default"),
+        ),
+        attrs=(
+            Attr("mode", STRING, choices=MODES, doc="the interpolation filter"),
+            Attr("shape_calculation_mode", STRING, choices=SHAPE_CALCULATION_MODES, doc="sizes or scales"),
+            Attr("pads_begin", INTS, [0], doc="padding before each axis"),
+            Attr("pads_end", INTS, [0], doc="padding after each axis"),
+            Attr("coordinate_transformation_mode", STRING, "half_pixel", COORDINATE_TRANSFORMATION_MODES),
+            Attr("nearest_mode", STRING, "round_prefer_floor", NEAREST_MODES, doc="rounding for nearest"),
+            Attr("antialias", BOOL, False, doc="widen the linear filter when downsampling"),
+            Attr("cube_coeff", FLOAT, -0.75, doc="the a of the cubic kernel"),
+        ),
+        version="opset11",
+        doc="Resizes an image (any tensor) along some axes.",
+    )
+)

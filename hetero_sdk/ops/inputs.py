@@ -2,7 +2,7 @@
 
 Shape-like operands (target shapes, axes, pads, slice bounds) are inputs, as in OpenVINO; factories
 also take Python lists and ints and turn them into i64 constants (:func:`index_input`). When such an
-input is known at build time (see :func:`~hetero_sdk.ops.registry.constant_value`), inference gives
+input is known at build time (see :func:`~hetero_sdk.ops.folding.constant_value`), inference gives
 exact dimensions; otherwise it gives the rank, with ``-1`` for each dimension it cannot know.
 """
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from hetero_sdk.graph.node import Node
-from hetero_sdk.ops.checks import NUMERIC_TYPES, expect_inputs, expect_same_types, expect_type, merge_dims
-from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
+from hetero_sdk.graph.op_def import BOOL, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.ops.basic import as_output
+from hetero_sdk.ops.checks import NUMERIC_TYPES, expect_same_types, merge_dims
 from hetero_sdk.shape import PartialShape, broadcast_shapes
 
-__all__ = ["matmul", "matmul_shape"]
+__all__ = ["MATMUL", "matmul", "matmul_shape"]
 
 
 def matmul(
@@ -32,19 +31,11 @@ def matmul(
     a = as_output(data_a)
     b = as_output(data_b, like=a)
     attrs = {"transpose_a": transpose_a, "transpose_b": transpose_b}
-    return Node("MatMul", [a, b], attrs, name)
+    return Node(MATMUL, [a, b], attrs, name)
 
 
-@register_op("MatMul", "linear_algebra")
 def _matmul(node: Node) -> list[OutputSpec]:
-    expect_inputs(node, 2)
     element_type = expect_same_types(node, 0, 1)
-    expect_type(node, 0, NUMERIC_TYPES)
-    for flag in ("transpose_a", "transpose_b"):
-        value = node.attrs.setdefault(flag, False)
-        if not isinstance(value, (bool, np.bool_)):
-            raise node.error(f"attribute {flag}={value!r} must be a bool")
-        node.attrs[flag] = bool(value)
     a, b = node.input_value(0).partial_shape, node.input_value(1).partial_shape
     return [(element_type, matmul_shape(node, a, b, node.attrs["transpose_a"], node.attrs["transpose_b"]))]
 
@@ -70,3 +61,18 @@ def matmul_shape(node: Node, a: PartialShape, b: PartialShape, transpose_a: bool
     if b.rank > 1:
         dims.append(b_dims[-1])
     return PartialShape(dims)
+
+
+MATMUL = define(
+    OpDef(
+        "MatMul",
+        "linear_algebra",
+        _matmul,
+        inputs=(Input(types=NUMERIC_TYPES), Input(types=NUMERIC_TYPES)),
+        attrs=(
+            Attr("transpose_a", BOOL, False, doc="swap the last two dimensions of A first"),
+            Attr("transpose_b", BOOL, False, doc="swap the last two dimensions of B first"),
+        ),
+        doc="Matrix product with numpy's matmul semantics (1-D operands promoted, batches broadcast).",
+    )
+)

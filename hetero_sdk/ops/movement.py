@@ -1,4 +1,4 @@
-"""Ops that move data: Transpose, Concat, Split, VariadicSplit, Slice, StridedSlice, Gather, Pad.
+"""Ops that move data: Transpose, Concat, Split, VariadicSplit, Gather, Pad (slicing is in :mod:`.slicing`).
 
 Shape-like operands are inputs, as in OpenVINO; how they are read when known at build time, and what
 inference gives when they are not, is described in :mod:`hetero_sdk.ops.inputs`.
@@ -12,16 +12,16 @@ from typing import Any
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
-from hetero_sdk.graph.op_def import INT, INTS, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.graph.op_def import INT, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops import movement_kernels as kernels
 from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import INDEX_TYPES, expect_rank, expect_same_types, expect_type, merge_dims, normalize_axis
-from hetero_sdk.ops.inputs import INTEGER_TYPES, index_input, index_vector, known_ints, static_length, values_or_length
+from hetero_sdk.ops.inputs import INTEGER_TYPES, index_input, index_vector, known_ints, values_or_length
 from hetero_sdk.shape import DYNAMIC
 
 __all__ = [
-    "CONCAT", "GATHER", "PAD", "SLICE", "SPLIT", "STRIDED_SLICE", "TRANSPOSE", "VARIADIC_SPLIT", "concat", "gather",
-    "pad", "slice", "split", "strided_slice", "transpose", "variadic_split",
+    "CONCAT", "GATHER", "PAD", "SPLIT", "TRANSPOSE", "VARIADIC_SPLIT", "concat", "gather", "pad", "split", "transpose",
+    "variadic_split",
 ]  # fmt: skip
 
 _slice = builtins.slice
@@ -36,13 +36,6 @@ def _scalar_axis(
         raise node.error(f"axis must be a scalar, got shape {shape}")
     value = known_ints(node, index)
     return None if value is None else normalize_axis(node, value[0], rank)
-
-
-def _mask(node: Node, name: str, length: int) -> list[int]:
-    bits: list[int] = node.attrs[name]
-    if any(b not in (0, 1) for b in bits):
-        raise node.error(f"attribute {name}={bits} must hold only 0 and 1")
-    return (bits + [0] * length)[:length]
 
 
 # -- factories ----------------------------------------------------------------------------------------
@@ -79,52 +72,6 @@ def variadic_split(data: Any, axis: Any, split_lengths: Any, name: str | None = 
     :param split_lengths: one length per output; one of them may be ``-1`` (the rest of the dimension).
     """
     return Node(VARIADIC_SPLIT, [as_output(data), index_input(axis), index_input(split_lengths)], {}, name)
-
-
-def slice(data: Any, start: Any, stop: Any, step: Any, axes: Any = None, name: str | None = None) -> Node:  # noqa: A001
-    """Numpy-style ``data[start:stop:step]`` along ``axes`` (``Slice``, opset8).
-
-    :param start: 1D start indices; negative count from the end; out-of-range values are clamped.
-    :param stop: 1D stop indices (exclusive), clamped likewise.
-    :param step: 1D non-zero steps; negative steps walk backwards.
-    :param axes: the axes ``start``... apply to (default ``0..len(start)-1``), unique.
-    """
-    inputs = [as_output(data), index_input(start), index_input(stop), index_input(step)]
-    if axes is not None:
-        inputs.append(index_input(axes))
-    return Node(SLICE, inputs, {}, name)
-
-
-def strided_slice(
-    data: Any,
-    begin: Any,
-    end: Any,
-    strides: Any,
-    begin_mask: Sequence[int],
-    end_mask: Sequence[int],
-    new_axis_mask: Sequence[int] = (),
-    shrink_axis_mask: Sequence[int] = (),
-    ellipsis_mask: Sequence[int] = (),
-    name: str | None = None,
-) -> Node:
-    """TensorFlow-style strided slice (``StridedSlice``). Entry ``i`` of ``begin``/``end``/``strides``
-    and of the masks (lists of 0 and 1, shorter ones padded with 0) describes one index of the slice.
-
-    :param strides: 1D non-zero strides, or None for ones.
-    :param begin_mask: 1 ignores ``begin[i]`` (the slice starts at the beginning, or end for a negative stride).
-    :param end_mask: 1 ignores ``end[i]``.
-    :param new_axis_mask: 1 inserts a dimension of size 1 (``np.newaxis``).
-    :param shrink_axis_mask: 1 takes the single index ``begin[i]`` and removes the dimension.
-    :param ellipsis_mask: 1 (at most once) stands for all dimensions not otherwise indexed (``...``).
-    """
-    inputs = [as_output(data), index_input(begin), index_input(end)]
-    if strides is not None:
-        inputs.append(index_input(strides))
-    attrs = {
-        "begin_mask": list(begin_mask), "end_mask": list(end_mask), "new_axis_mask": list(new_axis_mask),
-        "shrink_axis_mask": list(shrink_axis_mask), "ellipsis_mask": list(ellipsis_mask),
-    }  # fmt: skip
-    return Node(STRIDED_SLICE, inputs, attrs, name)
 
 
 def gather(data: Any, indices: Any, axis: Any, batch_dims: int = 0, name: str | None = None) -> Node:
@@ -235,77 +182,6 @@ def _variadic_split(node: Node) -> list[OutputSpec]:
     return [(element_type, [*data[:axis], rest if v == -1 else v, *data[axis + 1 :]]) for v in lengths]
 
 
-def _slice_infer(node: Node) -> list[OutputSpec]:
-    data = node.input_value(0).partial_shape
-    element_type = node.input_value(0).element_type
-    names = ("start", "stop", "step", "axes")[: node.get_input_size() - 1]
-    lengths = {index_vector(node, i + 1, n)[0] for i, n in enumerate(names)} - {DYNAMIC}
-    if len(lengths) > 1:
-        raise node.error(f"{', '.join(names)} must have one length, got {sorted(lengths)}")
-    start, stop, step = (known_ints(node, i) for i in (1, 2, 3))
-    if step is not None and 0 in step:
-        raise node.error(f"step {step} must not contain 0")
-    count = next(iter(lengths)) if lengths else DYNAMIC
-    axes = known_ints(node, 4) if len(names) == 4 else (None if count == DYNAMIC else list(range(count)))
-    if axes is None:
-        return [(element_type, [DYNAMIC] * data.rank)]
-    normalized = [normalize_axis(node, a, data.rank, "axes value") for a in axes]
-    if len(set(normalized)) != len(normalized):
-        raise node.error(f"axes {axes} must be unique")
-    out = list(data)
-    for k, axis in enumerate(normalized):
-        if start is None or stop is None or step is None or data[axis] == DYNAMIC:
-            out[axis] = DYNAMIC
-        else:
-            out[axis] = len(range(*_slice(start[k], stop[k], step[k]).indices(data[axis])))
-    return [(element_type, out)]
-
-
-def _strided_slice(node: Node) -> list[OutputSpec]:
-    data = node.input_value(0).partial_shape
-    element_type = node.input_value(0).element_type
-    names = ("begin", "end", "strides")[: node.get_input_size() - 1]
-    lengths = {index_vector(node, i + 1, n)[0] for i, n in enumerate(names)} - {DYNAMIC}
-    if len(lengths) > 1:
-        raise node.error(f"{', '.join(names)} must have one length, got {sorted(lengths)}")
-    begin, end = known_ints(node, 1), known_ints(node, 2)
-    count = next(iter(lengths)) if lengths else static_length(node, node.input_value(1).partial_shape, "begin")
-    strides = known_ints(node, 3) if len(names) == 3 else [1] * count
-    if strides is not None and 0 in strides:
-        raise node.error(f"strides {strides} must not contain 0")
-    begin_mask, end_mask, new_axis, shrink, ellipsis = (
-        _mask(node, m, count) for m in ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
-    )
-    if sum(ellipsis) > 1:
-        raise node.error(f"ellipsis_mask {node.attrs['ellipsis_mask']} may set one bit at most")
-    consumed = sum(1 for i in range(count) if not ellipsis[i] and not new_axis[i])
-    if consumed > data.rank:
-        raise node.error(f"{consumed} dimensions are indexed but data {data} has rank {data.rank}")
-    out: list[int] = []
-    dim = 0
-    for i in range(count):
-        if ellipsis[i]:
-            out.extend(data[dim : dim + data.rank - consumed])
-            dim += data.rank - consumed
-        elif new_axis[i]:
-            out.append(1)
-        elif shrink[i]:
-            size = data[dim]
-            if begin is not None and size != DYNAMIC and not -size <= begin[i] < size:
-                raise node.error(f"shrink_axis_mask takes index {begin[i]} of dimension {dim} of data {data}")
-            dim += 1
-        else:
-            first = None if begin_mask[i] or begin is None else begin[i]
-            last = None if end_mask[i] or end is None else end[i]
-            unknown = (begin is None and not begin_mask[i]) or (end is None and not end_mask[i])
-            if unknown or strides is None or data[dim] == DYNAMIC:
-                out.append(DYNAMIC)
-            else:
-                out.append(len(range(*_slice(first, last, strides[i]).indices(data[dim]))))
-            dim += 1
-    return [(element_type, out + list(data[dim:]))]
-
-
 def _gather(node: Node) -> list[OutputSpec]:
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
@@ -364,17 +240,6 @@ def _index(name: str, doc: str, optional: bool = False) -> Input:
     return Input(name, INTEGER_TYPES, optional=optional, decides_shape=True, doc=doc)
 
 
-_MASKS = tuple(
-    Attr(mask, INTS, [], doc=doc)
-    for mask, doc in (
-        ("begin_mask", "1: ignore begin[i]"),
-        ("end_mask", "1: ignore end[i]"),
-        ("new_axis_mask", "1: insert a dimension of size 1"),
-        ("shrink_axis_mask", "1: take index begin[i] and remove the dimension"),
-        ("ellipsis_mask", "1 (once at most): all dimensions not otherwise indexed"),
-    )
-)
-
 TRANSPOSE = define(
     OpDef(
         "Transpose",
@@ -415,39 +280,6 @@ VARIADIC_SPLIT = define(
         inputs=(_DATA, _index("axis", "a scalar"), _index("split_lengths", "one per output; one may be -1")),
         evaluate=kernels.variadic_split,
         doc="Splits data along axis into parts of the given lengths.",
-    )
-)
-SLICE = define(
-    OpDef(
-        "Slice",
-        "movement",
-        _slice_infer,
-        inputs=(
-            _DATA,
-            _index("start", "1D start indices"),
-            _index("stop", "1D stop indices (exclusive)"),
-            _index("step", "1D non-zero steps"),
-            _index("axes", "the axes sliced; 0..len(start)-1 by default", True),
-        ),
-        version="opset8",
-        evaluate=kernels.slice_,
-        doc="Numpy-style data[start:stop:step] along axes.",
-    )
-)
-STRIDED_SLICE = define(
-    OpDef(
-        "StridedSlice",
-        "movement",
-        _strided_slice,
-        inputs=(
-            _DATA,
-            _index("begin", "1D"),
-            _index("end", "1D"),
-            _index("strides", "1D non-zero; ones when absent", True),
-        ),
-        attrs=_MASKS,
-        evaluate=kernels.strided_slice,
-        doc="TensorFlow-style strided slice.",
     )
 )
 GATHER = define(

@@ -13,7 +13,7 @@ from hetero_sdk.array_api import namespace
 from hetero_sdk.graph.node import Node
 
 __all__ = [
-    "concat", "gather", "pad", "slice_", "split", "split_bounds", "strided_slice", "transpose", "variadic_split",
+    "concat", "gather", "pad", "split", "split_bounds", "transpose", "variadic_split",
 ]  # fmt: skip
 
 
@@ -53,32 +53,6 @@ def split(node: Node, x: Any, axis: Any) -> tuple[Any, ...]:
 def variadic_split(node: Node, x: Any, axis: Any, lengths: Any) -> tuple[Any, ...]:
     dim = _ints(axis)[0] % x.ndim
     return tuple(_along(x, dim, slice(b, e)) for b, e in split_bounds(x.shape[dim], _ints(lengths)))
-
-
-def slice_(node: Node, x: Any, start: Any, stop: Any, step: Any, *axes: Any) -> Any:
-    index = [slice(None)] * x.ndim
-    chosen = _ints(axes[0]) if axes else list(range(np.asarray(start).size))
-    for a, b, e, s in zip(chosen, _ints(start), _ints(stop), _ints(step)):
-        index[a % x.ndim] = slice(b, e, s)
-    return x[tuple(index)]
-
-
-def strided_slice(node: Node, x: Any, begin: Any, end: Any, *strides: Any) -> Any:
-    b, e = _ints(begin), _ints(end)
-    s = _ints(strides[0]) if strides else [1] * len(b)
-    masks = {m: node.attrs[m] + [0] * len(b) for m in node.attrs if m.endswith("_mask")}
-    index: list[Any] = []
-    for i in range(len(b)):
-        if masks["ellipsis_mask"][i]:
-            index.append(Ellipsis)
-        elif masks["new_axis_mask"][i]:
-            index.append(None)
-        elif masks["shrink_axis_mask"][i]:
-            index.append(b[i])
-        else:
-            first = None if masks["begin_mask"][i] else b[i]
-            index.append(slice(first, None if masks["end_mask"][i] else e[i], s[i]))
-    return x[tuple(index)]
 
 
 def gather(node: Node, x: Any, indices: Any, axis: Any) -> Any:

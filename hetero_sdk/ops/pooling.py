@@ -10,16 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
-from hetero_sdk.ops.checks import INDEX_TYPES, NUMERIC_TYPES, expect_attr, expect_inputs, expect_rank, expect_type
-from hetero_sdk.ops.convolution import check_window_attrs, window_output_dims
-from hetero_sdk.ops.registry import OutputSpec, as_output, register_op
+from hetero_sdk.graph.op_def import BOOL, ELEMENT_TYPE, INT, INTS, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.ops.basic import as_output
+from hetero_sdk.ops.checks import INDEX_TYPES, NUMERIC_TYPES, expect_rank
+from hetero_sdk.ops.convolution import AUTO_PADS, check_window_attrs, window_output_dims
 from hetero_sdk.shape import PartialShape
 
-__all__ = ["ROUNDING_TYPES", "avg_pool", "max_pool"]
+__all__ = ["AVG_POOL", "MAX_POOL", "ROUNDING_TYPES", "avg_pool", "max_pool"]
 
 ROUNDING_TYPES = ("floor", "ceil")
 """How pooling output sizes are rounded."""
@@ -68,7 +67,7 @@ def max_pool(
         "index_element_type": index_element_type,
         "axis": axis,
     }
-    return Node("MaxPool", [as_output(data)], attrs, name)
+    return Node(MAX_POOL, [as_output(data)], attrs, name)
 
 
 def avg_pool(
@@ -108,18 +107,15 @@ def avg_pool(
         "rounding_type": str(rounding_type).lower(),
         "auto_pad": str(auto_pad).lower(),
     }
-    return Node("AvgPool", [as_output(data)], attrs, name)
+    return Node(AVG_POOL, [as_output(data)], attrs, name)
 
 
 def _infer_pool(node: Node, dilations: bool) -> tuple[Type, PartialShape]:
-    expect_inputs(node, 1)
-    element_type = expect_type(node, 0, NUMERIC_TYPES, "data")
+    element_type = node.input_value(0).element_type
     data = expect_rank(node, 0, 3, 4, 5, what="data")
     n = data.rank - 2
     names = ("strides", "pads_begin", "pads_end", "kernel_shape") + (("dilations",) if dilations else ())
     check_window_attrs(node, n, *names)
-    node.attrs["rounding_type"] = str(node.attrs.get("rounding_type", "floor")).lower()
-    expect_attr(node, "rounding_type", ROUNDING_TYPES)
     attrs = node.attrs
     spatial = window_output_dims(
         node, data.dims[2:], attrs["kernel_shape"], attrs["strides"], attrs.get("dilations", [1] * n),
@@ -128,31 +124,20 @@ def _infer_pool(node: Node, dilations: bool) -> tuple[Type, PartialShape]:
     return element_type, PartialShape([data[0], data[1], *spatial])
 
 
-@register_op("MaxPool", "pooling", "opset8")
 def _max_pool(node: Node) -> list[OutputSpec]:
     element_type, shape = _infer_pool(node, dilations=True)
-    try:
-        index_type = Type.of(node.attrs.get("index_element_type", Type.i64))
-    except TypeError:
-        index_type = None
+    index_type = node.attrs["index_element_type"]
     if index_type not in INDEX_TYPES:
-        raise node.error(f"attribute index_element_type={node.attrs.get('index_element_type')!r} must be i32 or i64")
-    node.attrs["index_element_type"] = index_type
-    axis = node.attrs.setdefault("axis", 0)
-    rank = shape.rank
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) or not -rank <= axis < rank:
+        raise node.error(f"attribute index_element_type={index_type!r} must be i32 or i64")
+    axis, rank = node.attrs["axis"], shape.rank
+    if not -rank <= axis < rank:
         raise node.error(f"attribute axis={axis!r} must be an integer in [{-rank}, {rank - 1}]")
-    node.attrs["axis"] = int(axis)
     return [(element_type, shape), (index_type, shape)]
 
 
-@register_op("AvgPool", "pooling")
 def _avg_pool(node: Node) -> list[OutputSpec]:
     element_type, shape = _infer_pool(node, dilations=False)
-    exclude_pad = node.attrs.get("exclude_pad")
-    if not isinstance(exclude_pad, (bool, np.bool_)):
-        raise node.error(f"attribute exclude_pad={exclude_pad!r} must be a bool")
-    node.attrs["exclude_pad"] = exclude_pad = bool(exclude_pad)
+    exclude_pad = node.attrs["exclude_pad"]
     attrs = node.attrs
     if exclude_pad and attrs["auto_pad"] == "explicit":
         for axis, (k, pb, pe) in enumerate(zip(attrs["kernel_shape"], attrs["pads_begin"], attrs["pads_end"])):
@@ -162,3 +147,43 @@ def _avg_pool(node: Node) -> list[OutputSpec]:
                     f"pads {pb} and {pe}, so some windows would lie wholly in the padding"
                 )
     return [(element_type, shape)]
+
+
+# -- definitions ----------------------------------------------------------------------------------------
+
+_WINDOW = (
+    Attr("strides", INTS, doc="window step per spatial axis (positive)"),
+    Attr("pads_begin", INTS, doc="padding before each spatial axis"),
+    Attr("pads_end", INTS, doc="padding after each spatial axis"),
+    Attr("kernel_shape", INTS, doc="window size per spatial axis"),
+    Attr("rounding_type", LOWER_STRING, "floor", ROUNDING_TYPES, doc="how output sizes are rounded"),
+    Attr("auto_pad", LOWER_STRING, "explicit", AUTO_PADS, doc="explicit pads, same_upper, same_lower or valid"),
+)
+_DATA = (Input("data", NUMERIC_TYPES, doc="[N, C, spatial...]"),)
+
+MAX_POOL = define(
+    OpDef(
+        "MaxPool",
+        "pooling",
+        _max_pool,
+        _DATA,
+        (
+            *_WINDOW,
+            Attr("dilations", INTS, doc="distance between window taps"),
+            Attr("index_element_type", ELEMENT_TYPE, Type.i64, doc="i64 or i32: the type of the indices output"),
+            Attr("axis", INT, 0, doc="the first dimension the indices count over"),
+        ),
+        version="opset8",
+        doc="Maximum over sliding windows, with the position of each maximum.",
+    )
+)
+AVG_POOL = define(
+    OpDef(
+        "AvgPool",
+        "pooling",
+        _avg_pool,
+        _DATA,
+        (*_WINDOW, Attr("exclude_pad", BOOL, doc="leave padded positions out of the divisor")),
+        doc="Mean over sliding windows.",
+    )
+)

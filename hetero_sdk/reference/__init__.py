@@ -1,9 +1,11 @@
-"""Numpy reference kernels: the oracle for every device, and the engine of constant folding.
+"""Numpy reference kernels: the oracle every device is compared with, and what TEMPLATE runs.
 
-Kernels are grouped by the same families as the op definitions in :mod:`hetero_sdk.ops`.
+An op's kernel is its definition's array-API kernel (:attr:`hetero_sdk.ops.OpDef.evaluate`) unless a
+numpy kernel is registered here for it; those are grouped by the same families as the definitions in
+:mod:`hetero_sdk.ops`.
 """
 
-from hetero_sdk.ops.folding import LEGACY_FOLDING
+import hetero_sdk.ops  # noqa: F401  (every op is defined before its kernels are looked up)
 from hetero_sdk.reference import (  # noqa: F401  (registration)
     activation,
     control_flow,
@@ -14,11 +16,9 @@ from hetero_sdk.reference import (  # noqa: F401  (registration)
     linear_algebra,
     pooling,
 )
+from hetero_sdk.reference.activation import erf_values, erfc_values
 from hetero_sdk.reference.registry import KERNELS, Kernel, evaluate, get_kernel, kernel, kernel_types, run_node
 
-_LEGACY = ("Add", "Broadcast", "Concat", "Convert", "Divide", "Equal", "Gather", "Maximum", "Minimum", "Multiply",
-           "Range", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSum", "Reshape", "Select", "Slice", "Squeeze",
-           "StridedSlice", "Subtract", "Unsqueeze")  # fmt: skip
-LEGACY_FOLDING.update({t: KERNELS.get(t) for t in _LEGACY if t in KERNELS})
-
-__all__ = ["KERNELS", "Kernel", "evaluate", "get_kernel", "kernel", "kernel_types", "run_node"]
+__all__ = [
+    "KERNELS", "Kernel", "erf_values", "erfc_values", "evaluate", "get_kernel", "kernel", "kernel_types", "run_node",
+]  # fmt: skip
