@@ -1,9 +1,10 @@
-"""Checks shared by op definitions: input counts, element types, broadcasting, axes, attributes."""
+"""Checks shared by op definitions' shape inference (what declarations cannot say): element types that
+must agree, ranks, broadcasting, axes and dimensions; and the element-type groups inputs declare."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.shape import DYNAMIC, PartialShape, broadcast_shapes
@@ -14,13 +15,6 @@ if TYPE_CHECKING:
 REAL_TYPES = frozenset({Type.f32, Type.f16, Type.bf16, Type.f64})
 NUMERIC_TYPES = REAL_TYPES | {Type.i8, Type.u8, Type.i32, Type.i64}
 INDEX_TYPES = frozenset({Type.i32, Type.i64})
-
-
-def expect_inputs(node: Node, *counts: int) -> None:
-    """Raises unless the node has one of ``counts`` inputs."""
-    if node.get_input_size() not in counts:
-        wanted = " or ".join(str(c) for c in counts)
-        raise node.error(f"expects {wanted} input(s), got {node.get_input_size()}")
 
 
 def expect_type(node: Node, index: int, allowed: Collection[Type], what: str = "") -> Type:
@@ -73,26 +67,6 @@ def normalize_axis(node: Node, axis: int, rank: int, what: str = "axis") -> int:
     return axis % rank if rank else 0
 
 
-def expect_attr(node: Node, name: str, allowed: Collection[Any]) -> Any:
-    """Returns attribute ``name``, raising unless its value is in ``allowed``."""
-    value = node.attrs.get(name)
-    if value not in allowed:
-        raise node.error(f"attribute {name}={value!r} is invalid; expected one of: {', '.join(map(repr, allowed))}")
-    return value
-
-
-def int_list(node: Node, name: str, length: int | None = None) -> list[int]:
-    """Attribute ``name`` as a list of ints, optionally checking its length."""
-    value = node.attrs.get(name)
-    try:
-        ints = [int(v) for v in value]  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        raise node.error(f"attribute {name}={value!r} must be a list of integers") from None
-    if length is not None and len(ints) != length:
-        raise node.error(f"attribute {name}={ints} must have {length} values")
-    return ints
-
-
 def dim_mul(a: int, b: int) -> int:
     """Product of two dims, dynamic when either is."""
     return DYNAMIC if DYNAMIC in (a, b) else a * b
@@ -108,8 +82,3 @@ def merge_dims(node: Node, a: int, b: int, what: str) -> int:
     if not dims_equal_or_dynamic(a, b):
         raise node.error(f"{what}: {a} != {b}")
     return b if a == DYNAMIC else a
-
-
-def static_dims(shape: PartialShape | Sequence[int]) -> bool:
-    """True when every dim is static."""
-    return DYNAMIC not in tuple(shape)

@@ -14,17 +14,24 @@ import numpy as np
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node, Output
+from hetero_sdk.graph.op_def import Input
 from hetero_sdk.ops.basic import as_output, constant
 from hetero_sdk.ops.checks import expect_rank, expect_type
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = [
-    "INTEGER_TYPES", "bool_attr", "index_input", "index_vector", "known_ints", "static_length", "values_or_length",
+    "INTEGER_TYPES", "index_input", "index_operand", "index_vector", "known_ints", "static_length", "values_or_length",
 ]  # fmt: skip
 
 INTEGER_TYPES = frozenset({Type.i8, Type.u8, Type.i32, Type.i64})
 """The element types an index-like input (a shape, axes, pads, slice bounds) may have."""
+
+
+def index_operand(name: str, doc: str, optional: bool = False) -> Input:
+    """The declaration of an index-like input (target shape, axes, pads, bounds): integers whose values
+    decide the output shape."""
+    return Input(name, INTEGER_TYPES, optional=optional, decides_shape=True, doc=doc)
 
 
 def index_input(value: Any) -> Output:
@@ -49,15 +56,6 @@ def static_length(node: Node, shape: PartialShape, what: str) -> int:
             "inferred; give it a static length or constant values"
         )
     return length
-
-
-def bool_attr(node: Node, name: str, default: bool) -> bool:
-    """Attribute ``name`` (set to ``default`` when absent), raising unless it is a bool."""
-    value = node.attrs.setdefault(name, default)
-    if not isinstance(value, (bool, np.bool_)):
-        raise node.error(f"attribute {name}={value!r} must be True or False")
-    node.attrs[name] = bool(value)
-    return bool(value)
 
 
 def index_vector(node: Node, index: int, what: str, scalar_ok: bool = False) -> PartialShape:

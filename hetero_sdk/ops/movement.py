@@ -16,7 +16,7 @@ from hetero_sdk.graph.op_def import INT, LOWER_STRING, Attr, Input, OpDef, Outpu
 from hetero_sdk.ops import movement_kernels as kernels
 from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import INDEX_TYPES, expect_rank, expect_same_types, expect_type, merge_dims, normalize_axis
-from hetero_sdk.ops.inputs import INTEGER_TYPES, index_input, index_vector, known_ints, values_or_length
+from hetero_sdk.ops.inputs import INTEGER_TYPES, index_input, index_operand, index_vector, known_ints, values_or_length
 from hetero_sdk.shape import DYNAMIC
 
 __all__ = [
@@ -236,16 +236,12 @@ def _pad(node: Node) -> list[OutputSpec]:
 _DATA = Input("data")
 
 
-def _index(name: str, doc: str, optional: bool = False) -> Input:
-    return Input(name, INTEGER_TYPES, optional=optional, decides_shape=True, doc=doc)
-
-
 TRANSPOSE = define(
     OpDef(
         "Transpose",
         "movement",
         _transpose,
-        inputs=(_DATA, _index("input_order", "a permutation of 0..rank-1; empty reverses")),
+        inputs=(_DATA, index_operand("input_order", "a permutation of 0..rank-1; empty reverses")),
         evaluate=kernels.transpose,
         doc="Permutes dimensions: output dim i is input dim input_order[i].",
     )
@@ -266,7 +262,7 @@ SPLIT = define(
         "Split",
         "movement",
         _split,
-        inputs=(_DATA, _index("axis", "a scalar")),
+        inputs=(_DATA, index_operand("axis", "a scalar")),
         attrs=(Attr("num_splits", INT, doc="how many equal parts"),),
         evaluate=kernels.split,
         doc="Splits data into equal parts along axis, one output per part.",
@@ -277,7 +273,11 @@ VARIADIC_SPLIT = define(
         "VariadicSplit",
         "movement",
         _variadic_split,
-        inputs=(_DATA, _index("axis", "a scalar"), _index("split_lengths", "one per output; one may be -1")),
+        inputs=(
+            _DATA,
+            index_operand("axis", "a scalar"),
+            index_operand("split_lengths", "one per output; one may be -1"),
+        ),
         evaluate=kernels.variadic_split,
         doc="Splits data along axis into parts of the given lengths.",
     )
@@ -290,7 +290,7 @@ GATHER = define(
         inputs=(
             _DATA,
             Input("indices", INDEX_TYPES, doc="out-of-range indices give zeros"),
-            _index("axis", "a scalar"),
+            index_operand("axis", "a scalar"),
         ),
         attrs=(Attr("batch_dims", INT, 0, doc="leading dimensions data and indices share as batches"),),
         version="opset8",
@@ -305,8 +305,8 @@ PAD = define(
         _pad,
         inputs=(
             _DATA,
-            _index("pads_begin", "one count per axis"),
-            _index("pads_end", "one count per axis"),
+            index_operand("pads_begin", "one count per axis"),
+            index_operand("pads_end", "one count per axis"),
             Input("pad_value", optional=True, doc="the constant mode's scalar"),
         ),
         attrs=(Attr("pad_mode", LOWER_STRING, "constant", ("constant", "edge", "reflect", "symmetric")),),

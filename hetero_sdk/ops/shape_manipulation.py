@@ -20,7 +20,14 @@ from hetero_sdk.graph.op_def import BOOL, ELEMENT_TYPE, LOWER_STRING, Attr, Inpu
 from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import NUMERIC_TYPES, dim_mul, expect_rank, normalize_axis
 from hetero_sdk.ops.folding import constant_value
-from hetero_sdk.ops.inputs import INTEGER_TYPES, index_input, index_vector, known_ints, static_length, values_or_length
+from hetero_sdk.ops.inputs import (
+    index_input,
+    index_operand,
+    index_vector,
+    known_ints,
+    static_length,
+    values_or_length,
+)
 from hetero_sdk.shape import DYNAMIC, PartialShape, broadcast_shapes
 
 __all__ = [
@@ -336,16 +343,12 @@ _DATA = Input("data")
 _NUMERIC_CHOICES = tuple(sorted(NUMERIC_TYPES, key=lambda t: t.value))
 
 
-def _shape_input(name: str, doc: str, optional: bool = False) -> Input:
-    return Input(name, INTEGER_TYPES, optional=optional, decides_shape=True, doc=doc)
-
-
 RESHAPE = define(
     OpDef(
         "Reshape",
         "shape_manipulation",
         _reshape,
-        inputs=(_DATA, _shape_input("output_shape", "the target shape; one -1 at most")),
+        inputs=(_DATA, index_operand("output_shape", "the target shape; one -1 at most")),
         attrs=(Attr("special_zero", BOOL, False, doc="a 0 copies the input dimension at its index"),),
         evaluate=_reshape_kernel,
         doc="Gives data a new shape with the same elements.",
@@ -356,7 +359,7 @@ SQUEEZE = define(
         "Squeeze",
         "shape_manipulation",
         _squeeze,
-        inputs=(_DATA, _shape_input("axes", "the axes of size 1 to remove; all of them when absent", True)),
+        inputs=(_DATA, index_operand("axes", "the axes of size 1 to remove; all of them when absent", True)),
         evaluate=_squeeze_kernel,
         doc="Removes dimensions of size 1.",
     )
@@ -366,7 +369,7 @@ UNSQUEEZE = define(
         "Unsqueeze",
         "shape_manipulation",
         _unsqueeze,
-        inputs=(_DATA, _shape_input("axes", "the output axes to insert")),
+        inputs=(_DATA, index_operand("axes", "the output axes to insert")),
         evaluate=_unsqueeze_kernel,
         doc="Inserts dimensions of size 1.",
     )
@@ -378,8 +381,8 @@ BROADCAST = define(
         _broadcast,
         inputs=(
             _DATA,
-            _shape_input("target_shape", "the shape to broadcast to"),
-            _shape_input("axes_mapping", "explicit mode: the output axis of each data dimension", True),
+            index_operand("target_shape", "the shape to broadcast to"),
+            index_operand("axes_mapping", "explicit mode: the output axis of each data dimension", True),
         ),
         attrs=(Attr("mode", LOWER_STRING, "numpy", ("numpy", "bidirectional", "explicit"), doc="how dims align"),),
         version="opset3",
@@ -392,7 +395,7 @@ TILE = define(
         "Tile",
         "shape_manipulation",
         _tile,
-        inputs=(_DATA, _shape_input("repeats", "how often each axis repeats")),
+        inputs=(_DATA, index_operand("repeats", "how often each axis repeats")),
         evaluate=_tile_kernel,
         doc="Repeats data along each axis, like np.tile.",
     )

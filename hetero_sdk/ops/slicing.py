@@ -16,7 +16,7 @@ from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import INTS, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import normalize_axis
-from hetero_sdk.ops.inputs import INTEGER_TYPES, index_input, index_vector, known_ints, static_length
+from hetero_sdk.ops.inputs import index_input, index_operand, index_vector, known_ints, static_length
 from hetero_sdk.shape import DYNAMIC
 
 __all__ = ["SLICE", "STRIDED_SLICE", "slice", "strided_slice"]
@@ -181,10 +181,6 @@ def _strided_slice_kernel(node: Node, x: Any, begin: Any, end: Any, *strides: An
 _DATA = Input("data")
 
 
-def _index(name: str, doc: str, optional: bool = False) -> Input:
-    return Input(name, INTEGER_TYPES, optional=optional, decides_shape=True, doc=doc)
-
-
 _MASKS = tuple(
     Attr(mask, INTS, [], doc=doc)
     for mask, doc in (
@@ -203,10 +199,10 @@ SLICE = define(
         _slice_infer,
         inputs=(
             _DATA,
-            _index("start", "1D start indices"),
-            _index("stop", "1D stop indices (exclusive)"),
-            _index("step", "1D non-zero steps"),
-            _index("axes", "the axes sliced; 0..len(start)-1 by default", True),
+            index_operand("start", "1D start indices"),
+            index_operand("stop", "1D stop indices (exclusive)"),
+            index_operand("step", "1D non-zero steps"),
+            index_operand("axes", "the axes sliced; 0..len(start)-1 by default", True),
         ),
         version="opset8",
         evaluate=_slice_kernel,
@@ -220,9 +216,9 @@ STRIDED_SLICE = define(
         _strided_slice,
         inputs=(
             _DATA,
-            _index("begin", "1D"),
-            _index("end", "1D"),
-            _index("strides", "1D non-zero; ones when absent", True),
+            index_operand("begin", "1D"),
+            index_operand("end", "1D"),
+            index_operand("strides", "1D non-zero; ones when absent", True),
         ),
         attrs=_MASKS,
         evaluate=_strided_slice_kernel,
