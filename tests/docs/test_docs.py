@@ -185,3 +185,12 @@ def test_code_shown_as_source_is_in_that_file_verbatim() -> None:
             if block.marker.startswith("<!-- source:"):
                 path = block.marker.removeprefix("<!-- source:").removesuffix("-->").strip()
                 assert block.text in (ROOT / path).read_text(), f"{page.name}:{block.line} is not in {path}"
+
+
+def test_op_reference_is_what_the_op_definitions_generate() -> None:
+    """The op reference page is generated from the op definitions (rerun docs/_hooks/op_reference.py)."""
+    spec = importlib.util.spec_from_file_location("op_reference", DOCS / "_hooks" / "op_reference.py")
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    assert (DOCS / "reference" / "ops.md").read_text() == generator.op_reference()
