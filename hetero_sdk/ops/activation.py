@@ -107,7 +107,11 @@ def _infer_clamp(node: Node) -> list[OutputSpec]:
     return _same_as_input(node)
 
 
-_NUMERIC = {"Relu": (_relu, "max(x, 0)"), "Abs": (_math("abs"), "the absolute value"), "Negative": (_math("negative"), "-x")}
+_NUMERIC = {
+    "Relu": (_relu, "max(x, 0)"),
+    "Abs": (_math("abs"), "the absolute value"),
+    "Negative": (_math("negative"), "-x"),
+}
 _REAL = {
     "Sigmoid": (lambda node, x: _sigmoid(widened(x)), "1 / (1 + exp(-x))"),
     "Tanh": (_math("tanh"), "hyperbolic tangent"),
