@@ -5,25 +5,18 @@ The public names: the graph (:class:`Model`, :class:`Node`, :class:`Output`, :cl
 properties (:mod:`hetero_sdk.properties`) and the errors (:mod:`hetero_sdk.errors`).
 """
 
-import os
-
 from hetero_sdk import errors, opset, properties
 from hetero_sdk.core import Core
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph import Model, Node, Output
 from hetero_sdk.runtime import AsyncInferQueue, CompiledModel, InferRequest, ProfilingInfo
+from hetero_sdk.runtime.version import SDK_VERSION
+from hetero_sdk.serialization import save_model
 from hetero_sdk.shape import PartialShape
 
-__version__ = "0.1.0"
+__version__ = SDK_VERSION
 
 __all__ = [
     "AsyncInferQueue", "CompiledModel", "Core", "InferRequest", "Model", "Node", "Output", "PartialShape",
     "ProfilingInfo", "Type", "__version__", "errors", "opset", "properties", "save_model",
 ]  # fmt: skip
-
-
-def save_model(model: Model, path: str | os.PathLike[str]) -> None:
-    """Writes ``model`` in the native format: ``path`` (JSON graph) and the ``.bin`` weights beside it."""
-    from hetero_sdk.serialization import save_model as _save
-
-    _save(model, path)

@@ -30,7 +30,8 @@ from hetero_sdk.plugin.discovery import discover
 from hetero_sdk.plugin.manager import DevicePlugin, instantiate
 from hetero_sdk.runtime.compiled_model import CompiledModel
 from hetero_sdk.runtime.context import RemoteContext
-from hetero_sdk.runtime.version import Version
+from hetero_sdk.runtime.version import SDK_VERSION, Version
+from hetero_sdk.serialization import model_to_bytes, read_model
 
 __all__ = ["Core"]
 
@@ -167,9 +168,7 @@ class Core:
         device = self._device(parsed.name)
         version = device.call("get_version") if device.has_hook("get_version") else None
         if version is None:
-            from hetero_sdk import __version__
-
-            version = Version(__version__, f"{parsed.name} device plugin")
+            version = Version(SDK_VERSION, f"{parsed.name} device plugin")
         return {parsed.name: version}
 
     # -- properties ---------------------------------------------------------------------------------
@@ -216,8 +215,6 @@ class Core:
 
         :raises ModelFormatError: naming the file and the place for unreadable or malformed files.
         """
-        from hetero_sdk.serialization import read_model
-
         return read_model(model)
 
     def query_model(self, model: Model, device_name: str, config: Mapping[str, Any] | None = None) -> dict[str, str]:
@@ -397,11 +394,8 @@ class Core:
     ) -> Path | None:
         if not cache_dir or not device.has_hook("import_model"):
             return None
-        from hetero_sdk import __version__
-        from hetero_sdk.serialization import model_to_bytes
-
         digest = hashlib.sha256(model_to_bytes(model))
         digest.update(
-            json.dumps([str(parsed), __version__, sorted((k, str(v)) for k, v in properties.items())]).encode()
+            json.dumps([str(parsed), SDK_VERSION, sorted((k, str(v)) for k, v in properties.items())]).encode()
         )
         return Path(cache_dir) / f"{digest.hexdigest()[:32]}.blob"

@@ -10,6 +10,7 @@ from typing import Any
 from hetero_sdk import Model, Type
 from hetero_sdk.plugin import CompiledModel, RunContext, pack_blob
 from hetero_sdk.serialization import model_to_bytes
+from hetero_sdk.transformations import fused_names
 from template_plugin.execution_plan import ExecutionPlan
 from template_plugin.transformations import transform_model
 
@@ -47,8 +48,6 @@ class TemplateCompiledModel(CompiledModel):
     def get_runtime_model(self) -> Model:
         """The transformed model; each op's rt_info names the original ops it runs
         (``originalLayersNames``), its kernel (``layerType``) and, after a profiled run, ``execTimeMcs``."""
-        from hetero_sdk.transformations import fused_names
-
         runtime = self._runtime.clone()
         for node in runtime.get_ops():
             info = node.get_rt_info()
@@ -60,8 +59,8 @@ class TemplateCompiledModel(CompiledModel):
 
     def export_model(self) -> bytes:
         """A checksummed blob: the original model (native format) and the compile configuration."""
-        config = {k: (v.value if isinstance(v, Type) else v) for k, v in self._config.items()}
+        config = {k: (v.value if isinstance(v, Type) else v) for k, v in self.config.items()}
         return pack_blob(
             BLOB_DEVICE,
-            {"config": json.dumps(config, sort_keys=True).encode(), "model": model_to_bytes(self._model)},
+            {"config": json.dumps(config, sort_keys=True).encode(), "model": model_to_bytes(self.model)},
         )

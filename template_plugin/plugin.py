@@ -8,7 +8,7 @@ import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
-from hetero_sdk import Model, Node
+from hetero_sdk import Model, Node, __version__
 from hetero_sdk.errors import BlobFormatError, ModelFormatError
 from hetero_sdk.plugin import (
     ConfiguredDevice,
@@ -49,8 +49,6 @@ class TemplatePlugin(ConfiguredDevice):
 
     @hookimpl
     def get_version(self) -> Version:
-        from hetero_sdk import __version__
-
         return Version(__version__, "TEMPLATE reference device (numpy kernels)")
 
     @hookimpl

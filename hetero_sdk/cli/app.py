@@ -9,23 +9,14 @@ from typing import Any, NoReturn
 
 import click
 
-from hetero_sdk.core import Core
+from hetero_sdk.cli.benchmark import benchmark
+from hetero_sdk.cli.conformance import conformance
+from hetero_sdk.cli.context import EXIT_FAILURE, CLIError
+from hetero_sdk.cli.devices import devices
+from hetero_sdk.cli.query import query
 from hetero_sdk.errors import HeteroSDKError
 
-__all__ = ["CLIError", "cli", "get_core"]
-
-EXIT_FAILURE = 1
-"""A device, model or file problem, or a failed results check."""
-EXIT_USAGE = 2
-"""A wrong command line, or a missing tool the command needs (as click uses it)."""
-
-
-class CLIError(click.ClickException):
-    """A one-line error with its exit status."""
-
-    def __init__(self, message: str, exit_code: int = EXIT_FAILURE) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code  # type: ignore[misc]
+__all__ = ["cli", "describe"]
 
 
 def describe(exc: BaseException) -> str:
@@ -100,24 +91,5 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.ensure_object(dict)["debug"] = debug
 
 
-def get_core(ctx: click.Context) -> Core:
-    """The Core the commands share: ``obj["core"]`` when the caller passed one (tests, embedding
-    applications: ``cli.main(args, obj={"core": core})``), else a new ``Core()`` finding the installed
-    devices."""
-    obj = ctx.find_root().ensure_object(dict)
-    if obj.get("core") is None:
-        obj["core"] = Core()
-    return obj["core"]
-
-
-def _register() -> None:
-    from hetero_sdk.cli.benchmark import benchmark
-    from hetero_sdk.cli.conformance import conformance
-    from hetero_sdk.cli.devices import devices
-    from hetero_sdk.cli.query import query
-
-    for command in (devices, query, benchmark, conformance):
-        cli.add_command(command)
-
-
-_register()
+for _command in (devices, query, benchmark, conformance):
+    cli.add_command(_command)

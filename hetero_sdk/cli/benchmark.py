@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from hetero_sdk.cli.app import EXIT_FAILURE, get_core
 from hetero_sdk.cli.check import CheckResult, check_results
+from hetero_sdk.cli.context import EXIT_FAILURE, get_core
 from hetero_sdk.cli.measure import Timing, perf_counters, run_async, run_sync
 from hetero_sdk.cli.models import LoadedModel, default_device, load_model, random_inputs, validate_device
 from hetero_sdk.cli.output import Printer, emit_json, progress, status

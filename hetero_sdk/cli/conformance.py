@@ -6,7 +6,7 @@ import importlib
 
 import click
 
-from hetero_sdk.cli.app import EXIT_USAGE, CLIError
+from hetero_sdk.cli.context import EXIT_USAGE, CLIError
 from hetero_sdk.cli.models import validate_device
 
 __all__ = ["conformance"]

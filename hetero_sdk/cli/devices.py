@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from hetero_sdk.cli.app import get_core
+from hetero_sdk.cli.context import get_core
 from hetero_sdk.cli.output import Printer, emit_json
 from hetero_sdk.core import Core
 from hetero_sdk.device_name import parse_device_name

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from hetero_sdk.cli.app import EXIT_USAGE, CLIError, get_core
+from hetero_sdk.cli.context import EXIT_USAGE, CLIError, get_core
 from hetero_sdk.cli.models import LoadedModel, default_device, load_model, validate_device
 from hetero_sdk.cli.output import Printer, emit_json, status
 from hetero_sdk.graph import Model

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hetero_sdk import __version__
+
 if TYPE_CHECKING:
     import pytest
 
@@ -98,8 +100,6 @@ class Recorder:
 
     def to_json(self) -> dict[str, Any]:
         """The report: the run, one entry per check, and per-group totals."""
-        from hetero_sdk import __version__
-
         return {
             "device": self.device,
             "profile": self.profile,

@@ -33,12 +33,10 @@ class Model:
         parameters: Sequence[Node],
         name: str | None = None,
     ) -> None:
-        from hetero_sdk.ops.basic import result
-
         if isinstance(results, (Node, Output)):
             results = [results]
         self._results: list[Node] = [
-            r if isinstance(r, Node) and r.type_name == "Result" else result(r) for r in results
+            r if isinstance(r, Node) and r.type_name == "Result" else _result(r) for r in results
         ]
         self._parameters: list[Node] = list(parameters)
         self._name = name if name is not None else f"Model{next(_model_counter)}"
@@ -228,3 +226,15 @@ def _copied(value: Any) -> Any:
     if isinstance(value, Model):
         return value.clone()
     return copy.deepcopy(value)
+
+
+def _result(value: Node | Output) -> Node:
+    """A Result consuming ``value`` (a port, or a node with one output)."""
+    if isinstance(value, Node):
+        if value.get_output_size() != 1:
+            raise TypeError(
+                f"{value.type_name} '{value.friendly_name}' has {value.get_output_size()} outputs; "
+                "pass one of node.outputs() instead of the node"
+            )
+        value = value.output(0)
+    return Node("Result", [value])

@@ -11,7 +11,7 @@ from hetero_sdk.errors import AffinityError, HeteroSDKError, UnsupportedOperatio
 from hetero_sdk.graph import Model, Node
 
 if TYPE_CHECKING:
-    from hetero_sdk.core import Core
+    from hetero_sdk import Core
 
 __all__ = ["COLOURLESS", "Placement", "assign_affinities", "compute_nodes"]
 

@@ -11,12 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from hetero_sdk.blob import pack_blob
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.graph import Model
 from hetero_sdk.hetero.report import PlacementReport
 from hetero_sdk.hetero.submodels import SplitModel
+from hetero_sdk.plugin import pack_blob
 from hetero_sdk.runtime import CompiledModel, ProfilingInfo, RemoteTensor, RunContext, Status
+from hetero_sdk.serialization import model_to_bytes
 
 __all__ = ["BLOB_DEVICE", "HeteroCompiledModel"]
 
@@ -85,7 +86,7 @@ class HeteroCompiledModel(CompiledModel):
     def get_property(self, name: str) -> Any:
         """HETERO's compiled-model properties, then the common ones."""
         if name == "PERF_COUNT":
-            return bool(self._config.get("PERF_COUNT")) or any(self._profiled)
+            return bool(self.config.get("PERF_COUNT")) or any(self._profiled)
         if name == "HETERO_NUMBER_OF_SUBMODELS":
             return len(self.compiled)
         if name == "DEVICE_PROPERTIES":
@@ -108,7 +109,7 @@ class HeteroCompiledModel(CompiledModel):
                         merged.setdefault("layerType", info["layerType"])
                     if "execTimeMcs" in info:
                         merged["execTimeMcs"] = merged.get("execTimeMcs", 0) + info["execTimeMcs"]
-        runtime = self._model.clone()
+        runtime = self.model.clone()
         for node in runtime.get_ops():
             info = node.get_rt_info()
             placed = self.report.placement.get(node.friendly_name)
@@ -125,8 +126,6 @@ class HeteroCompiledModel(CompiledModel):
     def export_model(self) -> bytes:
         """A versioned, checksummed container: a header, the original model, one frame per submodel
         (the device's own export where it has one, the native model format otherwise)."""
-        from hetero_sdk.serialization import model_to_bytes
-
         frames: dict[str, bytes] = {}
         entries = []
         for sub, compiled in zip(self.split.submodels, self.compiled):
@@ -140,15 +139,15 @@ class HeteroCompiledModel(CompiledModel):
                 {"device": compiled.device_name, "inputs": sub.inputs, "outputs": sub.outputs, "payload": kind}
             )
         header = {
-            "model": self._model.friendly_name,
+            "model": self.model.friendly_name,
             "inputs": self.split.inputs,
             "outputs": self.split.outputs,
             "submodels": entries,
             "cuts": [[c.key, c.producer, list(c.consumers)] for c in self.split.cuts],
-            "config": {k: v for k, v in self._config.items() if _is_json(v)},
+            "config": {k: v for k, v in self.config.items() if _is_json(v)},
             "report": self.report.to_dict(),
         }
-        frames = {"header": json.dumps(header, sort_keys=True).encode(), "model": model_to_bytes(self._model), **frames}
+        frames = {"header": json.dumps(header, sort_keys=True).encode(), "model": model_to_bytes(self.model), **frames}
         return pack_blob(BLOB_DEVICE, frames)
 
 

@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hetero_sdk import __version__
 from hetero_sdk.device_name import parse_device_name
 from hetero_sdk.errors import (
     BlobFormatError,
@@ -35,9 +36,10 @@ from hetero_sdk.plugin import (
     unpack_blob,
 )
 from hetero_sdk.runtime import CompiledModel
+from hetero_sdk.serialization import model_from_bytes
 
 if TYPE_CHECKING:
-    from hetero_sdk.core import Core
+    from hetero_sdk import Core
 
 __all__ = ["HeteroPlugin"]
 
@@ -90,8 +92,6 @@ class HeteroPlugin(ConfiguredDevice):
 
     @hookimpl
     def get_version(self) -> Version:
-        from hetero_sdk import __version__
-
         return Version(__version__, "HETERO meta-device (split execution)")
 
     @hookimpl
@@ -124,8 +124,6 @@ class HeteroPlugin(ConfiguredDevice):
 
     @hookimpl
     def import_model(self, blob: bytes, properties: dict[str, Any], core: Core) -> HeteroCompiledModel:
-        from hetero_sdk.serialization import model_from_bytes
-
         frames = unpack_blob(blob, BLOB_DEVICE)
         try:
             header = json.loads(frames["header"])

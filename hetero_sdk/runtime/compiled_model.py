@@ -14,9 +14,10 @@ import numpy as np
 from hetero_sdk.errors import UnsupportedOperationError, UnsupportedPropertyError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Output
+from hetero_sdk.runtime.infer_request import InferRequest
 
 if TYPE_CHECKING:
-    from hetero_sdk.runtime.infer_request import InferRequest, InferResults
+    from hetero_sdk.runtime.infer_request import InferResults
     from hetero_sdk.runtime.profiling import RunContext
 
 __all__ = ["CompiledModel"]
@@ -61,7 +62,17 @@ class CompiledModel(abc.ABC):
         self._call_request: InferRequest | None = None
         self.loaded_from_cache = False
 
-    # -- what plugins implement ----------------------------------------------------------------------
+    # -- what plugins read and implement --------------------------------------------------------------
+
+    @property
+    def model(self) -> Model:
+        """The model this compiled model was made from: its ports are the compiled model's ports."""
+        return self._model
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """The configuration it was compiled with (the device's properties, merged with the compile's)."""
+        return self._config
 
     @abc.abstractmethod
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
@@ -159,8 +170,6 @@ class CompiledModel(abc.ABC):
 
     def create_infer_request(self) -> InferRequest:
         """A new infer request with its own input and output tensors."""
-        from hetero_sdk.runtime.infer_request import InferRequest
-
         return InferRequest(self)
 
     def infer_new_request(self, inputs: Any = None) -> InferResults:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Version"]
+__all__ = ["SDK_VERSION", "Version"]
+
+SDK_VERSION = "0.1.0"
+"""The version of hetero-sdk (``hetero_sdk.__version__``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.ops.basic import constant
+from hetero_sdk.reference import get_kernel, run_node
 from hetero_sdk.transformations.fused_names import FUSED_NAMES, fused_names, set_fused_names
 from hetero_sdk.transformations.graph_rewrite import ConsumerMap, copy_runtime_info, replace_output
 
@@ -60,9 +63,6 @@ class ConstantFolding:
         return changed
 
     def _evaluate(self, node: Node) -> list[np.ndarray] | None:
-        from hetero_sdk.errors import UnsupportedOperationError
-        from hetero_sdk.reference import get_kernel, run_node
-
         for port in node.outputs():
             shape = port.partial_shape
             if shape.is_static and math.prod(shape.dims) > self.max_elements:
@@ -88,8 +88,6 @@ class ConstantFolding:
         return values
 
     def _replace(self, model: Model, node: Node, values: list[np.ndarray], users: ConsumerMap) -> None:
-        from hetero_sdk.ops.basic import constant
-
         record = fused_names(node)
         for source in node.input_values():
             if source.node.type_name == "Constant" and FUSED_NAMES in source.node.get_rt_info():

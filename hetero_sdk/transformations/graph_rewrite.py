@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.transformations.fused_names import FUSED_NAMES, fused_names, merge_fused_names, set_fused_names
 
 if TYPE_CHECKING:
     from hetero_sdk.graph.model import Model
-    from hetero_sdk.graph.node import Node, Output
 
 __all__ = ["ConsumerMap", "copy_runtime_info", "eliminate_node", "replace_node", "replace_output"]
 
@@ -120,8 +120,6 @@ def replace_node(
     :param fused: the other nodes of the pattern, which leave the model with ``old``.
     :param consumers: a map to use and update (built from ``model`` when omitted).
     """
-    from hetero_sdk.graph.node import Node
-
     users = consumers if consumers is not None else ConsumerMap(model)
     pattern = [*fused, old]
     record = set().union(*(fused_names(n) for n in pattern))

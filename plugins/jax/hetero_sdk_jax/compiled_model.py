@@ -29,6 +29,7 @@ from jax.sharding import SingleDeviceSharding
 from hetero_sdk_jax.backend import Backend
 from hetero_sdk_jax.config import compute_precision
 from hetero_sdk_jax.context import XlaTensor, x64_scope
+from hetero_sdk_jax.export import export_blob
 from hetero_sdk_jax.lowering import analyze, lower, specialize
 
 __all__ = ["CACHE_SIZE", "XlaCompiledModel"]
@@ -119,7 +120,7 @@ class XlaCompiledModel(CompiledModel):
         profile = context.profile
         if profile is None:
             return self._fetch(executable.compiled(*self._arguments(inputs)), context)
-        name = self._model.friendly_name
+        name = self.model.friendly_name
         with self._timed(profile, f"{name}/host_to_device", "Transfer"):
             arguments = jax.block_until_ready(jax.device_put(self._arguments(inputs), self.device))
         context.check_cancelled()
@@ -167,7 +168,7 @@ class XlaCompiledModel(CompiledModel):
             if not self._lowerable:
                 known = ", ".join(str([list(s) for s in k]) for k in self._cache)
                 raise InferenceError(
-                    f"the imported model '{self._model.friendly_name}' holds executables for input shapes {known} "
+                    f"the imported model '{self.model.friendly_name}' holds executables for input shapes {known} "
                     f"only, not {[list(s) for s in shapes]}; export it again from a compile for these shapes"
                 )
             executable = self._compile(shapes)
@@ -180,13 +181,13 @@ class XlaCompiledModel(CompiledModel):
         sharding = self._sharding if sharded else None
         return [
             jax.ShapeDtypeStruct(shape, port.element_type.numpy, sharding=sharding)
-            for shape, port in zip(shapes, self._model.inputs)
+            for shape, port in zip(shapes, self.model.inputs)
         ]
 
     def _compile(self, shapes: Shapes) -> _Executable:
-        name = self._model.friendly_name
+        name = self.model.friendly_name
         try:
-            graph = self._model if self.is_static else specialize(self._model, shapes)
+            graph = self.model if self.is_static else specialize(self.model, shapes)
             source = lower(graph, self.precision)
             with x64_scope(self.x64):
                 compiled = jax.jit(source, out_shardings=self._sharding).lower(*self._specs(shapes)).compile()
@@ -232,8 +233,8 @@ class XlaCompiledModel(CompiledModel):
         """
         if shapes is None:
             if not self.is_static:
-                raise InferenceError(f"model '{self._model.friendly_name}' has dynamic inputs; pass their shapes")
-            shapes = [port.shape for port in self._model.inputs]
+                raise InferenceError(f"model '{self.model.friendly_name}' has dynamic inputs; pass their shapes")
+            shapes = [port.shape for port in self.model.inputs]
         return self._executable(tuple(tuple(int(d) for d in s) for s in shapes)).compiled
 
     @property
@@ -241,16 +242,9 @@ class XlaCompiledModel(CompiledModel):
         """True when the model's graph is at hand (new input shapes can be compiled)."""
         return self._lowerable
 
-    @property
-    def model(self) -> Model:
-        """The model this compiled model was made from (its graph, or an imported stand-in)."""
-        return self._model
-
     def export_model(self) -> bytes:
         """A checksummed blob holding the serialized StableHLO of every cached executable (see
         :mod:`hetero_sdk_jax.export`)."""
-        from hetero_sdk_jax.export import export_blob
-
         return export_blob(self)
 
     def get_runtime_model(self) -> Model:
@@ -258,7 +252,7 @@ class XlaCompiledModel(CompiledModel):
         rt_info names itself (``originalLayersNames``), its type (``layerType``), ``execType``
         (``xla:<platform>``), the precision it computes in and, after a profiled run, the
         executable's time (``execTimeMcs``, shared by every op it fuses)."""
-        runtime = self._model.clone()
+        runtime = self.model.clone()
         for node in runtime.get_ops():
             info = node.get_rt_info()
             info.setdefault("originalLayersNames", node.friendly_name)

@@ -17,7 +17,10 @@ from hetero_sdk_jax.context import XlaContext
 from hetero_sdk_jax.export import import_blob
 from hetero_sdk_jax.lowering import Analysis, analyze
 
-__all__ = ["XlaPlugin", "gpu_plugin", "tpu_plugin"]
+PLUGIN_VERSION = "0.1.0"
+"""The version of hetero-sdk-jax (``hetero_sdk_jax.__version__``)."""
+
+__all__ = ["PLUGIN_VERSION", "XlaPlugin", "gpu_plugin", "tpu_plugin"]
 
 _FROM_BLOB = ("INFERENCE_PRECISION_HINT", "EXECUTION_MODE_HINT")
 
@@ -40,9 +43,7 @@ class XlaPlugin(ConfiguredDevice):
 
     @hookimpl
     def get_version(self) -> Version:
-        from hetero_sdk_jax import __version__
-
-        return Version(__version__, f"XLA device plugin (jax {jax.__version__}, platform {self.backend.platform})")
+        return Version(PLUGIN_VERSION, f"XLA device plugin (jax {jax.__version__}, platform {self.backend.platform})")
 
     @hookimpl
     def compile_model(

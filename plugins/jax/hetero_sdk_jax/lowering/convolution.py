@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import jax.numpy as jnp
 from hetero_sdk import Node
-from hetero_sdk.ops.convolution import backprop_geometry, resolve_pads
+from hetero_sdk.ops import backprop_geometry, resolve_pads
 from jax import lax
 
 from hetero_sdk_jax.lowering.linear_algebra import accumulation

@@ -16,7 +16,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node
-from hetero_sdk.ops.image import resize_plan
+from hetero_sdk.ops import resize_plan
 from jax import lax
 
 from hetero_sdk_jax.lowering.registry import lowering
