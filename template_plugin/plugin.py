@@ -27,8 +27,6 @@ from template_plugin.transformations import transform_model
 
 __all__ = ["TemplatePlugin"]
 
-_PASSTHROUGH = frozenset({"Parameter", "Constant", "Result"})
-
 
 class TemplatePlugin(ConfiguredDevice):
     """The TEMPLATE reference device.
@@ -99,7 +97,7 @@ class TemplatePlugin(ConfiguredDevice):
 
 
 def _is_supported(node: Node) -> bool:
-    return node.type_name in _PASSTHROUGH or node.type_name in _supported_types()
+    return node.op.structural or node.type_name in _supported_types()
 
 
 _kernel_cache: frozenset[str] | None = None

@@ -13,7 +13,6 @@ from hetero_sdk.cli.context import EXIT_USAGE, CLIError, get_core
 from hetero_sdk.cli.models import LoadedModel, default_device, load_model, validate_device
 from hetero_sdk.cli.output import Printer, emit_json, status
 from hetero_sdk.graph import Model
-from hetero_sdk.hetero.affinity import COLOURLESS
 from hetero_sdk.hetero.report import PlacementReport
 from hetero_sdk.hetero.visualize import subgraphs_dot
 from hetero_sdk.runtime import CompiledModel
@@ -32,7 +31,7 @@ def placement_of(compiled: CompiledModel, model: Model) -> PlacementReport:
     report = getattr(compiled, "placement_report", None)
     if callable(report):
         return report()
-    ops = [n.friendly_name for n in model.get_ordered_ops() if n.type_name not in COLOURLESS]
+    ops = [n.friendly_name for n in model.get_ordered_ops() if not n.op.structural]
     return PlacementReport({op: (compiled.device_name, 0) for op in ops}, subgraphs=[(compiled.device_name, ops)])
 
 

@@ -34,7 +34,6 @@ DAG_OPS = (*_UNARY, *_BINARY, "MatMul")
 """The op types random DAGs are made of."""
 
 _SHAPE = [2, 3]
-_STRUCTURAL = ("Parameter", "Constant", "Result")
 
 
 @dataclass
@@ -54,7 +53,7 @@ class DagCase:
 
 
 def _compute(model: Model) -> list[Node]:
-    return [n for n in model.get_ordered_ops() if n.type_name not in _STRUCTURAL]
+    return [n for n in model.get_ordered_ops() if not n.op.structural]
 
 
 def probe_model() -> Model:

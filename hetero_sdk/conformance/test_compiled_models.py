@@ -22,7 +22,6 @@ from hetero_sdk.serialization import model_to_bytes
 
 mandatory = pytest.mark.mandatory
 _TOL = tolerance("f32", "simple", 4)
-_STRUCTURAL = ("Parameter", "Constant", "Result")
 
 
 def _ports(ports: list[Output]) -> list[tuple[Any, ...]]:
@@ -107,7 +106,7 @@ def test_runtime_model_names_the_original_ops_with_perf_data(target: Target, bas
     runtime = compiled.get_runtime_model()
     assert isinstance(runtime, Model), f"get_runtime_model() returned {type(runtime).__name__}"
     named = set().union(*(_original_names(op) for op in runtime.get_ops()))
-    compute = {n.friendly_name for n in case.model.get_ops() if n.type_name not in _STRUCTURAL}
+    compute = {n.friendly_name for n in case.model.get_ops() if not n.op.structural}
     missing = sorted(compute - named)
     assert not missing, (
         f"no op of the runtime model names the original op(s) {missing} (in rt_info 'originalLayersNames' "

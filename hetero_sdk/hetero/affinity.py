@@ -13,11 +13,7 @@ from hetero_sdk.graph import Model, Node
 if TYPE_CHECKING:
     from hetero_sdk import Core
 
-__all__ = ["COLOURLESS", "Placement", "assign_affinities", "compute_nodes"]
-
-COLOURLESS = frozenset({"Parameter", "Constant", "Result"})
-"""Op types that take no device of their own: Parameters and Constants go with their consumers
-(a Constant is copied into each subgraph using it), a Result with its producer."""
+__all__ = ["Placement", "assign_affinities", "compute_nodes"]
 
 
 @dataclass
@@ -35,8 +31,10 @@ class Placement:
 
 
 def compute_nodes(model: Model) -> list[Node]:
-    """The ops that need a device, in topological order."""
-    return [n for n in model.get_ordered_ops() if n.type_name not in COLOURLESS]
+    """The ops that need a device, in topological order: not the structural ones (Parameters and
+    Constants go with their consumers, a Constant copied into each subgraph using it; a Result with its
+    producer)."""
+    return [n for n in model.get_ordered_ops() if not n.op.structural]
 
 
 def assign_affinities(

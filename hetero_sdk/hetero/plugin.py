@@ -17,7 +17,7 @@ from hetero_sdk.errors import (
     UnsupportedPropertyError,
 )
 from hetero_sdk.graph import Model, Node
-from hetero_sdk.hetero.affinity import COLOURLESS, Placement, assign_affinities, compute_nodes
+from hetero_sdk.hetero.affinity import Placement, assign_affinities, compute_nodes
 from hetero_sdk.hetero.check import check_partition
 from hetero_sdk.hetero.compiled_model import BLOB_DEVICE, HeteroCompiledModel
 from hetero_sdk.hetero.partition import split_by_affinity
@@ -258,7 +258,7 @@ def _with_colourless(model: Model, device: Mapping[str, str]) -> dict[str, str]:
     for node in model.get_ordered_ops():
         if node.type_name in ("Parameter", "Constant"):
             for user, _ in consumers.get(node.output(0), []):
-                if user.friendly_name in answer and user.type_name not in COLOURLESS:
+                if user.friendly_name in answer and not user.op.structural:
                     answer[node.friendly_name] = answer[user.friendly_name]
                     break
     for result in model.get_results():

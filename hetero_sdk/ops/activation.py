@@ -76,9 +76,9 @@ def _swish(node: Node, x: Any, beta: Any = None) -> Any:
 def _clamp(node: Node, x: Any) -> Any:
     low, high = node.attrs["min"], node.attrs["max"]
     if Type.of(x.dtype).is_integral:  # bounds round inward, then saturate at the type's limits
-        info = _integer_limits(x.dtype)
-        low = min(max(math.ceil(low), info[0]), info[1])
-        high = min(max(math.floor(high), info[0]), info[1])
+        lowest, highest = _integer_limits(x.dtype)
+        low = lowest if low < lowest else min(math.ceil(low), highest)  # an infinite bound saturates too
+        high = highest if high > highest else max(math.floor(high), lowest)
     return namespace(x).clip(x, low, high)
 
 

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
 
 __all__ = ["get_supported_nodes"]
 
-_FOLLOWERS = frozenset({"Parameter", "Constant"})
-
 
 def get_supported_nodes(
     model: Model,
@@ -69,7 +67,7 @@ def get_supported_nodes(
     verdict = {id(node): bool(is_node_supported(node)) for node in transformed}
     users = clone.consumers()
     for node in transformed:
-        if node.type_name in _FOLLOWERS and verdict[id(node)]:
+        if _follows_consumers(node) and verdict[id(node)]:
             consumers = [n for port in node.outputs() for n, _ in users.get(port, ())]
             if consumers and not any(verdict[id(n)] for n in consumers):
                 verdict[id(node)] = False
@@ -82,7 +80,7 @@ def get_supported_nodes(
     claimed = {node.friendly_name: node.friendly_name not in rejected for node in original}
     original_users = model.consumers()
     for node in reversed(original):
-        if node.type_name in _FOLLOWERS and claimed[node.friendly_name]:
+        if _follows_consumers(node) and claimed[node.friendly_name]:
             consumers = [n for port in node.outputs() for n, _ in original_users.get(port, ())]
             if consumers and not any(claimed[n.friendly_name] for n in consumers):
                 claimed[node.friendly_name] = False
@@ -90,3 +88,8 @@ def get_supported_nodes(
         if node.type_name == "Result":
             claimed[node.friendly_name] = claimed[node.input_value(0).node.friendly_name]
     return {name for name, ok in claimed.items() if ok}
+
+
+def _follows_consumers(node: Node) -> bool:
+    """Parameters and Constants: structural ops without inputs, supported wherever their consumers are."""
+    return node.op.structural and node.get_input_size() == 0

@@ -22,8 +22,6 @@ __all__ = ["DISABLE_CONSTANT_FOLDING", "ConstantFolding"]
 DISABLE_CONSTANT_FOLDING = "disable_constant_folding"
 """rt_info key: a node whose value for it is true is never folded (``ov::disable_constant_folding``)."""
 
-_NEVER_FOLDED = frozenset({"Parameter", "Constant", "Result"})
-
 
 class ConstantFolding:
     """Replaces every op whose inputs are all Constants by Constants holding its outputs.
@@ -52,7 +50,7 @@ class ConstantFolding:
         users = ConsumerMap(model)
         changed = False
         for node in model.get_ops():
-            if node.type_name in _NEVER_FOLDED or node.get_rt_info().get(DISABLE_CONSTANT_FOLDING):
+            if node.op.structural or node.get_rt_info().get(DISABLE_CONSTANT_FOLDING):
                 continue
             if not any(users.count(port) for port in node.outputs()):
                 continue

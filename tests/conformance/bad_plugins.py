@@ -38,7 +38,6 @@ __all__ = [
 ]  # fmt: skip
 
 _BLOB = "MINI"
-_STRUCTURAL = ("Parameter", "Constant", "Result")
 
 
 class MiniCompiledModel(CompiledModel):
@@ -108,7 +107,7 @@ class MiniDevice(ConfiguredDevice):
 
     def supports(self, node: hs.Node) -> bool:
         """Whether the device runs ``node``."""
-        return node.type_name in _STRUCTURAL or node.type_name in kernel_types()
+        return node.op.structural or node.type_name in kernel_types()
 
     def resolve(self, properties: dict[str, Any]) -> dict[str, Any]:
         """The compile configuration."""
@@ -126,7 +125,7 @@ class MiniDevice(ConfiguredDevice):
     @hookimpl
     def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> MiniCompiledModel:
         config = self.resolve(properties)
-        missing = sorted({n.type_name for n in model.get_ops() if n.type_name not in _STRUCTURAL} - set(kernel_types()))
+        missing = sorted({n.type_name for n in model.get_ops() if not n.op.structural} - set(kernel_types()))
         if missing:
             raise UnsupportedOperationError(f"{device_name} has no kernel for {', '.join(missing)}")
         return self.compiled_class(model, f"{device_name}.{config['DEVICE_ID']}", config)

@@ -198,3 +198,14 @@ def test_f32_erf_and_gelu_are_accurate_over_the_whole_range_including_tails() ->
     gelu_want = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in xs])
     np.testing.assert_allclose(erf_out, erf_want, rtol=0, atol=2e-7)
     np.testing.assert_allclose(gelu_out, gelu_want, rtol=1e-6, atol=1e-30)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "expected"),
+    [(-math.inf, 2.5, [-128, -3, 0, 2, 2]), (-1.5, math.inf, [-1, -1, 0, 3, 127]), (-math.inf, math.inf, None)],
+)
+def test_integer_clamp_rounds_bounds_inward_and_saturates_infinite_ones(low, high, expected) -> None:
+    x = np.array([-128, -3, 0, 3, 127], np.int8)
+    node = opset.clamp(opset.parameter([5], np.int8), low, high)
+    got = node.op.evaluate(node, x)
+    assert got.dtype == np.int8 and got.tolist() == (expected if expected is not None else x.tolist())

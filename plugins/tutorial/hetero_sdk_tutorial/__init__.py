@@ -38,12 +38,10 @@ SUPPORTED_OPS = frozenset(
 )
 """The op types TUTORIAL computes, on f32 only."""
 
-_STRUCTURAL = frozenset({"Parameter", "Constant", "Result"})
-
 
 def is_supported(node: Node) -> bool:
     """Whether TUTORIAL runs ``node``: Parameters, Constants and Results, and the supported f32 ops."""
-    if node.get_type_name() in _STRUCTURAL:
+    if node.op.structural:
         return True
     return node.get_type_name() in SUPPORTED_OPS and node.get_output_element_type(0) == Type.f32
 
@@ -92,7 +90,7 @@ class TutorialCompiledModel(CompiledModel):
                 continue
             context.check_cancelled()
             args = [values[id(source.node)][source.index] for source in node.input_values()]
-            if node.get_type_name() in _STRUCTURAL:
+            if node.op.structural:
                 values[id(node)] = run_node(node, args)
                 continue
             with context.timed(node.friendly_name, node.get_type_name(), "numpy"):
