@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from hetero_sdk import Model, Type
+from hetero_sdk import Model, Type, rt_info
 from hetero_sdk.plugin import CompiledModel, RunContext, pack_blob
 from hetero_sdk.serialization import model_to_bytes
 from hetero_sdk.transformations import fused_names
@@ -51,10 +51,10 @@ class TemplateCompiledModel(CompiledModel):
         runtime = self._runtime.clone()
         for node in runtime.get_ops():
             info = node.get_rt_info()
-            info["originalLayersNames"] = ",".join(sorted(fused_names(node)))
-            info["layerType"] = node.type_name
+            info[rt_info.ORIGINAL_NAMES] = ",".join(sorted(fused_names(node)))
+            info[rt_info.LAYER_TYPE] = node.type_name
             if node.friendly_name in self._last_profile:
-                info["execTimeMcs"] = self._last_profile[node.friendly_name]
+                info[rt_info.PERF_COUNTER] = self._last_profile[node.friendly_name]
         return runtime
 
     def export_model(self) -> bytes:

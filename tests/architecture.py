@@ -21,7 +21,7 @@ __all__ = [
 ]  # fmt: skip
 
 SDK_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "registry", "element_type", "shape", "array_api", "device_name", "properties", "blob"),
+    ("errors", "registry", "element_type", "shape", "array_api", "device_name", "properties", "rt_info", "blob"),
     ("graph",),
     ("ops",),
     ("opset",),
@@ -42,8 +42,8 @@ PUBLIC_MODULES = frozenset(
     {
         "hetero_sdk", "hetero_sdk.array_api", "hetero_sdk.device_name", "hetero_sdk.element_type",
         "hetero_sdk.errors", "hetero_sdk.graph", "hetero_sdk.ops", "hetero_sdk.opset", "hetero_sdk.plugin",
-        "hetero_sdk.properties", "hetero_sdk.reference", "hetero_sdk.registry", "hetero_sdk.runtime",
-        "hetero_sdk.serialization", "hetero_sdk.shape", "hetero_sdk.transformations",
+        "hetero_sdk.properties", "hetero_sdk.reference", "hetero_sdk.registry", "hetero_sdk.rt_info",
+        "hetero_sdk.runtime", "hetero_sdk.serialization", "hetero_sdk.shape", "hetero_sdk.transformations",
     }
 )  # fmt: skip
 """The SDK modules a plugin may import from, each only the names in its ``__all__``."""

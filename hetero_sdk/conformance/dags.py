@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import hetero_sdk as hs
-from hetero_sdk import opset
+from hetero_sdk import opset, rt_info
 from hetero_sdk.graph import Model, Node
 from hetero_sdk.hetero import Subgraph
 
@@ -92,7 +92,7 @@ def dag_models(
             node = opset.matmul(first, weights, name=name)
         if devices is not None:
             allowed = list(devices) if op_type in device_ops else list(devices[1:])
-            node.get_rt_info()["affinity"] = affinity[name] = draw(st.sampled_from(allowed))
+            node.get_rt_info()[rt_info.AFFINITY] = affinity[name] = draw(st.sampled_from(allowed))
         values.append(node)
     computed = values[2:]
     extra = draw(st.lists(st.sampled_from(computed), max_size=2))
@@ -107,16 +107,16 @@ def dag_models(
 def partition_of(runtime: Model) -> tuple[dict[str, list[str]], dict[str, str], list[Subgraph]]:
     """``successors``, ``affinity`` and the subgraphs (in order) of a HETERO runtime model, whose
     compute ops carry ``affinity`` and ``subgraph`` in rt_info."""
-    ops = [n for n in _compute(runtime) if "subgraph" in n.get_rt_info()]
+    ops = [n for n in _compute(runtime) if rt_info.SUBGRAPH in n.get_rt_info()]
     members = {n.friendly_name for n in ops}
     successors: dict[str, list[str]] = {n.friendly_name: [] for n in ops}
     for node in ops:
         for source in node.input_values():
             if source.node.friendly_name in members:
                 successors[source.node.friendly_name].append(node.friendly_name)
-    affinity = {n.friendly_name: str(n.get_rt_info()["affinity"]) for n in ops}
+    affinity = {n.friendly_name: str(n.get_rt_info()[rt_info.AFFINITY]) for n in ops}
     groups: dict[int, set[str]] = {}
     for node in ops:
-        groups.setdefault(int(node.get_rt_info()["subgraph"]), set()).add(node.friendly_name)
+        groups.setdefault(int(node.get_rt_info()[rt_info.SUBGRAPH]), set()).add(node.friendly_name)
     parts = [Subgraph(affinity[next(iter(names))], frozenset(names)) for _, names in sorted(groups.items())]
     return successors, affinity, parts

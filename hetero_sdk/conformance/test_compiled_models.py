@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hetero_sdk import rt_info
 from hetero_sdk.conformance.compare import assert_results_match, mismatches, tolerance
 from hetero_sdk.conformance.models import ModelCase
 from hetero_sdk.conformance.target import Target
@@ -91,8 +92,8 @@ def test_inputs_and_outputs_keep_names_types_shapes_and_friendly_names(
 
 def _original_names(op: Any) -> set[str]:
     info = op.get_rt_info()
-    if info.get("originalLayersNames"):
-        return {n for n in str(info["originalLayersNames"]).split(",") if n}
+    if info.get(rt_info.ORIGINAL_NAMES):
+        return {n for n in str(info[rt_info.ORIGINAL_NAMES]).split(",") if n}
     if info.get("fused_names"):
         return {str(n) for n in info["fused_names"]}
     return {op.friendly_name}
@@ -112,7 +113,7 @@ def test_runtime_model_names_the_original_ops_with_perf_data(target: Target, bas
         f"no op of the runtime model names the original op(s) {missing} (in rt_info 'originalLayersNames' "
         "or by friendly name)"
     )
-    timed = [op.friendly_name for op in runtime.get_ops() if "execTimeMcs" in op.get_rt_info()]
+    timed = [op.friendly_name for op in runtime.get_ops() if rt_info.PERF_COUNTER in op.get_rt_info()]
     assert timed, "after a profiled inference no op of the runtime model has perf data (rt_info 'execTimeMcs')"
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 
+from hetero_sdk import rt_info
 from hetero_sdk.conformance.compare import Repro, assert_results_match, tolerance
 from hetero_sdk.conformance.dags import DAG_OPS, DagCase, dag_models, partition_of, probe_model
 from hetero_sdk.conformance.models import ModelCase
@@ -98,7 +99,7 @@ def test_device_properties_reach_its_submodels_and_leave_its_settings(
     case = base()
     ops = [n for n in case.model.get_ordered_ops() if n.type_name not in ("Parameter", "Constant", "Result")]
     for i, node in enumerate(ops):
-        node.get_rt_info()["affinity"] = target.device if i % 2 == 0 else target.partner
+        node.get_rt_info()[rt_info.AFFINITY] = target.device if i % 2 == 0 else target.partner
     own = normalized(target.get("PERF_COUNT"))
     config = {"DEVICE_PROPERTIES": {target.device: {**target.config, "PERF_COUNT": not own}}}
     compiled = target.core.compile_model(case.model, f"HETERO:{target.device},{target.partner}", config)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hetero_sdk import rt_info
 from hetero_sdk.errors import AffinityError, HeteroSDKError, UnsupportedOperationError
 from hetero_sdk.graph import Model, Node
 
@@ -57,7 +58,7 @@ def assign_affinities(
         (with ``require_all``; otherwise they are left out of the placement).
     """
     ops = compute_nodes(model)
-    if any("affinity" in n.get_rt_info() for n in model.get_ordered_ops()):
+    if any(rt_info.AFFINITY in n.get_rt_info() for n in model.get_ordered_ops()):
         return Placement(_manual(ops, priorities, core), manual=True)
     if not priorities:
         raise AffinityError(
@@ -91,13 +92,13 @@ def model_type(ops: Sequence[Node], name: str) -> str:
 
 
 def _manual(ops: Sequence[Node], priorities: Sequence[str], core: Core) -> dict[str, str]:
-    missing = [n.friendly_name for n in ops if "affinity" not in n.get_rt_info()]
+    missing = [n.friendly_name for n in ops if rt_info.AFFINITY not in n.get_rt_info()]
     if missing:
         raise AffinityError(
             f"manual affinities are incomplete: {len(missing)} op(s) have none: {', '.join(missing[:20])}; "
             "set node.get_rt_info()['affinity'] on every op, or remove all affinities for automatic mode"
         )
-    device = {n.friendly_name: str(n.get_rt_info()["affinity"]) for n in ops}
+    device = {n.friendly_name: str(n.get_rt_info()[rt_info.AFFINITY]) for n in ops}
     allowed = set(priorities)
     unknown: dict[str, list[str]] = {}
     for op, name in device.items():

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from hetero_sdk import rt_info
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.graph import Model
 from hetero_sdk.hetero.report import PlacementReport
@@ -103,19 +104,19 @@ class HeteroCompiledModel(CompiledModel):
         for compiled in self.compiled:
             for op in compiled.get_runtime_model().get_ops():
                 info = op.get_rt_info()
-                for name in str(info.get("originalLayersNames") or op.friendly_name).split(","):
+                for name in str(info.get(rt_info.ORIGINAL_NAMES) or op.friendly_name).split(","):
                     merged = from_devices.setdefault(name, {})
-                    if "layerType" in info:
-                        merged.setdefault("layerType", info["layerType"])
-                    if "execTimeMcs" in info:
-                        merged["execTimeMcs"] = merged.get("execTimeMcs", 0) + info["execTimeMcs"]
+                    if rt_info.LAYER_TYPE in info:
+                        merged.setdefault(rt_info.LAYER_TYPE, info[rt_info.LAYER_TYPE])
+                    if rt_info.PERF_COUNTER in info:
+                        merged[rt_info.PERF_COUNTER] = merged.get(rt_info.PERF_COUNTER, 0) + info[rt_info.PERF_COUNTER]
         runtime = self.model.clone()
         for node in runtime.get_ops():
             info = node.get_rt_info()
             placed = self.report.placement.get(node.friendly_name)
             if placed is not None:
-                info.update({"affinity": placed[0], "subgraph": placed[1]})
-            info["originalLayersNames"] = node.friendly_name
+                info.update({rt_info.AFFINITY: placed[0], rt_info.SUBGRAPH: placed[1]})
+            info[rt_info.ORIGINAL_NAMES] = node.friendly_name
             info.update(from_devices.get(node.friendly_name, {}))
         return runtime
 

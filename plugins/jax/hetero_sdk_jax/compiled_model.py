@@ -21,7 +21,7 @@ from typing import Any
 import jax
 import jax.export
 import numpy as np
-from hetero_sdk import Model
+from hetero_sdk import Model, rt_info
 from hetero_sdk.errors import CompilationError, HeteroSDKError, InferenceError
 from hetero_sdk.plugin import CompiledModel, ProfilingInfo, RunContext, Status
 from jax.sharding import SingleDeviceSharding
@@ -255,10 +255,10 @@ class XlaCompiledModel(CompiledModel):
         runtime = self.model.clone()
         for node in runtime.get_ops():
             info = node.get_rt_info()
-            info.setdefault("originalLayersNames", node.friendly_name)
-            info.setdefault("layerType", node.type_name)
-            info["execType"] = self._exec_type
-            info["runtimePrecision"] = self.precision.value
+            info.setdefault(rt_info.ORIGINAL_NAMES, node.friendly_name)
+            info.setdefault(rt_info.LAYER_TYPE, node.type_name)
+            info[rt_info.EXEC_TYPE] = self._exec_type
+            info[rt_info.RUNTIME_PRECISION] = self.precision.value
             if self._last_run_us is not None:
-                info["execTimeMcs"] = self._last_run_us
+                info[rt_info.PERF_COUNTER] = self._last_run_us
         return runtime

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax.export
 import numpy as np
-from hetero_sdk import Model, Type, opset
+from hetero_sdk import Model, Type, opset, rt_info
 from hetero_sdk.errors import BlobFormatError, ModelFormatError
 from hetero_sdk.plugin import pack_blob, unpack_blob
 from hetero_sdk.serialization import model_from_bytes, model_to_bytes
@@ -165,7 +165,7 @@ def _stand_in(header: dict[str, Any]) -> Model:
             np.asarray(port["shape"], np.int64),
             name=f"{port['friendly_name']}/xla_executable",
         )
-        stub.get_rt_info()["layerType"] = "XlaExecutable"
+        stub.get_rt_info()[rt_info.LAYER_TYPE] = "XlaExecutable"
         stub.output(0).set_names(port["names"])
         results.append(opset.result(stub, name=port["friendly_name"]))
     return Model(results, parameters, name=str(header["model"]))

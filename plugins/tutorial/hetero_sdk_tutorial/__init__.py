@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from hetero_sdk import Model, Node, Type
+from hetero_sdk import Model, Node, Type, rt_info
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.plugin import (
     CompiledModel,
@@ -104,7 +104,7 @@ class TutorialCompiledModel(CompiledModel):
         runtime = super().get_runtime_model()
         for node in runtime.get_ops():
             if node.friendly_name in self._times:
-                node.get_rt_info()["execTimeMcs"] = self._times[node.friendly_name]
+                node.get_rt_info()[rt_info.PERF_COUNTER] = self._times[node.friendly_name]
         return runtime
 
 
