@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hetero_sdk.device_name import DeviceName, parse_device_name
+from hetero_sdk.device_name import DeviceName, format_device_name, parse_device_name
 from hetero_sdk.errors import (
     BlobFormatError,
     CompilationError,
@@ -142,7 +142,7 @@ class Core:
             except Exception as exc:  # a broken third-party plugin must not break the host
                 _log.info("device %s is unavailable: %s", name, exc)
                 continue
-            found += [name] if len(ids) == 1 else [f"{name}.{i}" for i in ids]
+            found += [name] if len(ids) == 1 else [format_device_name(name, i) for i in ids]
         return found
 
     def get_available_devices(self) -> list[str]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from hetero_sdk.errors import DeviceNameError
 
-__all__ = ["DeviceName", "parse_device_name"]
+__all__ = ["DeviceName", "format_device_name", "parse_device_name"]
 
 _NAME = re.compile(r"^([A-Z][A-Z0-9_]*)(?:\.([A-Za-z0-9_]+))?$")
 
@@ -28,7 +28,7 @@ class DeviceName:
     @property
     def full(self) -> str:
         """``NAME`` or ``NAME.ID`` (without targets)."""
-        return self.name if self.device_id is None else f"{self.name}.{self.device_id}"
+        return format_device_name(self.name, self.device_id)
 
     def __str__(self) -> str:
         return self.full + (":" + ",".join(self.targets) if self.targets else "")
@@ -59,3 +59,8 @@ def parse_device_name(text: str) -> DeviceName:
                     "comma-separated without spaces (e.g. HETERO:XLA,TEMPLATE)"
                 )
     return DeviceName(match.group(1), match.group(2), targets)
+
+
+def format_device_name(name: str, device_id: object = None) -> str:
+    """``NAME``, or ``NAME.ID`` for a device id: the one place device strings are built."""
+    return name if device_id is None else f"{name}.{device_id}"

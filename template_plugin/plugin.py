@@ -9,6 +9,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
 from hetero_sdk import Model, Node, __version__
+from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import BlobFormatError, ModelFormatError
 from hetero_sdk.plugin import (
     ConfiguredDevice,
@@ -85,7 +86,7 @@ class TemplatePlugin(ConfiguredDevice):
         return HostContext(self._device(device_name, self.config.resolve(properties)))
 
     def _device(self, device_name: str, config: dict[str, Any]) -> str:
-        return f"{device_name}.{config['DEVICE_ID']}"
+        return format_device_name(device_name, config["DEVICE_ID"])
 
     def _executor_for(self, config: dict[str, Any]) -> Executor | None:
         if not config["EXCLUSIVE_ASYNC_REQUESTS"]:

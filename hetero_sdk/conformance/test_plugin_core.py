@@ -15,7 +15,7 @@ import pytest
 from hetero_sdk.conformance.compare import mismatches, tolerance
 from hetero_sdk.conformance.models import ModelCase, query_zoo
 from hetero_sdk.conformance.target import Target, normalized
-from hetero_sdk.device_name import parse_device_name
+from hetero_sdk.device_name import format_device_name, parse_device_name
 from hetero_sdk.errors import (
     DeviceNotFoundError,
     HeteroSDKError,
@@ -216,7 +216,7 @@ def test_device_ids_work_and_unknown_ids_raise(target: Target, base: Callable[[]
     for device_id in target.get("AVAILABLE_DEVICES"):
         device = f"{parsed.name}.{device_id}{suffix}"
         try:
-            target.core.get_property(f"{parsed.name}.{device_id}", "FULL_DEVICE_NAME")
+            target.core.get_property(format_device_name(parsed.name, device_id), "FULL_DEVICE_NAME")
             got = list(target.compile(case.model, device=device)(inputs).to_tuple())
             problems += [f"{device}: {p}" for p in mismatches(got, want, *tolerance("f32", "simple", 4))]
         except HeteroSDKError as exc:

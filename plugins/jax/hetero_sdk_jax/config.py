@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hetero_sdk import Type
+from hetero_sdk.device_name import format_device_name
 from hetero_sdk.plugin import DeviceConfig, read_only, standard
 
 from hetero_sdk_jax.backend import Backend
@@ -39,7 +40,7 @@ def make_config(backend: Backend, device_name: str) -> DeviceConfig:
             read_only("OPTIMIZATION_CAPABILITIES", capabilities),
             read_only("CACHING_PROPERTIES", ["DEVICE_ARCHITECTURE", "INFERENCE_PRECISION_HINT", "EXECUTION_MODE_HINT"]),
             read_only("RANGE_FOR_ASYNC_INFER_REQUESTS", (1, 8, 1)),
-            read_only("EXECUTION_DEVICES", compute=lambda i: [f"{device_name}.{i or '0'}"]),
+            read_only("EXECUTION_DEVICES", compute=lambda i: [format_device_name(device_name, i or "0")]),
         ],
         device_ids=lambda: backend.ids,
     )

@@ -7,6 +7,7 @@ from typing import Any
 
 import jax
 from hetero_sdk import Model
+from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import PropertyValueError
 from hetero_sdk.plugin import ConfiguredDevice, RemoteContext, Version, get_supported_nodes, hookimpl
 
@@ -53,7 +54,11 @@ class XlaPlugin(ConfiguredDevice):
         device_id = self._device_id(config, context)
         config["DEVICE_ID"] = device_id
         return XlaCompiledModel(
-            model.clone(), f"{device_name}.{device_id}", config, self.backend, self.backend.device(device_id)
+            model.clone(),
+            format_device_name(device_name, device_id),
+            config,
+            self.backend,
+            self.backend.device(device_id),
         )
 
     @hookimpl
@@ -66,7 +71,7 @@ class XlaPlugin(ConfiguredDevice):
         supported = get_supported_nodes(
             model, lambda clone: found.append(analyze(clone)), lambda n: found[0].supports(n)
         )
-        name = f"{device_name}.{config['DEVICE_ID']}" if "DEVICE_ID" in properties else device_name
+        name = format_device_name(device_name, config["DEVICE_ID"]) if "DEVICE_ID" in properties else device_name
         return {op: name for op in supported}
 
     @hookimpl
@@ -87,7 +92,7 @@ class XlaPlugin(ConfiguredDevice):
         config["DEVICE_ID"] = device_id
         return XlaCompiledModel(
             imported.model,
-            f"{device_name}.{device_id}",
+            format_device_name(device_name, device_id),
             config,
             self.backend,
             self.backend.device(device_id),
@@ -99,7 +104,7 @@ class XlaPlugin(ConfiguredDevice):
     @hookimpl
     def create_context(self, properties: dict[str, Any], device_name: str) -> XlaContext:
         device_id = self.config.resolve(properties)["DEVICE_ID"]
-        return XlaContext(f"{device_name}.{device_id}", self.backend.device(device_id), properties)
+        return XlaContext(format_device_name(device_name, device_id), self.backend.device(device_id), properties)
 
     @hookimpl
     def get_default_context(self, properties: dict[str, Any], device_name: str) -> XlaContext:
@@ -107,7 +112,7 @@ class XlaPlugin(ConfiguredDevice):
         with self._lock:
             if device_id not in self._contexts:
                 self._contexts[device_id] = XlaContext(
-                    f"{device_name}.{device_id}", self.backend.device(device_id), {"DEVICE_ID": device_id}
+                    format_device_name(device_name, device_id), self.backend.device(device_id), {"DEVICE_ID": device_id}
                 )
             return self._contexts[device_id]
 
