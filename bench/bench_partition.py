@@ -26,11 +26,11 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any, Literal
 
-from hetero_sdk.hetero import check_partition, split_by_affinity
+from hetero_sdk.hetero import PARTITIONERS, check_partition, split_by_affinity
 
 Graph = tuple[dict[int, list[int]], dict[int, str]]
 Algorithm = Literal["default", "documented"]
-ALGORITHMS: tuple[Algorithm, ...] = ("default", "documented")
+ALGORITHMS: tuple[Algorithm, ...] = tuple(PARTITIONERS.names())  # type: ignore[assignment]
 
 
 def layered_graph(n: int, devices: int, seed: int = 0) -> Graph:

@@ -1,4 +1,4 @@
-"""The TEMPLATE device's properties: the seeds' Configuration plus the read-only identity keys."""
+"""The TEMPLATE device's properties: OpenVINO's TEMPLATE plugin Configuration plus the read-only identity keys."""
 
 from __future__ import annotations
 

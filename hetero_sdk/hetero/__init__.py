@@ -6,7 +6,7 @@ HETERO cannot run.
 """
 
 from hetero_sdk.hetero.check import check_partition
-from hetero_sdk.hetero.partition import split_by_affinity
+from hetero_sdk.hetero.partition import PARTITIONERS, split_by_affinity
 from hetero_sdk.hetero.subgraph import Subgraph
 
-__all__ = ["Subgraph", "check_partition", "split_by_affinity"]
+__all__ = ["PARTITIONERS", "Subgraph", "check_partition", "split_by_affinity"]

@@ -6,7 +6,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import pairwise
 
 from hetero_sdk.errors import PartitionError
-from hetero_sdk.hetero.indexed import NodeT, describe, find_cycle, index_graph, topological_order
+from hetero_sdk.hetero.graph_index import NodeT, describe, find_cycle, index_graph, topological_order
 from hetero_sdk.hetero.subgraph import Subgraph
 
 __all__ = ["check_partition"]

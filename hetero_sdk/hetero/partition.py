@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Literal
 
-from hetero_sdk.hetero.default import split_default
-from hetero_sdk.hetero.documented import split_documented
-from hetero_sdk.hetero.indexed import NodeT
+from hetero_sdk.errors import PropertyValueError
+from hetero_sdk.hetero.documented_selection import split_documented
+from hetero_sdk.hetero.graph_index import NodeT
 from hetero_sdk.hetero.subgraph import Subgraph
+from hetero_sdk.hetero.topological_runs import split_default
+from hetero_sdk.registry import Registry
 
-__all__ = ["ALGORITHMS", "split_by_affinity"]
+__all__ = ["PARTITIONERS", "split_by_affinity"]
 
-ALGORITHMS = ("default", "documented")
-"""The algorithms :func:`split_by_affinity` accepts."""
+Partitioner = Callable[[Mapping[NodeT, Iterable[NodeT]], Mapping[NodeT, str]], list[Subgraph]]
+
+PARTITIONERS: Registry[Partitioner] = Registry("partition algorithm", PropertyValueError)
+"""The algorithms :func:`split_by_affinity` runs, by name (HETERO's ``HETERO_PARTITIONER`` values)."""
+PARTITIONERS.register("default", split_default)
+PARTITIONERS.register("documented", split_documented)
 
 
 def split_by_affinity(
@@ -34,16 +40,12 @@ def split_by_affinity(
         construction, as few as can be found (optimal for two devices; a beam search for more), in
         O(V + E) per search state. ``"documented"``: OpenVINO's documented selection, reproduced
         faithfully, flaw included: its result can be cyclic, which
-        :func:`~hetero_sdk.hetero.check.check_partition` rejects (see :mod:`hetero_sdk.hetero.documented`).
+        :func:`~hetero_sdk.hetero.check.check_partition` rejects (see :mod:`hetero_sdk.hetero.documented_selection`).
     :returns: the subgraphs, each predecessor subgraph before the subgraphs that need it (for
         ``"documented"``, as far as its result allows).
     :raises ModelValidationError: when ``successors`` has a cycle (naming its nodes) or an edge to a node
         that is neither a key of ``successors`` nor of ``affinity``.
     :raises AffinityError: naming the nodes without an affinity, or with one that is not a device name.
-    :raises ValueError: for an unknown ``algorithm``.
+    :raises PropertyValueError: (a ``ValueError``) for an unknown ``algorithm``, naming the known ones.
     """
-    if algorithm == "default":
-        return split_default(successors, affinity)
-    if algorithm == "documented":
-        return split_documented(successors, affinity)
-    raise ValueError(f"unknown partition algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
+    return PARTITIONERS.get(algorithm)(successors, affinity)

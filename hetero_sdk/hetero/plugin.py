@@ -20,7 +20,7 @@ from hetero_sdk.graph import Model, Node
 from hetero_sdk.hetero.affinity import Placement, assign_affinities, compute_nodes
 from hetero_sdk.hetero.check import check_partition
 from hetero_sdk.hetero.compiled_model import BLOB_DEVICE, HeteroCompiledModel
-from hetero_sdk.hetero.partition import split_by_affinity
+from hetero_sdk.hetero.partition import PARTITIONERS, split_by_affinity
 from hetero_sdk.hetero.report import CutInfo, PlacementReport
 from hetero_sdk.hetero.submodels import Cut, SplitModel, Submodel, output_constants, split_model
 from hetero_sdk.hetero.visualize import dump_if_requested
@@ -71,8 +71,8 @@ class HeteroPlugin(ConfiguredDevice):
                 PropertySpec(
                     "HETERO_PARTITIONER",
                     default="default",
-                    convert=one_of("default", "documented"),
-                    allowed="default, documented",
+                    convert=one_of(*PARTITIONERS.names()),
+                    allowed=", ".join(PARTITIONERS.names()),
                 ),
                 PropertySpec(
                     "HETERO_FALLBACK_POLICY",

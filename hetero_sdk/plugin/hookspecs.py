@@ -128,7 +128,10 @@ def compile_model(
 def query_model(model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
     """Report which ops of ``model`` the device runs (``ov::IPlugin::query_model``).
 
-    Follow the seeds' four steps; :func:`hetero_sdk.plugin.get_supported_nodes` implements them.
+    OpenVINO's plugins answer in four steps: remember the original op names, run the device's
+    transformations on a clone, test each transformed op, and map the answer back to the original
+    names through the fused-names records. :func:`hetero_sdk.plugin.get_supported_nodes` does all four;
+    the device gives it its transformation and a per-op test.
     Claim Parameters, Constants and Results too when their neighbours are claimed. What is claimed
     must compile.
 

@@ -24,7 +24,7 @@ def get_supported_nodes(
 ) -> set[str]:
     """The friendly names of the ops of ``model`` that a device supports, given its transformations.
 
-    The seeds' four steps:
+    OpenVINO's four steps of ``query_model``:
 
     1. **Remember the original names**: every op of ``model`` (Parameters, Constants and Results
        included) by friendly name.

@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 import hetero_sdk.hetero as hetero
 from hetero_sdk.errors import AffinityError, ModelValidationError
-from hetero_sdk.hetero import Subgraph, check_partition, split_by_affinity
+from hetero_sdk.hetero import PARTITIONERS, Subgraph, check_partition, split_by_affinity
 
 from .strategies import Case, any_dags
 
 Algorithm = Literal["default", "documented"]
-ALGORITHMS: list[Algorithm] = ["default", "documented"]
+ALGORITHMS: list[Algorithm] = PARTITIONERS.names()  # type: ignore[assignment]
 
 
 def test_package_exports_the_partitioner() -> None:

@@ -1,4 +1,4 @@
-"""The subgraph selection of OpenVINO's HETERO design documents (the seeds), reproduced faithfully.
+"""The subgraph selection of OpenVINO's HETERO design documents, reproduced faithfully.
 
 For each device, in order of first appearance, and while the device has unassigned nodes, one *round*:
 
@@ -36,7 +36,7 @@ import heapq
 from collections.abc import Hashable, Iterable, Mapping
 from typing import NamedTuple
 
-from hetero_sdk.hetero.indexed import IndexedGraph, NodeT, index_graph, topological_order
+from hetero_sdk.hetero.graph_index import IndexedGraph, NodeT, index_graph, topological_order
 from hetero_sdk.hetero.subgraph import Subgraph
 
 __all__ = ["TraceStep", "split_documented"]

@@ -29,7 +29,7 @@ from array import array
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias
 
-from hetero_sdk.hetero.indexed import IndexedGraph, NodeT, in_degrees, index_graph, raise_cycle
+from hetero_sdk.hetero.graph_index import IndexedGraph, NodeT, in_degrees, index_graph, raise_cycle
 from hetero_sdk.hetero.subgraph import Subgraph
 
 __all__ = ["SMALL_WIDTH", "WORK_BUDGET", "runs_of", "split_default"]

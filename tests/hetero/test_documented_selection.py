@@ -10,7 +10,7 @@ from hypothesis import given, settings
 
 from hetero_sdk.errors import PartitionError
 from hetero_sdk.hetero import Subgraph, check_partition, split_by_affinity
-from hetero_sdk.hetero.documented import TraceStep, split_documented
+from hetero_sdk.hetero.documented_selection import TraceStep, split_documented
 
 from .oracles import all_nodes, order_problem, quotient_cycle, weakly_connected
 from .strategies import Case, layered_dags, random_dags

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hetero_sdk.errors import PartitionError
 from hetero_sdk.hetero import check_partition, split_by_affinity
-from hetero_sdk.hetero.default import split_default
+from hetero_sdk.hetero.topological_runs import split_default
 
 from .oracles import all_nodes, min_subgraphs, order_problem, quotient_cycle
 from .strategies import Case, any_dags, layered_dags, random_dags
