@@ -29,6 +29,7 @@ class HeteroCompiledModel(CompiledModel):
     """A model split across devices.
 
     :param model: the original model (its inputs and outputs are this compiled model's).
+    :param device_name: the name HETERO was registered under (from its entry point).
     :param split: the submodels and how their tensors connect.
     :param compiled: one compiled model per submodel, in the same order.
     :param config: HETERO's resolved configuration.
@@ -38,12 +39,13 @@ class HeteroCompiledModel(CompiledModel):
     def __init__(
         self,
         model: Model,
+        device_name: str,
         split: SplitModel,
         compiled: Sequence[CompiledModel],
         config: Mapping[str, Any],
         report: PlacementReport,
     ) -> None:
-        super().__init__(model, "HETERO", config)
+        super().__init__(model, device_name, config)
         self.split = split
         self.compiled = list(compiled)
         self.report = report

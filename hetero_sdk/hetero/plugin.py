@@ -102,7 +102,9 @@ class HeteroPlugin(ConfiguredDevice):
         return _with_colourless(model, placement.device)
 
     @hookimpl
-    def compile_model(self, model: Model, properties: dict[str, Any], core: Core) -> HeteroCompiledModel:
+    def compile_model(
+        self, model: Model, properties: dict[str, Any], device_name: str, core: Core
+    ) -> HeteroCompiledModel:
         config, forwarded = self._resolve(properties)
         priorities = _split(config["MULTI_DEVICE_PRIORITIES"])
         placement = assign_affinities(model, priorities, core, _per_device(config, priorities))
@@ -120,10 +122,12 @@ class HeteroPlugin(ConfiguredDevice):
         used = [fallbacks[sub.index][1] if sub.index in fallbacks else sub.device for sub in split.submodels]
         report = _report(split, placement, used, fallbacks)
         dump_if_requested(model, report)
-        return HeteroCompiledModel(model.clone(), split, compiled, {**config, **forwarded}, report)
+        return HeteroCompiledModel(model.clone(), device_name, split, compiled, {**config, **forwarded}, report)
 
     @hookimpl
-    def import_model(self, blob: bytes, properties: dict[str, Any], core: Core) -> HeteroCompiledModel:
+    def import_model(
+        self, blob: bytes, properties: dict[str, Any], device_name: str, core: Core
+    ) -> HeteroCompiledModel:
         frames = unpack_blob(blob, BLOB_DEVICE)
         try:
             header = json.loads(frames["header"])
@@ -154,7 +158,7 @@ class HeteroPlugin(ConfiguredDevice):
             tuple(submodels), tuple(header["inputs"]), tuple(header["outputs"]), output_constants(model), cuts
         )
         config = {**header["config"], **properties}
-        return HeteroCompiledModel(model, split, compiled, config, report)
+        return HeteroCompiledModel(model, device_name, split, compiled, config, report)
 
     def _resolve(self, properties: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         own = {k: v for k, v in properties.items() if k in self.config.specs}
