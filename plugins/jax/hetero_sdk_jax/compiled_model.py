@@ -8,14 +8,11 @@ are kept (least recently used first out).
 
 from __future__ import annotations
 
-import contextlib
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 import jax
@@ -23,7 +20,7 @@ import jax.export
 import numpy as np
 from hetero_sdk import Model, rt_info
 from hetero_sdk.errors import CompilationError, HeteroSDKError, InferenceError
-from hetero_sdk.plugin import CompiledModel, ProfilingInfo, RunContext, Status
+from hetero_sdk.plugin import CompiledModel, RunContext
 from jax.sharding import SingleDeviceSharding
 
 from hetero_sdk_jax.backend import Backend
@@ -120,16 +117,16 @@ class XlaCompiledModel(CompiledModel):
         profile = context.profile
         if profile is None:
             return self._fetch(executable.compiled(*self._arguments(inputs)), context)
-        name = self.model.friendly_name
-        with self._timed(profile, f"{name}/host_to_device", "Transfer"):
+        name, kind = self.model.friendly_name, self._exec_type
+        with context.timed(f"{name}/host_to_device", "Transfer", kind):
             arguments = jax.block_until_ready(jax.device_put(self._arguments(inputs), self.device))
         context.check_cancelled()
-        with self._timed(profile, name, "XlaExecutable"):
+        with context.timed(name, "XlaExecutable", kind):
             outputs = jax.block_until_ready(executable.compiled(*arguments))
         self._last_run_us = profile[-1].real_time.total_seconds() * 1e6
         if context.remote_outputs:
             return self._fetch(outputs, context)
-        with self._timed(profile, f"{name}/device_to_host", "Transfer"):
+        with context.timed(f"{name}/device_to_host", "Transfer", kind):
             return self._fetch(outputs, context)
 
     def _arguments(self, inputs: Sequence[Any]) -> list[Any]:
@@ -149,13 +146,6 @@ class XlaCompiledModel(CompiledModel):
             for output in outputs:  # start every copy before waiting for the first
                 output.copy_to_host_async()
         return [np.asarray(o) for o in outputs]
-
-    @contextlib.contextmanager
-    def _timed(self, profile: list[ProfilingInfo], node_name: str, node_type: str) -> Iterator[None]:
-        wall, cpu = time.perf_counter(), time.thread_time()
-        yield
-        real, used = timedelta(seconds=time.perf_counter() - wall), timedelta(seconds=time.thread_time() - cpu)
-        profile.append(ProfilingInfo(node_name, node_type, self._exec_type, Status.EXECUTED, real, used))
 
     # -- compiling ----------------------------------------------------------------------------------
 
