@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hetero_sdk import Type
+from hetero_sdk import properties as props
 from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_bool, read_only, standard
 
 __all__ = ["CAPABILITIES", "make_config"]
@@ -26,13 +27,13 @@ def make_config(device_ids: Callable[[], list[str]]) -> DeviceConfig:
             standard.inference_precision_hint(Type.f32),
             PropertySpec("TEMPLATE_DISABLE_TRANSFORMATIONS", default=False, convert=as_bool, allowed="True, False"),
             standard.exclusive_async_requests(),
-            read_only("AVAILABLE_DEVICES", compute=lambda _: device_ids()),
-            read_only("FULL_DEVICE_NAME", compute=lambda i: f"Template reference device {i or '0'} (numpy)"),
-            read_only("DEVICE_ARCHITECTURE", "numpy"),
-            read_only("OPTIMIZATION_CAPABILITIES", CAPABILITIES),
-            read_only("CACHING_PROPERTIES", ["DEVICE_ARCHITECTURE", "TEMPLATE_DISABLE_TRANSFORMATIONS"]),
-            read_only("RANGE_FOR_ASYNC_INFER_REQUESTS", (1, 8, 1)),
-            read_only("EXECUTION_DEVICES", compute=lambda i: [f"TEMPLATE.{i or '0'}"]),
+            read_only(props.available_devices, compute=lambda _: device_ids()),
+            read_only(props.device.full_name, compute=lambda i: f"Template reference device {i or '0'} (numpy)"),
+            read_only(props.device.architecture, "numpy"),
+            read_only(props.device.capabilities, CAPABILITIES),
+            read_only(props.caching_properties, [props.device.architecture, "TEMPLATE_DISABLE_TRANSFORMATIONS"]),
+            read_only(props.range_for_async_infer_requests, (1, 8, 1)),
+            read_only(props.execution_devices, compute=lambda i: [f"TEMPLATE.{i or '0'}"]),
         ],
         device_ids=device_ids,
     )

@@ -9,6 +9,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
 from hetero_sdk import Model, Node, __version__
+from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import BlobFormatError, ModelFormatError
 from hetero_sdk.plugin import (
@@ -60,7 +61,7 @@ class TemplatePlugin(ConfiguredDevice):
         config = self.config.resolve(properties)
         transform = (lambda m: None) if config["TEMPLATE_DISABLE_TRANSFORMATIONS"] else transform_model
         supported = get_supported_nodes(model, transform, _is_supported)
-        name = self._device(device_name, config) if "DEVICE_ID" in properties else device_name
+        name = self._device(device_name, config) if props.device.id in properties else device_name
         return {op: name for op in supported}
 
     @hookimpl
@@ -73,7 +74,7 @@ class TemplatePlugin(ConfiguredDevice):
             stored = json.loads(frames["config"])
         except (ModelFormatError, ValueError) as exc:
             raise BlobFormatError(f"TEMPLATE blob is malformed: {exc}") from exc
-        stored.pop("DEVICE_ID", None)
+        stored.pop(props.device.id, None)
         config = self.config.resolve({**stored, **properties})
         return TemplateCompiledModel(model, self._device(device_name, config), config, self._executor_for(config))
 
@@ -86,10 +87,10 @@ class TemplatePlugin(ConfiguredDevice):
         return HostContext(self._device(device_name, self.config.resolve(properties)))
 
     def _device(self, device_name: str, config: dict[str, Any]) -> str:
-        return format_device_name(device_name, config["DEVICE_ID"])
+        return format_device_name(device_name, config[props.device.id])
 
     def _executor_for(self, config: dict[str, Any]) -> Executor | None:
-        if not config["EXCLUSIVE_ASYNC_REQUESTS"]:
+        if not config[props.exclusive_async_requests]:
             return None  # the compiled model's own pool of NUM_STREAMS threads
         with self._lock:
             if self._exclusive_executor is None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hetero_sdk import properties as props
 from hetero_sdk import rt_info
 from hetero_sdk.errors import AffinityError, HeteroSDKError, UnsupportedOperationError
 from hetero_sdk.graph import Model, Node
@@ -113,7 +114,7 @@ def _manual(ops: Sequence[Node], priorities: Sequence[str], core: Core) -> dict[
 
 def _known(core: Core, name: str) -> bool:
     try:
-        core.get_property(name, "AVAILABLE_DEVICES")
+        core.get_property(name, props.available_devices)
     except (HeteroSDKError, ValueError):
         return False
     return True

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from hetero_sdk import properties as props
 from hetero_sdk import rt_info
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.graph import Model
@@ -51,7 +52,7 @@ class HeteroCompiledModel(CompiledModel):
         self.report = report
         self._release_after = _last_uses(split)
         self._remote = _remote_outputs(split, [c.device_name for c in self.compiled])
-        self._profiled = [bool(c.get_property_or("PERF_COUNT", False)) for c in self.compiled]
+        self._profiled = [bool(c.get_property_or(props.enable_profiling, False)) for c in self.compiled]
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Runs the submodels in order; intermediate tensors pass without copies on shared memory."""
@@ -88,14 +89,14 @@ class HeteroCompiledModel(CompiledModel):
 
     def get_property(self, name: str) -> Any:
         """HETERO's compiled-model properties, then the common ones."""
-        if name == "PERF_COUNT":
-            return bool(self.config.get("PERF_COUNT")) or any(self._profiled)
-        if name == "HETERO_NUMBER_OF_SUBMODELS":
+        if name == props.enable_profiling:
+            return bool(self.config.get(props.enable_profiling)) or any(self._profiled)
+        if name == props.hetero.number_of_submodels:
             return len(self.compiled)
-        if name == "DEVICE_PROPERTIES":
+        if name == props.device.properties:
             return {c.device_name: _readable_properties(c) for c in self.compiled}
-        if name == "SUPPORTED_PROPERTIES":
-            return {**super().get_property(name), "HETERO_NUMBER_OF_SUBMODELS": "RO", "DEVICE_PROPERTIES": "RO"}
+        if name == props.supported_properties:
+            return {**super().get_property(name), props.hetero.number_of_submodels: "RO", props.device.properties: "RO"}
         return super().get_property(name)
 
     def get_runtime_model(self) -> Model:
@@ -212,8 +213,8 @@ def _remote_outputs(split: SplitModel, devices: Sequence[str]) -> list[bool]:
 
 def _readable_properties(compiled: CompiledModel) -> dict[str, Any]:
     values = {}
-    for key in compiled.get_property("SUPPORTED_PROPERTIES"):
-        if key != "SUPPORTED_PROPERTIES":
+    for key in compiled.get_property(props.supported_properties):
+        if key != props.supported_properties:
             values[key] = compiled.get_property_or(key, None)
     return values
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hetero_sdk import __version__
+from hetero_sdk import properties as props
 from hetero_sdk.device_name import parse_device_name
 from hetero_sdk.errors import (
     BlobFormatError,
@@ -63,11 +64,11 @@ class HeteroPlugin(ConfiguredDevice):
     def __init__(self) -> None:
         self.config = DeviceConfig(
             [
-                PropertySpec("MULTI_DEVICE_PRIORITIES", default="", convert=_priorities, allowed="'A,B,...'"),
+                PropertySpec(props.device.priorities, default="", convert=_priorities, allowed="'A,B,...'"),
                 PropertySpec(
-                    "DEVICE_PROPERTIES", default={}, convert=_device_properties, allowed="{device: {key: value}}"
+                    props.device.properties, default={}, convert=_device_properties, allowed="{device: {key: value}}"
                 ),
-                PropertySpec("PERF_COUNT", default=False, convert=as_bool, allowed="True, False"),
+                PropertySpec(props.enable_profiling, default=False, convert=as_bool, allowed="True, False"),
                 PropertySpec(
                     "HETERO_PARTITIONER",
                     default="default",
@@ -80,12 +81,12 @@ class HeteroPlugin(ConfiguredDevice):
                     convert=one_of("NONE", "NEXT_DEVICE"),
                     allowed="NONE, NEXT_DEVICE",
                 ),
-                read_only("AVAILABLE_DEVICES", []),
-                read_only("FULL_DEVICE_NAME", "HETERO"),
-                read_only("DEVICE_ARCHITECTURE", "HETERO"),
-                read_only("OPTIMIZATION_CAPABILITIES", ["EXPORT_IMPORT"]),
-                read_only("RANGE_FOR_ASYNC_INFER_REQUESTS", (1, 16, 1)),
-                read_only("CACHING_PROPERTIES", ["MULTI_DEVICE_PRIORITIES", "DEVICE_PROPERTIES"]),
+                read_only(props.available_devices, []),
+                read_only(props.device.full_name, "HETERO"),
+                read_only(props.device.architecture, "HETERO"),
+                read_only(props.device.capabilities, ["EXPORT_IMPORT"]),
+                read_only(props.range_for_async_infer_requests, (1, 16, 1)),
+                read_only(props.caching_properties, [props.device.priorities, props.device.properties]),
             ],
             device_ids=list,
         )
@@ -97,7 +98,7 @@ class HeteroPlugin(ConfiguredDevice):
     @hookimpl
     def query_model(self, model: Model, properties: dict[str, Any], core: Core) -> dict[str, str]:
         config, _ = self._resolve(properties)
-        priorities = _split(config["MULTI_DEVICE_PRIORITIES"])
+        priorities = _split(config[props.device.priorities])
         placement = assign_affinities(model, priorities, core, _per_device(config, priorities), require_all=False)
         return _with_colourless(model, placement.device)
 
@@ -106,12 +107,12 @@ class HeteroPlugin(ConfiguredDevice):
         self, model: Model, properties: dict[str, Any], device_name: str, core: Core
     ) -> HeteroCompiledModel:
         config, forwarded = self._resolve(properties)
-        priorities = _split(config["MULTI_DEVICE_PRIORITIES"])
+        priorities = _split(config[props.device.priorities])
         placement = assign_affinities(model, priorities, core, _per_device(config, priorities))
         devices = sorted(set(placement.device.values()))
         device_config = _per_device(config, devices)
-        if config["PERF_COUNT"]:
-            forwarded.setdefault("PERF_COUNT", True)
+        if config[props.enable_profiling]:
+            forwarded.setdefault(props.enable_profiling, True)
         _forward(forwarded, devices, device_config, core)
         split = _partition(model, placement, config["HETERO_PARTITIONER"])
         fallbacks: dict[int, tuple[str, str, str]] = {}
@@ -137,7 +138,7 @@ class HeteroPlugin(ConfiguredDevice):
             for i, entry in enumerate(header["submodels"]):
                 payload = frames[f"submodel{i}"]
                 device = entry["device"]
-                config = dict(properties.get("DEVICE_PROPERTIES", {}).get(device, {}))
+                config = dict(properties.get(props.device.properties, {}).get(device, {}))
                 if entry["payload"] == "device":
                     sub_compiled = core.import_model(payload, device, config)
                 else:
@@ -172,7 +173,7 @@ def _split(priorities: str) -> list[str]:
 
 def _per_device(config: Mapping[str, Any], devices: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Each device's entry of DEVICE_PROPERTIES (its plain name's entry, then its own with an id)."""
-    table = config["DEVICE_PROPERTIES"]
+    table = config[props.device.properties]
     result = {}
     for device in devices:
         base = parse_device_name(device).name
@@ -184,7 +185,7 @@ def _forward(
     forwarded: Mapping[str, Any], devices: Sequence[str], device_config: dict[str, dict[str, Any]], core: Core
 ) -> None:
     """Passes HETERO-level keys to the devices that support them; a device's own DEVICE_PROPERTIES win."""
-    supported = {d: core.get_property(d, "SUPPORTED_PROPERTIES") for d in devices}
+    supported = {d: core.get_property(d, props.supported_properties) for d in devices}
     for key, value in forwarded.items():
         takers = [d for d in devices if key in supported[d]]
         if not takers:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hetero_sdk import Type
+from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
 from hetero_sdk.plugin import DeviceConfig, read_only, standard
 
@@ -12,13 +13,16 @@ from hetero_sdk_jax.backend import Backend
 
 __all__ = ["compute_precision", "make_config"]
 
+_CACHING = (props.device.architecture, props.hint.inference_precision, props.hint.execution_mode)
+"""The properties a cached blob depends on."""
+
 
 def compute_precision(config: dict[str, Any]) -> Type:
     """The element type f32 tensors are computed in: ``INFERENCE_PRECISION_HINT``, except that
     ``EXECUTION_MODE_HINT=ACCURACY`` keeps the model's own precision (as OpenVINO does)."""
-    if config.get("EXECUTION_MODE_HINT") == "ACCURACY":
+    if config.get(props.hint.execution_mode) == "ACCURACY":
         return Type.f32
-    return Type.of(config.get("INFERENCE_PRECISION_HINT", Type.f32))
+    return Type.of(config.get(props.hint.inference_precision, Type.f32))
 
 
 def make_config(backend: Backend, device_name: str) -> DeviceConfig:
@@ -34,13 +38,16 @@ def make_config(backend: Backend, device_name: str) -> DeviceConfig:
             standard.num_streams(),
             standard.execution_mode_hint(),
             standard.inference_precision_hint(*precisions),
-            read_only("AVAILABLE_DEVICES", compute=lambda _: backend.ids),
-            read_only("FULL_DEVICE_NAME", compute=backend.full_name),
-            read_only("DEVICE_ARCHITECTURE", backend.platform),
-            read_only("OPTIMIZATION_CAPABILITIES", capabilities),
-            read_only("CACHING_PROPERTIES", ["DEVICE_ARCHITECTURE", "INFERENCE_PRECISION_HINT", "EXECUTION_MODE_HINT"]),
-            read_only("RANGE_FOR_ASYNC_INFER_REQUESTS", (1, 8, 1)),
-            read_only("EXECUTION_DEVICES", compute=lambda i: [format_device_name(device_name, i or "0")]),
+            read_only(props.available_devices, compute=lambda _: backend.ids),
+            read_only(props.device.full_name, compute=backend.full_name),
+            read_only(props.device.architecture, backend.platform),
+            read_only(props.device.capabilities, capabilities),
+            read_only(
+                props.caching_properties,
+                [props.device.architecture, props.hint.inference_precision, props.hint.execution_mode],
+            ),
+            read_only(props.range_for_async_infer_requests, (1, 8, 1)),
+            read_only(props.execution_devices, compute=lambda i: [format_device_name(device_name, i or "0")]),
         ],
         device_ids=lambda: backend.ids,
     )

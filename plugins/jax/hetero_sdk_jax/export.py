@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import jax.export
 import numpy as np
 from hetero_sdk import Model, Type, opset, rt_info
+from hetero_sdk import properties as props
 from hetero_sdk.errors import BlobFormatError, ModelFormatError
 from hetero_sdk.plugin import pack_blob, unpack_blob
 from hetero_sdk.serialization import model_from_bytes, model_to_bytes
@@ -116,18 +117,18 @@ def import_blob(blob: bytes, platform: str) -> ImportedBlob:
 
 _NOT_STORED = frozenset(
     {
-        "NETWORK_NAME",
-        "OPTIMAL_NUMBER_OF_INFER_REQUESTS",
-        "EXECUTION_DEVICES",
-        "LOADED_FROM_CACHE",
-        "SUPPORTED_PROPERTIES",
-        "DEVICE_ID",
+        props.model_name,
+        props.optimal_number_of_infer_requests,
+        props.execution_devices,
+        props.loaded_from_cache,
+        props.supported_properties,
+        props.device.id,
     }
 )
 
 
 def _config(compiled: XlaCompiledModel) -> dict[str, Any]:
-    keys = compiled.get_property("SUPPORTED_PROPERTIES")
+    keys = compiled.get_property(props.supported_properties)
     return {k: compiled.get_property(k) for k in keys if k not in _NOT_STORED}
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import jax
 from hetero_sdk import Model
+from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import PropertyValueError
 from hetero_sdk.plugin import ConfiguredDevice, RemoteContext, Version, get_supported_nodes, hookimpl
@@ -23,7 +24,7 @@ PLUGIN_VERSION = "0.1.0"
 
 __all__ = ["PLUGIN_VERSION", "XlaPlugin", "gpu_plugin", "tpu_plugin"]
 
-_FROM_BLOB = ("INFERENCE_PRECISION_HINT", "EXECUTION_MODE_HINT")
+_FROM_BLOB = (props.hint.inference_precision, props.hint.execution_mode)
 
 
 class XlaPlugin(ConfiguredDevice):
@@ -52,7 +53,7 @@ class XlaPlugin(ConfiguredDevice):
     ) -> XlaCompiledModel:
         config = self.config.resolve(properties)
         device_id = self._device_id(config, context)
-        config["DEVICE_ID"] = device_id
+        config[props.device.id] = device_id
         return XlaCompiledModel(
             model.clone(),
             format_device_name(device_name, device_id),
@@ -71,7 +72,9 @@ class XlaPlugin(ConfiguredDevice):
         supported = get_supported_nodes(
             model, lambda clone: found.append(analyze(clone)), lambda n: found[0].supports(n)
         )
-        name = format_device_name(device_name, config["DEVICE_ID"]) if "DEVICE_ID" in properties else device_name
+        name = (
+            format_device_name(device_name, config[props.device.id]) if props.device.id in properties else device_name
+        )
         return {op: name for op in supported}
 
     @hookimpl
@@ -79,7 +82,7 @@ class XlaPlugin(ConfiguredDevice):
         self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str
     ) -> XlaCompiledModel:
         imported = import_blob(blob, self.backend.platform)
-        stored = {k: v for k, v in imported.config.items() if k in self.config.specs and k != "DEVICE_ID"}
+        stored = {k: v for k, v in imported.config.items() if k in self.config.specs and k != props.device.id}
         for key in _FROM_BLOB:
             spec = self.config.spec(key)
             if key in properties and key in stored and spec.check(properties[key]) != spec.check(stored[key]):
@@ -89,7 +92,7 @@ class XlaPlugin(ConfiguredDevice):
                 )
         config = self.config.resolve({**stored, **properties})
         device_id = self._device_id(config, context)
-        config["DEVICE_ID"] = device_id
+        config[props.device.id] = device_id
         return XlaCompiledModel(
             imported.model,
             format_device_name(device_name, device_id),
@@ -103,16 +106,18 @@ class XlaPlugin(ConfiguredDevice):
 
     @hookimpl
     def create_context(self, properties: dict[str, Any], device_name: str) -> XlaContext:
-        device_id = self.config.resolve(properties)["DEVICE_ID"]
+        device_id = self.config.resolve(properties)[props.device.id]
         return XlaContext(format_device_name(device_name, device_id), self.backend.device(device_id), properties)
 
     @hookimpl
     def get_default_context(self, properties: dict[str, Any], device_name: str) -> XlaContext:
-        device_id = str(self.config.resolve(properties)["DEVICE_ID"])
+        device_id = str(self.config.resolve(properties)[props.device.id])
         with self._lock:
             if device_id not in self._contexts:
                 self._contexts[device_id] = XlaContext(
-                    format_device_name(device_name, device_id), self.backend.device(device_id), {"DEVICE_ID": device_id}
+                    format_device_name(device_name, device_id),
+                    self.backend.device(device_id),
+                    {props.device.id: device_id},
                 )
             return self._contexts[device_id]
 
@@ -121,7 +126,7 @@ class XlaPlugin(ConfiguredDevice):
             return str(self.backend.devices.index(context.device))
         if context is not None:
             raise PropertyValueError(f"{context!r} is not a context of this XLA device; use core.create_context")
-        return str(config["DEVICE_ID"])
+        return str(config[props.device.id])
 
 
 def gpu_plugin() -> XlaPlugin:

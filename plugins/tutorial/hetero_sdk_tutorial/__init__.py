@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from hetero_sdk import Model, Node, Type, rt_info
+from hetero_sdk import properties as props
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.plugin import (
     CompiledModel,
@@ -58,11 +59,11 @@ def make_config() -> DeviceConfig:
             standard.perf_count(),
             standard.performance_hint(),
             standard.execution_mode_hint(),
-            read_only("AVAILABLE_DEVICES", ["0"]),
-            read_only("FULL_DEVICE_NAME", "Tutorial device (numpy reference kernels)"),
-            read_only("DEVICE_ARCHITECTURE", "numpy"),
-            read_only("OPTIMIZATION_CAPABILITIES", ["FP32"]),
-            read_only("RANGE_FOR_ASYNC_INFER_REQUESTS", (1, 4, 1)),
+            read_only(props.available_devices, ["0"]),
+            read_only(props.device.full_name, "Tutorial device (numpy reference kernels)"),
+            read_only(props.device.architecture, "numpy"),
+            read_only(props.device.capabilities, ["FP32"]),
+            read_only(props.range_for_async_infer_requests, (1, 4, 1)),
         ]
     )
 
