@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from hetero_sdk import Model, Type, rt_info
-from hetero_sdk.plugin import CompiledModel, RunContext, pack_blob
-from hetero_sdk.serialization import model_to_bytes
+from hetero_sdk import Model, rt_info
+from hetero_sdk.plugin import CompiledModel, RunContext
 from hetero_sdk.transformations import fused_names
+from template_plugin.blob import write_blob
 from template_plugin.execution_plan import ExecutionPlan
 from template_plugin.transformations import transform_model
 
 __all__ = ["TemplateCompiledModel"]
-
-BLOB_DEVICE = "TEMPLATE"
 
 
 class TemplateCompiledModel(CompiledModel):
@@ -59,8 +56,4 @@ class TemplateCompiledModel(CompiledModel):
 
     def export_model(self) -> bytes:
         """A checksummed blob: the original model (native format) and the compile configuration."""
-        config = {k: (v.value if isinstance(v, Type) else v) for k, v in self.config.items()}
-        return pack_blob(
-            BLOB_DEVICE,
-            {"config": json.dumps(config, sort_keys=True).encode(), "model": model_to_bytes(self.model)},
-        )
+        return write_blob(self.model, self.config)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -11,7 +10,6 @@ from typing import Any
 from hetero_sdk import Model, Node, __version__
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
-from hetero_sdk.errors import BlobFormatError, ModelFormatError
 from hetero_sdk.plugin import (
     ConfiguredDevice,
     HostContext,
@@ -19,11 +17,10 @@ from hetero_sdk.plugin import (
     Version,
     get_supported_nodes,
     hookimpl,
-    unpack_blob,
 )
 from hetero_sdk.reference import kernel_types
-from hetero_sdk.serialization import model_from_bytes
-from template_plugin.compiled_model import BLOB_DEVICE, TemplateCompiledModel
+from template_plugin.blob import read_blob
+from template_plugin.compiled_model import TemplateCompiledModel
 from template_plugin.config import make_config
 from template_plugin.transformations import transform_model
 
@@ -66,14 +63,7 @@ class TemplatePlugin(ConfiguredDevice):
 
     @hookimpl
     def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str) -> TemplateCompiledModel:
-        frames = unpack_blob(blob, BLOB_DEVICE)
-        if "model" not in frames or "config" not in frames:
-            raise BlobFormatError(f"TEMPLATE blob lacks frame(s) {sorted({'model', 'config'} - set(frames))}")
-        try:
-            model = model_from_bytes(frames["model"], source="TEMPLATE blob")
-            stored = json.loads(frames["config"])
-        except (ModelFormatError, ValueError) as exc:
-            raise BlobFormatError(f"TEMPLATE blob is malformed: {exc}") from exc
+        model, stored = read_blob(blob)
         stored.pop(props.device.id, None)
         config = self.config.resolve({**stored, **properties})
         return TemplateCompiledModel(model, self._device(device_name, config), config, self._executor_for(config))
