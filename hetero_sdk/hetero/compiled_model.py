@@ -3,7 +3,6 @@ intermediate tensors."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
@@ -13,17 +12,13 @@ import numpy as np
 
 from hetero_sdk import properties as props
 from hetero_sdk import rt_info
-from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.graph import Model
+from hetero_sdk.hetero.blob_format import write_blob
 from hetero_sdk.hetero.report import PlacementReport
 from hetero_sdk.hetero.submodels import SplitModel
-from hetero_sdk.plugin import pack_blob
 from hetero_sdk.runtime import CompiledModel, ProfilingInfo, RemoteTensor, RunContext, Status
-from hetero_sdk.serialization import model_to_bytes
 
-__all__ = ["BLOB_DEVICE", "HeteroCompiledModel"]
-
-BLOB_DEVICE = "HETERO"
+__all__ = ["HeteroCompiledModel"]
 
 
 class HeteroCompiledModel(CompiledModel):
@@ -128,31 +123,8 @@ class HeteroCompiledModel(CompiledModel):
         return self.report
 
     def export_model(self) -> bytes:
-        """A versioned, checksummed container: a header, the original model, one frame per submodel
-        (the device's own export where it has one, the native model format otherwise)."""
-        frames: dict[str, bytes] = {}
-        entries = []
-        for sub, compiled in zip(self.split.submodels, self.compiled):
-            try:
-                frames[f"submodel{sub.index}"] = compiled.export_model()
-                kind = "device"
-            except UnsupportedOperationError:
-                frames[f"submodel{sub.index}"] = model_to_bytes(sub.model)
-                kind = "model"
-            entries.append(
-                {"device": compiled.device_name, "inputs": sub.inputs, "outputs": sub.outputs, "payload": kind}
-            )
-        header = {
-            "model": self.model.friendly_name,
-            "inputs": self.split.inputs,
-            "outputs": self.split.outputs,
-            "submodels": entries,
-            "cuts": [[c.key, c.producer, list(c.consumers)] for c in self.split.cuts],
-            "config": {k: v for k, v in self.config.items() if _is_json(v)},
-            "report": self.report.to_dict(),
-        }
-        frames = {"header": json.dumps(header, sort_keys=True).encode(), "model": model_to_bytes(self.model), **frames}
-        return pack_blob(BLOB_DEVICE, frames)
+        """A versioned, checksummed blob (see :mod:`hetero_sdk.hetero.blob_format`)."""
+        return write_blob(self.model, self.split, self.compiled, self.config, self.report)
 
 
 def _to_device(value: Any, device: str) -> Any:
@@ -217,11 +189,3 @@ def _readable_properties(compiled: CompiledModel) -> dict[str, Any]:
         if key != props.supported_properties:
             values[key] = compiled.get_property_or(key, None)
     return values
-
-
-def _is_json(value: Any) -> bool:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True

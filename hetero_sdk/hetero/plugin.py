@@ -3,7 +3,6 @@ the Core. Registered through the ``HETERO`` entry point like any device plugin."
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +18,9 @@ from hetero_sdk.errors import (
 )
 from hetero_sdk.graph import Model, Node
 from hetero_sdk.hetero.affinity import Placement, assign_affinities, compute_nodes
+from hetero_sdk.hetero.blob_format import read_blob
 from hetero_sdk.hetero.check import check_partition
-from hetero_sdk.hetero.compiled_model import BLOB_DEVICE, HeteroCompiledModel
+from hetero_sdk.hetero.compiled_model import HeteroCompiledModel
 from hetero_sdk.hetero.partition import PARTITIONERS, split_by_affinity
 from hetero_sdk.hetero.report import CutInfo, PlacementReport
 from hetero_sdk.hetero.submodels import Cut, SplitModel, Submodel, output_constants, split_model
@@ -34,7 +34,6 @@ from hetero_sdk.plugin import (
     hookimpl,
     one_of,
     read_only,
-    unpack_blob,
 )
 from hetero_sdk.runtime import CompiledModel
 from hetero_sdk.serialization import model_from_bytes
@@ -129,14 +128,12 @@ class HeteroPlugin(ConfiguredDevice):
     def import_model(
         self, blob: bytes, properties: dict[str, Any], device_name: str, core: Core
     ) -> HeteroCompiledModel:
-        frames = unpack_blob(blob, BLOB_DEVICE)
+        parsed = read_blob(blob)
+        header, model = parsed.header, parsed.model
+        submodels = []
+        compiled = []
         try:
-            header = json.loads(frames["header"])
-            model = model_from_bytes(frames["model"], source="HETERO blob")
-            submodels = []
-            compiled = []
-            for i, entry in enumerate(header["submodels"]):
-                payload = frames[f"submodel{i}"]
+            for i, (entry, payload) in enumerate(zip(header["submodels"], parsed.payloads)):
                 device = entry["device"]
                 config = dict(properties.get(props.device.properties, {}).get(device, {}))
                 if entry["payload"] == "device":
