@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from hetero_sdk.conformance import recipes_compute, recipes_elementwise, recipes_shape  # noqa: F401  (registration)
+from hetero_sdk.conformance import (  # noqa: F401  (each recipe module registers its recipes)
+    recipes_compute,
+    recipes_elementwise,
+    recipes_recurrent,
+    recipes_shape,
+)
 from hetero_sdk.conformance.case_builder import RECIPES, Builder, OpCase
 from hetero_sdk.conformance.derived_cases import derivable, derived_case
 from hetero_sdk.graph.op_def import OPS

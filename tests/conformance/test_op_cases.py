@@ -16,7 +16,6 @@ from hetero_sdk.ops import OPS, sdk_op_types
 from hetero_sdk.ops.elementwise import BINARY_OPS
 
 WITHOUT_CASES = {"If", "Loop", "Scan", "Interpolate", "NonZero", "NonMaxSuppression"}
-WITHOUT_CASES |= {"LSTMSequence", "GRUSequence", "RNNSequence"}
 """Compute ops the kit draws no cases of yet: their operands need recipes (bodies, boxes, geometry)."""
 
 
