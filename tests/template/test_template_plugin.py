@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import struct
+import warnings
 
 import numpy as np
 import pytest
 
 import hetero_sdk as hs
+from hetero_sdk import opset
 from hetero_sdk.errors import BlobFormatError, PropertyValueError, UnsupportedPropertyError
 from hetero_sdk.plugin import pack_blob, unpack_blob
 from hetero_sdk.serialization import model_to_bytes
@@ -305,3 +307,15 @@ def test_throughput_hint_sets_the_optimal_number_of_requests_unless_streams_are_
     assert latency.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS") == 1
     assert throughput.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS") >= 2
     assert pinned.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS") == 3
+
+
+def test_overflow_gives_ieee_results_without_warnings() -> None:
+    """Kernels shared with other devices do not silence numpy themselves: TEMPLATE does, once per run."""
+    x = opset.parameter([3], np.float32, name="x")
+    model = hs.Model([opset.sigmoid(x, name="s"), opset.exp(x, name="e")], [x], name="overflow")
+    core = hs.Core(plugins={"TEMPLATE": TemplatePlugin}, autoload=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sigmoid, exp = core.compile_model(model, "TEMPLATE")({"x": np.array([-1000, 0, 1000], np.float32)}).to_tuple()
+    np.testing.assert_array_equal(sigmoid, np.array([0.0, 0.5, 1.0], np.float32))
+    assert exp[0] == 0.0 and exp[1] == 1.0 and np.isposinf(exp[2])
