@@ -3,13 +3,20 @@ size, the gate count and the directions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from hetero_sdk import opset
 from hetero_sdk.conformance.case_builder import F32, I32, Builder, OpCase, recipe
+from hetero_sdk.graph import Node
 
 _GATES = {"LSTMSequence": 4, "GRUSequence": 3, "RNNSequence": 1}
-_FACTORIES = {"LSTMSequence": opset.lstm_sequence, "GRUSequence": opset.gru_sequence, "RNNSequence": opset.rnn_sequence}
+_FACTORIES: dict[str, Callable[..., Node]] = {
+    "LSTMSequence": opset.lstm_sequence,
+    "GRUSequence": opset.gru_sequence,
+    "RNNSequence": opset.rnn_sequence,
+}
 
 
 @recipe(*_GATES)
