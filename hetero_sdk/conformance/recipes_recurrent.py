@@ -36,13 +36,8 @@ def _sequence(b: Builder, op_type: str) -> OpCase:
     ]
     bias_rows = (gates + 1 if linear_before_reset else gates) * size
     bias = b.operand(b.values([directions, bias_rows], F32, -0.5, 0.5), "B")
-    factory = {
-        "LSTMSequence": opset.lstm_sequence,
-        "GRUSequence": opset.gru_sequence,
-        "RNNSequence": opset.rnn_sequence,
-    }
     extra = {"linear_before_reset": linear_before_reset} if op_type == "GRUSequence" else {}
-    node = factory[op_type](
+    node = _FACTORIES[op_type](
         x, *initial, lengths, *weights, bias, hidden_size=size, direction=direction, name="op", **extra
     )
     return b.case(op_type, node.outputs(), "transcendental", steps * (inputs + size), direction=direction, **extra)
