@@ -2,12 +2,14 @@
 
 The public names: the graph (:class:`Model`, :class:`Node`, :class:`Output`, :class:`Type`,
 :class:`PartialShape`), the opset (:mod:`hetero_sdk.opset`), :class:`Core` and what it returns, the
-properties (:mod:`hetero_sdk.properties`) and the errors (:mod:`hetero_sdk.errors`).
+properties (:mod:`hetero_sdk.properties`), the errors (:mod:`hetero_sdk.errors`), and
+:func:`convert_model`, which reads an ONNX (or native) model without a :class:`Core`.
 """
 
 from hetero_sdk import errors, opset, properties
 from hetero_sdk.core import Core
 from hetero_sdk.element_type import Type
+from hetero_sdk.frontend import convert_model
 from hetero_sdk.graph import Model, Node, Output
 from hetero_sdk.runtime import AsyncInferQueue, CompiledModel, InferRequest, ProfilingInfo
 from hetero_sdk.runtime.version import SDK_VERSION
@@ -18,5 +20,5 @@ __version__ = SDK_VERSION
 
 __all__ = [
     "AsyncInferQueue", "CompiledModel", "Core", "InferRequest", "Model", "Node", "Output", "PartialShape",
-    "ProfilingInfo", "Type", "__version__", "errors", "opset", "properties", "save_model",
+    "ProfilingInfo", "Type", "__version__", "convert_model", "errors", "opset", "properties", "save_model",
 ]  # fmt: skip

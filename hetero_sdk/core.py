@@ -25,13 +25,14 @@ from hetero_sdk.errors import (
     PluginValidationError,
     UnsupportedPropertyError,
 )
+from hetero_sdk.frontend import ModelSource, read_model
 from hetero_sdk.graph.model import Model
 from hetero_sdk.plugin.discovery import discover
 from hetero_sdk.plugin.manager import DevicePlugin, instantiate
 from hetero_sdk.runtime.compiled_model import CompiledModel
 from hetero_sdk.runtime.context import RemoteContext
 from hetero_sdk.runtime.version import SDK_VERSION, Version
-from hetero_sdk.serialization import model_to_bytes, read_model
+from hetero_sdk.serialization import model_to_bytes
 
 __all__ = ["Core"]
 
@@ -210,12 +211,16 @@ class Core:
 
     # -- models ---------------------------------------------------------------------------------------
 
-    def read_model(self, model: str | os.PathLike[str]) -> Model:
-        """Reads a model file (the native ``.json`` + ``.bin`` format). Never runs code from the file.
+    def read_model(self, model: ModelSource, weights: str | os.PathLike[str] | None = None) -> Model:
+        """Reads a model: an ONNX file (``.onnx``, its bytes or an ``onnx.ModelProto``) translated into
+        the opset, or the native ``.json`` + ``.bin`` format. Never runs code from the file.
 
+        :param weights: the native format's weights file, when not beside the graph file.
         :raises ModelFormatError: naming the file and the place for unreadable or malformed files.
+        :raises UnsupportedOperationError: listing every ONNX node no rule translates.
+        :raises ModelValidationError: for an ONNX graph that fails ONNX's checks, naming the node.
         """
-        return read_model(model)
+        return read_model(model, weights)
 
     def query_model(self, model: Model, device_name: str, config: Mapping[str, Any] | None = None) -> dict[str, str]:
         """Which device runs each op: ``{op friendly_name: device name}``; unsupported ops are absent."""
@@ -230,7 +235,7 @@ class Core:
 
     def compile_model(
         self,
-        model: Model | str | os.PathLike[str],
+        model: Model | ModelSource,
         device_name: str | None = None,
         config: Mapping[str, Any] | None = None,
         *,

@@ -6,11 +6,18 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["AFFINITY", "EXEC_TYPE", "LAYER_TYPE", "ORIGINAL_NAMES", "PERF_COUNTER", "RUNTIME_PRECISION", "SUBGRAPH"]
+__all__ = [
+    "AFFINITY", "DIM_NAMES", "EXEC_TYPE", "LAYER_TYPE", "ORIGINAL_NAMES", "PERF_COUNTER", "RUNTIME_PRECISION",
+    "SUBGRAPH",
+]  # fmt: skip
 
 AFFINITY: Final = "affinity"
 """On a model's op: the device HETERO must run it on (manual affinities); on a runtime model's op: the
 device it runs on."""
+
+DIM_NAMES: Final = "dim_names"
+"""On a Parameter read from a file: the symbolic name of each dimension (``"batch"``), None where the
+file names none; a named dimension is dynamic (``-1``) in the shape."""
 
 SUBGRAPH: Final = "subgraph"
 """On a HETERO runtime model's op: the index of the subgraph it belongs to."""

@@ -28,6 +28,7 @@ SDK_LAYERS: tuple[tuple[str, ...], ...] = (
     ("reference",),
     ("serialization",),
     ("transformations",),
+    ("frontend",),
     ("runtime",),
     ("plugin",),
     ("core",),

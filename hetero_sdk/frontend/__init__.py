@@ -1,0 +1,93 @@
+"""Model readers: the native format and ONNX, told apart by content and suffix, as OpenVINO's
+``read_model`` chooses a frontend."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from onnx import ModelProto
+
+from hetero_sdk.errors import ModelFormatError
+from hetero_sdk.frontend.onnx import convert_onnx, is_onnx  # binds .onnx here: ONNX types come from `from onnx`
+from hetero_sdk.graph.model import Model
+from hetero_sdk.serialization import model_from_bytes
+from hetero_sdk.serialization import read_model as read_native
+from hetero_sdk.serialization.container import MAGIC
+from hetero_sdk.shape import PartialShape
+
+__all__ = ["ModelSource", "convert_model", "read_model"]
+
+ModelSource = str | os.PathLike[str] | bytes | ModelProto
+"""What :func:`read_model` reads: a path (``.onnx`` or the native ``.json``), a file's bytes, or an
+``onnx.ModelProto``."""
+
+_SNIFF_BYTES = 64
+
+
+def convert_model(model: ModelSource | Any, input: Mapping[str, Sequence[int] | PartialShape] | None = None) -> Model:  # noqa: A002
+    """Reads a model as :func:`read_model` does, without a :class:`~hetero_sdk.Core` (OpenVINO's
+    ``ov.convert_model``).
+
+    :param input: shapes for some of an ONNX model's inputs, by name (``{"x": [1, 3, 224, 224]}``,
+        ``-1`` for a dimension left dynamic), used while translating: what they make static folds,
+        and an ``If`` whose branches give different ranks depending on a shape can be resolved.
+        For models already translated use :meth:`Model.reshape`.
+    :raises ModelFormatError: for a missing, unreadable or malformed file, naming it.
+    :raises UnsupportedOperationError: listing the ONNX nodes no rule translates.
+    :raises ModelValidationError: for a graph that fails ONNX's checks, or shapes that do not fit.
+    """
+    if input is None:
+        return read_model(model)
+    shapes = {name: PartialShape.of(shape) for name, shape in input.items()}
+    if (isinstance(model, (str, os.PathLike)) and Path(model).suffix.lower() not in (".onnx", "")) or isinstance(
+        model, Model
+    ):
+        raise ModelFormatError(
+            "input shapes are applied while translating an ONNX model; for a native model call model.reshape(...)"
+        )
+    return convert_onnx(model, shapes)
+
+
+def read_model(model: ModelSource | Any, weights: str | os.PathLike[str] | None = None) -> Model:
+    """Reads a model: ONNX (a ``.onnx`` path, ONNX bytes, or an ``onnx.ModelProto``) or the native
+    format (a ``.json`` path with its ``.bin``, or :func:`~hetero_sdk.serialization.model_to_bytes`'s
+    bytes). A path without either suffix is told apart by its first bytes. Never runs code from the file.
+
+    :param weights: the native format's weights file, when not beside the graph file.
+    :raises ModelFormatError: for a missing, unreadable or malformed file, naming it.
+    :raises UnsupportedOperationError: listing the ONNX nodes no rule translates.
+    :raises ModelValidationError: for an ONNX graph that fails ONNX's checks, naming the node.
+    """
+    if isinstance(model, Model):
+        return model
+    if isinstance(model, ModelProto):
+        return convert_onnx(model)
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        data = bytes(model)
+        return model_from_bytes(data) if data.startswith(MAGIC) else convert_onnx(data)
+    if not isinstance(model, (str, os.PathLike)):
+        raise ModelFormatError(
+            f"cannot read a model from a {type(model).__name__}; pass a path, bytes, an onnx.ModelProto or a Model"
+        )
+    path = Path(model)
+    suffix = path.suffix.lower()
+    if suffix == ".onnx":
+        return convert_onnx(path)
+    if suffix == ".json" or weights is not None:
+        return read_native(path, weights)
+    try:
+        with path.open("rb") as file:
+            head = file.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise ModelFormatError(f"{path}: cannot read the model file: {exc.strerror or exc}") from None
+    if head.lstrip()[:1] == b"{":
+        return read_native(path, weights)
+    if is_onnx(path.read_bytes()):
+        return convert_onnx(path)
+    raise ModelFormatError(
+        f"{path}: neither an ONNX model nor hetero-sdk's .json format (first bytes {head[:16]!r}); "
+        "hetero-sdk reads .onnx files and the .json files save_model writes"
+    )

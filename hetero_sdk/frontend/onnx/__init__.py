@@ -1,0 +1,81 @@
+"""The ONNX frontend: an ONNX model (a file, its bytes or an ``onnx.ModelProto``) translated into a
+:class:`~hetero_sdk.Model` of the opset, as OpenVINO's ONNX frontend does.
+
+Every op type and opset version the installed ``onnx`` knows, from opset 7 on, is translated by the
+rules in :data:`~hetero_sdk.frontend.onnx.rules.RULES`; :func:`supported_ops` lists them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import onnx
+import onnx.inliner
+
+from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its rules)
+    rules_control_flow,
+    rules_elementwise,
+    rules_nn,
+    rules_recurrent,
+    rules_reduction,
+    rules_shape,
+)
+from hetero_sdk.frontend.onnx.loader import load_proto
+from hetero_sdk.frontend.onnx.rules import RULES
+from hetero_sdk.frontend.onnx.translator import GraphTranslator
+from hetero_sdk.graph.model import Model
+from hetero_sdk.shape import PartialShape
+
+__all__ = ["MIN_OPSET", "convert_onnx", "is_onnx", "supported_ops"]
+
+MIN_OPSET = 7
+"""The oldest ``ai.onnx`` opset version read (older models: upgrade with ``onnx.version_converter``)."""
+
+
+def convert_onnx(
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto, input_shapes: Mapping[str, PartialShape] | None = None
+) -> Model:
+    """Reads an ONNX model into a Model of the opset.
+
+    :param model: a path to a ``.onnx`` file (external data beside it), the file's bytes, or a
+        ``ModelProto``.
+    :param input_shapes: shapes for some inputs (by name), used instead of the file's while
+        translating: what is static then folds, and an ``If`` whose branches give different ranks
+        can be resolved.
+    :raises ModelFormatError: for an unreadable, truncated or corrupted file, or external data missing
+        or outside the model's folder.
+    :raises ModelValidationError: for a graph that fails ONNX's checks, or a node a rule rejects.
+    :raises UnsupportedOperationError: listing every node no rule translates (op type, domain, opset
+        version and node name), or an opset older than :data:`MIN_OPSET`.
+    """
+    loaded = load_proto(model)
+    proto = loaded.proto
+    if proto.functions:
+        proto = onnx.inliner.inline_local_functions(proto)
+    versions = {entry.domain: entry.version for entry in proto.opset_import}
+    default = versions.get("", versions.get("ai.onnx"))
+    if default is not None and default < MIN_OPSET:
+        raise UnsupportedOperationError(
+            f"{loaded.source}: ONNX opset {default} is older than {MIN_OPSET}, the oldest hetero-sdk reads; "
+            f"upgrade it with onnx.version_converter.convert_version(model, {MIN_OPSET})"
+        )
+    model_out = GraphTranslator(versions, loaded.source, input_shapes).translate(proto)
+    return model_out
+
+
+def is_onnx(data: bytes) -> bool:
+    """Whether ``data`` parses as an ONNX model with a graph (the content check of :func:`read_model`)."""
+    proto = onnx.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except Exception:
+        return False
+    return proto.HasField("graph") and proto.ir_version > 0
+
+
+def supported_ops() -> dict[str, list[int]]:
+    """Each translated ONNX op type (``domain:Op`` outside ``ai.onnx``) with the opset versions its
+    rules start at."""
+    return {name: [r.since for r in rules] for name, rules in RULES.items()}

@@ -1,0 +1,92 @@
+"""Rules for ONNX's control flow: If, Loop and Scan become the opset's ops of the same names, their
+bodies Models. An If whose condition is known while translating (often a check on a static rank or
+shape) is replaced by the branch it takes, so a branch that could not be built for the input's rank
+never needs to be."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetero_sdk import opset
+from hetero_sdk.element_type import Type
+from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.frontend.onnx.node_context import NodeContext
+from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.graph.node import Output
+from hetero_sdk.shape import PartialShape
+
+__all__: list[str] = []
+
+
+def _outputs(node: object) -> list[Output]:
+    return list(node.outputs())  # type: ignore[attr-defined]
+
+
+def _captured(*bodies: object) -> list[Output]:
+    """The enclosing tensors any of ``bodies`` reads, in first-read order."""
+    seen: dict[Output, None] = {}
+    for body in bodies:
+        for value in body.captures:  # type: ignore[attr-defined]
+            seen.setdefault(value)
+    return list(seen)
+
+
+@rule("If")
+def if_(ctx: NodeContext) -> Outputs:
+    known = ctx.constant_input(0)
+    if known is not None:
+        return ctx.inline_subgraph("then_branch" if bool(np.asarray(known).reshape(-1)[0]) else "else_branch")
+    then_body, else_body = ctx.subgraph("then_branch"), ctx.subgraph("else_branch")
+    for index, (a, b) in enumerate(zip(then_body.results, else_body.results)):
+        if a.partial_shape.rank != b.partial_shape.rank:
+            raise UnsupportedOperationError(
+                f"ONNX {ctx.describe()}: output {index} has rank {a.partial_shape.rank} in then_branch and "
+                f"{b.partial_shape.rank} in else_branch, and the condition is not known while converting (it "
+                "depends on input values or dynamic dimensions); convert with static input shapes, e.g. "
+                "hs.convert_model(path, input={'x': [1, 512]}), so that the condition folds"
+            )
+    captured = _captured(then_body, else_body)
+    node = opset.if_op(ctx.input(0), then_body.model(captured), else_body.model(captured), inputs=captured)
+    return _outputs(node)
+
+
+@rule("Loop")
+def loop(ctx: NodeContext) -> Outputs:
+    trip_count = ctx.optional_input(0) or ctx.const(-1, np.int64)
+    condition = ctx.optional_input(1) or ctx.const(True)
+    carried = [ctx.input(i) for i in range(2, len(ctx.inputs))]
+    signatures = [
+        (Type.i64, PartialShape([])),
+        (Type.boolean, PartialShape([])),
+        *((value.element_type, value.partial_shape) for value in carried),
+    ]
+    body = ctx.subgraph("body", signatures)
+    captured = _captured(body)
+    node = opset.loop(trip_count, condition, body.model(captured), carried=carried, invariant=captured)
+    return _outputs(node)
+
+
+@rule("Scan", since=9)
+def scan(ctx: NodeContext) -> Outputs:
+    count = ctx.attr("num_scan_inputs")
+    values = [ctx.input(i) for i in range(len(ctx.inputs))]
+    states, scanned = values[: len(values) - count], values[len(values) - count :]
+    axes = ctx.attr("scan_input_axes", [0] * count)
+    signatures = [(v.element_type, v.partial_shape) for v in states]
+    for value, axis in zip(scanned, axes):
+        dims = list(value.partial_shape.dims)
+        del dims[axis % len(dims)]
+        signatures.append((value.element_type, PartialShape(dims)))
+    body = ctx.subgraph("body", signatures)
+    captured = _captured(body)
+    node = opset.scan(
+        body.model(captured),
+        states,
+        scanned,
+        invariant=captured,
+        scan_input_axes=axes,
+        scan_input_directions=ctx.attr("scan_input_directions", [0] * count),
+        scan_output_axes=ctx.attr("scan_output_axes", []),
+        scan_output_directions=ctx.attr("scan_output_directions", []),
+    )
+    return _outputs(node)

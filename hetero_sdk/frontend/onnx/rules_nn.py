@@ -1,0 +1,311 @@
+"""Rules for ONNX's neural-network ops: convolutions, pooling, normalizations, matrix products,
+softmax, resizing, top-k and non-max suppression."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetero_sdk import opset
+from hetero_sdk.element_type import Type
+from hetero_sdk.frontend.onnx.node_context import NodeContext
+from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.graph.node import Output
+
+__all__: list[str] = []
+
+_I64 = np.int64
+_AUTO_PAD = {"NOTSET": "explicit", "SAME_UPPER": "same_upper", "SAME_LOWER": "same_lower", "VALID": "valid"}
+
+
+def _out(node: object, index: int = 0) -> Output:
+    return node.output(index)  # type: ignore[attr-defined, no-any-return]
+
+
+def _window(ctx: NodeContext, spatial: int) -> dict[str, object]:
+    """The strides, pads, dilations and auto_pad of a convolution or pooling node."""
+    pads = ctx.attr("pads", [0] * 2 * spatial)
+    auto_pad = ctx.attr("auto_pad", "NOTSET")
+    if auto_pad not in _AUTO_PAD:
+        raise ctx.error(f"auto_pad must be one of {', '.join(_AUTO_PAD)}, not '{auto_pad}'")
+    return {
+        "strides": ctx.attr("strides", [1] * spatial),
+        "pads_begin": pads[:spatial],
+        "pads_end": pads[spatial:],
+        "dilations": ctx.attr("dilations", [1] * spatial),
+        "auto_pad": _AUTO_PAD[auto_pad],
+    }
+
+
+def _channel_bias(ctx: NodeContext, y: Output, bias: Output | None) -> Output:
+    """``y + bias`` with a per-channel ``bias`` of shape ``[C]`` (axis 1 of ``y``)."""
+    if bias is None:
+        return y
+    shape = [1, -1] + [1] * (y.partial_shape.rank - 2)
+    return _out(opset.add(y, opset.reshape(bias, ctx.const(shape, _I64), special_zero=False)))
+
+
+@rule("Conv")
+def conv(ctx: NodeContext) -> Outputs:
+    x, w = ctx.input(0), ctx.input(1)
+    spatial = x.partial_shape.rank - 2
+    window = _window(ctx, spatial)
+    group = ctx.attr("group", 1)
+    if group == 1:
+        y = _out(opset.convolution(x, w, **window))  # type: ignore[arg-type]
+    else:
+        dims = w.partial_shape.dims
+        if dims[0] < 0:
+            raise ctx.unsupported("a grouped convolution with a dynamic number of filters")
+        grouped = opset.reshape(w, ctx.const([group, dims[0] // group, *dims[1:]], _I64), special_zero=False)
+        y = _out(opset.group_convolution(x, grouped, **window))  # type: ignore[arg-type]
+    return [_channel_bias(ctx, y, ctx.optional_input(2))]
+
+
+@rule("ConvTranspose")
+def conv_transpose(ctx: NodeContext) -> Outputs:
+    x, w = ctx.input(0), ctx.input(1)
+    spatial = x.partial_shape.rank - 2
+    if ctx.attr("group", 1) != 1:
+        raise ctx.unsupported("a grouped ConvTranspose (group > 1)")
+    window = _window(ctx, spatial)
+    output_shape = ctx.attr("output_shape", None)
+    y = opset.convolution_backprop_data(
+        x,
+        w,
+        output_shape=None if output_shape is None else ctx.const(output_shape[-spatial:], _I64),
+        output_padding=ctx.attr("output_padding", [0] * spatial),
+        **window,  # type: ignore[arg-type]
+    )
+    return [_channel_bias(ctx, _out(y), ctx.optional_input(2))]
+
+
+@rule("MaxPool")
+def max_pool(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    spatial = x.partial_shape.rank - 2
+    if ctx.wants_output(1) and ctx.attr("storage_order", 0):
+        raise ctx.unsupported("indices in column-major order (storage_order=1)")
+    node = opset.max_pool(
+        x,
+        kernel_shape=ctx.attr("kernel_shape"),
+        rounding_type="ceil" if ctx.attr("ceil_mode", 0) else "floor",
+        **_window(ctx, spatial),  # type: ignore[arg-type]
+    )
+    return [_out(node, 0), _out(node, 1)]
+
+
+@rule("AveragePool")
+def average_pool(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    spatial = x.partial_shape.rank - 2
+    window = _window(ctx, spatial)
+    if any(d != 1 for d in window.pop("dilations")):  # type: ignore[attr-defined]
+        raise ctx.unsupported("a dilated AveragePool")
+    node = opset.avg_pool(
+        x,
+        kernel_shape=ctx.attr("kernel_shape"),
+        exclude_pad=not ctx.attr("count_include_pad", 0),
+        rounding_type="ceil" if ctx.attr("ceil_mode", 0) else "floor",
+        **window,  # type: ignore[arg-type]
+    )
+    return [_out(node)]
+
+
+@rule("GlobalAveragePool", "GlobalMaxPool")
+def global_pool(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    axes = ctx.const(list(range(2, x.partial_shape.rank)), _I64)
+    reduce = opset.reduce_mean if ctx.op_type == "GlobalAveragePool" else opset.reduce_max
+    return [_out(reduce(x, axes, keep_dims=True))]
+
+
+@rule("BatchNormalization")
+def batch_norm(ctx: NodeContext) -> Outputs:
+    if ctx.attr("training_mode", 0) or any(ctx.wants_output(i) for i in range(1, 5)):
+        raise ctx.unsupported("training mode (running statistics outputs)")
+    if ctx.version < 9 and not ctx.attr("spatial", 1):
+        raise ctx.unsupported("per-activation statistics (spatial=0)")
+    data, gamma, beta, mean, variance = (ctx.input(i) for i in range(5))
+    return [_out(opset.batch_norm_inference(data, gamma, beta, mean, variance, epsilon=ctx.attr("epsilon", 1e-5)))]
+
+
+@rule("InstanceNormalization", since=6)
+def instance_norm(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    axes = ctx.const(list(range(2, x.partial_shape.rank)), _I64)
+    normalized = _out(
+        opset.mvn(x, axes, normalize_variance=True, eps=ctx.attr("epsilon", 1e-5), eps_mode="inside_sqrt")
+    )
+    shape = ctx.const([1, -1] + [1] * (x.partial_shape.rank - 2), _I64)
+    scale = opset.reshape(ctx.input(1), shape, special_zero=False)
+    return [_channel_bias(ctx, _out(opset.multiply(normalized, scale)), ctx.input(2))]
+
+
+@rule("LayerNormalization", since=17)
+def layer_norm(ctx: NodeContext) -> Outputs:
+    if ctx.wants_output(1) or ctx.wants_output(2):
+        raise ctx.unsupported("the Mean and InvStdDev outputs")
+    x = ctx.input(0)
+    rank = x.partial_shape.rank
+    axis = ctx.attr("axis", -1) % rank
+    axes = ctx.const(list(range(axis, rank)), _I64)
+    normalized = opset.mvn(x, axes, normalize_variance=True, eps=ctx.attr("epsilon", 1e-5), eps_mode="inside_sqrt")
+    y = _out(opset.multiply(normalized, ctx.input(1)))
+    bias = ctx.optional_input(2)
+    return [y if bias is None else _out(opset.add(y, bias))]
+
+
+@rule("MatMul")
+def matmul(ctx: NodeContext) -> Outputs:
+    return [_out(opset.matmul(ctx.input(0), ctx.input(1)))]
+
+
+@rule("Gemm")
+def gemm(ctx: NodeContext) -> Outputs:
+    a, b = ctx.input(0), ctx.input(1)
+    y = _out(opset.matmul(a, b, transpose_a=bool(ctx.attr("transA", 0)), transpose_b=bool(ctx.attr("transB", 0))))
+    alpha, beta = ctx.attr("alpha", 1.0), ctx.attr("beta", 1.0)
+    if alpha != 1.0:
+        y = _out(opset.multiply(y, ctx.const(alpha, y.element_type)))
+    c = ctx.optional_input(2)
+    if c is not None and beta != 0.0:
+        if beta != 1.0:
+            c = _out(opset.multiply(c, ctx.const(beta, c.element_type)))
+        y = _out(opset.add(y, c))
+    return [y]
+
+
+@rule("Softmax", "LogSoftmax")
+def softmax_1(ctx: NodeContext) -> Outputs:
+    """Before opset 13 the input is seen as 2-D: the axes from ``axis`` on are normalized together."""
+    x = ctx.input(0)
+    rank = x.partial_shape.rank
+    axis = ctx.attr("axis", 1) % max(rank, 1)
+    factory = opset.softmax if ctx.op_type == "Softmax" else opset.log_softmax
+    if axis == rank - 1:
+        return [_out(factory(x, axis=axis))]
+    flat = opset.reshape(x, ctx.const([0] * axis + [-1], _I64), special_zero=True)
+    return [_out(opset.reshape(factory(flat, axis=axis), opset.shape_of(x), special_zero=False))]
+
+
+@rule("Softmax", "LogSoftmax", since=13)
+def softmax_13(ctx: NodeContext) -> Outputs:
+    factory = opset.softmax if ctx.op_type == "Softmax" else opset.log_softmax
+    return [_out(factory(ctx.input(0), axis=ctx.attr("axis", -1)))]
+
+
+# -- resizing ----------------------------------------------------------------------------------------
+
+_RESIZE_MODES = {"nearest": "nearest", "linear": "linear_onnx", "cubic": "cubic"}
+_TRANSFORMS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
+
+
+def _interpolate(
+    ctx: NodeContext, x: Output, values: Output, by: str, axes: list[int] | None, transform: str, nearest: str
+) -> Output:
+    mode = ctx.attr("mode", "nearest")
+    if mode not in _RESIZE_MODES:
+        raise ctx.error(f"mode must be nearest, linear or cubic, not '{mode}'")
+    if transform not in _TRANSFORMS:
+        raise ctx.unsupported(f"coordinate_transformation_mode '{transform}'")
+    if ctx.attr("exclude_outside", 0) or ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise ctx.unsupported("exclude_outside=1 or a keep_aspect_ratio_policy")
+    rank = x.partial_shape.rank
+    node = opset.interpolate(
+        x,
+        values,
+        mode=_RESIZE_MODES[mode],
+        shape_calculation_mode=by,
+        coordinate_transformation_mode=transform,
+        nearest_mode=nearest,
+        antialias=bool(ctx.attr("antialias", 0)),
+        cube_coeff=ctx.attr("cubic_coeff_a", -0.75),
+        axes=ctx.const(axes if axes is not None else list(range(rank)), _I64),
+    )
+    return _out(node)
+
+
+@rule("Resize", since=10)
+def resize_10(ctx: NodeContext) -> Outputs:
+    return [_interpolate(ctx, ctx.input(0), ctx.input(1), "scales", None, "asymmetric", "floor")]
+
+
+@rule("Resize", since=11)
+def resize_11(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    axes = ctx.attr("axes", None)
+    transform = ctx.attr("coordinate_transformation_mode", "half_pixel")
+    nearest = ctx.attr("nearest_mode", "round_prefer_floor")
+    sizes = ctx.optional_input(3)
+    if sizes is not None:
+        return [_interpolate(ctx, x, sizes, "sizes", axes, transform, nearest)]
+    scales = ctx.input(2)
+    return [_interpolate(ctx, x, scales, "scales", axes, transform, nearest)]
+
+
+@rule("Upsample", since=7)
+def upsample_7(ctx: NodeContext) -> Outputs:
+    scales = ctx.const(ctx.attr("scales"), np.float32)
+    return [_interpolate(ctx, ctx.input(0), scales, "scales", None, "asymmetric", "floor")]
+
+
+@rule("Upsample", since=9)
+def upsample_9(ctx: NodeContext) -> Outputs:
+    return [_interpolate(ctx, ctx.input(0), ctx.input(1), "scales", None, "asymmetric", "floor")]
+
+
+# -- selection ---------------------------------------------------------------------------------------
+
+
+def _topk(ctx: NodeContext, x: Output, k: Output, axis: int, largest: bool) -> tuple[Output, Output]:
+    node = opset.topk(
+        x, k, axis=axis, mode="max" if largest else "min", sort="value", index_element_type=Type.i64, stable=True
+    )
+    return _out(node, 0), _out(node, 1)
+
+
+@rule("TopK")
+def topk_1(ctx: NodeContext) -> Outputs:
+    return list(_topk(ctx, ctx.input(0), ctx.const(ctx.attr("k"), _I64), ctx.attr("axis", -1), True))
+
+
+@rule("TopK", since=10)
+def topk_10(ctx: NodeContext) -> Outputs:
+    k = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
+    return list(_topk(ctx, ctx.input(0), k, ctx.attr("axis", -1), bool(ctx.attr("largest", 1))))
+
+
+@rule("ArgMax", "ArgMin")
+def arg_max(ctx: NodeContext) -> Outputs:
+    if ctx.attr("select_last_index", 0):
+        raise ctx.unsupported("select_last_index=1")
+    x = ctx.input(0)
+    axis = ctx.attr("axis", 0)
+    _, indices = _topk(ctx, x, ctx.const(1, _I64), axis, ctx.op_type == "ArgMax")
+    if not ctx.attr("keepdims", 1):
+        indices = _out(opset.squeeze(indices, ctx.const([axis], _I64)))
+    return [indices]
+
+
+@rule("NonMaxSuppression", since=10)
+def non_max_suppression(ctx: NodeContext) -> Outputs:
+    boxes, scores = ctx.input(0), ctx.input(1)
+    f32 = scores.element_type
+
+    def scalar(index: int, default: float, dtype: Type) -> Output:
+        given = ctx.optional_input(index)
+        if given is None:
+            return ctx.const(default, dtype)
+        return _out(opset.reshape(given, ctx.const([], _I64), special_zero=False))
+
+    node = opset.non_max_suppression(
+        boxes,
+        scores,
+        scalar(2, 0, Type.i64),
+        scalar(3, 0.0, f32),
+        scalar(4, float("-inf"), f32),
+        box_encoding="center" if ctx.attr("center_point_box", 0) else "corner",
+        sort_result_descending=False,
+        output_type=Type.i64,
+    )
+    return [_out(node, 0)]

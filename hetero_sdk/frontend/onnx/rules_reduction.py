@@ -1,0 +1,65 @@
+"""Rules for ONNX's reductions: ReduceSum, ReduceMean... with their axes as an attribute (before
+opset 13 for ReduceSum, 18 for the others) or an input, ``keepdims`` and ``noop_with_empty_axes``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from hetero_sdk import opset
+from hetero_sdk.frontend.onnx.node_context import NodeContext
+from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.graph.node import Output
+
+__all__: list[str] = []
+
+_I64 = np.int64
+
+
+def _out(node: object) -> Output:
+    return node.output(0)  # type: ignore[attr-defined, no-any-return]
+
+
+def _square(x: Output) -> Output:
+    return _out(opset.multiply(x, x))
+
+
+_REDUCTIONS: dict[
+    str, tuple[Callable[..., object], Callable[[Output], Output] | None, Callable[[Output], Output] | None]
+] = {
+    # ONNX op: (the SDK's reduction, applied before it, applied after it)
+    "ReduceSum": (opset.reduce_sum, None, None),
+    "ReduceMean": (opset.reduce_mean, None, None),
+    "ReduceMax": (opset.reduce_max, None, None),
+    "ReduceMin": (opset.reduce_min, None, None),
+    "ReduceProd": (opset.reduce_prod, None, None),
+    "ReduceL1": (opset.reduce_sum, lambda x: _out(opset.abs(x)), None),
+    "ReduceL2": (opset.reduce_sum, _square, lambda y: _out(opset.sqrt(y))),
+    "ReduceSumSquare": (opset.reduce_sum, _square, None),
+    "ReduceLogSum": (opset.reduce_sum, None, lambda y: _out(opset.log(y))),
+    "ReduceLogSumExp": (opset.reduce_sum, lambda x: _out(opset.exp(x)), lambda y: _out(opset.log(y))),
+}
+
+
+def _reduce(ctx: NodeContext, axes: Output | None) -> Outputs:
+    x = ctx.input(0)
+    if axes is None or axes.partial_shape.dims == (0,):
+        if ctx.attr("noop_with_empty_axes", 0):
+            return [x]
+        axes = ctx.const(list(range(x.partial_shape.rank)), _I64)
+    reduction, before, after = _REDUCTIONS[ctx.op_type]
+    y = _out(reduction(before(x) if before else x, axes, keep_dims=bool(ctx.attr("keepdims", 1))))
+    return [after(y) if after else y]
+
+
+@rule(*_REDUCTIONS)
+def reduce_with_axes_attribute(ctx: NodeContext) -> Outputs:
+    axes = ctx.attr("axes", None)
+    return _reduce(ctx, None if axes is None else ctx.const(axes, _I64))
+
+
+@rule("ReduceSum", since=13)
+@rule(*(name for name in _REDUCTIONS if name != "ReduceSum"), since=18)
+def reduce_with_axes_input(ctx: NodeContext) -> Outputs:
+    return _reduce(ctx, ctx.optional_input(1))

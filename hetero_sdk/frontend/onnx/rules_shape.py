@@ -1,0 +1,224 @@
+"""Rules for ONNX ops that make, read and change shapes, and move data: Constant, Shape, Reshape,
+Squeeze, Slice, Gather, Concat, Split, Pad, Expand..."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetero_sdk import opset
+from hetero_sdk.element_type import Type
+from hetero_sdk.frontend.onnx.node_context import NodeContext
+from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.graph.node import Output
+
+__all__: list[str] = []
+
+_I64 = np.int64
+
+
+def _out(node: object, index: int = 0) -> Output:
+    return node.output(index)  # type: ignore[attr-defined, no-any-return]
+
+
+def _axes(ctx: NodeContext, attribute: str, input_index: int, since_input: int) -> Output | None:
+    """An axes list given as an attribute before opset ``since_input`` and as an input from then on."""
+    if ctx.version < since_input:
+        axes = ctx.attr(attribute, None)
+        return None if axes is None else ctx.const(axes, _I64)
+    return ctx.optional_input(input_index)
+
+
+@rule("Constant")
+def constant(ctx: NodeContext) -> Outputs:
+    for name, dtype in (
+        ("value_float", np.float32),
+        ("value_floats", np.float32),
+        ("value_int", _I64),
+        ("value_ints", _I64),
+    ):
+        if ctx.has_attr(name):
+            return [ctx.const(ctx.attr(name), dtype)]
+    if ctx.has_attr("value"):
+        return [ctx.const(ctx.attr("value"))]
+    raise ctx.unsupported("a Constant without a dense tensor or number value (sparse or string values)")
+
+
+@rule("Shape")
+def shape(ctx: NodeContext) -> Outputs:
+    shape_of = _out(opset.shape_of(ctx.input(0)))
+    start, end = ctx.attr("start", 0), ctx.attr("end", None)
+    if start == 0 and end is None:
+        return [shape_of]
+    stop = np.iinfo(_I64).max if end is None else end
+    return [_out(opset.slice(shape_of, ctx.const([start], _I64), ctx.const([stop], _I64), ctx.const([1], _I64)))]
+
+
+@rule("Size")
+def size(ctx: NodeContext) -> Outputs:
+    return [_out(opset.reduce_prod(opset.shape_of(ctx.input(0)), ctx.const(0, _I64), keep_dims=False))]
+
+
+@rule("Reshape", since=5)
+def reshape(ctx: NodeContext) -> Outputs:
+    special_zero = not ctx.attr("allowzero", 0)
+    return [_out(opset.reshape(ctx.input(0), ctx.input(1), special_zero=special_zero))]
+
+
+@rule("Flatten")
+def flatten(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    rank = x.partial_shape.rank
+    axis = ctx.attr("axis", 1)
+    axis = axis + rank if axis < 0 else axis
+    dims = x.partial_shape.dims
+    if all(d >= 0 for d in dims[:axis]):
+        first = int(np.prod(dims[:axis], dtype=_I64))
+        return [_out(opset.reshape(x, ctx.const([first, -1], _I64), special_zero=False))]
+    shape_of = opset.shape_of(x)
+    leading = opset.reduce_prod(
+        opset.slice(shape_of, ctx.const([0], _I64), ctx.const([axis], _I64), ctx.const([1], _I64)),
+        ctx.const([0], _I64),
+        keep_dims=True,
+    )
+    target = opset.concat([leading, ctx.const([-1], _I64)], axis=0)
+    return [_out(opset.reshape(x, target, special_zero=False))]
+
+
+@rule("Squeeze")
+def squeeze(ctx: NodeContext) -> Outputs:
+    axes = _axes(ctx, "axes", 1, since_input=13)
+    return [_out(opset.squeeze(ctx.input(0), axes))]
+
+
+@rule("Unsqueeze")
+def unsqueeze(ctx: NodeContext) -> Outputs:
+    axes = _axes(ctx, "axes", 1, since_input=13)
+    if axes is None:
+        raise ctx.error("axes are required")
+    return [_out(opset.unsqueeze(ctx.input(0), axes))]
+
+
+@rule("Transpose")
+def transpose(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    order = ctx.attr("perm", list(range(x.partial_shape.rank))[::-1])
+    return [_out(opset.transpose(x, ctx.const(order, _I64)))]
+
+
+@rule("Concat", since=4)
+def concat(ctx: NodeContext) -> Outputs:
+    values = [v for v in ctx.inputs if v is not None]
+    return [_out(opset.concat(values, axis=ctx.attr("axis")))]
+
+
+@rule("Split", since=2)
+def split(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    axis = ctx.attr("axis", 0)
+    count = ctx.output_count
+    if ctx.version < 13:
+        lengths = ctx.attr("split", None)
+        lengths_output = None if lengths is None else ctx.const(lengths, _I64)
+    else:
+        lengths_output = ctx.optional_input(1)
+        count = ctx.attr("num_outputs", count) if ctx.version >= 18 else count
+    if lengths_output is None:
+        size = x.partial_shape[axis]
+        if size >= 0 and size % count:  # opset 18: the last part is smaller
+            part = -(-size // count)
+            lengths_output = ctx.const([part] * (count - 1) + [size - part * (count - 1)], _I64)
+        else:
+            node = opset.split(x, ctx.const(axis, _I64), num_splits=count)
+            return [_out(node, i) for i in range(count)]
+    node = opset.variadic_split(x, ctx.const(axis, _I64), lengths_output)
+    return [_out(node, i) for i in range(node.get_output_size())]
+
+
+@rule("Slice")
+def slice_1(ctx: NodeContext) -> Outputs:
+    starts, ends = ctx.attr("starts"), ctx.attr("ends")
+    axes = ctx.attr("axes", list(range(len(starts))))
+    steps = ctx.const([1] * len(starts), _I64)
+    return [
+        _out(opset.slice(ctx.input(0), ctx.const(starts, _I64), ctx.const(ends, _I64), steps, ctx.const(axes, _I64)))
+    ]
+
+
+@rule("Slice", since=10)
+def slice_10(ctx: NodeContext) -> Outputs:
+    starts = ctx.input(1)
+    steps = ctx.optional_input(4)
+    if steps is None:
+        ones = ctx.const(1, starts.element_type)
+        steps = _out(opset.broadcast(ones, opset.shape_of(starts)))
+    return [_out(opset.slice(ctx.input(0), starts, ctx.input(2), steps, ctx.optional_input(3)))]
+
+
+@rule("Gather")
+def gather(ctx: NodeContext) -> Outputs:
+    return [_out(opset.gather(ctx.input(0), ctx.input(1), ctx.const(ctx.attr("axis", 0), _I64)))]
+
+
+@rule("Expand", since=8)
+def expand(ctx: NodeContext) -> Outputs:
+    return [_out(opset.broadcast(ctx.input(0), ctx.input(1), mode="bidirectional"))]
+
+
+@rule("Tile", since=6)
+def tile(ctx: NodeContext) -> Outputs:
+    return [_out(opset.tile(ctx.input(0), ctx.input(1)))]
+
+
+@rule("ConstantOfShape", since=9)
+def constant_of_shape(ctx: NodeContext) -> Outputs:
+    value = ctx.attr("value", None)
+    fill = np.zeros((), np.float32) if value is None else np.asarray(value).reshape(())
+    return [_out(opset.broadcast(ctx.const(fill), ctx.input(0)))]
+
+
+@rule("Range", since=11)
+def range_(ctx: NodeContext) -> Outputs:
+    start = ctx.input(0)
+    return [_out(opset.range(start, ctx.input(1), ctx.input(2), output_type=start.element_type))]
+
+
+@rule("Pad", since=2)
+def pad_2(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    pads = ctx.attr("pads" if ctx.has_attr("pads") else "paddings")
+    half = len(pads) // 2
+    value = ctx.const(ctx.attr("value", 0.0), x.element_type)
+    return [_pad(ctx, x, ctx.const(pads[:half], _I64), ctx.const(pads[half:], _I64), value)]
+
+
+@rule("Pad", since=11)
+def pad_11(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    rank = x.partial_shape.rank
+    pads = ctx.input(1)
+    if ctx.has_input(3):  # opset 18: pads for the listed axes only
+        axes = [int(a) % rank for a in ctx.static_input(3, "axes").reshape(-1)]
+        given = ctx.static_input(1, "pads with axes").reshape(-1)
+        full = np.zeros(2 * rank, _I64)
+        for i, axis in enumerate(axes):
+            full[axis], full[rank + axis] = given[i], given[len(axes) + i]
+        pads = ctx.const(full)
+    begins = _out(opset.slice(pads, ctx.const([0], _I64), ctx.const([rank], _I64), ctx.const([1], _I64)))
+    ends = _out(opset.slice(pads, ctx.const([rank], _I64), ctx.const([2 * rank], _I64), ctx.const([1], _I64)))
+    value = ctx.optional_input(2)
+    if value is not None:
+        value = _out(opset.reshape(value, ctx.const([], _I64), special_zero=False))
+    return [_pad(ctx, x, begins, ends, value)]
+
+
+def _pad(ctx: NodeContext, x: Output, begins: Output, ends: Output, value: Output | None) -> Output:
+    mode = ctx.attr("mode", "constant")
+    modes = {"constant": "constant", "reflect": "reflect", "edge": "edge"}
+    if mode not in modes:
+        raise ctx.unsupported(f"mode '{mode}'")
+    return _out(opset.pad(x, begins, ends, pad_mode=modes[mode], pad_value=value if mode == "constant" else None))
+
+
+@rule("NonZero", since=9)
+def non_zero(ctx: NodeContext) -> Outputs:
+    return [_out(opset.non_zero(ctx.input(0), output_type=Type.i64))]

@@ -1,0 +1,324 @@
+"""Translating an ONNX graph (and its sub-graphs) into a :class:`~hetero_sdk.Model` of the opset.
+
+Names follow the spec: graph inputs, outputs and initializers keep their ONNX names, a node's main op
+takes the ONNX node's name (made unique), and the helper ops a rule adds are named ``node/Type``.
+A sub-graph that reads a tensor of an enclosing graph gets it as an extra input (a captured value);
+a captured constant is copied into the sub-graph instead, so shapes computed from it still fold.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import onnx
+
+from hetero_sdk.element_type import Type
+from hetero_sdk.errors import HeteroSDKError, ModelValidationError, UnsupportedOperationError
+from hetero_sdk.frontend.onnx.node_context import NodeContext
+from hetero_sdk.frontend.onnx.rules import find_rule
+from hetero_sdk.frontend.onnx.types import element_type, tensor_value
+from hetero_sdk.graph.model import Model
+from hetero_sdk.graph.node import Node, Output
+from hetero_sdk.ops.basic import constant, convert, parameter
+from hetero_sdk.ops.folding import constant_value
+from hetero_sdk.rt_info import DIM_NAMES
+from hetero_sdk.shape import DYNAMIC, PartialShape
+
+__all__ = ["Body", "GraphTranslator", "unsupported_nodes"]
+
+Signature = tuple[Type, PartialShape]
+
+
+class _Namer:
+    """Unique friendly names within one graph."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+
+    def unique(self, base: str) -> str:
+        name = base
+        for n in itertools.count(1):
+            if name not in self._used:
+                break
+            name = f"{base}_{n}"
+        self._used.add(name)
+        return name
+
+
+class _Scope:
+    """The tensors visible while translating one graph: its own, then its enclosing graph's.
+
+    A body scope (``captures`` not None) turns an enclosing graph's tensor into a new Parameter of the
+    body the first time the body reads it; an inline scope reads enclosing tensors directly.
+    """
+
+    def __init__(
+        self,
+        parent: _Scope | None,
+        namer: _Namer,
+        initializers: Mapping[str, onnx.TensorProto],
+        captures: dict[Output, Node] | None,
+    ) -> None:
+        self.parent = parent
+        self.namer = namer
+        self.values: dict[str, Output] = {}
+        self.initializers = dict(initializers)
+        self.captures = captures
+        self.known: set[int] = set() if parent is None or captures is not None else parent.known
+
+    def define(self, name: str, value: Output) -> None:
+        self.values[name] = value
+        if value.explicit_names is None and value.node.type_name not in ("Parameter",):
+            value.set_names({name})
+
+    def lookup(self, name: str, reader: str) -> Output:
+        if name in self.values:
+            return self.values[name]
+        if name in self.initializers:
+            tensor = self.initializers.pop(name)
+            node = constant(tensor_value(tensor, f"initializer '{name}'"), name=self.namer.unique(name))
+            self.known.add(id(node))
+            self.define(name, node.output(0))
+            return node.output(0)
+        if self.parent is None:
+            raise ModelValidationError(
+                f"ONNX {reader} reads the tensor '{name}', which no node, input or initializer gives"
+            )
+        outer = self.parent.lookup(name, reader)
+        if self.captures is None:
+            return outer
+        value = constant_value(outer)
+        if value is not None:
+            node = constant(value, name=self.namer.unique(name))
+        else:
+            node = parameter(outer.partial_shape, outer.element_type, name=self.namer.unique(name))
+            self.captures[outer] = node
+        self.known.add(id(node))
+        self.values[name] = node.output(0)
+        return node.output(0)
+
+
+@dataclass
+class Body:
+    """A translated sub-graph: its declared inputs, its outputs and the enclosing tensors it reads."""
+
+    name: str
+    parameters: list[Node]
+    results: list[Output]
+    captures: dict[Output, Node] = field(default_factory=dict)
+
+    def model(self, captured: Sequence[Output]) -> Model:
+        """The body as a Model taking its declared inputs, then ``captured`` (the op's extra inputs,
+        shared by every body of the op: a body that does not read one gets an unused Parameter)."""
+        extra = [
+            self.captures.get(value)
+            or parameter(value.partial_shape, value.element_type, name=f"{self.name}/unused_{i}")
+            for i, value in enumerate(captured)
+        ]
+        return Model(list(self.results), [*self.parameters, *extra], name=self.name)
+
+
+class GraphTranslator:
+    """Translates one ONNX model: its main graph and, through node rules, its sub-graphs.
+
+    :param versions: the model's opset version of each domain (``""`` for ``ai.onnx``).
+    :param source: the file or object the model came from, for messages.
+    """
+
+    def __init__(
+        self, versions: Mapping[str, int], source: str, input_shapes: Mapping[str, PartialShape] | None = None
+    ) -> None:
+        self._versions = {("" if d == "ai.onnx" else d): v for d, v in versions.items()}
+        self._source = source
+        self._input_shapes = dict(input_shapes or {})
+
+    def translate(self, proto: onnx.ModelProto) -> Model:
+        """The Model of ``proto``'s main graph. :raises UnsupportedOperationError: listing every node no
+        rule translates. :raises ModelValidationError: naming the node a rule rejects."""
+        graph = proto.graph
+        missing = unsupported_nodes(graph, self._versions)
+        if missing:
+            raise UnsupportedOperationError(
+                f"{self._source}: {len(missing)} ONNX node(s) have no translation: " + "; ".join(missing)
+            )
+        namer = _Namer()
+        initializer_names = {t.name for t in graph.initializer}
+        scope = _Scope(None, namer, {t.name: t for t in graph.initializer}, None)
+        parameters = []
+        inputs = [v for v in graph.input if v.name not in initializer_names]  # with a default (IR < 4): a constant
+        unknown = sorted(set(self._input_shapes) - {v.name for v in inputs})
+        if unknown:
+            names = ", ".join(v.name for v in inputs)
+            raise ModelValidationError(f"{self._source}: no input named {', '.join(unknown)}; the inputs: {names}")
+        for value_info in inputs:
+            node = self._parameter(
+                value_info, namer, f"input '{value_info.name}'", given=self._input_shapes.get(value_info.name)
+            )
+            scope.known.add(id(node))
+            scope.values[value_info.name] = node.output(0)
+            parameters.append(node)
+        self._translate_nodes(graph, scope)
+        results = self._graph_outputs(graph, scope)
+        model = Model(results, parameters, name=graph.name or "onnx_model")
+        return model
+
+    # -- graphs ------------------------------------------------------------------------------------
+
+    def _parameter(
+        self,
+        value_info: onnx.ValueInfoProto,
+        namer: _Namer,
+        where: str,
+        fallback: Signature | None = None,
+        given: PartialShape | None = None,
+    ) -> Node:
+        tensor_type = value_info.type.tensor_type
+        if not value_info.type.HasField("tensor_type"):
+            if fallback is None:
+                raise UnsupportedOperationError(
+                    f"{self._source}: {where} is not a tensor; only tensor inputs are supported"
+                )
+            return parameter(fallback[1], fallback[0], name=namer.unique(value_info.name))
+        if tensor_type.elem_type == 0 and fallback is not None:
+            dtype = fallback[0]
+        else:
+            dtype = element_type(tensor_type.elem_type, f"{self._source}: {where}")
+        if tensor_type.HasField("shape"):
+            dims = [d.dim_value if d.HasField("dim_value") else DYNAMIC for d in tensor_type.shape.dim]
+            symbols = [d.dim_param if d.HasField("dim_param") and d.dim_param else None for d in tensor_type.shape.dim]
+            shape = PartialShape(dims)
+            if fallback is not None and fallback[1].rank == shape.rank:
+                shape = fallback[1].merge(shape) or shape
+        elif fallback is not None:
+            shape, symbols = fallback[1], []
+        elif given is not None:
+            shape, symbols = given, []
+        else:
+            raise UnsupportedOperationError(
+                f"{self._source}: {where} has no shape (not even a rank); hetero-sdk needs each input's rank: "
+                "give the input a shape in the file (onnx.tools.update_model_dims)"
+            )
+        if given is not None:
+            if shape.merge(given) is None:
+                raise ModelValidationError(
+                    f"{self._source}: {where} is {shape} in the file; the shape {given} given for it does not fit"
+                )
+            symbols = [s if d == DYNAMIC else None for s, d in zip(symbols, given.dims)]
+            shape = given
+        node = parameter(shape, dtype, name=namer.unique(value_info.name))
+        node.output(0).set_names({value_info.name})
+        if any(symbols):
+            node.get_rt_info()[DIM_NAMES] = symbols
+        return node
+
+    def _translate_nodes(self, graph: onnx.GraphProto, scope: _Scope) -> None:
+        for index, proto in enumerate(graph.node):
+            domain = "" if proto.domain in ("", "ai.onnx") else proto.domain
+            version = self._versions[domain]
+            found = find_rule(domain, proto.op_type, version)
+            assert found is not None  # unsupported_nodes checked every node first
+            base = proto.name or f"{proto.op_type}_{index}"
+            reader = f"{proto.op_type} '{base}'"
+            inputs = [scope.lookup(n, reader) if n else None for n in proto.input]
+            name = scope.namer.unique(base)
+
+            def subgraphs(
+                body: onnx.GraphProto, body_name: str, signatures: Sequence[Signature | None], inline: bool
+            ) -> Any:
+                return self._inline(body, scope) if inline else self._body(body, body_name, scope, signatures)
+
+            ctx = NodeContext(proto, inputs, version, name, subgraphs)
+            try:
+                outputs = list(found.translate(ctx))
+            except HeteroSDKError as exc:
+                if str(exc).startswith("ONNX "):
+                    raise
+                raise type(exc)(f"ONNX {ctx.describe()}: {exc}") from exc
+            except (ValueError, TypeError, IndexError) as exc:
+                raise ctx.error(f"{type(exc).__name__}: {exc}") from exc
+            self._name_new_nodes(outputs, name, scope)
+            for position, output_name in enumerate(proto.output):
+                value = outputs[position] if position < len(outputs) else None
+                if not output_name:
+                    continue
+                if value is None:
+                    raise ctx.unsupported(f"output {position} ('{output_name}')")
+                scope.define(output_name, value)
+
+    def _name_new_nodes(self, outputs: Sequence[Output | None], name: str, scope: _Scope) -> None:
+        """Names the ops a rule created: the first output's producer gets ``name``, the others ``name/Type``."""
+        stack = [o.node for o in outputs if o is not None]
+        fresh: list[Node] = []
+        while stack:
+            node = stack.pop()
+            if id(node) in scope.known:
+                continue
+            scope.known.add(id(node))
+            fresh.append(node)
+            stack.extend(v.node for v in node.input_values())
+        main = outputs[0].node if outputs and outputs[0] is not None else None
+        for node in fresh:
+            if node is main:
+                node.set_friendly_name(name)
+            else:
+                node.set_friendly_name(scope.namer.unique(f"{name}/{node.type_name}"))
+
+    def _graph_outputs(self, graph: onnx.GraphProto, scope: _Scope) -> list[Output]:
+        """The graph's outputs, each a port named after its ONNX output alone (copied where a port
+        would carry two names: an input given back, or one tensor listed twice)."""
+        claimed: set[Output] = set()
+        results = []
+        for value_info in graph.output:
+            port = scope.lookup(value_info.name, f"graph output '{value_info.name}'")
+            if port in claimed or port.node.type_name == "Parameter":
+                copy = convert(port, port.element_type, name=scope.namer.unique(value_info.name))
+                port = copy.output(0)
+            port.set_names({value_info.name})
+            claimed.add(port)
+            results.append(port)
+        return results
+
+    def _body(self, graph: onnx.GraphProto, name: str, outer: _Scope, signatures: Sequence[Signature | None]) -> Body:
+        namer = _Namer()
+        scope = _Scope(outer, namer, {t.name: t for t in graph.initializer}, captures={})
+        parameters = []
+        for index, value_info in enumerate(graph.input):
+            fallback = signatures[index] if index < len(signatures) else None
+            node = self._parameter(value_info, namer, f"input '{value_info.name}' of sub-graph {name}", fallback)
+            scope.known.add(id(node))
+            scope.values[value_info.name] = node.output(0)
+            parameters.append(node)
+        self._translate_nodes(graph, scope)
+        results = [scope.lookup(v.name, f"sub-graph {name} output") for v in graph.output]
+        assert scope.captures is not None
+        return Body(name, parameters, results, scope.captures)
+
+    def _inline(self, graph: onnx.GraphProto, outer: _Scope) -> list[Output]:
+        if graph.input:
+            raise ModelValidationError(f"{self._source}: a sub-graph with inputs cannot be inlined")
+        scope = _Scope(outer, outer.namer, {t.name: t for t in graph.initializer}, captures=None)
+        self._translate_nodes(graph, scope)
+        return [scope.lookup(v.name, "inlined sub-graph output") for v in graph.output]
+
+
+def unsupported_nodes(graph: onnx.GraphProto, versions: Mapping[str, int]) -> list[str]:
+    """Every node of ``graph`` and its sub-graphs that no rule translates, described for the error."""
+    found = []
+    for index, node in enumerate(graph.node):
+        domain = "" if node.domain in ("", "ai.onnx") else node.domain
+        version = versions.get(domain)
+        if version is None or find_rule(domain, node.op_type, version) is None:
+            shown = node.domain or "ai.onnx"
+            found.append(
+                f"{node.op_type} (domain {shown}, opset {version if version is not None else 'not imported'}) "
+                f"node '{node.name or f'{node.op_type}_{index}'}'"
+            )
+        for attribute in node.attribute:
+            if attribute.HasField("g"):
+                found += unsupported_nodes(attribute.g, versions)
+            for body in attribute.graphs:
+                found += unsupported_nodes(body, versions)
+    return found

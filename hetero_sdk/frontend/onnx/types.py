@@ -1,0 +1,62 @@
+"""ONNX element types and tensors as the SDK's :class:`~hetero_sdk.Type` and numpy arrays."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from hetero_sdk.element_type import Type
+from hetero_sdk.errors import UnsupportedOperationError
+
+__all__ = ["ELEMENT_TYPES", "element_type", "onnx_type_name", "tensor_value"]
+
+ELEMENT_TYPES: Final[dict[int, Type]] = {
+    onnx.TensorProto.FLOAT: Type.f32,
+    onnx.TensorProto.FLOAT16: Type.f16,
+    onnx.TensorProto.BFLOAT16: Type.bf16,
+    onnx.TensorProto.DOUBLE: Type.f64,
+    onnx.TensorProto.INT8: Type.i8,
+    onnx.TensorProto.UINT8: Type.u8,
+    onnx.TensorProto.INT32: Type.i32,
+    onnx.TensorProto.INT64: Type.i64,
+    onnx.TensorProto.BOOL: Type.boolean,
+}
+"""The ONNX element types the opset has, by their ``TensorProto`` code."""
+
+
+def onnx_type_name(code: int) -> str:
+    """ONNX's name of an element type code (``FLOAT``, ``INT64``...)."""
+    try:
+        return str(onnx.TensorProto.DataType.Name(code))
+    except ValueError:
+        return f"element type code {code}"
+
+
+def element_type(code: int, where: str) -> Type:
+    """The SDK type of ONNX element type ``code``.
+
+    :param where: what has this type, for the error (``input 'x'``, ``Cast 'cast_3'``...).
+    :raises UnsupportedOperationError: for a type the opset has no counterpart of (strings, uint16...).
+    """
+    try:
+        return ELEMENT_TYPES[code]
+    except KeyError:
+        known = ", ".join(onnx_type_name(c) for c in ELEMENT_TYPES)
+        raise UnsupportedOperationError(
+            f"{where} has the ONNX element type {onnx_type_name(code)}, which hetero-sdk does not support; "
+            f"supported: {known}"
+        ) from None
+
+
+def tensor_value(tensor: onnx.TensorProto, where: str) -> np.ndarray:
+    """The numpy value of an ONNX tensor (an initializer or a ``value`` attribute), read-only.
+
+    :raises UnsupportedOperationError: for an element type the opset does not have.
+    """
+    element_type(tensor.data_type, where)
+    value = numpy_helper.to_array(tensor)
+    value.flags.writeable = False
+    return value
