@@ -91,10 +91,26 @@ def _scalar_flag(node: Node, index: int, what: str) -> None:
 # -- If -------------------------------------------------------------------------------------------------
 
 
+def _bind_shapes(body: Model, values: Sequence[Signature]) -> None:
+    """Gives each body Parameter the shape of the value it receives (more or less static than the
+    one it had: after ``Model.reshape`` or a device's specialization) and re-infers the body."""
+    changed = False
+    for parameter, (element_type, shape) in zip(body.get_parameters(), values):
+        port = parameter.output(0)
+        if port.element_type == element_type and port.partial_shape.rank == shape.rank and port.partial_shape != shape:
+            parameter.attrs["shape"] = shape
+            changed = True
+    if changed:
+        body.validate_nodes_and_infer_types()
+
+
 def _infer_if(node: Node) -> list[OutputSpec]:
     _scalar_flag(node, 0, "cond")
     values = [_signature(v) for v in node.input_values()[1:]]
     then_body, else_body = node.attrs["then_body"], node.attrs["else_body"]
+    if len(then_body.get_parameters()) == len(else_body.get_parameters()) == len(values):
+        _bind_shapes(then_body, values)
+        _bind_shapes(else_body, values)
     _check_binding(node, "then_body", then_body.get_parameters(), values)
     _check_binding(node, "else_body", else_body.get_parameters(), values)
     then_out, else_out = _ports(then_body)[1], _ports(else_body)[1]

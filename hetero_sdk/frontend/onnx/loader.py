@@ -17,6 +17,9 @@ from hetero_sdk.errors import ModelFormatError, ModelValidationError
 
 __all__ = ["LoadedProto", "load_proto"]
 
+_MAX_DETAIL = 600
+"""Characters of the checker's message kept in the error (it can list a whole node)."""
+
 
 @dataclass(frozen=True)
 class LoadedProto:
@@ -125,5 +128,5 @@ def _check(loaded: LoadedProto) -> None:
     try:
         onnx.checker.check_model(loaded.proto)
     except onnx.checker.ValidationError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelValidationError(f"{loaded.source}: the graph fails ONNX's checks: {first}") from None
+        detail = " ".join(str(exc).split())[:_MAX_DETAIL] or type(exc).__name__
+        raise ModelValidationError(f"{loaded.source}: the graph fails ONNX's checks: {detail}") from None

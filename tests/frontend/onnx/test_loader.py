@@ -1,0 +1,172 @@
+"""Reading ONNX files safely: the errors of the spec's table, external data kept inside the model's
+folder, and no code run while loading."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+from onnx_samples import conv_relu_model, graph_model, tensor_input
+
+import hetero_sdk as hs
+from hetero_sdk.errors import ModelFormatError, ModelValidationError, UnsupportedOperationError
+
+
+def _conv_reference(x: np.ndarray, weights: dict[str, np.ndarray]) -> np.ndarray:
+    """conv(pad 1) + bias, relu, global average pool, in plain numpy."""
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))  # n, c, h, w, 3, 3
+    conv = np.einsum("nchwij,ocij->nohw", windows, weights["w"]) + weights["b"][None, :, None, None]
+    return np.maximum(conv, 0).mean(axis=(2, 3), keepdims=True)
+
+
+def test_a_file_path_reads_and_runs_like_numpy(tmp_path: Path) -> None:
+    model, weights = conv_relu_model()
+    path = tmp_path / "conv.onnx"
+    onnx.save(model, path)
+    x = np.random.default_rng(1).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    compiled = hs.Core().compile_model(str(path), "TEMPLATE")
+    np.testing.assert_allclose(compiled({"x": x})["y"], _conv_reference(x, weights), rtol=1e-5, atol=1e-6)
+
+
+def test_truncated_file_is_a_model_format_error_naming_it(tmp_path: Path) -> None:
+    model, _ = conv_relu_model()
+    data = model.SerializeToString()
+    path = tmp_path / "cut.onnx"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelFormatError, match="cut.onnx"):
+        hs.Core().read_model(path)
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\xff" * 40, b"not a model at all", b"\x08\x07"])
+def test_bytes_that_are_not_onnx_are_refused(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "junk.onnx"
+    path.write_bytes(content)
+    with pytest.raises(ModelFormatError, match="junk.onnx"):
+        hs.convert_model(path)
+
+
+def test_a_missing_file_names_it(tmp_path: Path) -> None:
+    with pytest.raises(ModelFormatError, match="nowhere.onnx"):
+        hs.convert_model(tmp_path / "nowhere.onnx")
+
+
+def test_a_graph_failing_onnx_checks_is_a_validation_error_naming_the_node() -> None:
+    node = helper.make_node("Relu", ["ghost"], ["y"], name="reads_a_ghost")
+    graph = helper.make_graph([node], "g", [tensor_input("x", [2])], [tensor_input("y", [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(ModelValidationError, match="reads_a_ghost"):
+        hs.convert_model(model.SerializeToString())
+
+
+def test_every_unsupported_node_is_listed_at_once() -> None:
+    nodes = [
+        helper.make_node("Det", ["x"], ["d"], name="determinant"),
+        helper.make_node("FancyOp", ["x"], ["f"], name="vendor_op", domain="com.example"),
+        helper.make_node("Relu", ["x"], ["r"], name="fine"),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [tensor_input("x", [3, 3])], [tensor_input(n, [3, 3]) for n in ("d", "f", "r")]
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)]
+    )
+    with pytest.raises(UnsupportedOperationError) as caught:
+        hs.convert_model(model)
+    message = str(caught.value)
+    assert "2 ONNX node(s)" in message
+    assert "Det (domain ai.onnx, opset 17) node 'determinant'" in message
+    assert "FancyOp (domain com.example, opset 1) node 'vendor_op'" in message
+    assert "'fine'" not in message
+
+
+def test_an_opset_older_than_7_is_refused_with_the_upgrade_path() -> None:
+    model = graph_model([helper.make_node("Relu", ["x"], ["y"])], [tensor_input("x", [2])], [tensor_input("y", [2])], opset=6)
+    with pytest.raises(UnsupportedOperationError, match="version_converter"):
+        hs.convert_model(model)
+
+
+# -- external data -------------------------------------------------------------------------------
+
+
+def _save_with_external_data(model: onnx.ModelProto, folder: Path, location: str = "weights.bin") -> Path:
+    path = folder / "model.onnx"
+    onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location=location, size_threshold=0)
+    return path
+
+
+def test_external_data_beside_the_model_loads(tmp_path: Path) -> None:
+    model, weights = conv_relu_model()
+    path = _save_with_external_data(model, tmp_path)
+    assert (tmp_path / "weights.bin").stat().st_size >= weights["w"].nbytes
+    x = np.ones((1, 3, 8, 8), np.float32)
+    out = hs.Core().compile_model(path, "TEMPLATE")({"x": x})["y"]
+    np.testing.assert_allclose(out, _conv_reference(x, weights), rtol=1e-5, atol=1e-6)
+
+
+def _point_external_data_at(path: Path, location: str) -> None:
+    model = onnx.load(path, load_external_data=False)
+    for tensor in model.graph.initializer:
+        for entry in tensor.external_data:
+            if entry.key == "location":
+                entry.value = location
+    onnx.save(model, path)
+
+
+@pytest.mark.parametrize("location", ["../outside.bin", "sub/../../outside.bin", "/etc/passwd"])
+def test_external_data_escaping_the_models_folder_is_refused(tmp_path: Path, location: str) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    path = _save_with_external_data(conv_relu_model()[0], folder)
+    (tmp_path / "outside.bin").write_bytes((folder / "weights.bin").read_bytes())
+    _point_external_data_at(path, location)
+    with pytest.raises(ModelFormatError, match="outside the model's folder"):
+        hs.convert_model(path)
+
+
+def test_a_symlink_out_of_the_folder_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    path = _save_with_external_data(conv_relu_model()[0], folder)
+    secret = tmp_path / "secret.bin"
+    (folder / "weights.bin").rename(secret)
+    os.symlink(secret, folder / "weights.bin")
+    with pytest.raises(ModelFormatError, match="outside the model's folder"):
+        hs.convert_model(path)
+
+
+def test_missing_external_data_names_the_file(tmp_path: Path) -> None:
+    path = _save_with_external_data(conv_relu_model()[0], tmp_path)
+    (tmp_path / "weights.bin").unlink()
+    with pytest.raises(ModelFormatError, match="weights.bin.* missing"):
+        hs.convert_model(path)
+
+
+def test_external_data_needs_a_path_not_bytes(tmp_path: Path) -> None:
+    path = _save_with_external_data(conv_relu_model()[0], tmp_path)
+    with pytest.raises(ModelFormatError, match="pass the .onnx file's path"):
+        hs.convert_model(path.read_bytes())
+
+
+def test_loading_runs_no_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model, _ = conv_relu_model()
+    model.doc_string = "__import__('os').system('touch pwned')"
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("reading a model ran code")
+
+    for name in ("eval", "exec", "compile"):
+        monkeypatch.setattr(builtins, name, refuse)
+    monkeypatch.setattr(pickle, "loads", refuse)
+    monkeypatch.setattr(pickle, "load", refuse)
+    converted = hs.convert_model(path)
+    assert [p.friendly_name for p in converted.get_parameters()] == ["x"]
+    assert not (tmp_path / "pwned").exists()

@@ -1,0 +1,230 @@
+"""The translation of whole graphs: names as the spec fixes them, dynamic and symbolic dimensions,
+sub-graphs (If folded or kept, captured outer tensors), input shapes given while converting, and the
+round trip through the native format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from onnx_samples import conv_relu_model, graph_model, tensor_input
+
+import hetero_sdk as hs
+from hetero_sdk import rt_info
+from hetero_sdk.errors import ModelValidationError, UnsupportedOperationError
+
+
+def _run(model: hs.Model, device: str, **inputs: np.ndarray) -> dict[str, np.ndarray]:
+    results = hs.Core().compile_model(model, device)(inputs)
+    return {port.any_name: results[port.any_name] for port in model.outputs}
+
+
+def test_inputs_outputs_initializers_and_nodes_keep_their_onnx_names() -> None:
+    model, _ = conv_relu_model()
+    converted = hs.convert_model(model)
+    assert [p.friendly_name for p in converted.get_parameters()] == ["x"]
+    assert [o.any_name for o in converted.outputs] == ["y"]
+    names = {n.friendly_name for n in converted.get_ops()}
+    assert {"conv", "relu", "pool", "w", "b"} <= names
+
+
+def test_empty_and_repeated_node_names_are_made_unique() -> None:
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="same"),
+        helper.make_node("Neg", ["a"], ["b"], name="same"),
+        helper.make_node("Abs", ["b"], ["y"]),
+    ]
+    converted = hs.convert_model(graph_model(nodes, [tensor_input("x", [3])], [tensor_input("y", [3])]))
+    names = [n.friendly_name for n in converted.get_ops() if n.type_name not in ("Parameter", "Result")]
+    assert len(names) == len(set(names)) == 3
+    assert "same" in names and "Abs_2" in names
+    x = np.array([-1.0, 2.0, -3.0], np.float32)
+    np.testing.assert_array_equal(_run(converted, "TEMPLATE", x=x)["y"], np.abs(-np.maximum(x, 0)))
+
+
+def test_an_input_given_back_and_one_tensor_under_two_output_names_keep_each_name() -> None:
+    nodes = [
+        helper.make_node("Identity", ["x"], ["x_again"]),
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Identity", ["r"], ["r_alias"]),
+    ]
+    outputs = [tensor_input(n, [2]) for n in ("x_again", "r", "r_alias")]
+    converted = hs.convert_model(graph_model(nodes, [tensor_input("x", [2])], outputs))
+    assert [o.any_name for o in converted.outputs] == ["x_again", "r", "r_alias"]
+    x = np.array([-1.0, 2.0], np.float32)
+    results = _run(converted, "TEMPLATE", x=x)
+    np.testing.assert_array_equal(results["x_again"], x)
+    np.testing.assert_array_equal(results["r"], [0.0, 2.0])
+    np.testing.assert_array_equal(results["r_alias"], [0.0, 2.0])
+
+
+def test_symbolic_and_unknown_dims_stay_dynamic_with_their_names() -> None:
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    model = graph_model(nodes, [tensor_input("x", ["batch", None, 4])], [tensor_input("y", ["batch", None, 4])])
+    converted = hs.convert_model(model)
+    parameter = converted.get_parameters()[0]
+    assert parameter.get_output_partial_shape(0) == hs.PartialShape([-1, -1, 4])
+    assert parameter.get_rt_info()[rt_info.DIM_NAMES] == ["batch", None, None]
+    for shape in [(1, 2, 4), (3, 5, 4)]:
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        for device in ("TEMPLATE", "XLA"):
+            np.testing.assert_array_equal(_run(converted, device, x=x)["y"], np.maximum(x, 0))
+
+
+def test_an_input_with_an_initializer_is_a_constant() -> None:
+    nodes = [helper.make_node("Add", ["x", "bias"], ["y"])]
+    model = graph_model(
+        nodes, [tensor_input("x", [2]), tensor_input("bias", [2])], [tensor_input("y", [2])],
+        [("bias", np.array([10.0, 20.0], np.float32))],
+    )  # fmt: skip
+    converted = hs.convert_model(model)
+    assert [p.friendly_name for p in converted.get_parameters()] == ["x"]
+    np.testing.assert_array_equal(_run(converted, "TEMPLATE", x=np.ones(2, np.float32))["y"], [11.0, 21.0])
+
+
+# -- If, captured tensors -----------------------------------------------------------------------
+
+
+def _branch(name: str, op: str, output: str, rank: int = 1) -> onnx.GraphProto:
+    node = helper.make_node(op, ["x"], [output], name=f"{name}_op")  # reads x from the enclosing graph
+    return helper.make_graph([node], name, [], [tensor_input(output, [None] * rank)])
+
+
+def test_an_if_on_a_static_shape_is_replaced_by_its_branch() -> None:
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Size", ["shape"], ["rank"]),
+        helper.make_node("Equal", ["rank", "two"], ["is_matrix"]),
+        helper.make_node(
+            "If", ["is_matrix"], ["y"], then_branch=_branch("then", "Relu", "t"), else_branch=_branch("else", "Neg", "e")
+        ),
+    ]
+    model = graph_model(
+        nodes, [tensor_input("x", ["n", 3])], [tensor_input("y", [None, 3])], [("two", np.array(2, np.int64))]
+    )
+    converted = hs.convert_model(model)
+    assert "If" not in {n.type_name for n in converted.get_ops()}
+    x = np.array([[-1.0, 2.0, -3.0]], np.float32)
+    np.testing.assert_array_equal(_run(converted, "TEMPLATE", x=x)["y"], np.maximum(x, 0))
+
+
+def _runtime_if_model() -> onnx.ModelProto:
+    then_body = helper.make_graph(
+        [helper.make_node("Mul", ["x", "scale"], ["t"])], "then", [], [tensor_input("t", [None])]
+    )
+    nodes = [helper.make_node("If", ["flag"], ["y"], then_branch=then_body, else_branch=_branch("else", "Neg", "e"))]
+    return graph_model(
+        nodes,
+        [tensor_input("flag", [], TensorProto.BOOL), tensor_input("x", ["n"])],
+        [tensor_input("y", ["n"])],
+        [("scale", np.array(3.0, np.float32))],
+    )
+
+
+@pytest.mark.parametrize("device", ["TEMPLATE", "XLA", "HETERO:XLA,TEMPLATE"])
+def test_an_if_on_a_value_runs_the_branch_the_value_picks(device: str) -> None:
+    converted = hs.convert_model(_runtime_if_model())
+    assert [n.type_name for n in converted.get_ops()].count("If") == 1
+    compiled = hs.Core().compile_model(converted, device)
+    x = np.array([1.0, -2.0], np.float32)
+    np.testing.assert_array_equal(compiled({"flag": np.array(True), "x": x})["y"], 3 * x)
+    np.testing.assert_array_equal(compiled({"flag": np.array(False), "x": x})["y"], -x)
+
+
+def test_an_if_whose_branches_differ_in_rank_by_a_dynamic_shape_needs_input_shapes() -> None:
+    squeeze = helper.make_graph(
+        [helper.make_node("Squeeze", ["x", "last"], ["s"])], "then", [], [tensor_input("s", [None])]
+    )
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "last"], ["width"]),
+        helper.make_node("Equal", ["width", "one"], ["is_one"]),
+        helper.make_node("If", ["is_one"], ["y"], then_branch=squeeze, else_branch=_branch("else", "Relu", "e", 2)),
+    ]
+    initializers = [("last", np.array([-1], np.int64)), ("one", np.array([1], np.int64))]
+    model = graph_model(nodes, [tensor_input("x", [4, "w"])], [tensor_input("y", [None])], initializers)
+    with pytest.raises(UnsupportedOperationError, match=r"rank 1 in then_branch and 2 in else_branch.*input="):
+        hs.convert_model(model)
+    converted = hs.convert_model(model, input={"x": [4, 1]})
+    x = np.arange(4, dtype=np.float32).reshape(4, 1)
+    np.testing.assert_array_equal(_run(converted, "TEMPLATE", x=x)["y"], x[:, 0])
+
+
+def test_input_shapes_must_name_inputs_and_fit_the_file() -> None:
+    model, _ = conv_relu_model()
+    with pytest.raises(ModelValidationError, match="no input named z; the inputs: x"):
+        hs.convert_model(model, input={"z": [1, 3, 8, 8]})
+    with pytest.raises(ModelValidationError, match="does not fit"):
+        hs.convert_model(model, input={"x": [1, 4, 8, 8]})
+    fixed = hs.convert_model(model, input={"x": [2, 3, 8, 8]})
+    assert fixed.get_parameters()[0].get_output_partial_shape(0) == hs.PartialShape([2, 3, 8, 8])
+
+
+# -- reading and saving -------------------------------------------------------------------------
+
+
+def test_read_model_takes_a_path_str_bytes_and_a_model_proto(tmp_path: Path) -> None:
+    model, weights = conv_relu_model()
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    sniffed = tmp_path / "model_without_suffix"
+    sniffed.write_bytes(model.SerializeToString())
+    core = hs.Core()
+    x = np.random.default_rng(2).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    outputs = [
+        _run(core.read_model(source), "TEMPLATE", x=x)["y"]
+        for source in (path, str(path), path.read_bytes(), model, sniffed)
+    ]
+    for out in outputs[1:]:
+        np.testing.assert_array_equal(out, outputs[0])
+
+
+def test_a_converted_model_saves_in_the_native_format_and_reads_back_identically(tmp_path: Path) -> None:
+    converted = hs.convert_model(_runtime_if_model())
+    hs.save_model(converted, tmp_path / "model.json")
+    again = hs.Core().read_model(tmp_path / "model.json")
+    assert [(n.type_name, n.friendly_name) for n in again.get_ops()] == [
+        (n.type_name, n.friendly_name) for n in converted.get_ops()
+    ]
+    assert [o.any_name for o in again.outputs] == ["y"]
+    x = np.array([0.5, -4.0], np.float32)
+    for flag in (True, False):
+        np.testing.assert_array_equal(
+            _run(again, "TEMPLATE", flag=np.array(flag), x=x)["y"], _run(converted, "TEMPLATE", flag=np.array(flag), x=x)["y"]
+        )
+
+
+def test_loop_with_a_captured_tensor_counts_like_numpy() -> None:
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Add", ["acc_in", "step"], ["acc_out"]),  # step comes from the enclosing graph
+            helper.make_node("Identity", ["acc_out"], ["history"]),
+        ],
+        "body",
+        [tensor_input("i", [], TensorProto.INT64), tensor_input("cond_in", [], TensorProto.BOOL), tensor_input("acc_in", [2])],
+        [tensor_input("cond_out", [], TensorProto.BOOL), tensor_input("acc_out", [2]), tensor_input("history", [2])],
+    )
+    nodes = [helper.make_node("Loop", ["trips", "", "start"], ["final", "all"], body=body)]
+    model = graph_model(
+        nodes,
+        [tensor_input("trips", [], TensorProto.INT64), tensor_input("start", [2]), tensor_input("step", [2])],
+        [tensor_input("final", [2]), tensor_input("all", [None, 2])],
+    )
+    converted = hs.convert_model(model)
+    start, step = np.array([1.0, 2.0], np.float32), np.array([0.5, -1.0], np.float32)
+    results = _run(converted, "TEMPLATE", trips=np.array(3, np.int64), start=start, step=step)
+    np.testing.assert_allclose(results["final"], start + 3 * step)
+    np.testing.assert_allclose(results["all"], np.stack([start + k * step for k in (1, 2, 3)]))
+
+
+def test_initializer_values_are_read_only_constants() -> None:
+    model = graph_model(
+        [helper.make_node("Add", ["x", "c"], ["y"])], [tensor_input("x", [3])], [tensor_input("y", [3])],
+        [("c", np.arange(3, dtype=np.float32))],
+    )  # fmt: skip
+    constant = next(n for n in hs.convert_model(model).get_ops() if n.type_name == "Constant")
+    assert not constant.attrs["value"].flags.writeable
