@@ -40,7 +40,7 @@ def test_truncated_file_is_a_model_format_error_naming_it(tmp_path: Path) -> Non
     data = model.SerializeToString()
     path = tmp_path / "cut.onnx"
     path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ModelFormatError, match="cut.onnx"):
+    with pytest.raises(ModelFormatError, match=r"cut.onnx"):
         hs.Core().read_model(path)
 
 
@@ -48,12 +48,12 @@ def test_truncated_file_is_a_model_format_error_naming_it(tmp_path: Path) -> Non
 def test_bytes_that_are_not_onnx_are_refused(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "junk.onnx"
     path.write_bytes(content)
-    with pytest.raises(ModelFormatError, match="junk.onnx"):
+    with pytest.raises(ModelFormatError, match=r"junk.onnx"):
         hs.convert_model(path)
 
 
 def test_a_missing_file_names_it(tmp_path: Path) -> None:
-    with pytest.raises(ModelFormatError, match="nowhere.onnx"):
+    with pytest.raises(ModelFormatError, match=r"nowhere.onnx"):
         hs.convert_model(tmp_path / "nowhere.onnx")
 
 
@@ -74,9 +74,7 @@ def test_every_unsupported_node_is_listed_at_once() -> None:
     graph = helper.make_graph(
         nodes, "g", [tensor_input("x", [3, 3])], [tensor_input(n, [3, 3]) for n in ("d", "f", "r")]
     )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)]
-    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
     with pytest.raises(UnsupportedOperationError) as caught:
         hs.convert_model(model)
     message = str(caught.value)
@@ -87,7 +85,9 @@ def test_every_unsupported_node_is_listed_at_once() -> None:
 
 
 def test_an_opset_older_than_7_is_refused_with_the_upgrade_path() -> None:
-    model = graph_model([helper.make_node("Relu", ["x"], ["y"])], [tensor_input("x", [2])], [tensor_input("y", [2])], opset=6)
+    model = graph_model(
+        [helper.make_node("Relu", ["x"], ["y"])], [tensor_input("x", [2])], [tensor_input("y", [2])], opset=6
+    )
     with pytest.raises(UnsupportedOperationError, match="version_converter"):
         hs.convert_model(model)
 
@@ -97,7 +97,9 @@ def test_an_opset_older_than_7_is_refused_with_the_upgrade_path() -> None:
 
 def _save_with_external_data(model: onnx.ModelProto, folder: Path, location: str = "weights.bin") -> Path:
     path = folder / "model.onnx"
-    onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location=location, size_threshold=0)
+    onnx.save(
+        model, path, save_as_external_data=True, all_tensors_to_one_file=True, location=location, size_threshold=0
+    )
     return path
 
 
@@ -144,13 +146,13 @@ def test_a_symlink_out_of_the_folder_is_refused(tmp_path: Path) -> None:
 def test_missing_external_data_names_the_file(tmp_path: Path) -> None:
     path = _save_with_external_data(conv_relu_model()[0], tmp_path)
     (tmp_path / "weights.bin").unlink()
-    with pytest.raises(ModelFormatError, match="weights.bin.* missing"):
+    with pytest.raises(ModelFormatError, match=r"weights.bin.* missing"):
         hs.convert_model(path)
 
 
 def test_external_data_needs_a_path_not_bytes(tmp_path: Path) -> None:
     path = _save_with_external_data(conv_relu_model()[0], tmp_path)
-    with pytest.raises(ModelFormatError, match="pass the .onnx file's path"):
+    with pytest.raises(ModelFormatError, match=r"pass the .onnx file's path"):
         hs.convert_model(path.read_bytes())
 
 

