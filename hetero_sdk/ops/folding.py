@@ -12,7 +12,13 @@ import numpy as np
 
 from hetero_sdk.graph.node import Output
 
-__all__ = ["constant_value"]
+__all__ = ["UNKNOWN", "constant_value", "partial_value"]
+
+UNKNOWN = int(np.iinfo(np.int64).min)
+"""An entry of a :func:`partial_value` not known while building (a dynamic dimension)."""
+
+_MOVING_OPS = frozenset({"Concat", "Gather", "Slice", "StridedSlice", "Squeeze", "Unsqueeze", "Reshape"})
+"""Ops that only move the entries of an integer tensor: they carry unknown entries along untouched."""
 
 _MAX_ELEMENTS = 1 << 16
 """Larger intermediate values are not folded while building: shape values are small."""
@@ -38,9 +44,44 @@ def constant_value(output: Output, _depth: int = 0) -> np.ndarray | None:
     for source in node.input_values():
         value = constant_value(source, _depth + 1)
         if value is None or value.size > _MAX_ELEMENTS:
-            return None
+            partial = partial_value(output, _depth)
+            if partial is None or UNKNOWN in partial:
+                return None
+            return partial.astype(node.get_output_element_type(output.index).numpy)
         values.append(value)
     with np.errstate(all="ignore"):
         raw = op.evaluate(node, *values)
     outputs = raw if isinstance(raw, (tuple, list)) else [raw]
     return np.asarray(outputs[output.index]).astype(node.get_output_element_type(output.index).numpy, copy=False)
+
+
+def partial_value(output: Output, _depth: int = 0) -> np.ndarray | None:
+    """The value of an integer shape-like tensor with the entries known while building, :data:`UNKNOWN`
+    where a dynamic dimension goes (OpenVINO's partial value propagation), or None.
+
+    ``ShapeOf`` of a partly dynamic shape starts such a value; ops that only move entries
+    (:data:`_MOVING_OPS`, and ``Convert`` between integer types) carry it along, so
+    ``Gather(ShapeOf(x), -1)`` is known when only ``x``'s first dimension is dynamic.
+    """
+    node = output.node
+    element_type = node.get_output_element_type(output.index)
+    if not element_type.is_integral or _depth > _MAX_DEPTH:
+        return None
+    if node.type_name == "ShapeOf":
+        dims = node.input_value(0).partial_shape.dims
+        return np.array([UNKNOWN if d < 0 else d for d in dims], dtype=np.int64)
+    if node.type_name == "Convert" and node.input_value(0).element_type.is_integral:
+        return partial_value(node.input_value(0), _depth + 1)
+    if node.type_name not in _MOVING_OPS or node.op.evaluate is None:
+        known = constant_value(output, _depth + 1)
+        return None if known is None else known.astype(np.int64)
+    values = []
+    for index, source in enumerate(node.input_values()):
+        moved = index == 0 or node.type_name == "Concat"  # the others are indices, axes, bounds
+        value = partial_value(source, _depth + 1) if moved else constant_value(source, _depth + 1)
+        if value is None or value.size > _MAX_ELEMENTS:
+            return None
+        values.append(value.astype(np.int64) if moved else value)
+    raw = node.op.evaluate(node, *values)
+    outputs = raw if isinstance(raw, (tuple, list)) else [raw]
+    return np.asarray(outputs[output.index]).astype(np.int64)

@@ -19,7 +19,7 @@ from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import BOOL, ELEMENT_TYPE, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import NUMERIC_TYPES, dim_mul, expect_rank, normalize_axis
-from hetero_sdk.ops.folding import constant_value
+from hetero_sdk.ops.folding import UNKNOWN, constant_value, partial_value
 from hetero_sdk.ops.inputs import (
     index_input,
     index_operand,
@@ -117,13 +117,31 @@ def range(start: Any, stop: Any, step: Any, output_type: Any, name: str | None =
 # -- shape and type inference -------------------------------------------------------------------------
 
 
+def _partly_known_reshape(data: PartialShape, pattern: list[int], special_zero: bool) -> list[int]:
+    """Reshape's output dims for a target with unknown entries: the known ones, copied zeros, and
+    the ``-1`` when every other dimension and the input's element count are known."""
+    out = [
+        DYNAMIC if v == UNKNOWN else (data[i] if v == 0 and special_zero and i < data.rank else v)
+        for i, v in enumerate(pattern)
+    ]
+    if -1 in out:
+        rest = [d for d in out if d != -1]
+        total = _product(list(data.dims))
+        known_rest = math.prod(rest) if DYNAMIC not in rest else None
+        out[out.index(-1)] = total // known_rest if total is not None and known_rest else DYNAMIC
+    return out
+
+
 def _reshape(node: Node) -> list[OutputSpec]:
     special_zero = node.attrs["special_zero"]
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     pattern, length = values_or_length(node, 1, "output_shape")
     if pattern is None:
-        return [(element_type, [DYNAMIC] * length)]
+        partial = partial_value(node.input_value(1))
+        if partial is None:
+            return [(element_type, [DYNAMIC] * length)]
+        return [(element_type, _partly_known_reshape(data, [int(v) for v in partial], special_zero))]
     out: list[int] = []
     copied: set[int] = set()
     inferred: int | None = None

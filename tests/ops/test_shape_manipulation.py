@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 import hetero_sdk as hs
 from hetero_sdk import opset
+from hetero_sdk.ops.folding import UNKNOWN, constant_value, partial_value
 from hetero_sdk.reference import evaluate
 
 from .shape_helpers import FAST, dyn, iota, raises, run, shape
@@ -58,8 +59,25 @@ def test_reshape_to_a_shape_computed_with_shape_of_is_static() -> None:
 def test_reshape_to_an_unknown_pattern_keeps_its_length() -> None:
     pattern = opset.parameter([3], hs.Type.i64)
     assert shape(opset.reshape(dyn(2, 3), pattern, False)) == [-1, -1, -1]
-    x = dyn(-1, 3)  # ShapeOf of a dynamic shape is not foldable: only the rank is known
-    assert shape(opset.reshape(x, opset.shape_of(x), False)) == [-1, -1]
+
+
+def test_reshape_keeps_the_known_entries_of_a_partly_dynamic_shape() -> None:
+    x = dyn(-1, 3, 4)  # ShapeOf is partly known: [?, 3, 4]
+    assert shape(opset.reshape(x, opset.shape_of(x), False)) == [-1, 3, 4]
+    tail = opset.slice(opset.shape_of(x), [1], [3], [1])
+    assert shape(opset.reshape(x, opset.concat([[-1], tail], axis=0), False)) == [-1, 3, 4]
+    merged = opset.concat([opset.gather(opset.shape_of(x), [0], 0), [12]], axis=0)
+    assert shape(opset.reshape(x, merged, False)) == [-1, 12]
+    flat = opset.concat([[2], [-1]], axis=0)
+    assert shape(opset.reshape(dyn(4, 3, 2), flat, False)) == [2, 12]
+
+
+def test_an_entry_picked_from_a_partly_dynamic_shape_is_a_constant() -> None:
+    x = dyn(-1, 5)
+    last = opset.gather(opset.shape_of(x), -1, 0)
+    assert constant_value(last.output(0)) == 5
+    np.testing.assert_array_equal(partial_value(opset.shape_of(x).output(0)), [UNKNOWN, 5])
+    assert constant_value(opset.gather(opset.shape_of(x), 0, 0).output(0)) is None
 
 
 @st.composite
