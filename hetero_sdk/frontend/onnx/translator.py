@@ -17,6 +17,7 @@ import onnx
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import HeteroSDKError, ModelValidationError, UnsupportedOperationError
+from hetero_sdk.frontend.onnx.functions import function_body, has_function
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import find_rule
 from hetero_sdk.frontend.onnx.types import element_type, tensor_value
@@ -214,15 +215,27 @@ class GraphTranslator:
             node.get_rt_info()[DIM_NAMES] = symbols
         return node
 
-    def _translate_nodes(self, graph: onnx.GraphProto, scope: _Scope) -> None:
-        for index, proto in enumerate(graph.node):
+    def _translate_nodes(
+        self,
+        graph: onnx.GraphProto | Sequence[onnx.NodeProto],
+        scope: _Scope,
+        versions: Mapping[str, int] | None = None,
+    ) -> None:
+        nodes = graph.node if isinstance(graph, onnx.GraphProto) else graph
+        versions = self._versions if versions is None else versions
+        for index, proto in enumerate(nodes):
             domain = "" if proto.domain in ("", "ai.onnx") else proto.domain
-            version = self._versions[domain]
-            found = find_rule(domain, proto.op_type, version)
-            assert found is not None  # unsupported_nodes checked every node first
+            version = versions.get(domain, self._versions.get(domain, 0))
             base = proto.name or f"{proto.op_type}_{index}"
             reader = f"{proto.op_type} '{base}'"
             inputs = [scope.lookup(n, reader) if n else None for n in proto.input]
+            found = find_rule(domain, proto.op_type, version)
+            if found is None:
+                body = function_body(proto, version, domain, inputs, scope.namer.unique(base))
+                if body is None:
+                    raise UnsupportedOperationError(f"{self._source}: no rule translates {reader} (opset {version})")
+                self._translate_nodes(body.nodes, scope, {**versions, **body.versions})
+                continue
             name = scope.namer.unique(base)
 
             def subgraphs(
@@ -310,7 +323,9 @@ def unsupported_nodes(graph: onnx.GraphProto, versions: Mapping[str, int]) -> li
     for index, node in enumerate(graph.node):
         domain = "" if node.domain in ("", "ai.onnx") else node.domain
         version = versions.get(domain)
-        if version is None or find_rule(domain, node.op_type, version) is None:
+        if version is None or (
+            find_rule(domain, node.op_type, version) is None and not has_function(node.op_type, version, domain)
+        ):
             shown = node.domain or "ai.onnx"
             found.append(
                 f"{node.op_type} (domain {shown}, opset {version if version is not None else 'not imported'}) "

@@ -1,0 +1,50 @@
+"""Ops ONNX defines as functions of other ops translate through their function bodies when no rule
+does, with the node's attributes (or the schema's defaults) bound into the body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from onnx import helper
+from onnx_samples import graph_model, tensor_input
+
+import hetero_sdk as hs
+from hetero_sdk.frontend.onnx.rules import find_rule
+
+
+def _run_one(op: str, x: np.ndarray, opset: int, **attributes: Any) -> np.ndarray:
+    node = helper.make_node(op, ["x"], ["y"], name="under_test", **attributes)
+    model = graph_model([node], [tensor_input("x", list(x.shape))], [tensor_input("y", [None] * x.ndim)], opset=opset)
+    return hs.Core().compile_model(hs.convert_model(model), "TEMPLATE")({"x": x})["y"]  # type: ignore[no-any-return]
+
+
+SAMPLE = np.array([[-2.0, -0.3, 0.0, 0.4, 1.5], [3.0, -1.0, 0.25, -0.6, 0.6]], np.float32)
+
+
+@pytest.mark.parametrize(("lambd", "bias"), [(0.5, 0.0), (0.5, 0.1), (1.0, 2.0)])
+def test_shrink_runs_its_function_body_with_the_nodes_attributes(lambd: float, bias: float) -> None:
+    assert find_rule("", "Shrink", 18) is None  # translated only through its function body
+    x = SAMPLE
+    expected = np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0.0))
+    np.testing.assert_allclose(_run_one("Shrink", x, 18, lambd=lambd, bias=bias), expected, rtol=1e-6)
+
+
+def test_shrink_takes_the_schemas_defaults_for_attributes_left_out() -> None:
+    x = SAMPLE
+    expected = np.where(np.abs(x) > 0.5, x, 0.0)  # lambd=0.5, bias=0
+    np.testing.assert_allclose(_run_one("Shrink", x, 18), expected, rtol=1e-6)
+
+
+def test_swish_of_opset_24_is_x_times_sigmoid_of_alpha_x() -> None:
+    x = SAMPLE
+    expected = x / (1 + np.exp(-2.0 * x))
+    np.testing.assert_allclose(_run_one("Swish", x, 24, alpha=2.0), expected, rtol=1e-5)
+
+
+def test_mean_variance_normalization_normalizes_over_batch_and_space_by_default() -> None:
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    mean = x.mean(axis=(0, 2, 3), keepdims=True)
+    expected = (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=(0, 2, 3), keepdims=True))
+    np.testing.assert_allclose(_run_one("MeanVarianceNormalization", x, 18), expected, rtol=1e-4, atol=1e-5)
