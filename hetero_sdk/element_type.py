@@ -20,8 +20,12 @@ class Type(enum.Enum):
     f64 = "f64"
     i8 = "i8"
     u8 = "u8"
+    i16 = "i16"
+    u16 = "u16"
     i32 = "i32"
+    u32 = "u32"
     i64 = "i64"
+    u64 = "u64"
     boolean = "boolean"
 
     @property
@@ -37,7 +41,12 @@ class Type(enum.Enum):
     @property
     def is_integral(self) -> bool:
         """True for integer types (not boolean)."""
-        return self in (Type.i8, Type.u8, Type.i32, Type.i64)
+        return self in _INTEGRAL
+
+    @property
+    def is_signed(self) -> bool:
+        """True for types that hold negative values (floating-point and signed integers)."""
+        return self.is_real or self in (Type.i8, Type.i16, Type.i32, Type.i64)
 
     @property
     def bitwidth(self) -> int:
@@ -81,8 +90,13 @@ _TO_NUMPY: dict[Type, np.dtype[Any]] = {
     Type.f64: np.dtype(np.float64),
     Type.i8: np.dtype(np.int8),
     Type.u8: np.dtype(np.uint8),
+    Type.i16: np.dtype(np.int16),
+    Type.u16: np.dtype(np.uint16),
     Type.i32: np.dtype(np.int32),
+    Type.u32: np.dtype(np.uint32),
     Type.i64: np.dtype(np.int64),
+    Type.u64: np.dtype(np.uint64),
     Type.boolean: np.dtype(np.bool_),
 }
+_INTEGRAL = frozenset({Type.i8, Type.u8, Type.i16, Type.u16, Type.i32, Type.u32, Type.i64, Type.u64})
 _FROM_NUMPY: dict[np.dtype[Any], Type] = {dtype: t for t, dtype in _TO_NUMPY.items()}

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from hetero_sdk.graph.node import Node
 
 REAL_TYPES = frozenset({Type.f32, Type.f16, Type.bf16, Type.f64})
-NUMERIC_TYPES = REAL_TYPES | {Type.i8, Type.u8, Type.i32, Type.i64}
+NUMERIC_TYPES = REAL_TYPES | {t for t in Type if t.is_integral}
 INDEX_TYPES = frozenset({Type.i32, Type.i64})
 
 

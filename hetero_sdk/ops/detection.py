@@ -20,7 +20,7 @@ from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = ["non_max_suppression", "non_zero", "topk"]
 
-INTEGRAL_TYPES = frozenset({Type.i8, Type.u8, Type.i32, Type.i64})
+INTEGRAL_TYPES = frozenset(t for t in Type if t.is_integral)
 
 
 def topk(

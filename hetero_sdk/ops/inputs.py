@@ -24,7 +24,7 @@ __all__ = [
     "INTEGER_TYPES", "index_input", "index_operand", "index_vector", "known_ints", "static_length", "values_or_length",
 ]  # fmt: skip
 
-INTEGER_TYPES = frozenset({Type.i8, Type.u8, Type.i32, Type.i64})
+INTEGER_TYPES = frozenset(t for t in Type if t.is_integral)
 """The element types an index-like input (a shape, axes, pads, slice bounds) may have."""
 
 

@@ -20,8 +20,12 @@ ELEMENT_TYPES: Final[dict[int, Type]] = {
     onnx.TensorProto.DOUBLE: Type.f64,
     onnx.TensorProto.INT8: Type.i8,
     onnx.TensorProto.UINT8: Type.u8,
+    onnx.TensorProto.INT16: Type.i16,
+    onnx.TensorProto.UINT16: Type.u16,
     onnx.TensorProto.INT32: Type.i32,
+    onnx.TensorProto.UINT32: Type.u32,
     onnx.TensorProto.INT64: Type.i64,
+    onnx.TensorProto.UINT64: Type.u64,
     onnx.TensorProto.BOOL: Type.boolean,
 }
 """The ONNX element types the opset has, by their ``TensorProto`` code."""

@@ -26,7 +26,7 @@ from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, get_lowering
 __all__ = ["Analysis", "analyze", "lower", "specialize"]
 
 _KNOWN, _KNOWN_WITH_SHAPES, _TRACED = 0, 1, 2
-_WIDE = frozenset({Type.i64, Type.f64})
+_WIDE = frozenset({Type.i64, Type.u64, Type.f64})
 
 
 @dataclass(frozen=True)
