@@ -89,3 +89,20 @@ def test_convolution_closed_form() -> None:
     px = param(x)
     got = run_xla(single_op(opset.convolution(px, w, [2, 2], [0, 0], [0, 0], [1, 1]), [px]), [x])[0]
     np.testing.assert_array_equal(got[0, 0], [[10, 18], [42, 50]])
+
+
+@OPS
+@given(data=st.data(), rank=st.integers(1, 3), groups=st.integers(2, 6), multiplier=st.integers(1, 2))
+def test_depthwise_convolution_runs_as_shifted_products(
+    data: st.DataObject, rank: int, groups: int, multiplier: int
+) -> None:
+    """One input channel per group: the lowering's multiply-add path, with strides, dilations and crops."""
+    spatial = tuple(data.draw(st.integers(3, 8)) for _ in range(rank))
+    kernel = tuple(data.draw(st.integers(1, 3)) for _ in range(rank))
+    x = data.draw(floats((2, groups, *spatial), low=-2, high=2))
+    grouped = data.draw(floats((groups, multiplier, 1, *kernel), low=-2, high=2))
+    geometry = data.draw(window(rank))
+    auto_pad = data.draw(st.sampled_from(AUTO_PADS))
+    px = param(x)
+    node = build(opset.group_convolution, px, grouped, auto_pad=auto_pad, name="depthwise", **geometry)
+    check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-5)

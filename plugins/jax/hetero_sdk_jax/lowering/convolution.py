@@ -6,9 +6,11 @@ picks the device's own layout.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import jax.numpy as jnp
+import numpy as np
 from hetero_sdk import Node
 from hetero_sdk.ops import backprop_geometry, resolve_pads
 from jax import lax
@@ -44,6 +46,46 @@ def conv(
     )
 
 
+_MAX_DEPTHWISE_TAPS = 49
+"""Depthwise kernels up to 7x7 run as shifted multiply-adds (see :func:`depthwise_conv`)."""
+
+
+def depthwise_conv(
+    x: jnp.ndarray,
+    w: jnp.ndarray,
+    strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    dilations: Sequence[int],
+) -> jnp.ndarray:
+    """A grouped convolution with one input channel per group, ``w`` ``[C * m, 1, ...]``, as a sum of
+    strided slices of ``x`` times one weight per tap.
+
+    XLA:CPU runs grouped convolutions through a generic path about 25x slower than this (measured on
+    a MobileNet-sized 3x3 layer); XLA fuses the slices, products and sums into one loop.
+    """
+    multiplier = w.shape[0] // x.shape[1]
+    if multiplier > 1:
+        x = jnp.repeat(x, multiplier, axis=1)
+    x = jnp.pad(x, [(0, 0), (0, 0), *((max(b, 0), max(e, 0)) for b, e in padding)])
+    crop = [(max(-b, 0), max(-e, 0)) for b, e in padding]
+    x = x[(slice(None), slice(None), *(slice(b, x.shape[2 + i] - e) for i, (b, e) in enumerate(crop)))]
+    kernel = w.shape[2:]
+    out_dims = [(size - (k - 1) * d - 1) // s + 1 for size, k, d, s in zip(x.shape[2:], kernel, dilations, strides)]
+    total = None
+    for tap in np.ndindex(*kernel):
+        starts = [t * d for t, d in zip(tap, dilations)]
+        window = lax.slice(
+            x,
+            (0, 0, *starts),
+            (x.shape[0], x.shape[1], *(b + (n - 1) * s + 1 for b, n, s in zip(starts, out_dims, strides))),
+            (1, 1, *strides),
+        )
+        weight = w[(slice(None), 0, *tap)].reshape((1, -1) + (1,) * len(kernel))
+        term = window * weight.astype(window.dtype)
+        total = term if total is None else total + term
+    return total
+
+
 @lowering("Convolution", "GroupConvolution")
 def convolution(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
     attrs = node.attrs
@@ -55,7 +97,11 @@ def convolution(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
     begin, end = resolve_pads(
         attrs["auto_pad"], x.shape[2:], w.shape[2:], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
     )
-    return conv(x, w, strides, list(zip(begin, end)), dilations, groups=groups)
+    padding = list(zip(begin, end))
+    depthwise = groups > 1 and groups == x.shape[1] and w.shape[1] == 1
+    if depthwise and math.prod(w.shape[2:]) <= _MAX_DEPTHWISE_TAPS and jnp.issubdtype(x.dtype, jnp.floating):
+        return depthwise_conv(x, w, strides, padding, dilations)
+    return conv(x, w, strides, padding, dilations, groups=groups)
 
 
 @lowering("ConvolutionBackpropData")
