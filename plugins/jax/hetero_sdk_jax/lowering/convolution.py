@@ -6,7 +6,9 @@ picks the device's own layout.
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from collections.abc import Sequence
 
 import jax.numpy as jnp
@@ -71,7 +73,7 @@ def depthwise_conv(
     x = x[(slice(None), slice(None), *(slice(b, x.shape[2 + i] - e) for i, (b, e) in enumerate(crop)))]
     kernel = w.shape[2:]
     out_dims = [(size - (k - 1) * d - 1) // s + 1 for size, k, d, s in zip(x.shape[2:], kernel, dilations, strides)]
-    total = None
+    terms = []
     for tap in np.ndindex(*kernel):
         starts = [t * d for t, d in zip(tap, dilations)]
         window = lax.slice(
@@ -81,9 +83,8 @@ def depthwise_conv(
             (1, 1, *strides),
         )
         weight = w[(slice(None), 0, *tap)].reshape((1, -1) + (1,) * len(kernel))
-        term = window * weight.astype(window.dtype)
-        total = term if total is None else total + term
-    return total
+        terms.append(window * weight.astype(window.dtype))
+    return functools.reduce(operator.add, terms)
 
 
 @lowering("Convolution", "GroupConvolution")
