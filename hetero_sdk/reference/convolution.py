@@ -40,6 +40,29 @@ def windows(
     return view[(slice(None), slice(None), *positions, *taps)]
 
 
+def _pointwise(x: np.ndarray, w: np.ndarray, strides: Sequence[int]) -> np.ndarray:
+    """A 1x1 convolution without padding or groups: one matrix product ``w[O, C] @ x[N, C, pixels]``."""
+    x = x[(slice(None), slice(None), *(slice(None, None, s) for s in strides))]
+    out = np.matmul(w.reshape(w.shape[1], w.shape[2]), x.reshape(x.shape[0], x.shape[1], -1))
+    return out.reshape(x.shape[0], w.shape[1], *x.shape[2:])
+
+
+def _depthwise(
+    x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int], out: Sequence[int]
+) -> np.ndarray:
+    """One input channel per group (``w`` [G, m, 1, k...]): a multiply-add of strided slices per tap,
+    instead of one tiny matrix product per group."""
+    multiplier = w.shape[1]
+    if multiplier > 1:
+        x = np.repeat(x, multiplier, axis=1)
+    taps = w.reshape(w.shape[0] * multiplier, *w.shape[3:])
+    total = np.zeros((x.shape[0], taps.shape[0], *out), dtype=np.result_type(x, taps))
+    for tap in np.ndindex(*taps.shape[1:]):
+        window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilations, out, strides))
+        total += x[(slice(None), slice(None), *window)] * taps[(slice(None), *tap)].reshape(-1, *([1] * len(out)))
+    return total
+
+
 def _grouped_conv(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``x`` [N, G*Cg, ...] with ``w`` [G, Og, Cg, k...] -> [N, G*Og, out...]."""
     attrs = node.attrs
@@ -50,6 +73,10 @@ def _grouped_conv(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
                               attrs["pads_begin"], attrs["pads_end"])  # fmt: skip
     x, w = widened(x), widened(w)
     out = window_output_dims(node, x.shape[2:], kernel, strides, dilations, begin, end, "explicit")
+    if groups == 1 and math.prod(kernel) == 1 and not any(begin) and not any(end):
+        return _pointwise(x, w, strides)
+    if c_in == 1 and groups > 1:
+        return _depthwise(pad_spatial(x, begin, end), w, strides, dilations, out)
     view = windows(pad_spatial(x, begin, end), kernel, strides, dilations, out)
     batch = x.shape[0]
     view = view.reshape(batch, groups, c_in, *out, *kernel)

@@ -351,3 +351,46 @@ def test_bad_backprop_names_the_node(kwargs: dict, message: str) -> None:
 def test_backprop_rejects_filters_for_other_channels() -> None:
     with pytest.raises(ModelValidationError, match=r"ConvolutionBackpropData 'up'.*input channels"):
         opset.convolution_backprop_data(opset.parameter([1, 2, 4]), opset.parameter([3, 2, 3]), [1], name="up")
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    channels=st.integers(1, 5), out=st.integers(1, 5), stride=st.integers(1, 3), size=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_pointwise_convolution_is_a_matrix_product_per_pixel(
+    channels: int, out: int, stride: int, size: int, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, channels, size, size + 1)).astype(np.float32)
+    w = rng.standard_normal((out, channels, 1, 1)).astype(np.float32)
+    px = opset.parameter(list(x.shape), hs.Type.f32)
+    node = opset.convolution(px, opset.constant(w), [stride, stride], [0, 0], [0, 0], [1, 1])
+    expected = np.einsum("nchw,oc->nohw", x[:, :, ::stride, ::stride], w[:, :, 0, 0])
+    np.testing.assert_allclose(run(node, [px], x)[0], expected, rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    groups=st.integers(2, 5), multiplier=st.integers(1, 2), stride=st.integers(1, 2), dilation=st.integers(1, 2),
+    pad=st.integers(0, 2), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_depthwise_convolution_matches_a_loop_over_channels_and_taps(
+    groups: int, multiplier: int, stride: int, dilation: int, pad: int, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, groups, 7, 6)).astype(np.float32)
+    w = rng.standard_normal((groups, multiplier, 1, 3, 3)).astype(np.float32)
+    px = opset.parameter(list(x.shape), hs.Type.f32)
+    pads = [pad, pad]
+    node = opset.group_convolution(px, opset.constant(w), [stride, stride], pads, pads, [dilation, dilation])
+    padded = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    rows = (padded.shape[2] - 2 * dilation - 1) // stride + 1
+    cols = (padded.shape[3] - 2 * dilation - 1) // stride + 1
+    expected = np.zeros((2, groups * multiplier, rows, cols), np.float32)
+    for g, m, r, c, i, j in itertools.product(
+        range(groups), range(multiplier), range(rows), range(cols), range(3), range(3)
+    ):
+        value = padded[:, g, r * stride + i * dilation, c * stride + j * dilation]
+        expected[:, g * multiplier + m, r, c] += value * w[g, m, 0, i, j]
+    np.testing.assert_allclose(run(node, [px], x)[0], expected, rtol=1e-4, atol=1e-5)
