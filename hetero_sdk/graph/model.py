@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.errors import HeteroSDKError, ModelValidationError, did_you_mean
 from hetero_sdk.graph.node import Node, Output
+from hetero_sdk.rt_info import DIM_NAMES
+from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = ["Model"]
 
@@ -113,6 +115,67 @@ class Model:
     def is_dynamic(self) -> bool:
         """True when some tensor of the model has a dynamic dimension."""
         return any(o.partial_shape.is_dynamic for n in self.get_ops() for o in n.outputs())
+
+    # -- shapes ------------------------------------------------------------------------------------
+
+    def reshape(
+        self,
+        shapes: PartialShape | Sequence[int] | Mapping[str | int | Output, PartialShape | Sequence[int]],
+    ) -> None:
+        """Gives inputs new shapes and re-infers every shape of the model, as ``ov.Model.reshape``.
+
+        :param shapes: one shape for a one-input model, or a dict keyed by input tensor name, input
+            index or input port; a shape is a list of ints (``-1`` for a dynamic dimension) or a
+            :class:`PartialShape`. Inputs left out keep their shapes.
+        :raises ModelValidationError: when a key names no input, or the model cannot take the new
+            shapes (naming the node that rejects them); the model is then left as it was.
+        """
+        if not isinstance(shapes, Mapping):
+            if len(self._parameters) != 1:
+                raise ModelValidationError(
+                    f"model '{self._name}' has {len(self._parameters)} inputs; pass a dict of input name to shape"
+                )
+            shapes = {0: shapes}
+        targets = {id(self._input_parameter(key)): PartialShape.of(shape) for key, shape in shapes.items()}
+        before = {id(p): p.attrs["shape"] for p in self._parameters}
+        for parameter in self._parameters:
+            if id(parameter) in targets:
+                parameter.attrs["shape"] = targets[id(parameter)]
+        try:
+            self.validate_nodes_and_infer_types()
+        except HeteroSDKError as exc:
+            for parameter in self._parameters:
+                parameter.attrs["shape"] = before[id(parameter)]
+            self.validate_nodes_and_infer_types()
+            wanted = {p.friendly_name: str(targets[id(p)]) for p in self._parameters if id(p) in targets}
+            raise ModelValidationError(f"model '{self._name}' cannot take the shapes {wanted}: {exc}") from exc
+        for parameter in self._parameters:
+            names = parameter.get_rt_info().get(DIM_NAMES)
+            if id(parameter) in targets and names is not None:
+                dims = targets[id(parameter)].dims
+                kept = [n if i < len(dims) and dims[i] == DYNAMIC else None for i, n in enumerate(names)]
+                parameter.get_rt_info()[DIM_NAMES] = kept + [None] * (len(dims) - len(kept))
+
+    def _input_parameter(self, key: str | int | Output) -> Node:
+        """The Parameter behind an input given by tensor name, index or port."""
+        if isinstance(key, Output):
+            for parameter in self._parameters:
+                if parameter.output(0) == key:
+                    return parameter
+            key = key.any_name
+        if isinstance(key, int):
+            if not -len(self._parameters) <= key < len(self._parameters):
+                raise ModelValidationError(
+                    f"model '{self._name}' has {len(self._parameters)} input(s); index {key} does not exist"
+                )
+            return self._parameters[key]
+        for parameter in self._parameters:
+            if key in parameter.output(0).names:
+                return parameter
+        names = sorted(n for p in self._parameters for n in p.output(0).names)
+        raise ModelValidationError(
+            f"model '{self._name}' has no input named '{key}'; {did_you_mean(str(key), names, listing='inputs')}"
+        )
 
     # -- validation and copies ---------------------------------------------------------------------
 

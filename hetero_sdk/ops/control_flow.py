@@ -104,6 +104,23 @@ def _bind_shapes(body: Model, values: Sequence[Signature]) -> None:
         body.validate_nodes_and_infer_types()
 
 
+def _relax_carried(body: Model, carried: Sequence[Output]) -> None:
+    """Widens a Loop body's carried Parameters that no longer fit their initial values (after a
+    reshape) to the dims both share, dynamic elsewhere: carried shapes may change between iterations,
+    so they are never narrowed."""
+    parameters = body.get_parameters()[2 : 2 + len(carried)]
+    changed = False
+    for parameter, value in zip(parameters, carried):
+        shape = parameter.output(0).partial_shape
+        if shape.merge(value.partial_shape) is None:
+            joined = _joined(shape, value.partial_shape)
+            if joined is not None:
+                parameter.attrs["shape"] = joined
+                changed = True
+    if changed:
+        body.validate_nodes_and_infer_types()
+
+
 def _infer_if(node: Node) -> list[OutputSpec]:
     _scalar_flag(node, 0, "cond")
     values = [_signature(v) for v in node.input_values()[1:]]
@@ -182,6 +199,12 @@ def _infer_loop(node: Node) -> list[OutputSpec]:
     iteration, condition = parameters[0], parameters[1]
     if iteration.element_type not in INDEX_TYPES or condition.element_type != Type.boolean:
         raise node.error("body Parameter 0 (the iteration) must be i32 or i64, and Parameter 1 (the condition) boolean")
+    _relax_carried(body, carried)
+    _bind_shapes(
+        body,
+        [(p.element_type, p.partial_shape) for p in parameters[: 2 + len(carried)]]
+        + [_signature(v) for v in values[len(carried) :]],
+    )
     _check_binding(node, "body", body.get_parameters()[2:], [_signature(v) for v in values])
     if len(results) < 1 + len(carried) or results[0].element_type != Type.boolean:
         raise node.error(f"body must give a boolean condition, then {len(carried)} carried value(s), then scanned ones")
@@ -288,6 +311,8 @@ def _infer_scan(node: Node) -> list[OutputSpec]:
     length = lengths.pop() if lengths else DYNAMIC
     slices = [(v.element_type, _without(v.partial_shape, a)) for v, a in zip(scanned, axes)]
     bound = [*map(_signature, values[:n]), *slices, *map(_signature, values[n + m :])]
+    if len(body.get_parameters()) == len(bound):
+        _bind_shapes(body, bound)
     _check_binding(node, "body", body.get_parameters(), bound)
     results = _ports(body)[1]
     if len(results) < n:

@@ -74,6 +74,8 @@ def flatten(ctx: NodeContext) -> Outputs:
     if all(d >= 0 for d in dims[:axis]):
         first = int(np.prod(dims[:axis], dtype=_I64))
         return [_out(opset.reshape(x, ctx.const([first, -1], _I64), special_zero=False))]
+    if axis == 1:  # the usual [batch, features]: the copied batch cancels, so static features stay known
+        return [_out(opset.reshape(x, ctx.const([0, -1], _I64), special_zero=True))]
     shape_of = opset.shape_of(x)
     leading = opset.reduce_prod(
         opset.slice(shape_of, ctx.const([0], _I64), ctx.const([axis], _I64), ctx.const([1], _I64)),
