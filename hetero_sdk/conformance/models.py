@@ -11,7 +11,7 @@ import numpy as np
 import hetero_sdk as hs
 from hetero_sdk import opset
 
-__all__ = ["ModelCase", "base_candidates", "chain_model", "dynamic_model", "query_zoo"]
+__all__ = ["ModelCase", "base_candidates", "chain_model", "dynamic_model", "dynamic_shape_subgraph_model", "query_zoo"]
 
 
 @dataclass
@@ -89,6 +89,37 @@ def dynamic_model() -> ModelCase:
     return ModelCase(hs.Model([y], [x], name="conformance_dynamic"), inputs)
 
 
+def dynamic_shape_subgraph_model() -> ModelCase:
+    """``reduce_sum(reshape(relu(x), [batch, -1]) * range(width)[tiled])`` with ``x`` of shape
+    ``[-1, 2, -1]``: ShapeOf -> Gather -> Concat -> Reshape and a Range sized by a dynamic dimension,
+    which a device runs at each shape (or folds once it knows the shape)."""
+    x = opset.parameter([-1, 2, -1], hs.Type.f32, name="x")
+    shape = opset.shape_of(x, name="shape")
+    batch = opset.gather(shape, opset.constant(np.array([0], np.int64), name="first"), 0, name="batch")
+    target = opset.concat([batch, opset.constant(np.array([-1], np.int64), name="rest")], 0, name="target")
+    flat = opset.reshape(opset.relu(x, name="relu"), target, special_zero=False, name="flat")
+    width = opset.reduce_prod(
+        opset.gather(shape, opset.constant(np.array([1, 2], np.int64), name="tail"), 0, name="dims"),
+        opset.constant(np.array([0], np.int64), name="all"),
+        name="width",
+    )
+    ramp = opset.range(
+        opset.constant(np.array(0, np.int64), name="zero"),
+        opset.reshape(width, opset.constant(np.array([], np.int64), name="scalar"), False, name="count"),
+        opset.constant(np.array(1, np.int64), name="one"),
+        hs.Type.f32,
+        name="ramp",
+    )
+    y = opset.reduce_sum(
+        opset.multiply(flat, ramp, name="weighted"), opset.constant(np.array([1]), name="axis"), name="y"
+    )
+
+    def inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
+        return {"x": rng.uniform(-1, 1, (int(rng.integers(1, 4)), 2, int(rng.integers(1, 6)))).astype(np.float32)}
+
+    return ModelCase(hs.Model([y], [x], name="conformance_dynamic_shape_subgraph"), inputs)
+
+
 def _shape_subgraph() -> ModelCase:
     """``reshape(x, concat(shape_of(x)[0:1], [-1])) + c``: a shape subgraph a device may fold."""
     x = opset.parameter([2, 3, 4], hs.Type.f32, name="x")
@@ -137,4 +168,4 @@ def _cnn() -> ModelCase:
 
 def query_zoo() -> list[ModelCase]:
     """Models for the ``query_model`` completeness check."""
-    return [_arith(), _adds(), _shape_subgraph(), _mlp(), _cnn(), dynamic_model()]
+    return [_arith(), _adds(), _shape_subgraph(), _mlp(), _cnn(), dynamic_model(), dynamic_shape_subgraph_model()]

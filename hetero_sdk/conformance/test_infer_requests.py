@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from hetero_sdk.conformance.compare import assert_results_match, tolerance
-from hetero_sdk.conformance.models import ModelCase, chain_model, dynamic_model
+from hetero_sdk.conformance.models import ModelCase, chain_model, dynamic_model, dynamic_shape_subgraph_model
 from hetero_sdk.conformance.target import Target
 from hetero_sdk.errors import InferenceError, RequestBusyError, RequestCancelledError
 from hetero_sdk.reference import evaluate
@@ -347,3 +347,15 @@ def test_dynamic_shapes_change_between_inferences_and_chain(target: Target) -> N
         assert_results_match([first[0]], evaluate(case.model, {"x": x}), *_TOL, what=f"batch {batch}")
         second = follower.infer({"x": request.get_output_tensor(0)})
         assert_results_match([second[0]], evaluate(case.model, {"x": np.asarray(first[0])}), *_TOL, what="chained")
+
+
+def test_shape_subgraphs_of_dynamic_inputs_run_at_every_shape(target: Target) -> None:
+    case = dynamic_shape_subgraph_model()
+    if not target.claims_all(case.model):
+        pytest.skip(f"{target.device} does not claim a model whose shape sub-graphs depend on dynamic dimensions")
+    request = target.compile(case.model).create_infer_request()
+    for batch, width in ((1, 1), (3, 4), (2, 5), (3, 4)):
+        x = np.random.default_rng(batch * 10 + width).uniform(-1, 1, (batch, 2, width)).astype(np.float32)
+        result = request.infer({"x": x})
+        expected = (np.maximum(x, 0).reshape(batch, -1) * np.arange(2 * width, dtype=np.float32)).sum(axis=1)
+        assert_results_match([result[0]], [expected], *_TOL, what=f"input shape {list(x.shape)}")
