@@ -62,14 +62,20 @@ def function_body(
         return None
     function = onnx.FunctionProto()
     if schema.has_context_dependent_function:
-        chosen = max(v for v in schema.context_dependent_function_opset_versions if v <= version)
-        raw = schema.get_context_dependent_function_with_opset_version(
-            chosen, node.SerializeToString(), [_type_proto(v) for v in inputs]
+        usable = [v for v in schema.context_dependent_function_opset_versions if v <= version]
+        raw = (
+            schema.get_context_dependent_function_with_opset_version(
+                max(usable), node.SerializeToString(), [_type_proto(v) for v in inputs]
+            )
+            if usable
+            else None
         )
     elif schema.has_function:
-        chosen = max(v for v in schema.function_opset_versions if v <= version)
-        raw = schema.get_function_with_opset_version(chosen)
+        usable = [v for v in schema.function_opset_versions if v <= version]
+        raw = schema.get_function_with_opset_version(max(usable)) if usable else None
     else:
+        return None
+    if raw is None:
         return None
     function.ParseFromString(raw)
     defaults = {name: a.default_value for name, a in schema.attributes.items() if a.default_value.type}
@@ -83,11 +89,28 @@ def function_body(
         copy.CopyFrom(inner)
         copy.name = f"{prefix}/{inner.name or inner.op_type}"
         _bind_attributes(copy, given, defaults)
-        copy.input[:] = [names.get(n, f"{prefix}/{n}") if n else "" for n in inner.input]
-        copy.output[:] = [names.get(n, f"{prefix}/{n}") if n else "" for n in inner.output]
+        _rename(copy, names, prefix)
         nodes.append(copy)
-    versions = {entry.domain: entry.version for entry in function.opset_import}
-    return FunctionBody(nodes, versions)
+    return FunctionBody(nodes, {entry.domain: entry.version for entry in function.opset_import})
+
+
+def _rename(node: onnx.NodeProto, names: dict[str, str], prefix: str) -> None:
+    """Binds a body node's tensor names: formal inputs and outputs to the caller's, the body's own
+    names under ``prefix``, in the node and in the sub-graphs it carries (which may read them)."""
+
+    def renamed(name: str) -> str:
+        return names.get(name, f"{prefix}/{name}") if name else ""
+
+    node.input[:] = [renamed(n) for n in node.input]
+    node.output[:] = [renamed(n) for n in node.output]
+    for attribute in node.attribute:
+        for graph in [attribute.g] if attribute.HasField("g") else list(attribute.graphs):
+            for value in [*graph.input, *graph.output, *graph.value_info]:
+                value.name = renamed(value.name)
+            for tensor in graph.initializer:
+                tensor.name = renamed(tensor.name)
+            for inner in graph.node:
+                _rename(inner, names, prefix)
 
 
 def _bind_attributes(

@@ -231,10 +231,7 @@ class GraphTranslator:
             inputs = [scope.lookup(n, reader) if n else None for n in proto.input]
             found = find_rule(domain, proto.op_type, version)
             if found is None:
-                body = function_body(proto, version, domain, inputs, scope.namer.unique(base))
-                if body is None:
-                    raise UnsupportedOperationError(f"{self._source}: no rule translates {reader} (opset {version})")
-                self._translate_nodes(body.nodes, scope, {**versions, **body.versions})
+                self._expand(proto, version, domain, inputs, scope, versions, base, None)
                 continue
             name = scope.namer.unique(base)
 
@@ -246,6 +243,11 @@ class GraphTranslator:
             ctx = NodeContext(proto, inputs, version, name, subgraphs)
             try:
                 outputs = list(found.translate(ctx))
+            except UnsupportedOperationError as exc:
+                # a case the rule leaves out (an optional output, an attribute value) may still be in
+                # the op's ONNX function body
+                self._expand(proto, version, domain, inputs, scope, versions, base, exc)
+                continue
             except HeteroSDKError as exc:
                 if str(exc).startswith("ONNX "):
                     raise
@@ -260,6 +262,27 @@ class GraphTranslator:
                 if value is None:
                     raise ctx.unsupported(f"output {position} ('{output_name}')")
                 scope.define(output_name, value)
+
+    def _expand(
+        self,
+        proto: onnx.NodeProto,
+        version: int,
+        domain: str,
+        inputs: Sequence[Output | None],
+        scope: _Scope,
+        versions: Mapping[str, int],
+        base: str,
+        reason: UnsupportedOperationError | None,
+    ) -> None:
+        """Translates ``proto`` through its ONNX function body, or raises ``reason`` (or a new error)."""
+        body = function_body(proto, version, domain, inputs, scope.namer.unique(base))
+        if body is None:
+            if reason is not None:
+                raise reason
+            raise UnsupportedOperationError(
+                f"{self._source}: no rule translates {proto.op_type} '{base}' (opset {version})"
+            )
+        self._translate_nodes(body.nodes, scope, {**versions, **body.versions})
 
     def _name_new_nodes(self, outputs: Sequence[Output | None], name: str, scope: _Scope) -> None:
         """Names the ops a rule created: the first output's producer gets ``name``, the others ``name/Type``."""
