@@ -82,3 +82,14 @@ def test_integer_reductions_keep_their_type() -> None:
     for op_type in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"):
         model, feeds = node_model(op_type, {"x": x}, 11, axes=[1])
         check(model, feeds)
+
+
+@pytest.mark.parametrize("op_type", ["ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_max_and_min_of_booleans_are_any_and_all(op_type: str, keepdims: int) -> None:
+    x = np.array([[True, False, True], [False, False, False], [True, True, True]])
+    model, feeds = node_model(
+        op_type, {"x": x, "axes": np.array([1], np.int64)}, 20, constants=["axes"], keepdims=keepdims
+    )
+    expected = (x.any if op_type == "ReduceMax" else x.all)(axis=1, keepdims=bool(keepdims))
+    check(model, feeds, expected=[expected])
