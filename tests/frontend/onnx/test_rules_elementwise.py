@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from .onnx_models import FEW, check, node_model
+from hetero_sdk.errors import UnsupportedOperationError
+
+from .onnx_models import FEW, check, node_model, run_sdk
 
 F32 = np.float32
 RNG = np.random.default_rng(7)
@@ -248,3 +250,17 @@ def test_dropout_in_inference_is_identity_with_an_all_true_mask() -> None:
     check(model, feeds, expected=[x, np.ones_like(x, dtype=bool)])
     model, feeds = node_model("Dropout", {"x": x}, 7, ratio=0.3)
     check(model, feeds)
+
+
+def test_dropout_12_in_inference_mode_is_identity_and_training_mode_is_refused() -> None:
+    x = _x(2, 3)
+    inputs = {"x": x, "ratio": np.array(0.5, F32), "training": np.array(False)}
+    model, feeds = node_model("Dropout", inputs, 13, constants=["ratio", "training"])
+    check(model, feeds, expected=[x])
+    inputs["training"] = np.array(True)
+    model, feeds = node_model("Dropout", inputs, 13, constants=["ratio", "training"])
+    with pytest.raises(UnsupportedOperationError, match="training mode"):
+        run_sdk(model, feeds)
+    model, feeds = node_model("Dropout", inputs, 13, constants=["ratio"])  # training_mode computed at run time
+    with pytest.raises(UnsupportedOperationError, match="training mode"):
+        run_sdk(model, feeds)
