@@ -70,6 +70,22 @@ def test_conv_transpose_matches_onnxruntime(attrs: dict[str, object]) -> None:
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+@pytest.mark.parametrize(
+    "attrs",
+    [{"strides": [2, 2]}, {"strides": [1, 1]}, {"strides": [2, 3], "dilations": [2, 1]}, {"output_shape": [7, 9]}],
+)
+def test_conv_transpose_same_padding_makes_input_times_stride(auto_pad: str, attrs: dict[str, object]) -> None:
+    if "output_shape" in attrs:
+        attrs = {**attrs, "strides": [2, 2]}
+    model, feeds = node_model(
+        "ConvTranspose", {"x": _x(1, 2, 3, 4), "w": _x(2, 3, 3, 3)}, 11, constants=["w"], auto_pad=auto_pad, **attrs
+    )
+    want = check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+    strides = attrs["strides"]
+    assert want[0].shape[2:] == tuple(attrs.get("output_shape", [3 * strides[0], 4 * strides[1]]))  # type: ignore[index, call-overload]
+
+
 @pytest.mark.parametrize(
     "attrs",
     [
