@@ -244,3 +244,15 @@ def test_shape_subgraph_of_a_dynamic_input_runs_at_inference() -> None:
     )
     for batch in (1, 3):
         check(model, {"x": _x(batch, 3, 4)}, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize(("start", "end", "step"), [(-6, -6, -1), (-100, -100, -2), (-9, -10, -1)])
+def test_slice_10_with_a_negative_step_clamps_a_start_below_minus_size_to_index_0(
+    start: int, end: int, step: int
+) -> None:
+    """ONNX clamps such a start to 0 and takes index 0 (Python's slicing takes nothing)."""
+    x = _x(6, 5)
+    inputs = {"x": x, "starts": _i(start), "ends": _i(end), "axes": _i(1), "steps": _i(step)}
+    model, feeds = node_model("Slice", inputs, 13, constants=["starts", "ends", "axes", "steps"])
+    want = check(model, feeds, ("TEMPLATE", "XLA"))
+    assert want[0].shape == (6, 1)
