@@ -100,6 +100,10 @@ def sign(ctx: NodeContext) -> Outputs:
 @rule("Identity", "Dropout")
 def identity(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
+    if ctx.op_type == "Dropout" and ctx.has_input(2):  # opset 12: training_mode, an input
+        training = ctx.constant_input(2)
+        if training is None or bool(np.asarray(training).reshape(-1)[0]):
+            raise ctx.unsupported("training mode (training_mode true or computed at run time: random dropping)")
     if ctx.op_type == "Dropout" and ctx.wants_output(1):
         mask = _out(opset.broadcast(ctx.const(True), opset.shape_of(x)))
         return [x, mask]

@@ -69,14 +69,43 @@ def conv_transpose(ctx: NodeContext) -> Outputs:
         raise ctx.unsupported("a grouped ConvTranspose (group > 1)")
     window = _window(ctx, spatial)
     output_shape = ctx.attr("output_shape", None)
+    output_padding = ctx.attr("output_padding", [0] * spatial)
+    if window["auto_pad"] in ("same_upper", "same_lower"):
+        window, output_shape = _same_transposed_pads(ctx, x, w, window, output_shape, output_padding)
     y = opset.convolution_backprop_data(
         x,
         w,
         output_shape=None if output_shape is None else ctx.const(output_shape[-spatial:], _I64),
-        output_padding=ctx.attr("output_padding", [0] * spatial),
+        output_padding=output_padding,
         **window,  # type: ignore[arg-type]
     )
     return [_channel_bias(ctx, _out(y), ctx.optional_input(2))]
+
+
+def _same_transposed_pads(
+    ctx: NodeContext,
+    x: Output,
+    w: Output,
+    window: dict[str, object],
+    output_shape: list[int] | None,
+    output_padding: list[int],
+) -> tuple[dict[str, object], list[int] | None]:
+    """ConvTranspose's SAME padding as explicit pads, by ONNX's formula: the output is ``input * stride``
+    (or ``output_shape``), the total padding split with the odd one at the end (SAME_UPPER) or the
+    start (SAME_LOWER). Needs static spatial input and kernel sizes."""
+    inputs, kernel = x.partial_shape.dims[2:], w.partial_shape.dims[2:]
+    if any(d < 0 for d in (*inputs, *kernel)):
+        raise ctx.unsupported("auto_pad SAME with dynamic spatial input or kernel sizes")
+    strides: list[int] = window["strides"]  # type: ignore[assignment]
+    dilations: list[int] = window["dilations"]  # type: ignore[assignment]
+    wanted = output_shape[-len(inputs) :] if output_shape is not None else [d * s for d, s in zip(inputs, strides)]
+    begins, ends = [], []
+    for size, k, stride, dilation, extra, out in zip(inputs, kernel, strides, dilations, output_padding, wanted):
+        total = max(stride * (size - 1) + extra + (k - 1) * dilation + 1 - out, 0)
+        small, large = total // 2, total - total // 2
+        begins.append(small if window["auto_pad"] == "same_upper" else large)
+        ends.append(large if window["auto_pad"] == "same_upper" else small)
+    return {**window, "pads_begin": begins, "pads_end": ends, "auto_pad": "explicit"}, None
 
 
 @rule("MaxPool")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hetero_sdk import opset
+from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.graph.node import Output
@@ -49,6 +50,11 @@ def _reduce(ctx: NodeContext, axes: Output | None) -> Outputs:
             return [x]
         axes = ctx.const(list(range(x.partial_shape.rank)), _I64)
     reduction, before, after = _REDUCTIONS[ctx.op_type]
+    if x.element_type == Type.boolean and ctx.op_type in ("ReduceMax", "ReduceMin"):
+        # opset 20 reduces booleans (any / all): as u8, which the opset's reductions take
+        as_u8 = _out(opset.convert(x, Type.u8))
+        y = _out(reduction(as_u8, axes, keep_dims=bool(ctx.attr("keepdims", 1))))
+        return [_out(opset.convert(y, Type.boolean))]
     y = _out(reduction(before(x) if before else x, axes, keep_dims=bool(ctx.attr("keepdims", 1))))
     return [after(y) if after else y]
 

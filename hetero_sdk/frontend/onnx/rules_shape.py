@@ -148,12 +148,30 @@ def slice_1(ctx: NodeContext) -> Outputs:
 
 @rule("Slice", since=10)
 def slice_10(ctx: NodeContext) -> Outputs:
-    starts = ctx.input(1)
+    starts = _onnx_starts(ctx)
     steps = ctx.optional_input(4)
     if steps is None:
         ones = ctx.const(1, starts.element_type)
         steps = _out(opset.broadcast(ones, opset.shape_of(starts)))
     return [_out(opset.slice(ctx.input(0), starts, ctx.input(2), steps, ctx.optional_input(3)))]
+
+
+def _onnx_starts(ctx: NodeContext) -> Output:
+    """Slice's starts, where they differ from the opset's (Python's) slicing made ONNX's: with a
+    negative step a start below ``-size`` clamps to index 0 in ONNX, and takes nothing in Python.
+    Known starts, steps and axes over static dims are rewritten; other cases keep Python's reading."""
+    starts, steps = ctx.constant_input(1), ctx.constant_input(4)
+    x = ctx.input(0)
+    if starts is None or steps is None or (ctx.has_input(3) and ctx.constant_input(3) is None):
+        return ctx.input(1)
+    rank = x.partial_shape.rank
+    axes = ctx.constant_input(3) if ctx.has_input(3) else np.arange(len(starts))
+    fixed = np.array(starts, copy=True)
+    for k, (axis, step) in enumerate(zip(np.asarray(axes).reshape(-1), np.asarray(steps).reshape(-1))):
+        size = x.partial_shape.dims[int(axis) % rank]
+        if step < 0 and size > 0 and fixed[k] < -size:
+            fixed[k] = 0
+    return ctx.const(fixed) if not np.array_equal(fixed, starts) else ctx.input(1)
 
 
 @rule("Gather")

@@ -1,0 +1,266 @@
+"""The element-wise rules (arithmetic, comparisons, logic, activations, casts) compute what ONNX Runtime
+computes for the same one-node models, on TEMPLATE and, for a representative subset, on XLA."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from hetero_sdk.errors import UnsupportedOperationError
+
+from .onnx_models import FEW, check, node_model, run_sdk
+
+F32 = np.float32
+RNG = np.random.default_rng(7)
+
+
+def _x(*shape: int, low: float = -3.0, high: float = 3.0) -> np.ndarray:
+    return RNG.uniform(low, high, shape).astype(F32)
+
+
+UNARY = {
+    "Abs": {},
+    "Ceil": {},
+    "Floor": {},
+    "Cos": {},
+    "Sin": {},
+    "Exp": {},
+    "Neg": {},
+    "Relu": {},
+    "Sigmoid": {},
+    "Tanh": {},
+    "Erf": {},
+    "HardSwish": {},
+    "Reciprocal": {},
+    "Sign": {},
+    "Softplus": {},
+    "Softsign": {},
+    "Identity": {},
+    "Elu": {"alpha": 0.7},
+    "Selu": {},
+    "Celu": {"alpha": 1.5},
+    "HardSigmoid": {"alpha": 0.3},
+    "LeakyRelu": {"alpha": 0.2},
+    "ThresholdedRelu": {"alpha": 0.5},
+    "Mish": {},
+    "Gelu": {},
+}
+SINCE = {"Celu": 12, "HardSwish": 14, "Mish": 18, "Gelu": 20}
+
+
+@pytest.mark.parametrize("op_type", sorted(UNARY))
+def test_unary_matches_onnxruntime(op_type: str) -> None:
+    model, feeds = node_model(op_type, {"x": _x(2, 3, 4)}, SINCE.get(op_type, 13), **UNARY[op_type])
+    check(model, feeds, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op_type", ["Sqrt", "Log"])
+def test_unary_of_positive_values_matches_onnxruntime(op_type: str) -> None:
+    model, feeds = node_model(op_type, {"x": _x(3, 4, low=0.1, high=5.0)}, 13)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize("op_type", ["Relu", "Sigmoid", "Tanh", "Exp", "Softplus", "Gelu", "Elu", "Sign"])
+def test_unary_on_xla_matches_onnxruntime(op_type: str) -> None:
+    model, feeds = node_model(op_type, {"x": _x(2, 5)}, SINCE.get(op_type, 13), **UNARY[op_type])
+    check(model, feeds, ("XLA",), rtol=1e-5, atol=1e-6)
+
+
+def test_gelu_tanh_approximation_and_default_attributes() -> None:
+    model, feeds = node_model("Gelu", {"x": _x(4, 4)}, 20, approximate="tanh")
+    check(model, feeds, ("TEMPLATE", "XLA"))
+    # LeakyRelu's alpha defaults to 0.01, HardSigmoid's to 0.2 / 0.5, Elu's to 1
+    for op_type in ("LeakyRelu", "HardSigmoid", "Elu", "ThresholdedRelu"):
+        model, feeds = node_model(op_type, {"x": _x(3, 5)}, 13)
+        check(model, feeds)
+
+
+def test_old_opset_activation_rules_match_onnxruntime() -> None:
+    for op_type in ("Elu", "LeakyRelu", "HardSigmoid", "Selu"):
+        model, feeds = node_model(op_type, {"x": _x(2, 6)}, 7)  # the rules since 6; 7 is the oldest read
+        check(model, feeds)
+
+
+@given(
+    a=hnp.arrays(F32, hnp.array_shapes(min_dims=1, max_dims=3, max_side=4), elements=st.floats(-10, 10, width=32)),
+    op_type=st.sampled_from(["Add", "Sub", "Mul", "Max", "Min"]),
+)
+@FEW
+def test_binary_with_numpy_broadcasting_matches_onnxruntime(a: np.ndarray, op_type: str) -> None:
+    b = (a[..., :1] * 0.5 + 1.0).astype(F32)  # broadcast along the last axis
+    model, feeds = node_model(op_type, {"a": a, "b": b}, 13)
+    check(model, feeds)
+
+
+@pytest.mark.parametrize("op_type", ["Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"])
+def test_comparisons_match_onnxruntime(op_type: str) -> None:
+    a = np.array([[1, 2, 3], [4, 5, 6]], F32)
+    b = np.array([3, 2, 1], F32)
+    model, feeds = node_model(op_type, {"a": a, "b": b}, 16)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize("op_type", ["And", "Or", "Xor"])
+def test_logic_matches_onnxruntime(op_type: str) -> None:
+    a = np.array([[True, False], [True, True]])
+    b = np.array([False, True])
+    model, feeds = node_model(op_type, {"a": a, "b": b}, 7)
+    check(model, feeds)
+    model, feeds = node_model("Not", {"a": a}, 7)
+    check(model, feeds)
+
+
+@given(
+    a=hnp.arrays(np.int32, 6, elements=st.integers(-50, 50)),
+    b=hnp.arrays(np.int32, 6, elements=st.integers(-7, 7).filter(bool)),
+)
+@FEW
+def test_integer_div_truncates_toward_zero(a: np.ndarray, b: np.ndarray) -> None:
+    model, feeds = node_model("Div", {"a": a, "b": b}, 14)
+    want = check(model, feeds)
+    np.testing.assert_array_equal(want[0], np.trunc(a / b).astype(np.int32))
+
+
+def test_float_div_matches_onnxruntime() -> None:
+    model, feeds = node_model("Div", {"a": _x(3, 4), "b": _x(4, low=0.5, high=2)}, 7)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+@given(
+    a=hnp.arrays(np.int64, 8, elements=st.integers(-40, 40)),
+    b=hnp.arrays(np.int64, 8, elements=st.integers(-9, 9).filter(bool)),
+)
+@FEW
+def test_integer_mod_follows_the_divisor_sign_or_the_dividend_with_fmod(
+    fmod: int, a: np.ndarray, b: np.ndarray
+) -> None:
+    model, feeds = node_model("Mod", {"a": a, "b": b}, 13, fmod=fmod)
+    want = check(model, feeds)
+    np.testing.assert_array_equal(want[0], np.fmod(a, b) if fmod else np.mod(a, b))
+
+
+def test_float_mod_with_fmod_matches_onnxruntime() -> None:
+    a, b = _x(10, low=-9, high=9), np.array([2.5, -2.5] * 5, F32)
+    model, feeds = node_model("Mod", {"a": a, "b": b}, 10, fmod=1)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+def test_pow_with_an_integer_exponent_of_another_type_matches_onnxruntime() -> None:
+    model, feeds = node_model("Pow", {"a": _x(2, 3, low=0.5, high=2), "b": np.array([2, 3, 1], np.int64)}, 15)
+    check(model, feeds)
+    model, feeds = node_model("Pow", {"a": _x(2, 3, low=0.5, high=2), "b": _x(3, low=-1, high=2)}, 7)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5)
+
+
+@pytest.mark.parametrize("op_type", ["Sum", "Max", "Min", "Mean"])
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_variadic_ops_match_onnxruntime(op_type: str, count: int) -> None:
+    inputs = {f"x{i}": _x(2, 3) if i % 2 == 0 else _x(3) for i in range(count)}
+    model, feeds = node_model(op_type, inputs, 13)
+    check(model, feeds)
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        (np.float32, np.int32),
+        (np.float32, np.int64),
+        (np.int64, np.float32),
+        (np.float32, np.bool_),
+        (np.float64, np.float16),
+        (np.int32, np.uint8),
+    ],
+)
+def test_cast_matches_onnxruntime(source: type, target: type) -> None:
+    x = np.array([[-2.7, -0.5, 0.0], [0.4, 1.5, 100.2]]).astype(source)
+    if target == np.uint8:
+        x = np.abs(x)
+    to = int(__import__("onnx").helper.np_dtype_to_tensor_dtype(np.dtype(target)))
+    model, feeds = node_model("Cast", {"x": x}, 13, to=to)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+    model, feeds = node_model("CastLike", {"x": x, "like": np.zeros(1, target)}, 15)
+    check(model, feeds)
+
+
+def test_where_broadcasts_condition_and_branches() -> None:
+    condition = np.array([[True], [False]])
+    model, feeds = node_model("Where", {"c": condition, "a": _x(2, 3), "b": _x(3)}, 16)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+def test_prelu_with_a_per_channel_slope_matches_onnxruntime() -> None:
+    slope = np.array([[[0.1]], [[0.5]], [[-0.2]]], F32)
+    model, feeds = node_model("PRelu", {"x": _x(2, 3, 4, 4), "slope": slope}, 16, constants=["slope"])
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+def test_clip_6_reads_bounds_from_attributes_with_infinite_defaults() -> None:
+    x = _x(4, 5, low=-5, high=5)
+    model, feeds = node_model("Clip", {"x": x}, 7, min=-1.0, max=2.0)
+    check(model, feeds)
+    model, feeds = node_model("Clip", {"x": x}, 7, max=0.5)
+    want = check(model, feeds)
+    np.testing.assert_array_equal(want[0], np.minimum(x, 0.5))
+
+
+@pytest.mark.parametrize("constant", [True, False])
+@pytest.mark.parametrize(("low", "high"), [(-1.0, 2.0), (None, 1.0), (-0.5, None), (None, None)])
+def test_clip_11_reads_optional_bound_inputs(constant: bool, low: float | None, high: float | None) -> None:
+    x = _x(3, 4, low=-4, high=4)
+    bound = lambda v: None if v is None else np.array(v, F32)  # noqa: E731
+    inputs = {"x": x, "min": bound(low), "max": bound(high)}
+    if high is None:
+        del inputs["max"]
+    model, feeds = node_model("Clip", inputs, 13, constants=["min", "max"] if constant else [])
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+def test_clip_11_on_integers_matches_onnxruntime() -> None:
+    x = np.arange(-6, 6, dtype=np.int32).reshape(3, 4)
+    model, feeds = node_model("Clip", {"x": x, "min": np.array(-2, np.int32), "max": np.array(3, np.int32)}, 13)
+    check(model, feeds)
+
+
+def test_is_nan_and_is_inf_with_detect_flags() -> None:
+    x = np.array([1.0, np.nan, np.inf, -np.inf, -2.0], F32)
+    model, feeds = node_model("IsNaN", {"x": x}, 13)
+    check(model, feeds)
+    for positive, negative in ((1, 1), (1, 0), (0, 1), (0, 0)):
+        model, feeds = node_model("IsInf", {"x": x}, 10, detect_positive=positive, detect_negative=negative)
+        want = check(model, feeds)
+        np.testing.assert_array_equal(want[0], (np.isposinf(x) & bool(positive)) | (np.isneginf(x) & bool(negative)))
+
+
+def test_max_and_min_with_nan_propagate_it_as_numpy_does() -> None:
+    """ONNX Runtime's Max/Min propagate NaN; ours do too: compared with numpy's maximum and minimum."""
+    a = np.array([1.0, np.nan, 3.0], F32)
+    b = np.array([np.nan, 2.0, 1.0], F32)
+    for op_type, expected in (("Max", np.maximum(a, b)), ("Min", np.minimum(a, b))):
+        model, feeds = node_model(op_type, {"a": a, "b": b}, 13)
+        check(model, feeds, expected=[expected])
+
+
+def test_dropout_in_inference_is_identity_with_an_all_true_mask() -> None:
+    x = _x(2, 3)
+    model, feeds = node_model("Dropout", {"x": x}, 13, outputs=2, output_types=[F32, np.bool_])
+    check(model, feeds, expected=[x, np.ones_like(x, dtype=bool)])
+    model, feeds = node_model("Dropout", {"x": x}, 7, ratio=0.3)
+    check(model, feeds)
+
+
+def test_dropout_12_in_inference_mode_is_identity_and_training_mode_is_refused() -> None:
+    x = _x(2, 3)
+    inputs = {"x": x, "ratio": np.array(0.5, F32), "training": np.array(False)}
+    model, feeds = node_model("Dropout", inputs, 13, constants=["ratio", "training"])
+    check(model, feeds, expected=[x])
+    inputs["training"] = np.array(True)
+    model, feeds = node_model("Dropout", inputs, 13, constants=["ratio", "training"])
+    with pytest.raises(UnsupportedOperationError, match="training mode"):
+        run_sdk(model, feeds)
+    model, feeds = node_model("Dropout", inputs, 13, constants=["ratio"])  # training_mode computed at run time
+    with pytest.raises(UnsupportedOperationError, match="training mode"):
+        run_sdk(model, feeds)

@@ -1,0 +1,287 @@
+"""The neural-network rules (convolutions, pooling, normalizations, matrix products, softmax, resizing,
+top-k, non-max suppression) compute what ONNX Runtime computes for the same one-node models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from .onnx_models import FEW, check, node_model
+
+F32, I64 = np.float32, np.int64
+RNG = np.random.default_rng(5)
+
+
+def _x(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(F32)
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {},
+        {"strides": [2, 2]},
+        {"pads": [1, 1, 1, 1]},
+        {"pads": [0, 1, 2, 1], "strides": [2, 1]},
+        {"dilations": [2, 2]},
+        {"auto_pad": "SAME_UPPER", "strides": [2, 2]},
+        {"auto_pad": "SAME_LOWER"},
+        {"auto_pad": "VALID"},
+    ],
+)
+def test_conv_window_attributes_match_onnxruntime(attrs: dict[str, object]) -> None:
+    model, feeds = node_model(
+        "Conv", {"x": _x(1, 3, 7, 7), "w": _x(4, 3, 3, 3), "b": _x(4)}, 13, constants=["w", "b"], **attrs
+    )
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("group", [2, 4])
+def test_grouped_conv_without_bias(group: int) -> None:
+    model, feeds = node_model(
+        "Conv", {"x": _x(2, 4, 5, 5), "w": _x(8, 4 // group, 3, 3)}, 11, constants=["w"], group=group
+    )
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+def test_conv_1d_and_3d() -> None:
+    model, feeds = node_model("Conv", {"x": _x(1, 2, 9), "w": _x(3, 2, 3)}, 11, constants=["w"], pads=[1, 1])
+    check(model, feeds, rtol=1e-4, atol=1e-5)
+    model, feeds = node_model("Conv", {"x": _x(1, 2, 4, 4, 4), "w": _x(2, 2, 2, 2, 2)}, 11, constants=["w"])
+    check(model, feeds, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {},
+        {"strides": [2, 2]},
+        {"strides": [2, 2], "pads": [1, 1, 1, 1]},
+        {"strides": [2, 2], "output_padding": [1, 1]},
+        {"strides": [2, 2], "output_shape": [9, 9]},
+    ],
+)
+def test_conv_transpose_matches_onnxruntime(attrs: dict[str, object]) -> None:
+    model, feeds = node_model(
+        "ConvTranspose", {"x": _x(1, 3, 4, 4), "w": _x(3, 2, 3, 3), "b": _x(2)}, 11, constants=["w", "b"], **attrs
+    )
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+@pytest.mark.parametrize(
+    "attrs",
+    [{"strides": [2, 2]}, {"strides": [1, 1]}, {"strides": [2, 3], "dilations": [2, 1]}, {"output_shape": [7, 9]}],
+)
+def test_conv_transpose_same_padding_makes_input_times_stride(auto_pad: str, attrs: dict[str, object]) -> None:
+    if "output_shape" in attrs:
+        attrs = {**attrs, "strides": [2, 2]}
+    model, feeds = node_model(
+        "ConvTranspose", {"x": _x(1, 2, 3, 4), "w": _x(2, 3, 3, 3)}, 11, constants=["w"], auto_pad=auto_pad, **attrs
+    )
+    want = check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+    strides = attrs["strides"]
+    assert want[0].shape[2:] == tuple(attrs.get("output_shape", [3 * strides[0], 4 * strides[1]]))  # type: ignore[index, call-overload]
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"kernel_shape": [2, 2]},
+        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+        {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1},
+        {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"},
+        {"kernel_shape": [2, 2], "dilations": [2, 2]},
+    ],
+)
+def test_max_pool_values_and_indices_match_onnxruntime(attrs: dict[str, object]) -> None:
+    model, feeds = node_model("MaxPool", {"x": _x(2, 3, 6, 6)}, 12, outputs=2, output_types=[F32, I64], **attrs)
+    check(model, feeds)
+    model, feeds = node_model("MaxPool", {"x": _x(2, 3, 6, 6)}, 12, **attrs)
+    check(model, feeds, ("XLA",))
+
+
+@pytest.mark.parametrize("count_include_pad", [0, 1])
+@pytest.mark.parametrize("ceil_mode", [0, 1])
+def test_average_pool_with_padding_counted_or_not(count_include_pad: int, ceil_mode: int) -> None:
+    model, feeds = node_model(
+        "AveragePool",
+        {"x": _x(1, 2, 7, 7)},
+        19,
+        kernel_shape=[3, 3],
+        strides=[2, 2],
+        pads=[1, 1, 1, 1],
+        count_include_pad=count_include_pad,
+        ceil_mode=ceil_mode,
+    )
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize("op_type", ["GlobalAveragePool", "GlobalMaxPool"])
+def test_global_pools(op_type: str) -> None:
+    model, feeds = node_model(op_type, {"x": _x(2, 3, 4, 5)}, 13)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize("opset", [7, 9, 15])
+def test_batch_normalization_in_inference(opset: int) -> None:
+    inputs = {"x": _x(2, 3, 4, 4), "scale": _x(3), "bias": _x(3), "mean": _x(3), "var": np.abs(_x(3)) + 0.5}
+    model, feeds = node_model(
+        "BatchNormalization", inputs, opset, constants=["scale", "bias", "mean", "var"], epsilon=1e-3
+    )
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+def test_instance_and_layer_normalization() -> None:
+    model, feeds = node_model(
+        "InstanceNormalization", {"x": _x(2, 3, 5, 5), "s": _x(3), "b": _x(3)}, 7, constants=["s", "b"], epsilon=1e-4
+    )
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+    for axis in (-1, 1):
+        shape = (4,) if axis == -1 else (3, 4)
+        model, feeds = node_model(
+            "LayerNormalization", {"x": _x(2, 3, 4), "s": _x(*shape), "b": _x(*shape)}, 17, axis=axis
+        )
+        check(model, feeds, rtol=1e-4, atol=1e-5)
+    model, feeds = node_model("LayerNormalization", {"x": _x(2, 3, 4), "s": _x(4)}, 17)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(("a", "b"), [((3, 4), (4, 5)), ((2, 3, 4), (4, 2)), ((4,), (4, 3)), ((2, 1, 3, 4), (5, 4, 2))])
+def test_matmul_with_broadcast_batches_and_vectors(a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    model, feeds = node_model("MatMul", {"a": _x(*a), "b": _x(*b)}, 13)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, atol=1e-5)
+
+
+@given(
+    trans_a=st.sampled_from([0, 1]),
+    trans_b=st.sampled_from([0, 1]),
+    alpha=st.sampled_from([1.0, 0.5]),
+    beta=st.sampled_from([1.0, 0.0, 2.0]),
+    c=st.sampled_from([None, (5,), (3, 5), (1, 1)]),
+)
+@FEW
+def test_gemm_attributes_and_broadcast_c(
+    trans_a: int, trans_b: int, alpha: float, beta: float, c: tuple[int, ...] | None
+) -> None:
+    a = _x(4, 3) if trans_a else _x(3, 4)
+    b = _x(5, 4) if trans_b else _x(4, 5)
+    inputs = {"a": a, "b": b, "c": None if c is None else _x(*c)}
+    model, feeds = node_model("Gemm", inputs, 13, transA=trans_a, transB=trans_b, alpha=alpha, beta=beta)
+    check(model, feeds, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op_type", ["Softmax", "LogSoftmax"])
+@pytest.mark.parametrize("axis", [None, 0, 1, 2, -1])
+def test_softmax_before_13_normalizes_the_flattened_trailing_axes(op_type: str, axis: int | None) -> None:
+    attrs = {} if axis is None else {"axis": axis}
+    x = _x(2, 3, 4)
+    model, feeds = node_model(op_type, {"x": x}, 11, **attrs)
+    want = check(model, feeds, rtol=1e-5, atol=1e-6)
+    start = (1 if axis is None else axis) % 3
+    flat = x.reshape(int(np.prod(x.shape[:start])), -1)
+    exp = np.exp(flat - flat.max(axis=1, keepdims=True))
+    expected = (exp / exp.sum(axis=1, keepdims=True)).reshape(x.shape)
+    np.testing.assert_allclose(want[0], expected if op_type == "Softmax" else np.log(expected), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op_type", ["Softmax", "LogSoftmax"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -2])
+def test_softmax_13_normalizes_one_axis(op_type: str, axis: int | None) -> None:
+    model, feeds = node_model(op_type, {"x": _x(2, 3, 4)}, 13, **({} if axis is None else {"axis": axis}))
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, atol=1e-6)
+
+
+def test_resize_10_scales_nearest_and_linear() -> None:
+    scales = np.array([1, 1, 2, 1.5], F32)
+    for mode in ("nearest", "linear"):
+        model, feeds = node_model(
+            "Resize", {"x": _x(1, 2, 3, 4), "scales": scales}, 10, constants=["scales"], mode=mode
+        )
+        check(model, feeds, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("transform", ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"])
+def test_resize_11_upsampling_by_scales(mode: str, transform: str) -> None:
+    inputs = {"x": _x(1, 2, 4, 4), "roi": None, "scales": np.array([1, 1, 2, 1.5], F32)}
+    model, feeds = node_model(
+        "Resize", inputs, 13, constants=["scales"], mode=mode, coordinate_transformation_mode=transform
+    )
+    check(model, feeds, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
+def test_resize_11_by_sizes_with_each_nearest_mode(nearest_mode: str) -> None:
+    inputs = {"x": _x(1, 1, 4, 5), "roi": None, "scales": None, "sizes": np.array([1, 1, 7, 3], I64)}
+    model, feeds = node_model("Resize", inputs, 13, constants=["sizes"], nearest_mode=nearest_mode)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+def test_resize_11_with_an_empty_roi_and_scales_of_opset_11() -> None:
+    inputs = {"x": _x(1, 1, 3, 3), "roi": np.array([], F32), "scales": np.array([1, 1, 2, 2], F32)}
+    model, feeds = node_model("Resize", inputs, 11, constants=["roi", "scales"], mode="linear")
+    check(model, feeds, rtol=1e-5, atol=1e-5)
+
+
+def test_upsample_7_reads_scales_from_the_attribute_and_9_from_the_input() -> None:
+    x = _x(1, 2, 2, 3)
+    model, feeds = node_model("Upsample", {"x": x}, 7, scales=[1.0, 1.0, 2.0, 3.0])
+    want = check(model, feeds)
+    np.testing.assert_array_equal(want[0], x.repeat(2, axis=2).repeat(3, axis=3))
+    model, feeds = node_model("Upsample", {"x": x, "s": np.array([1, 1, 2, 2], F32)}, 9, constants=["s"], mode="linear")
+    check(model, feeds, rtol=1e-5, atol=1e-5)
+
+
+def test_topk_1_reads_k_from_the_attribute_and_10_from_the_input() -> None:
+    x = _x(3, 6)
+    model, feeds = node_model("TopK", {"x": x}, 7, outputs=2, output_types=[F32, I64], k=3)
+    check(model, feeds)
+    model, feeds = node_model(
+        "TopK", {"x": x, "k": np.array([2], I64)}, 10, outputs=2, output_types=[F32, I64], constants=["k"], axis=0
+    )
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize("largest", [0, 1])
+@pytest.mark.parametrize("axis", [0, -1])
+def test_topk_11_largest_and_smallest_with_ties_by_index(largest: int, axis: int) -> None:
+    x = np.array([[3, 1, 3, 2], [0, 0, 5, 5], [1, 2, 1, 2]], F32)
+    model, feeds = node_model(
+        "TopK",
+        {"x": x, "k": np.array([2], I64)},
+        11,
+        outputs=2,
+        output_types=[F32, I64],
+        constants=["k"],
+        axis=axis,
+        largest=largest,
+    )
+    check(model, feeds)
+
+
+@pytest.mark.parametrize("op_type", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_arg_max_and_min(op_type: str, axis: int, keepdims: int) -> None:
+    model, feeds = node_model(op_type, {"x": _x(3, 4, 5)}, 13, axis=axis, keepdims=keepdims)
+    check(model, feeds, ("TEMPLATE", "XLA") if axis == 1 else ("TEMPLATE",))
+
+
+@pytest.mark.parametrize("center_point_box", [0, 1])
+def test_non_max_suppression_selects_boxes_per_class(center_point_box: int) -> None:
+    boxes = np.array(
+        [[[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11], [0, 10.1, 1, 11.1], [0, 100, 1, 101]]], F32
+    )
+    scores = np.array([[[0.9, 0.75, 0.6, 0.95, 0.5, 0.3], [0.1, 0.2, 0.8, 0.4, 0.7, 0.6]]], F32)
+    inputs = {
+        "boxes": boxes,
+        "scores": scores,
+        "max": np.array([3], I64),
+        "iou": np.array([0.5], F32),
+        "score": np.array([0.25], F32),
+    }
+    model, feeds = node_model("NonMaxSuppression", inputs, 11, output_types=[I64], center_point_box=center_point_box)
+    check(model, feeds)
