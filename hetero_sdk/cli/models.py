@@ -103,7 +103,7 @@ def load_model(core: Core, spec: str, shapes: InputShapes | None = None) -> Load
             "-shape works on .onnx models (applied while translating)",
             EXIT_USAGE,
         )
-    reshape(resolved)
+    reshape({name: list(shape.dims) for name, shape in resolved.items()})
     return LoadedModel(loaded.model, loaded.source, resolved)
 
 
