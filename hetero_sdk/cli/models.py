@@ -10,7 +10,6 @@ from typing import Any
 import click
 import numpy as np
 
-from hetero_sdk.cli.context import EXIT_USAGE, CLIError
 from hetero_sdk.cli.shapes import InputShapes, resolve_shapes
 from hetero_sdk.core import Core
 from hetero_sdk.device_name import parse_device_name
@@ -77,6 +76,7 @@ def load_model(core: Core, spec: str, shapes: InputShapes | None = None) -> Load
     :raises click.BadParameter: when ``spec`` is neither a file nor a sample.
     :raises CLIError: when a shape names no input or has the wrong rank.
     :raises ModelFormatError: when the file is not a readable model.
+    :raises ModelValidationError: when the model cannot take the shapes (naming the node).
     """
     path = Path(spec)
     if path.exists():
@@ -96,14 +96,7 @@ def load_model(core: Core, spec: str, shapes: InputShapes | None = None) -> Load
         return LoadedModel(loaded.model, loaded.source, resolved)
     if path.suffix.lower() == ".onnx" and path.exists():
         return LoadedModel(convert_model(path, input=resolved), loaded.source, resolved)
-    reshape = getattr(loaded.model, "reshape", None)
-    if reshape is None:
-        raise CLIError(
-            f"-shape on {loaded.describe()} needs Model.reshape, which this hetero_sdk does not have; "
-            "-shape works on .onnx models (applied while translating)",
-            EXIT_USAGE,
-        )
-    reshape({name: list(shape.dims) for name, shape in resolved.items()})
+    loaded.model.reshape({name: list(shape.dims) for name, shape in resolved.items()})
     return LoadedModel(loaded.model, loaded.source, resolved)
 
 

@@ -8,7 +8,6 @@ import pytest
 
 import hetero_sdk as hs
 from hetero_sdk.cli.shapes import parse_shapes
-from hetero_sdk.samples import get_sample
 
 from .helpers import Invoke, assert_one_line_error, parse_json
 from .onnx_models import dense_relu, two_inputs
@@ -74,18 +73,21 @@ def test_shape_equal_to_a_static_input_changes_nothing(invoke: Invoke) -> None:
     assert data["model"]["inputs"][0]["shape"] == "[1,64]"
 
 
-@pytest.mark.skipif(not hasattr(hs.Model, "reshape"), reason="Model.reshape is not in this hetero_sdk yet")
 def test_shape_on_a_native_model_goes_through_model_reshape(invoke: Invoke, tmp_path: Path) -> None:
     path = tmp_path / "dense.json"
     hs.save_model(hs.convert_model(dense_relu(tmp_path / "dense.onnx")), path)
     data = parse_json(invoke("benchmark", "-m", str(path), "-shape", "x[6,3]", "-niter", "1", "--json"))
     assert data["model"]["inputs"][0]["shape"] == "[6,3]" and data["model"]["outputs"][0]["shape"] == "[6,4]"
+    assert data["check"]["status"] == "PASS" and data["check"]["outputs"][0]["shape"] == [6, 4]
+
+
+def test_shape_on_a_sample_batches_it(invoke: Invoke) -> None:
+    data = parse_json(invoke("benchmark", "mlp", "-shape", "[4,64]", "-niter", "2", "--json"))
+    assert data["model"]["inputs"][0]["shape"] == "[4,64]"
+    assert data["model"]["outputs"] == [{"name": "probabilities", "element_type": "f32", "shape": "[4,10]"}]
     assert data["check"]["status"] == "PASS"
 
 
-@pytest.mark.skipif(hasattr(hs.Model, "reshape"), reason="Model.reshape exists: -shape applies to native models")
-def test_shape_on_a_native_model_without_model_reshape_says_so(invoke: Invoke, tmp_path: Path) -> None:
-    path = tmp_path / "mlp.json"
-    hs.save_model(get_sample("mlp"), path)
-    result = invoke("benchmark", "-m", str(path), "-shape", "[4,64]", "-niter", "1")
-    assert_one_line_error(result, "needs Model.reshape", "-shape works on .onnx models", exit_code=2)
+def test_shape_a_model_cannot_take_is_one_line_naming_the_node(invoke: Invoke) -> None:
+    result = invoke("query", "mlp", "-shape", "x[1,65]", "-d", "TEMPLATE")
+    assert_one_line_error(result, "ModelValidationError", "fc1/matmul", exit_code=1)
