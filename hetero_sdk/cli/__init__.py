@@ -1,4 +1,4 @@
-"""The ``hetero-sdk`` command line: ``devices``, ``query``, ``benchmark`` and ``conformance``.
+"""The ``hetero-sdk`` command line: ``devices``, ``query``, ``benchmark``, ``convert`` and ``conformance``.
 
 Each command prints rich tables on a terminal, plain text when piped, and JSON with ``--json``;
 errors are one line on stderr with a non-zero exit status.

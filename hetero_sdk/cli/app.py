@@ -12,6 +12,7 @@ import click
 from hetero_sdk.cli.benchmark import benchmark
 from hetero_sdk.cli.conformance import conformance
 from hetero_sdk.cli.context import EXIT_FAILURE, CLIError
+from hetero_sdk.cli.convert import convert
 from hetero_sdk.cli.devices import devices
 from hetero_sdk.cli.query import query
 from hetero_sdk.errors import HeteroSDKError
@@ -84,12 +85,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
     \b
     hetero-sdk devices                    list the devices and why any failed to load
-    hetero-sdk query detection            where each op of a model runs, and why
+    hetero-sdk query -m model.onnx        where each op of a model runs, and why
     hetero-sdk benchmark --time 2         the main job: split, check and time the sample model
+    hetero-sdk benchmark -m model.onnx -shape "[1,3,224,224]"   the same on your model
+    hetero-sdk convert model.onnx         save a model in the native .json + .bin format
     hetero-sdk conformance TEMPLATE       run the conformance kit on a device
     """
     ctx.ensure_object(dict)["debug"] = debug
 
 
-for _command in (devices, query, benchmark, conformance):
+for _command in (devices, query, benchmark, convert, conformance):
     cli.add_command(_command)

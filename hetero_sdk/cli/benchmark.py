@@ -1,6 +1,8 @@
-"""``hetero-sdk benchmark [MODEL]``: the main job. Compile a model (the built-in detection sample by
-default, split over ``HETERO:XLA,TEMPLATE`` when XLA is installed), show the partition, check the
-results against the reference evaluator, and time it as OpenVINO's benchmark_app does."""
+"""``hetero-sdk benchmark [-m MODEL]``: the main job. Compile a model (an ONNX or native file, or the
+built-in detection sample by default, split over ``HETERO:XLA,TEMPLATE`` when XLA is installed), show
+the partition, check the results against the reference evaluator, and time it as OpenVINO's
+benchmark_app does, with its options (``-m``, ``-d``, ``-shape``, ``-niter``, ``-t``, ``-nireq``,
+``-api``, ``-hint``, ``-pc``) and its report (Count, Duration, Latency, Throughput)."""
 
 from __future__ import annotations
 
@@ -14,9 +16,17 @@ import click
 from hetero_sdk.cli.check import CheckResult, check_results
 from hetero_sdk.cli.context import EXIT_FAILURE, get_core
 from hetero_sdk.cli.measure import Timing, perf_counters, run_async, run_sync
-from hetero_sdk.cli.models import LoadedModel, default_device, load_model, random_inputs, validate_device
+from hetero_sdk.cli.models import (
+    LoadedModel,
+    default_device,
+    load_model,
+    model_source,
+    random_inputs,
+    validate_device,
+)
 from hetero_sdk.cli.output import Printer, emit_json, progress, status
 from hetero_sdk.cli.query import placement_of, print_summary
+from hetero_sdk.cli.shapes import SHAPES, InputShapes, require_static, shapes_text
 from hetero_sdk.core import Core
 from hetero_sdk.device_name import parse_device_name
 from hetero_sdk.errors import HeteroSDKError
@@ -63,6 +73,7 @@ def _print(
     out.fields(
         [
             ("model", loaded.describe()),
+            *([("shape", shapes_text(loaded.shapes))] if loaded.shapes else []),
             ("inputs", ", ".join(f"{p['name']} {p['element_type']}{p['shape']}" for p in model["inputs"])),
             ("outputs", ", ".join(f"{p['name']} {p['element_type']}{p['shape']}" for p in model["outputs"])),
             ("device", f"{data['device']} (runs on {', '.join(data['execution_devices'])})"),
@@ -85,15 +96,17 @@ def _print(
     out.fields(
         [
             ("api", f"{settings['api']}, {settings['nireq']} request(s), limit {limit}"),
-            ("first inference", f"{data['first_inference_ms']:.2f} ms"),
-            ("iterations", f"{data['iterations']} in {data['duration_s']:.2f} s"),
-            ("latency median", f"{stats['median']:.2f} ms"),
-            ("latency average", f"{stats['average']:.2f} ms"),
-            ("latency min", f"{stats['min']:.2f} ms"),
-            ("latency max", f"{stats['max']:.2f} ms"),
-            ("latency p90", f"{stats['p90']:.2f} ms"),
-            ("latency p99", f"{stats['p99']:.2f} ms"),
-            ("throughput", f"{data['throughput_fps']:.2f} FPS"),
+            ("First inference", f"{data['first_inference_ms']:.2f} ms"),
+            ("Count", f"{data['iterations']} iterations"),
+            ("Duration", f"{data['duration_s'] * 1e3:.2f} ms"),
+            ("Latency:", ""),
+            ("  Median", f"{stats['median']:.2f} ms"),
+            ("  Average", f"{stats['average']:.2f} ms"),
+            ("  Min", f"{stats['min']:.2f} ms"),
+            ("  Max", f"{stats['max']:.2f} ms"),
+            ("  p90", f"{stats['p90']:.2f} ms"),
+            ("  p99", f"{stats['p99']:.2f} ms"),
+            ("Throughput", f"{data['throughput_fps']:.2f} FPS"),
         ]
     )
     counters = data.get("perf_counts")
@@ -109,12 +122,27 @@ def _print(
 @click.command(short_help="Split, check and time a model (the main job).", context_settings={"show_default": True})
 @click.argument("model", required=False)
 @click.option(
+    "-m",
+    "--model",
+    "model_option",
+    metavar="MODEL",
+    help="The model: an ONNX or native file, or a sample [default: detection]",
+)
+@click.option(
     "-d",
     "--device",
     callback=validate_device,
     help="The device [default: HETERO:XLA,TEMPLATE when XLA is installed, else TEMPLATE]",
 )
-@click.option("--api", type=click.Choice(["sync", "async"]), default="async", help="Inference API.")
+@click.option(
+    "-shape",
+    "--input-shape",
+    "shape",
+    type=SHAPES,
+    help='Input shapes, as benchmark_app: "[1,3,224,224]" for one input, "a[1,3],b[2]" by name; '
+    "needed when the model's inputs are dynamic",
+)
+@click.option("-api", "--api", type=click.Choice(["sync", "async"]), default="async", help="Inference API.")
 @click.option(
     "-nireq", "--nireq", type=click.IntRange(min=1), help="Requests in flight (async) [default: the device's optimal]"
 )
@@ -127,11 +155,12 @@ def _print(
     help=f"Stop after this many seconds [default: {DEFAULT_TIME_S:g} unless -niter is given]",
 )
 @click.option(
+    "-hint",
     "--hint",
     type=click.Choice(_HINTS),
     help="PERFORMANCE_HINT [default: throughput for async, latency for sync, where the device has hints]",
 )
-@click.option("--pc", is_flag=True, help="Report per-subgraph and per-op performance counters (PERF_COUNT).")
+@click.option("-pc", "--pc", is_flag=True, help="Report per-subgraph and per-op performance counters (PERF_COUNT).")
 @click.option("--seed", type=int, default=0, help="Seed of the random inputs.")
 @click.option("--check/--no-check", default=True, help="Compare the outputs with the reference evaluator.")
 @click.option("--rtol", type=float, default=1e-4, help="Relative tolerance of the results check.")
@@ -142,7 +171,9 @@ def _print(
 def benchmark(
     ctx: click.Context,
     model: str | None,
+    model_option: str | None,
     device: str | None,
+    shape: InputShapes | None,
     api: str,
     nireq: int | None,
     niter: int | None,
@@ -158,15 +189,17 @@ def benchmark(
 ) -> None:
     """Measure latency and throughput of MODEL on a device, after checking its results.
 
-    MODEL is a native model file (.json with its .bin) or a built-in sample (detection, mlp); without
-    it, the detection sample, whose NonMaxSuppression XLA cannot run, so HETERO splits it. Inputs are
-    random (--seed), dynamic dimensions 1. With both -niter and -t, the first limit reached stops.
-    Exits 1 when the results check fails.
+    MODEL (or -m MODEL) is a model file, ONNX (.onnx) or native (.json with its .bin), or a built-in
+    sample (detection, mlp); without it, the detection sample, whose NonMaxSuppression XLA cannot
+    run, so HETERO splits it. Inputs are random (--seed); a model with dynamic input dimensions needs
+    -shape. With both -niter and -t, the first limit reached stops. Exits 1 when the results check
+    fails.
     """
     if api == "sync" and nireq not in (None, 1):
         raise click.UsageError("-nireq applies to --api async; sync runs one request", ctx)
     core = get_core(ctx)
-    loaded = load_model(core, model or DEFAULT_MODEL)
+    loaded = load_model(core, model_source(ctx, model, model_option) or DEFAULT_MODEL, shape)
+    require_static(loaded.model, loaded.describe())
     device = device or default_device(core)
     config = _config(core, device, api, hint, pc)
     with status(f"compiling {loaded.model.friendly_name} on {device}"):

@@ -1,21 +1,24 @@
-"""What the commands share: the MODEL argument (a file or a built-in sample), the -d option, the
-default device and the random inputs a benchmark feeds."""
+"""What the commands share: the model (``-m``/MODEL: a file any reader takes, or a built-in sample) with
+its ``-shape``, the -d option, the default device and the random inputs a benchmark feeds."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 import numpy as np
 
+from hetero_sdk.cli.shapes import InputShapes, resolve_shapes
 from hetero_sdk.core import Core
 from hetero_sdk.device_name import parse_device_name
+from hetero_sdk.frontend import convert_model
 from hetero_sdk.graph import Model, Output
 from hetero_sdk.samples import SAMPLES, get_sample
+from hetero_sdk.shape import PartialShape
 
-__all__ = ["LoadedModel", "default_device", "load_model", "random_inputs", "validate_device"]
+__all__ = ["LoadedModel", "default_device", "load_model", "model_source", "random_inputs", "validate_device"]
 
 MAIN_JOB_DEVICES = ("XLA", "TEMPLATE")
 """The main job's HETERO priorities: the accelerator first, TEMPLATE for what it refuses."""
@@ -27,6 +30,8 @@ class LoadedModel:
 
     model: Model
     source: str
+    shapes: dict[str, PartialShape] = field(default_factory=dict)
+    """The ``-shape`` values applied, by input name."""
 
     def describe(self) -> str:
         """``detection (built-in sample)`` or ``model (path/model.json)``."""
@@ -35,7 +40,7 @@ class LoadedModel:
         return f"{self.model.friendly_name} ({self.source})"
 
     def to_dict(self) -> dict[str, Any]:
-        """Name, source, inputs and outputs with their element types and shapes."""
+        """Name, source, the ``-shape`` values applied, inputs and outputs with their element types and shapes."""
 
         def ports(items: list[Output]) -> list[dict[str, str]]:
             return [
@@ -45,26 +50,54 @@ class LoadedModel:
         return {
             "name": self.model.friendly_name,
             "source": self.source,
+            "shape": {name: str(shape) for name, shape in self.shapes.items()},
             "inputs": ports(self.model.inputs),
             "outputs": ports(self.model.outputs),
         }
 
 
-def load_model(core: Core, spec: str) -> LoadedModel:
-    """Reads ``spec`` as a model file when it exists, else builds the built-in sample of that name.
+def model_source(ctx: click.Context, argument: str | None, option: str | None) -> str | None:
+    """The model named by the positional MODEL or by ``-m``/``--model`` (benchmark_app's spelling).
 
-    :raises click.BadParameter: when ``spec`` is neither.
+    :raises click.UsageError: when both are given and differ.
+    """
+    if argument is not None and option is not None and argument != option:
+        raise click.UsageError(f"two models given, {argument!r} and -m {option!r}; give one", ctx)
+    return option if option is not None else argument
+
+
+def load_model(core: Core, spec: str, shapes: InputShapes | None = None) -> LoadedModel:
+    """Reads ``spec`` as a model file (whatever :meth:`Core.read_model` reads: ONNX, the native .json)
+    when it exists, else builds the built-in sample of that name; then applies ``shapes`` (``-shape``).
+
+    An ONNX file gets its shapes while it is translated (as OpenVINO's ``ovc --input``: what they make
+    static folds); any other model through :meth:`Model.reshape` (as benchmark_app's ``-shape``).
+
+    :raises click.BadParameter: when ``spec`` is neither a file nor a sample.
+    :raises CLIError: when a shape names no input or has the wrong rank.
     :raises ModelFormatError: when the file is not a readable model.
+    :raises ModelValidationError: when the model cannot take the shapes (naming the node).
     """
     path = Path(spec)
     if path.exists():
-        return LoadedModel(core.read_model(path), str(path))
-    if spec in SAMPLES:
-        return LoadedModel(get_sample(spec), f"sample:{spec}")
-    raise click.BadParameter(
-        f"{spec!r} is neither a model file nor a built-in sample ({', '.join(sorted(SAMPLES))})",
-        param_hint="MODEL",
-    )
+        loaded = LoadedModel(core.read_model(path), str(path))
+    elif spec in SAMPLES:
+        loaded = LoadedModel(get_sample(spec), f"sample:{spec}")
+    else:
+        raise click.BadParameter(
+            f"{spec!r} is neither a model file nor a built-in sample ({', '.join(sorted(SAMPLES))})",
+            param_hint="MODEL",
+        )
+    if not shapes:
+        return loaded
+    resolved = resolve_shapes(loaded.model, shapes, loaded.describe())
+    current = {port.any_name: port.partial_shape for port in loaded.model.inputs}
+    if all(current[name] == shape for name, shape in resolved.items()):
+        return LoadedModel(loaded.model, loaded.source, resolved)
+    if path.suffix.lower() == ".onnx" and path.exists():
+        return LoadedModel(convert_model(path, input=resolved), loaded.source, resolved)
+    loaded.model.reshape({name: list(shape.dims) for name, shape in resolved.items()})
+    return LoadedModel(loaded.model, loaded.source, resolved)
 
 
 def default_device(core: Core) -> str:
@@ -88,7 +121,8 @@ def validate_device(ctx: click.Context, param: click.Parameter, value: str | Non
 
 def random_inputs(model: Model, seed: int) -> dict[str, np.ndarray]:
     """One array per model input, drawn from ``seed``: floats standard normal, integers in
-    ``[0, 10)``, booleans fair coins. Dynamic dimensions are 1.
+    ``[0, 10)``, booleans fair coins. Dynamic dimensions (which ``benchmark`` refuses first, see
+    :func:`~hetero_sdk.cli.shapes.require_static`) are 1.
     """
     rng = np.random.default_rng(seed)
     inputs = {}

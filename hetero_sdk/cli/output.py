@@ -72,7 +72,7 @@ class Printer:
             return
         width = max(len(name) for name, _ in pairs)
         for name, value in pairs:
-            click.echo(" " * indent + f"{name:<{width}}  {value}")
+            click.echo((" " * indent + f"{name:<{width}}  {value}").rstrip())
 
     def table(self, columns: Sequence[str], rows: Sequence[Sequence[Any]], indent: int = 2) -> None:
         """A table with a header row; plain text aligns columns with two spaces between them."""

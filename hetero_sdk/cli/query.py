@@ -1,4 +1,5 @@
-"""``hetero-sdk query MODEL -d DEVICE``: compile a model and show where each op runs and why."""
+"""``hetero-sdk query -m MODEL -d DEVICE``: compile a model and show where each op runs and why, as a
+table, JSON or a Graphviz picture coloured by device."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any
 import click
 
 from hetero_sdk.cli.context import EXIT_USAGE, CLIError, get_core
-from hetero_sdk.cli.models import LoadedModel, default_device, load_model, validate_device
+from hetero_sdk.cli.dot import placement_dot
+from hetero_sdk.cli.models import LoadedModel, default_device, load_model, model_source, validate_device
 from hetero_sdk.cli.output import Printer, emit_json, status
+from hetero_sdk.cli.shapes import SHAPES, InputShapes
 from hetero_sdk.graph import Model
 from hetero_sdk.hetero.report import PlacementReport
-from hetero_sdk.hetero.visualize import subgraphs_dot
 from hetero_sdk.runtime import CompiledModel
 
 __all__ = ["placement_of", "print_report", "query", "report_dict"]
@@ -115,7 +117,8 @@ def _render(dot_text: str, fmt: str, target: str) -> None:
 
 
 @click.command(short_help="Show where each op of a model runs, and why.")
-@click.argument("model")
+@click.argument("model", required=False)
+@click.option("-m", "--model", "model_option", metavar="MODEL", help="The model, as benchmark_app spells it.")
 @click.option(
     "-d",
     "--device",
@@ -123,15 +126,26 @@ def _render(dot_text: str, fmt: str, target: str) -> None:
     help="The device to compile on, usually HETERO:A,B,... [default: HETERO:XLA,TEMPLATE when XLA "
     "is installed, else TEMPLATE]",
 )
+@click.option(
+    "-shape",
+    "--input-shape",
+    "shape",
+    type=SHAPES,
+    help='Input shapes, as benchmark_app: "[1,3,224,224]" for one input, "a[1,3],b[2]" by name.',
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the placement report as JSON.")
-@click.option("--dot", "dot_file", type=click.Path(dir_okay=False), help="Write the partition as a Graphviz file.")
-@click.option("--svg", "svg_file", type=click.Path(dir_okay=False), help="Draw the partition as SVG (needs Graphviz).")
-@click.option("--png", "png_file", type=click.Path(dir_okay=False), help="Draw the partition as PNG (needs Graphviz).")
+@click.option(
+    "--dot", "dot_file", type=click.Path(dir_okay=False), help="Write the graph, coloured by device, as Graphviz DOT."
+)
+@click.option("--svg", "svg_file", type=click.Path(dir_okay=False), help="Draw that graph as SVG (needs Graphviz).")
+@click.option("--png", "png_file", type=click.Path(dir_okay=False), help="Draw that graph as PNG (needs Graphviz).")
 @click.pass_context
 def query(
     ctx: click.Context,
-    model: str,
+    model: str | None,
+    model_option: str | None,
     device: str | None,
+    shape: InputShapes | None,
     as_json: bool,
     dot_file: str | None,
     svg_file: str | None,
@@ -140,18 +154,22 @@ def query(
     """Compile MODEL on a device and show where each op runs: the device of each op, which devices
     rejected the ops that fell back, the subgraphs, and the tensors cut between them with their sizes.
 
-    MODEL is a native model file (.json with its .bin) or a built-in sample: detection, mlp.
+    MODEL (or -m MODEL) is a model file, ONNX (.onnx) or native (.json with its .bin), or a built-in
+    sample: detection, mlp.
     """
+    spec = model_source(ctx, model, model_option)
+    if spec is None:
+        raise click.UsageError("Missing argument 'MODEL' (or -m MODEL)", ctx)
     if (svg_file or png_file) and shutil.which("dot") is None:
         raise CLIError(GRAPHVIZ_HINT, EXIT_USAGE)
     core = get_core(ctx)
-    loaded = load_model(core, model)
+    loaded = load_model(core, spec, shape)
     device = device or default_device(core)
     with status(f"compiling {loaded.model.friendly_name} on {device}"):
         compiled = core.compile_model(loaded.model, device)
     report = placement_of(compiled, loaded.model)
     data = report_dict(loaded, device, compiled, report)
-    dot_text = subgraphs_dot(loaded.model, report)
+    dot_text = placement_dot(loaded.model, report, f"{loaded.model.friendly_name} on {device}")
     written = []
     if dot_file:
         Path(dot_file).write_text(dot_text)

@@ -11,7 +11,8 @@ import pytest
 
 from hetero_sdk.cli import check as check_module
 
-from .helpers import Invoke, make_core, names, op_devices, parse_json
+from .helpers import Invoke, assert_one_line_error, make_core, names, op_devices, parse_json
+from .onnx_models import dense_relu, scored_boxes
 
 SPLIT = ("-d", "HETERO:ACCEL,TEMPLATE")
 
@@ -48,9 +49,13 @@ def test_main_job_text_prints_partition_check_and_timing(invoke: Invoke) -> None
     assert text.index("Partition") < text.index("Results check") < text.index("Timing")
     assert "PASS: 3 output(s) equal hetero_sdk.reference.evaluate" in text
     assert "nms (rejected by ACCEL)" in text
-    for label in ("latency median", "latency average", "latency min", "latency max", "latency p90", "latency p99"):
-        assert label in text
-    assert "FPS" in text
+    timing = text[text.index("Timing") :].splitlines()
+    labels = [line.split()[0] for line in timing[2:] if line.strip()]
+    # benchmark_app's report: Count, Duration, Latency (Median, Average, Min, Max), Throughput
+    latency = ["Latency:", "Median", "Average", "Min", "Max", "p90", "p99"]
+    assert labels == ["First", "Count", "Duration", *latency, "Throughput"]
+    assert "  Count            2 iterations" in text
+    assert text.rstrip().endswith("FPS")
 
 
 def test_default_device_is_hetero_xla_template_when_xla_is_there(invoke: Invoke) -> None:
@@ -101,7 +106,7 @@ def test_report_file_holds_the_json_report(invoke: Invoke, tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     saved = json.loads(target.read_text())
     assert saved["iterations"] == 2 and saved["check"]["status"] == "PASS"
-    assert "throughput" in result.stdout  # the terminal still gets the text report
+    assert "Throughput" in result.stdout  # the terminal still gets the text report
 
 
 def test_results_check_fails_when_outputs_differ_from_the_reference(
@@ -130,3 +135,63 @@ def test_no_check_skips_the_comparison(invoke: Invoke, monkeypatch: pytest.Monke
     monkeypatch.setattr(check_module, "evaluate", lambda model, inputs: pytest.fail("the reference ran"))
     data = parse_json(invoke("benchmark", "mlp", "-niter", "1", "--no-check", "--json"))
     assert data["check"]["status"] == "SKIPPED"
+
+
+# -- model files and benchmark_app's single-dash spellings -------------------------------------------------
+
+
+def test_onnx_model_with_shape_is_split_checked_and_timed(invoke: Invoke, tmp_path: Path) -> None:
+    path = scored_boxes(tmp_path / "boxes.onnx")
+    data = parse_json(invoke("benchmark", "-m", str(path), *SPLIT, "-niter", "3", "--json"))
+    assert data["model"]["source"] == str(path)
+    assert op_devices(data["partition"])["nms"] == "TEMPLATE"
+    assert op_devices(data["partition"])["boxes"] == "ACCEL"
+    assert data["check"]["status"] == "PASS"
+    assert [o["name"] for o in data["check"]["outputs"]] == ["selected"]
+    assert data["iterations"] == 3
+    _assert_consistent_timing(data)
+
+
+def test_dynamic_onnx_model_needs_shape_and_runs_with_it(invoke: Invoke, tmp_path: Path) -> None:
+    path = dense_relu(tmp_path / "dense.onnx")
+    refused = invoke("benchmark", "-m", str(path), "-niter", "1")
+    assert_one_line_error(
+        refused, "dynamic dimensions (x[?,3])", 'pass static shapes with -shape, e.g. -shape "x[1,3]"'
+    )
+    assert refused.exit_code == 2
+    data = parse_json(invoke("benchmark", "-m", str(path), "-shape", "[8,3]", "-niter", "2", "--json"))
+    assert data["model"]["shape"] == {"x": "[8,3]"}
+    assert data["model"]["inputs"] == [{"name": "x", "element_type": "f32", "shape": "[8,3]"}]
+    assert data["model"]["outputs"] == [{"name": "y", "element_type": "f32", "shape": "[8,4]"}]
+    check = data["check"]
+    assert check["status"] == "PASS" and check["outputs"][0]["shape"] == [8, 4]
+
+
+def test_results_check_on_an_onnx_model_catches_a_wrong_device(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    honest = check_module.evaluate
+    monkeypatch.setattr(check_module, "evaluate", lambda model, inputs: [o * 2 + 1 for o in honest(model, inputs)])
+    path = dense_relu(tmp_path / "dense.onnx")
+    result = invoke("benchmark", "-m", str(path), "-shape", "x[2,3]", "-niter", "1", "--json")
+    assert result.exit_code == 1 and json.loads(result.stdout)["check"]["status"] == "FAIL"
+
+
+def test_benchmark_app_single_dash_spellings(invoke: Invoke) -> None:
+    data = parse_json(
+        invoke(
+            "benchmark", "-m", "mlp", "-d", "TEMPLATE", "-api", "sync", "-hint", "none", "-niter", "3", "-pc", "--json"
+        )
+    )
+    assert data["model"]["source"] == "sample:mlp"
+    assert data["settings"] == {"api": "sync", "nireq": 1, "niter": 3, "time_limit_s": None}
+    assert data["config"] == {"PERF_COUNT": True}
+    assert "probabilities" in names(data["perf_counts"]["ops"])
+    timed = parse_json(invoke("benchmark", "-m", "mlp", "-api", "async", "-nireq", "3", "-t", "0.1", "--json"))
+    assert timed["settings"] == {"api": "async", "nireq": 3, "niter": None, "time_limit_s": 0.1}
+
+
+def test_positional_model_and_m_must_agree(invoke: Invoke) -> None:
+    assert parse_json(invoke("benchmark", "mlp", "-m", "mlp", "-niter", "1", "--json"))["model"]["name"] == "mlp"
+    result = invoke("benchmark", "mlp", "-m", "detection", "-niter", "1")
+    assert_one_line_error(result, "two models given, 'mlp' and -m 'detection'", exit_code=2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from hetero_sdk.cli import query as query_module
 from hetero_sdk.samples import get_sample
 
 from .helpers import Invoke, assert_one_line_error, op_devices, parse_json
+from .onnx_models import dense_relu, scored_boxes
 
 BACKBONE_AND_HEADS = 19  # 3 x (conv, relu, pool) + box head (conv, reshape, transpose, tanh, multiply, add)
 # + class head (conv, add, reshape, sigmoid)
@@ -74,7 +76,7 @@ def test_query_defaults_to_template_without_xla(invoke: Invoke) -> None:
     assert data["device"] == "TEMPLATE"
 
 
-def test_dot_file_colours_ops_by_subgraph(invoke: Invoke, tmp_path: Path) -> None:
+def test_dot_file_labels_ops_with_device_and_subgraph(invoke: Invoke, tmp_path: Path) -> None:
     target = tmp_path / "split.dot"
     data = parse_json(invoke("query", "detection", "-d", "HETERO:ACCEL,TEMPLATE", "--dot", str(target), "--json"))
     assert data["files"] == [str(target)]
@@ -106,3 +108,58 @@ def test_svg_and_png_are_drawn_by_graphviz_dot(invoke: Invoke, tmp_path: Path, m
     assert Path(f"{svg}.format").read_text().strip() == "-Tsvg"
     assert Path(f"{png}.format").read_text().strip() == "-Tpng"
     assert f"wrote {svg}" in result.stdout
+
+
+# -- model files (-m) and the DOT picture coloured by device ---------------------------------------------
+
+
+def _dot_nodes(text: str) -> dict[str, tuple[list[str], str]]:
+    """``{node id: (label lines, fillcolor)}`` of a DOT file written by ``query --dot``."""
+    found = re.findall(r'^\s*(\w+) \[label="((?:[^"\\]|\\.)*)", fillcolor="(#[0-9a-f]{6})"', text, re.MULTILINE)
+    return {node: (label.split("\\n"), colour) for node, label, colour in found}
+
+
+def test_query_an_onnx_model_with_m(invoke: Invoke, tmp_path: Path) -> None:
+    path = scored_boxes(tmp_path / "boxes.onnx")
+    data = parse_json(invoke("query", "-m", str(path), "-d", "HETERO:ACCEL,TEMPLATE", "--json"))
+    assert data["model"]["source"] == str(path) and data["model"]["name"] == "scored_boxes"
+    devices = op_devices(data)
+    assert devices["nms"] == "TEMPLATE" and devices["boxes"] == devices["scores"] == "ACCEL"
+    assert data["rejected_by"] == {"nms": ["ACCEL"]}
+    text = invoke("query", "-m", str(path), "-d", "HETERO:ACCEL,TEMPLATE")
+    rows = {line.split()[0]: line.split()[1:] for line in text.stdout.splitlines() if line.startswith("  ")}
+    assert rows["nms"] == ["NonMaxSuppression", "TEMPLATE", "1", "ACCEL"]
+    assert rows["boxes"] == ["Sigmoid", "ACCEL", "0", "-"]
+
+
+def test_dot_holds_every_op_filled_with_its_device_colour(invoke: Invoke, tmp_path: Path) -> None:
+    path, target = scored_boxes(tmp_path / "boxes.onnx"), tmp_path / "boxes.dot"
+    data = parse_json(invoke("query", "-m", str(path), "-d", "HETERO:ACCEL,TEMPLATE", "--dot", str(target), "--json"))
+    text = target.read_text()
+    assert text.startswith('digraph "scored_boxes" {') and text.rstrip().endswith("}")
+    nodes = _dot_nodes(text)
+    legend = {label[0]: colour for node, (label, colour) in nodes.items() if node.startswith("legend")}
+    assert set(legend) == {"ACCEL", "TEMPLATE"} and legend["ACCEL"] != legend["TEMPLATE"]
+    ops = {label[0]: (label, colour) for node, (label, colour) in nodes.items() if not node.startswith("legend")}
+    model = hs.convert_model(path)  # a second translation: only its Results' generated names differ
+    named = sorted((n.friendly_name, n.type_name) for n in model.get_ordered_ops() if n.type_name != "Result")
+    assert sorted((name, label[1]) for name, (label, _) in ops.items() if label[1] != "Result") == named
+    assert [label[1] for label, _ in ops.values()].count("Result") == len(model.outputs)
+    for op in data["ops"]:
+        label, colour = ops[op["name"]]
+        assert label == [op["name"], op["type"], f"{op['device']} #{op['subgraph']}"]
+        assert colour == legend[op["device"]]
+    assert ops["raw_boxes"][0] == ["raw_boxes", "Parameter", "f32[1,16,4]"]
+    # the tensors HETERO moves between subgraphs are the labelled edges
+    assert len(re.findall(r'-> \w+ \[label="[^"]+", color=', text)) == len(data["cuts"])
+
+
+def test_dot_of_one_device_and_a_reshaped_onnx_model(invoke: Invoke, tmp_path: Path) -> None:
+    path, target = dense_relu(tmp_path / "dense.onnx"), tmp_path / "dense.dot"
+    result = invoke("query", "-m", str(path), "-shape", "x[4,3]", "-d", "TEMPLATE", "--dot", str(target))
+    assert result.exit_code == 0, result.output
+    assert f"wrote {target}" in result.stdout
+    ops = {label[0]: (label, colour) for _, (label, colour) in _dot_nodes(target.read_text()).items()}
+    assert ops["x"][0] == ["x", "Parameter", "f32[4,3]"]
+    assert {ops[name][1] for name in ("dense/matmul", "dense/add", "dense/relu")} == {ops["TEMPLATE.0"][1]}
+    assert "label=" not in "".join(line for line in target.read_text().splitlines() if "->" in line)  # no cuts
