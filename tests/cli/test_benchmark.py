@@ -12,7 +12,7 @@ import pytest
 from hetero_sdk.cli import check as check_module
 
 from .helpers import Invoke, assert_one_line_error, make_core, names, op_devices, parse_json
-from .onnx_models import dense_relu, scored_boxes
+from .model_files import dense_relu, scored_boxes
 
 SPLIT = ("-d", "HETERO:ACCEL,TEMPLATE")
 

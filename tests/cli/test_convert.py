@@ -12,7 +12,7 @@ import hetero_sdk as hs
 from hetero_sdk.samples import get_sample
 
 from .helpers import Invoke, assert_one_line_error, parse_json
-from .onnx_models import dense_relu, dense_relu_numpy, with_unknown_op
+from .model_files import dense_relu, dense_relu_numpy, with_unknown_op
 
 
 def test_converted_onnx_model_reads_back_and_computes_what_numpy_does(

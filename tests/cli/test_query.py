@@ -14,7 +14,7 @@ from hetero_sdk.cli import query as query_module
 from hetero_sdk.samples import get_sample
 
 from .helpers import Invoke, assert_one_line_error, op_devices, parse_json
-from .onnx_models import dense_relu, scored_boxes
+from .model_files import dense_relu, scored_boxes
 
 BACKBONE_AND_HEADS = 19  # 3 x (conv, relu, pool) + box head (conv, reshape, transpose, tanh, multiply, add)
 # + class head (conv, add, reshape, sigmoid)

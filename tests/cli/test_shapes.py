@@ -10,7 +10,7 @@ import hetero_sdk as hs
 from hetero_sdk.cli.shapes import parse_shapes
 
 from .helpers import Invoke, assert_one_line_error, parse_json
-from .onnx_models import dense_relu, two_inputs
+from .model_files import dense_relu, two_inputs
 
 
 @pytest.mark.parametrize(

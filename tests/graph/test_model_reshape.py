@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_samples import graph_model, tensor_input
+from onnx_models import graph_model, value_info
 
 import hetero_sdk as hs
 from hetero_sdk import opset, rt_info
@@ -87,16 +87,17 @@ def test_unknown_inputs_and_ambiguous_shapes_are_refused_with_the_inputs_named()
 
 def test_reshape_reaches_into_if_bodies_and_keeps_dimension_names() -> None:
     then_body = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["t"])], "then", [], [tensor_input("t", [None, None])]
+        [helper.make_node("Relu", ["x"], ["t"])], "then", [], [value_info("t", np.float32, [None, None])]
     )
     else_body = helper.make_graph(
-        [helper.make_node("Neg", ["x"], ["e"])], "else", [], [tensor_input("e", [None, None])]
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [], [value_info("e", np.float32, [None, None])]
     )
     nodes = [helper.make_node("If", ["flag"], ["y"], then_branch=then_body, else_branch=else_body)]
     onnx_model = graph_model(
         nodes,
-        [tensor_input("flag", [], 9), tensor_input("x", ["batch", "time"])],
-        [tensor_input("y", ["batch", "time"])],
+        [value_info("flag", np.bool_, []), value_info("x", np.float32, ["batch", "time"])],
+        [value_info("y", np.float32, ["batch", "time"])],
+        17,
     )
     model = hs.convert_model(onnx_model)
     model.reshape({"x": [-1, 6]})

@@ -9,7 +9,7 @@ import re
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import hetero_sdk as hs
@@ -211,6 +211,9 @@ def backprop_cases(draw: st.DrawFn) -> dict:
             "same_upper": [t - t // 2 for t in totals],
             "same_lower": [t // 2 for t in totals],
         }[auto_pad]
+        # OpenVINO's CPU plugin clips an explicit pads_begin to the dilated kernel's extent when an
+        # output_shape is given (a 1-wide kernel ignores it: measured), unlike its own op definition and ours.
+        assume(all(b <= (k - 1) * d for b, k, d in zip(begin, kernel, dilations)) or auto_pad != "explicit")
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     x = rng.standard_normal((draw(st.integers(1, 2)), draw(st.integers(1, 3)), *sizes)).astype(np.float32)
     w = rng.standard_normal((x.shape[1], draw(st.integers(1, 3)), *kernel)).astype(np.float32)

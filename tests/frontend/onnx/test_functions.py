@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_samples import graph_model, tensor_input
+from onnx_models import graph_model, value_info
 
 import hetero_sdk as hs
 from hetero_sdk.frontend.onnx.rules import find_rule
@@ -16,7 +16,10 @@ from hetero_sdk.frontend.onnx.rules import find_rule
 
 def _run_one(op: str, x: np.ndarray, opset: int, **attributes: Any) -> np.ndarray:
     node = helper.make_node(op, ["x"], ["y"], name="under_test", **attributes)
-    model = graph_model([node], [tensor_input("x", list(x.shape))], [tensor_input("y", [None] * x.ndim)], opset=opset)
+    model = graph_model(
+        [node], [value_info("x", np.float32, list(x.shape))], [value_info("y", np.float32, [None] * x.ndim)], opset,
+        full_check=False,  # ONNX's inference refuses MeanVarianceNormalization's body when axes take their default
+    )  # fmt: skip
     return hs.Core().compile_model(hs.convert_model(model), "TEMPLATE")({"x": x})["y"]  # type: ignore[no-any-return]
 
 

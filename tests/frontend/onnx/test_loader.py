@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from onnx_samples import conv_relu_model, graph_model, tensor_input
+from onnx_models import conv_relu_model, graph_model, value_info
 
 import hetero_sdk as hs
 from hetero_sdk.errors import ModelFormatError, ModelValidationError, UnsupportedOperationError
@@ -59,7 +59,7 @@ def test_a_missing_file_names_it(tmp_path: Path) -> None:
 
 def test_a_graph_failing_onnx_checks_is_a_validation_error_naming_the_node() -> None:
     node = helper.make_node("Relu", ["ghost"], ["y"], name="reads_a_ghost")
-    graph = helper.make_graph([node], "g", [tensor_input("x", [2])], [tensor_input("y", [2])])
+    graph = helper.make_graph([node], "g", [value_info("x", np.float32, [2])], [value_info("y", np.float32, [2])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(ModelValidationError, match="reads_a_ghost"):
         hs.convert_model(model.SerializeToString())
@@ -72,7 +72,7 @@ def test_every_unsupported_node_is_listed_at_once() -> None:
         helper.make_node("Relu", ["x"], ["r"], name="fine"),
     ]
     graph = helper.make_graph(
-        nodes, "g", [tensor_input("x", [3, 3])], [tensor_input(n, [3, 3]) for n in ("d", "f", "r")]
+        nodes, "g", [value_info("x", np.float32, [3, 3])], [value_info(n, np.float32, [3, 3]) for n in ("d", "f", "r")]
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
     with pytest.raises(UnsupportedOperationError) as caught:
@@ -86,7 +86,10 @@ def test_every_unsupported_node_is_listed_at_once() -> None:
 
 def test_an_opset_older_than_7_is_refused_with_the_upgrade_path() -> None:
     model = graph_model(
-        [helper.make_node("Relu", ["x"], ["y"])], [tensor_input("x", [2])], [tensor_input("y", [2])], opset=6
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [value_info("x", np.float32, [2])],
+        [value_info("y", np.float32, [2])],
+        6,
     )
     with pytest.raises(UnsupportedOperationError, match="version_converter"):
         hs.convert_model(model)

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
-
-from .onnx_models import FEW, check, graph_model, value_info
+from onnx_models import FEW, check, graph_model, value_info
 
 F32, I64 = np.float32, np.int64
 

@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from onnx_models import FEW, check, node_model, run_sdk
 
 from hetero_sdk.errors import UnsupportedOperationError
-
-from .onnx_models import FEW, check, node_model, run_sdk
 
 F32 = np.float32
 RNG = np.random.default_rng(7)

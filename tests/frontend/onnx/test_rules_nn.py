@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from .onnx_models import FEW, check, node_model
+from onnx_models import FEW, check, node_model
 
 F32, I64 = np.float32, np.int64
 RNG = np.random.default_rng(5)

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from .onnx_models import FEW, check, node_model, run_ort
+from onnx_models import FEW, check, node_model, run_ort
 
 F32 = np.float32
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from onnx import helper, numpy_helper
-
-from .onnx_models import FEW, check, graph_model, node_model, value_info
+from onnx_models import FEW, check, graph_model, node_model, value_info
 
 F32, I64 = np.float32, np.int64
 RNG = np.random.default_rng(11)

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
-from onnx_samples import conv_relu_model, graph_model, tensor_input
+from onnx import helper
+from onnx_models import conv_relu_model, graph_model, value_info
 
 import hetero_sdk as hs
 from hetero_sdk import rt_info
@@ -37,7 +37,9 @@ def test_empty_and_repeated_node_names_are_made_unique() -> None:
         helper.make_node("Neg", ["a"], ["b"], name="same"),
         helper.make_node("Abs", ["b"], ["y"]),
     ]
-    converted = hs.convert_model(graph_model(nodes, [tensor_input("x", [3])], [tensor_input("y", [3])]))
+    converted = hs.convert_model(
+        graph_model(nodes, [value_info("x", np.float32, [3])], [value_info("y", np.float32, [3])], 17)
+    )
     names = [n.friendly_name for n in converted.get_ops() if n.type_name not in ("Parameter", "Result")]
     assert len(names) == len(set(names)) == 3
     assert "same" in names and "Abs_2" in names
@@ -51,8 +53,8 @@ def test_an_input_given_back_and_one_tensor_under_two_output_names_keep_each_nam
         helper.make_node("Relu", ["x"], ["r"]),
         helper.make_node("Identity", ["r"], ["r_alias"]),
     ]
-    outputs = [tensor_input(n, [2]) for n in ("x_again", "r", "r_alias")]
-    converted = hs.convert_model(graph_model(nodes, [tensor_input("x", [2])], outputs))
+    outputs = [value_info(n, np.float32, [2]) for n in ("x_again", "r", "r_alias")]
+    converted = hs.convert_model(graph_model(nodes, [value_info("x", np.float32, [2])], outputs, 17))
     assert [o.any_name for o in converted.outputs] == ["x_again", "r", "r_alias"]
     x = np.array([-1.0, 2.0], np.float32)
     results = _run(converted, "TEMPLATE", x=x)
@@ -63,7 +65,9 @@ def test_an_input_given_back_and_one_tensor_under_two_output_names_keep_each_nam
 
 def test_symbolic_and_unknown_dims_stay_dynamic_with_their_names() -> None:
     nodes = [helper.make_node("Relu", ["x"], ["y"])]
-    model = graph_model(nodes, [tensor_input("x", ["batch", None, 4])], [tensor_input("y", ["batch", None, 4])])
+    model = graph_model(
+        nodes, [value_info("x", np.float32, ["batch", None, 4])], [value_info("y", np.float32, ["batch", None, 4])], 17
+    )
     converted = hs.convert_model(model)
     parameter = converted.get_parameters()[0]
     assert parameter.get_output_partial_shape(0) == hs.PartialShape([-1, -1, 4])
@@ -76,10 +80,10 @@ def test_symbolic_and_unknown_dims_stay_dynamic_with_their_names() -> None:
 
 def test_an_input_with_an_initializer_is_a_constant() -> None:
     nodes = [helper.make_node("Add", ["x", "bias"], ["y"])]
+    inputs = [value_info("x", np.float32, [2]), value_info("bias", np.float32, [2])]
     model = graph_model(
-        nodes, [tensor_input("x", [2]), tensor_input("bias", [2])], [tensor_input("y", [2])],
-        [("bias", np.array([10.0, 20.0], np.float32))],
-    )  # fmt: skip
+        nodes, inputs, [value_info("y", np.float32, [2])], 17, {"bias": np.array([10.0, 20.0], np.float32)}
+    )
     converted = hs.convert_model(model)
     assert [p.friendly_name for p in converted.get_parameters()] == ["x"]
     np.testing.assert_array_equal(_run(converted, "TEMPLATE", x=np.ones(2, np.float32))["y"], [11.0, 21.0])
@@ -90,7 +94,7 @@ def test_an_input_with_an_initializer_is_a_constant() -> None:
 
 def _branch(name: str, op: str, output: str, rank: int = 1) -> onnx.GraphProto:
     node = helper.make_node(op, ["x"], [output], name=f"{name}_op")  # reads x from the enclosing graph
-    return helper.make_graph([node], name, [], [tensor_input(output, [None] * rank)])
+    return helper.make_graph([node], name, [], [value_info(output, np.float32, [None] * rank)])
 
 
 def test_an_if_on_a_static_shape_is_replaced_by_its_branch() -> None:
@@ -102,12 +106,16 @@ def test_an_if_on_a_static_shape_is_replaced_by_its_branch() -> None:
             "If",
             ["is_matrix"],
             ["y"],
-            then_branch=_branch("then", "Relu", "t"),
-            else_branch=_branch("else", "Neg", "e"),
+            then_branch=_branch("then", "Relu", "t", 2),
+            else_branch=_branch("else", "Neg", "e", 2),
         ),
     ]
     model = graph_model(
-        nodes, [tensor_input("x", ["n", 3])], [tensor_input("y", [None, 3])], [("two", np.array(2, np.int64))]
+        nodes,
+        [value_info("x", np.float32, ["n", 3])],
+        [value_info("y", np.float32, [None, 3])],
+        17,
+        {"two": np.array(2, np.int64)},
     )
     converted = hs.convert_model(model)
     assert "If" not in {n.type_name for n in converted.get_ops()}
@@ -117,14 +125,15 @@ def test_an_if_on_a_static_shape_is_replaced_by_its_branch() -> None:
 
 def _runtime_if_model() -> onnx.ModelProto:
     then_body = helper.make_graph(
-        [helper.make_node("Mul", ["x", "scale"], ["t"])], "then", [], [tensor_input("t", [None])]
+        [helper.make_node("Mul", ["x", "scale"], ["t"])], "then", [], [value_info("t", np.float32, [None])]
     )
     nodes = [helper.make_node("If", ["flag"], ["y"], then_branch=then_body, else_branch=_branch("else", "Neg", "e"))]
     return graph_model(
         nodes,
-        [tensor_input("flag", [], TensorProto.BOOL), tensor_input("x", ["n"])],
-        [tensor_input("y", ["n"])],
-        [("scale", np.array(3.0, np.float32))],
+        [value_info("flag", np.bool_, []), value_info("x", np.float32, ["n"])],
+        [value_info("y", np.float32, ["n"])],
+        17,
+        {"scale": np.array(3.0, np.float32)},
     )
 
 
@@ -140,7 +149,7 @@ def test_an_if_on_a_value_runs_the_branch_the_value_picks(device: str) -> None:
 
 def test_an_if_whose_branches_differ_in_rank_by_a_dynamic_shape_needs_input_shapes() -> None:
     squeeze = helper.make_graph(
-        [helper.make_node("Squeeze", ["x", "last"], ["s"])], "then", [], [tensor_input("s", [None])]
+        [helper.make_node("Squeeze", ["x", "last"], ["s"])], "then", [], [value_info("s", np.float32, [None])]
     )
     nodes = [
         helper.make_node("Shape", ["x"], ["shape"]),
@@ -148,8 +157,15 @@ def test_an_if_whose_branches_differ_in_rank_by_a_dynamic_shape_needs_input_shap
         helper.make_node("Equal", ["width", "one"], ["is_one"]),
         helper.make_node("If", ["is_one"], ["y"], then_branch=squeeze, else_branch=_branch("else", "Relu", "e", 2)),
     ]
-    initializers = [("last", np.array([-1], np.int64)), ("one", np.array([1], np.int64))]
-    model = graph_model(nodes, [tensor_input("x", [4, "w"])], [tensor_input("y", [None])], initializers)
+    initializers = {"last": np.array([-1], np.int64), "one": np.array([1], np.int64)}
+    model = graph_model(
+        nodes,
+        [value_info("x", np.float32, [4, "w"])],
+        [value_info("y", np.float32, [None])],
+        17,
+        initializers,
+        full_check=False,
+    )
     with pytest.raises(UnsupportedOperationError, match=r"rank 1 in then_branch and 2 in else_branch.*input="):
         hs.convert_model(model)
     converted = hs.convert_model(model, input={"x": [4, 1]})
@@ -211,17 +227,22 @@ def test_loop_with_a_captured_tensor_counts_like_numpy() -> None:
         ],
         "body",
         [
-            tensor_input("i", [], TensorProto.INT64),
-            tensor_input("cond_in", [], TensorProto.BOOL),
-            tensor_input("acc_in", [2]),
+            value_info("i", np.int64, []),
+            value_info("cond_in", np.bool_, []),
+            value_info("acc_in", np.float32, [2]),
         ],
-        [tensor_input("cond_out", [], TensorProto.BOOL), tensor_input("acc_out", [2]), tensor_input("history", [2])],
+        [
+            value_info("cond_out", np.bool_, []),
+            value_info("acc_out", np.float32, [2]),
+            value_info("history", np.float32, [2]),
+        ],
     )
     nodes = [helper.make_node("Loop", ["trips", "", "start"], ["final", "all"], body=body)]
     model = graph_model(
         nodes,
-        [tensor_input("trips", [], TensorProto.INT64), tensor_input("start", [2]), tensor_input("step", [2])],
-        [tensor_input("final", [2]), tensor_input("all", [None, 2])],
+        [value_info("trips", np.int64, []), value_info("start", np.float32, [2]), value_info("step", np.float32, [2])],
+        [value_info("final", np.float32, [2]), value_info("all", np.float32, [None, 2])],
+        17,
     )
     converted = hs.convert_model(model)
     start, step = np.array([1.0, 2.0], np.float32), np.array([0.5, -1.0], np.float32)
@@ -231,9 +252,8 @@ def test_loop_with_a_captured_tensor_counts_like_numpy() -> None:
 
 
 def test_initializer_values_are_read_only_constants() -> None:
-    model = graph_model(
-        [helper.make_node("Add", ["x", "c"], ["y"])], [tensor_input("x", [3])], [tensor_input("y", [3])],
-        [("c", np.arange(3, dtype=np.float32))],
-    )  # fmt: skip
+    add = helper.make_node("Add", ["x", "c"], ["y"])
+    x, y = value_info("x", np.float32, [3]), value_info("y", np.float32, [3])
+    model = graph_model([add], [x], [y], 17, {"c": np.arange(3, dtype=np.float32)})
     constant = next(n for n in hs.convert_model(model).get_ops() if n.type_name == "Constant")
     assert not constant.attrs["value"].flags.writeable

@@ -16,7 +16,7 @@ from onnx import helper
 import hetero_sdk as hs
 
 __all__ = [
-    "FEW", "check", "graph_model", "node_model", "run_ort", "run_sdk", "value_info",
+    "FEW", "check", "conv_relu_model", "graph_model", "node_model", "run_ort", "run_sdk", "value_info",
 ]  # fmt: skip
 
 FEW = settings(max_examples=10, deadline=None)
@@ -38,8 +38,10 @@ def graph_model(
     outputs: Sequence[onnx.ValueInfoProto],
     opset: int,
     initializers: Mapping[str, np.ndarray] | None = None,
+    full_check: bool = True,
 ) -> onnx.ModelProto:
-    """A checked model of ``nodes`` in ``ai.onnx`` opset ``opset``."""
+    """A checked model of ``nodes`` in ``ai.onnx`` opset ``opset`` (``full_check``: with ONNX's strict
+    shape inference, which rejects some valid graphs, such as If branches of different ranks)."""
     graph = helper.make_graph(
         list(nodes),
         "g",
@@ -48,7 +50,7 @@ def graph_model(
         [onnx.numpy_helper.from_array(np.asarray(v), k) for k, v in (initializers or {}).items()],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=IR_VERSION)
-    onnx.checker.check_model(model, full_check=True)
+    onnx.checker.check_model(model, full_check=full_check)
     return model
 
 
@@ -135,3 +137,20 @@ def check(
             else:
                 np.testing.assert_array_equal(g, w, err_msg=message)
     return want
+
+
+def conv_relu_model(batch: int | str = "batch") -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """``relu(conv(x, w) + b)`` then a global average pool: x[batch,3,8,8] -> y[batch,4,1,1]."""
+    rng = np.random.default_rng(0)
+    weights = {
+        "w": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
+        "b": rng.standard_normal(4).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("GlobalAveragePool", ["r"], ["y"], name="pool"),
+    ]
+    inputs = [value_info("x", np.float32, [batch, 3, 8, 8])]
+    model = graph_model(nodes, inputs, [value_info("y", np.float32, [batch, 4, 1, 1])], 17, weights)
+    return model, weights
