@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.errors import ModelValidationError, PortNotFoundError, did_you_mean
 from hetero_sdk.graph.node import Node, Output
+from hetero_sdk.graph.reshape import InputKey, ShapeLike, reshape_model
 
 __all__ = ["Model"]
 
@@ -148,6 +149,36 @@ class Model:
             node.validate_and_infer_types()
         self.validate()
 
+    def reshape(
+        self,
+        shapes: ShapeLike | Mapping[InputKey, ShapeLike] | None = None,
+        *,
+        dims: Mapping[str, int] | None = None,
+    ) -> None:
+        """Gives inputs new shapes and re-infers every shape of the model (``ov.Model.reshape``).
+
+        Any shape the graph accepts goes: dimensions may become static, dynamic (``-1``) or other
+        sizes, and ranks may change. The bodies of If, Loop and Scan follow the shapes they receive.
+        The change is all or nothing: when some op does not accept the new shapes, the model is left
+        exactly as it was.
+
+        For example ``model.reshape([8, 3])`` (the one input of a one-input model),
+        ``model.reshape({"x": [-1, 3], 1: [4]})`` (inputs by tensor name, index or port) or
+        ``model.reshape(dims={"batch": 8})`` (every input dimension named ``batch``).
+
+        :param shapes: one shape (a list of ints, ``-1`` for a dynamic dimension, or a
+            :class:`~hetero_sdk.PartialShape`) for a one-input model, or a mapping from inputs (tensor
+            name, index, or the port from :attr:`inputs`) to shapes. Inputs not named keep theirs.
+        :param dims: sizes by dimension name, for inputs whose Parameter carries names in its rt_info
+            (``dim_names``: one name or None per dimension, as frontends write them). ``shapes`` wins
+            where both set an input.
+        :raises ModelValidationError: for one shape given to a model with several inputs, a malformed
+            shape, or shapes the graph does not accept (naming the op and the shapes).
+        :raises PortNotFoundError: for an input name, index or port the model lacks, or a dimension
+            name no input carries (listing what exists).
+        """
+        reshape_model(self, shapes, dims)
+
     def clone(self) -> Model:
         """A deep copy: new nodes with the same names, attributes, rt_info and tensor names.
 
@@ -181,8 +212,10 @@ def _port(ports: list[Output], key: int | str, kind: str, model: str) -> Output:
     for port in ports:
         if key in port.names:
             return port
-    names = sorted(n for p in ports for n in p.names)
-    raise KeyError(f"model '{model}' has no {kind} named '{key}'; {kind}s: {', '.join(names)}")
+    names = [n for p in ports for n in p.names]
+    raise PortNotFoundError(
+        f"model '{model}' has no {kind} named '{key}'; {did_you_mean(key, names, listing=kind + 's')}"
+    )
 
 
 def _topological_order(parameters: Iterable[Node], results: Iterable[Node]) -> list[Node]:
