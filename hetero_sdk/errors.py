@@ -23,6 +23,7 @@ __all__ = [
     "ModelValidationError",
     "PartitionError",
     "PluginValidationError",
+    "PortNotFoundError",
     "PropertyValueError",
     "RequestBusyError",
     "RequestCancelledError",
@@ -69,6 +70,14 @@ class PluginValidationError(HeteroSDKError, TypeError):
     def __init__(self, message: str, plugin: object = None) -> None:
         super().__init__(message)
         self.plugin = plugin
+
+
+class PortNotFoundError(HeteroSDKError, KeyError):
+    """A model has no input or output with that name, index or port (or, in ``Model.reshape``, no input
+    dimension with that name); the message lists what exists."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else ""
 
 
 class UnsupportedPropertyError(HeteroSDKError, KeyError):

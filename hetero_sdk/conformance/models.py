@@ -11,7 +11,7 @@ import numpy as np
 import hetero_sdk as hs
 from hetero_sdk import opset
 
-__all__ = ["ModelCase", "base_candidates", "chain_model", "dynamic_model", "dynamic_shape_subgraph_model", "query_zoo"]
+__all__ = ["DynamicCase", "ModelCase", "base_candidates", "chain_model", "dynamic_cases", "dynamic_model", "query_zoo"]
 
 
 @dataclass
@@ -89,35 +89,83 @@ def dynamic_model() -> ModelCase:
     return ModelCase(hs.Model([y], [x], name="conformance_dynamic"), inputs)
 
 
-def dynamic_shape_subgraph_model() -> ModelCase:
-    """``reduce_sum(reshape(relu(x), [batch, -1]) * range(width)[tiled])`` with ``x`` of shape
-    ``[-1, 2, -1]``: ShapeOf -> Gather -> Concat -> Reshape and a Range sized by a dynamic dimension,
-    which a device runs at each shape (or folds once it knows the shape)."""
-    x = opset.parameter([-1, 2, -1], hs.Type.f32, name="x")
+@dataclass
+class DynamicCase:
+    """A model whose inputs have dynamic dimensions, and inputs for any sizes of them.
+
+    :ivar name: names the case in messages.
+    :ivar model: the model (dynamic dimensions are ``-1``).
+    :ivar make_inputs: ``(rng, n, m) -> {input name: array}``, where ``n`` and ``m`` are the sizes
+        of the dynamic dimensions.
+    """
+
+    name: str
+    model: hs.Model
+    make_inputs: Callable[[np.random.Generator, int, int], dict[str, np.ndarray]]
+
+    def inputs(self, n: int, m: int, seed: int = 0) -> dict[str, np.ndarray]:
+        """Inputs with dynamic dimensions ``n`` and ``m``, drawn with ``seed``."""
+        return self.make_inputs(np.random.default_rng(seed), n, m)
+
+    def static(self, n: int, m: int) -> hs.Model:
+        """A clone of the model reshaped (``Model.reshape``) to the shapes of :meth:`inputs`."""
+        clone = self.model.clone()
+        clone.reshape({name: list(value.shape) for name, value in self.inputs(n, m).items()})
+        return clone
+
+
+def _dynamic_elementwise() -> DynamicCase:
+    """``relu(x) * 0.5 + x`` with ``x`` of shape ``[-1, -1]``."""
+    x = opset.parameter([-1, -1], hs.Type.f32, name="x")
+    half = opset.multiply(opset.relu(x, name="relu"), opset.constant(np.float32(0.5), name="half"), name="scaled")
+    y = opset.add(half, x, name="y")
+    return DynamicCase(
+        "dynamic_elementwise",
+        hs.Model([y], [x], name="conformance_dynamic_elementwise"),
+        lambda rng, n, m: {"x": rng.uniform(-2, 2, (n, m)).astype(np.float32)},
+    )
+
+
+def _dynamic_dense() -> DynamicCase:
+    """``relu(x @ w + b)`` with ``x`` of shape ``[-1, 8]`` (a dynamic batch; ``m`` is unused)."""
+    rng = np.random.default_rng(11)
+    x = opset.parameter([-1, 8], hs.Type.f32, name="x")
+    w = opset.constant(rng.uniform(-1, 1, (8, 4)).astype(np.float32), name="w")
+    b = opset.constant(rng.uniform(-1, 1, 4).astype(np.float32), name="b")
+    y = opset.relu(opset.add(opset.matmul(x, w, name="mm"), b, name="biased"), name="y")
+    return DynamicCase(
+        "dynamic_dense",
+        hs.Model([y], [x], name="conformance_dynamic_dense"),
+        lambda rng, n, m: {"x": rng.uniform(-1, 1, (n, 8)).astype(np.float32)},
+    )
+
+
+def _dynamic_shape_subgraph() -> DynamicCase:
+    """A shape sub-graph on ``x`` of shape ``[-1, -1, 2]``: ``reshape(x, [shape(x)[0], -1]) * 2`` and
+    ``broadcast(range(shape(x)[1]), [shape(x)[0], 1, shape(x)[1]])`` (ShapeOf, Gather, Concat, Reshape,
+    Range, Broadcast)."""
+    x = opset.parameter([-1, -1, 2], hs.Type.f32, name="x")
     shape = opset.shape_of(x, name="shape")
     batch = opset.gather(shape, opset.constant(np.array([0], np.int64), name="first"), 0, name="batch")
     target = opset.concat([batch, opset.constant(np.array([-1], np.int64), name="rest")], 0, name="target")
-    flat = opset.reshape(opset.relu(x, name="relu"), target, special_zero=False, name="flat")
-    width = opset.reduce_prod(
-        opset.gather(shape, opset.constant(np.array([1, 2], np.int64), name="tail"), 0, name="dims"),
-        opset.constant(np.array([0], np.int64), name="all"),
-        name="width",
-    )
-    ramp = opset.range(
-        opset.constant(np.array(0, np.int64), name="zero"),
-        opset.reshape(width, opset.constant(np.array([], np.int64), name="scalar"), False, name="count"),
-        opset.constant(np.array(1, np.int64), name="one"),
-        hs.Type.f32,
-        name="ramp",
-    )
-    y = opset.reduce_sum(
-        opset.multiply(flat, ramp, name="weighted"), opset.constant(np.array([1]), name="axis"), name="y"
+    flat = opset.reshape(x, target, special_zero=False, name="flat")
+    twice = opset.multiply(flat, opset.constant(np.float32(2.0), name="two"), name="twice")
+    count = opset.gather(shape, opset.constant(np.array(1, np.int64), name="second"), 0, name="count")
+    zero, one = opset.constant(np.array(0, np.int64), name="zero"), opset.constant(np.array(1, np.int64), name="one")
+    steps = opset.range(zero, count, one, hs.Type.f32, name="steps")
+    width = opset.gather(shape, opset.constant(np.array([1], np.int64), name="second_1d"), 0, name="width")
+    middle = opset.constant(np.array([1], np.int64), name="middle")
+    grid = opset.broadcast(steps, opset.concat([batch, middle, width], 0, name="grid_shape"), name="grid")
+    return DynamicCase(
+        "dynamic_shape_subgraph",
+        hs.Model([twice, grid], [x], name="conformance_dynamic_shape_subgraph"),
+        lambda rng, n, m: {"x": rng.uniform(-1, 1, (n, m, 2)).astype(np.float32)},
     )
 
-    def inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
-        return {"x": rng.uniform(-1, 1, (int(rng.integers(1, 4)), 2, int(rng.integers(1, 6)))).astype(np.float32)}
 
-    return ModelCase(hs.Model([y], [x], name="conformance_dynamic_shape_subgraph"), inputs)
+def dynamic_cases() -> list[DynamicCase]:
+    """The kit's models with dynamic input dimensions: elementwise, a dense layer, a shape sub-graph."""
+    return [_dynamic_elementwise(), _dynamic_dense(), _dynamic_shape_subgraph()]
 
 
 def _shape_subgraph() -> ModelCase:
@@ -168,4 +216,4 @@ def _cnn() -> ModelCase:
 
 def query_zoo() -> list[ModelCase]:
     """Models for the ``query_model`` completeness check."""
-    return [_arith(), _adds(), _shape_subgraph(), _mlp(), _cnn(), dynamic_model(), dynamic_shape_subgraph_model()]
+    return [_arith(), _adds(), _shape_subgraph(), _mlp(), _cnn(), dynamic_model()]

@@ -12,9 +12,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from hetero_sdk.conformance.compare import assert_results_match, tolerance
-from hetero_sdk.conformance.models import ModelCase, chain_model, dynamic_model, dynamic_shape_subgraph_model
+from hetero_sdk.conformance.compare import Repro, assert_results_match, tolerance
+from hetero_sdk.conformance.models import DynamicCase, ModelCase, chain_model, dynamic_cases, dynamic_model
 from hetero_sdk.conformance.target import Target
 from hetero_sdk.errors import InferenceError, RequestBusyError, RequestCancelledError
 from hetero_sdk.reference import evaluate
@@ -349,13 +351,38 @@ def test_dynamic_shapes_change_between_inferences_and_chain(target: Target) -> N
         assert_results_match([second[0]], evaluate(case.model, {"x": np.asarray(first[0])}), *_TOL, what="chained")
 
 
-def test_shape_subgraphs_of_dynamic_inputs_run_at_every_shape(target: Target) -> None:
-    case = dynamic_shape_subgraph_model()
-    if not target.claims_all(case.model):
-        pytest.skip(f"{target.device} does not claim a model whose shape sub-graphs depend on dynamic dimensions")
-    request = target.compile(case.model).create_infer_request()
-    for batch, width in ((1, 1), (3, 4), (2, 5), (3, 4)):
-        x = np.random.default_rng(batch * 10 + width).uniform(-1, 1, (batch, 2, width)).astype(np.float32)
-        result = request.infer({"x": x})
-        expected = (np.maximum(x, 0).reshape(batch, -1) * np.arange(2 * width, dtype=np.float32)).sum(axis=1)
-        assert_results_match([result[0]], [expected], *_TOL, what=f"input shape {list(x.shape)}")
+@mandatory
+def test_dynamic_models_match_the_oracle_at_drawn_shapes(target: Target, hyp: Any, repro: Repro) -> None:
+    """Each dynamic model the device claims is compiled once and run at several drawn input shapes with
+    one request; a clone reshaped to the first shape (``Model.reshape``) must compute the same."""
+    cases = [case for case in dynamic_cases() if target.claims_all(case.model)]
+    if not cases:
+        names = ", ".join(case.name for case in dynamic_cases())
+        pytest.skip(f"{target.device} does not claim any of the kit's dynamic-shape models ({names})")
+    requests = {case.name: target.compile(case.model).create_infer_request() for case in cases}
+    sizes = st.lists(st.tuples(st.integers(1, 4), st.integers(1, 4)), min_size=2, max_size=3)
+
+    def run(case: DynamicCase, model: Any, inputs: dict[str, np.ndarray], what: str, fresh: bool) -> None:
+        try:
+            if fresh:
+                got = list(target.compile(model)(inputs).to_tuple())
+            else:
+                got = list(requests[case.name].infer(inputs).to_tuple())
+        except Exception as exc:
+            snippet = repro.save(model, inputs, target.config)
+            raise AssertionError(f"{what}: {type(exc).__name__}: {exc}\nreproduce with:\n{snippet}") from exc
+        want = evaluate(model, inputs)
+        assert_results_match(got, want, *_TOL, what=what, repro=repro, model=model, inputs=inputs, config=target.config)
+
+    @hyp()
+    @given(index=st.integers(0, len(cases) - 1), shapes=sizes, seed=st.integers(0, 99))
+    def check(index: int, shapes: list[tuple[int, int]], seed: int) -> None:
+        case = cases[index]
+        for n, m in shapes:
+            inputs = case.inputs(n, m, seed)
+            shown = {k: list(v.shape) for k, v in inputs.items()}
+            run(case, case.model, inputs, f"{case.name} at {shown}", fresh=False)
+        n, m = shapes[0]
+        run(case, case.static(n, m), case.inputs(n, m, seed), f"{case.name} reshaped to static [{n}, {m}]", fresh=True)
+
+    check()

@@ -9,10 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from hetero_sdk.errors import HeteroSDKError, ModelValidationError, did_you_mean
+from hetero_sdk.errors import ModelValidationError, PortNotFoundError, did_you_mean
 from hetero_sdk.graph.node import Node, Output
-from hetero_sdk.rt_info import DIM_NAMES
-from hetero_sdk.shape import DYNAMIC, PartialShape
+from hetero_sdk.graph.reshape import InputKey, ShapeLike, reshape_model
 
 __all__ = ["Model"]
 
@@ -116,67 +115,6 @@ class Model:
         """True when some tensor of the model has a dynamic dimension."""
         return any(o.partial_shape.is_dynamic for n in self.get_ops() for o in n.outputs())
 
-    # -- shapes ------------------------------------------------------------------------------------
-
-    def reshape(
-        self,
-        shapes: PartialShape | Sequence[int] | Mapping[str | int | Output, PartialShape | Sequence[int]],
-    ) -> None:
-        """Gives inputs new shapes and re-infers every shape of the model, as ``ov.Model.reshape``.
-
-        :param shapes: one shape for a one-input model, or a dict keyed by input tensor name, input
-            index or input port; a shape is a list of ints (``-1`` for a dynamic dimension) or a
-            :class:`PartialShape`. Inputs left out keep their shapes.
-        :raises ModelValidationError: when a key names no input, or the model cannot take the new
-            shapes (naming the node that rejects them); the model is then left as it was.
-        """
-        if not isinstance(shapes, Mapping):
-            if len(self._parameters) != 1:
-                raise ModelValidationError(
-                    f"model '{self._name}' has {len(self._parameters)} inputs; pass a dict of input name to shape"
-                )
-            shapes = {0: shapes}
-        targets = {id(self._input_parameter(key)): PartialShape.of(shape) for key, shape in shapes.items()}
-        before = {id(p): p.attrs["shape"] for p in self._parameters}
-        for parameter in self._parameters:
-            if id(parameter) in targets:
-                parameter.attrs["shape"] = targets[id(parameter)]
-        try:
-            self.validate_nodes_and_infer_types()
-        except HeteroSDKError as exc:
-            for parameter in self._parameters:
-                parameter.attrs["shape"] = before[id(parameter)]
-            self.validate_nodes_and_infer_types()
-            wanted = {p.friendly_name: str(targets[id(p)]) for p in self._parameters if id(p) in targets}
-            raise ModelValidationError(f"model '{self._name}' cannot take the shapes {wanted}: {exc}") from exc
-        for parameter in self._parameters:
-            names = parameter.get_rt_info().get(DIM_NAMES)
-            if id(parameter) in targets and names is not None:
-                dims = targets[id(parameter)].dims
-                kept = [n if i < len(dims) and dims[i] == DYNAMIC else None for i, n in enumerate(names)]
-                parameter.get_rt_info()[DIM_NAMES] = kept + [None] * (len(dims) - len(kept))
-
-    def _input_parameter(self, key: str | int | Output) -> Node:
-        """The Parameter behind an input given by tensor name, index or port."""
-        if isinstance(key, Output):
-            for parameter in self._parameters:
-                if parameter.output(0) == key:
-                    return parameter
-            key = key.any_name
-        if isinstance(key, int):
-            if not -len(self._parameters) <= key < len(self._parameters):
-                raise ModelValidationError(
-                    f"model '{self._name}' has {len(self._parameters)} input(s); index {key} does not exist"
-                )
-            return self._parameters[key]
-        for parameter in self._parameters:
-            if key in parameter.output(0).names:
-                return parameter
-        names = sorted(n for p in self._parameters for n in p.output(0).names)
-        raise ModelValidationError(
-            f"model '{self._name}' has no input named '{key}'; {did_you_mean(str(key), names, listing='inputs')}"
-        )
-
     # -- validation and copies ---------------------------------------------------------------------
 
     def validate(self) -> None:
@@ -211,6 +149,36 @@ class Model:
             node.validate_and_infer_types()
         self.validate()
 
+    def reshape(
+        self,
+        shapes: ShapeLike | Mapping[InputKey, ShapeLike] | None = None,
+        *,
+        dims: Mapping[str, int] | None = None,
+    ) -> None:
+        """Gives inputs new shapes and re-infers every shape of the model (``ov.Model.reshape``).
+
+        Any shape the graph accepts goes: dimensions may become static, dynamic (``-1``) or other
+        sizes, and ranks may change. The bodies of If, Loop and Scan follow the shapes they receive.
+        The change is all or nothing: when some op does not accept the new shapes, the model is left
+        exactly as it was.
+
+        For example ``model.reshape([8, 3])`` (the one input of a one-input model),
+        ``model.reshape({"x": [-1, 3], 1: [4]})`` (inputs by tensor name, index or port) or
+        ``model.reshape(dims={"batch": 8})`` (every input dimension named ``batch``).
+
+        :param shapes: one shape (a list of ints, ``-1`` for a dynamic dimension, or a
+            :class:`~hetero_sdk.PartialShape`) for a one-input model, or a mapping from inputs (tensor
+            name, index, or the port from :attr:`inputs`) to shapes. Inputs not named keep theirs.
+        :param dims: sizes by dimension name, for inputs whose Parameter carries names in its rt_info
+            (``dim_names``: one name or None per dimension, as frontends write them). ``shapes`` wins
+            where both set an input.
+        :raises ModelValidationError: for one shape given to a model with several inputs, a malformed
+            shape, or shapes the graph does not accept (naming the op and the shapes).
+        :raises PortNotFoundError: for an input name, index or port the model lacks, or a dimension
+            name no input carries (listing what exists).
+        """
+        reshape_model(self, shapes, dims)
+
     def clone(self) -> Model:
         """A deep copy: new nodes with the same names, attributes, rt_info and tensor names.
 
@@ -244,8 +212,10 @@ def _port(ports: list[Output], key: int | str, kind: str, model: str) -> Output:
     for port in ports:
         if key in port.names:
             return port
-    names = sorted(n for p in ports for n in p.names)
-    raise KeyError(f"model '{model}' has no {kind} named '{key}'; {kind}s: {', '.join(names)}")
+    names = [n for p in ports for n in p.names]
+    raise PortNotFoundError(
+        f"model '{model}' has no {kind} named '{key}'; {did_you_mean(key, names, listing=kind + 's')}"
+    )
 
 
 def _topological_order(parameters: Iterable[Node], results: Iterable[Node]) -> list[Node]:

@@ -5,6 +5,11 @@ body reads no tensor of the outer graph directly: what it needs from outside is 
 (ONNX's frontend turns captured outer values into such inputs). HETERO places an op and its bodies on
 one device.
 
+Whenever the op's shapes are inferred, its bodies' Parameters take the shapes of the values they
+receive (as OpenVINO's ops refresh their bodies), and a Loop's or Scan's carried values get dynamic
+dimensions where iterations change them: a body follows ``Model.reshape`` of the outer model, and
+devices read the shapes it will run with. A body therefore belongs to one op: pass a clone to another.
+
 - ``If(cond, *inputs)``: runs ``then_body`` or ``else_body``; both take ``inputs`` and give one
   Result per output of the op.
 - ``Loop(trip_count, condition, *carried, *invariant)`` (OpenVINO's Loop, ONNX's semantics): the body
@@ -19,10 +24,11 @@ one device.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hetero_sdk.element_type import Type
+from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.graph.op_def import INT, INTS, Attr, AttrKind, Input, OpDef, OutputSpec, define
@@ -51,10 +57,6 @@ def bodies(node: Node) -> list[Model]:
     return [value for value in node.attrs.values() if isinstance(value, Model)]
 
 
-def _ports(body: Model) -> tuple[list[Output], list[Output]]:
-    return [p.output(0) for p in body.get_parameters()], [r.input_value(0) for r in body.get_results()]
-
-
 Signature = tuple[Type, PartialShape]
 
 
@@ -62,17 +64,66 @@ def _signature(value: Output) -> Signature:
     return value.element_type, value.partial_shape
 
 
-def _check_binding(node: Node, what: str, parameters: Sequence[Node], values: Sequence[Signature]) -> None:
-    """Raises unless there is one body Parameter per value, each of its element type and a compatible shape."""
+def _body_results(node: Node, what: str, body: Model, values: Sequence[Signature]) -> list[Signature]:
+    """Binds ``values`` to the body's Parameters and gives what its Results give.
+
+    There must be one Parameter per value, of the value's element type. Each Parameter takes the
+    value's shape (``Model.reshape``, all or nothing), as OpenVINO's ops refresh their bodies: a body
+    declared for other shapes, or with dynamic dimensions, follows what it receives, and devices find
+    its shapes as they will run.
+    """
+    parameters = body.get_parameters()
     if len(parameters) != len(values):
         raise node.error(f"{what} has {len(parameters)} Parameter(s) but receives {len(values)} value(s)")
     for index, (parameter, (element_type, shape)) in enumerate(zip(parameters, values)):
         port = parameter.output(0)
-        if port.element_type != element_type or port.partial_shape.merge(shape) is None:
+        if port.element_type != element_type:
             raise node.error(
                 f"{what} Parameter {index} ('{port.any_name}') is {port.element_type.value}{port.partial_shape} "
                 f"but receives {element_type.value}{shape}"
             )
+    try:
+        body.reshape({index: shape for index, (_, shape) in enumerate(values)})
+    except ModelValidationError as exc:
+        received = ", ".join(f"{t.value}{s}" for t, s in values)
+        raise node.error(f"{what} does not accept the values it receives ({received}): {exc}") from None
+    return [_signature(r.input_value(0)) for r in body.get_results()]
+
+
+def _carried_fixpoint(
+    node: Node,
+    body: Model,
+    bind: Callable[[list[Signature]], list[Signature]],
+    carried: Sequence[Signature],
+    first: int,
+    what: str,
+) -> tuple[list[PartialShape], list[Signature]]:
+    """The shapes of carried values (Loop) or states (Scan) that hold in every iteration, and what the
+    body gives for them: start from the initial shapes, make each dimension the body changes dynamic,
+    and infer again until nothing changes (each pass makes one more dimension dynamic, at least).
+
+    :param bind: the body's inputs for given carried signatures.
+    :param first: the index of the first carried value among the body's results.
+    """
+    shapes = [shape for _, shape in carried]
+    while True:
+        current = [(t, s) for (t, _), s in zip(carried, shapes)]
+        results = _body_results(node, "body", body, bind(current))
+        finals = results[first : first + len(shapes)]
+        if len(finals) < len(shapes):
+            return shapes, results  # the caller names what is missing
+        joined: list[PartialShape] = []
+        for index, ((element_type, initial), (final_type, final), shape) in enumerate(zip(carried, finals, shapes)):
+            settled = _joined(shape, final) if element_type == final_type else None
+            if settled is None:
+                raise node.error(
+                    f"{what} {index} starts as {element_type.value}{initial} but the body gives "
+                    f"{final_type.value}{final}; element type and rank must stay"
+                )
+            joined.append(settled)
+        if joined == shapes:
+            return shapes, results
+        shapes = joined
 
 
 def _joined(a: PartialShape, b: PartialShape) -> PartialShape | None:
@@ -91,60 +142,25 @@ def _scalar_flag(node: Node, index: int, what: str) -> None:
 # -- If -------------------------------------------------------------------------------------------------
 
 
-def _bind_shapes(body: Model, values: Sequence[Signature]) -> None:
-    """Gives each body Parameter the shape of the value it receives (more or less static than the
-    one it had: after ``Model.reshape`` or a device's specialization) and re-infers the body."""
-    changed = False
-    for parameter, (element_type, shape) in zip(body.get_parameters(), values):
-        port = parameter.output(0)
-        if port.element_type == element_type and port.partial_shape.rank == shape.rank and port.partial_shape != shape:
-            parameter.attrs["shape"] = shape
-            changed = True
-    if changed:
-        body.validate_nodes_and_infer_types()
-
-
-def _relax_carried(body: Model, carried: Sequence[Output]) -> None:
-    """Widens a Loop body's carried Parameters that no longer fit their initial values (after a
-    reshape) to the dims both share, dynamic elsewhere: carried shapes may change between iterations,
-    so they are never narrowed."""
-    parameters = body.get_parameters()[2 : 2 + len(carried)]
-    changed = False
-    for parameter, value in zip(parameters, carried):
-        shape = parameter.output(0).partial_shape
-        if shape.merge(value.partial_shape) is None:
-            joined = _joined(shape, value.partial_shape)
-            if joined is not None:
-                parameter.attrs["shape"] = joined
-                changed = True
-    if changed:
-        body.validate_nodes_and_infer_types()
-
-
 def _infer_if(node: Node) -> list[OutputSpec]:
     _scalar_flag(node, 0, "cond")
     values = [_signature(v) for v in node.input_values()[1:]]
-    then_body, else_body = node.attrs["then_body"], node.attrs["else_body"]
-    if len(then_body.get_parameters()) == len(else_body.get_parameters()) == len(values):
-        _bind_shapes(then_body, values)
-        _bind_shapes(else_body, values)
-    _check_binding(node, "then_body", then_body.get_parameters(), values)
-    _check_binding(node, "else_body", else_body.get_parameters(), values)
-    then_out, else_out = _ports(then_body)[1], _ports(else_body)[1]
+    then_out = _body_results(node, "then_body", node.attrs["then_body"], values)
+    else_out = _body_results(node, "else_body", node.attrs["else_body"], values)
     if len(then_out) != len(else_out):
         raise node.error(f"then_body gives {len(then_out)} result(s), else_body {len(else_out)}; they must agree")
     known = constant_value(node.input_value(0))
     if known is not None:
-        return [(o.element_type, o.partial_shape) for o in (then_out if bool(known.reshape(-1)[0]) else else_out)]
+        return list(then_out if bool(known.reshape(-1)[0]) else else_out)
     specs: list[OutputSpec] = []
-    for index, (a, b) in enumerate(zip(then_out, else_out)):
-        shape = _joined(a.partial_shape, b.partial_shape)
-        if a.element_type != b.element_type or shape is None:
+    for index, ((a_type, a_shape), (b_type, b_shape)) in enumerate(zip(then_out, else_out)):
+        shape = _joined(a_shape, b_shape)
+        if a_type != b_type or shape is None:
             raise node.error(
-                f"output {index}: then_body gives {a.element_type.value}{a.partial_shape}, else_body "
-                f"{b.element_type.value}{b.partial_shape}; the branches must agree on element type and rank"
+                f"output {index}: then_body gives {a_type.value}{a_shape}, else_body "
+                f"{b_type.value}{b_shape}; the branches must agree on element type and rank"
             )
-        specs.append((a.element_type, shape))
+        specs.append((a_type, shape))
     return specs
 
 
@@ -189,37 +205,27 @@ def _infer_loop(node: Node) -> list[OutputSpec]:
     values = node.input_values()[2:]
     if not 0 <= invariant <= len(values):
         raise node.error(f"num_invariant_inputs={invariant} is out of range for {len(values)} loop input(s)")
-    carried = values[: len(values) - invariant]
-    parameters, results = _ports(body)
+    carried = [_signature(v) for v in values[: len(values) - invariant]]
+    fixed = [_signature(v) for v in values[len(values) - invariant :]]
+    parameters = body.get_parameters()
     if len(parameters) != 2 + len(values):
         raise node.error(
             f"body has {len(parameters)} Parameter(s); a Loop over {len(carried)} carried and {invariant} "
             f"invariant value(s) needs {2 + len(values)}: iteration, condition, then the values"
         )
     iteration, condition = parameters[0], parameters[1]
-    if iteration.element_type not in INDEX_TYPES or condition.element_type != Type.boolean:
+    if iteration.get_output_element_type(0) not in INDEX_TYPES or condition.get_output_element_type(0) != Type.boolean:
         raise node.error("body Parameter 0 (the iteration) must be i32 or i64, and Parameter 1 (the condition) boolean")
-    _relax_carried(body, carried)
-    _bind_shapes(
-        body,
-        [(p.element_type, p.partial_shape) for p in parameters[: 2 + len(carried)]]
-        + [_signature(v) for v in values[len(carried) :]],
+    head = [_signature(iteration.output(0)), _signature(condition.output(0))]
+    shapes, results = _carried_fixpoint(
+        node, body, lambda current: [*head, *current, *fixed], carried, first=1, what="carried value"
     )
-    _check_binding(node, "body", body.get_parameters()[2:], [_signature(v) for v in values])
-    if len(results) < 1 + len(carried) or results[0].element_type != Type.boolean:
+    if len(results) < 1 + len(carried) or results[0][0] != Type.boolean:
         raise node.error(f"body must give a boolean condition, then {len(carried)} carried value(s), then scanned ones")
     known = loop_iterations(node)
     count = DYNAMIC if known is None else known
-    specs: list[OutputSpec] = []
-    for index, (initial, final) in enumerate(zip(carried, results[1 : 1 + len(carried)])):
-        shape = _joined(initial.partial_shape, final.partial_shape)
-        if initial.element_type != final.element_type or shape is None:
-            raise node.error(
-                f"carried value {index} starts as {initial.element_type.value}{initial.partial_shape} but the body "
-                f"gives {final.element_type.value}{final.partial_shape}; element type and rank must stay"
-            )
-        specs.append((initial.element_type, shape))
-    specs += [(r.element_type, PartialShape([count, *r.partial_shape.dims])) for r in results[1 + len(carried) :]]
+    specs: list[OutputSpec] = [(t, shape) for (t, _), shape in zip(carried, shapes)]
+    specs += [(t, PartialShape([count, *shape.dims])) for t, shape in results[1 + len(carried) :]]
     return specs
 
 
@@ -310,27 +316,20 @@ def _infer_scan(node: Node) -> list[OutputSpec]:
         raise node.error(f"the scan inputs have different lengths along their scan axes: {sorted(lengths)}")
     length = lengths.pop() if lengths else DYNAMIC
     slices = [(v.element_type, _without(v.partial_shape, a)) for v, a in zip(scanned, axes)]
-    bound = [*map(_signature, values[:n]), *slices, *map(_signature, values[n + m :])]
-    if len(body.get_parameters()) == len(bound):
-        _bind_shapes(body, bound)
-    _check_binding(node, "body", body.get_parameters(), bound)
-    results = _ports(body)[1]
+    fixed = [*slices, *map(_signature, values[n + m :])]
+    states = [_signature(v) for v in values[:n]]
+    shapes, results = _carried_fixpoint(node, body, lambda current: [*current, *fixed], states, first=0, what="state")
     if len(results) < n:
         raise node.error(f"body gives {len(results)} result(s); it must give the {n} state(s) first")
     k = len(results) - n
     output_axes = node.attrs["scan_output_axes"] or [0] * k
     if len(output_axes) != k or len(node.attrs["scan_output_directions"] or [0] * k) != k:
         raise node.error(f"scan_output_axes and scan_output_directions need {k} value(s)")
-    specs: list[OutputSpec] = []
-    for index, (initial, final) in enumerate(zip(values[:n], results[:n])):
-        shape = _joined(initial.partial_shape, final.partial_shape)
-        if initial.element_type != final.element_type or shape is None:
-            raise node.error(f"state {index}: the body changes its element type or rank")
-        specs.append((initial.element_type, shape))
-    for result, axis in zip(results[n:], output_axes):
-        dims = list(result.partial_shape.dims)
+    specs: list[OutputSpec] = [(t, shape) for (t, _), shape in zip(states, shapes)]
+    for (element_type, shape), axis in zip(results[n:], output_axes):
+        dims = list(shape.dims)
         dims.insert(_axis(node, axis, len(dims) + 1, "scan_output_axes value"), length)
-        specs.append((result.element_type, PartialShape(dims)))
+        specs.append((element_type, PartialShape(dims)))
     return specs
 
 

@@ -2,8 +2,8 @@
 
 Static models are compiled once, in ``compile_model``: ``jax.jit(fn).lower(shapes).compile()``, so
 inference pays no tracing and no XLA compile. A model with dynamic input dimensions is compiled
-lazily, once per concrete combination of input shapes, and the last :data:`CACHE_SIZE` executables
-are kept (least recently used first out).
+lazily, once per concrete combination of input shapes, and the last ``XLA_SHAPE_CACHE_SIZE``
+executables (default 8) are kept, least recently used first out.
 """
 
 from __future__ import annotations
@@ -24,15 +24,12 @@ from hetero_sdk.plugin import CompiledModel, RunContext
 from jax.sharding import SingleDeviceSharding
 
 from hetero_sdk_jax.backend import Backend
-from hetero_sdk_jax.config import compute_precision
+from hetero_sdk_jax.config import DEFAULT_SHAPE_CACHE_SIZE, SHAPE_CACHE_SIZE, compute_precision
 from hetero_sdk_jax.context import XlaTensor, x64_scope
 from hetero_sdk_jax.export import export_blob
 from hetero_sdk_jax.lowering import analyze, lower, specialize
 
-__all__ = ["CACHE_SIZE", "XlaCompiledModel"]
-
-CACHE_SIZE = 8
-"""How many executables (one per input-shape combination) a dynamic model keeps."""
+__all__ = ["XlaCompiledModel"]
 
 Shapes = tuple[tuple[int, ...], ...]
 
@@ -81,6 +78,7 @@ class XlaCompiledModel(CompiledModel):
         self._sharding = SingleDeviceSharding(device)
         self._exec_type = f"xla:{backend.platform}"
         self._lowerable = lowerable
+        self.cache_size = int(config.get(SHAPE_CACHE_SIZE, DEFAULT_SHAPE_CACHE_SIZE))
         self._cache: OrderedDict[Shapes, _Executable] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._last_run_us: float | None = None
@@ -163,7 +161,7 @@ class XlaCompiledModel(CompiledModel):
                 )
             executable = self._compile(shapes)
             self._cache[shapes] = executable
-            if len(self._cache) > CACHE_SIZE:
+            while len(self._cache) > self.cache_size:  # (an imported model without its graph never gets here)
                 self._cache.popitem(last=False)
             return executable
 
@@ -226,6 +224,13 @@ class XlaCompiledModel(CompiledModel):
                 raise InferenceError(f"model '{self.model.friendly_name}' has dynamic inputs; pass their shapes")
             shapes = [port.shape for port in self.model.inputs]
         return self._executable(tuple(tuple(int(d) for d in s) for s in shapes)).compiled
+
+    @property
+    def cached_shapes(self) -> list[Shapes]:
+        """The input shapes of the executables kept, least recently used first (at most
+        ``XLA_SHAPE_CACHE_SIZE`` for a model with dynamic inputs)."""
+        with self._cache_lock:
+            return list(self._cache)
 
     @property
     def lowerable(self) -> bool:

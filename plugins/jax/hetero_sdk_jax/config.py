@@ -7,11 +7,18 @@ from typing import Any
 from hetero_sdk import Type
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
-from hetero_sdk.plugin import DeviceConfig, read_only, standard
+from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_int, read_only, standard
 
 from hetero_sdk_jax.backend import Backend
 
-__all__ = ["compute_precision", "make_config"]
+__all__ = ["DEFAULT_SHAPE_CACHE_SIZE", "SHAPE_CACHE_SIZE", "compute_precision", "make_config"]
+
+SHAPE_CACHE_SIZE = "XLA_SHAPE_CACHE_SIZE"
+"""RW int (1 to 1024): how many executables a model with dynamic input dimensions keeps, one per
+combination of input shapes, least recently used first out. Each executable holds device memory."""
+
+DEFAULT_SHAPE_CACHE_SIZE = 8
+"""The default of ``XLA_SHAPE_CACHE_SIZE``."""
 
 _CACHING = (props.device.architecture, props.hint.inference_precision, props.hint.execution_mode)
 """The properties a cached blob depends on."""
@@ -38,6 +45,9 @@ def make_config(backend: Backend, device_name: str) -> DeviceConfig:
             standard.num_streams(),
             standard.execution_mode_hint(),
             standard.inference_precision_hint(*precisions),
+            PropertySpec(
+                SHAPE_CACHE_SIZE, default=DEFAULT_SHAPE_CACHE_SIZE, convert=as_int(1, 1024), allowed="integers 1..1024"
+            ),
             read_only(props.available_devices, compute=lambda _: backend.ids),
             read_only(props.device.full_name, compute=backend.full_name),
             read_only(props.device.architecture, backend.platform),

@@ -82,21 +82,33 @@ def test_unsupported_precision_is_a_property_error() -> None:
         core().compile_model(_mlp(), "XLA", {"INFERENCE_PRECISION_HINT": "f16"})
 
 
-def test_dynamic_input_dims_compile_once_per_shape_and_keep_a_small_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dynamic_input_dims_compile_once_per_shape_and_keep_a_bounded_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     x = opset.parameter([-1, 4], Type.f32, name="x")
     target = opset.concat([opset.constant(np.array([-1], np.int64)), opset.gather(opset.shape_of(x), [1], 0)], 0)
     flat = opset.reshape(x, target, special_zero=False)
     model = Model([opset.reduce_sum(flat, [1], name="sum")], [x], name="dynamic")
-    compiled = core().compile_model(model, "XLA")
+    compiled = core().compile_model(model, "XLA", {"XLA_SHAPE_CACHE_SIZE": 2})
     assert compiled.outputs[0].partial_shape.dims == (-1,)
+    assert compiled.get_property("XLA_SHAPE_CACHE_SIZE") == 2
     calls = []
     original = compiled_model.specialize
     monkeypatch.setattr(compiled_model, "specialize", lambda m, s: calls.append(s) or original(m, s))
-    monkeypatch.setattr(compiled_model, "CACHE_SIZE", 2)
-    for rows in (1, 3, 1, 5, 1):
+    for rows in (1, 3, 1, 5, 1, 3):
         value = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
         np.testing.assert_array_equal(compiled([value])[0], value.sum(1))
-    assert [s[0][0] for s in calls] == [1, 3, 5]
+    # 1 and 3 compile; 1 again is cached; 5 compiles and evicts 3 (the least recently used); 1 is
+    # cached; 3 compiles again and evicts 5
+    assert [s[0][0] for s in calls] == [1, 3, 5, 3]
+    assert compiled.cached_shapes == [((1, 4),), ((3, 4),)]
+
+
+def test_the_shape_cache_size_is_a_checked_property() -> None:
+    xla = core()
+    assert xla.get_property("XLA", "XLA_SHAPE_CACHE_SIZE") == 8
+    with pytest.raises(PropertyValueError, match=r"XLA_SHAPE_CACHE_SIZE; allowed: integers 1\.\.1024"):
+        xla.set_property("XLA", {"XLA_SHAPE_CACHE_SIZE": 0})
+    xla.set_property("XLA", {"XLA_SHAPE_CACHE_SIZE": 3})
+    assert xla.get_property("XLA", "XLA_SHAPE_CACHE_SIZE") == 3
 
 
 def test_unsupported_ops_are_named_with_the_reason() -> None:

@@ -144,14 +144,13 @@ def _lowering_problem(node: Node, in_levels: Sequence[int], shapes_ok: bool) -> 
 
 
 def specialize(model: Model, shapes: Sequence[Sequence[int]]) -> Model:
-    """A clone of ``model`` whose inputs have the given static shapes, every shape re-inferred.
+    """A clone of ``model`` whose inputs have the given static shapes, every shape re-inferred
+    (``Model.reshape``; control-flow bodies follow).
 
     :raises CompilationError: when a tensor's shape stays dynamic (it depends on input values).
     """
     clone = model.clone()
-    for parameter, shape in zip(clone.get_parameters(), shapes):
-        parameter.attrs["shape"] = PartialShape(shape)
-    clone.validate_nodes_and_infer_types()
+    clone.reshape({index: PartialShape(shape) for index, shape in enumerate(shapes)})
     for node in clone.get_ops():
         for i in range(node.get_output_size()):
             if node.get_output_partial_shape(i).is_dynamic:
