@@ -102,7 +102,7 @@ def plan_stages(
         devices, plan.bounds, plan.memory, plan.caps, memory
     ):
         if end > start:
-            parts.append(Subgraph(device, ops[start:end]))
+            parts.append(Subgraph(device, frozenset(ops[start:end])))
             stages.append(
                 StageInfo(device, end - start, graph.ops[start], graph.ops[end - 1], weights, peak, cap, source)
             )
