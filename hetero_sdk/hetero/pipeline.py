@@ -239,7 +239,7 @@ def _best_split(
         best[k][0], parent[k][0] = (0.0, 0), 0
     for i in range(n):
         for k in range(1, devices):
-            if best[k - 1][i] < best[k][i]:
+            if best[k - 1][i] <= best[k][i]:
                 best[k][i], parent[k][i] = best[k - 1][i], i
         sources = [(0.0, 0) if k == 0 else best[k - 1][i] for k in range(devices)]
         if i:
@@ -256,7 +256,7 @@ def _best_split(
                 if memory <= caps[k] and candidate < best[k][end]:
                     best[k][end], parent[k][end] = candidate, i
     for k in range(1, devices):
-        if best[k - 1][n] < best[k][n]:
+        if best[k - 1][n] <= best[k][n]:
             best[k][n], parent[k][n] = best[k - 1][n], n
     if best[devices - 1][n] == infinite:
         return None, 0
