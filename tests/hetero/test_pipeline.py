@@ -59,7 +59,7 @@ def brute_force(graph: LinearGraph, caps: list[int]) -> tuple[int, int] | None:
     n, best = len(graph.ops), None
     for cuts in itertools.combinations_with_replacement(range(n + 1), len(caps) - 1):
         edges = [0, *cuts, n]
-        bounds = list(zip(edges, edges[1:]))
+        bounds = list(itertools.pairwise(edges))
         if all(memory(graph, s, e) <= cap for (s, e), cap in zip(bounds, caps)):
             key = (sum(received(graph, s, e) for s, e in bounds), sum(1 for s, e in bounds if e > s))
             best = key if best is None or key < best else best
@@ -76,7 +76,7 @@ def test_plan_fits_every_cap_and_is_the_least_transfer_of_all_contiguous_splits(
     expected = brute_force(graph, caps)
     names = [f"D{k}" for k in range(devices)]
     if expected is None:
-        with pytest.raises(CompilationError, match="needs .* bytes on one device"):
+        with pytest.raises(CompilationError, match=r"needs .* bytes on one device"):
             plan_pipeline(graph, caps, names)
         return
     plan = plan_pipeline(graph, caps, names)

@@ -119,7 +119,7 @@ def test_split_outputs_equal_unsplit_outputs(core: hs.Core, layers: int, per_dev
 
 def test_async_requests_run_as_a_pipeline(core: hs.Core) -> None:
     compiled = core.compile_model(mlp(8), DEVICES, PIPELINE)
-    spans: list[tuple[int, int, float, float]] = []  # (stage, request, start, end)
+    spans: list[tuple[int, float, float]] = []  # (stage, start, end)
     lock = threading.Lock()
     for stage, sub in enumerate(compiled.compiled):
         original = sub.run
