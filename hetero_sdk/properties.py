@@ -65,6 +65,7 @@ device = SimpleNamespace(
     id=Property("DEVICE_ID"),
     priorities=Property("MULTI_DEVICE_PRIORITIES"),
     properties=Property("DEVICE_PROPERTIES"),
+    total_mem_size=Property("DEVICE_TOTAL_MEM_SIZE"),
 )
 """Device identity and HETERO's per-device settings (``properties.device.priorities`` ...)."""
 
@@ -77,5 +78,8 @@ hint = SimpleNamespace(
 )
 """High-level hints (``properties.hint.performance_mode`` ...)."""
 
-hetero = SimpleNamespace(number_of_submodels=Property("HETERO_NUMBER_OF_SUBMODELS"))
-"""HETERO's own read-only properties."""
+hetero = SimpleNamespace(
+    number_of_submodels=Property("HETERO_NUMBER_OF_SUBMODELS"),
+    placement_policy=Property("HETERO_PLACEMENT_POLICY"),
+)
+"""HETERO's own properties."""

@@ -15,7 +15,7 @@ from hetero_sdk.graph import Model, Node
 if TYPE_CHECKING:
     from hetero_sdk import Core
 
-__all__ = ["Placement", "assign_affinities", "compute_nodes"]
+__all__ = ["Placement", "assign_affinities", "compute_nodes", "has_manual_affinities"]
 
 
 @dataclass
@@ -39,6 +39,11 @@ def compute_nodes(model: Model) -> list[Node]:
     return [n for n in model.get_ordered_ops() if not n.op.structural]
 
 
+def has_manual_affinities(model: Model) -> bool:
+    """True when any op of ``model`` has an rt_info ``affinity`` (manual mode)."""
+    return any(rt_info.AFFINITY in n.get_rt_info() for n in model.get_ordered_ops())
+
+
 def assign_affinities(
     model: Model,
     priorities: Sequence[str],
@@ -59,7 +64,7 @@ def assign_affinities(
         (with ``require_all``; otherwise they are left out of the placement).
     """
     ops = compute_nodes(model)
-    if any(rt_info.AFFINITY in n.get_rt_info() for n in model.get_ordered_ops()):
+    if has_manual_affinities(model):
         return Placement(_manual(ops, priorities, core), manual=True)
     if not priorities:
         raise AffinityError(

@@ -3,6 +3,7 @@ intermediate tensors."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
@@ -48,9 +49,16 @@ class HeteroCompiledModel(CompiledModel):
         self._release_after = _last_uses(split)
         self._remote = _remote_outputs(split, [c.device_name for c in self.compiled])
         self._profiled = [bool(c.get_property_or(props.enable_profiling, False)) for c in self.compiled]
+        self._gates = _device_gates(self.compiled)
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
-        """Runs the submodels in order; intermediate tensors pass without copies on shared memory."""
+        """Runs the submodels in order; intermediate tensors pass without copies on shared memory.
+
+        Each device runs at most as many submodels at once as its submodel's
+        ``OPTIMAL_NUMBER_OF_INFER_REQUESTS`` (its streams), waiting in arrival order: with several async
+        requests in flight they form a pipeline (submodel k of one request runs while submodel k+1 of
+        the request before it does), and a device never holds more requests' activations at once than
+        it was planned for (``PIPELINE_PARALLEL``)."""
         env: dict[str, Any] = dict(zip(self.split.inputs, inputs))
         env.update(self.split.constants)
         profile = context.profile
@@ -61,7 +69,8 @@ class HeteroCompiledModel(CompiledModel):
             transferred = time.perf_counter()
             sub_context = RunContext(profile is not None and self._profiled[i], remote_outputs=self._remote[i])
             sub_context.cancelled = context.cancelled
-            outputs = compiled.run(args, sub_context)
+            with self._gates[i]:
+                outputs = compiled.run(args, sub_context)
             finished = time.perf_counter()
             env.update(zip(sub.outputs, outputs))
             for key in self._release_after[i]:
@@ -125,6 +134,41 @@ class HeteroCompiledModel(CompiledModel):
     def export_model(self) -> bytes:
         """A versioned, checksummed blob (see :mod:`hetero_sdk.hetero.blob_format`)."""
         return write_blob(self.model, self.split, self.compiled, self.config, self.report)
+
+
+class _Gate:
+    """A counting semaphore that lets waiters in by arrival order (first come, first served)."""
+
+    def __init__(self, slots: int) -> None:
+        self._free = slots
+        self._condition = threading.Condition()
+        self._next_ticket = 0
+        self._serving = 0
+
+    def __enter__(self) -> None:
+        with self._condition:
+            ticket = self._next_ticket
+            self._next_ticket += 1
+            while ticket != self._serving or self._free == 0:
+                self._condition.wait()
+            self._serving += 1
+            self._free -= 1
+            self._condition.notify_all()
+
+    def __exit__(self, *exc: object) -> None:
+        with self._condition:
+            self._free += 1
+            self._condition.notify_all()
+
+
+def _device_gates(compiled: Sequence[CompiledModel]) -> list[_Gate]:
+    """One gate per device, shared by its submodels, as wide as the smallest of their request counts."""
+    slots: dict[str, int] = {}
+    for c in compiled:
+        width = max(1, int(c.optimal_number_of_infer_requests))
+        slots[c.device_name] = min(slots.get(c.device_name, width), width)
+    gates = {device: _Gate(width) for device, width in slots.items()}
+    return [gates[c.device_name] for c in compiled]
 
 
 def _to_device(value: Any, device: str) -> Any:

@@ -10,6 +10,7 @@ from hetero_sdk import __version__
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import parse_device_name
 from hetero_sdk.errors import (
+    AffinityError,
     BlobFormatError,
     CompilationError,
     HeteroSDKError,
@@ -17,12 +18,15 @@ from hetero_sdk.errors import (
     UnsupportedPropertyError,
 )
 from hetero_sdk.graph import Model, Node
-from hetero_sdk.hetero.affinity import Placement, assign_affinities, compute_nodes
+from hetero_sdk.hetero.affinity import Placement, assign_affinities, compute_nodes, has_manual_affinities
 from hetero_sdk.hetero.blob_format import read_blob
+from hetero_sdk.hetero.calibration import measure_plans, place_by_latency
 from hetero_sdk.hetero.check import check_partition
 from hetero_sdk.hetero.compiled_model import HeteroCompiledModel
+from hetero_sdk.hetero.distribution import PIPELINE_PARALLEL, plan_stages
 from hetero_sdk.hetero.partition import PARTITIONERS, split_by_affinity
-from hetero_sdk.hetero.report import CutInfo, PlacementReport
+from hetero_sdk.hetero.report import CutInfo, LatencyInfo, PlacementReport, StageInfo
+from hetero_sdk.hetero.subgraph import Subgraph
 from hetero_sdk.hetero.submodels import Cut, SplitModel, Submodel, output_constants, split_model
 from hetero_sdk.hetero.visualize import dump_if_requested
 from hetero_sdk.plugin import (
@@ -49,6 +53,14 @@ def _priorities(value: Any) -> str:
     for name in filter(None, text.split(",")):
         parse_device_name(name)
     return text
+
+
+def _distribution(value: Any) -> list[str]:
+    values = [value] if isinstance(value, str) else list(value)
+    for item in values:
+        if item not in ("", PIPELINE_PARALLEL):
+            raise ValueError(item)
+    return sorted({str(v) for v in values if v})
 
 
 def _device_properties(value: Any) -> dict[str, dict[str, Any]]:
@@ -80,6 +92,18 @@ class HeteroPlugin(ConfiguredDevice):
                     convert=one_of("NONE", "NEXT_DEVICE"),
                     allowed="NONE, NEXT_DEVICE",
                 ),
+                PropertySpec(
+                    props.hint.model_distribution_policy,
+                    default=[],
+                    convert=_distribution,
+                    allowed="set(), {'PIPELINE_PARALLEL'}",
+                ),
+                PropertySpec(
+                    props.hetero.placement_policy,
+                    default="PRIORITY",
+                    convert=one_of("PRIORITY", "LATENCY"),
+                    allowed="PRIORITY, LATENCY",
+                ),
                 read_only(props.available_devices, []),
                 read_only(props.device.full_name, "HETERO"),
                 read_only(props.device.architecture, "HETERO"),
@@ -98,6 +122,9 @@ class HeteroPlugin(ConfiguredDevice):
     def query_model(self, model: Model, properties: dict[str, Any], core: Core) -> dict[str, str]:
         config, _ = self._resolve(properties)
         priorities = _split(config[props.device.priorities])
+        if PIPELINE_PARALLEL in config[props.hint.model_distribution_policy]:
+            parts, _, _ = _pipeline(model, priorities, core, config)
+            return _with_colourless(model, {n.friendly_name: p.device for p in parts for n in p.nodes})
         placement = assign_affinities(model, priorities, core, _per_device(config, priorities), require_all=False)
         return _with_colourless(model, placement.device)
 
@@ -107,13 +134,28 @@ class HeteroPlugin(ConfiguredDevice):
     ) -> HeteroCompiledModel:
         config, forwarded = self._resolve(properties)
         priorities = _split(config[props.device.priorities])
-        placement = assign_affinities(model, priorities, core, _per_device(config, priorities))
+        pipeline = PIPELINE_PARALLEL in config[props.hint.model_distribution_policy]
+        latency: LatencyInfo | None = None
+        stages: list[StageInfo] = []
+        notes: list[str] = []
+        parts: list[Subgraph] = []
+        if pipeline:
+            parts, stages, notes = _pipeline(model, priorities, core, config)
+            placement = Placement({n.friendly_name: p.device for p in parts for n in p.nodes})
+        else:
+            placement = assign_affinities(model, priorities, core, _per_device(config, priorities))
+            if config[props.hetero.placement_policy] == "LATENCY" and not placement.manual:
+                placement, latency = place_by_latency(
+                    model, priorities, core, _per_device(config, priorities), placement
+                )
         devices = sorted(set(placement.device.values()))
         device_config = _per_device(config, devices)
         if config[props.enable_profiling]:
             forwarded.setdefault(props.enable_profiling, True)
         _forward(forwarded, devices, device_config, core)
-        split = _partition(model, placement, config["HETERO_PARTITIONER"])
+        split = (
+            _split_pipeline(model, parts) if pipeline else _partition(model, placement, config["HETERO_PARTITIONER"])
+        )
         fallbacks: dict[int, tuple[str, str, str]] = {}
         compiled = [
             _compile(sub, core, device_config, priorities, config["HETERO_FALLBACK_POLICY"], fallbacks)
@@ -121,8 +163,13 @@ class HeteroPlugin(ConfiguredDevice):
         ]
         used = [fallbacks[sub.index][1] if sub.index in fallbacks else sub.device for sub in split.submodels]
         report = _report(split, placement, used, fallbacks)
+        report.policy = PIPELINE_PARALLEL if pipeline else config[props.hetero.placement_policy]
+        report.stages, report.notes, report.latency = stages, notes, latency
         dump_if_requested(model, report)
-        return HeteroCompiledModel(model.clone(), device_name, split, compiled, {**config, **forwarded}, report)
+        result = HeteroCompiledModel(model.clone(), device_name, split, compiled, {**config, **forwarded}, report)
+        if latency is not None:
+            measure_plans(result, model, core, device_config, latency)
+        return result
 
     @hookimpl
     def import_model(
@@ -168,14 +215,55 @@ def _split(priorities: str) -> list[str]:
     return [p for p in priorities.split(",") if p]
 
 
-def _per_device(config: Mapping[str, Any], devices: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Each device's entry of DEVICE_PROPERTIES (its plain name's entry, then its own with an id)."""
+def _per_device(
+    config: Mapping[str, Any], devices: Sequence[str], *, budgets: bool = False
+) -> dict[str, dict[str, Any]]:
+    """Each device's entry of DEVICE_PROPERTIES (its plain name's entry, then its own with an id),
+    without the ``DEVICE_TOTAL_MEM_SIZE`` budgets, which HETERO plans with and does not pass on (or only
+    those, with ``budgets``)."""
     table = config[props.device.properties]
     result = {}
     for device in devices:
         base = parse_device_name(device).name
-        result[device] = {**table.get(base, {}), **(table.get(device, {}) if device != base else {})}
+        merged = {**table.get(base, {}), **(table.get(device, {}) if device != base else {})}
+        budget = merged.pop(props.device.total_mem_size, None)
+        result[device] = ({props.device.total_mem_size: budget} if budget is not None else {}) if budgets else merged
     return result
+
+
+def _pipeline(
+    model: Model, priorities: Sequence[str], core: Core, config: Mapping[str, Any]
+) -> tuple[list[Subgraph], list[StageInfo], list[str]]:
+    """PIPELINE_PARALLEL's stages over the listed devices, and what to note in the report."""
+    if has_manual_affinities(model):
+        raise AffinityError(
+            "MODEL_DISTRIBUTION_POLICY=PIPELINE_PARALLEL places ops itself, but the model has rt_info affinities: "
+            "remove them, or remove the policy to use them"
+        )
+    if not priorities:
+        raise AffinityError("PIPELINE_PARALLEL needs devices: use HETERO:A.0,A.1 or set MULTI_DEVICE_PRIORITIES")
+    budgets = {d: v.get(props.device.total_mem_size) for d, v in _per_device(config, priorities, budgets=True).items()}
+    parts, stages, plan = plan_stages(model, priorities, core, _per_device(config, priorities), budgets)
+    notes = []
+    if len(stages) == 1:
+        s = stages[0]
+        notes.append(
+            f"PIPELINE_PARALLEL: the model fits on {s.device} ({s.memory_bytes} of {s.budget} bytes, "
+            f"{s.budget_source}): not split"
+        )
+    else:
+        notes.append(f"PIPELINE_PARALLEL: {len(stages)} stages, {plan.transfer_bytes} bytes between stages")
+    return parts, stages, notes
+
+
+def _split_pipeline(model: Model, parts: Sequence[Subgraph]) -> SplitModel:
+    ops = compute_nodes(model)
+    members = {id(n) for n in ops}
+    consumers = model.consumers()
+    successors = {n: [u for o in n.outputs() for u, _ in consumers.get(o, []) if id(u) in members] for n in ops}
+    affinity = {n: p.device for p in parts for n in p.nodes}
+    check_partition(successors, affinity, list(parts))  # type: ignore[arg-type]
+    return split_model(model, parts)
 
 
 def _forward(

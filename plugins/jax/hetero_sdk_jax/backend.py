@@ -44,6 +44,19 @@ class Backend:
         kind = _cpu_model() if self.platform == "cpu" else None
         return f"{kind or device.device_kind} (XLA {self.platform}, device {device.id})"
 
+    def memory_limit(self, device_id: str | int | None) -> int | None:
+        """``DEVICE_TOTAL_MEM_SIZE``: the bytes JAX's allocator may use on the device
+        (``memory_stats()["bytes_limit"]``), None where JAX keeps no statistics (the CPU)."""
+        stats = self.device(device_id).memory_stats()
+        return int(stats["bytes_limit"]) if stats and "bytes_limit" in stats else None
+
+    def reports_memory(self) -> bool:
+        """True when the backend's devices report their memory (GPUs and TPUs do, the CPU does not)."""
+        try:
+            return self.memory_limit(0) is not None
+        except (RuntimeError, NotImplementedError):
+            return False
+
     def supports_bf16(self) -> bool:
         """True where XLA computes bf16: CPU, TPU, ROCm and CUDA GPUs of compute capability 8.0 or newer."""
         if self.platform != "cuda":

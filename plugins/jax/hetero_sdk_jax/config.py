@@ -36,6 +36,7 @@ def make_config(backend: Backend, device_name: str) -> DeviceConfig:
     """The property table of a device on ``backend`` registered as ``device_name``."""
     precisions = (Type.f32, Type.bf16) if backend.supports_bf16() else (Type.f32,)
     capabilities = ["FP32", *(["BF16"] if Type.bf16 in precisions else []), "EXPORT_IMPORT"]
+    memory = [read_only(props.device.total_mem_size, compute=backend.memory_limit)] if backend.reports_memory() else []
     return DeviceConfig(
         [
             standard.device_id(),
@@ -58,6 +59,7 @@ def make_config(backend: Backend, device_name: str) -> DeviceConfig:
             ),
             read_only(props.range_for_async_infer_requests, (1, 8, 1)),
             read_only(props.execution_devices, compute=lambda i: [format_device_name(device_name, i or "0")]),
+            *memory,
         ],
         device_ids=lambda: backend.ids,
     )
