@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from hetero_sdk.cli.check import CheckResult, check_results
-from hetero_sdk.cli.context import EXIT_FAILURE, get_core
+from hetero_sdk.cli.context import EXIT_FAILURE, apply_config_file, get_core
 from hetero_sdk.cli.measure import Timing, perf_counters, run_async, run_sync
 from hetero_sdk.cli.models import (
     LoadedModel,
@@ -161,6 +161,13 @@ def _print(
     help="PERFORMANCE_HINT [default: throughput for async, latency for sync, where the device has hints]",
 )
 @click.option("-pc", "--pc", is_flag=True, help="Report per-subgraph and per-op performance counters (PERF_COUNT).")
+@click.option(
+    "-load_config",
+    "--load-config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    help='Properties from a JSON file, as benchmark_app: {"DEVICE": {"PROPERTY": value}}.',
+)
 @click.option("--seed", type=int, default=0, help="Seed of the random inputs.")
 @click.option("--check/--no-check", default=True, help="Compare the outputs with the reference evaluator.")
 @click.option("--rtol", type=float, default=1e-4, help="Relative tolerance of the results check.")
@@ -180,6 +187,7 @@ def benchmark(
     time_limit: float | None,
     hint: str | None,
     pc: bool,
+    config_file: str | None,
     seed: int,
     check: bool,
     rtol: float,
@@ -201,7 +209,7 @@ def benchmark(
     loaded = load_model(core, model_source(ctx, model, model_option) or DEFAULT_MODEL, shape)
     require_static(loaded.model, loaded.describe())
     device = device or default_device(core)
-    config = _config(core, device, api, hint, pc)
+    config = {**_config(core, device, api, hint, pc), **apply_config_file(core, config_file, device)}
     with status(f"compiling {loaded.model.friendly_name} on {device}"):
         compiled = core.compile_model(loaded.model, device, config)
     partition = placement_of(compiled, loaded.model)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import click
 
 from hetero_sdk.core import Core
+from hetero_sdk.device_name import parse_device_name
 
-__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "CLIError", "get_core"]
+__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "CLIError", "apply_config_file", "get_core"]
 
 EXIT_FAILURE = 1
 """A device, model or file problem, or a failed results check."""
@@ -30,3 +35,27 @@ def get_core(ctx: click.Context) -> Core:
     if obj.get("core") is None:
         obj["core"] = Core()
     return obj["core"]
+
+
+def apply_config_file(core: Core, path: str | None, device: str) -> dict[str, Any]:
+    """Reads a ``-load_config`` file as OpenVINO's benchmark_app does (``{"DEVICE": {"KEY": value}}``):
+    the entry of ``device``'s own name becomes the compile config (returned), the others are set on
+    their devices with ``core.set_property``.
+
+    :raises CLIError: for an unreadable file, bad JSON, or an entry that is not an object of properties.
+    """
+    if path is None:
+        return {}
+    try:
+        document = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"-load_config {path}: cannot read it as JSON: {exc}", EXIT_USAGE) from None
+    if not isinstance(document, dict) or not all(isinstance(v, dict) for v in document.values()):
+        raise CLIError(
+            f'-load_config {path}: expected {{"DEVICE": {{"PROPERTY": value}}}}, as benchmark_app reads', EXIT_USAGE
+        )
+    own = parse_device_name(device).name
+    for name, properties in document.items():
+        if name != own:
+            core.set_property(name, properties)
+    return dict(document.get(own, {}))

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from hetero_sdk.cli.context import EXIT_USAGE, CLIError, get_core
+from hetero_sdk.cli.context import EXIT_USAGE, CLIError, apply_config_file, get_core
 from hetero_sdk.cli.dot import placement_dot
 from hetero_sdk.cli.models import LoadedModel, default_device, load_model, model_source, validate_device
 from hetero_sdk.cli.output import Printer, emit_json, status
@@ -91,6 +91,34 @@ def print_summary(out: Printer, report: PlacementReport) -> None:
                 for c in report.cuts
             ],
         )
+    _print_stages_and_latency(out, report)
+
+
+def _print_stages_and_latency(out: Printer, report: PlacementReport) -> None:
+    """PIPELINE_PARALLEL's stages with their memory, the notes, and LATENCY's estimates."""
+    if report.stages:
+        out.table(
+            ["STAGE", "DEVICE", "OPS", "FROM", "TO", "WEIGHTS", "ACTIVATIONS", "MEMORY", "PLANNED AGAINST"],
+            [
+                [i, s.device, s.ops, s.first_op, s.last_op, s.weight_bytes, s.activation_bytes, s.memory_bytes,
+                 f"{s.budget} ({s.budget_source})"]
+                for i, s in enumerate(report.stages)
+            ],
+        )  # fmt: skip
+    for note in report.notes:
+        out.line(f"  note: {note}")
+    if report.latency is not None:
+        out.table(
+            ["PLAN", "ESTIMATED US", "MEASURED US"],
+            [
+                [plan, round(seconds * 1e6, 1), _microseconds(report.latency.measured.get(plan))]
+                for plan, seconds in report.latency.estimated.items()
+            ],
+        )
+
+
+def _microseconds(seconds: float | None) -> object:
+    return "-" if seconds is None else round(seconds * 1e6, 1)
 
 
 def print_report(out: Printer, data: dict[str, Any], report: PlacementReport) -> None:
@@ -133,6 +161,13 @@ def _render(dot_text: str, fmt: str, target: str) -> None:
     type=SHAPES,
     help='Input shapes, as benchmark_app: "[1,3,224,224]" for one input, "a[1,3],b[2]" by name.',
 )
+@click.option(
+    "-load_config",
+    "--load-config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    help='Properties from a JSON file, as benchmark_app: {"HETERO": {"MODEL_DISTRIBUTION_POLICY": ...}}.',
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the placement report as JSON.")
 @click.option(
     "--dot", "dot_file", type=click.Path(dir_okay=False), help="Write the graph, coloured by device, as Graphviz DOT."
@@ -146,6 +181,7 @@ def query(
     model_option: str | None,
     device: str | None,
     shape: InputShapes | None,
+    config_file: str | None,
     as_json: bool,
     dot_file: str | None,
     svg_file: str | None,
@@ -165,8 +201,9 @@ def query(
     core = get_core(ctx)
     loaded = load_model(core, spec, shape)
     device = device or default_device(core)
+    config = apply_config_file(core, config_file, device)
     with status(f"compiling {loaded.model.friendly_name} on {device}"):
-        compiled = core.compile_model(loaded.model, device)
+        compiled = core.compile_model(loaded.model, device, config)
     report = placement_of(compiled, loaded.model)
     data = report_dict(loaded, device, compiled, report)
     dot_text = placement_dot(loaded.model, report, f"{loaded.model.friendly_name} on {device}")

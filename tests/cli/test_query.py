@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -11,7 +12,9 @@ import pytest
 
 import hetero_sdk as hs
 from hetero_sdk.cli import query as query_module
+from hetero_sdk.hetero.plugin import HeteroPlugin
 from hetero_sdk.samples import get_sample
+from template_plugin import TemplatePlugin
 
 from .helpers import Invoke, assert_one_line_error, op_devices, parse_json
 from .model_files import dense_relu, scored_boxes
@@ -163,3 +166,26 @@ def test_dot_of_one_device_and_a_reshaped_onnx_model(invoke: Invoke, tmp_path: P
     assert ops["x"][0] == ["x", "Parameter", "f32[4,3]"]
     assert {ops[name][1] for name in ("dense/matmul", "dense/add", "dense/relu")} == {ops["TEMPLATE.0"][1]}
     assert "label=" not in "".join(line for line in target.read_text().splitlines() if "->" in line)  # no cuts
+
+
+def test_load_config_splits_by_memory_and_query_shows_each_stage(invoke: Invoke, tmp_path: Path) -> None:
+    core = hs.Core(plugins={"TEMPLATE": TemplatePlugin(num_devices=2), "HETERO": HeteroPlugin()}, autoload=False)
+    weights = sum(n.attrs["value"].nbytes for n in get_sample("mlp").get_ops() if n.type_name == "Constant")
+    budget = weights  # the weights fit, not with the activations too: two stages
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"HETERO": {
+        "MODEL_DISTRIBUTION_POLICY": ["PIPELINE_PARALLEL"],
+        "DEVICE_PROPERTIES": {d: {"DEVICE_TOTAL_MEM_SIZE": budget} for d in ("TEMPLATE.0", "TEMPLATE.1")},
+    }}))  # fmt: skip
+    result = invoke("query", "mlp", "-d", "HETERO:TEMPLATE.0,TEMPLATE.1", "-load_config", str(config), core=core)
+    assert result.exit_code == 0, result.output
+    stages = [line.split() for line in result.output.splitlines() if line.endswith("(budget)")]
+    assert [s[1] for s in stages] == ["TEMPLATE.0", "TEMPLATE.1"]
+    assert all(int(s[7]) <= budget for s in stages)  # MEMORY column within each device's budget
+
+
+def test_load_config_rejects_a_file_that_is_not_properties_by_device(invoke: Invoke, tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text('["NUM_STREAMS"]')
+    result = invoke("query", "mlp", "-d", "TEMPLATE", "-load_config", str(config))
+    assert_one_line_error(result, 'expected {"DEVICE": {"PROPERTY": value}}', exit_code=2)
