@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from hetero_sdk.transformations import (
     ConstantFolding,
     ConsumerMap,
+    ConvBatchNormFusion,
     DeadCodeElimination,
     NopElimination,
     PassManager,
@@ -90,13 +91,15 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     """TEMPLATE's pipeline, with the named passes (or groups) disabled.
 
     1. ``CommonOptimizations``, repeated to a fixed point: ``ConstantFolding``, ``NopElimination``,
-       ``DeadCodeElimination`` (each can expose work for the others);
+       ``ConvBatchNormFusion``, ``DeadCodeElimination`` (each can expose work for the others);
     2. ``TemplateFullyConnectedFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
     manager = PassManager()
-    manager.register_group([ConstantFolding(), NopElimination(), DeadCodeElimination()], COMMON_OPTIMIZATIONS)
+    manager.register_group(
+        [ConstantFolding(), NopElimination(), ConvBatchNormFusion(), DeadCodeElimination()], COMMON_OPTIMIZATIONS
+    )
     manager.register_pass(FullyConnectedFusion())
     manager.get_pass_config().disable(*disabled)
     return manager

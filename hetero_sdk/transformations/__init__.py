@@ -13,6 +13,7 @@ rewrite keeps friendly names and tensor names stable and writes the fused-names 
 ``query_model`` maps back through (:func:`fused_names`).
 """
 
+from hetero_sdk.transformations.batch_norm_fusion import ConvBatchNormFusion
 from hetero_sdk.transformations.constant_folding import DISABLE_CONSTANT_FOLDING, ConstantFolding
 from hetero_sdk.transformations.dead_code import DeadCodeElimination
 from hetero_sdk.transformations.fused_names import (
@@ -44,6 +45,7 @@ __all__ = [
     "FUSED_NAMES",
     "ConstantFolding",
     "ConsumerMap",
+    "ConvBatchNormFusion",
     "DeadCodeElimination",
     "FunctionPass",
     "ModelPass",
