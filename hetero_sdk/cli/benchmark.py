@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from hetero_sdk.cli.check import CheckResult, check_results
-from hetero_sdk.cli.context import EXIT_FAILURE, apply_config_file, get_core
+from hetero_sdk.cli.context import EXIT_FAILURE, LOAD_CONFIG, apply_config_file, get_core
 from hetero_sdk.cli.measure import Timing, perf_counters, run_async, run_sync
 from hetero_sdk.cli.models import (
     LoadedModel,
@@ -161,13 +161,7 @@ def _print(
     help="PERFORMANCE_HINT [default: throughput for async, latency for sync, where the device has hints]",
 )
 @click.option("-pc", "--pc", is_flag=True, help="Report per-subgraph and per-op performance counters (PERF_COUNT).")
-@click.option(
-    "-load_config",
-    "--load-config",
-    "config_file",
-    type=click.Path(dir_okay=False),
-    help='Properties from a JSON file, as benchmark_app: {"DEVICE": {"PROPERTY": value}}.',
-)
+@LOAD_CONFIG
 @click.option("--seed", type=int, default=0, help="Seed of the random inputs.")
 @click.option("--check/--no-check", default=True, help="Compare the outputs with the reference evaluator.")
 @click.option("--rtol", type=float, default=1e-4, help="Relative tolerance of the results check.")

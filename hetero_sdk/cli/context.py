@@ -11,7 +11,7 @@ import click
 from hetero_sdk.core import Core
 from hetero_sdk.device_name import parse_device_name
 
-__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "CLIError", "apply_config_file", "get_core"]
+__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "LOAD_CONFIG", "CLIError", "apply_config_file", "get_core"]
 
 EXIT_FAILURE = 1
 """A device, model or file problem, or a failed results check."""
@@ -35,6 +35,16 @@ def get_core(ctx: click.Context) -> Core:
     if obj.get("core") is None:
         obj["core"] = Core()
     return obj["core"]
+
+
+LOAD_CONFIG = click.option(
+    "-load_config",
+    "--load-config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    help='Properties from a JSON file, as benchmark_app: {"DEVICE": {"PROPERTY": value}}.',
+)
+"""The ``-load_config FILE`` option of the commands that compile (read with :func:`apply_config_file`)."""
 
 
 def apply_config_file(core: Core, path: str | None, device: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from hetero_sdk.cli.context import EXIT_USAGE, CLIError, apply_config_file, get_core
+from hetero_sdk.cli.context import EXIT_USAGE, LOAD_CONFIG, CLIError, apply_config_file, get_core
 from hetero_sdk.cli.dot import placement_dot
 from hetero_sdk.cli.models import LoadedModel, default_device, load_model, model_source, validate_device
 from hetero_sdk.cli.output import Printer, emit_json, status
@@ -161,13 +161,7 @@ def _render(dot_text: str, fmt: str, target: str) -> None:
     type=SHAPES,
     help='Input shapes, as benchmark_app: "[1,3,224,224]" for one input, "a[1,3],b[2]" by name.',
 )
-@click.option(
-    "-load_config",
-    "--load-config",
-    "config_file",
-    type=click.Path(dir_okay=False),
-    help='Properties from a JSON file, as benchmark_app: {"HETERO": {"MODEL_DISTRIBUTION_POLICY": ...}}.',
-)
+@LOAD_CONFIG
 @click.option("--json", "as_json", is_flag=True, help="Print the placement report as JSON.")
 @click.option(
     "--dot", "dot_file", type=click.Path(dir_okay=False), help="Write the graph, coloured by device, as Graphviz DOT."
