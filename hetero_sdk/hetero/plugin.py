@@ -16,6 +16,7 @@ from hetero_sdk.errors import (
     HeteroSDKError,
     ModelFormatError,
     UnsupportedPropertyError,
+    did_you_mean,
 )
 from hetero_sdk.graph import Model, Node
 from hetero_sdk.hetero.affinity import Placement, assign_affinities, compute_nodes, has_manual_affinities
@@ -121,7 +122,7 @@ class HeteroPlugin(ConfiguredDevice):
     @hookimpl
     def query_model(self, model: Model, properties: dict[str, Any], core: Core) -> dict[str, str]:
         config, _ = self._resolve(properties)
-        priorities = _split(config[props.device.priorities])
+        priorities = _listed_devices(config[props.device.priorities], core)
         if PIPELINE_PARALLEL in config[props.hint.model_distribution_policy]:
             parts, _, _ = _pipeline(model, priorities, core, config)
             return _with_colourless(model, {n.friendly_name: p.device for p in parts for n in p.nodes})
@@ -133,7 +134,7 @@ class HeteroPlugin(ConfiguredDevice):
         self, model: Model, properties: dict[str, Any], device_name: str, core: Core
     ) -> HeteroCompiledModel:
         config, forwarded = self._resolve(properties)
-        priorities = _split(config[props.device.priorities])
+        priorities = _listed_devices(config[props.device.priorities], core)
         pipeline = PIPELINE_PARALLEL in config[props.hint.model_distribution_policy]
         latency: LatencyInfo | None = None
         stages: list[StageInfo] = []
@@ -152,7 +153,7 @@ class HeteroPlugin(ConfiguredDevice):
         device_config = _per_device(config, devices)
         if config[props.enable_profiling]:
             forwarded.setdefault(props.enable_profiling, True)
-        _forward(forwarded, devices, device_config, core)
+        _forward(forwarded, devices, device_config, core, priorities)
         split = (
             _split_pipeline(model, parts) if pipeline else _partition(model, placement, config["HETERO_PARTITIONER"])
         )
@@ -215,6 +216,18 @@ def _split(priorities: str) -> list[str]:
     return [p for p in priorities.split(",") if p]
 
 
+def _listed_devices(priorities: str, core: Core) -> list[str]:
+    """The devices HETERO is given, each checked to exist with its id (``TEMPLATE.1`` on a one-device
+    TEMPLATE is refused as it is alone, rather than silently left unused).
+
+    :raises DeviceNotFoundError: naming the device and the ids it has.
+    """
+    devices = _split(priorities)
+    for device in devices:
+        core.get_property(device, props.supported_properties)
+    return devices
+
+
 def _per_device(
     config: Mapping[str, Any], devices: Sequence[str], *, budgets: bool = False
 ) -> dict[str, dict[str, Any]]:
@@ -267,16 +280,22 @@ def _split_pipeline(model: Model, parts: Sequence[Subgraph]) -> SplitModel:
 
 
 def _forward(
-    forwarded: Mapping[str, Any], devices: Sequence[str], device_config: dict[str, dict[str, Any]], core: Core
+    forwarded: Mapping[str, Any],
+    devices: Sequence[str],
+    device_config: dict[str, dict[str, Any]],
+    core: Core,
+    listed: Sequence[str],
 ) -> None:
-    """Passes HETERO-level keys to the devices that support them; a device's own DEVICE_PROPERTIES win."""
-    supported = {d: core.get_property(d, props.supported_properties) for d in devices}
+    """Passes HETERO-level keys to the devices that support them (of the ``listed`` ones, those the
+    model runs on); a device's own DEVICE_PROPERTIES win."""
+    supported = {d: core.get_property(d, props.supported_properties) for d in {*devices, *listed}}
     for key, value in forwarded.items():
         takers = [d for d in devices if key in supported[d]]
         if not takers:
+            known = {k for d in listed for k in supported[d]}
             raise UnsupportedPropertyError(
-                f"no device of {', '.join(devices)} supports property {key!r}; pass it per device in "
-                "DEVICE_PROPERTIES, or check its spelling"
+                f"no device of {', '.join(listed)} that runs this model supports property {key!r} "
+                f"({did_you_mean(key, known, listing='their properties')}); pass it per device in DEVICE_PROPERTIES"
             )
         for device in takers:
             device_config[device].setdefault(key, value)

@@ -16,6 +16,7 @@ from hetero_sdk.errors import (
     AffinityError,
     BlobFormatError,
     CompilationError,
+    DeviceNotFoundError,
     PartitionError,
     UnsupportedOperationError,
     UnsupportedPropertyError,
@@ -353,3 +354,18 @@ def test_async_requests_keep_both_devices_busy_at_once() -> None:
     on_b = [(s, e) for d, s, e in log if d.startswith("B")]
     assert len(on_a) == len(on_b) == 8
     assert any(sa < eb and sb < ea for sa, ea in on_a for sb, eb in on_b), "A and B never ran at the same time"
+
+
+@pytest.mark.parametrize("call", ["compile_model", "query_model"])
+def test_a_listed_device_id_that_does_not_exist_is_refused(core: hs.Core, call: str) -> None:
+    model, _, _ = _mlp()
+    with pytest.raises(DeviceNotFoundError, match=r"device 'TEMPLATE\.2' does not exist; TEMPLATE has ids: 0, 1"):
+        getattr(core, call)(model, "HETERO:TEMPLATE.0,TEMPLATE.2")
+
+
+def test_a_misspelled_property_gets_a_hint_naming_every_listed_device(core: hs.Core) -> None:
+    model, _, _ = _mlp()
+    with pytest.raises(
+        UnsupportedPropertyError, match=r"ACCEL, TEMPLATE .*'NUM_STREAM' \(did you mean NUM_STREAMS\?\)"
+    ):
+        core.compile_model(model, "HETERO:ACCEL,TEMPLATE", {"NUM_STREAM": 2})
