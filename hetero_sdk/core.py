@@ -346,9 +346,9 @@ class Core:
                 except Exception as exc:  # a broken third-party plugin must not break the host
                     slot.error = exc
                     _log.info("device %s failed to load: %s: %s", name, type(exc).__name__, exc)
-            raise DeviceUnavailableError(
-                f"device {name!r} is unavailable: {type(slot.error).__name__}: {slot.error}"
-            ) from slot.error
+            reason = slot.error
+            cause = str(reason) if isinstance(reason, DeviceUnavailableError) else f"{type(reason).__name__}: {reason}"
+            raise DeviceUnavailableError(f"device {name!r} is unavailable: {cause}") from slot.error
 
     def _device_ids(self, name: str) -> list[str]:
         ids = self._device(name).call("get_property", name="AVAILABLE_DEVICES", arguments={})

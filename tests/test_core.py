@@ -214,6 +214,18 @@ def test_a_registered_factory_that_cannot_find_its_hardware_leaves_the_device_un
     np.testing.assert_allclose(core.compile_model(mlp.model, "TEMPLATE")(inputs)[0], mlp.expected(inputs)[0], rtol=1e-5)
 
 
+def test_a_plugin_that_says_it_is_unavailable_is_quoted_once(core: hs.Core, mlp) -> None:
+    from hetero_sdk.errors import DeviceUnavailableError
+
+    def no_gpu() -> Any:
+        raise DeviceUnavailableError("no GPU backend; install jax[cuda12]")
+
+    core.register_plugin(no_gpu, "GPU")
+    with pytest.raises(DeviceUnavailableError) as info:
+        core.compile_model(mlp.model, "GPU")
+    assert str(info.value) == "device 'GPU' is unavailable: no GPU backend; install jax[cuda12]"
+
+
 def test_compiling_and_importing_in_a_remote_context_uses_its_device(core: hs.Core, mlp) -> None:
     context = core.get_default_context("TEMPLATE.1")
     compiled = core.compile_model(mlp.model, context=context)

@@ -6,8 +6,10 @@ import importlib
 
 import click
 
-from hetero_sdk.cli.context import EXIT_USAGE, CLIError
+from hetero_sdk.cli.context import EXIT_USAGE, CLIError, get_core
 from hetero_sdk.cli.models import validate_device
+from hetero_sdk.core import Core
+from hetero_sdk.device_name import parse_device_name
 
 __all__ = ["conformance"]
 
@@ -37,6 +39,8 @@ def conformance(
     pytest_args: tuple[str, ...],
 ) -> None:
     """Run the conformance kit on DEVICE; extra arguments (e.g. -k conv -x) go to pytest."""
+    if not any(arg.startswith("--conformance-plugin") for arg in pytest_args):
+        _check_installed(get_core(ctx), device)  # the kit's own check speaks pytest's voice, not ours
     try:
         kit = importlib.import_module("hetero_sdk.conformance")
         run = getattr(kit, "run", None)
@@ -51,3 +55,10 @@ def conformance(
             EXIT_USAGE,
         ) from exc
     ctx.exit(int(status))
+
+
+def _check_installed(core: Core, device: str) -> None:
+    """Raises the Core's typed error (one CLI error line) for a device, id or target not installed."""
+    parsed = parse_device_name(device)
+    for name in [device if not parsed.targets else parsed.name, *parsed.targets]:
+        core.get_property(name, "SUPPORTED_PROPERTIES")

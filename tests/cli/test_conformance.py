@@ -25,12 +25,12 @@ def test_arguments_pass_through_and_the_kit_status_is_the_exit_status(
     xfails = tmp_path / "xfails.txt"
     xfails.write_text("test_conv  # not yet\n")
     result = invoke(
-        "conformance", "XLA", "--xfail-file", str(xfails), "--report-json", "out.json", "--profile", "thorough",
+        "conformance", "ACCEL", "--xfail-file", str(xfails), "--report-json", "out.json", "--profile", "thorough",
         "-k", "conv", "-x",
     )  # fmt: skip
     assert result.exit_code == 3, result.output
     assert calls == [
-        ("XLA", {"extra_args": ("-k", "conv", "-x"), "xfail_file": str(xfails), "report_json": "out.json",
+        ("ACCEL", {"extra_args": ("-k", "conv", "-x"), "xfail_file": str(xfails), "report_json": "out.json",
                  "profile": "thorough"}),
     ]  # fmt: skip
 
@@ -58,3 +58,18 @@ def test_a_kit_without_a_runner_is_one_line(invoke: Invoke, monkeypatch: pytest.
 
 def test_malformed_device_is_a_usage_error(invoke: Invoke) -> None:
     assert_one_line_error(invoke("conformance", "template"), "UPPER_CASE", exit_code=2)
+
+
+def test_an_unknown_device_is_one_line_in_the_clis_voice(invoke: Invoke) -> None:
+    result = invoke("conformance", "TEMPLAT")
+    assert_one_line_error(result, "DeviceNotFoundError: no device 'TEMPLAT'", "did you mean TEMPLATE?", exit_code=1)
+    result = invoke("conformance", "HETERO:TEMPLATE,ACCEL.4")
+    assert_one_line_error(result, "DeviceNotFoundError: device 'ACCEL.4' does not exist")
+
+
+def test_a_device_the_kit_registers_itself_is_not_checked_first(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kit, "run", lambda device, **kwargs: 0, raising=False)
+    result = invoke("conformance", "WRONG_RELU", "--conformance-plugin", "tests.conformance.bad_plugins:WrongRelu")
+    assert result.exit_code == 0, result.output
