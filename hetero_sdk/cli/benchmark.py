@@ -33,9 +33,11 @@ from hetero_sdk.errors import HeteroSDKError
 from hetero_sdk.hetero.report import PlacementReport
 from hetero_sdk.runtime import CompiledModel
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_TIME_S", "benchmark"]
+__all__ = ["DEFAULT_MODEL", "DEFAULT_TIME_S", "EXIT_INTERRUPTED", "benchmark"]
 
 DEFAULT_MODEL = "detection"
+EXIT_INTERRUPTED = 130
+"""The exit status after Ctrl-C, as shells report SIGINT; the statistics are printed first."""
 DEFAULT_TIME_S = 3.0
 """The time limit when neither -niter nor -t is given: the main job must stay a few seconds long."""
 _HINTS = ("throughput", "cumulative_throughput", "latency", "none")
@@ -90,6 +92,12 @@ def _print(
     else:
         out.verdict(check.ok, check.summary())
     out.heading("Timing")
+    if data["interrupted"]:
+        out.line(
+            f"  interrupted (Ctrl-C): the figures cover the {data['iterations']} inference(s) done", style="yellow"
+        )
+    if not data["iterations"]:
+        return
     settings = data["settings"]
     limit = f"{settings['niter']} iterations" if settings["niter"] is not None else f"{settings['time_limit_s']:g} s"
     stats = data["latency_ms"]
@@ -234,6 +242,8 @@ def benchmark(
         _print(Printer(), data, loaded, partition, verdict)
     if verdict is not None and not verdict.ok:
         ctx.exit(EXIT_FAILURE)
+    if timing.interrupted:
+        ctx.exit(EXIT_INTERRUPTED)
 
 
 def _report(
@@ -259,6 +269,7 @@ def _report(
         "settings": {"api": timing.api, "nireq": timing.nireq, "niter": niter, "time_limit_s": time_limit},
         "first_inference_ms": first_ms,
         "iterations": timing.iterations,
+        "interrupted": timing.interrupted,
         "duration_s": timing.duration_s,
         "latency_ms": timing.latency_stats(),
         "throughput_fps": timing.throughput_fps,

@@ -26,6 +26,7 @@ class Timing:
     :ivar latencies_ms: each inference's latency (start to completion), in completion order.
     :ivar duration_s: from the first start to the last completion.
     :ivar requests: the requests used (their profiling info is the last inference's).
+    :ivar interrupted: Ctrl-C stopped the loop early; the figures cover the inferences done by then.
     """
 
     api: str
@@ -33,6 +34,7 @@ class Timing:
     latencies_ms: list[float]
     duration_s: float
     requests: list[InferRequest]
+    interrupted: bool = False
 
     @property
     def iterations(self) -> int:
@@ -83,12 +85,16 @@ def run_sync(
     latencies: list[float] = []
     begin = time.perf_counter()
     deadline = None if time_limit is None else begin + time_limit
-    while not latencies or _keep_going(len(latencies), niter, deadline):
-        started = time.perf_counter()
-        request.infer()
-        latencies.append((time.perf_counter() - started) * 1e3)
-        bar.advance()
-    return Timing("sync", 1, latencies, time.perf_counter() - begin, [request])
+    interrupted = False
+    try:
+        while not latencies or _keep_going(len(latencies), niter, deadline):
+            started = time.perf_counter()
+            request.infer()
+            latencies.append((time.perf_counter() - started) * 1e3)
+            bar.advance()
+    except KeyboardInterrupt:  # Ctrl-C: report what was measured, as benchmark_app does
+        interrupted = True
+    return Timing("sync", 1, latencies, time.perf_counter() - begin, [request], interrupted)
 
 
 def run_async(
@@ -116,12 +122,16 @@ def run_async(
     begin = time.perf_counter()
     deadline = None if time_limit is None else begin + time_limit
     started = 0
-    while not started or _keep_going(started, niter, deadline):
-        queue.start_async(userdata=time.perf_counter())
-        started += 1
-        bar.advance()
+    interrupted = False
+    try:
+        while not started or _keep_going(started, niter, deadline):
+            queue.start_async(userdata=time.perf_counter())
+            started += 1
+            bar.advance()
+    except KeyboardInterrupt:  # Ctrl-C: let the requests in flight finish, then report
+        interrupted = True
     queue.wait_all()
-    return Timing("async", len(queue), latencies, time.perf_counter() - begin, list(queue))
+    return Timing("async", len(queue), latencies, time.perf_counter() - begin, list(queue), interrupted)
 
 
 def perf_counters(requests: Sequence[InferRequest]) -> dict[str, list[dict[str, Any]]]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +197,18 @@ def test_positional_model_and_m_must_agree(invoke: Invoke) -> None:
     assert parse_json(invoke("benchmark", "mlp", "-m", "mlp", "-niter", "1", "--json"))["model"]["name"] == "mlp"
     result = invoke("benchmark", "mlp", "-m", "detection", "-niter", "1")
     assert_one_line_error(result, "two models given, 'mlp' and -m 'detection'", exit_code=2)
+
+
+@pytest.mark.parametrize("api", ["sync", "async"])
+def test_ctrl_c_prints_the_statistics_gathered_so_far(invoke: Invoke, api: str) -> None:
+    interrupt = threading.Timer(0.5, signal.raise_signal, (signal.SIGINT,))
+    interrupt.start()
+    try:
+        result = invoke("benchmark", "mlp", "-d", "TEMPLATE", "-api", api, "-t", "60", "--json")
+    finally:
+        interrupt.cancel()
+    assert result.exit_code == 130, result.output
+    data = json.loads(result.stdout)
+    assert data["interrupted"] is True
+    assert data["iterations"] > 0 and data["duration_s"] < 30  # stopped early, with what it measured
+    assert data["latency_ms"]["median"] > 0
