@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import inspect
 import json
@@ -27,7 +28,7 @@ from hetero_sdk.errors import (
 )
 from hetero_sdk.frontend import ModelSource, read_model
 from hetero_sdk.graph.model import Model
-from hetero_sdk.plugin.discovery import discover
+from hetero_sdk.plugin.discovery import discover, load_entry_point
 from hetero_sdk.plugin.manager import DevicePlugin, instantiate
 from hetero_sdk.runtime.compiled_model import CompiledModel
 from hetero_sdk.runtime.context import RemoteContext
@@ -68,7 +69,7 @@ class Core:
         self._cache_dir: str | None = None
         if autoload:
             for name, ep in discover().items():
-                self._slots[name] = _Slot(loader=ep.load)
+                self._slots[name] = _Slot(loader=functools.partial(load_entry_point, ep))
         items = plugins.items() if isinstance(plugins, Mapping) else (plugins or ())
         for name, plugin in items:
             self.register_plugin(plugin, name)
