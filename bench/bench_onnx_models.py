@@ -53,8 +53,11 @@ def sdk_candidates(model: RealModel, path: Path) -> dict[str, Callable[[], Any]]
     return calls
 
 
-def reference_candidates(path: Path, feeds: dict[str, np.ndarray]) -> dict[str, Callable[[], Any]]:
-    """ONNX Runtime and (when installed) OpenVINO on the same file, one thread each."""
+def reference_candidates(
+    path: Path, feeds: dict[str, np.ndarray], input_shapes: dict[str, list[int]] | None = None
+) -> dict[str, Callable[[], Any]]:
+    """ONNX Runtime and (when installed) OpenVINO on the same file, one thread each; OpenVINO converts
+    with the same input shapes hetero-sdk is given (``ov.convert_model(path, input=...)``)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -68,7 +71,10 @@ def reference_candidates(path: Path, feeds: dict[str, np.ndarray]) -> dict[str, 
         return calls
     core = ov.Core()
     try:
-        ov_model = core.read_model(str(path))
+        if input_shapes:
+            ov_model = ov.convert_model(str(path), input=list(input_shapes.items()))
+        else:
+            ov_model = core.read_model(str(path))
         compiled = core.compile_model(
             ov_model, "CPU", {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1, "INFERENCE_PRECISION_HINT": "f32"}
         )
@@ -95,7 +101,7 @@ def main() -> None:
         model = MODELS[key]
         path = fetch(model)
         expected = onnx_runtime_outputs(path, model.feeds)
-        candidates = {**sdk_candidates(model, path), **reference_candidates(path, model.feeds)}
+        candidates = {**sdk_candidates(model, path), **reference_candidates(path, model.feeds, model.input_shapes)}
         errors = {
             name: max(float(np.max(np.abs(np.asarray(call()[o], np.float64) - v))) for o, v in expected.items())
             for name, call in candidates.items()
