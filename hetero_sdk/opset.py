@@ -52,7 +52,7 @@ from hetero_sdk.ops.elementwise import (
 )
 from hetero_sdk.ops.image import interpolate
 from hetero_sdk.ops.linear_algebra import matmul
-from hetero_sdk.ops.movement import concat, gather, pad, split, transpose, variadic_split
+from hetero_sdk.ops.movement import concat, gather, gather_elements, pad, split, transpose, variadic_split
 from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, mvn, softmax
 from hetero_sdk.ops.pooling import avg_pool, max_pool
 from hetero_sdk.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
@@ -66,7 +66,8 @@ ceil = ceiling
 __all__ = [
     "abs", "add", "avg_pool", "batch_norm_inference", "broadcast", "ceil", "ceiling", "clamp", "concat", "constant",
     "convert", "convolution", "convolution_backprop_data", "cos", "divide", "equal", "erf", "exp", "floor",
-    "floor_mod", "gather", "gelu", "greater", "greater_equal", "group_convolution", "gru_sequence", "hswish",
+    "floor_mod", "gather", "gather_elements", "gelu", "greater", "greater_equal", "group_convolution", "gru_sequence",
+    "hswish",
     "if_op", "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
     "loop", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn", "negative",
     "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max",

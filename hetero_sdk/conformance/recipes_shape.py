@@ -1,5 +1,5 @@
 """Case recipes of the shape-manipulation family: Reshape, Transpose, Concat, Split, VariadicSplit,
-Squeeze, Unsqueeze, Broadcast, Tile, Pad, Gather, Slice, StridedSlice, ShapeOf, Range."""
+Squeeze, Unsqueeze, Broadcast, Tile, Pad, Gather, GatherElements, Slice, StridedSlice, ShapeOf, Range."""
 
 from __future__ import annotations
 
@@ -172,6 +172,18 @@ def _gather(b: Builder, op_type: str) -> OpCase:
     indices = b.rng.integers(-dim, dim, b.shape(0, 2)).astype(b.pick((I32, I64)))
     axis_node = opset.constant(np.array(axis, I64), name="axis")
     node = opset.gather(b.input(_data(b, shape), "x"), b.operand(indices, "indices"), axis_node, name="op")
+    return b.case(op_type, node, "exact", axis=axis)
+
+
+@recipe("GatherElements")
+def _gather_elements(b: Builder, op_type: str) -> OpCase:
+    shape = b.shape(1, 3)
+    axis = b.integer(-len(shape), len(shape) - 1)
+    taken = [d if i == axis % len(shape) else b.integer(1, d) for i, d in enumerate(shape)]
+    taken[axis % len(shape)] = b.integer(1, 4)
+    dim = shape[axis]
+    indices = b.rng.integers(-dim, dim, taken).astype(b.pick((I32, I64)))
+    node = opset.gather_elements(b.input(_data(b, shape), "x"), b.operand(indices, "indices"), axis, name="op")
     return b.case(op_type, node, "exact", axis=axis)
 
 

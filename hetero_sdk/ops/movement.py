@@ -16,12 +16,13 @@ from hetero_sdk.graph.op_def import INT, LOWER_STRING, Attr, Input, OpDef, Outpu
 from hetero_sdk.ops import movement_kernels as kernels
 from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import INDEX_TYPES, expect_rank, expect_same_types, expect_type, merge_dims, normalize_axis
+from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.ops.inputs import INTEGER_TYPES, index_input, index_operand, index_vector, known_ints, values_or_length
 from hetero_sdk.shape import DYNAMIC
 
 __all__ = [
-    "CONCAT", "GATHER", "PAD", "SPLIT", "TRANSPOSE", "VARIADIC_SPLIT", "concat", "gather", "pad", "split", "transpose",
-    "variadic_split",
+    "CONCAT", "GATHER", "GATHER_ELEMENTS", "PAD", "SPLIT", "TRANSPOSE", "VARIADIC_SPLIT", "concat", "gather",
+    "gather_elements", "pad", "split", "transpose", "variadic_split",
 ]  # fmt: skip
 
 _slice = builtins.slice
@@ -83,6 +84,17 @@ def gather(data: Any, indices: Any, axis: Any, batch_dims: int = 0, name: str | 
         negative counts from the rank of ``indices``; at most ``axis``.
     """
     return Node(GATHER, [as_output(data), index_input(indices), index_input(axis)], {"batch_dims": batch_dims}, name)
+
+
+def gather_elements(data: Any, indices: Any, axis: int = 0, name: str | None = None) -> Node:
+    """Takes one element of ``data`` per element of ``indices`` along ``axis`` (``GatherElements``,
+    opset6): ``out[i][j] = data[indices[i][j]][j]`` for ``axis=0``.
+
+    :param indices: i32/i64, of ``data``'s rank; along ``axis`` values in ``[-dim, dim-1]``, elsewhere
+        dimensions no larger than ``data``'s; the output has its shape.
+    :param axis: in ``[-rank, rank-1]``.
+    """
+    return Node(GATHER_ELEMENTS, [as_output(data), index_input(indices)], {"axis": axis}, name)
 
 
 def pad(
@@ -202,6 +214,23 @@ def _gather(node: Node) -> list[OutputSpec]:
     return [(element_type, [*lead, *data[batch:axis], *indices[batch:], *data[axis + 1 :]])]
 
 
+def _gather_elements(node: Node) -> list[OutputSpec]:
+    data = node.input_value(0).partial_shape
+    indices = node.input_value(1).partial_shape
+    if data.rank != indices.rank or data.rank == 0:
+        raise node.error(f"indices {indices} must have the rank of data {data} (at least 1)")
+    axis = normalize_axis(node, node.attrs["axis"], data.rank)
+    for d, (size, taken) in enumerate(zip(data.dims, indices.dims)):
+        if d != axis and DYNAMIC not in (size, taken) and taken > size:
+            raise node.error(f"indices {indices} exceed data {data} on axis {d}, which is not the gathered axis")
+    known = constant_value(node.input_value(1))
+    size = data[axis]
+    if known is not None and size != DYNAMIC and known.size and (known.min() < -size or known.max() >= size):
+        span = f"[{known.min()}, {known.max()}]"
+        raise node.error(f"indices must lie in [{-size}, {size - 1}] along axis {axis}; they span {span}")
+    return [(node.input_value(0).element_type, indices)]
+
+
 _PAD_LIMITS = {"edge": (1, None), "reflect": (1, -1), "symmetric": (1, 0)}
 """Per pad mode: the size a padded dimension needs, and the most a pad may exceed it by."""
 
@@ -296,6 +325,18 @@ GATHER = define(
         version="opset8",
         evaluate=kernels.gather,
         doc="Takes slices of data at indices along axis.",
+    )
+)
+GATHER_ELEMENTS = define(
+    OpDef(
+        "GatherElements",
+        "movement",
+        _gather_elements,
+        inputs=(_DATA, Input("indices", INDEX_TYPES, doc="of data's rank; the output's shape")),
+        attrs=(Attr("axis", INT, 0, doc="the axis indices index, in [-rank, rank)"),),
+        version="opset6",
+        evaluate=kernels.gather_elements,
+        doc="Takes one element of data per element of indices along axis.",
     )
 )
 PAD = define(

@@ -13,7 +13,7 @@ from hetero_sdk.array_api import namespace
 from hetero_sdk.graph.node import Node
 
 __all__ = [
-    "concat", "gather", "pad", "split", "split_bounds", "transpose", "variadic_split",
+    "concat", "gather", "gather_elements", "pad", "split", "split_bounds", "transpose", "variadic_split",
 ]  # fmt: skip
 
 
@@ -77,6 +77,17 @@ def gather(node: Node, x: Any, indices: Any, axis: Any) -> Any:
     mask_shape = (count,) + (1,) * (dim - batch) + tuple(indices.shape[batch:]) + (1,) * (x.ndim - dim - 1)
     out = xp.where(xp.reshape(valid, mask_shape), out, xp.zeros((), dtype=x.dtype))
     return xp.reshape(out, (*lead, *tail))
+
+
+def gather_elements(node: Node, x: Any, indices: Any) -> Any:
+    """Element ``[i, j, ...]`` of the output is ``x`` at ``indices[i, j, ...]`` along ``axis`` and at
+    ``i, j, ...`` elsewhere; negative indices count from the end."""
+    xp = namespace(x, indices)
+    axis = node.attrs["axis"] % x.ndim
+    size = x.shape[axis]
+    safe = xp.where(indices < 0, indices + size, indices)
+    window = tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(indices.shape))
+    return xp.take_along_axis(x[window], safe, axis=axis)
 
 
 def _take(xp: Any, data: Any, where: Any, axis: int) -> Any:

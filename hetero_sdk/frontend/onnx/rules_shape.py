@@ -242,3 +242,8 @@ def _pad(ctx: NodeContext, x: Output, begins: Output, ends: Output, value: Outpu
 @rule("NonZero", since=9)
 def non_zero(ctx: NodeContext) -> Outputs:
     return [_out(opset.non_zero(ctx.input(0), output_type=Type.i64))]
+
+
+@rule("GatherElements", since=11)
+def gather_elements(ctx: NodeContext) -> Outputs:
+    return [_out(opset.gather_elements(ctx.input(0), ctx.input(1), axis=ctx.attr("axis", 0)))]
