@@ -250,6 +250,16 @@ def non_zero(ctx: ExportContext) -> None:
     ctx.cast(ctx.emit1("NonZero", [ctx.input(0)]), Type.i64, target, ctx.out())
 
 
+def _selected_scores(ctx: ExportContext, selected: str) -> str:
+    """``scores[b, c, n]`` for each selected ``(b, c, n)``: a Gather from the flattened scores."""
+    shape = ctx.emit1("Shape", [ctx.input(1)])
+    classes = ctx.emit1("Gather", [shape, ctx.const(1)], axis=0)
+    boxes = ctx.emit1("Gather", [shape, ctx.const(2)], axis=0)
+    b, c, n = (ctx.emit1("Gather", [selected, ctx.const(i)], axis=1) for i in range(3))
+    flat = ctx.emit1("Add", [ctx.emit1("Mul", [ctx.emit1("Add", [ctx.emit1("Mul", [b, classes]), c]), boxes]), n])
+    return ctx.emit1("Gather", [ctx.emit1("Reshape", [ctx.input(1), ctx.const([-1])]), flat], axis=0)
+
+
 @exporter("NonMaxSuppression")
 def non_max_suppression(ctx: ExportContext) -> None:
     attrs = ctx.attrs
@@ -271,7 +281,7 @@ def non_max_suppression(ctx: ExportContext) -> None:
         scalar(4, 0.0, Type.f32),
     ]
     selected = ctx.emit1("NonMaxSuppression", inputs, center_point_box=int(attrs["box_encoding"] == "center"))
-    scores = ctx.emit1("GatherND", [ctx.input(1), selected])
+    scores = _selected_scores(ctx, selected)
     if attrs["sort_result_descending"]:  # ONNX orders by batch and class; OpenVINO here by score overall
         count = ctx.emit1("Shape", [selected], start=0, end=1)
         _, order = ctx.emit("TopK", [scores, count], 2, axis=0, largest=1, sorted=1)
