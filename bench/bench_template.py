@@ -26,10 +26,11 @@ from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from models import MODELS, BenchModel, to_onnx  # noqa: E402
+from models import MODELS, BenchModel  # noqa: E402
 from timing import bench_arguments, environment, measure, print_table, summary, write_report  # noqa: E402
 
 import hetero_sdk as hs  # noqa: E402
+from hetero_sdk.frontend.onnx_export import export_model  # noqa: E402
 from template_plugin import TemplatePlugin  # noqa: E402
 
 ONE_THREAD = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
@@ -46,7 +47,7 @@ def ort_session(bench_model: BenchModel) -> Any | None:
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    proto = to_onnx(bench_model.build())
+    proto = export_model(bench_model.build())
     return ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 

@@ -2,8 +2,9 @@
 
 One builder per model takes an *opset module*, so the same code, weights and friendly names make the
 hetero-sdk model (:mod:`hetero_sdk.opset`) and the OpenVINO model (``openvino.opset13``): the two
-opsets share op names, attributes and argument order. :func:`to_onnx` exports the hetero-sdk model
-for ONNX Runtime, and each model has a plain-numpy forward pass over the same weights.
+opsets share op names, attributes and argument order. The hetero-sdk model runs on ONNX Runtime through
+the SDK's exporter (:func:`hetero_sdk.frontend.onnx_export.export_model`), and each model has a
+plain-numpy forward pass over the same weights.
 
 Every op's friendly name begins with its *stage* (``fc1/matmul``, ``attention/scores``): HETERO
 splits follow stages (:func:`stage_devices`, :func:`set_affinities`), so a split never cuts a fused
@@ -24,7 +25,7 @@ import hetero_sdk as hs
 from hetero_sdk import opset as sdk_opset
 
 __all__ = [
-    "MODELS", "BenchModel", "mlp", "set_affinities", "small_cnn", "stage_devices", "to_onnx", "transformer_block",
+    "MODELS", "BenchModel", "mlp", "set_affinities", "small_cnn", "stage_devices", "transformer_block",
 ]  # fmt: skip
 
 Graph = Callable[[Any], tuple[Any, Any]]
@@ -284,94 +285,3 @@ def set_affinities(model: Any, devices: Mapping[str, str]) -> None:
         if stage not in devices and op.get_type_name() != "Parameter":
             raise ValueError(f"op {op.get_friendly_name()!r} has no stage among {sorted(devices)}")
         op.get_rt_info()["affinity"] = devices.get(stage, first)
-
-
-_ONNX_SAME = {
-    "Add": "Add",
-    "Multiply": "Mul",
-    "Subtract": "Sub",
-    "Divide": "Div",
-    "Relu": "Relu",
-    "Tanh": "Tanh",
-    "Sigmoid": "Sigmoid",
-    "MatMul": "MatMul",
-}
-
-
-def to_onnx(model: hs.Model, opset: int = 20) -> Any:
-    """Exports the ops the benchmark models use to an ONNX ``ModelProto`` (tensor names: friendly names).
-
-    MVN with a scale of ones becomes ``LayerNormalization``, Gelu the opset-20 ``Gelu``; constants
-    read as attributes (Transpose orders, MVN axes) are not emitted as initializers.
-
-    :raises NotImplementedError: for any other op or attribute value.
-    """
-    from onnx import checker, helper, numpy_helper
-
-    def tensor(out: hs.Output) -> str:
-        return out.node.friendly_name if out.index == 0 else f"{out.node.friendly_name}:{out.index}"
-
-    def value_info(name: str, out: hs.Output) -> Any:
-        elem = helper.np_dtype_to_tensor_dtype(np.dtype(out.element_type.numpy))
-        return helper.make_tensor_value_info(name, elem, list(out.shape))
-
-    constants = {n.friendly_name: np.asarray(n.attrs["value"]) for n in model.get_ops() if n.type_name == "Constant"}
-    used: dict[str, np.ndarray] = {}
-    consumers = model.consumers()
-    nodes, inputs, outputs = [], [], []
-    for node in model.get_ordered_ops():
-        kind, name, attrs = node.type_name, node.friendly_name, node.attrs
-        args = [tensor(v) for v in node.input_values()]
-        extra: dict[str, Any] = {}
-        if kind == "Parameter":
-            inputs.append(value_info(name, node.output(0)))
-            continue
-        if kind == "Constant":
-            continue
-        if kind == "Result":
-            nodes.append(helper.make_node("Identity", args, [name], name=name))
-            outputs.append(value_info(name, node.input_value(0)))
-            continue
-        if kind in _ONNX_SAME and not attrs.get("transpose_a") and not attrs.get("transpose_b"):
-            op_type = _ONNX_SAME[kind]
-        elif kind == "Softmax":
-            op_type, extra = "Softmax", {"axis": attrs["axis"]}
-        elif kind == "Gelu":
-            op_type, extra = "Gelu", {"approximate": "tanh" if attrs["approximation_mode"] == "TANH" else "none"}
-        elif kind == "Reshape":
-            op_type, extra = "Reshape", {"allowzero": int(not attrs["special_zero"])}
-        elif kind == "Transpose":
-            op_type, extra = "Transpose", {"perm": [int(p) for p in constants[args.pop()]]}
-        elif kind == "Convolution" and attrs["auto_pad"] == "explicit":
-            kernel = list(node.input_value(1).shape[2:])
-            pads = [*attrs["pads_begin"], *attrs["pads_end"]]
-            op_type = "Conv"
-            extra = {"strides": attrs["strides"], "pads": pads, "dilations": attrs["dilations"], "kernel_shape": kernel}
-        elif kind == "MaxPool" and attrs["auto_pad"] == "explicit" and not consumers.get(node.output(1)):
-            op_type = "MaxPool"
-            extra = {
-                "kernel_shape": attrs["kernel_shape"],
-                "strides": attrs["strides"],
-                "pads": [*attrs["pads_begin"], *attrs["pads_end"]],
-                "dilations": attrs["dilations"],
-                "ceil_mode": int(attrs["rounding_type"] == "ceil"),
-            }
-        elif kind == "MVN" and attrs["normalize_variance"] and attrs["eps_mode"] == "inside_sqrt":
-            shape = node.input_value(0).shape
-            axes = sorted(int(a) % len(shape) for a in constants[args.pop()].reshape(-1))
-            if axes != list(range(axes[0], len(shape))):
-                raise NotImplementedError(f"{name}: MVN over {axes} is not a trailing run of axes")
-            used[f"{name}/ones"] = np.ones(shape[axes[0] :], np.float32)
-            args.append(f"{name}/ones")
-            op_type, extra = "LayerNormalization", {"axis": axes[0], "epsilon": attrs["eps"]}
-        else:
-            raise NotImplementedError(f"to_onnx cannot export {name} ({kind}) with {attrs}")
-        used.update({a: constants[a] for a in args if a in constants})
-        nodes.append(helper.make_node(op_type, args, [tensor(node.output(0))], name=name, **extra))
-    initializers = [numpy_helper.from_array(value, key) for key, value in used.items()]
-    graph = helper.make_graph(nodes, model.friendly_name, inputs, outputs, initializers)
-    proto = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10, producer_name="hetero-sdk bench"
-    )
-    checker.check_model(proto)
-    return proto

@@ -10,10 +10,10 @@ from hetero_sdk import errors, opset, properties
 from hetero_sdk.core import Core
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend import convert_model
+from hetero_sdk.frontend.save import save_model
 from hetero_sdk.graph import Model, Node, Output
 from hetero_sdk.runtime import AsyncInferQueue, CompiledModel, InferRequest, ProfilingInfo
 from hetero_sdk.runtime.version import SDK_VERSION
-from hetero_sdk.serialization import save_model
 from hetero_sdk.shape import PartialShape
 
 __version__ = SDK_VERSION

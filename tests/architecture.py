@@ -42,7 +42,8 @@ SDK_LAYERS: tuple[tuple[str, ...], ...] = (
 PUBLIC_MODULES = frozenset(
     {
         "hetero_sdk", "hetero_sdk.array_api", "hetero_sdk.device_name", "hetero_sdk.element_type",
-        "hetero_sdk.errors", "hetero_sdk.graph", "hetero_sdk.ops", "hetero_sdk.opset", "hetero_sdk.plugin",
+        "hetero_sdk.errors", "hetero_sdk.frontend.onnx_export", "hetero_sdk.graph", "hetero_sdk.ops",
+        "hetero_sdk.opset", "hetero_sdk.plugin",
         "hetero_sdk.properties", "hetero_sdk.reference", "hetero_sdk.registry", "hetero_sdk.rt_info",
         "hetero_sdk.runtime", "hetero_sdk.serialization", "hetero_sdk.shape", "hetero_sdk.transformations",
     }

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hetero_sdk as hs
+from hetero_sdk.frontend.onnx_export import export_model
 from hetero_sdk.hetero.plugin import HeteroPlugin
 from template_plugin import TemplatePlugin
 
@@ -134,7 +135,7 @@ def test_onnx_export_on_onnxruntime_computes_what_numpy_computes(name: str) -> N
     pytest.importorskip("onnx")
     bench_model = TINY[name]()
     x = bench_model.sample_input(seed=4)
-    proto = models.to_onnx(bench_model.build())
+    proto = export_model(bench_model.build())
     session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(session.run(None, {"x": x})[0], _reference(name, bench_model, x), rtol=RTOL, atol=ATOL)
 
@@ -189,14 +190,6 @@ def test_set_affinities_names_an_op_outside_every_stage() -> None:
     model = TINY["mlp"]().build()
     with pytest.raises(ValueError, match=r"'fc2/.*' has no stage"):
         models.set_affinities(model, {"fc1": "X", "fc3": "X", "fc4": "X"})
-
-
-def test_to_onnx_names_an_op_it_cannot_export() -> None:
-    pytest.importorskip("onnx")
-    x = hs.opset.parameter([2, 3], hs.Type.f32, name="x")
-    model = hs.Model([hs.opset.result(hs.opset.floor(x, name="rounded"), name="y")], [x], "floor")
-    with pytest.raises(NotImplementedError, match=r"rounded \(Floor\)"):
-        models.to_onnx(model)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,95 @@
+"""The ONNX exporter: a :class:`~hetero_sdk.Model` of the opset written as an ONNX model, the inverse
+of the ONNX frontend.
+
+:func:`export_model` returns an ``onnx.ModelProto`` (for vendors whose runtime takes ONNX);
+``hs.save_model(model, "model.onnx")`` writes one. Each op type is exported by a rule of the
+``rules_*`` modules (one ONNX node, or a few where ONNX has no single counterpart); :func:`supported_ops`
+lists them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import onnx
+from onnx import helper
+
+from hetero_sdk.errors import ModelFormatError, UnsupportedOperationError
+from hetero_sdk.frontend.onnx_export import (  # noqa: F401  (each module registers its rules)
+    rules_control_flow,
+    rules_elementwise,
+    rules_nn,
+    rules_recurrent,
+    rules_shape,
+)
+from hetero_sdk.frontend.onnx_export.context import EXPORTERS
+from hetero_sdk.frontend.onnx_export.exporter import GraphExporter
+from hetero_sdk.graph.model import Model
+
+__all__ = ["DEFAULT_OPSET", "MIN_EXPORT_OPSET", "export_model", "save_onnx", "supported_ops"]
+
+DEFAULT_OPSET = min(21, onnx.defs.onnx_opset_version())
+"""The ``ai.onnx`` opset written unless asked otherwise: 21, which ONNX Runtime runs from 1.18 on."""
+
+MIN_EXPORT_OPSET = 18
+"""The oldest opset written (reductions take their axes as inputs, Split its number of outputs)."""
+
+PRODUCER = "hetero-sdk"
+
+
+def export_model(model: Model, opset: int | None = None) -> onnx.ModelProto:
+    """``model`` as an ONNX model, checked with ``onnx.checker``.
+
+    Parameters and Results keep their tensor names as the graph's input and output names, nodes their
+    friendly names (an op written as several ONNX nodes names the others ``name/OpType``); dynamic
+    input dimensions become ``dim_param`` symbols (those read from a file kept, see
+    :data:`hetero_sdk.rt_info.DIM_NAMES`); constants become initializers; If, Loop and Scan bodies
+    become subgraphs.
+
+    :param model: the model to export.
+    :param opset: the ``ai.onnx`` opset version, from :data:`MIN_EXPORT_OPSET` to the newest the
+        installed ``onnx`` knows; default :data:`DEFAULT_OPSET`.
+    :returns: the ``onnx.ModelProto``; ``SerializeToString()`` gives the file's bytes.
+    :raises UnsupportedOperationError: listing every node (bodies included) ONNX cannot express, each
+        with its op type, friendly name and the reason; or for an opset out of range.
+    :raises ModelValidationError: when the model's structure is invalid.
+    """
+    version = DEFAULT_OPSET if opset is None else int(opset)
+    newest = onnx.defs.onnx_opset_version()
+    if not MIN_EXPORT_OPSET <= version <= newest:
+        raise UnsupportedOperationError(
+            f"cannot export to ONNX opset {version}; hetero-sdk writes opsets {MIN_EXPORT_OPSET} to {newest} "
+            f"(the newest the installed onnx knows); the default is {DEFAULT_OPSET}"
+        )
+    model.validate()
+    graph = GraphExporter(version).export(model)
+    imports = [helper.make_opsetid("", version)]
+    proto = helper.make_model(
+        graph, opset_imports=imports, producer_name=PRODUCER, ir_version=helper.find_min_ir_version_for(imports)
+    )
+    onnx.checker.check_model(proto)
+    return proto
+
+
+def save_onnx(model: Model, path: str | os.PathLike[str], opset: int | None = None) -> None:
+    """Writes ``model`` as the ONNX file ``path`` (what ``hs.save_model(model, "x.onnx")`` does).
+
+    Missing parent folders are created. Weights are stored inside the file, so a model must stay under
+    protobuf's 2 GiB.
+
+    :raises UnsupportedOperationError: as :func:`export_model`.
+    :raises ModelFormatError: when the file cannot be written.
+    """
+    proto = export_model(model, opset)
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(proto.SerializeToString())
+    except (OSError, ValueError) as exc:
+        raise ModelFormatError(f"{path}: cannot write the ONNX model: {exc}") from exc
+
+
+def supported_ops() -> list[str]:
+    """The op types :func:`export_model` exports (besides Parameter, Constant and Result), sorted."""
+    return sorted(EXPORTERS.names())
