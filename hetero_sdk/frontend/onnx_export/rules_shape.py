@@ -94,6 +94,11 @@ def gather(ctx: ExportContext) -> None:
     ctx.emit1("Gather", [ctx.input(0), ctx.input(1)], ctx.out(), axis=axis)
 
 
+@exporter("GatherElements")
+def gather_elements(ctx: ExportContext) -> None:
+    ctx.emit1("GatherElements", [ctx.input(0), ctx.input(1)], ctx.out(), axis=ctx.attrs["axis"])
+
+
 @exporter("Split")
 def split(ctx: ExportContext) -> None:
     axis = int(ctx.required_constant(1, "axis").reshape(-1)[0])

@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx_samples import conv_relu_model
+from onnx_models import conv_relu_model
 
 import hetero_sdk as hs
 from hetero_sdk import opset

@@ -41,9 +41,6 @@ PARTLY_EXPORTABLE = {
 }
 """Op types exported for most attribute values; the others raise UnsupportedOperationError naming why."""
 
-FRONTEND_GAPS = {"TopK": "sort='index' exports GatherElements, which the ONNX frontend does not read yet"}
-"""Exports the ONNX frontend cannot read back (the ONNX Runtime comparison still runs)."""
-
 ORT_GAPS = ("NOT_IMPLEMENTED", "Could not find an implementation")
 """ONNX Runtime lacks kernels for some element types of some ops (f16 Erf, i32 Sin...): those cases
 run on ONNX's reference evaluator instead, still an implementation independent of ours."""
@@ -93,11 +90,7 @@ def test_onnxruntime_on_the_export_computes_what_template_computes(op_type: str)
             return
         want = [np.asarray(v) for v in evaluate(case.model, case.inputs)]
         check(case, run_onnx(proto, case.inputs), want, "ONNX Runtime on the export")
-        try:
-            again = hs.convert_model(proto)
-        except UnsupportedOperationError:
-            assert op_type in FRONTEND_GAPS
-            return
+        again = hs.convert_model(proto)
         got = [np.asarray(v) for v in evaluate(again, case.inputs)]
         check(case, got, want, "the export read back by the frontend")
 
