@@ -247,3 +247,19 @@ def non_zero(ctx: NodeContext) -> Outputs:
 @rule("GatherElements", since=11)
 def gather_elements(ctx: NodeContext) -> Outputs:
     return [_out(opset.gather_elements(ctx.input(0), ctx.input(1), axis=ctx.attr("axis", 0)))]
+
+
+@rule("Trilu", since=14)
+def trilu(ctx: NodeContext) -> Outputs:
+    """Upper or lower triangle of the last two axes, as OpenVINO's frontend decomposes it: a mask from
+    ``column - row`` against ``k``, then Select."""
+    x = ctx.input(0)
+    k = ctx.optional_input(1)
+    k = ctx.const(0, _I64) if k is None else _out(opset.reshape(k, ctx.const([], _I64), special_zero=False))
+    shape = opset.shape_of(x)
+    zero, one = ctx.const(0, _I64), ctx.const(1, _I64)
+    rows = opset.range(zero, opset.gather(shape, ctx.const(-2, _I64), zero), one, output_type=Type.i64)
+    cols = opset.range(zero, opset.gather(shape, ctx.const(-1, _I64), zero), one, output_type=Type.i64)
+    offset = opset.subtract(opset.unsqueeze(cols, ctx.const([0], _I64)), opset.unsqueeze(rows, ctx.const([1], _I64)))
+    keep = opset.greater_equal(offset, k) if ctx.attr("upper", 1) else opset.less_equal(offset, k)
+    return [_out(opset.select(keep, x, ctx.const(0, x.element_type)))]

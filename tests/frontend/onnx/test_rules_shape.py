@@ -255,3 +255,12 @@ def test_slice_10_with_a_negative_step_clamps_a_start_below_minus_size_to_index_
     model, feeds = node_model("Slice", inputs, 13, constants=["starts", "ends", "axes", "steps"])
     want = check(model, feeds, ("TEMPLATE", "XLA"))
     assert want[0].shape == (6, 1)
+
+
+@FEW
+@given(rows=st.integers(1, 5), cols=st.integers(1, 5), k=st.integers(-4, 4), upper=st.booleans())
+def test_trilu_keeps_one_triangle_of_the_last_two_axes(rows: int, cols: int, k: int, upper: bool) -> None:
+    x = np.random.default_rng(rows * 7 + cols).standard_normal((2, rows, cols)).astype(np.float32)
+    model, feeds = node_model("Trilu", {"x": x, "k": np.array(k, np.int64)}, 14, upper=int(upper))
+    expected = np.triu(x, k) if upper else np.tril(x, k)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[expected])
