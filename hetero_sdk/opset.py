@@ -27,6 +27,7 @@ from hetero_sdk.ops.activation import (
 from hetero_sdk.ops.basic import constant, convert, parameter, result
 from hetero_sdk.ops.control_flow import if_op, loop, scan
 from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
+from hetero_sdk.ops.cumulative import cum_sum
 from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk
 from hetero_sdk.ops.elementwise import (
     add,
@@ -65,7 +66,7 @@ ceil = ceiling
 
 __all__ = [
     "abs", "add", "avg_pool", "batch_norm_inference", "broadcast", "ceil", "ceiling", "clamp", "concat", "constant",
-    "convert", "convolution", "convolution_backprop_data", "cos", "divide", "equal", "erf", "exp", "floor",
+    "convert", "convolution", "convolution_backprop_data", "cos", "cum_sum", "divide", "equal", "erf", "exp", "floor",
     "floor_mod", "gather", "gather_elements", "gelu", "greater", "greater_equal", "group_convolution", "gru_sequence",
     "hswish",
     "if_op", "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or",

@@ -1,5 +1,5 @@
 """Case recipes of the shape-manipulation family: Reshape, Transpose, Concat, Split, VariadicSplit,
-Squeeze, Unsqueeze, Broadcast, Tile, Pad, Gather, GatherElements, Slice, StridedSlice, ShapeOf, Range."""
+Squeeze, Unsqueeze, Broadcast, Tile, Pad, Gather, GatherElements, CumSum, Slice, StridedSlice, ShapeOf, Range."""
 
 from __future__ import annotations
 
@@ -185,6 +185,17 @@ def _gather_elements(b: Builder, op_type: str) -> OpCase:
     indices = b.rng.integers(-dim, dim, taken).astype(b.pick((I32, I64)))
     node = opset.gather_elements(b.input(_data(b, shape), "x"), b.operand(indices, "indices"), axis, name="op")
     return b.case(op_type, node, "exact", axis=axis)
+
+
+@recipe("CumSum")
+def _cum_sum(b: Builder, op_type: str) -> OpCase:
+    shape = b.shape(1, 3)
+    axis = b.integer(-len(shape), len(shape) - 1)
+    exclusive, reverse = bool(b.integer(0, 1)), bool(b.integer(0, 1))
+    axis_node = opset.constant(np.array(axis, I64), name="axis")
+    data = b.values(shape, b.pick((np.float32, np.int32, np.int64)), -9, 9)
+    node = opset.cum_sum(b.input(data, "x"), axis_node, exclusive, reverse, name="op")
+    return b.case(op_type, node, "accumulate", shape[axis], axis=axis, exclusive=exclusive, reverse=reverse)
 
 
 @recipe("Slice")

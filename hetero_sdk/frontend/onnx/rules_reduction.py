@@ -69,3 +69,10 @@ def reduce_with_axes_attribute(ctx: NodeContext) -> Outputs:
 @rule(*(name for name in _REDUCTIONS if name != "ReduceSum"), since=18)
 def reduce_with_axes_input(ctx: NodeContext) -> Outputs:
     return _reduce(ctx, ctx.optional_input(1))
+
+
+@rule("CumSum", since=11)
+def cum_sum(ctx: NodeContext) -> Outputs:
+    axis = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
+    exclusive, reverse = bool(ctx.attr("exclusive", 0)), bool(ctx.attr("reverse", 0))
+    return [_out(opset.cum_sum(ctx.input(0), axis, exclusive=exclusive, reverse=reverse))]
