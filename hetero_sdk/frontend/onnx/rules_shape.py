@@ -9,6 +9,7 @@ from hetero_sdk import opset
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.frontend.onnx.types import element_type
 from hetero_sdk.graph.node import Output
 
 __all__: list[str] = []
@@ -263,3 +264,38 @@ def trilu(ctx: NodeContext) -> Outputs:
     offset = opset.subtract(opset.unsqueeze(cols, ctx.const([0], _I64)), opset.unsqueeze(rows, ctx.const([1], _I64)))
     keep = opset.greater_equal(offset, k) if ctx.attr("upper", 1) else opset.less_equal(offset, k)
     return [_out(opset.select(keep, x, ctx.const(0, x.element_type)))]
+
+
+@rule("OneHot", since=9)
+def one_hot(ctx: NodeContext) -> Outputs:
+    """``values[1]`` where an index equals its position along the new ``axis``, else ``values[0]``;
+    negative indices count from ``depth`` (as OpenVINO's frontend decomposes it, with existing ops)."""
+    indices = _out(opset.convert(ctx.input(0), Type.i64))
+    depth = _out(opset.convert(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False), Type.i64))
+    values = ctx.input(2)
+    rank = indices.partial_shape.rank + 1
+    axis = ctx.attr("axis", -1) % rank
+    indices = _out(opset.select(opset.less(indices, ctx.const(0, _I64)), opset.add(indices, depth), indices))
+    positions = opset.range(ctx.const(0, _I64), depth, ctx.const(1, _I64), output_type=Type.i64)
+    shape = [1] * rank
+    shape[axis] = -1
+    positions = opset.reshape(positions, ctx.const(shape, _I64), special_zero=False)
+    hit = opset.equal(opset.unsqueeze(indices, ctx.const([axis], _I64)), positions)
+    zero, one = ctx.const(0, _I64), ctx.const(1, _I64)
+    off = opset.gather(values, zero, zero)
+    on = opset.gather(values, one, zero)
+    return [_out(opset.select(hit, on, off))]
+
+
+@rule("EyeLike", since=9)
+def eye_like(ctx: NodeContext) -> Outputs:
+    """Ones on the ``k``-th diagonal of a matrix shaped like the input, zeros elsewhere."""
+    x = ctx.input(0)
+    dtype = element_type(ctx.attr("dtype"), f"ONNX {ctx.describe()} dtype") if ctx.has_attr("dtype") else x.element_type
+    shape = opset.shape_of(x)
+    zero, one = ctx.const(0, _I64), ctx.const(1, _I64)
+    rows = opset.range(zero, opset.gather(shape, zero, zero), one, output_type=Type.i64)
+    cols = opset.range(zero, opset.gather(shape, one, zero), one, output_type=Type.i64)
+    offset = opset.subtract(opset.unsqueeze(cols, ctx.const([0], _I64)), opset.unsqueeze(rows, ctx.const([1], _I64)))
+    diagonal = opset.equal(offset, ctx.const(ctx.attr("k", 0), _I64))
+    return [_out(opset.convert(diagonal, dtype))]

@@ -264,3 +264,21 @@ def test_trilu_keeps_one_triangle_of_the_last_two_axes(rows: int, cols: int, k: 
     model, feeds = node_model("Trilu", {"x": x, "k": np.array(k, np.int64)}, 14, upper=int(upper))
     expected = np.triu(x, k) if upper else np.tril(x, k)
     check(model, feeds, ("TEMPLATE", "XLA"), expected=[expected])
+
+
+@FEW
+@given(depth=st.integers(1, 5), axis=st.integers(-3, 2), seed=st.integers(0, 2**16))
+def test_one_hot_marks_each_index_along_the_new_axis(depth: int, axis: int, seed: int) -> None:
+    indices = np.random.default_rng(seed).integers(-depth, depth, (2, 3)).astype(np.int64)
+    values = np.array([-1.0, 5.0], np.float32)
+    model, feeds = node_model(
+        "OneHot", {"i": indices, "d": np.array(depth, np.int64), "v": values}, 11, constants=["d", "v"], axis=axis
+    )
+    hot = np.moveaxis(np.eye(depth, dtype=np.float32)[np.where(indices < 0, indices + depth, indices)], -1, axis % 3)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[np.where(hot == 1, 5.0, -1.0).astype(np.float32)])
+
+
+@pytest.mark.parametrize("k", [-2, 0, 1, 4])
+def test_eye_like_puts_ones_on_the_kth_diagonal(k: int) -> None:
+    model, feeds = node_model("EyeLike", {"x": np.zeros((3, 4), np.float32)}, 9, k=k)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[np.eye(3, 4, k, dtype=np.float32)])
