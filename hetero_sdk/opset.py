@@ -68,7 +68,7 @@ from hetero_sdk.ops.elementwise import (
     subtract,
 )
 from hetero_sdk.ops.image import interpolate
-from hetero_sdk.ops.linear_algebra import matmul
+from hetero_sdk.ops.linear_algebra import einsum, matmul
 from hetero_sdk.ops.movement import concat, gather, pad, split, transpose, variadic_split
 from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, mvn, softmax
 from hetero_sdk.ops.pooling import avg_pool, max_pool
@@ -84,8 +84,8 @@ __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "avg_pool", "batch_norm_inference", "bitwise_and",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "broadcast", "ceil",
     "ceiling", "clamp", "concat", "constant",
-    "convert", "convolution", "convolution_backprop_data", "cos", "cosh", "divide", "equal", "erf", "exp", "floor",
-    "floor_mod", "gather", "gelu", "greater", "greater_equal", "group_convolution", "gru_sequence", "hswish",
+    "convert", "convolution", "convolution_backprop_data", "cos", "cosh", "divide", "einsum", "equal", "erf", "exp",
+    "floor", "floor_mod", "gather", "gelu", "greater", "greater_equal", "group_convolution", "gru_sequence", "hswish",
     "if_op", "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
     "loop", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn", "negative",
     "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max",

@@ -1,4 +1,4 @@
-"""Case recipes of the compute families: MatMul, reductions, normalizations, convolutions, pooling, TopK."""
+"""Case recipes of the compute families: MatMul, Einsum, reductions, normalizations, convolutions, pooling, TopK."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 
 from hetero_sdk import opset
 from hetero_sdk.conformance.case_builder import F16, F32, FLOATS, I32, I64, Builder, OpCase, recipe
+from hetero_sdk.ops import einsum_terms
 
 _REDUCE = {
     "ReduceSum": (opset.reduce_sum, (F32, F16, I32), -3, 3, "accumulate"),
@@ -37,6 +38,28 @@ def _matmul(b: Builder, op_type: str) -> OpCase:
     x, y = b.values(a_shape, dtype, -2, 2), b.values(b_shape, dtype, -2, 2)
     node = opset.matmul(b.input(x, "a"), b.operand(y, "b"), transpose_a=ta, transpose_b=tb, name="op")
     return b.case(op_type, node, "accumulate", k, transpose_a=ta, transpose_b=tb)
+
+
+_EINSUM = (
+    "ij,jk->ik", "bij,bjk->bik", "ii->i", "ij->ji", "ij->", "i,i", "i,j->ij", "...ij,...jk->...ik", "abc,cd,de->abe",
+)  # fmt: skip
+
+
+@recipe("Einsum")
+def _einsum(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    equation = b.pick(_EINSUM)
+    terms, output = einsum_terms(equation)
+    sizes = {label: b.integer(1, 4) for label in sorted(set(equation) - set(",->."))}
+    batch = b.shape(0, 2, 1, 3)
+    operands = []
+    for index, term in enumerate(terms):
+        shape = [*(batch if "..." in term else []), *(sizes[c] for c in term.replace("...", ""))]
+        values = b.values(shape, dtype, -2, 2)
+        operands.append(b.input(values, "a") if index == 0 else b.operand(values, f"x{index}"))
+    node = opset.einsum(operands, equation, name="op")
+    summed = math.prod(sizes[c] for c in set(sizes) - set(output))
+    return b.case(op_type, node, "accumulate", summed, equation=equation)
 
 
 @recipe(*_REDUCE)

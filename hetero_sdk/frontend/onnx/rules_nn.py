@@ -338,3 +338,9 @@ def non_max_suppression(ctx: NodeContext) -> Outputs:
         output_type=Type.i64,
     )
     return [_out(node, 0)]
+
+
+@rule("Einsum", since=12)
+def einsum(ctx: NodeContext) -> Outputs:
+    values = [ctx.input(i) for i in range(len(ctx.inputs))]
+    return [_out(opset.einsum(values, ctx.attr("equation")))]
