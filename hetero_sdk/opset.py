@@ -70,7 +70,7 @@ from hetero_sdk.ops.elementwise import (
 from hetero_sdk.ops.image import interpolate
 from hetero_sdk.ops.linear_algebra import einsum, matmul
 from hetero_sdk.ops.movement import concat, gather, pad, split, transpose, variadic_split
-from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, mvn, softmax
+from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, lrn, mvn, softmax
 from hetero_sdk.ops.pooling import avg_pool, max_pool
 from hetero_sdk.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
 from hetero_sdk.ops.reduction import reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
@@ -87,7 +87,7 @@ __all__ = [
     "convert", "convolution", "convolution_backprop_data", "cos", "cosh", "divide", "einsum", "equal", "erf", "exp",
     "floor", "floor_mod", "gather", "gelu", "greater", "greater_equal", "group_convolution", "gru_sequence", "hswish",
     "if_op", "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
-    "loop", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn", "negative",
+    "loop", "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn", "negative",
     "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max",
     "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "result", "rnn_sequence", "round",
     "scan",

@@ -101,6 +101,21 @@ def _mvn(b: Builder, op_type: str) -> OpCase:
     )
 
 
+@recipe("LRN")
+def _lrn(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    shape = b.shape(2, 4, 1, 5)
+    axes = _axes(b, len(shape))
+    size = b.integer(1, 5)
+    alpha, beta, bias = b.pick((1e-4, 0.1, 1.0)), b.pick((0.5, 0.75, 1.0)), b.pick((1.0, 2.0))
+    x = b.values(shape, dtype, -3, 3)
+    node = opset.lrn(
+        b.input(x, "x"), opset.constant(np.array(axes, I64), name="axes"), alpha, beta, bias, size, name="op"
+    )
+    terms = size ** len(axes)
+    return b.case(op_type, node, "transcendental", terms, axes=axes, alpha=alpha, beta=beta, bias=bias, size=size)
+
+
 @recipe("BatchNormInference")
 def _batch_norm(b: Builder, op_type: str) -> OpCase:
     dtype = b.pick(FLOATS)

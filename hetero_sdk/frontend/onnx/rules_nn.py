@@ -193,6 +193,19 @@ def lp_normalization(ctx: NodeContext) -> Outputs:
     return [_out(opset.divide(x, norm))]
 
 
+@rule("LRN")
+def lrn(ctx: NodeContext) -> Outputs:
+    node = opset.lrn(
+        ctx.input(0),
+        ctx.const([1], _I64),
+        alpha=ctx.attr("alpha", 0.0001),
+        beta=ctx.attr("beta", 0.75),
+        bias=ctx.attr("bias", 1.0),
+        size=ctx.attr("size"),
+    )
+    return [_out(node)]
+
+
 @rule("GlobalAveragePool", "GlobalMaxPool")
 def global_pool(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)

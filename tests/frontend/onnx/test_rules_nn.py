@@ -328,3 +328,12 @@ def test_lp_pool_is_the_p_norm_of_each_window(p: int) -> None:
     want = (np.abs(windows.astype(np.float64)) ** p).sum(axis=(-2, -1)) ** (1 / p)
     model, feeds = node_model("LpPool", {"x": x}, 18, p=p, kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 0, 0])
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, expected=[want.astype(F32)])
+
+
+def test_lrn_normalizes_across_channels() -> None:
+    x = _x(2, 5, 3, 3)
+    squares = np.pad(x.astype(np.float64) ** 2, [(0, 0), (1, 2), (0, 0), (0, 0)])  # size 4: 1 before, 2 after
+    window = sum(squares[:, i : i + 5] for i in range(4))
+    want = x / (2.0 + 0.001 / 4 * window) ** 0.5
+    model, feeds = node_model("LRN", {"x": x}, 13, size=4, alpha=0.001, beta=0.5, bias=2.0)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, expected=[want.astype(F32)])
