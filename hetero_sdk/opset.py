@@ -68,7 +68,7 @@ from hetero_sdk.ops.elementwise import (
     subtract,
 )
 from hetero_sdk.ops.image import interpolate
-from hetero_sdk.ops.linear_algebra import einsum, matmul
+from hetero_sdk.ops.linear_algebra import det, einsum, matmul
 from hetero_sdk.ops.movement import concat, gather, pad, split, transpose, variadic_split
 from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, lrn, mvn, softmax
 from hetero_sdk.ops.pooling import avg_pool, max_pool
@@ -81,17 +81,16 @@ ceil = ceiling
 """Alias of :func:`ceiling` (OpenVINO's op is named Ceiling)."""
 
 __all__ = [
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "avg_pool", "batch_norm_inference", "bitwise_and",
-    "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "broadcast", "ceil",
-    "ceiling", "clamp", "concat", "constant",
-    "convert", "convolution", "convolution_backprop_data", "cos", "cosh", "divide", "einsum", "equal", "erf", "exp",
-    "floor", "floor_mod", "gather", "gelu", "greater", "greater_equal", "group_convolution", "gru_sequence", "hswish",
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "avg_pool", "batch_norm_inference",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "broadcast", "ceil", "ceiling", "clamp", "concat", "constant", "convert", "convolution",
+    "convolution_backprop_data", "cos", "cosh", "det", "divide", "einsum", "equal", "erf", "exp", "floor",
+    "floor_mod", "gather", "gelu", "greater", "greater_equal", "group_convolution", "gru_sequence", "hswish",
     "if_op", "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
-    "loop", "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn", "negative",
-    "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max",
+    "loop", "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn",
+    "negative", "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max",
     "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "result", "rnn_sequence", "round",
-    "scan",
-    "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "split", "sqrt", "squared_difference",
-    "squeeze",
-    "strided_slice", "subtract", "swish", "tan", "tanh", "tile", "topk", "transpose", "unsqueeze", "variadic_split",
+    "scan", "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "split", "sqrt",
+    "squared_difference", "squeeze", "strided_slice", "subtract", "swish", "tan", "tanh", "tile", "topk",
+    "transpose", "unsqueeze", "variadic_split",
 ]  # fmt: skip

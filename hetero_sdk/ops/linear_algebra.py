@@ -1,4 +1,4 @@
-"""Linear algebra ops: MatMul and Einsum."""
+"""Linear algebra ops: MatMul, Einsum and Det (ONNX's determinant)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from hetero_sdk.array_api import namespace, widened
 from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import BOOL, STRING, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
-from hetero_sdk.ops.checks import NUMERIC_TYPES, expect_same_types, merge_dims
+from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_same_types, merge_dims
 from hetero_sdk.shape import PartialShape, broadcast_shapes
 
-__all__ = ["EINSUM", "MATMUL", "einsum", "einsum_terms", "matmul", "matmul_shape"]
+__all__ = ["DET", "EINSUM", "MATMUL", "det", "einsum", "einsum_terms", "matmul", "matmul_shape"]
 
 
 def matmul(
@@ -169,3 +169,39 @@ def einsum(inputs: Any, equation: str, name: str | None = None) -> Node:
     """
     outputs = [as_output(i) for i in inputs]
     return Node(EINSUM, outputs, {"equation": equation}, name)
+
+
+def _infer_det(node: Node) -> list[OutputSpec]:
+    source = node.input_value(0)
+    shape = source.partial_shape
+    if shape.rank < 2:
+        raise node.error(f"input has rank {shape.rank} ({shape}); expected [..., M, M]")
+    merge_dims(node, shape[-2], shape[-1], f"the matrices of {shape} must be square")
+    return [(source.element_type, PartialShape(shape.dims[:-2]))]
+
+
+def _det(node: Node, x: Any) -> Any:
+    return namespace(x).linalg.det(widened(x))  # the array API's linalg extension, in numpy and jax.numpy
+
+
+DET = define(
+    OpDef(
+        "Det",
+        "linear_algebra",
+        _infer_det,
+        inputs=(Input("data", REAL_TYPES, doc="[..., M, M]: square matrices"),),
+        version="onnx11",
+        evaluate=_det,
+        doc="The determinant of each square matrix in the last two dimensions (ONNX's Det; not in OpenVINO's opsets).",
+    )
+)
+
+
+def det(data: Any, name: str | None = None) -> Node:
+    """The determinant of each matrix in the last two dimensions (``Det``, from ONNX opset 11).
+
+    :param data: ``[..., M, M]``, real.
+    :param name: the node's friendly name.
+    :returns: a node whose output has shape ``[...]``.
+    """
+    return Node(DET, [as_output(data)], {}, name)

@@ -179,3 +179,30 @@ def test_malformed_einsum_names_the_node(equation: str, shapes: list[list[int]],
     params = [opset.parameter(s, np.float32) for s in shapes]
     with pytest.raises(ModelValidationError, match=f"contraction.*{message}"):
         opset.einsum(params, equation, name="contraction")
+
+
+# -- Det -------------------------------------------------------------------------------------------
+
+
+@FAST
+@given(
+    st.lists(st.integers(1, 3), max_size=2),
+    st.integers(1, 4),
+    st.sampled_from([np.float32, np.float64]),
+    st.integers(0, 2**32 - 1),
+)
+def test_det_matches_numpy_per_matrix(batch: list[int], size: int, dtype: type, seed: int) -> None:
+    x = np.random.default_rng(seed).uniform(-2, 2, [*batch, size, size]).astype(dtype)
+    data = opset.parameter(x.shape, x.dtype, name="x")
+    node = opset.det(data)
+    (out,) = run(node, [data], x)
+    want = np.linalg.det(x.astype(np.float64))
+    assert out.dtype == x.dtype and node.get_output_partial_shape(0) == batch
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+
+
+def test_det_of_non_square_matrices_names_the_node() -> None:
+    with pytest.raises(ModelValidationError, match=r"determinant.*must be square"):
+        opset.det(opset.parameter([2, 3, 4], np.float32), name="determinant")
+    with pytest.raises(ModelValidationError, match=r"determinant.*rank 1"):
+        opset.det(opset.parameter([3], np.float32), name="determinant")

@@ -435,6 +435,11 @@ def non_max_suppression(ctx: NodeContext) -> Outputs:
     return [_out(node, 0)]
 
 
+@rule("Det", since=11)
+def det(ctx: NodeContext) -> Outputs:
+    return [_out(opset.det(ctx.input(0)))]
+
+
 @rule("Einsum", since=12)
 def einsum(ctx: NodeContext) -> Outputs:
     values = [ctx.input(i) for i in range(len(ctx.inputs))]

@@ -73,3 +73,13 @@ def test_einsum_matches_numpy(equation: str, dtype: type, data: st.DataObject) -
     want = np.einsum(equation, *arrays)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@OPS
+@given(data=st.data(), size=st.integers(1, 4), batch=st.lists(st.integers(1, 3), max_size=2))
+def test_det_matches_numpy(data: st.DataObject, size: int, batch: list[int]) -> None:
+    x = data.draw(floats((*batch, size, size), np.float32, -2, 2))
+    px = param(x)
+    (got,) = run_xla(single_op(opset.det(px), [px]), [x])
+    assert got.dtype == np.float32 and got.shape == tuple(batch)
+    np.testing.assert_allclose(got, np.linalg.det(x.astype(np.float64)), rtol=1e-4, atol=1e-4)
