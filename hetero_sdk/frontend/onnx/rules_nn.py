@@ -183,14 +183,15 @@ def lp_pool(ctx: NodeContext) -> Outputs:
 
 @rule("LpNormalization")
 def lp_normalization(ctx: NodeContext) -> Outputs:
-    """``x`` divided by its L1 or L2 norm along ``axis`` (no epsilon: a zero norm gives NaN, as ONNX)."""
+    """``x`` divided by its L1 or L2 norm along ``axis``; 0 where the norm is 0 (ONNX's reference)."""
     x = ctx.input(0)
     p = ctx.attr("p", 2)
     if p not in (1, 2):
         raise ctx.error(f"p must be 1 or 2, not {p}")
     axis = ctx.attr("axis", -1) % max(x.partial_shape.rank, 1)
     norm = _lp_root(ctx, _out(opset.reduce_sum(_lp_sum(ctx, x, p), ctx.const([axis], _I64), keep_dims=True)), p)
-    return [_out(opset.divide(x, norm))]
+    zero = _like(ctx, 0, norm)
+    return [_out(opset.select(opset.equal(norm, zero), zero, opset.divide(x, norm)))]
 
 
 @rule("LRN")

@@ -320,6 +320,12 @@ def test_lp_normalization_divides_by_the_norm(p: int, axis: int) -> None:
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, expected=[want.astype(F32)])
 
 
+def test_lp_normalization_of_a_zero_vector_is_zero() -> None:
+    x = np.array([[0.0, 3.0], [0.0, 4.0]], F32)
+    model, feeds = node_model("LpNormalization", {"x": x}, 13, p=2, axis=0)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[np.array([[0.0, 0.6], [0.0, 0.8]], F32)])
+
+
 @pytest.mark.parametrize("p", [1, 2, 3])
 def test_lp_pool_is_the_p_norm_of_each_window(p: int) -> None:
     x = _x(1, 2, 5, 5)
