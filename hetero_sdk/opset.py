@@ -7,9 +7,16 @@ shape and type inference in the family module under :mod:`hetero_sdk.ops`.
 # ruff: noqa: A004  (abs, range and slice are OpenVINO's opset names)
 from hetero_sdk.ops.activation import (
     abs,
+    acos,
+    acosh,
+    asin,
+    asinh,
+    atan,
+    atanh,
     ceiling,
     clamp,
     cos,
+    cosh,
     erf,
     exp,
     floor,
@@ -18,10 +25,14 @@ from hetero_sdk.ops.activation import (
     log,
     negative,
     relu,
+    round,
     sigmoid,
+    sign,
     sin,
+    sinh,
     sqrt,
     swish,
+    tan,
     tanh,
 )
 from hetero_sdk.ops.basic import constant, convert, parameter, result
@@ -31,6 +42,12 @@ from hetero_sdk.ops.cumulative import cum_sum
 from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk
 from hetero_sdk.ops.elementwise import (
     add,
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
     divide,
     equal,
     floor_mod,
@@ -52,9 +69,9 @@ from hetero_sdk.ops.elementwise import (
     subtract,
 )
 from hetero_sdk.ops.image import interpolate
-from hetero_sdk.ops.linear_algebra import matmul
+from hetero_sdk.ops.linear_algebra import det, einsum, matmul
 from hetero_sdk.ops.movement import concat, gather, gather_elements, pad, split, transpose, variadic_split
-from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, mvn, softmax
+from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, lrn, mvn, softmax
 from hetero_sdk.ops.pooling import avg_pool, max_pool
 from hetero_sdk.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
 from hetero_sdk.ops.reduction import reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
@@ -65,14 +82,16 @@ ceil = ceiling
 """Alias of :func:`ceiling` (OpenVINO's op is named Ceiling)."""
 
 __all__ = [
-    "abs", "add", "avg_pool", "batch_norm_inference", "broadcast", "ceil", "ceiling", "clamp", "concat", "constant",
-    "convert", "convolution", "convolution_backprop_data", "cos", "cum_sum", "divide", "equal", "erf", "exp", "floor",
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "avg_pool", "batch_norm_inference",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "broadcast", "ceil", "ceiling", "clamp", "concat", "constant", "convert", "convolution",
+    "convolution_backprop_data", "cos", "cosh", "cum_sum", "det", "divide", "einsum", "equal", "erf", "exp", "floor",
     "floor_mod", "gather", "gather_elements", "gelu", "greater", "greater_equal", "group_convolution", "gru_sequence",
-    "hswish",
-    "if_op", "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or",
-    "loop", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod", "multiply", "mvn", "negative",
-    "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max",
-    "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "result", "rnn_sequence", "scan",
-    "select", "shape_of", "sigmoid", "sin", "slice", "softmax", "split", "sqrt", "squared_difference", "squeeze",
-    "strided_slice", "subtract", "swish", "tanh", "tile", "topk", "transpose", "unsqueeze", "variadic_split",
+    "hswish", "if_op", "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not",
+    "logical_or", "loop", "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod", "multiply",
+    "mvn", "negative", "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range",
+    "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "result",
+    "rnn_sequence", "round", "scan", "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax",
+    "split", "sqrt", "squared_difference", "squeeze", "strided_slice", "subtract", "swish", "tan", "tanh", "tile",
+    "topk", "transpose", "unsqueeze", "variadic_split",
 ]  # fmt: skip

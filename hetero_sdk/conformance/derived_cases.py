@@ -75,6 +75,20 @@ SPECIAL_VALUES: dict[str, Values] = {
     "Ceiling": Values(low=-5, high=5, kind="exact"),
     "Sin": Values(low=-6, high=6, kind="transcendental"),
     "Cos": Values(low=-6, high=6, kind="transcendental"),
+    "Tan": Values(low=-1.4, high=1.4, kind="transcendental"),  # away from the poles at +-pi/2
+    "Asin": Values(low=-1, high=1, kind="transcendental"),  # NaN outside [-1, 1]
+    "Acos": Values(low=-1, high=1, kind="transcendental"),
+    "Atan": Values(low=-6, high=6, kind="transcendental"),
+    "Sinh": Values(low=-5, high=5, kind="transcendental"),
+    "Cosh": Values(low=-5, high=5, kind="transcendental"),
+    "Asinh": Values(low=-6, high=6, kind="transcendental"),
+    "Acosh": Values(low=1, high=20, kind="transcendental"),  # NaN below 1
+    "Atanh": Values(low=-0.95, high=0.95, kind="transcendental"),  # infinite at -1 and 1
+    "Sign": Values(kind="exact"),
+    "Round": Values(low=-5, high=5, kind="exact"),
+    **dict.fromkeys(("BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"), Values(kind="exact")),
+    # counts within the width of i32 (past it the kernels define the result: 0, or -1 shifting negatives right)
+    **dict.fromkeys(("BitwiseLeftShift", "BitwiseRightShift"), Values(integer_range=(0, 31), kind="exact")),
 }
 """Per op type, what its cases need beyond its definition; ops not listed draw :class:`Values`()."""
 

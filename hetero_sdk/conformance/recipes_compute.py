@@ -1,4 +1,4 @@
-"""Case recipes of the compute families: MatMul, reductions, normalizations, convolutions, pooling, TopK."""
+"""Case recipes of the compute families: MatMul, Einsum, reductions, normalizations, convolutions, pooling, TopK."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 
 from hetero_sdk import opset
 from hetero_sdk.conformance.case_builder import F16, F32, FLOATS, I32, I64, Builder, OpCase, recipe
+from hetero_sdk.ops import einsum_terms
 
 _REDUCE = {
     "ReduceSum": (opset.reduce_sum, (F32, F16, I32), -3, 3, "accumulate"),
@@ -37,6 +38,38 @@ def _matmul(b: Builder, op_type: str) -> OpCase:
     x, y = b.values(a_shape, dtype, -2, 2), b.values(b_shape, dtype, -2, 2)
     node = opset.matmul(b.input(x, "a"), b.operand(y, "b"), transpose_a=ta, transpose_b=tb, name="op")
     return b.case(op_type, node, "accumulate", k, transpose_a=ta, transpose_b=tb)
+
+
+_EINSUM = (
+    "ij,jk->ik", "bij,bjk->bik", "ii->i", "ij->ji", "ij->", "i,i", "i,j->ij", "...ij,...jk->...ik", "abc,cd,de->abe",
+)  # fmt: skip
+
+
+@recipe("Einsum")
+def _einsum(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    equation = b.pick(_EINSUM)
+    terms, output = einsum_terms(equation)
+    sizes = {label: b.integer(1, 4) for label in sorted(set(equation) - set(",->."))}
+    batch = b.shape(0, 2, 1, 3)
+    operands = []
+    for index, term in enumerate(terms):
+        shape = [*(batch if "..." in term else []), *(sizes[c] for c in term.replace("...", ""))]
+        values = b.values(shape, dtype, -2, 2)
+        operands.append(b.input(values, "a") if index == 0 else b.operand(values, f"x{index}"))
+    node = opset.einsum(operands, equation, name="op")
+    summed = math.prod(sizes[c] for c in set(sizes) - set(output))
+    return b.case(op_type, node, "accumulate", summed, equation=equation)
+
+
+@recipe("Det")
+def _det(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    size = b.integer(1, 4)
+    shape = [*b.shape(0, 2, 1, 3), size, size]
+    # diagonally dominant: well conditioned, so the determinant is not a cancellation of large terms
+    x = (b.values(shape, F32, -1, 1) + 2 * size * np.eye(size, dtype=F32)).astype(dtype)
+    return b.case(op_type, opset.det(b.input(x, "x"), name="op"), "accumulate", 2 * size**2)
 
 
 @recipe(*_REDUCE)
@@ -76,6 +109,21 @@ def _mvn(b: Builder, op_type: str) -> OpCase:
     return b.case(
         op_type, node, "accumulate", 4 * terms, axes=axes, normalize_variance=normalize, eps=eps, eps_mode=eps_mode
     )
+
+
+@recipe("LRN")
+def _lrn(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    shape = b.shape(2, 4, 1, 5)
+    axes = _axes(b, len(shape))
+    size = b.integer(1, 5)
+    alpha, beta, bias = b.pick((1e-4, 0.1, 1.0)), b.pick((0.5, 0.75, 1.0)), b.pick((1.0, 2.0))
+    x = b.values(shape, dtype, -3, 3)
+    node = opset.lrn(
+        b.input(x, "x"), opset.constant(np.array(axes, I64), name="axes"), alpha, beta, bias, size, name="op"
+    )
+    terms = size ** len(axes)
+    return b.case(op_type, node, "transcendental", terms, axes=axes, alpha=alpha, beta=beta, bias=bias, size=size)
 
 
 @recipe("BatchNormInference")

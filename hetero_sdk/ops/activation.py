@@ -16,13 +16,14 @@ import numpy as np
 from hetero_sdk.array_api import namespace, widened
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
-from hetero_sdk.graph.op_def import FLOAT, STRING, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.graph.op_def import FLOAT, LOWER_STRING, STRING, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES
 
 __all__ = [
-    "CLAMP", "GELU", "SWISH", "UNARY_OPS", "abs", "ceiling", "clamp", "cos", "erf", "exp", "floor", "gelu",
-    "gelu_tanh", "hswish", "log", "negative", "relu", "sigmoid", "sin", "sqrt", "swish", "tanh",
+    "CLAMP", "GELU", "ROUND", "SWISH", "UNARY_OPS", "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh",
+    "ceiling", "clamp", "cos", "cosh", "erf", "exp", "floor", "gelu", "gelu_tanh", "hswish", "log", "negative",
+    "relu", "round", "sigmoid", "sign", "sin", "sinh", "sqrt", "swish", "tan", "tanh",
 ]  # fmt: skip
 
 
@@ -88,6 +89,16 @@ def _integer_limits(dtype: Any) -> tuple[int, int]:
     return int(info.min), int(info.max)
 
 
+def _round(node: Node, x: Any) -> Any:
+    xp = namespace(x)
+    if Type.of(x.dtype).is_integral:
+        return x
+    x = widened(x)
+    if node.attrs["mode"] == "half_to_even":
+        return xp.round(x)  # the array API rounds halves to even
+    return xp.sign(x) * xp.floor(xp.abs(x) + 0.5)
+
+
 def _infer_swish(node: Node) -> list[OutputSpec]:
     element_type = node.input_value(0).element_type
     if node.get_input_size() == 2:
@@ -111,6 +122,7 @@ _NUMERIC = {
     "Relu": (_relu, "max(x, 0)"),
     "Abs": (_math("abs"), "the absolute value"),
     "Negative": (_math("negative"), "-x"),
+    "Sign": (_math("sign"), "-1, 0 or 1 as x is negative, zero or positive (NaN stays NaN)"),
 }
 _REAL = {
     "Sigmoid": (lambda node, x: _sigmoid(widened(x)), "1 / (1 + exp(-x))"),
@@ -124,11 +136,24 @@ _REAL = {
     "Ceiling": (_math("ceil"), "round toward +inf"),
     "Sin": (_math("sin"), "sine"),
     "Cos": (_math("cos"), "cosine"),
+    "Tan": (_math("tan"), "tangent"),
+    "Asin": (_math("asin"), "inverse sine; NaN outside [-1, 1]"),
+    "Acos": (_math("acos"), "inverse cosine; NaN outside [-1, 1]"),
+    "Atan": (_math("atan"), "inverse tangent"),
+    "Sinh": (_math("sinh"), "hyperbolic sine"),
+    "Cosh": (_math("cosh"), "hyperbolic cosine"),
+    "Asinh": (_math("asinh"), "inverse hyperbolic sine"),
+    "Acosh": (_math("acosh"), "inverse hyperbolic cosine; NaN below 1"),
+    "Atanh": (_math("atanh"), "inverse hyperbolic tangent; NaN outside [-1, 1], infinite at -1 and 1"),
 }
+_OPSET3 = frozenset({"Asinh", "Acosh", "Atanh"})
 
 UNARY_OPS: dict[str, OpDef] = {
     **{t: _unary_def(t, NUMERIC_TYPES, fn, doc) for t, (fn, doc) in _NUMERIC.items()},
-    **{t: _unary_def(t, REAL_TYPES, fn, doc) for t, (fn, doc) in _REAL.items()},
+    **{
+        t: _unary_def(t, REAL_TYPES, fn, doc, version="opset3" if t in _OPSET3 else "opset1")
+        for t, (fn, doc) in _REAL.items()
+    },
 }
 """The one-input activations without attributes, by type name."""
 
@@ -136,6 +161,11 @@ GELU = _unary_def(
     "Gelu", REAL_TYPES, None, "Gaussian error linear unit: x * Phi(x), exactly (ERF) or by tanh (TANH)",
     Attr("approximation_mode", STRING, "ERF", ("ERF", "TANH"), doc="exact (ERF) or the tanh approximation"),
     version="opset7",
+)  # fmt: skip
+ROUND = _unary_def(
+    "Round", NUMERIC_TYPES, _round, "the nearest integer; halves to even or away from zero (integers unchanged)",
+    Attr("mode", LOWER_STRING, "half_to_even", ("half_to_even", "half_away_from_zero"), doc="how halves round"),
+    version="opset5",
 )  # fmt: skip
 SWISH = define(
     OpDef(
@@ -254,3 +284,61 @@ def sin(data: Any, name: str | None = None) -> Node:
 def cos(data: Any, name: str | None = None) -> Node:
     """Cosine (``Cos``)."""
     return _unary("Cos", data, name)
+
+
+def tan(data: Any, name: str | None = None) -> Node:
+    """Tangent (``Tan``)."""
+    return _unary("Tan", data, name)
+
+
+def asin(data: Any, name: str | None = None) -> Node:
+    """Inverse sine; NaN outside [-1, 1] (``Asin``)."""
+    return _unary("Asin", data, name)
+
+
+def acos(data: Any, name: str | None = None) -> Node:
+    """Inverse cosine; NaN outside [-1, 1] (``Acos``)."""
+    return _unary("Acos", data, name)
+
+
+def atan(data: Any, name: str | None = None) -> Node:
+    """Inverse tangent (``Atan``)."""
+    return _unary("Atan", data, name)
+
+
+def sinh(data: Any, name: str | None = None) -> Node:
+    """Hyperbolic sine (``Sinh``)."""
+    return _unary("Sinh", data, name)
+
+
+def cosh(data: Any, name: str | None = None) -> Node:
+    """Hyperbolic cosine (``Cosh``)."""
+    return _unary("Cosh", data, name)
+
+
+def asinh(data: Any, name: str | None = None) -> Node:
+    """Inverse hyperbolic sine (``Asinh``)."""
+    return _unary("Asinh", data, name)
+
+
+def acosh(data: Any, name: str | None = None) -> Node:
+    """Inverse hyperbolic cosine; NaN below 1 (``Acosh``)."""
+    return _unary("Acosh", data, name)
+
+
+def atanh(data: Any, name: str | None = None) -> Node:
+    """Inverse hyperbolic tangent; NaN outside [-1, 1] (``Atanh``)."""
+    return _unary("Atanh", data, name)
+
+
+def sign(data: Any, name: str | None = None) -> Node:
+    """-1, 0 or 1 as ``x`` is negative, zero or positive (``Sign``)."""
+    return _unary("Sign", data, name)
+
+
+def round(data: Any, mode: str = "half_to_even", name: str | None = None) -> Node:  # noqa: A001  (OpenVINO's name)
+    """Round to the nearest integer (``Round``, opset5); integers pass unchanged.
+
+    :param mode: ``half_to_even`` (banker's rounding, as numpy) or ``half_away_from_zero``.
+    """
+    return Node(ROUND, [as_output(data)], {"mode": mode}, name)

@@ -57,7 +57,7 @@ def _evaluate(node: Node, x: Any, axis: Any) -> Any:
 CUM_SUM = define(
     OpDef(
         "CumSum",
-        "arithmetic",
+        "cumulative",
         _infer,
         inputs=(Input("data", NUMERIC_TYPES), index_operand("axis", "a scalar")),
         attrs=(

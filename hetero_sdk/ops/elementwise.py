@@ -19,12 +19,16 @@ from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import NUMERIC_TYPES, broadcast, expect_same_types
 
 __all__ = [
-    "AUTO_BROADCAST", "BINARY_OPS", "LOGICAL_NOT", "SELECT", "add", "divide", "divide_values", "equal", "floor_mod",
-    "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_not", "logical_or", "maximum",
-    "minimum", "mod", "multiply", "not_equal", "power", "select", "squared_difference", "subtract",
+    "AUTO_BROADCAST", "BINARY_OPS", "BITWISE_NOT", "INTEGER_OR_BOOLEAN", "LOGICAL_NOT", "SELECT", "add",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "divide", "divide_values", "equal", "floor_mod", "greater", "greater_equal", "less", "less_equal",
+    "logical_and", "logical_not", "logical_or", "maximum", "minimum", "mod", "multiply", "not_equal", "power",
+    "select", "squared_difference", "subtract",
 ]  # fmt: skip
 
 BOOLEAN = frozenset({Type.boolean})
+INTEGER_OR_BOOLEAN = frozenset({t for t in Type if t.is_integral} | {Type.boolean})
+"""The element types of the bitwise ops (booleans: logical and, or, xor, not)."""
 
 AUTO_BROADCAST = Attr(
     "auto_broadcast", LOWER_STRING, "numpy", ("numpy", "none"), "numpy broadcasting, or 'none' for equal shapes"
@@ -69,6 +73,22 @@ def _squared_difference(node: Node, a: Any, b: Any) -> Any:
     return difference * difference
 
 
+def _shift(function: str) -> Callable[..., Any]:
+    """A shift kernel: shift counts at or past the type's width give 0 (and -1 for negative values
+    shifted right), the same on every array library."""
+
+    def evaluate(node: Node, a: Any, b: Any) -> Any:
+        xp = namespace(a, b)
+        bits = a.dtype.itemsize * 8
+        past = (b >= bits) | (b < 0)
+        shifted = getattr(xp, function)(a, xp.where(past, xp.zeros_like(b), b))
+        fill = xp.where(a < 0, -1, 0) if function == "bitwise_right_shift" else 0
+        return xp.where(past, xp.astype(xp.asarray(fill), a.dtype), shifted)
+
+    evaluate.__qualname__ = f"evaluate_{function}"
+    return evaluate
+
+
 def _binary_def(
     type_name: str,
     operand_types: frozenset[Type] | None,
@@ -76,6 +96,7 @@ def _binary_def(
     evaluate: Callable[..., Any] | None,
     doc: str,
     *extra_attrs: Attr,
+    version: str = "opset1",
 ) -> OpDef:
     return define(
         OpDef(
@@ -84,6 +105,7 @@ def _binary_def(
             _infer_binary(result_type),
             inputs=(Input(types=operand_types), Input(types=operand_types)),
             attrs=(AUTO_BROADCAST, *extra_attrs),
+            version=version,
             evaluate=evaluate,
             doc=doc,
         )
@@ -106,6 +128,18 @@ _COMPARISON = {
     "GreaterEqual": ("greater_equal", "a >= b"),
 }
 _LOGICAL = {"LogicalAnd": ("logical_and", "a and b"), "LogicalOr": ("logical_or", "a or b")}
+_BITWISE = {
+    "BitwiseAnd": ("bitwise_and", "a & b, bit by bit"),
+    "BitwiseOr": ("bitwise_or", "a | b, bit by bit"),
+    "BitwiseXor": ("bitwise_xor", "a ^ b, bit by bit"),
+}
+_SHIFTS = {
+    "BitwiseLeftShift": ("bitwise_left_shift", "a << b; 0 where b is negative or at least a's width in bits"),
+    "BitwiseRightShift": (
+        "bitwise_right_shift",
+        "a >> b (arithmetic for signed a); where b is negative or at least a's width, 0 (or -1 for negative a)",
+    ),
+}
 
 BINARY_OPS: dict[str, OpDef] = {
     **{t: _binary_def(t, NUMERIC_TYPES, None, _array_api(f), doc) for t, (f, doc) in _ARITHMETIC.items()},
@@ -114,6 +148,14 @@ BINARY_OPS: dict[str, OpDef] = {
         for t, (f, doc) in _COMPARISON.items()
     },
     **{t: _binary_def(t, BOOLEAN, Type.boolean, _array_api(f), doc) for t, (f, doc) in _LOGICAL.items()},
+    **{
+        t: _binary_def(t, INTEGER_OR_BOOLEAN, None, _array_api(f), doc, version="opset13")
+        for t, (f, doc) in _BITWISE.items()
+    },
+    **{
+        t: _binary_def(t, frozenset(u for u in Type if u.is_integral), None, _shift(f), doc, version="opset15")
+        for t, (f, doc) in _SHIFTS.items()
+    },
     "SquaredDifference": _binary_def("SquaredDifference", NUMERIC_TYPES, None, _squared_difference, "(a - b) ** 2"),
     "Divide": _binary_def(
         "Divide",
@@ -134,6 +176,11 @@ def _infer_logical_not(node: Node) -> list[OutputSpec]:
     return [(Type.boolean, node.input_value(0).partial_shape)]
 
 
+def _infer_same_as_input(node: Node) -> list[OutputSpec]:
+    source = node.input_value(0)
+    return [(source.element_type, source.partial_shape)]
+
+
 def _infer_select(node: Node) -> list[OutputSpec]:
     element_type = expect_same_types(node, 1, 2)
     mode = node.attrs["auto_broadcast"]
@@ -149,6 +196,17 @@ LOGICAL_NOT = define(
         inputs=(Input(types=BOOLEAN),),
         evaluate=_array_api("logical_not"),
         doc="not a",
+    )
+)
+BITWISE_NOT = define(
+    OpDef(
+        "BitwiseNot",
+        "elementwise",
+        _infer_same_as_input,
+        inputs=(Input(types=INTEGER_OR_BOOLEAN),),
+        version="opset13",
+        evaluate=_array_api("bitwise_invert"),
+        doc="~a, bit by bit (not a for booleans)",
     )
 )
 SELECT = define(
@@ -276,3 +334,33 @@ def select(cond: Any, then: Any, else_: Any, auto_broadcast: str = "numpy", name
         then_out = as_output(then)
         else_out = as_output(else_, like=then_out)
     return Node(SELECT, [as_output(cond), then_out, else_out], {"auto_broadcast": auto_broadcast}, name)
+
+
+def bitwise_and(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
+    """``a & b`` bit by bit, or logical and for booleans (``BitwiseAnd``, opset13)."""
+    return _binary(BINARY_OPS["BitwiseAnd"], a, b, auto_broadcast, name)
+
+
+def bitwise_or(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
+    """``a | b`` bit by bit, or logical or for booleans (``BitwiseOr``, opset13)."""
+    return _binary(BINARY_OPS["BitwiseOr"], a, b, auto_broadcast, name)
+
+
+def bitwise_xor(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
+    """``a ^ b`` bit by bit, or logical xor for booleans (``BitwiseXor``, opset13)."""
+    return _binary(BINARY_OPS["BitwiseXor"], a, b, auto_broadcast, name)
+
+
+def bitwise_left_shift(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
+    """``a << b`` (``BitwiseLeftShift``, opset15); 0 where ``b`` is negative or past the width."""
+    return _binary(BINARY_OPS["BitwiseLeftShift"], a, b, auto_broadcast, name)
+
+
+def bitwise_right_shift(a: Any, b: Any, auto_broadcast: str = "numpy", name: str | None = None) -> Node:
+    """``a >> b``, arithmetic for signed types (``BitwiseRightShift``, opset15)."""
+    return _binary(BINARY_OPS["BitwiseRightShift"], a, b, auto_broadcast, name)
+
+
+def bitwise_not(a: Any, name: str | None = None) -> Node:
+    """``~a`` bit by bit, or logical not for booleans (``BitwiseNot``, opset13)."""
+    return Node(BITWISE_NOT, [as_output(a)], {}, name)

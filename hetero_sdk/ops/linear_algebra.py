@@ -1,16 +1,18 @@
-"""Linear algebra ops: MatMul."""
+"""Linear algebra ops: MatMul, Einsum and Det (ONNX's determinant)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from hetero_sdk.array_api import namespace, widened
 from hetero_sdk.graph.node import Node
-from hetero_sdk.graph.op_def import BOOL, Attr, Input, OpDef, OutputSpec, define
+from hetero_sdk.graph.op_def import BOOL, STRING, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
-from hetero_sdk.ops.checks import NUMERIC_TYPES, expect_same_types, merge_dims
+from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_same_types, merge_dims
 from hetero_sdk.shape import PartialShape, broadcast_shapes
 
-__all__ = ["MATMUL", "matmul", "matmul_shape"]
+__all__ = ["DET", "EINSUM", "MATMUL", "det", "einsum", "einsum_terms", "matmul", "matmul_shape"]
 
 
 def matmul(
@@ -76,3 +78,130 @@ MATMUL = define(
         doc="Matrix product with numpy's matmul semantics (1-D operands promoted, batches broadcast).",
     )
 )
+
+
+_TERM = re.compile(r"^[a-zA-Z]*(\.\.\.)?[a-zA-Z]*$")
+
+
+def einsum_terms(equation: str) -> tuple[list[str], str]:
+    """The input terms and the output term of an Einsum ``equation`` (spaces removed; the output
+    term is implicit without ``->``: the labels used once, in alphabetical order, after ``...``).
+
+    :raises ValueError: when a term is not letters with at most one ``...``.
+    """
+    equation = equation.replace(" ", "")
+    inputs_part, arrow, output = equation.partition("->")
+    terms = inputs_part.split(",")
+    for term in [*terms, output]:
+        if not _TERM.match(term):
+            raise ValueError(f"term {term!r} of equation {equation!r} is not letters with at most one '...'")
+    if not arrow:
+        labels = "".join(terms).replace("...", "")
+        once = sorted(c for c in set(labels) if labels.count(c) == 1)
+        output = ("..." if any("..." in t for t in terms) else "") + "".join(once)
+    return terms, output
+
+
+def _infer_einsum(node: Node) -> list[OutputSpec]:
+    count = node.get_input_size()
+    element_type = expect_same_types(node, *range(count))
+    try:
+        terms, output = einsum_terms(node.attrs["equation"])
+    except ValueError as error:
+        raise node.error(str(error)) from None
+    if len(terms) != count:
+        raise node.error(f"equation {node.attrs['equation']!r} has {len(terms)} input terms for {count} inputs")
+    sizes: dict[str, int] = {}
+    ellipsis = PartialShape([])
+    for index, term in enumerate(terms):
+        shape = node.input_value(index).partial_shape
+        head, dots, tail = term.partition("...")
+        if (len(head) + len(tail) != shape.rank) if not dots else (len(head) + len(tail) > shape.rank):
+            raise node.error(f"term {term!r} does not fit input {index} of shape {shape}")
+        dims = list(shape.dims)
+        labelled = dims[: len(head)] + dims[len(dims) - len(tail) :]
+        for label, dim in zip(head + tail, labelled):
+            if sizes.get(label, 1) == 1:  # a size-1 dimension broadcasts, as numpy's einsum does
+                sizes[label] = dim
+            elif dim != 1:
+                sizes[label] = merge_dims(node, sizes[label], dim, f"label {label!r} has two sizes")
+        if dots:
+            broadcast = broadcast_shapes(ellipsis, PartialShape(dims[len(head) : len(dims) - len(tail)]))
+            if broadcast is None:
+                raise node.error(f"the '...' dimensions of the inputs do not broadcast: {ellipsis} and {shape}")
+            ellipsis = broadcast
+    head, dots, tail = output.partition("...")
+    unknown = [c for c in head + tail if c not in sizes]
+    if unknown:
+        raise node.error(f"output labels {unknown} of equation {node.attrs['equation']!r} are in no input term")
+    dims = [sizes[c] for c in head] + (list(ellipsis.dims) if dots else []) + [sizes[c] for c in tail]
+    return [(element_type, PartialShape(dims))]
+
+
+def _einsum(node: Node, *inputs: Any) -> Any:
+    # not in the array API standard, but numpy and jax.numpy share einsum's signature; 16-bit floats
+    # are summed in f32 (numpy has no bf16 einsum) and rounded back
+    return namespace(*inputs).einsum(node.attrs["equation"].replace(" ", ""), *(widened(i) for i in inputs))
+
+
+EINSUM = define(
+    OpDef(
+        "Einsum",
+        "linear_algebra",
+        _infer_einsum,
+        inputs=(Input("inputs", NUMERIC_TYPES, variadic=True),),
+        attrs=(Attr("equation", STRING, doc="the subscripts, as numpy's einsum: 'ij,jk->ik', '...ii->...i'"),),
+        version="opset7",
+        evaluate=_einsum,
+        doc="Sums of products of the inputs' elements over the labels the equation leaves out (numpy's einsum).",
+    )
+)
+
+
+def einsum(inputs: Any, equation: str, name: str | None = None) -> Node:
+    """Einstein summation (``Einsum``, opset7), as numpy's ``einsum``.
+
+    :param inputs: the operands, one per input term of ``equation``, of one element type.
+    :param equation: the subscripts: input terms of letters (with at most one ``...`` each) separated by
+        commas, and optionally ``->`` and the output term; without it, the labels used once, in
+        alphabetical order.
+    :param name: the node's friendly name.
+    """
+    outputs = [as_output(i) for i in inputs]
+    return Node(EINSUM, outputs, {"equation": equation}, name)
+
+
+def _infer_det(node: Node) -> list[OutputSpec]:
+    source = node.input_value(0)
+    shape = source.partial_shape
+    if shape.rank < 2:
+        raise node.error(f"input has rank {shape.rank} ({shape}); expected [..., M, M]")
+    merge_dims(node, shape[-2], shape[-1], f"the matrices of {shape} must be square")
+    return [(source.element_type, PartialShape(shape.dims[:-2]))]
+
+
+def _det(node: Node, x: Any) -> Any:
+    return namespace(x).linalg.det(widened(x))  # the array API's linalg extension, in numpy and jax.numpy
+
+
+DET = define(
+    OpDef(
+        "Det",
+        "linear_algebra",
+        _infer_det,
+        inputs=(Input("data", REAL_TYPES, doc="[..., M, M]: square matrices"),),
+        version="onnx11",
+        evaluate=_det,
+        doc="The determinant of each square matrix in the last two dimensions (ONNX's Det; not in OpenVINO's opsets).",
+    )
+)
+
+
+def det(data: Any, name: str | None = None) -> Node:
+    """The determinant of each matrix in the last two dimensions (``Det``, from ONNX opset 11).
+
+    :param data: ``[..., M, M]``, real.
+    :param name: the node's friendly name.
+    :returns: a node whose output has shape ``[...]``.
+    """
+    return Node(DET, [as_output(data)], {}, name)

@@ -1,4 +1,5 @@
-"""Normalization ops: BatchNormInference (opset5), MVN (opset6), Softmax (opset8), LogSoftmax (opset5).
+"""Normalization ops: BatchNormInference (opset5), MVN (opset6), Softmax (opset8), LogSoftmax (opset5),
+LRN (opset1).
 
 Each is one array-API kernel, computed in f32 for 16-bit floats, that every device shares.
 """
@@ -19,8 +20,8 @@ from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import PartialShape
 
 __all__ = [
-    "BATCH_NORM_INFERENCE", "EPS_MODES", "LOG_SOFTMAX", "MVN", "SOFTMAX", "batch_norm_inference", "log_softmax",
-    "mvn", "normalized_axes", "softmax",
+    "BATCH_NORM_INFERENCE", "EPS_MODES", "LOG_SOFTMAX", "LRN", "MVN", "SOFTMAX", "batch_norm_inference",
+    "log_softmax", "lrn", "mvn", "normalized_axes", "softmax",
 ]  # fmt: skip
 
 EPS_MODES = ("inside_sqrt", "outside_sqrt")
@@ -77,6 +78,45 @@ def _mvn(node: Node, x: Any, axes: Any) -> Any:
     return centered / (xp.sqrt(variance) + eps)
 
 
+def _infer_lrn(node: Node) -> list[OutputSpec]:
+    data = node.input_value(0).partial_shape
+    expect_rank(node, 1, 1, what="axes")
+    axes = constant_value(node.input_value(1))
+    if axes is not None:
+        for axis in axes.reshape(-1):
+            normalize_axis(node, int(axis), data.rank, "axes value")
+    if node.attrs["size"] < 1:
+        raise node.error(f"attribute size={node.attrs['size']} must be positive")
+    return [(node.input_value(0).element_type, data)]
+
+
+def _window_sum(x: Any, axis: int, size: int) -> Any:
+    """The sum of each element's window of ``size`` along ``axis``: ``(size - 1) // 2`` before it and the
+    rest after, zeros past the ends."""
+    xp = namespace(x)
+    before = (size - 1) // 2
+    edges = [list(x.shape) for _ in range(2)]
+    edges[0][axis], edges[1][axis] = before, size - 1 - before
+    padded = xp.concat([xp.zeros(edges[0], dtype=x.dtype), x, xp.zeros(edges[1], dtype=x.dtype)], axis=axis)
+    length = x.shape[axis]
+    total = xp.zeros_like(x)
+    for offset in range(size):
+        window = tuple(slice(offset, offset + length) if d == axis else slice(None) for d in range(x.ndim))
+        total = total + padded[window]
+    return total
+
+
+def _lrn(node: Node, x: Any, axes: Any) -> Any:
+    xp = namespace(x)
+    x = widened(x)
+    size, reduce = node.attrs["size"], normalized_axes(axes, x.ndim)
+    squares = x * x
+    for axis in reduce:
+        squares = _window_sum(squares, axis, size)
+    scale = node.attrs["alpha"] / size ** len(reduce)
+    return x / xp.pow(node.attrs["bias"] + scale * squares, node.attrs["beta"])
+
+
 def _infer_softmax(node: Node) -> list[OutputSpec]:
     data = node.input_value(0).partial_shape
     if data.rank == 0:
@@ -128,6 +168,22 @@ MVN = define(
         version="opset6",
         evaluate=_mvn,
         doc="Subtracts the mean over axes, and with normalize_variance divides by the standard deviation.",
+    )
+)
+LRN = define(
+    OpDef(
+        "LRN",
+        "normalization",
+        _infer_lrn,
+        inputs=(_DATA, Input("axes", INDEX_TYPES, decides_shape=True, doc="1D: the axes of the window")),
+        attrs=(
+            Attr("alpha", FLOAT, doc="the scale of the squares' sum"),
+            Attr("beta", FLOAT, doc="the exponent"),
+            Attr("bias", FLOAT, doc="added to the scaled sum"),
+            Attr("size", INT, doc="the window's side along each axis"),
+        ),
+        evaluate=_lrn,
+        doc="Local response normalization: data / (bias + alpha / size ** len(axes) * window sum of squares) ** beta.",
     )
 )
 SOFTMAX = define(
@@ -217,3 +273,22 @@ def log_softmax(data: Any, axis: int = 1, name: str | None = None) -> Node:
     :param name: the node's friendly name.
     """
     return Node(LOG_SOFTMAX, [as_output(data)], {"axis": axis}, name)
+
+
+def lrn(data: Any, axes: Any, alpha: float, beta: float, bias: float, size: int, name: str | None = None) -> Node:
+    """Local response normalization (``LRN``, opset1).
+
+    Each element is divided by ``(bias + alpha / size ** len(axes) * s) ** beta``, where ``s`` sums the
+    squares over its window: ``size`` elements along each of ``axes``, ``(size - 1) // 2`` of them before.
+
+    :param data: the tensor to normalize.
+    :param axes: 1-D integer tensor (or list) of the window's axes, each in ``[-rank, rank)``.
+    :param alpha: the scale of the squares' sum.
+    :param beta: the exponent.
+    :param bias: added to the scaled sum.
+    :param size: the window's side along each axis (positive).
+    :param name: the node's friendly name.
+    """
+    axes_out = as_output(np.asarray(axes, np.int64) if isinstance(axes, (list, tuple, int)) else axes)
+    attrs = {"alpha": alpha, "beta": beta, "bias": bias, "size": size}
+    return Node(LRN, [as_output(data), axes_out], attrs, name)

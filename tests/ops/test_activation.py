@@ -42,6 +42,16 @@ CLOSED_FORMS: dict[str, tuple[Callable[[float], float], float, float]] = {
     "ceiling": (math.ceil, -8, 8),
     "sin": (math.sin, -6, 6),
     "cos": (math.cos, -6, 6),
+    "tan": (math.tan, -1.4, 1.4),
+    "asin": (math.asin, -1, 1),
+    "acos": (math.acos, -1, 1),
+    "atan": (math.atan, -8, 8),
+    "sinh": (math.sinh, -4, 4),
+    "cosh": (math.cosh, -4, 4),
+    "asinh": (math.asinh, -8, 8),
+    "acosh": (math.acosh, 1, 50),
+    "atanh": (math.atanh, -0.9, 0.9),
+    "sign": (lambda x: float((x > 0) - (x < 0)), -8, 8),
     "hswish": (lambda x: x * min(max(x + 3, 0), 6) / 6, -6, 6),
     "gelu": (lambda x: 0.5 * x * (1 + math.erf(x / math.sqrt(2))), -5, 5),
 }
@@ -209,3 +219,34 @@ def test_integer_clamp_rounds_bounds_inward_and_saturates_infinite_ones(low, hig
     node = opset.clamp(opset.parameter([5], np.int8), low, high)
     got = node.op.evaluate(node, x)
     assert got.dtype == np.int8 and got.tolist() == (expected if expected is not None else x.tolist())
+
+
+def test_inverse_trig_is_nan_outside_its_domain() -> None:
+    x = np.array([-2.0, 1.5, 0.5], np.float32)
+    for factory, numpy_fn in ((opset.acos, np.acos), (opset.asin, np.asin), (opset.atanh, np.atanh)):
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(run(factory, x)[1], numpy_fn(x))
+    np.testing.assert_array_equal(run(opset.acosh, np.array([0.5, 1.0], np.float32))[1], [np.nan, 0.0])
+
+
+@FAST
+@given(tensors(-6, 6, [np.float32, np.float64]), st.booleans())
+def test_round_halves_to_even_or_away_from_zero(x: np.ndarray, to_even: bool) -> None:
+    x = np.concatenate([x.ravel(), np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], x.dtype)])
+    mode = "half_to_even" if to_even else "half_away_from_zero"
+    _, out = run(opset.round, x, mode=mode)
+    want = np.round(x) if to_even else np.sign(x) * np.floor(np.abs(x) + 0.5)
+    np.testing.assert_array_equal(out, want)
+    assert out.dtype == x.dtype
+
+
+def test_round_leaves_integers_and_rejects_unknown_modes() -> None:
+    x = np.array([-3, 0, 7], np.int32)
+    np.testing.assert_array_equal(run(opset.round, x)[1], x)
+    with pytest.raises(ModelValidationError, match="mode"):
+        opset.round(opset.parameter([2], np.float32), mode="up")
+
+
+def test_sign_of_unsigned_integers_is_zero_or_one() -> None:
+    x = np.array([0, 1, 200], np.uint8)
+    np.testing.assert_array_equal(run(opset.sign, x)[1], np.sign(x))

@@ -10,7 +10,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -293,3 +293,67 @@ def test_floor_mod_of_reals_matches_python_on_fractions() -> None:
     model = hs.Model([opset.floor_mod(x, y)], [x, y], name="floor_mod")
     expected = np.array([float(p) % float(q) for p, q in zip(a, b)], np.float32)
     np.testing.assert_array_equal(evaluate(model, [a, b])[0], expected)
+
+
+# -- bitwise ---------------------------------------------------------------------------------------
+
+ALL_INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+BITWISE = {"bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor}
+
+
+@st.composite
+def full_range_operands(draw: st.DrawFn, dtypes: list[type]) -> list[np.ndarray]:
+    """Two broadcasting arrays over the whole range of one integer type."""
+    dtype = np.dtype(draw(st.sampled_from(dtypes)))
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4)).input_shapes
+    return [draw(hnp.arrays(dtype, s)) for s in shapes]
+
+
+@FAST
+@example([np.array([2**63, 0], np.uint64), np.array(0, np.uint64)], "bitwise_and")  # past int64: kept exact
+@given(full_range_operands(ALL_INTS), st.sampled_from(sorted(BITWISE)))
+def test_bitwise_ops_combine_bits_of_every_integer_type(arrays: list[np.ndarray], name: str) -> None:
+    node, out = run(getattr(opset, name), *arrays)
+    want = np.array(elementwise(BITWISE[name], *arrays), dtype=object).reshape(out.shape)
+    assert out.dtype == arrays[0].dtype and node.get_output_element_type(0) is hs.Type.of(out.dtype)
+    np.testing.assert_array_equal(out.astype(object), want)
+    (x,) = arrays[:1]
+    bits = x.dtype.itemsize * 8
+    inverted = [(~v) % (1 << bits) if x.dtype.kind == "u" else ~v for v in x.ravel().tolist()]
+    np.testing.assert_array_equal(run(opset.bitwise_not, x)[1].ravel().astype(object), np.array(inverted, object))
+
+
+@pytest.mark.parametrize("name", [*sorted(BITWISE), "bitwise_not"])
+def test_bitwise_ops_on_booleans_are_logical(name: str) -> None:
+    a, b = np.array([True, True, False, False]), np.array([True, False, True, False])
+    want = {"bitwise_and": a & b, "bitwise_or": a | b, "bitwise_xor": a ^ b, "bitwise_not": ~a}[name]
+    out = run(getattr(opset, name), *((a,) if name == "bitwise_not" else (a, b)))[1]
+    np.testing.assert_array_equal(out, want)
+
+
+@FAST
+@given(st.sampled_from(ALL_INTS), st.data())
+def test_shifts_move_bits_and_saturate_past_the_width(dtype: type, data: st.DataObject) -> None:
+    bits = np.dtype(dtype).itemsize * 8
+    x = data.draw(hnp.arrays(np.dtype(dtype), data.draw(hnp.array_shapes(max_dims=2, max_side=5))))
+    shift = data.draw(hnp.arrays(np.dtype(dtype), x.shape, elements=st.integers(0, bits + 3)))
+    values = x.ravel().tolist()
+    counts = shift.ravel().tolist()
+    mask = (1 << bits) - 1
+    left = [(v << c) & mask if c < bits else 0 for v, c in zip(values, counts)]
+    left = [v - (1 << bits) if np.dtype(dtype).kind == "i" and v >> (bits - 1) else v for v in left]
+    right = [v >> c if c < bits else (-1 if v < 0 else 0) for v, c in zip(values, counts)]
+    # object arrays: a list of Python ints past int64 would become float64 and lose bits
+    left_out, right_out = (
+        run(f, x, shift)[1].ravel().astype(object) for f in (opset.bitwise_left_shift, opset.bitwise_right_shift)
+    )
+    np.testing.assert_array_equal(left_out, np.array(left, object))
+    np.testing.assert_array_equal(right_out, np.array(right, object))
+
+
+def test_bitwise_ops_reject_floats_naming_the_node() -> None:
+    a = opset.parameter([2], np.float32)
+    with pytest.raises(ModelValidationError, match="element type f32"):
+        opset.bitwise_and(a, a, name="bits")
+    with pytest.raises(ModelValidationError, match="shifted"):
+        opset.bitwise_left_shift(a, a, name="shifted")

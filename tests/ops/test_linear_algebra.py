@@ -120,3 +120,89 @@ def test_matmul_rejects_mixed_and_boolean_types() -> None:
     boolean = opset.parameter([2, 2], hs.Type.boolean)
     with pytest.raises(ModelValidationError, match=r"MatMul 'mm'.*element type boolean"):
         opset.matmul(boolean, boolean, name="mm")
+
+
+# -- Einsum ----------------------------------------------------------------------------------------
+
+EQUATIONS = {
+    # equation: the operands' shapes, by label sizes i=2, j=3, k=4, b=5
+    "ij,jk->ik": ([2, 3], [3, 4]),
+    "bij,bjk->bik": ([5, 2, 3], [5, 3, 4]),
+    "ii->i": ([3, 3],),
+    "ii": ([3, 3],),
+    "ij->ji": ([2, 3],),
+    "ij->": ([2, 3],),
+    "i,i": ([3], [3]),
+    "i,j->ij": ([2], [3]),
+    "ji,jk": ([3, 2], [3, 4]),
+    "...ij,...jk->...ik": ([5, 2, 3], [1, 3, 4]),
+    "...i->i...": ([5, 4, 2],),
+    "ij,jk,kb->ib": ([2, 3], [3, 4], [4, 5]),
+    "i j , j k -> i k": ([2, 3], [3, 4]),
+}
+
+
+@FAST
+@given(st.sampled_from(sorted(EQUATIONS)), st.sampled_from([np.float32, np.float64, np.int32]), st.data())
+def test_einsum_matches_numpy(equation: str, dtype: type, data: st.DataObject) -> None:
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    arrays = [rng.integers(-4, 5, shape).astype(dtype) for shape in EQUATIONS[equation]]
+    params = [opset.parameter(a.shape, a.dtype, name=f"in{i}") for i, a in enumerate(arrays)]
+    node = opset.einsum(params, equation)
+    (out,) = run(node, params, *arrays)
+    want = np.einsum(equation.replace(" ", ""), *arrays)
+    assert out.dtype == want.dtype and node.get_output_partial_shape(0) == list(want.shape)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_einsum_infers_dynamic_and_broadcast_dimensions() -> None:
+    a = opset.parameter([-1, 3], np.float32)
+    b = opset.parameter([1, 4], np.float32)
+    assert opset.einsum([a, b], "ij,jk->ik").get_output_partial_shape(0) == [-1, 4]
+    c = opset.parameter([3, 2, 3], np.float32)
+    d = opset.parameter([5, 1, 3, 4], np.float32)
+    assert opset.einsum([c, d], "...ij,...jk->...ik").get_output_partial_shape(0) == [5, 3, 2, 4]
+
+
+@pytest.mark.parametrize(
+    ("equation", "shapes", "message"),
+    [
+        ("ij,jk->ik", [[2, 3], [4, 5]], "label 'j' has two sizes"),
+        ("ij,jk->ik", [[2, 3]], "2 input terms for 1 inputs"),
+        ("ijk->i", [[2, 3]], "does not fit input 0"),
+        ("ij->iz", [[2, 3]], "output labels"),
+        ("i1->i", [[2, 3]], "is not letters"),
+    ],
+)
+def test_malformed_einsum_names_the_node(equation: str, shapes: list[list[int]], message: str) -> None:
+    params = [opset.parameter(s, np.float32) for s in shapes]
+    with pytest.raises(ModelValidationError, match=f"contraction.*{message}"):
+        opset.einsum(params, equation, name="contraction")
+
+
+# -- Det -------------------------------------------------------------------------------------------
+
+
+@FAST
+@given(
+    st.lists(st.integers(1, 3), max_size=2),
+    st.integers(1, 4),
+    st.sampled_from([np.float32, np.float64]),
+    st.integers(0, 2**32 - 1),
+)
+def test_det_matches_numpy_per_matrix(batch: list[int], size: int, dtype: type, seed: int) -> None:
+    x = np.random.default_rng(seed).uniform(-2, 2, [*batch, size, size]).astype(dtype)
+    data = opset.parameter(x.shape, x.dtype, name="x")
+    node = opset.det(data)
+    (out,) = run(node, [data], x)
+    want = np.linalg.det(x.astype(np.float64))
+    assert out.dtype == x.dtype and node.get_output_partial_shape(0) == batch
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+
+
+def test_det_of_non_square_matrices_names_the_node() -> None:
+    with pytest.raises(ModelValidationError, match=r"determinant.*must be square"):
+        opset.det(opset.parameter([2, 3, 4], np.float32), name="determinant")
+    with pytest.raises(ModelValidationError, match=r"determinant.*rank 1"):
+        opset.det(opset.parameter([3], np.float32), name="determinant")

@@ -192,3 +192,48 @@ def test_bad_softmax_names_the_node(factory, type_name: str) -> None:
         factory(opset.parameter([]), axis=0, name="sm")
     with pytest.raises(ModelValidationError, match=f"{type_name} 'sm': attribute axis=1.5 must be an integer"):
         factory(opset.parameter([2, 3]), axis=1.5, name="sm")
+
+
+# -- LRN -------------------------------------------------------------------------------------------
+
+
+def numpy_lrn(x: np.ndarray, axes: list[int], alpha: float, beta: float, bias: float, size: int) -> np.ndarray:
+    """LRN element by element: the squares summed over each element's window, in float64."""
+    x64 = x.astype(np.float64)
+    axes = sorted({a % x.ndim for a in axes})
+    before = (size - 1) // 2
+    out = np.empty_like(x64)
+    for index in itertools.product(*(range(d) for d in x.shape)):
+        window = tuple(
+            slice(max(i - before, 0), i - before + size) if d in axes else slice(i, i + 1) for d, i in enumerate(index)
+        )
+        total = float((x64[window] ** 2).sum())
+        out[index] = x64[index] / (bias + alpha / size ** len(axes) * total) ** beta
+    return out
+
+
+@FAST
+@given(
+    hnp.arrays(np.float32, hnp.array_shapes(min_dims=2, max_dims=4, max_side=5), elements=st.floats(-3, 3, width=32)),
+    st.integers(1, 5),
+    st.sampled_from([(1e-4, 0.75, 1.0), (0.5, 0.5, 2.0), (1.0, 1.0, 1.0)]),
+    st.data(),
+)
+def test_lrn_matches_a_numpy_loop(
+    x: np.ndarray, size: int, params: tuple[float, float, float], data: st.DataObject
+) -> None:
+    axes = data.draw(st.lists(st.integers(-x.ndim, x.ndim - 1), min_size=1, max_size=2))
+    alpha, beta, bias = params
+    data_param = opset.parameter(x.shape, x.dtype, name="x")
+    node = opset.lrn(data_param, axes, alpha, beta, bias, size)
+    (out,) = run(node, [data_param], x)
+    assert out.dtype == x.dtype and out.shape == x.shape
+    np.testing.assert_allclose(out, numpy_lrn(x, axes, alpha, beta, bias, size), rtol=2e-5, atol=1e-6)
+
+
+def test_lrn_rejects_bad_axes_and_sizes_naming_the_node() -> None:
+    x = opset.parameter([1, 3, 4], np.float32)
+    with pytest.raises(ModelValidationError, match=r"norm.*axes value 3"):
+        opset.lrn(x, [3], 1e-4, 0.75, 1.0, 3, name="norm")
+    with pytest.raises(ModelValidationError, match=r"norm.*size=0"):
+        opset.lrn(x, [1], 1e-4, 0.75, 1.0, 0, name="norm")

@@ -20,14 +20,17 @@ _UNARY: dict[str, Callable[..., object]] = {
     "Abs": opset.abs, "Ceil": opset.ceiling, "Floor": opset.floor, "Cos": opset.cos, "Sin": opset.sin,
     "Exp": opset.exp, "Log": opset.log, "Neg": opset.negative, "Sqrt": opset.sqrt, "Relu": opset.relu,
     "Sigmoid": opset.sigmoid, "Tanh": opset.tanh, "Erf": opset.erf, "Not": opset.logical_not,
-    "HardSwish": opset.hswish,
+    "HardSwish": opset.hswish, "Tan": opset.tan, "Asin": opset.asin, "Acos": opset.acos, "Atan": opset.atan,
+    "Sinh": opset.sinh, "Cosh": opset.cosh, "Asinh": opset.asinh, "Acosh": opset.acosh, "Atanh": opset.atanh,
+    "Sign": opset.sign, "Round": opset.round, "BitwiseNot": opset.bitwise_not,
 }  # fmt: skip
 
 _BINARY: dict[str, Callable[..., object]] = {
     "Add": opset.add, "Sub": opset.subtract, "Mul": opset.multiply, "Equal": opset.equal,
     "Greater": opset.greater, "Less": opset.less, "GreaterOrEqual": opset.greater_equal,
     "LessOrEqual": opset.less_equal, "And": opset.logical_and, "Or": opset.logical_or,
-    "Xor": opset.not_equal,
+    "Xor": opset.not_equal, "BitwiseAnd": opset.bitwise_and, "BitwiseOr": opset.bitwise_or,
+    "BitwiseXor": opset.bitwise_xor,
 }  # fmt: skip
 
 _VARIADIC: dict[str, Callable[..., object]] = {
@@ -88,13 +91,13 @@ def reciprocal(ctx: NodeContext) -> Outputs:
     return [_out(opset.divide(_scalar(ctx, 1, x), x))]
 
 
-@rule("Sign")
-def sign(ctx: NodeContext) -> Outputs:
-    x = ctx.input(0)
-    zero = _scalar(ctx, 0, x)
-    positive = _out(opset.convert(opset.greater(x, zero), x.element_type))
-    negative = _out(opset.convert(opset.less(x, zero), x.element_type))
-    return [_out(opset.subtract(positive, negative))]
+@rule("BitShift", since=11)
+def bit_shift(ctx: NodeContext) -> Outputs:
+    direction = ctx.attr("direction", "")
+    factory = {"LEFT": opset.bitwise_left_shift, "RIGHT": opset.bitwise_right_shift}.get(direction)
+    if factory is None:
+        raise ctx.error(f"direction must be 'LEFT' or 'RIGHT', not {direction!r}")
+    return [_out(factory(ctx.input(0), ctx.input(1)))]
 
 
 @rule("Identity", "Dropout")

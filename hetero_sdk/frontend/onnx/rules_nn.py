@@ -140,6 +140,73 @@ def average_pool(ctx: NodeContext) -> Outputs:
     return [_out(node)]
 
 
+def _like(ctx: NodeContext, value: float, x: Output) -> Output:
+    return ctx.const(np.array(value, dtype=x.element_type.numpy))
+
+
+def _lp_sum(ctx: NodeContext, x: Output, p: float) -> Output:
+    """``|x| ** p``, without a Power where p is 1 or 2 (exact, and cheaper)."""
+    if p == 1:
+        return _out(opset.abs(x))
+    if p == 2:
+        return _out(opset.multiply(x, x))
+    return _out(opset.power(opset.abs(x), _like(ctx, p, x)))
+
+
+def _lp_root(ctx: NodeContext, total: Output, p: float) -> Output:
+    if p == 1:
+        return total
+    if p == 2:
+        return _out(opset.sqrt(total))
+    return _out(opset.power(total, _like(ctx, 1 / p, total)))
+
+
+@rule("LpPool")
+def lp_pool(ctx: NodeContext) -> Outputs:
+    """The p-norm of each window: the window's mean of ``|x| ** p`` (padding counted), times its size,
+    to the power ``1 / p``."""
+    x = ctx.input(0)
+    spatial = x.partial_shape.rank - 2
+    window = _window(ctx, spatial)
+    if any(d != 1 for d in window.pop("dilations")):  # type: ignore[attr-defined]
+        raise ctx.unsupported("a dilated LpPool")
+    if ctx.attr("ceil_mode", 0):  # a window past the end would average over fewer elements
+        raise ctx.unsupported("LpPool with ceil_mode=1")
+    p = float(ctx.attr("p", 2))
+    if p <= 0:
+        raise ctx.error(f"p must be positive, not {p}")
+    kernel = ctx.attr("kernel_shape")
+    mean = opset.avg_pool(_lp_sum(ctx, x, p), kernel_shape=kernel, exclude_pad=False, **window)  # type: ignore[arg-type]
+    total = _out(opset.multiply(mean, _like(ctx, float(np.prod(kernel)), x)))
+    return [_lp_root(ctx, total, p)]
+
+
+@rule("LpNormalization")
+def lp_normalization(ctx: NodeContext) -> Outputs:
+    """``x`` divided by its L1 or L2 norm along ``axis``; 0 where the norm is 0 (ONNX's reference)."""
+    x = ctx.input(0)
+    p = ctx.attr("p", 2)
+    if p not in (1, 2):
+        raise ctx.error(f"p must be 1 or 2, not {p}")
+    axis = ctx.attr("axis", -1) % max(x.partial_shape.rank, 1)
+    norm = _lp_root(ctx, _out(opset.reduce_sum(_lp_sum(ctx, x, p), ctx.const([axis], _I64), keep_dims=True)), p)
+    zero = _like(ctx, 0, norm)
+    return [_out(opset.select(opset.equal(norm, zero), zero, opset.divide(x, norm)))]
+
+
+@rule("LRN")
+def lrn(ctx: NodeContext) -> Outputs:
+    node = opset.lrn(
+        ctx.input(0),
+        ctx.const([1], _I64),
+        alpha=ctx.attr("alpha", 0.0001),
+        beta=ctx.attr("beta", 0.75),
+        bias=ctx.attr("bias", 1.0),
+        size=ctx.attr("size"),
+    )
+    return [_out(node)]
+
+
 @rule("GlobalAveragePool", "GlobalMaxPool")
 def global_pool(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
@@ -221,6 +288,35 @@ def softmax_1(ctx: NodeContext) -> Outputs:
 def softmax_13(ctx: NodeContext) -> Outputs:
     factory = opset.softmax if ctx.op_type == "Softmax" else opset.log_softmax
     return [_out(factory(ctx.input(0), axis=ctx.attr("axis", -1)))]
+
+
+def _hardmax(ctx: NodeContext, x: Output, axis: int) -> Output:
+    """1 at the first largest element along ``axis``, 0 elsewhere: TopK's index, one-hot."""
+    rank = x.partial_shape.rank
+    size = x.partial_shape.dims[axis]
+    if size < 0:
+        raise ctx.unsupported(f"a dynamic dimension on the Hardmax axis {axis} (of {x.partial_shape})")
+    _, index = _topk(ctx, x, ctx.const(1, _I64), axis, True)
+    positions = np.arange(size, dtype=np.int64).reshape([size if d == axis else 1 for d in range(rank)])
+    return _out(opset.convert(opset.equal(ctx.const(positions), index), x.element_type))
+
+
+@rule("Hardmax")
+def hardmax_1(ctx: NodeContext) -> Outputs:
+    """Before opset 13 the input is seen as 2-D: the axes from ``axis`` on are one row."""
+    x = ctx.input(0)
+    rank = x.partial_shape.rank
+    axis = ctx.attr("axis", 1) % max(rank, 1)
+    if axis == rank - 1:
+        return [_hardmax(ctx, x, axis)]
+    flat = _out(opset.reshape(x, ctx.const([0] * axis + [-1], _I64), special_zero=True))
+    return [_out(opset.reshape(_hardmax(ctx, flat, axis), opset.shape_of(x), special_zero=False))]
+
+
+@rule("Hardmax", since=13)
+def hardmax_13(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    return [_hardmax(ctx, x, ctx.attr("axis", -1) % max(x.partial_shape.rank, 1))]
 
 
 # -- resizing ----------------------------------------------------------------------------------------
@@ -338,3 +434,14 @@ def non_max_suppression(ctx: NodeContext) -> Outputs:
         output_type=Type.i64,
     )
     return [_out(node, 0)]
+
+
+@rule("Det", since=11)
+def det(ctx: NodeContext) -> Outputs:
+    return [_out(opset.det(ctx.input(0)))]
+
+
+@rule("Einsum", since=12)
+def einsum(ctx: NodeContext) -> Outputs:
+    values = [ctx.input(i) for i in range(len(ctx.inputs))]
+    return [_out(opset.einsum(values, ctx.attr("equation")))]

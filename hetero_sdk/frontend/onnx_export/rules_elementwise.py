@@ -15,7 +15,9 @@ __all__: list[str] = []
 _SAME = {
     "Abs": "Abs", "Ceiling": "Ceil", "Cos": "Cos", "Erf": "Erf", "Exp": "Exp", "Floor": "Floor", "Log": "Log",
     "Negative": "Neg", "Relu": "Relu", "Sigmoid": "Sigmoid", "Sin": "Sin", "Sqrt": "Sqrt", "Tanh": "Tanh",
-    "HSwish": "HardSwish", "LogicalNot": "Not",
+    "HSwish": "HardSwish", "LogicalNot": "Not", "Tan": "Tan", "Asin": "Asin", "Acos": "Acos", "Atan": "Atan",
+    "Sinh": "Sinh", "Cosh": "Cosh", "Asinh": "Asinh", "Acosh": "Acosh", "Atanh": "Atanh", "Sign": "Sign",
+    "BitwiseAnd": "BitwiseAnd", "BitwiseOr": "BitwiseOr", "BitwiseXor": "BitwiseXor", "BitwiseNot": "BitwiseNot",
     "Add": "Add", "Subtract": "Sub", "Multiply": "Mul", "Power": "Pow", "Maximum": "Max", "Minimum": "Min",
     "Equal": "Equal", "Less": "Less", "LessEqual": "LessOrEqual", "Greater": "Greater",
     "GreaterEqual": "GreaterOrEqual", "LogicalAnd": "And", "LogicalOr": "Or", "Select": "Where",
@@ -27,6 +29,28 @@ _SAME = {
 def same(ctx: ExportContext) -> None:
     inputs = [ctx.input(i) for i in range(ctx.current.get_input_size())]
     ctx.emit(_SAME[ctx.current.type_name], inputs, [ctx.out()])
+
+
+@exporter("Round")
+def round_(ctx: ExportContext) -> None:
+    if ctx.element_type(0).is_integral:
+        ctx.emit1("Identity", [ctx.input(0)], ctx.out())  # integers are whole already
+        return
+    if ctx.attrs["mode"] == "half_to_even":
+        ctx.emit1("Round", [ctx.input(0)], ctx.out())
+        return
+    x = ctx.input(0)  # half away from zero: sign(x) * floor(|x| + 0.5)
+    half = ctx.const(0.5, ctx.element_type(0).numpy)
+    magnitude = ctx.emit1("Floor", [ctx.emit1("Add", [ctx.emit1("Abs", [x]), half])])
+    ctx.emit1("Mul", [ctx.emit1("Sign", [x]), magnitude], ctx.out())
+
+
+@exporter("BitwiseLeftShift", "BitwiseRightShift")
+def bit_shift(ctx: ExportContext) -> None:
+    if ctx.element_type(0).is_signed:
+        raise ctx.unsupported("a shift of signed integers (ONNX's BitShift takes unsigned ones)")
+    direction = "LEFT" if ctx.current.type_name == "BitwiseLeftShift" else "RIGHT"
+    ctx.emit1("BitShift", [ctx.input(0), ctx.input(1)], ctx.out(), direction=direction)
 
 
 @exporter("NotEqual")

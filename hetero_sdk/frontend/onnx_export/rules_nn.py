@@ -298,3 +298,37 @@ def non_max_suppression(ctx: ExportContext) -> None:
         ctx.emit1("Concat", columns, ctx.out(1), axis=1)
     if ctx.used(2):
         ctx.cast(ctx.emit1("Shape", [selected], start=0, end=1), Type.i64, output_type, ctx.out(2))
+
+
+@exporter("Einsum")
+def einsum(ctx: ExportContext) -> None:
+    inputs = [ctx.input(i) for i in range(ctx.current.get_input_size())]
+    ctx.emit1("Einsum", inputs, ctx.out(), equation=ctx.attrs["equation"])
+
+
+@exporter("Det")
+def det(ctx: ExportContext) -> None:
+    ctx.emit1("Det", [ctx.input(0)], ctx.out())
+
+
+@exporter("LRN")
+def lrn(ctx: ExportContext) -> None:
+    axes = sorted(int(a) % ctx.rank(0) for a in ctx.required_constant(1, "axes").reshape(-1))
+    if axes != [1] or ctx.rank(0) != 4:
+        raise ctx.unsupported(f"a window over axes {axes} of a rank-{ctx.rank(0)} tensor (ONNX's LRN sums over the "
+                              "channels of NCHW tensors only)")  # fmt: skip
+    attrs = ctx.attrs
+    if attrs["size"] % 2 == 0:
+        raise ctx.unsupported(
+            f"an even window size ({attrs['size']}): ONNX Runtime and ONNX's reference run odd ones only"
+        )
+    ctx.emit1("LRN", [ctx.input(0)], ctx.out(), alpha=attrs["alpha"], beta=attrs["beta"], bias=attrs["bias"],
+              size=attrs["size"])  # fmt: skip
+
+
+@exporter("CumSum")
+def cum_sum(ctx: ExportContext) -> None:
+    axis = int(ctx.required_constant(1, "axis").reshape(-1)[0])
+    attrs = ctx.attrs
+    ctx.emit1("CumSum", [ctx.input(0), ctx.const(axis)], ctx.out(), exclusive=int(attrs["exclusive"]),
+              reverse=int(attrs["reverse"]))  # fmt: skip

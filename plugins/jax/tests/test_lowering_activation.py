@@ -102,3 +102,51 @@ def test_convert_closed_forms() -> None:
     u8, i8 = run_xla(model, [x])
     np.testing.assert_array_equal(u8, [0, 0, 0, 0, 1, 255, 255])
     np.testing.assert_array_equal(i8, [-128, -1, 0, 0, 1, 127, 127])
+
+
+NUMPY_MATH = {
+    # factory: (numpy function, lowest input, highest input)
+    "tan": (np.tan, -1.4, 1.4),
+    "asin": (np.asin, -1, 1),
+    "acos": (np.acos, -1, 1),
+    "atan": (np.atan, -8, 8),
+    "sinh": (np.sinh, -4, 4),
+    "cosh": (np.cosh, -4, 4),
+    "asinh": (np.asinh, -8, 8),
+    "acosh": (np.acosh, 1, 50),
+    "atanh": (np.atanh, -0.9, 0.9),
+    "sign": (np.sign, -8, 8),
+}
+
+
+@OPS
+@given(
+    data=st.data(), shape=shapes(min_dims=0, max_dims=3, max_side=5), dtype=st.sampled_from([np.float32, np.float16])
+)
+def test_trigonometric_and_sign_match_numpy(data: st.DataObject, shape: tuple[int, ...], dtype: type) -> None:
+    inputs = [data.draw(floats(shape, dtype, low, high)) for _, low, high in NUMPY_MATH.values()]
+    params = [param(x, f"x{i}") for i, x in enumerate(inputs)]
+    nodes = [getattr(opset, f)(p, name=f) for f, p in zip(NUMPY_MATH, params)]
+    got = run_xla(many_ops(nodes, params), inputs)
+    rtol, atol = (2e-3, 2e-3) if dtype == np.float16 else (1e-5, 2e-6)
+    for (fn, _, _), x, out in zip(NUMPY_MATH.values(), inputs, got):
+        want = fn(x.astype(np.float32)).astype(dtype)
+        assert out.dtype == dtype
+        np.testing.assert_allclose(out.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol)
+
+
+def test_round_modes_and_out_of_domain_nans_match_numpy() -> None:
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49, -3.7], np.float32)
+    p = param(x)
+    even, away = (
+        run_xla(single_op(opset.round(p), [p]), [x])[0],
+        run_xla(single_op(opset.round(p, mode="half_away_from_zero"), [p]), [x])[0],
+    )
+    np.testing.assert_array_equal(even, np.round(x))
+    np.testing.assert_array_equal(away, np.sign(x) * np.floor(np.abs(x) + 0.5))
+    outside = np.array([-2.0, 1.5, 0.25], np.float32)
+    q = param(outside)
+    got = run_xla(many_ops([opset.acos(q, name="acos"), opset.acosh(q, name="acosh")], [q]), [outside])
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(got[0], np.acos(outside), rtol=1e-6)
+        np.testing.assert_allclose(got[1], np.acosh(outside), rtol=1e-6)

@@ -117,3 +117,41 @@ def test_scalar_operands_become_constants() -> None:
     x = np.array([1.5, -2.0], np.float32)
     p = param(x)
     np.testing.assert_allclose(run_xla(single_op(opset.multiply(p, 2.0), [p]), [x])[0], [3.0, -4.0])
+
+
+ALL_INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+@OPS
+@given(data=st.data(), shapes=BROADCASTING, dtype=st.sampled_from(ALL_INTS))
+def test_bitwise_ops_and_shifts_match_numpy(data: st.DataObject, shapes: object, dtype: type) -> None:
+    a = data.draw(ints(shapes.input_shapes[0], dtype))  # type: ignore[attr-defined]
+    b = data.draw(ints(shapes.input_shapes[1], dtype))  # type: ignore[attr-defined]
+    bits = np.dtype(dtype).itemsize * 8
+    counts = data.draw(ints(shapes.input_shapes[1], dtype, 0, bits - 1))  # type: ignore[attr-defined]
+    pa, pb, pc = param(a, "a"), param(b, "b"), param(counts, "counts")
+    nodes = [
+        opset.bitwise_and(pa, pb, name="and"),
+        opset.bitwise_or(pa, pb, name="or"),
+        opset.bitwise_xor(pa, pb, name="xor"),
+        opset.bitwise_not(pa, name="not"),
+        opset.bitwise_left_shift(pa, pc, name="left"),
+        opset.bitwise_right_shift(pa, pc, name="right"),
+    ]
+    got = run_xla(many_ops(nodes, [pa, pb, pc]), [a, b, counts])
+    wants = [a & b, a | b, a ^ b, ~a, np.left_shift(a, counts), np.right_shift(a, counts)]
+    for out, want in zip(got, wants):
+        assert out.dtype == want.dtype
+        np.testing.assert_array_equal(out, want)
+
+
+def test_shifts_past_the_width_give_zero_or_minus_one() -> None:
+    a = np.array([5, -5, 1, -1], np.int8)
+    counts = np.array([8, 9, 100, 8], np.int8)
+    pa, pc = param(a, "a"), param(counts, "counts")
+    model = many_ops(
+        [opset.bitwise_left_shift(pa, pc, name="l"), opset.bitwise_right_shift(pa, pc, name="r")], [pa, pc]
+    )
+    left, right = run_xla(model, [a, counts])
+    np.testing.assert_array_equal(left, [0, 0, 0, 0])
+    np.testing.assert_array_equal(right, [0, -1, 0, -1])

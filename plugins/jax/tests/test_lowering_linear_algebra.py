@@ -51,3 +51,35 @@ def test_f32_matmul_is_full_precision() -> None:
     pa, pb = param(a, "a"), param(b, "b")
     got = run_xla(single_op(opset.matmul(pa, pb), [pa, pb]), [a, b])[0]
     assert got[0, 0] == np.float32(1 + 2**-20)
+
+
+EINSUMS = {
+    "ij,jk->ik": ([2, 3], [3, 4]),
+    "bij,bjk->bik": ([5, 2, 3], [5, 3, 4]),
+    "ii->i": ([3, 3],),
+    "ij->": ([2, 3],),
+    "i,j->ij": ([2], [3]),
+    "...ij,...jk->...ik": ([5, 2, 3], [1, 3, 4]),
+    "ij,jk,kb->ib": ([2, 3], [3, 4], [4, 5]),
+}
+
+
+@OPS
+@given(equation=st.sampled_from(sorted(EINSUMS)), dtype=st.sampled_from([np.float32, np.int32]), data=st.data())
+def test_einsum_matches_numpy(equation: str, dtype: type, data: st.DataObject) -> None:
+    arrays = [data.draw(ints(shape, np.int32, -4, 4)).astype(dtype) for shape in EINSUMS[equation]]
+    params = [param(a, f"x{i}") for i, a in enumerate(arrays)]
+    (got,) = run_xla(single_op(opset.einsum(params, equation), params), arrays)
+    want = np.einsum(equation, *arrays)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@OPS
+@given(data=st.data(), size=st.integers(1, 4), batch=st.lists(st.integers(1, 3), max_size=2))
+def test_det_matches_numpy(data: st.DataObject, size: int, batch: list[int]) -> None:
+    x = data.draw(floats((*batch, size, size), np.float32, -2, 2))
+    px = param(x)
+    (got,) = run_xla(single_op(opset.det(px), [px]), [x])
+    assert got.dtype == np.float32 and got.shape == tuple(batch)
+    np.testing.assert_allclose(got, np.linalg.det(x.astype(np.float64)), rtol=1e-4, atol=1e-4)

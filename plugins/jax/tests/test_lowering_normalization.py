@@ -45,3 +45,19 @@ def test_softmax_closed_form() -> None:
     x = np.array([[0.0, np.log(3.0)]], np.float32)
     px = param(x)
     np.testing.assert_allclose(run_xla(single_op(opset.softmax(px, 1), [px]), [x])[0], [[0.25, 0.75]], rtol=1e-6)
+
+
+@OPS
+@given(data=st.data(), shape=shapes(min_dims=2, max_dims=4, max_side=5), size=st.integers(1, 5))
+def test_lrn_matches_a_numpy_window_sum(data: st.DataObject, shape: tuple[int, ...], size: int) -> None:
+    x = data.draw(floats(shape, np.float32, -3, 3))
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    px = param(x)
+    (got,) = run_xla(single_op(opset.lrn(px, [axis], 0.5, 0.75, 2.0, size), [px]), [x])
+    before = (size - 1) // 2
+    padding = [(0, 0)] * x.ndim
+    padding[axis] = (before, size - 1 - before)
+    squares = np.pad(x.astype(np.float64) ** 2, padding)
+    windows = np.lib.stride_tricks.sliding_window_view(squares, size, axis=axis).sum(-1)
+    want = x / (2.0 + 0.5 / size * windows) ** 0.75
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from onnx_models import FEW, check, node_model, run_sdk
 
-from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.errors import ModelValidationError, UnsupportedOperationError
 
 F32 = np.float32
 RNG = np.random.default_rng(7)
@@ -263,3 +263,59 @@ def test_dropout_12_in_inference_mode_is_identity_and_training_mode_is_refused()
     model, feeds = node_model("Dropout", inputs, 13, constants=["ratio"])  # training_mode computed at run time
     with pytest.raises(UnsupportedOperationError, match="training mode"):
         run_sdk(model, feeds)
+
+
+NUMPY_UNARY = {
+    # ONNX op: (numpy function, lowest input, highest input)
+    "Tan": (np.tan, -1.4, 1.4),
+    "Asin": (np.asin, -1.0, 1.0),
+    "Acos": (np.acos, -1.0, 1.0),
+    "Atan": (np.atan, -3.0, 3.0),
+    "Sinh": (np.sinh, -3.0, 3.0),
+    "Cosh": (np.cosh, -3.0, 3.0),
+    "Asinh": (np.asinh, -3.0, 3.0),
+    "Acosh": (np.acosh, 1.0, 9.0),
+    "Atanh": (np.atanh, -0.9, 0.9),
+    "Round": (np.round, -3.0, 3.0),
+    "Sign": (np.sign, -3.0, 3.0),
+}
+
+
+@pytest.mark.parametrize("op_type", sorted(NUMPY_UNARY))
+def test_math_ops_translate_to_their_own_ops(op_type: str) -> None:
+    fn, low, high = NUMPY_UNARY[op_type]
+    x = _x(2, 5, low=low, high=high)
+    if op_type == "Round":
+        x[0, :] = [-2.5, -1.5, -0.5, 0.5, 1.5]  # halves round to even
+    model, feeds = node_model(op_type, {"x": x}, 11 if op_type == "Round" else 13)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[fn(x)])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+def test_bit_shift_follows_its_direction(dtype: type, direction: str) -> None:
+    bits = np.dtype(dtype).itemsize * 8
+    x = RNG.integers(0, np.iinfo(dtype).max, (3, 4), dtype=dtype, endpoint=True)
+    counts = RNG.integers(0, bits - 1, (4,), dtype=dtype, endpoint=True)
+    model, feeds = node_model("BitShift", {"x": x, "y": counts}, 11, output_types=[dtype], direction=direction)
+    want = np.left_shift(x, counts) if direction == "LEFT" else np.right_shift(x, counts)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[want])
+
+
+def test_bit_shift_without_a_known_direction_names_the_node() -> None:
+    x = np.array([1, 2], np.uint8)
+    model, feeds = node_model("BitShift", {"x": x, "y": x}, 11, output_types=[np.uint8], direction="UP")
+    with pytest.raises(ModelValidationError, match=r"BitShift.*direction"):
+        run_sdk(model, feeds)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.uint16, np.uint32, np.int64, np.uint64])
+def test_bitwise_ops_of_opset_18(dtype: type) -> None:
+    info = np.iinfo(dtype)
+    a = RNG.integers(info.min, info.max, (2, 3), dtype=dtype, endpoint=True)
+    b = RNG.integers(info.min, info.max, (3,), dtype=dtype, endpoint=True)
+    for op_type, want in (("BitwiseAnd", a & b), ("BitwiseOr", a | b), ("BitwiseXor", a ^ b)):
+        model, feeds = node_model(op_type, {"a": a, "b": b}, 18, output_types=[dtype])
+        check(model, feeds, ("TEMPLATE", "XLA"), expected=[want])
+    model, feeds = node_model("BitwiseNot", {"a": a}, 18, output_types=[dtype])
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[~a])

@@ -284,3 +284,62 @@ def test_non_max_suppression_selects_boxes_per_class(center_point_box: int) -> N
     }
     model, feeds = node_model("NonMaxSuppression", inputs, 11, output_types=[I64], center_point_box=center_point_box)
     check(model, feeds)
+
+
+# -- Hardmax, LpNormalization, LpPool ----------------------------------------------------------------
+
+
+def _numpy_hardmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """1 at the first largest element along ``axis``."""
+    first = np.expand_dims(np.argmax(x, axis=axis), axis)
+    return (np.arange(x.shape[axis]).reshape([-1 if d == axis % x.ndim else 1 for d in range(x.ndim)]) == first).astype(
+        x.dtype
+    )
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_hardmax_13_is_one_hot_along_its_axis(axis: int) -> None:
+    x = RNG.integers(0, 3, (2, 3, 4)).astype(F32)  # ties: the first largest wins
+    model, feeds = node_model("Hardmax", {"x": x}, 13, axis=axis)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[_numpy_hardmax(x, axis)])
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_hardmax_before_13_flattens_the_axes_from_axis_on(axis: int) -> None:
+    x = RNG.integers(0, 5, (2, 3, 4)).astype(F32)
+    flat = x.reshape(int(np.prod(x.shape[:axis])), -1)
+    model, feeds = node_model("Hardmax", {"x": x}, 11, axis=axis)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[_numpy_hardmax(flat, 1).reshape(x.shape)])
+
+
+@pytest.mark.parametrize(("p", "axis"), [(1, -1), (2, 1), (2, 0)])
+def test_lp_normalization_divides_by_the_norm(p: int, axis: int) -> None:
+    x = _x(2, 3, 4)
+    want = x / np.linalg.norm(x, ord=p, axis=axis, keepdims=True) if p == 2 else x / np.abs(x).sum(axis, keepdims=True)
+    model, feeds = node_model("LpNormalization", {"x": x}, 13, p=p, axis=axis)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, expected=[want.astype(F32)])
+
+
+def test_lp_normalization_of_a_zero_vector_is_zero() -> None:
+    x = np.array([[0.0, 3.0], [0.0, 4.0]], F32)
+    model, feeds = node_model("LpNormalization", {"x": x}, 13, p=2, axis=0)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[np.array([[0.0, 0.6], [0.0, 0.8]], F32)])
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_lp_pool_is_the_p_norm_of_each_window(p: int) -> None:
+    x = _x(1, 2, 5, 5)
+    padded = np.pad(x, [(0, 0), (0, 0), (1, 0), (1, 0)])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (2, 2), axis=(2, 3))[:, :, ::2, ::2]
+    want = (np.abs(windows.astype(np.float64)) ** p).sum(axis=(-2, -1)) ** (1 / p)
+    model, feeds = node_model("LpPool", {"x": x}, 18, p=p, kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 0, 0])
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, expected=[want.astype(F32)])
+
+
+def test_lrn_normalizes_across_channels() -> None:
+    x = _x(2, 5, 3, 3)
+    squares = np.pad(x.astype(np.float64) ** 2, [(0, 0), (1, 2), (0, 0), (0, 0)])  # size 4: 1 before, 2 after
+    window = sum(squares[:, i : i + 5] for i in range(4))
+    want = x / (2.0 + 0.001 / 4 * window) ** 0.5
+    model, feeds = node_model("LRN", {"x": x}, 13, size=4, alpha=0.001, beta=0.5, bias=2.0)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, expected=[want.astype(F32)])

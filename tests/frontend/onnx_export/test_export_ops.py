@@ -38,6 +38,9 @@ PARTLY_EXPORTABLE = {
     "Transpose": "a non-constant input_order",
     "AvgPool": "ceil rounding whose last window starts in the end padding (ONNX drops that window)",
     "MaxPool": "ceil rounding whose last window starts in the end padding (ONNX drops that window)",
+    "BitwiseLeftShift": "signed integers (ONNX's BitShift shifts unsigned ones)",
+    "BitwiseRightShift": "signed integers (ONNX's BitShift shifts unsigned ones)",
+    "LRN": "windows over other axes than an NCHW tensor's channels, or of an even size (what ONNX Runtime runs)",
 }
 """Op types exported for most attribute values; the others raise UnsupportedOperationError naming why."""
 
