@@ -33,7 +33,7 @@ SDK_LAYERS: tuple[tuple[str, ...], ...] = (
     ("plugin",),
     ("core",),
     ("",),  # the package facade, hetero_sdk/__init__.py: what users and plugins import
-    ("hetero",),
+    ("hetero", "auto"),
     ("samples", "conformance"),
     ("cli",),
 )
