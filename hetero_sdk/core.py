@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import hashlib
@@ -9,6 +10,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -360,8 +362,26 @@ class Core:
     def _not_found(self, name: str) -> DeviceNotFoundError:
         known = sorted(self._slots)
         close = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean {close[0]}?" if close else ""
+        hint = self._hardware_hint(name) or (f"; did you mean {close[0]}?" if close else "")
         return DeviceNotFoundError(f"no device {name!r}; registered: {', '.join(known) or 'none'}{hint}")
+
+    def _hardware_hint(self, name: str) -> str:
+        """For a hardware name that names no device here (OpenVINO's ``CPU``): the available devices
+        that report it in DEVICE_ARCHITECTURE or FULL_DEVICE_NAME first, then the other devices."""
+        available = self.available_devices
+        runs_on: list[str] = []
+        for device in available:
+            with contextlib.suppress(HeteroSDKError):
+                reported = [str(self.get_property(device, key)) for key in ("DEVICE_ARCHITECTURE", "FULL_DEVICE_NAME")]
+                if name.lower() in re.findall(r"[a-z0-9]+", " ".join(reported).lower()):
+                    runs_on.append(device)
+        if not runs_on:
+            return ""
+        plain = {parse_device_name(d).name for d in available}
+        meta = [d for d in sorted(self._slots) if d not in plain and d not in self.unavailable_devices]
+        choices = [f"{d} (runs on the {name} here)" for d in runs_on] + [d for d in available if d not in runs_on]
+        choices += meta
+        return f"; use {', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else f"; use {choices[0]}"
 
     def _device_config(self, parsed: DeviceName, config: dict[str, Any]) -> dict[str, Any]:
         if parsed.targets:

@@ -33,7 +33,7 @@ SDK_LAYERS: tuple[tuple[str, ...], ...] = (
     ("plugin",),
     ("core",),
     ("",),  # the package facade, hetero_sdk/__init__.py: what users and plugins import
-    ("hetero", "onnx_backend"),
+    ("hetero", "auto", "onnx_backend"),
     ("samples", "conformance"),
     ("cli",),
 )

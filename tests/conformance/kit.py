@@ -74,6 +74,7 @@ XFAILS = Path(__file__).resolve().parent / "xfails"
 RUNS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
     "template": ("TEMPLATE", None, FAST),
     "hetero": ("HETERO:TEMPLATE", None, FAST),
+    "auto": ("AUTO:TEMPLATE", None, FAST),
     "mini": ("MINI", "MiniDevice", FAST),
     "wrong_relu": ("WRONG_RELU", "WrongRelu", ("-k", "claimed_op and (Relu or Abs)")),
     "claims_sigmoid": ("CLAIMS_SIGMOID", "ClaimsSigmoid", ("-k", "claimed_op and (Sigmoid or (Tanh and not Atanh))")),

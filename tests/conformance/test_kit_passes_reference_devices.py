@@ -1,4 +1,4 @@
-"""TEMPLATE, HETERO and a small third-party device pass every mandatory check of the kit (HETERO with
+"""TEMPLATE, HETERO, AUTO and a small third-party device pass every mandatory check of the kit (HETERO with
 its declared expected failures); XLA too when it is installed (slow)."""
 
 from __future__ import annotations
@@ -46,6 +46,14 @@ def test_hetero_passes_every_mandatory_check_without_expected_failures(kit_runs:
     assert not [k for k, c in run.checks.items() if c["outcome"] in ("xfailed", "failed")]
     skipped = [c for c in run.checks.values() if c["group"] == "HETERO with this device"]
     assert all(c["outcome"] == "skipped" and "meta-device" in c["message"] for c in skipped)
+
+
+def test_auto_passes_every_mandatory_check(kit_runs: KitRuns) -> None:
+    run = kit_runs["auto"]
+    assert_passes_everything_mandatory(run)
+    assert not [k for k, c in run.checks.items() if c["outcome"] in ("xfailed", "failed")]
+    ops = [c for c in run.checks.values() if c["id"].startswith("test_ops.py::")]
+    assert sum(c["outcome"] == "passed" for c in ops) >= 60
 
 
 @pytest.mark.slow

@@ -1,0 +1,210 @@
+"""The AUTO compiled model: the chosen device's compiled model behind AUTO's name, served meanwhile by a
+reference device while the chosen one compiles (OpenVINO's accelerated first inference)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk import Model
+from hetero_sdk import properties as props
+from hetero_sdk.auto.selection import Selection
+from hetero_sdk.errors import BlobFormatError
+from hetero_sdk.plugin import CompiledModel, RemoteTensor, RunContext, pack_blob, unpack_blob
+
+__all__ = ["AutoCompiledModel", "Served", "compile_in_background", "read_auto_blob"]
+
+_log = logging.getLogger(__name__)
+_BLOB_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Served:
+    """A compiled model and the device string it was compiled on (``XLA``, ``HETERO:XLA,TEMPLATE``)."""
+
+    device: str
+    compiled: CompiledModel
+
+
+def compile_in_background(device: str, job: Callable[[], Served]) -> Future[Served]:
+    """Runs ``job`` (compiling for ``device``) in a new thread; the future holds its result or its error.
+
+    The thread is not a daemon: an interpreter that exits mid-compile waits for it rather than tearing
+    the device's runtime down under a running compiler.
+    """
+    future: Future[Served] = Future()
+    future.set_running_or_notify_cancel()
+
+    def work() -> None:
+        try:
+            future.set_result(job())
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name=f"AUTO-compile-{device}").start()
+    return future
+
+
+class AutoCompiledModel(CompiledModel):
+    """A model compiled by AUTO: requests run on the chosen device, or on the startup device until the
+    chosen one has compiled.
+
+    :param model: the model as the user gave it (a clone this object owns).
+    :param device_name: the name AUTO was registered under.
+    :param config: AUTO's resolved configuration, with the keys it forwarded.
+    :param selection: the chosen device, the candidates and why the others were passed over.
+    :param current: what serves requests now: the chosen device's compiled model, or the startup one.
+    :param pending: the chosen device's compile still running in the background, or None.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        device_name: str,
+        config: Mapping[str, Any],
+        selection: Selection,
+        current: Served,
+        pending: Future[Served] | None = None,
+    ) -> None:
+        super().__init__(model, device_name, config)
+        self.selection = selection
+        self._current = current
+        self._last_run: Served | None = None
+        self._pending = pending
+        self._failure: BaseException | None = None
+        if pending is not None:
+            pending.add_done_callback(self._switch)
+
+    def _switch(self, future: Future[Served]) -> None:
+        error = future.exception()
+        if error is None:
+            self._current = future.result()
+            _log.info("AUTO: %s now serves '%s'", self._current.device, self.model.friendly_name)
+        else:
+            self._failure = error
+            self.selection.failures[self.selection.device] = f"{type(error).__name__}: {error}"
+            _log.warning(
+                "AUTO: %s failed to compile '%s'; %s keeps serving it: %s",
+                self.selection.device,
+                self.model.friendly_name,
+                self._current.device,
+                error,
+            )
+
+    # -- what serves requests -----------------------------------------------------------------------
+
+    @property
+    def serving_device(self) -> str:
+        """The device string of what serves new requests now (the startup device until the switch)."""
+        return self._current.device
+
+    @property
+    def compile_failure(self) -> BaseException | None:
+        """The error of the chosen device's background compile, if it failed (the startup device then
+        keeps serving)."""
+        return self._failure
+
+    def wait_for_selected_device(self, timeout: float | None = None) -> bool:
+        """Blocks until the chosen device's background compile ends (at most ``timeout`` seconds).
+
+        :returns: True when the chosen device serves requests; False on timeout, or when its compile
+            failed (see :attr:`compile_failure`).
+        """
+        pending = self._pending
+        if pending is not None:
+            done = threading.Event()
+            pending.add_done_callback(lambda _: done.set())  # runs after _switch, registered first
+            if not done.wait(timeout):
+                return False
+        return self._failure is None
+
+    def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
+        """Runs on what serves now; a remote tensor of another device is copied to the host first."""
+        served = self._current
+        self._last_run = served
+        device = served.compiled.device_name
+        args = [v if not isinstance(v, RemoteTensor) or v.device_name == device else np.asarray(v) for v in inputs]
+        return served.compiled.run(args, context)
+
+    @property
+    def executor(self) -> Executor:
+        """The executor of what serves now: async requests run on that device's workers."""
+        return self._current.compiled.executor
+
+    @property
+    def execution_devices(self) -> list[str]:
+        """The devices that run requests now, as their compiled model reports them (``["XLA.0"]``, or
+        the devices of a HETERO split)."""
+        return self._current.compiled.execution_devices
+
+    @property
+    def optimal_number_of_infer_requests(self) -> int:
+        """That of what serves now."""
+        return self._current.compiled.optimal_number_of_infer_requests
+
+    # -- properties, runtime model, export ------------------------------------------------------------
+
+    def get_property(self, name: str) -> Any:
+        """AUTO's keys and the common ones; any other key is read from the compiled model serving now
+        (``HETERO_NUMBER_OF_SUBMODELS``, ``INFERENCE_PRECISION_HINT``...)."""
+        inner = self._current.compiled
+        if name == props.supported_properties:
+            return {**inner.get_property(name), **super().get_property(name)}
+        if name in self.config or name in super().get_property(props.supported_properties):
+            return super().get_property(name)
+        return inner.get_property(name)
+
+    def get_runtime_model(self) -> Model:
+        """The runtime model of the device that ran the last request (of the serving one before any)."""
+        return (self._last_run or self._current).compiled.get_runtime_model()
+
+    def export_model(self) -> bytes:
+        """The chosen device's blob behind a small header naming that device (waits for its compile).
+
+        :raises UnsupportedOperationError: when that device cannot export.
+        """
+        self.wait_for_selected_device()
+        served = self._current
+        header = {
+            "format": _BLOB_FORMAT,
+            "device": served.device,
+            "candidates": self.selection.candidates,
+            "network": self.model.friendly_name,
+        }
+        frames = {"header": json.dumps(header).encode(), "model": served.compiled.export_model()}
+        return pack_blob(self.device_name, frames)
+
+    def release(self) -> None:
+        """Waits for a background compile, then releases the compiled models' worker threads."""
+        self.wait_for_selected_device()
+        super().release()
+        self._current.compiled.release()
+
+
+def read_auto_blob(blob: bytes, device_name: str) -> tuple[dict[str, Any], bytes]:
+    """The header and the device's blob of an AUTO blob.
+
+    :raises BlobFormatError: for a blob that is not AUTO's, is corrupted, or has a newer format.
+    """
+    frames = unpack_blob(blob, device_name)
+    try:
+        header = json.loads(frames["header"])
+        model = frames["model"]
+        device = header["device"]
+        version = header["format"]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BlobFormatError(f"{device_name} blob is malformed: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(device, str) or not isinstance(version, int):
+        raise BlobFormatError(f"{device_name} blob header is malformed: {header!r}")
+    if version > _BLOB_FORMAT:
+        raise BlobFormatError(
+            f"{device_name} blob format {version} is newer than this hetero-sdk reads ({_BLOB_FORMAT}); upgrade"
+        )
+    return header, model

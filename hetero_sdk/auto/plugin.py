@@ -1,0 +1,248 @@
+"""The AUTO meta-device: compiles a model on the best device that runs all of it, or on HETERO over the
+candidates when none does, and serves the first inferences from a reference device while the chosen
+one compiles. Registered through the ``AUTO`` entry point like any device plugin."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hetero_sdk import __version__
+from hetero_sdk import properties as props
+from hetero_sdk.auto.compiled_model import AutoCompiledModel, Served, compile_in_background, read_auto_blob
+from hetero_sdk.auto.priorities import candidates
+from hetero_sdk.auto.selection import HETERO_DEVICE, Selection, Selector
+from hetero_sdk.device_name import parse_device_name
+from hetero_sdk.errors import CompilationError, HeteroSDKError, UnsupportedPropertyError
+from hetero_sdk.graph import Model
+from hetero_sdk.plugin import (
+    ConfiguredDevice,
+    DeviceConfig,
+    PropertySpec,
+    Version,
+    as_bool,
+    hookimpl,
+    read_only,
+    standard,
+)
+
+if TYPE_CHECKING:
+    from hetero_sdk import Core
+
+__all__ = ["ENABLE_STARTUP_FALLBACK", "AutoPlugin"]
+
+ENABLE_STARTUP_FALLBACK = "ENABLE_STARTUP_FALLBACK"
+"""OpenVINO's key: serve the first inferences from a reference device while the chosen one compiles."""
+
+_FORWARDED = (
+    props.enable_profiling,
+    props.hint.performance_mode,
+    props.hint.num_requests,
+    props.hint.execution_mode,
+)
+"""AUTO's standard keys, passed on to the devices that list them once set on AUTO or in a compile."""
+
+_log = logging.getLogger(__name__)
+
+
+def _priorities(value: Any) -> str:
+    text = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
+    for name in filter(None, text.split(",")):
+        parse_device_name(name)
+    return text
+
+
+def _device_properties(value: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
+        raise TypeError("expected {device: {key: value}}")
+    return {str(k): dict(v) for k, v in value.items()}
+
+
+class AutoPlugin(ConfiguredDevice):
+    """The AUTO device: picks the device for each model (OpenVINO's AUTO plugin)."""
+
+    def __init__(self) -> None:
+        self.config = DeviceConfig(
+            [
+                PropertySpec(props.device.priorities, default="", convert=_priorities, allowed="'A,B,...'"),
+                PropertySpec(
+                    props.device.properties, default={}, convert=_device_properties, allowed="{device: {key: value}}"
+                ),
+                PropertySpec(ENABLE_STARTUP_FALLBACK, default=True, convert=as_bool, allowed="True, False"),
+                standard.perf_count(),
+                standard.performance_hint(),
+                standard.performance_hint_num_requests(),
+                standard.execution_mode_hint(),
+                read_only(props.available_devices, []),
+                read_only(props.device.full_name, "AUTO (automatic device selection)"),
+                read_only(props.device.architecture, "AUTO"),
+                read_only(props.device.capabilities, ["EXPORT_IMPORT"]),
+                read_only(props.range_for_async_infer_requests, (1, 16, 1)),
+                read_only(props.caching_properties, [props.device.priorities, props.device.properties]),
+            ],
+            device_ids=list,
+        )
+        self._explicit: set[str] = set()
+        self._explicit_lock = threading.Lock()
+
+    @hookimpl
+    def get_version(self) -> Version:
+        return Version(__version__, "AUTO meta-device (automatic device selection)")
+
+    @hookimpl
+    def set_property(self, properties: dict[str, Any]) -> None:
+        self.config.set(properties)
+        with self._explicit_lock:
+            self._explicit |= {k for k in properties if k in _FORWARDED}
+
+    @hookimpl
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
+        """The answer of the device compile_model would choose (HETERO's answer over the candidates
+        when no single device runs the whole model)."""
+        _, selector = self._prepare(model, properties, device_name, core)
+        try:
+            selection = selector.first()
+        except HeteroSDKError:
+            selection = None
+        if selection is not None and selection.device in selector.claims:
+            return dict(selector.claims[selection.device])
+        device = f"{HETERO_DEVICE}:{','.join(selector.candidates)}"
+        if HETERO_DEVICE not in core.registered_devices:
+            return {}
+        return core.query_model(model, device, {props.device.properties: dict(selector.configs)})
+
+    @hookimpl
+    def compile_model(
+        self, model: Model, properties: dict[str, Any], device_name: str, core: Core
+    ) -> AutoCompiledModel:
+        config, selector = self._prepare(model, properties, device_name, core)
+        selection = selector.first()
+        startup = selector.startup_device(selection.device) if config[ENABLE_STARTUP_FALLBACK] else None
+        selection.startup = startup
+        own = {**config, props.device.priorities: ",".join(selector.candidates), **selector.forwarded}
+        _log.info("AUTO: '%s' goes to %s (startup: %s)", model.friendly_name, selection.device, startup)
+        if startup is None:
+            served = self._compile_first_that_works(model, selection, selector)
+            return AutoCompiledModel(model.clone(), device_name, own, selection, served)
+        pending = compile_in_background(
+            selection.device, lambda: self._compile_first_that_works(model, selection, selector)
+        )
+        try:
+            first = core.compile_model(model, startup, selector.configs[startup])
+        except HeteroSDKError as exc:
+            _log.warning("AUTO: startup device %s failed (%s); waiting for %s", startup, exc, selection.device)
+            selection.startup = None
+            return AutoCompiledModel(model.clone(), device_name, own, selection, pending.result())
+        return AutoCompiledModel(model.clone(), device_name, own, selection, Served(startup, first), pending)
+
+    @hookimpl
+    def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str, core: Core) -> AutoCompiledModel:
+        header, payload = read_auto_blob(blob, device_name)
+        device = header["device"]
+        config, extra = self._resolve(properties)
+        listed = [str(c) for c in header.get("candidates", [])] or [device]
+        plain = parse_device_name(device)
+        targets = list(plain.targets) or [plain.full]
+        supported = {d: core.get_property(d, props.supported_properties) for d in targets}
+        forwarded = self._forwarded(properties, config, extra, supported)
+        configs = {d: _device_config(d, config, forwarded, supported[d]) for d in targets}
+        device_config = configs[targets[0]] if not plain.targets else {props.device.properties: configs}
+        compiled = core.import_model(payload, device, device_config)
+        selection = Selection(device, listed)
+        own = {**config, props.device.priorities: ",".join(listed), **forwarded}
+        return AutoCompiledModel(compiled.model, device_name, own, selection, Served(device, compiled))
+
+    # -- internals ----------------------------------------------------------------------------------
+
+    def _resolve(self, properties: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        own = {k: v for k, v in properties.items() if k in self.config.specs}
+        extra = {k: v for k, v in properties.items() if k not in self.config.specs}
+        return self.config.resolve(own), extra
+
+    def _forwarded(
+        self,
+        properties: Mapping[str, Any],
+        config: Mapping[str, Any],
+        extra: Mapping[str, Any],
+        supported: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """AUTO's standard keys set explicitly, and the keys AUTO does not know, which some candidate
+        must support."""
+        for key in extra:
+            if not any(key in keys for keys in supported.values()):
+                raise UnsupportedPropertyError(
+                    f"unsupported property {key!r}: neither AUTO nor any of its devices ({', '.join(supported)}) "
+                    "supports it; pass it per device in DEVICE_PROPERTIES, or check its spelling"
+                )
+        with self._explicit_lock:
+            explicit = set(self._explicit)
+        standard_keys = {k: config[k] for k in _FORWARDED if k in properties or k in explicit}
+        return {**standard_keys, **extra}
+
+    def _prepare(
+        self, model: Model, properties: Mapping[str, Any], device_name: str, core: Core
+    ) -> tuple[dict[str, Any], _AutoSelector]:
+        config, extra = self._resolve(properties)
+        priorities = [p for p in config[props.device.priorities].split(",") if p]
+        found, skipped = candidates(core, priorities, device_name)
+        for device, reason in skipped.items():
+            _log.info("AUTO: skipping %s: %s", device, reason)
+        supported = {d: core.get_property(d, props.supported_properties) for d in found}
+        forwarded = self._forwarded(properties, config, extra, supported)
+        configs = {d: _device_config(d, config, forwarded, supported[d]) for d in found}
+        return config, _AutoSelector(model, found, core, configs, forwarded)
+
+    def _compile_first_that_works(self, model: Model, selection: Selection, selector: _AutoSelector) -> Served:
+        """Compiles on the chosen device; if that fails, on the next candidates that run the whole model
+        (but the startup device, which already serves the model)."""
+        core = selector.core
+        order = [selection.device]
+        if not selection.device.startswith(f"{HETERO_DEVICE}:"):
+            order += [d for d in selector.whole_model_devices(after=selection.device) if d != selection.startup]
+        for device in order:
+            try:
+                return Served(device, core.compile_model(model, device, _compile_config(device, selector.configs)))
+            except HeteroSDKError as exc:
+                selection.failures[device] = f"{type(exc).__name__}: {exc}"
+                if len(order) == 1:
+                    raise
+                _log.warning("AUTO: %s failed to compile '%s': %s", device, model.friendly_name, exc)
+        tried = "; ".join(f"{d}: {why}" for d, why in selection.failures.items())
+        raise CompilationError(f"AUTO: every device that runs '{model.friendly_name}' failed to compile it: {tried}")
+
+
+class _AutoSelector(Selector):
+    """A :class:`Selector` that also keeps the keys AUTO forwards to the devices."""
+
+    def __init__(
+        self,
+        model: Model,
+        found: Sequence[str],
+        core: Core,
+        configs: Mapping[str, dict[str, Any]],
+        forwarded: Mapping[str, Any],
+    ) -> None:
+        super().__init__(model, found, core, configs)
+        self.forwarded = dict(forwarded)
+
+
+def _device_config(
+    device: str, config: Mapping[str, Any], forwarded: Mapping[str, Any], supported: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A candidate's configuration: its entry of DEVICE_PROPERTIES (plain name, then with its id), then
+    the forwarded keys it lists."""
+    table = config[props.device.properties]
+    base = parse_device_name(device).name
+    result = {**table.get(base, {}), **(table.get(device, {}) if device != base else {})}
+    for key, value in forwarded.items():
+        if key in supported:
+            result.setdefault(key, value)
+    return result
+
+
+def _compile_config(device: str, configs: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    if device.startswith(f"{HETERO_DEVICE}:"):
+        return {props.device.properties: {d: dict(c) for d, c in configs.items()}}
+    return dict(configs[device])
