@@ -123,19 +123,22 @@ class AutoPlugin(ConfiguredDevice):
         selection.startup = startup
         own = {**config, props.device.priorities: ",".join(selector.candidates), **selector.forwarded}
         _log.info("AUTO: '%s' goes to %s (startup: %s)", model.friendly_name, selection.device, startup)
-        if startup is None:
+        first = None
+        if startup is not None:
+            # the startup device first: if it fails, the chosen device compiles in the foreground and
+            # no background thread is left behind
+            try:
+                first = core.compile_model(model, startup, selector.configs[startup])
+            except HeteroSDKError as exc:
+                _log.warning("AUTO: startup device %s failed (%s); waiting for %s", startup, exc, selection.device)
+                selection.startup = None
+        if first is None:
             served = self._compile_first_that_works(model, selection, selector)
             return AutoCompiledModel(model.clone(), device_name, own, selection, served)
         pending = compile_in_background(
             selection.device, lambda: self._compile_first_that_works(model, selection, selector)
         )
-        try:
-            first = core.compile_model(model, startup, selector.configs[startup])
-        except HeteroSDKError as exc:
-            _log.warning("AUTO: startup device %s failed (%s); waiting for %s", startup, exc, selection.device)
-            selection.startup = None
-            return AutoCompiledModel(model.clone(), device_name, own, selection, pending.result())
-        return AutoCompiledModel(model.clone(), device_name, own, selection, Served(startup, first), pending)
+        return AutoCompiledModel(model.clone(), device_name, own, selection, Served(str(startup), first), pending)
 
     @hookimpl
     def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str, core: Core) -> AutoCompiledModel:

@@ -41,7 +41,9 @@ class DeviceKind(enum.IntEnum):
 
 
 def device_kind(core: Core, device: str) -> DeviceKind:
-    """Classifies ``device`` from the identity properties it lists in ``SUPPORTED_PROPERTIES``.
+    """Classifies ``device`` from the identity properties it lists in ``SUPPORTED_PROPERTIES``:
+    ``DEVICE_TYPE`` and ``DEVICE_ARCHITECTURE`` first, then ``FULL_DEVICE_NAME`` and
+    ``OPTIMIZATION_CAPABILITIES`` (a CPU whose model name mentions its integrated graphics stays a CPU).
 
     :param core: the Core the device is registered with.
     :param device: a device name (``XLA``, ``XLA.1``).
@@ -49,22 +51,22 @@ def device_kind(core: Core, device: str) -> DeviceKind:
     """
     if parse_device_name(device).name in REFERENCE_DEVICES:
         return DeviceKind.REFERENCE
-    words = set()
-    for value in _identity(core, device):
-        words |= set(re.findall(r"[a-z0-9]+", value.lower()))
-    if words & _ACCELERATOR_WORDS:
-        return DeviceKind.ACCELERATOR
-    if words & _HOST_WORDS:
-        return DeviceKind.HOST
+    reported = _identity(core, device)
+    for keys in (_IDENTITY_KEYS[:2], _IDENTITY_KEYS[2:]):
+        words = {w for key in keys for value in reported.get(key, []) for w in re.findall(r"[a-z0-9]+", value.lower())}
+        if words & _ACCELERATOR_WORDS:
+            return DeviceKind.ACCELERATOR
+        if words & _HOST_WORDS:
+            return DeviceKind.HOST
     return DeviceKind.OTHER
 
 
-def _identity(core: Core, device: str) -> list[str]:
+def _identity(core: Core, device: str) -> dict[str, list[str]]:
     try:
         supported = core.get_property(device, props.supported_properties)
     except HeteroSDKError:
-        return []
-    values: list[str] = []
+        return {}
+    values: dict[str, list[str]] = {}
     for key in _IDENTITY_KEYS:
         if key not in supported:
             continue
@@ -72,7 +74,7 @@ def _identity(core: Core, device: str) -> list[str]:
             value: Any = core.get_property(device, key)
         except HeteroSDKError:
             continue
-        values += [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
+        values[key] = [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
     return values
 
 

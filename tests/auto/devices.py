@@ -31,6 +31,7 @@ class FakeDevice(TemplatePlugin):
     :param declines: op types it neither claims nor compiles.
     :param compile_delay: seconds each compile_model sleeps first (a device that compiles slowly).
     :param fail_compile: compile_model raises CompilationError after the delay.
+    :param gate: when given, compile_model waits until it is set (a compile that ends when the test says).
     """
 
     def __init__(
@@ -40,10 +41,11 @@ class FakeDevice(TemplatePlugin):
         declines: tuple[str, ...] = (),
         compile_delay: float = 0.0,
         fail_compile: bool = False,
+        gate: threading.Event | None = None,
     ) -> None:
         super().__init__(1)
         self.architecture, self.full_name, self.declines = architecture, full_name, frozenset(declines)
-        self.compile_delay, self.fail_compile = compile_delay, fail_compile
+        self.compile_delay, self.fail_compile, self.gate = compile_delay, fail_compile, gate
         self.compiles = 0
         self.compiled = threading.Event()
 
@@ -64,6 +66,8 @@ class FakeDevice(TemplatePlugin):
     @hookimpl
     def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> Any:
         time.sleep(self.compile_delay)
+        if self.gate is not None and not self.gate.wait(timeout=60):
+            raise CompilationError(f"{device_name}: the test never opened the gate")
         declined = sorted({n.type_name for n in model.get_ops() if n.type_name in self.declines})
         if declined:
             raise UnsupportedOperationError(f"{device_name} does not run {', '.join(declined)}")

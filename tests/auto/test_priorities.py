@@ -35,6 +35,13 @@ def test_kinds_come_from_the_reported_architecture_and_name(core: hs.Core) -> No
     assert device_kind(core, "ZOO") is DeviceKind.OTHER
 
 
+def test_the_architecture_wins_over_words_in_the_full_name() -> None:
+    core = make_core(APU=lambda: FakeDevice("cpu", "AMD Ryzen 7 with integrated Radeon GPU (XLA cpu, device 0)"))
+    assert device_kind(core, "APU") is DeviceKind.HOST
+    core.register_plugin(lambda: FakeDevice("numpy", "Fake TPU v5"), "NAMED")
+    assert device_kind(core, "NAMED") is DeviceKind.ACCELERATOR
+
+
 def test_default_order_is_accelerators_then_cpu_then_template_then_the_rest(core: hs.Core) -> None:
     assert default_priorities(core, exclude=("AUTO",)) == ["ACCEL", "XLA", "TEMPLATE", "ZOO"]
 

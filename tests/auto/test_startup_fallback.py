@@ -4,10 +4,10 @@ either way. The chosen device here compiles slowly on purpose (a test-only plugi
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
-import pytest
 
 import hetero_sdk as hs
 from template_plugin import TemplatePlugin
@@ -24,15 +24,18 @@ def _slow_core(**options: object) -> tuple[hs.Core, FakeDevice]:
 
 
 def test_template_serves_until_the_chosen_device_has_compiled_then_requests_switch() -> None:
-    core, slow = _slow_core()
-    started = time.perf_counter()
+    gate = threading.Event()
+    slow = FakeDevice("cuda", "a GPU whose compile ends when the test says", gate=gate)
+    core = make_core(SLOW=slow, TEMPLATE=TemplatePlugin)
     compiled = core.compile_model(matmul_tanh(), "AUTO")
     first = compiled({"x": X})["y"]
-    assert time.perf_counter() - started < DELAY, "the first inference waited for the slow compile"
+    assert slow.compiles == 0, "the first inference waited for the chosen device"
     assert compiled.serving_device == "TEMPLATE"
     assert compiled.get_property("EXECUTION_DEVICES") == ["TEMPLATE.0"]
     assert compiled.selection.device == "SLOW" and compiled.selection.startup == "TEMPLATE"
+    assert compiled.wait_for_selected_device(timeout=0.05) is False
 
+    gate.set()
     assert compiled.wait_for_selected_device(timeout=30)
     assert slow.compiles == 1
     assert compiled.serving_device == "SLOW"
@@ -42,15 +45,27 @@ def test_template_serves_until_the_chosen_device_has_compiled_then_requests_swit
     np.testing.assert_array_equal(after, first)
 
 
-def test_async_requests_started_before_the_switch_and_after_agree() -> None:
+def test_the_first_inference_does_not_wait_for_a_slow_compile() -> None:
     core, _ = _slow_core()
+    started = time.perf_counter()
+    compiled = core.compile_model(matmul_tanh(), "AUTO")
+    compiled({"x": X})
+    assert time.perf_counter() - started < DELAY, "the first inference waited for the slow compile"
+    assert compiled.wait_for_selected_device(timeout=30)
+
+
+def test_async_requests_started_before_the_switch_and_after_agree() -> None:
+    gate = threading.Event()
+    core = make_core(SLOW=FakeDevice("cuda", gate=gate), TEMPLATE=TemplatePlugin)
     compiled = core.compile_model(matmul_tanh(), "AUTO")
     queue = hs.AsyncInferQueue(compiled, 2)
     results: dict[int, np.ndarray] = {}
     queue.set_callback(lambda request, i: results.__setitem__(i, request.get_output_tensor(0).copy()))
     queue.start_async({"x": X}, 0)
     queue.wait_all()
-    compiled.wait_for_selected_device(timeout=30)
+    assert compiled.serving_device == "TEMPLATE"
+    gate.set()
+    assert compiled.wait_for_selected_device(timeout=30)
     queue.start_async({"x": X}, 1)
     queue.wait_all()
     np.testing.assert_allclose(results[0], numpy_matmul_tanh(X), rtol=1e-6, atol=1e-6)
@@ -88,9 +103,10 @@ def test_no_fallback_when_template_is_not_a_candidate_or_is_the_choice() -> None
     assert core.compile_model(matmul_tanh(), "AUTO:TEMPLATE,SLOW").selection.startup is None
 
 
-@pytest.mark.parametrize("timeout", [0.01])
-def test_waiting_can_time_out(timeout: float) -> None:
-    core, _ = _slow_core()
+def test_waiting_can_time_out() -> None:
+    gate = threading.Event()
+    core = make_core(SLOW=FakeDevice("cuda", gate=gate), TEMPLATE=TemplatePlugin)
     compiled = core.compile_model(matmul_tanh(), "AUTO")
-    assert compiled.wait_for_selected_device(timeout=timeout) is False
+    assert compiled.wait_for_selected_device(timeout=0.01) is False
+    gate.set()
     assert compiled.wait_for_selected_device() is True
