@@ -98,7 +98,9 @@ class HeteroCompiledModel(CompiledModel):
         if name == props.hetero.number_of_submodels:
             return len(self.compiled)
         if name == props.device.properties:
-            return {c.device_name: _readable_properties(c) for c in self.compiled}
+            # keyed as the devices were listed (and as affinities name them): "TEMPLATE" for
+            # HETERO:XLA,TEMPLATE, while EXECUTION_DEVICES names the instance that runs ("TEMPLATE.0")
+            return {sub.device: _readable_properties(c) for sub, c in zip(self.split.submodels, self.compiled)}
         if name == props.supported_properties:
             return {**super().get_property(name), props.hetero.number_of_submodels: "RO", props.device.properties: "RO"}
         return super().get_property(name)

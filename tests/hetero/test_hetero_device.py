@@ -152,9 +152,12 @@ def test_device_properties_reach_only_their_device(core: hs.Core) -> None:
     core.set_property("TEMPLATE", {hs.properties.hint.inference_precision: hs.Type.f32})
     compiled = core.compile_model(model, "HETERO", {"DEVICE_PROPERTIES": {"TEMPLATE": {"NUM_STREAMS": 2}}})
     per_device = compiled.get_property("DEVICE_PROPERTIES")
-    assert per_device["ACCEL.0"]["PERF_COUNT"] is True
-    assert per_device["TEMPLATE.0"]["PERF_COUNT"] is False
-    assert per_device["TEMPLATE.0"]["NUM_STREAMS"] == 2
+    # keyed as the priorities name the devices, while EXECUTION_DEVICES names the instances
+    assert set(per_device) == {"ACCEL", "TEMPLATE"}
+    assert compiled.get_property("EXECUTION_DEVICES") == ["ACCEL.0", "TEMPLATE.0"]
+    assert per_device["ACCEL"]["PERF_COUNT"] is True
+    assert per_device["TEMPLATE"]["PERF_COUNT"] is False
+    assert per_device["TEMPLATE"]["NUM_STREAMS"] == 2
     assert core.get_property("TEMPLATE", "NUM_STREAMS") == 0  # the plugin-wide default is untouched
 
 
