@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
 import hashlib
 import inspect
@@ -27,6 +26,7 @@ from hetero_sdk.errors import (
     HeteroSDKError,
     PluginValidationError,
     UnsupportedPropertyError,
+    suggest,
 )
 from hetero_sdk.frontend import ModelSource, read_model
 from hetero_sdk.graph.model import Model
@@ -361,8 +361,8 @@ class Core:
 
     def _not_found(self, name: str) -> DeviceNotFoundError:
         known = sorted(self._slots)
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = self._hardware_hint(name) or (f"; did you mean {close[0]}?" if close else "")
+        close = suggest(name, known)
+        hint = self._hardware_hint(name) or (f"; {close}" if close else "")
         return DeviceNotFoundError(f"no device {name!r}; registered: {', '.join(known) or 'none'}{hint}")
 
     def _hardware_hint(self, name: str) -> str:

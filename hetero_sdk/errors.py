@@ -30,6 +30,7 @@ __all__ = [
     "UnsupportedOperationError",
     "UnsupportedPropertyError",
     "did_you_mean",
+    "suggest",
 ]
 
 
@@ -132,7 +133,15 @@ def did_you_mean(name: object, known: Iterable[str], *, listing: str = "availabl
     :param listing: the word before the list when nothing is close.
     """
     names = sorted(set(known))
-    close = difflib.get_close_matches(str(name), names, n=3)
-    if close:
-        return f"did you mean {' or '.join(close)}?"
-    return f"{listing}: {', '.join(names)}" if names else f"{listing}: none"
+    return suggest(name, names) or (f"{listing}: {', '.join(names)}" if names else f"{listing}: none")
+
+
+def suggest(name: object, known: Iterable[str]) -> str:
+    """``'did you mean X or Y?'`` for the known names close to ``name``, else ``''``: the one place
+    every suggestion is worded (:func:`did_you_mean` adds the listing when nothing is close).
+
+    >>> suggest("NUM_STREAM", ["NUM_STREAMS", "PERF_COUNT"])
+    'did you mean NUM_STREAMS?'
+    """
+    close = difflib.get_close_matches(str(name), sorted(set(known)), n=3)
+    return f"did you mean {' or '.join(close)}?" if close else ""

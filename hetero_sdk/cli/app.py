@@ -15,7 +15,7 @@ from hetero_sdk.cli.context import EXIT_FAILURE, CLIError
 from hetero_sdk.cli.convert import convert
 from hetero_sdk.cli.devices import devices
 from hetero_sdk.cli.query import query
-from hetero_sdk.errors import HeteroSDKError
+from hetero_sdk.errors import HeteroSDKError, suggest
 
 __all__ = ["cli", "describe"]
 
@@ -57,8 +57,12 @@ class _Group(click.Group):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
+        argv = list(sys.argv[1:] if args is None else args)
         try:
-            status = super().main(args, prog_name, complete_var, False, **extra)
+            status = super().main(argv, prog_name, complete_var, False, **extra)
+        except click.NoSuchOption as exc:
+            path = exc.ctx.command_path if exc.ctx is not None else "hetero-sdk"
+            _fail(f"{_unknown_option(exc, argv)} (see '{path} --help')", exc.exit_code)
         except click.UsageError as exc:
             path = exc.ctx.command_path if exc.ctx is not None else "hetero-sdk"
             _fail(f"{exc.format_message()} (see '{path} --help')", exc.exit_code)
@@ -67,6 +71,18 @@ class _Group(click.Group):
         except click.Abort:
             _fail("aborted", EXIT_FAILURE)
         sys.exit(status if isinstance(status, int) else 0)
+
+
+def _unknown_option(exc: click.NoSuchOption, argv: Sequence[str]) -> str:
+    """The option as typed: click reads ``-api`` as ``-a`` followed by ``pi`` and reports ``-a``; the
+    user wrote ``-api``. Suggestions come from the command's own options."""
+    typed = next(
+        (arg for arg in argv if arg.startswith(exc.option_name) and not arg.startswith("--")),
+        exc.option_name,
+    ).split("=", 1)[0]
+    known = [opt for param in exc.ctx.command.params for opt in param.opts] if exc.ctx is not None else []
+    hint = suggest(typed, known)
+    return f"no such option {typed!r}" + (f"; {hint}" if hint else "")
 
 
 def _fail(message: str, status: int) -> NoReturn:

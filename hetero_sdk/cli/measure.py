@@ -99,17 +99,18 @@ def run_sync(
 
 def run_async(
     compiled: CompiledModel,
-    inputs: Mapping[str, np.ndarray],
+    input_sets: Sequence[Mapping[str, np.ndarray]],
     nireq: int,
     niter: int | None,
     time_limit: float | None,
     bar: Progress,
 ) -> Timing:
     """Keeps ``nireq`` requests in flight through an :class:`~hetero_sdk.AsyncInferQueue` until
-    ``niter`` inferences have started or ``time_limit`` has passed, then waits for all of them."""
+    ``niter`` inferences have started or ``time_limit`` has passed, then waits for all of them.
+    Request ``k`` is fed ``input_sets[k % len(input_sets)]`` once, as benchmark_app fills its requests."""
     queue = AsyncInferQueue(compiled, nireq)
-    for request in queue:
-        request.set_input_tensors(_feed(inputs))
+    for k, request in enumerate(queue):
+        request.set_input_tensors(_feed(input_sets[k % len(input_sets)]))
     latencies: list[float] = []
     lock = threading.Lock()
 

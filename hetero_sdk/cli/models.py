@@ -10,7 +10,7 @@ from typing import Any
 import click
 import numpy as np
 
-from hetero_sdk.cli.shapes import InputShapes, resolve_shapes
+from hetero_sdk.cli.shapes import InputShapes, resolve_shapes, with_batch
 from hetero_sdk.core import Core
 from hetero_sdk.device_name import parse_device_name
 from hetero_sdk.frontend import convert_model
@@ -66,9 +66,10 @@ def model_source(ctx: click.Context, argument: str | None, option: str | None) -
     return option if option is not None else argument
 
 
-def load_model(core: Core, spec: str, shapes: InputShapes | None = None) -> LoadedModel:
+def load_model(core: Core, spec: str, shapes: InputShapes | None = None, batch: int | None = None) -> LoadedModel:
     """Reads ``spec`` as a model file (whatever :meth:`Core.read_model` reads: ONNX, the native .json)
-    when it exists, else builds the built-in sample of that name; then applies ``shapes`` (``-shape``).
+    when it exists, else builds the built-in sample of that name; then applies ``shapes`` (``-shape``)
+    and ``batch`` (``-b``: every input's first dimension).
 
     An ONNX file gets its shapes while it is translated (as OpenVINO's ``ovc --input``: what they make
     static folds); any other model through :meth:`Model.reshape` (as benchmark_app's ``-shape``).
@@ -88,9 +89,11 @@ def load_model(core: Core, spec: str, shapes: InputShapes | None = None) -> Load
             f"{spec!r} is neither a model file nor a built-in sample ({', '.join(sorted(SAMPLES))})",
             param_hint="MODEL",
         )
-    if not shapes:
+    resolved = resolve_shapes(loaded.model, shapes, loaded.describe()) if shapes else {}
+    if batch is not None:
+        resolved = with_batch(loaded.model, resolved, batch)
+    if not resolved:
         return loaded
-    resolved = resolve_shapes(loaded.model, shapes, loaded.describe())
     current = {port.any_name: port.partial_shape for port in loaded.model.inputs}
     if all(current[name] == shape for name, shape in resolved.items()):
         return LoadedModel(loaded.model, loaded.source, resolved)

@@ -13,7 +13,16 @@ from hetero_sdk.cli.context import EXIT_USAGE, CLIError
 from hetero_sdk.graph import Model
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
-__all__ = ["SHAPES", "InputShapes", "ShapesParam", "parse_shapes", "require_static", "resolve_shapes", "shapes_text"]
+__all__ = [
+    "SHAPES",
+    "InputShapes",
+    "ShapesParam",
+    "parse_shapes",
+    "require_static",
+    "resolve_shapes",
+    "shapes_text",
+    "with_batch",
+]
 
 InputShapes = dict[str | None, PartialShape]
 """Shapes by input name; the key ``None`` is the shape given without a name (the model's one input)."""
@@ -107,6 +116,22 @@ def resolve_shapes(model: Model, shapes: InputShapes, source: str) -> dict[str, 
             )
         resolved[name] = shape
     return resolved
+
+
+def with_batch(model: Model, shapes: Mapping[str, PartialShape], batch: int) -> dict[str, PartialShape]:
+    """benchmark_app's ``-b``: the first dimension of every input becomes ``batch``, over ``shapes``
+    (``-shape``) where given, else the model's own shapes. Inputs of rank 0 keep theirs.
+
+    :raises CLIError: (usage) when no input has a first dimension.
+    """
+    batched = dict(shapes)
+    for port in model.inputs:
+        shape = shapes.get(port.any_name, port.partial_shape)
+        if shape.rank > 0:
+            batched[port.any_name] = PartialShape([batch, *list(shape.dims)[1:]])
+    if not batched:
+        raise CLIError(f"-b {batch}: no input of the model has a batch dimension (all are scalars)", EXIT_USAGE)
+    return batched
 
 
 def require_static(model: Model, source: str) -> None:

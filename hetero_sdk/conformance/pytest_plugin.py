@@ -54,9 +54,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _check_device(options: Options) -> None:
     """Rejects a malformed or unknown device before anything runs (nothing is imported here)."""
-    import difflib
-
     from hetero_sdk.device_name import parse_device_name
+    from hetero_sdk.errors import suggest
     from hetero_sdk.plugin.discovery import discover
 
     try:
@@ -67,8 +66,8 @@ def _check_device(options: Options) -> None:
     if options.plugin is None:
         for name in (parsed.name, *(parse_device_name(t).name for t in parsed.targets)):
             if name not in installed:
-                close = difflib.get_close_matches(name, installed, n=1)
-                hint = f"; did you mean {close[0]}?" if close else ""
+                close = suggest(name, installed)
+                hint = f"; {close}" if close else ""
                 raise pytest.UsageError(
                     f"--device: no device {name!r} is installed (installed: {', '.join(installed) or 'none'}){hint}; "
                     "install its plugin, or register one with --conformance-plugin MODULE:ATTR"

@@ -7,14 +7,13 @@ merges a ``compile_model`` config over the stored values without changing them.
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from hetero_sdk.element_type import Type
-from hetero_sdk.errors import PropertyValueError, UnsupportedPropertyError
+from hetero_sdk.errors import PropertyValueError, UnsupportedPropertyError, did_you_mean
 from hetero_sdk.properties import Mutability
 
 __all__ = ["DeviceConfig", "PropertySpec", "as_bool", "as_element_type", "as_int", "one_of"]
@@ -130,8 +129,7 @@ class DeviceConfig:
         try:
             return self._specs[key]
         except KeyError:
-            close = difflib.get_close_matches(str(key), self._specs, n=3)
-            hint = f"did you mean {', '.join(close)}?" if close else f"supported: {', '.join(sorted(self._specs))}"
+            hint = did_you_mean(key, self._specs, listing="supported")
             raise UnsupportedPropertyError(f"unsupported property {key!r}; {hint}") from None
 
     def get(self, key: str, device_id: str | None = None) -> Any:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from hetero_sdk.errors import PluginValidationError, UnsupportedOperationError
+from hetero_sdk.errors import PluginValidationError, UnsupportedOperationError, did_you_mean
 from hetero_sdk.plugin import hookspecs
 from hetero_sdk.plugin.hookspecs import PROJECT_NAME, REQUIRED_HOOKS
 
@@ -125,8 +124,7 @@ def _check_hook_names(owner: str, plugin: Any) -> None:
             continue
         marked = hasattr(member, _IMPL_MARK)
         if marked and attr not in HOOK_NAMES:
-            close = difflib.get_close_matches(attr, HOOK_NAMES, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; hooks: {', '.join(sorted(HOOK_NAMES))}"
+            hint = "; " + did_you_mean(attr, HOOK_NAMES, listing="hooks")
             raise PluginValidationError(
                 f"{owner}: {attr!r} is marked as a hook but no hook has that name{hint}", plugin
             )

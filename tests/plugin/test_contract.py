@@ -132,7 +132,7 @@ def test_misspelt_hook_is_rejected_naming_plugin_hook_and_suggestion(core: hs.Co
     with pytest.raises(PluginValidationError) as info:
         core.register_plugin(plugin, "BROKEN")
     message = str(info.value)
-    assert "'BROKEN'" in message and "compile_modle" in message and "did you mean 'compile_model'" in message
+    assert "'BROKEN'" in message and "compile_modle" in message and "did you mean compile_model?" in message
     assert info.value.plugin is plugin
     assert isinstance(info.value, TypeError)
 
