@@ -362,8 +362,18 @@ class Core:
     def _not_found(self, name: str) -> DeviceNotFoundError:
         known = sorted(self._slots)
         close = suggest(name, known)
-        hint = self._hardware_hint(name) or (f"; {close}" if close else "")
+        hint = self._multi_hint(name) or self._hardware_hint(name) or (f"; {close}" if close else "")
         return DeviceNotFoundError(f"no device {name!r}; registered: {', '.join(known) or 'none'}{hint}")
+
+    def _multi_hint(self, name: str) -> str:
+        """OpenVINO's ``MULTI`` (deprecated there for AUTO with the cumulative hint) when AUTO is here."""
+        if name.upper() != "MULTI" or "AUTO" not in self._slots:
+            return ""
+        return (
+            "; MULTI is AUTO with PERFORMANCE_HINT=CUMULATIVE_THROUGHPUT (as in OpenVINO 2025): compile on "
+            "'AUTO:XLA,TEMPLATE' with that hint, or run hetero-sdk benchmark -d AUTO:XLA,TEMPLATE "
+            "-hint cumulative_throughput"
+        )
 
     def _hardware_hint(self, name: str) -> str:
         """For a hardware name that names no device here (OpenVINO's ``CPU``): the available devices

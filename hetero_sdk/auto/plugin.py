@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from hetero_sdk import __version__
 from hetero_sdk import properties as props
 from hetero_sdk.auto.compiled_model import AutoCompiledModel, Served, compile_in_background, read_auto_blob
+from hetero_sdk.auto.cumulative import CumulativeCompiledModel
 from hetero_sdk.auto.priorities import candidates
 from hetero_sdk.auto.selection import HETERO_DEVICE, Selection, Selector
 from hetero_sdk.device_name import parse_device_name
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["ENABLE_STARTUP_FALLBACK", "AutoPlugin"]
 
 ENABLE_STARTUP_FALLBACK = "ENABLE_STARTUP_FALLBACK"
+CUMULATIVE_THROUGHPUT = "CUMULATIVE_THROUGHPUT"
+"""The PERFORMANCE_HINT under which AUTO runs a model on every capable device at once."""
 """OpenVINO's key: serve the first inferences from a reference device while the chosen one compiles."""
 
 _FORWARDED = (
@@ -116,8 +119,12 @@ class AutoPlugin(ConfiguredDevice):
     @hookimpl
     def compile_model(
         self, model: Model, properties: dict[str, Any], device_name: str, core: Core
-    ) -> AutoCompiledModel:
+    ) -> AutoCompiledModel | CumulativeCompiledModel:
         config, selector = self._prepare(model, properties, device_name, core)
+        if config[props.hint.performance_mode] == CUMULATIVE_THROUGHPUT:
+            cumulative = self._compile_on_every_device(model, config, device_name, selector)
+            if cumulative is not None:
+                return cumulative
         selection = selector.first()
         startup = selector.startup_device(selection.device) if config[ENABLE_STARTUP_FALLBACK] else None
         selection.startup = startup
@@ -196,6 +203,25 @@ class AutoPlugin(ConfiguredDevice):
         forwarded = self._forwarded(properties, config, extra, supported)
         configs = {d: _device_config(d, config, forwarded, supported[d]) for d in found}
         return config, _AutoSelector(model, found, core, configs, forwarded)
+
+    def _compile_on_every_device(
+        self, model: Model, config: Mapping[str, Any], device_name: str, selector: _AutoSelector
+    ) -> CumulativeCompiledModel | None:
+        """CUMULATIVE_THROUGHPUT: the model compiled on each candidate that runs all of it (each with the
+        THROUGHPUT hint where it has hints); None when no candidate does (HETERO then takes it)."""
+        devices = selector.whole_model_devices()
+        if not devices:
+            return None
+        served = []
+        for device in devices:
+            device_config = dict(selector.configs[device])
+            if props.hint.performance_mode in device_config:
+                device_config[props.hint.performance_mode] = "THROUGHPUT"
+            served.append(Served(device, selector.core.compile_model(model, device, device_config)))
+        own = {**config, props.device.priorities: ",".join(selector.candidates), **selector.forwarded}
+        _log.info("AUTO: '%s' runs on %s at once (CUMULATIVE_THROUGHPUT)", model.friendly_name, ", ".join(devices))
+        selection = Selection(devices[0], list(selector.candidates))
+        return CumulativeCompiledModel(model.clone(), device_name, own, selection, served)
 
     def _compile_first_that_works(self, model: Model, selection: Selection, selector: _AutoSelector) -> Served:
         """Compiles on the chosen device; if that fails, on the next candidates that run the whole model
