@@ -3,6 +3,7 @@ ends as one line on stderr and a non-zero exit status, never a traceback."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -11,7 +12,7 @@ import click
 
 from hetero_sdk.cli.benchmark import benchmark
 from hetero_sdk.cli.conformance import conformance
-from hetero_sdk.cli.context import EXIT_FAILURE, CLIError
+from hetero_sdk.cli.context import EXIT_FAILURE, EXIT_USAGE, CLIError
 from hetero_sdk.cli.convert import convert
 from hetero_sdk.cli.devices import devices
 from hetero_sdk.cli.query import query
@@ -23,9 +24,9 @@ __all__ = ["cli", "describe"]
 def describe(exc: BaseException) -> str:
     """One line saying what went wrong: the error's type for SDK errors, the file for OS errors."""
     if isinstance(exc, FileNotFoundError) and exc.filename is not None:
-        text = f"no such file or directory: {exc.filename}"
+        text = f"{type(exc).__name__}: no such file or directory: {exc.filename}"
     elif isinstance(exc, OSError) and exc.filename is not None:
-        text = f"{exc.strerror or type(exc).__name__}: {exc.filename}"
+        text = f"{type(exc).__name__}: {exc.strerror or 'cannot use'}: {exc.filename}"
     elif isinstance(exc, HeteroSDKError):
         text = f"{type(exc).__name__}: {exc}"
     else:
@@ -85,8 +86,16 @@ def _unknown_option(exc: click.NoSuchOption, argv: Sequence[str]) -> str:
     return f"no such option {typed!r}" + (f"; {hint}" if hint else "")
 
 
+_TYPED = re.compile(r"[A-Z][A-Za-z]*(Error|Exception|Warning): ")
+
+
 def _fail(message: str, status: int) -> NoReturn:
-    click.echo(f"hetero-sdk: error: {' '.join(message.split())}", err=True)
+    """``hetero-sdk: error: <Type>: <message>``: SDK and OS errors keep their type; a wrong command
+    line is a ``UsageError`` (status 2), anything else an ``Error`` (status 1)."""
+    text = " ".join(message.split())
+    if not _TYPED.match(text):
+        text = f"{'UsageError' if status == EXIT_USAGE else 'Error'}: {text}"
+    click.echo(f"hetero-sdk: error: {text}", err=True)
     sys.exit(status)
 
 

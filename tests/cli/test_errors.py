@@ -81,7 +81,28 @@ def test_console_script_prints_one_line_without_library_warnings(tmp_path: Path)
     )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        f"hetero-sdk: error: Invalid value for MODEL: '{tmp_path / 'absent.json'}' is neither a model file nor "
+        f"hetero-sdk: error: UsageError: Invalid value for MODEL: '{tmp_path / 'absent.json'}' is neither a model file nor "
         "a built-in sample (detection, mlp) (see 'hetero-sdk query --help')"
     ]
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "error_type", "exit_code"),
+    [
+        (("benchmark", "-apii", "sync"), "UsageError", 2),
+        (("benchmark", "-m", "no-such-model"), "UsageError", 2),
+        (("benchmark", "-d", "hetero:xla"), "UsageError", 2),
+        (("query", "mlp", "-d", "ACCELL"), "DeviceNotFoundError", 1),
+        (("benchmark", "mlp", "-d", "TEMPLATE", "-load_config", "/no/such/config.json"), "UsageError", 2),
+        (("conformance", "TEMPLAT"), "DeviceNotFoundError", 1),
+        (("benchmark", "mlp", "-d", "TEMPLATE", "-nstreams", "x"), "UsageError", 2),
+    ],
+)
+def test_every_failure_speaks_in_one_voice(
+    invoke: Invoke, args: tuple[str, ...], error_type: str, exit_code: int
+) -> None:
+    """``hetero-sdk: error: <Type>: <message>``: the type of an SDK error, ``UsageError`` (exit 2) for a
+    wrong command line."""
+    result = invoke(*args)
+    assert_one_line_error(result, f"hetero-sdk: error: {error_type}: ", exit_code=exit_code)
