@@ -22,6 +22,7 @@ __all__ = [
     "ModelFormatError",
     "ModelValidationError",
     "PartitionError",
+    "PathExistsError",
     "PluginValidationError",
     "PortNotFoundError",
     "PropertyValueError",
@@ -110,6 +111,13 @@ class AffinityError(HeteroSDKError, ValueError):
 
 class PartitionError(HeteroSDKError, ValueError):
     """A partition is invalid: a node in no or two subgraphs, mixed devices, or a cycle between subgraphs."""
+
+
+class PathExistsError(HeteroSDKError, FileExistsError):
+    """A file or folder that a command would create already exists; nothing is overwritten."""
+
+    def __str__(self) -> str:  # OSError would format (errno, strerror) pairs
+        return str(self.args[0]) if self.args else ""
 
 
 class RequestBusyError(HeteroSDKError, RuntimeError):

@@ -50,7 +50,7 @@ PUBLIC_MODULES = frozenset(
 )  # fmt: skip
 """The SDK modules a plugin may import from, each only the names in its ``__all__``."""
 
-PLUGIN_PACKAGES = ("template_plugin", "hetero_sdk_jax", "hetero_sdk_tutorial")
+PLUGIN_PACKAGES = ("template_plugin", "hetero_sdk_jax", "hetero_sdk_tutorial", "hetero_sdk_ort")
 """The device packages shipped with the SDK, written as any third party's."""
 
 

@@ -46,7 +46,9 @@ def test_core_code_never_names_a_device(path: Path) -> None:
     assert not offending, f"{path.relative_to(ROOT)} names devices in code: {offending}"
 
 
-@pytest.mark.parametrize("package", ["template_plugin", "plugins/jax/hetero_sdk_jax", "plugins/tutorial"])
+@pytest.mark.parametrize(
+    "package", ["template_plugin", "plugins/jax/hetero_sdk_jax", "plugins/tutorial", "plugins/ort"]
+)
 def test_plugins_import_only_public_sdk_names(package: str) -> None:
     """Plugins are written like third-party ones: no private SDK module or name."""
     private = []
@@ -58,6 +60,21 @@ def test_plugins_import_only_public_sdk_names(package: str) -> None:
                 if module_private or names_private:
                     private.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not private, f"private SDK imports: {private}"
+
+
+def test_the_sdk_and_shipped_devices_never_import_the_example_devices() -> None:
+    """TUTORIAL and ORT are examples a user may not install: nothing else depends on them."""
+    examples = ("hetero_sdk_tutorial", "hetero_sdk_ort")
+    offending = []
+    for root in ("hetero_sdk", "template_plugin", "plugins/jax/hetero_sdk_jax"):
+        for path in sorted((ROOT / root).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom):
+                    modules = [node.module or ""]
+                if any(m.split(".")[0] in examples for m in modules):
+                    offending.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offending, f"imports of an example device: {offending}"
 
 
 def test_the_public_opset_lists_every_sdk_op_once_sorted() -> None:

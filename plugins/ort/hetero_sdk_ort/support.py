@@ -1,0 +1,100 @@
+"""What ORT claims: an op the public ONNX exporter writes and ONNX Runtime loads.
+
+Each compute op is probed alone: a model of just that op (its Constant inputs kept, its other inputs
+as Parameters of the same type and shape) is exported and opened in a session. A probe's answer is
+cached by the op's type, attributes, input types and shapes and constant values, so a model's repeated
+ops, and the next query of the same model, cost nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import threading
+
+import numpy as np
+from hetero_sdk import Model, Node, Type, opset
+from hetero_sdk.frontend.onnx_export import supported_ops
+
+from hetero_sdk_ort.session import onnx_bytes, open_session
+
+__all__ = ["UNSUPPORTED_TYPES", "Prober", "claimable", "probe_cache_size"]
+
+UNSUPPORTED_TYPES = frozenset({Type.bf16})
+"""Element types ORT leaves to other devices: ONNX Runtime takes no bfloat16 numpy arrays."""
+
+_EXPORTED = frozenset(supported_ops())
+_cache: dict[tuple[object, ...], bool] = {}
+_lock = threading.Lock()
+
+
+def claimable(node: Node) -> bool:
+    """The cheap test: a structural op, or an op type the exporter writes on types ORT takes."""
+    if node.op.structural:
+        return True
+    if node.get_type_name() not in _EXPORTED:
+        return False
+    types = [v.element_type for v in node.input_values()] + [o.element_type for o in node.outputs()]
+    return not any(t in UNSUPPORTED_TYPES for t in types)
+
+
+class Prober:
+    """``is_node_supported`` for :func:`~hetero_sdk.plugin.get_supported_nodes` on ``model``: an op is
+    supported when :func:`claimable` and ONNX Runtime loads it as the exporter writes it.
+
+    Probes rewire ops of a private clone of ``model``, made on the first probe the cache cannot answer.
+    """
+
+    def __init__(self, model: Model) -> None:
+        self._model = model
+        self._clone: dict[str, Node] | None = None
+
+    def __call__(self, node: Node) -> bool:
+        if not claimable(node):
+            return False
+        if node.op.structural:
+            return True
+        key = _signature(node)
+        with _lock:
+            if key in _cache:
+                return _cache[key]
+        if self._clone is None:
+            self._clone = {n.friendly_name: n for n in self._model.clone().get_ops()}
+        try:
+            open_session(onnx_bytes(_alone(self._clone[node.friendly_name])), threads=1)
+            answer = True
+        except Exception:  # an export refused or a kernel ONNX Runtime lacks: not ORT's to run
+            answer = False
+        with _lock:
+            _cache[key] = answer
+        return answer
+
+
+def probe_cache_size() -> int:
+    """How many op signatures have been probed."""
+    return len(_cache)
+
+
+def _alone(node: Node) -> Model:
+    parameters = []
+    for index, source in enumerate(node.input_values()):
+        if source.node.get_type_name() == "Constant":
+            continue
+        parameter = opset.parameter(list(source.partial_shape), source.element_type, name=f"probe_input_{index}")
+        node.set_input(index, parameter.output(0))
+        parameters.append(parameter)
+    results = [opset.result(port, name=f"probe_output_{i}") for i, port in enumerate(node.outputs())]
+    return Model(results, parameters, name=f"probe_{node.get_type_name()}")
+
+
+def _signature(node: Node) -> tuple[object, ...]:
+    inputs = []
+    for source in node.input_values():
+        entry: list[object] = [source.element_type.value, tuple(source.partial_shape)]
+        if source.node.get_type_name() == "Constant":
+            value = np.ascontiguousarray(source.node.get_attributes()["value"])
+            entry.append(hashlib.sha256(value.tobytes()).hexdigest())
+        inputs.append(tuple(entry))
+    with np.printoptions(threshold=sys.maxsize):  # an abbreviated array would make two ops look alike
+        attributes = repr(sorted(node.get_attributes().items()))
+    return node.get_type_name(), attributes, tuple(inputs)
