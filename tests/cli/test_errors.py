@@ -81,8 +81,8 @@ def test_console_script_prints_one_line_without_library_warnings(tmp_path: Path)
     )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        f"hetero-sdk: error: UsageError: Invalid value for MODEL: '{tmp_path / 'absent.json'}' is neither a model file nor "
-        "a built-in sample (detection, mlp) (see 'hetero-sdk query --help')"
+        f"hetero-sdk: error: UsageError: Invalid value for MODEL: '{tmp_path / 'absent.json'}' is neither a "
+        "model file nor a built-in sample (detection, mlp) (see 'hetero-sdk query --help')"
     ]
     assert done.stdout == ""
 
