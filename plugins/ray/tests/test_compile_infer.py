@@ -11,11 +11,11 @@ import hetero_sdk as hs
 from conftest import RAY_CONFIG
 from models import dense, dense_expected, inputs
 
-from hetero_sdk_ray import RayCompiledModel
+from hetero_sdk_ray import RayCompiledModel, RayPlugin
 
 
 def test_ray_ids_are_listed_without_starting_anything() -> None:
-    core = hs.Core(plugins={"RAY": __import__("hetero_sdk_ray").RayPlugin()}, autoload=False)
+    core = hs.Core(plugins={"RAY": RayPlugin()}, autoload=False)
     assert core.get_property("RAY", "AVAILABLE_DEVICES") == ["0", "1"]
     assert core.available_devices == ["RAY.0", "RAY.1"]
 
