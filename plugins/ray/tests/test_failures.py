@@ -12,14 +12,13 @@ import pytest
 ray = pytest.importorskip("ray")
 
 import hetero_sdk as hs  # noqa: E402
-from conftest import RAY_CONFIG  # noqa: E402
 from hetero_sdk.errors import (  # noqa: E402
     DeviceNotFoundError,
     InferenceError,
     PropertyValueError,
     UnsupportedPropertyError,
 )
-from models import dense, dense_expected, inputs  # noqa: E402
+from ray_helpers import RAY_CONFIG, dense, dense_expected, inputs  # noqa: E402
 
 
 def test_a_killed_actor_fails_the_request_and_the_next_compile_starts_a_new_one(core: hs.Core) -> None:

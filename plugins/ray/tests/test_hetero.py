@@ -8,8 +8,7 @@ import pytest
 pytest.importorskip("ray")
 
 import hetero_sdk as hs
-from conftest import RAY_CONFIG
-from models import dense, dense_expected, inputs
+from ray_helpers import RAY_CONFIG, dense, dense_expected, inputs
 
 ON_RAY = {"DEVICE_PROPERTIES": {"RAY": RAY_CONFIG}}
 

@@ -1,9 +1,13 @@
-"""Small models of the RAY tests, each with the numpy function that computes what it should."""
+"""What the RAY tests share: the config every RAY compile passes, and small models with the numpy
+function that computes what each should."""
 
 from __future__ import annotations
 
 import numpy as np
 from hetero_sdk import Model, Type, opset
+
+RAY_CONFIG = {"TARGET_DEVICE": "TEMPLATE"}
+"""What every compile on RAY passes: the actors run TEMPLATE (not XLA, even where it is installed)."""
 
 W1 = np.linspace(-1.0, 1.0, 4 * 6, dtype=np.float32).reshape(4, 6)
 W2 = np.linspace(0.5, -0.5, 6 * 3, dtype=np.float32).reshape(6, 3)
