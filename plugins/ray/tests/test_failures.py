@@ -14,6 +14,7 @@ ray = pytest.importorskip("ray")
 import hetero_sdk as hs  # noqa: E402
 from hetero_sdk.errors import (  # noqa: E402
     DeviceNotFoundError,
+    DeviceUnavailableError,
     InferenceError,
     PropertyValueError,
     UnsupportedPropertyError,
@@ -77,3 +78,14 @@ def test_wrong_properties_get_typed_errors_naming_the_key(core: hs.Core) -> None
 def test_a_target_device_the_host_lacks_is_named_with_the_actor(core: hs.Core) -> None:
     with pytest.raises(DeviceNotFoundError, match=r"RAY\.0.*NOPE"):
         core.compile_model(dense(), "RAY.0", {"TARGET_DEVICE": "NOPE"})
+
+
+def test_an_actor_no_node_can_place_fails_the_compile_after_the_timeout(core: hs.Core) -> None:
+    started = time.monotonic()
+    config = {**RAY_CONFIG, "RAY_RESOURCES": {"no_such_host": 1}, "RAY_TIMEOUT": 2}
+    with pytest.raises(DeviceUnavailableError, match=r"RAY\.0.*no_such_host"):
+        core.compile_model(dense(), "RAY.0", config)
+    assert time.monotonic() - started < 10
+    np.testing.assert_allclose(  # the id's usual actor is untouched
+        core.compile_model(dense(), "RAY.0", RAY_CONFIG)({"x": inputs()})[0], dense_expected(inputs()), rtol=1e-5
+    )
