@@ -47,7 +47,8 @@ def test_core_code_never_names_a_device(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "package", ["template_plugin", "plugins/jax/hetero_sdk_jax", "plugins/tutorial", "plugins/ort"]
+    "package",
+    ["template_plugin", "plugins/jax/hetero_sdk_jax", "plugins/ray/hetero_sdk_ray", "plugins/tutorial", "plugins/ort"],
 )
 def test_plugins_import_only_public_sdk_names(package: str) -> None:
     """Plugins are written like third-party ones: no private SDK module or name."""
