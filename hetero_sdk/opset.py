@@ -38,7 +38,7 @@ from hetero_sdk.ops.activation import (
 from hetero_sdk.ops.basic import constant, convert, parameter, result
 from hetero_sdk.ops.control_flow import if_op, loop, scan
 from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
-from hetero_sdk.ops.cumulative import cum_sum
+from hetero_sdk.ops.cumulative import cum_prod, cum_sum
 from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk
 from hetero_sdk.ops.elementwise import (
     add,
@@ -69,6 +69,7 @@ from hetero_sdk.ops.elementwise import (
     subtract,
 )
 from hetero_sdk.ops.image import interpolate
+from hetero_sdk.ops.indexing import gather_nd, reverse_sequence, scatter_elements_update, scatter_nd_update
 from hetero_sdk.ops.linear_algebra import det, einsum, matmul
 from hetero_sdk.ops.movement import concat, gather, gather_elements, pad, split, transpose, variadic_split
 from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, lrn, mvn, softmax
@@ -85,13 +86,14 @@ __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "avg_pool", "batch_norm_inference",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
     "broadcast", "ceil", "ceiling", "clamp", "concat", "constant", "convert", "convolution",
-    "convolution_backprop_data", "cos", "cosh", "cum_sum", "det", "divide", "einsum", "equal", "erf", "exp", "floor",
-    "floor_mod", "gather", "gather_elements", "gelu", "greater", "greater_equal", "group_convolution", "gru_sequence",
-    "hswish", "if_op", "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not",
-    "logical_or", "loop", "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod", "multiply",
-    "mvn", "negative", "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range",
-    "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "result",
-    "rnn_sequence", "round", "scan", "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax",
-    "split", "sqrt", "squared_difference", "squeeze", "strided_slice", "subtract", "swish", "tan", "tanh", "tile",
-    "topk", "transpose", "unsqueeze", "variadic_split",
+    "convolution_backprop_data", "cos", "cosh", "cum_prod", "cum_sum", "det", "divide", "einsum", "equal", "erf",
+    "exp", "floor", "floor_mod", "gather", "gather_elements", "gather_nd", "gelu", "greater", "greater_equal",
+    "group_convolution", "gru_sequence", "hswish", "if_op", "interpolate", "less", "less_equal", "log",
+    "log_softmax", "logical_and", "logical_not", "logical_or", "loop", "lrn", "lstm_sequence", "matmul", "max_pool",
+    "maximum", "minimum", "mod", "multiply", "mvn", "negative", "non_max_suppression", "non_zero", "not_equal",
+    "pad", "parameter", "power", "range", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum",
+    "relu", "reshape", "result", "reverse_sequence", "rnn_sequence", "round", "scan", "scatter_elements_update",
+    "scatter_nd_update", "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "split",
+    "sqrt", "squared_difference", "squeeze", "strided_slice", "subtract", "swish", "tan", "tanh", "tile", "topk",
+    "transpose", "unsqueeze", "variadic_split",
 ]  # fmt: skip

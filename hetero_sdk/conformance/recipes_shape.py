@@ -1,5 +1,6 @@
 """Case recipes of the shape-manipulation family: Reshape, Transpose, Concat, Split, VariadicSplit,
-Squeeze, Unsqueeze, Broadcast, Tile, Pad, Gather, GatherElements, CumSum, Slice, StridedSlice, ShapeOf, Range."""
+Squeeze, Unsqueeze, Broadcast, Tile, Pad, Gather, GatherElements, CumSum, CumProd, Slice, StridedSlice, ShapeOf,
+Range."""
 
 from __future__ import annotations
 
@@ -187,14 +188,15 @@ def _gather_elements(b: Builder, op_type: str) -> OpCase:
     return b.case(op_type, node, "exact", axis=axis)
 
 
-@recipe("CumSum")
+@recipe("CumSum", "CumProd")
 def _cum_sum(b: Builder, op_type: str) -> OpCase:
     shape = b.shape(1, 3)
     axis = b.integer(-len(shape), len(shape) - 1)
     exclusive, reverse = bool(b.integer(0, 1)), bool(b.integer(0, 1))
     axis_node = opset.constant(np.array(axis, I64), name="axis")
     data = b.values(shape, b.pick((np.float32, np.int32, np.int64)), -9, 9)
-    node = opset.cum_sum(b.input(data, "x"), axis_node, exclusive, reverse, name="op")
+    factory = opset.cum_sum if op_type == "CumSum" else opset.cum_prod
+    node = factory(b.input(data, "x"), axis_node, exclusive, reverse, name="op")
     return b.case(op_type, node, "accumulate", shape[axis], axis=axis, exclusive=exclusive, reverse=reverse)
 
 

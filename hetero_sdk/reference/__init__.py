@@ -13,6 +13,7 @@ from hetero_sdk.reference import (  # noqa: F401  (registration)
     detection,
     elementwise,
     image,
+    indexing,
     linear_algebra,
     pooling,
 )

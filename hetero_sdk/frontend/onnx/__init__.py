@@ -17,6 +17,7 @@ from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its rules)
     rules_control_flow,
     rules_elementwise,
+    rules_indexing,
     rules_nn,
     rules_recurrent,
     rules_reduction,

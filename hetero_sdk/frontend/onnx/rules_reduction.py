@@ -76,3 +76,10 @@ def cum_sum(ctx: NodeContext) -> Outputs:
     axis = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
     exclusive, reverse = bool(ctx.attr("exclusive", 0)), bool(ctx.attr("reverse", 0))
     return [_out(opset.cum_sum(ctx.input(0), axis, exclusive=exclusive, reverse=reverse))]
+
+
+@rule("CumProd", since=26)
+def cum_prod(ctx: NodeContext) -> Outputs:
+    axis = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
+    exclusive, reverse = bool(ctx.attr("exclusive", 0)), bool(ctx.attr("reverse", 0))
+    return [_out(opset.cum_prod(ctx.input(0), axis, exclusive=exclusive, reverse=reverse))]

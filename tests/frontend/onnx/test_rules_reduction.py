@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from onnx import helper
+from onnx.reference import ReferenceEvaluator
 from onnx_models import FEW, check, graph_model, node_model, value_info
 
 F32 = np.float32
@@ -92,3 +93,13 @@ def test_max_and_min_of_booleans_are_any_and_all(op_type: str, keepdims: int) ->
     )
     expected = (x.any if op_type == "ReduceMax" else x.all)(axis=1, keepdims=bool(keepdims))
     check(model, feeds, expected=[expected])
+
+
+@pytest.mark.parametrize(("exclusive", "reverse"), [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_cum_prod_matches_onnx_reference(exclusive: int, reverse: int) -> None:
+    # ONNX Runtime has no CumProd kernel yet: ONNX's reference evaluator is the oracle
+    x = np.array([[1.0, 2.0, -3.0], [0.5, 4.0, 2.0]], np.float32)
+    inputs = {"x": x, "axis": np.array(1, np.int64)}
+    model, feeds = node_model("CumProd", inputs, 26, constants=["axis"], exclusive=exclusive, reverse=reverse)
+    want = ReferenceEvaluator(model).run(None, feeds)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=want)

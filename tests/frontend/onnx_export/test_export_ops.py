@@ -40,6 +40,8 @@ PARTLY_EXPORTABLE = {
     "MaxPool": "ceil rounding whose last window starts in the end padding (ONNX drops that window)",
     "BitwiseLeftShift": "signed integers (ONNX's BitShift shifts unsigned ones)",
     "BitwiseRightShift": "signed integers (ONNX's BitShift shifts unsigned ones)",
+    "CumProd": "ONNX opsets before 26, where ONNX defines it",
+    "ReverseSequence": "batch and sequence axes other than 0 and 1 (ONNX's are)",
     "LRN": "windows over other axes than an NCHW tensor's channels, or of an even size (what ONNX Runtime runs)",
 }
 """Op types exported for most attribute values; the others raise UnsupportedOperationError naming why."""

@@ -13,6 +13,7 @@ from hetero_sdk_jax.lowering import (  # noqa: F401  (each family registers its 
     detection,
     elementwise,
     image,
+    indexing,
     linear_algebra,
     movement,
     pooling,

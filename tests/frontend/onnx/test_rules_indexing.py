@@ -1,0 +1,70 @@
+"""The indexing rules (GatherND, Scatter, ScatterElements, ScatterND, ReverseSequence, Compress) compute
+what ONNX Runtime computes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx_models import check, node_model
+
+import hetero_sdk as hs
+
+F32, I64 = np.float32, np.int64
+RNG = np.random.default_rng(5)
+
+
+def _x(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(F32)
+
+
+@pytest.mark.parametrize("batch_dims", [0, 1])
+def test_gather_nd_with_batch_dims(batch_dims: int) -> None:
+    indices = np.array([[[1, 0], [0, -1]], [[2, 1], [0, 0]]], I64)
+    model, feeds = node_model("GatherND", {"x": _x(2, 3, 2), "i": indices}, 13, batch_dims=batch_dims)
+    if batch_dims == 0:
+        feeds["i"] = np.array([[[1, 0], [0, -1]], [[1, 2], [0, 0]]], I64)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+def test_scatter_elements_with_each_reduction(reduction: str) -> None:
+    indices = np.array([[1, 0, 2], [0, 2, 1]], I64) if reduction == "none" else np.array([[1, 0, 2], [1, -3, 1]], I64)
+    inputs = {"x": _x(3, 3), "i": indices, "u": _x(2, 3)}
+    model, feeds = node_model("ScatterElements", inputs, 18, axis=-1, reduction=reduction)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+def test_deprecated_scatter_is_scatter_elements() -> None:
+    model, feeds = node_model("Scatter", {"x": _x(3, 4), "i": np.array([[2, 0, 1, 0]], I64), "u": _x(1, 4)}, 10)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+def test_scatter_nd_with_each_reduction(reduction: str) -> None:
+    indices = np.array([[1], [3]], I64) if reduction == "none" else np.array([[1], [3], [1]], I64)
+    inputs = {"x": _x(4, 2, 3), "i": indices, "u": _x(len(indices), 2, 3)}
+    model, feeds = node_model("ScatterND", inputs, 18, reduction=reduction)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize(("batch_axis", "time_axis"), [(1, 0), (0, 1)])
+def test_reverse_sequence_on_either_axis_pair(batch_axis: int, time_axis: int) -> None:
+    shape = [4, 3] if batch_axis == 1 else [3, 4]
+    inputs = {"x": _x(*shape, 2), "s": np.array([4, 1, 2], I64)}
+    model, feeds = node_model("ReverseSequence", inputs, 10, batch_axis=batch_axis, time_axis=time_axis)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_compress_with_and_without_axis(axis: int | None) -> None:
+    attributes = {} if axis is None else {"axis": axis}
+    inputs = {"x": _x(3, 4), "c": np.array([True, False, True])}
+    model, feeds = node_model("Compress", inputs, 11, **attributes)
+    check(model, feeds)
+
+
+def test_xla_declines_compress_whose_output_length_depends_on_the_condition() -> None:
+    model, _ = node_model("Compress", {"x": _x(3, 4), "c": np.array([True, False, True])}, 11, axis=0)
+    translated = hs.convert_model(model)
+    assert "NonZero" in {op.type_name for op in translated.get_ops()}
+    assert hs.Core().query_model(translated, "XLA") == {}
