@@ -109,22 +109,23 @@ class ActorLink:
             raise ActorLost(self.dead)
         ref = getattr(self.actor, method).remote(*args)
         deadline = time.monotonic() + timeout_s
+        answer: Any = None
         try:
-            while True:
-                ready, _ = ray.wait([ref], timeout=min(_POLL_S, max(0.0, deadline - time.monotonic())))
-                if ready:
-                    answer = ray.get(ref)
-                    break
-                if cancelled is not None and cancelled.is_set():
-                    ray.cancel(ref)
-                    raise errors.RequestCancelledError(f"the request on {self.device_name} was cancelled")
-                if time.monotonic() >= deadline:
-                    raise GetTimeoutError(f"no answer within {timeout_s} s")
+            while answer is None:
+                try:
+                    answer = ray.get(ref, timeout=min(_POLL_S, max(0.001, deadline - time.monotonic())))
+                except GetTimeoutError:
+                    if cancelled is not None and cancelled.is_set():
+                        ray.cancel(ref)
+                        raise errors.RequestCancelledError(f"the request on {self.device_name} was cancelled") from None
+                    if time.monotonic() >= deadline:
+                        ray.kill(self.actor)  # a hung actor must not keep holding its host's device
+                        self._die(
+                            f"the Ray actor of {self.device_name} did not answer {method} within "
+                            f"RAY_TIMEOUT={timeout_s} s"
+                        )
         except RayActorError as exc:
             self._die(f"the Ray actor of {self.device_name} died ({type(exc).__name__})")
-        except GetTimeoutError:
-            ray.kill(self.actor)  # a hung actor must not keep holding its host's device
-            self._die(f"the Ray actor of {self.device_name} did not answer {method} within RAY_TIMEOUT={timeout_s} s")
         if answer[0] == "ok":
             return answer[1]
         _, name, message = answer
