@@ -65,6 +65,7 @@ class ActorLink:
     :param placement: the Ray resources it was started with.
     :param timeout_s: how long it may take to start.
     :raises ActorLost: when it does not start within ``timeout_s`` (no node has the resources asked).
+    :raises PropertyValueError: when Ray refuses the placement itself (an unknown node id).
     """
 
     def __init__(self, device_name: str, placement: Placement, timeout_s: float) -> None:
@@ -78,9 +79,14 @@ class ActorLink:
             "max_concurrency": 8,  # requests in flight overlap on the actor, as on a local device
             "max_restarts": 0,  # a restarted actor would have lost its compiled models: fail instead
         }
-        if placement.node_id:
-            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(placement.node_id, soft=False)
-        self.actor: Any = ray.remote(DeviceActor).options(**options).remote(device_name)
+        try:
+            if placement.node_id:
+                options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(placement.node_id, soft=False)
+            self.actor: Any = ray.remote(DeviceActor).options(**options).remote(device_name)
+        except (ValueError, TypeError) as exc:  # Ray checks node ids and resource names up front
+            raise errors.PropertyValueError(
+                f"{device_name}: Ray refused the placement {placement.describe()}: {exc}"
+            ) from None
         try:
             self.where: Mapping[str, Any] = self.call("describe", timeout_s=timeout_s)
         except ActorLost as exc:

@@ -121,3 +121,12 @@ def test_an_actor_killed_while_it_computes_fails_the_request_in_flight(core: hs.
         request.wait()
     assert time.monotonic() - started < 10
     assert compiled.get_property("RAY_ACTOR_STATE").startswith("DEAD")
+
+
+def test_actors_are_placed_on_the_node_asked_for(core: hs.Core) -> None:
+    node = ray.get_runtime_context().get_node_id()
+    compiled = core.compile_model(dense(), "RAY.0", {**RAY_CONFIG, "RAY_NODE_ID": node})
+    assert compiled.link.placement.node_id == node
+    np.testing.assert_allclose(compiled({"x": inputs()})[0], dense_expected(inputs()), rtol=1e-5, atol=1e-6)
+    with pytest.raises(PropertyValueError, match=r"RAY\.0.*RAY_NODE_ID=ff"):
+        core.compile_model(dense(), "RAY.0", {**RAY_CONFIG, "RAY_NODE_ID": "ff" * 28, "RAY_TIMEOUT": 2})
