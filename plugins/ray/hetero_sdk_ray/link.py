@@ -142,7 +142,7 @@ class ActorLink:
 
     def release(self, handle: int) -> None:
         """Forgets a compiled model on the actor, without waiting (nothing to do when it is dead)."""
-        if self.dead is None:
+        if self.dead is None and ray.is_initialized():  # never start Ray again to free a model
             with contextlib.suppress(Exception):  # the interpreter or Ray may be shutting down
                 self.actor.release.remote(handle)
 
