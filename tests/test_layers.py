@@ -22,12 +22,17 @@ from architecture import (
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("hetero_sdk", *PLUGIN_PACKAGES)
 SOURCES = [ROOT / "hetero_sdk", ROOT / "template_plugin", ROOT / "plugins/jax/hetero_sdk_jax"]
-SOURCES += [ROOT / "plugins/tutorial/hetero_sdk_tutorial", ROOT / "plugins/ort/hetero_sdk_ort"]
+SOURCES += [
+    ROOT / "plugins/tutorial/hetero_sdk_tutorial",
+    ROOT / "plugins/ort/hetero_sdk_ort",
+    ROOT / "plugins/ray/hetero_sdk_ray",
+]
 PLUGIN_SOURCES = [
     ROOT / "template_plugin",
     ROOT / "plugins/jax/hetero_sdk_jax",
     ROOT / "plugins/tutorial/hetero_sdk_tutorial",
     ROOT / "plugins/ort/hetero_sdk_ort",
+    ROOT / "plugins/ray/hetero_sdk_ray",
 ]
 LAZY_ON_PURPOSE = ["hetero_sdk/conformance/pytest_plugin.py"]
 """A pytest plugin loaded by every pytest run: it imports the SDK only once a conformance run starts."""

@@ -65,6 +65,7 @@ class ActorLink:
     :param placement: the Ray resources it was started with.
     :param timeout_s: how long it may take to start.
     :raises ActorLost: when it does not start within ``timeout_s`` (no node has the resources asked).
+    :raises PropertyValueError: when Ray refuses the placement itself (an unknown node id).
     """
 
     def __init__(self, device_name: str, placement: Placement, timeout_s: float) -> None:
@@ -78,9 +79,14 @@ class ActorLink:
             "max_concurrency": 8,  # requests in flight overlap on the actor, as on a local device
             "max_restarts": 0,  # a restarted actor would have lost its compiled models: fail instead
         }
-        if placement.node_id:
-            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(placement.node_id, soft=False)
-        self.actor: Any = ray.remote(DeviceActor).options(**options).remote(device_name)
+        try:
+            if placement.node_id:
+                options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(placement.node_id, soft=False)
+            self.actor: Any = ray.remote(DeviceActor).options(**options).remote(device_name)
+        except (ValueError, TypeError) as exc:  # Ray checks node ids and resource names up front
+            raise errors.PropertyValueError(
+                f"{device_name}: Ray refused the placement {placement.describe()}: {exc}"
+            ) from None
         try:
             self.where: Mapping[str, Any] = self.call("describe", timeout_s=timeout_s)
         except ActorLost as exc:
@@ -109,22 +115,23 @@ class ActorLink:
             raise ActorLost(self.dead)
         ref = getattr(self.actor, method).remote(*args)
         deadline = time.monotonic() + timeout_s
+        answer: Any = None
         try:
-            while True:
-                ready, _ = ray.wait([ref], timeout=min(_POLL_S, max(0.0, deadline - time.monotonic())))
-                if ready:
-                    answer = ray.get(ref)
-                    break
-                if cancelled is not None and cancelled.is_set():
-                    ray.cancel(ref)
-                    raise errors.RequestCancelledError(f"the request on {self.device_name} was cancelled")
-                if time.monotonic() >= deadline:
-                    raise GetTimeoutError(f"no answer within {timeout_s} s")
+            while answer is None:
+                try:
+                    answer = ray.get(ref, timeout=min(_POLL_S, max(0.001, deadline - time.monotonic())))
+                except GetTimeoutError:
+                    if cancelled is not None and cancelled.is_set():
+                        ray.cancel(ref)
+                        raise errors.RequestCancelledError(f"the request on {self.device_name} was cancelled") from None
+                    if time.monotonic() >= deadline:
+                        ray.kill(self.actor)  # a hung actor must not keep holding its host's device
+                        self._die(
+                            f"the Ray actor of {self.device_name} did not answer {method} within "
+                            f"RAY_TIMEOUT={timeout_s} s"
+                        )
         except RayActorError as exc:
             self._die(f"the Ray actor of {self.device_name} died ({type(exc).__name__})")
-        except GetTimeoutError:
-            ray.kill(self.actor)  # a hung actor must not keep holding its host's device
-            self._die(f"the Ray actor of {self.device_name} did not answer {method} within RAY_TIMEOUT={timeout_s} s")
         if answer[0] == "ok":
             return answer[1]
         _, name, message = answer
@@ -135,7 +142,7 @@ class ActorLink:
 
     def release(self, handle: int) -> None:
         """Forgets a compiled model on the actor, without waiting (nothing to do when it is dead)."""
-        if self.dead is None:
+        if self.dead is None and ray.is_initialized():  # never start Ray again to free a model
             with contextlib.suppress(Exception):  # the interpreter or Ray may be shutting down
                 self.actor.release.remote(handle)
 

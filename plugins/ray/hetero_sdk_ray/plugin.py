@@ -8,7 +8,7 @@ from typing import Any
 import ray
 from hetero_sdk import Model
 from hetero_sdk import properties as props
-from hetero_sdk.device_name import format_device_name
+from hetero_sdk.device_name import format_device_name, parse_device_name
 from hetero_sdk.errors import CompilationError, DeviceUnavailableError, HeteroSDKError
 from hetero_sdk.plugin import ConfiguredDevice, HostContext, RemoteContext, Version, hookimpl
 from hetero_sdk.serialization import model_from_bytes, model_to_bytes
@@ -59,9 +59,10 @@ class RayPlugin(ConfiguredDevice):
     def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str) -> RayCompiledModel:
         header, inner = read_blob(blob)
         config = self.config.resolve({TARGET_DEVICE: header[TARGET_DEVICE], **properties})
-        info, link = self._on_actor(
-            config, device_name, "import_blob", inner, default=CompilationError, target=header["target"]
-        )
+        # the device kind the blob was compiled for (its id on the exporting host may not exist here),
+        # unless this import names a target itself
+        target = properties.get(TARGET_DEVICE) or parse_device_name(header["target"]).name
+        info, link = self._on_actor(config, device_name, "import_blob", inner, default=CompilationError, target=target)
         model = model_from_bytes(info["model"], source=f"{link.device_name} imported model")
         return RayCompiledModel(model, link.device_name, config, link, info)
 
