@@ -39,7 +39,7 @@ from hetero_sdk.ops.basic import constant, convert, parameter, result
 from hetero_sdk.ops.control_flow import if_op, loop, scan
 from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
 from hetero_sdk.ops.cumulative import cum_prod, cum_sum
-from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk
+from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk, unique
 from hetero_sdk.ops.elementwise import (
     add,
     bitwise_and,
@@ -95,5 +95,5 @@ __all__ = [
     "relu", "reshape", "result", "reverse_sequence", "rnn_sequence", "round", "scan", "scatter_elements_update",
     "scatter_nd_update", "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "split",
     "sqrt", "squared_difference", "squeeze", "strided_slice", "subtract", "swish", "tan", "tanh", "tile", "topk",
-    "transpose", "unsqueeze", "variadic_split",
+    "transpose", "unique", "unsqueeze", "variadic_split",
 ]  # fmt: skip

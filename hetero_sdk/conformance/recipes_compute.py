@@ -1,4 +1,5 @@
-"""Case recipes of the compute families: MatMul, Einsum, reductions, normalizations, convolutions, pooling, TopK."""
+"""Case recipes of the compute families: MatMul, Einsum, reductions, normalizations, convolutions, pooling, TopK,
+Unique."""
 
 from __future__ import annotations
 
@@ -256,3 +257,15 @@ def _topk(b: Builder, op_type: str) -> OpCase:
     k_node = opset.constant(np.array(k, b.pick((I64, I32))), name="k")
     node = opset.topk(b.input(data, "x"), k_node, axis, mode, sort, index_element_type=b.pick((I32, I64)), name="op")
     return b.case(op_type, [node.output(0), node.output(1)], "exact", k=k, axis=axis, mode=mode, sort=sort)
+
+
+@recipe("Unique")
+def _unique(b: Builder, op_type: str) -> OpCase:
+    shape = b.shape(1, 3)
+    data = b.values(shape, I64, -2, 2).astype(b.pick((F32, I64)))  # few distinct values: repeats are the point
+    axis = b.pick([None, *range(-len(shape), len(shape))])
+    axis_node = None if axis is None else opset.constant(np.array(axis, b.pick((I64, I32))), name="axis")
+    sort = b.flag()
+    index_type, count_type = b.pick((I32, I64)), b.pick((I32, I64))
+    node = opset.unique(b.input(data, "x"), axis_node, sort, index_type, count_type, name="op")
+    return b.case(op_type, [node.output(i) for i in range(4)], "exact", axis=axis, sorted=sort)

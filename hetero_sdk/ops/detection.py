@@ -1,7 +1,8 @@
-"""Sorting and detection ops: TopK, NonZero, NonMaxSuppression."""
+"""Sorting and detection ops: TopK, NonZero, NonMaxSuppression, Unique."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from hetero_sdk.element_type import Type
@@ -16,9 +17,10 @@ from hetero_sdk.ops.checks import (
     normalize_axis,
 )
 from hetero_sdk.ops.folding import constant_value
+from hetero_sdk.ops.inputs import index_input, index_operand, known_ints
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
-__all__ = ["non_max_suppression", "non_zero", "topk"]
+__all__ = ["non_max_suppression", "non_zero", "topk", "unique"]
 
 INTEGRAL_TYPES = frozenset(t for t in Type if t.is_integral)
 
@@ -120,6 +122,33 @@ def non_max_suppression(
     return Node(NON_MAX_SUPPRESSION, inputs, attrs, name)
 
 
+def unique(
+    data: Any,
+    axis: Any = None,
+    sorted: bool = True,  # noqa: A002  (the attribute's name, as in OpenVINO's opset10.unique)
+    index_element_type: Any = Type.i64,
+    count_element_type: Any = Type.i64,
+    name: str | None = None,
+) -> Node:
+    """The distinct elements of ``data``, or its distinct slices along ``axis`` (``Unique``, opset10).
+
+    :param axis: None (the flattened data's distinct elements) or a scalar integer, in ``[-rank, rank-1]``.
+    :param sorted: ascending (slices: in lexicographic order); False keeps the order of first occurrence.
+    :param index_element_type: ``i32`` or ``i64``, the type of the two index outputs.
+    :param count_element_type: ``i32`` or ``i64``, the type of the counts.
+    :returns: a node with four outputs: ``unique`` (the distinct elements or slices), ``indices`` (where
+        each first occurs in ``data``), ``reverse_indices`` (for each element or slice of ``data``, its
+        position in ``unique``) and ``counts``. Their lengths depend on the values of ``data``.
+    """
+    attrs = {
+        "sorted": bool(sorted),
+        "index_element_type": Type.of(index_element_type),
+        "count_element_type": Type.of(count_element_type),
+    }
+    inputs = [as_output(data)] + ([] if axis is None else [index_input(axis)])
+    return Node(UNIQUE, inputs, attrs, name)
+
+
 def _expect_scalar(node: Node, index: int, what: str) -> None:
     shape = node.input_value(index).partial_shape
     if shape.rank > 1 or shape.dims not in ((), (1,), (DYNAMIC,)):
@@ -171,6 +200,29 @@ def _non_max_suppression(node: Node) -> list[OutputSpec]:
     return [(output_type, selected), (Type.f32, selected), (output_type, PartialShape([1]))]
 
 
+def _unique(node: Node) -> list[OutputSpec]:
+    data = node.input_value(0).partial_shape
+    index_type, count_type = node.attrs["index_element_type"], node.attrs["count_element_type"]
+    found = PartialShape([DYNAMIC])
+    if node.get_input_size() == 1:
+        size = DYNAMIC if DYNAMIC in data.dims else math.prod(data.dims)
+        return [
+            (node.input_value(0).element_type, found),
+            (index_type, found),
+            (index_type, [size]),
+            (count_type, found),
+        ]
+    _expect_scalar(node, 1, "axis")
+    axis = known_ints(node, 1)
+    if axis is None:
+        unique_shape, lines = PartialShape([DYNAMIC] * data.rank), DYNAMIC
+    else:
+        at = normalize_axis(node, axis[0], data.rank)
+        unique_shape, lines = PartialShape(DYNAMIC if i == at else d for i, d in enumerate(data)), data[at]
+    element_type = node.input_value(0).element_type
+    return [(element_type, unique_shape), (index_type, found), (index_type, [lines]), (count_type, found)]
+
+
 _NMS_SCALARS = ("max_output_boxes_per_class", "iou_threshold", "score_threshold", "soft_nms_sigma")
 _INDEX_TYPE_CHOICES = (Type.i32, Type.i64)
 
@@ -201,6 +253,22 @@ NON_ZERO = define(
         version="opset3",
         data_dependent=True,
         doc="The indices of the non-zero elements, one row per dimension.",
+    )
+)
+UNIQUE = define(
+    OpDef(
+        "Unique",
+        "detection",
+        _unique,
+        inputs=(Input("data"), index_operand("axis", "a scalar; absent: the flattened data", optional=True)),
+        attrs=(
+            Attr("sorted", BOOL, True, doc="ascending; else in order of first occurrence"),
+            Attr("index_element_type", ELEMENT_TYPE, Type.i64, _INDEX_TYPE_CHOICES, doc="the indices' type"),
+            Attr("count_element_type", ELEMENT_TYPE, Type.i64, _INDEX_TYPE_CHOICES, doc="the counts' type"),
+        ),
+        version="opset10",
+        data_dependent=True,
+        doc="The distinct elements or slices of data, where they first occur, where each goes, how often.",
     )
 )
 NON_MAX_SUPPRESSION = define(

@@ -104,3 +104,24 @@ def non_max_suppression(
     indices = np.array([[b, c, i] for _, b, c, i in rows], np.int64).reshape(-1, 3)
     selected_scores = np.array([[b, c, s] for s, b, c, _ in rows], np.float64).reshape(-1, 3)
     return indices, selected_scores, np.array([len(rows)], np.int64)
+
+
+@kernel("Unique")
+def unique(node: Node, data: np.ndarray, *axis: np.ndarray) -> tuple[np.ndarray, ...]:
+    at = int(axis[0].reshape(-1)[0]) % data.ndim if axis else None
+    source = data if at is not None else data.reshape(-1)
+    values, first, inverse, counts = np.unique(
+        source, return_index=True, return_inverse=True, return_counts=True, axis=at, equal_nan=False
+    )
+    inverse = inverse.reshape(-1)
+    if not node.attrs["sorted"]:  # the order of first occurrence
+        order = np.argsort(first, kind="stable")
+        position = np.empty_like(order)
+        position[order] = np.arange(order.size)
+        values, first, counts, inverse = (
+            np.take(values, order, axis=at or 0),
+            first[order],
+            counts[order],
+            position[inverse],
+        )
+    return values, first, inverse, counts

@@ -334,3 +334,49 @@ def test_nms_rejects_malformed_nodes(
 def test_nms_rejects_integer_boxes() -> None:
     with pytest.raises(ModelValidationError, match=r"NonMaxSuppression 'bad'.*boxes has element type i32"):
         opset.non_max_suppression(opset.parameter([1, 2, 4], hs.Type.i32), opset.parameter([1, 1, 2]), name="bad")
+
+
+def _unique_by_hand(items: list, sort: bool) -> tuple[list, list[int], list[int], list[int]]:
+    """Unique's four outputs for a list of hashable items, written out with a dict."""
+    first: dict = {}
+    for i, item in enumerate(items):
+        first.setdefault(item, i)
+    order = sorted(first) if sort else list(first)
+    position = {item: p for p, item in enumerate(order)}
+    counts = [sum(1 for item in items if item == u) for u in order]
+    return order, [first[u] for u in order], [position[item] for item in items], counts
+
+
+@settings(max_examples=25, deadline=None)
+@given(rank=st.integers(1, 3), sort=st.booleans(), use_axis=st.booleans(), seed=st.integers(0, 2**16))
+def test_unique_finds_distinct_elements_or_slices(rank: int, sort: bool, use_axis: bool, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    shape = [int(d) for d in rng.integers(1, 4, rank)]
+    x = rng.integers(-1, 2, shape).astype(np.float32)
+    axis = int(rng.integers(-rank, rank)) if use_axis else None
+    if axis is None:
+        items = [float(v) for v in x.reshape(-1)]
+    else:
+        items = [tuple(np.take(x, i, axis=axis).reshape(-1).tolist()) for i in range(shape[axis])]
+    order, first, inverse, counts = _unique_by_hand(items, sort)
+    if axis is None:
+        values = np.array(order, np.float32)
+    else:
+        values = np.stack([np.take(x, first_at, axis=axis) for first_at in first], axis=axis)
+    px = opset.parameter(shape, hs.Type.f32, name="x")
+    node = opset.unique(px, axis, sort, hs.Type.i32, hs.Type.i64, name="u")
+    model = hs.Model([node.output(i) for i in range(4)], [px])
+    got = list(hs.Core().compile_model(model, "TEMPLATE").create_infer_request().infer({"x": x}).values())
+    np.testing.assert_array_equal(got[0], values)
+    assert [got[1].tolist(), got[2].tolist(), got[3].tolist()] == [first, inverse, counts]
+    assert [g.dtype for g in got[1:]] == [np.int32, np.int32, np.int64]
+
+
+def test_unique_infers_what_it_can_and_names_a_bad_axis() -> None:
+    px = opset.parameter([2, 3], hs.Type.f32, name="x")
+    node = opset.unique(px, 1)
+    assert [str(node.get_output_partial_shape(i)) for i in range(4)] == ["[2,?]", "[?]", "[3]", "[?]"]
+    flat = opset.unique(px, sorted=False)
+    assert str(flat.get_output_partial_shape(2)) == "[6]"
+    with pytest.raises(ModelValidationError, match=r"Unique 'u': axis 2 is out of range for rank 2"):
+        opset.unique(px, 2, name="u")

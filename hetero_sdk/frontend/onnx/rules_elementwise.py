@@ -172,6 +172,16 @@ def leaky_relu(ctx: NodeContext) -> Outputs:
     return [_out(opset.select(opset.greater_equal(x, _scalar(ctx, 0, x)), x, scaled))]
 
 
+@rule("Shrink", since=9)
+def shrink(ctx: NodeContext) -> Outputs:
+    """``x + bias`` below ``-lambd``, ``x - bias`` above ``lambd``, 0 between."""
+    x = ctx.input(0)
+    lambd, bias = ctx.attr("lambd", 0.5), ctx.attr("bias", 0.0)
+    zero = _scalar(ctx, 0, x)
+    above = opset.select(opset.greater(x, _scalar(ctx, lambd, x)), opset.subtract(x, _scalar(ctx, bias, x)), zero)
+    return [_out(opset.select(opset.less(x, _scalar(ctx, -lambd, x)), opset.add(x, _scalar(ctx, bias, x)), above))]
+
+
 @rule("PRelu", since=7)
 def prelu(ctx: NodeContext) -> Outputs:
     x, slope = ctx.input(0), ctx.input(1)

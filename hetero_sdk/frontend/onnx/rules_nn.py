@@ -402,11 +402,18 @@ def topk_10(ctx: NodeContext) -> Outputs:
 
 @rule("ArgMax", "ArgMin")
 def arg_max(ctx: NodeContext) -> Outputs:
-    if ctx.attr("select_last_index", 0):
-        raise ctx.unsupported("select_last_index=1")
+    """TopK with k=1 (stable: the first of equal elements); with ``select_last_index`` the last one,
+    found as the first of the data reversed along ``axis`` and mapped back (``dim - 1 - index``)."""
     x = ctx.input(0)
     axis = ctx.attr("axis", 0)
+    last = bool(ctx.attr("select_last_index", 0))
+    if last:
+        lowest = np.iinfo(_I64).min
+        x = _out(opset.slice(x, ctx.const([-1], _I64), ctx.const([lowest], _I64), ctx.const([-1], _I64), [axis]))
     _, indices = _topk(ctx, x, ctx.const(1, _I64), axis, ctx.op_type == "ArgMax")
+    if last:
+        dim = opset.gather(opset.shape_of(x), ctx.const(axis, _I64), ctx.const(0, _I64))
+        indices = _out(opset.subtract(opset.subtract(dim, ctx.const(1, _I64)), indices))
     if not ctx.attr("keepdims", 1):
         indices = _out(opset.squeeze(indices, ctx.const([axis], _I64)))
     return [indices]

@@ -1,5 +1,5 @@
 """Export rules of the neural-network families: convolutions, pooling, normalizations, MatMul,
-Interpolate, and the detection ops (TopK, NonZero, NonMaxSuppression)."""
+Interpolate, and the detection ops (TopK, NonZero, NonMaxSuppression, Unique)."""
 
 from __future__ import annotations
 
@@ -335,3 +335,17 @@ def cum_sum(ctx: ExportContext) -> None:
     attrs = ctx.attrs
     ctx.emit1(op_type, [ctx.input(0), ctx.const(axis)], ctx.out(), exclusive=int(attrs["exclusive"]),
               reverse=int(attrs["reverse"]))  # fmt: skip
+
+
+@exporter("Unique")
+def unique(ctx: ExportContext) -> None:
+    """ONNX's indices and counts are int64: outputs of another type are cast."""
+    axis = None if not ctx.has_input(1) else int(ctx.required_constant(1, "axis").reshape(-1)[0])
+    index_type, count_type = ctx.attrs["index_element_type"], ctx.attrs["count_element_type"]
+    types = {1: index_type, 2: index_type, 3: count_type}
+    names = [ctx.out(0)]
+    names += [ctx.out(i) if t == Type.i64 else ctx.names.unique(f"{ctx.name}/Unique") for i, t in types.items()]
+    ctx.emit("Unique", [ctx.input(0)], names, axis=axis, sorted=int(ctx.attrs["sorted"]))
+    for i, target in types.items():
+        if target != Type.i64:
+            ctx.cast(names[i], Type.i64, target, ctx.out(i))

@@ -1,4 +1,4 @@
-"""TopK on XLA matches the reference; NonZero and NonMaxSuppression run on XLA only when folded."""
+"""TopK on XLA matches the reference; NonZero, NonMaxSuppression and Unique run on XLA only when folded."""
 
 from __future__ import annotations
 
@@ -56,6 +56,8 @@ def test_data_dependent_ops_are_rejected_with_the_reason() -> None:
     x = opset.parameter([4], Type.f32, name="x")
     with pytest.raises(UnsupportedOperationError, match="NonZero"):
         core().compile_model(Model([opset.non_zero(x)], [x]), "XLA")
+    with pytest.raises(UnsupportedOperationError, match=r"Unique 'u' \(its output shape depends on input values\)"):
+        core().compile_model(Model([opset.unique(x, name="u").output(0)], [x]), "XLA")
 
 
 def test_data_dependent_ops_on_constants_fold_while_tracing() -> None:

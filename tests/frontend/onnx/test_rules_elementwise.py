@@ -319,3 +319,10 @@ def test_bitwise_ops_of_opset_18(dtype: type) -> None:
         check(model, feeds, ("TEMPLATE", "XLA"), expected=[want])
     model, feeds = node_model("BitwiseNot", {"a": a}, 18, output_types=[dtype])
     check(model, feeds, ("TEMPLATE", "XLA"), expected=[~a])
+
+
+@pytest.mark.parametrize(("lambd", "bias"), [(0.5, 0.0), (1.5, 1.5), (0.0, -0.5)])
+def test_shrink_zeroes_the_band_and_shifts_the_rest(lambd: float, bias: float) -> None:
+    x = np.array([-3.0, -1.5, -1.0, -0.5, 0.0, 0.25, 0.5, 1.5, 2.0], np.float32)
+    model, feeds = node_model("Shrink", {"x": x}, 9, lambd=lambd, bias=bias)
+    check(model, feeds, ("TEMPLATE", "XLA"))

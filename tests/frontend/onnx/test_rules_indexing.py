@@ -68,3 +68,16 @@ def test_xla_declines_compress_whose_output_length_depends_on_the_condition() ->
     translated = hs.convert_model(model)
     assert "NonZero" in {op.type_name for op in translated.get_ops()}
     assert hs.Core().query_model(translated, "XLA") == {}
+
+
+@pytest.mark.parametrize(("axis", "sort"), [(None, 1), (None, 0), (0, 1), (-1, 0)])
+def test_unique_outputs_all_four_sorted_or_not(axis: int | None, sort: int) -> None:
+    x = np.array([[2, 1, 2], [0, 1, 2], [2, 1, 2]], F32)
+    attributes = {"sorted": sort} | ({} if axis is None else {"axis": axis})
+    model, feeds = node_model("Unique", {"x": x}, 11, outputs=4, **attributes)
+    check(model, feeds)
+
+
+def test_xla_declines_unique() -> None:
+    model, _ = node_model("Unique", {"x": _x(4)}, 11, outputs=4)
+    assert hs.Core().query_model(hs.convert_model(model), "XLA") == {}

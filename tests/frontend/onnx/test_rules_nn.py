@@ -269,6 +269,14 @@ def test_arg_max_and_min(op_type: str, axis: int, keepdims: int) -> None:
     check(model, feeds, ("TEMPLATE", "XLA") if axis == 1 else ("TEMPLATE",))
 
 
+@pytest.mark.parametrize("op_type", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize(("axis", "keepdims"), [(0, 1), (-1, 0)])
+def test_arg_max_and_min_select_the_last_of_equal_elements(op_type: str, axis: int, keepdims: int) -> None:
+    x = np.array([[1, 3, 3, 0], [2, 2, 0, 0], [3, 1, 1, 3]], F32)  # ties along both axes
+    model, feeds = node_model(op_type, {"x": x}, 13, axis=axis, keepdims=keepdims, select_last_index=1)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
 @pytest.mark.parametrize("center_point_box", [0, 1])
 def test_non_max_suppression_selects_boxes_per_class(center_point_box: int) -> None:
     boxes = np.array(
