@@ -19,7 +19,7 @@ from hetero_sdk.auto.selection import Selection
 from hetero_sdk.errors import BlobFormatError
 from hetero_sdk.plugin import CompiledModel, RemoteTensor, RunContext, pack_blob, unpack_blob
 
-__all__ = ["AutoCompiledModel", "Served", "compile_in_background", "read_auto_blob"]
+__all__ = ["AutoCompiledModel", "Served", "compile_in_background", "inputs_for", "property_of", "read_auto_blob"]
 
 _log = logging.getLogger(__name__)
 _BLOB_FORMAT = 1
@@ -129,9 +129,7 @@ class AutoCompiledModel(CompiledModel):
         """Runs on what serves now; a remote tensor of another device is copied to the host first."""
         served = self._current
         self._last_run = served
-        device = served.compiled.device_name
-        args = [v if not isinstance(v, RemoteTensor) or v.device_name == device else np.asarray(v) for v in inputs]
-        return served.compiled.run(args, context)
+        return served.compiled.run(inputs_for(served.compiled, inputs), context)
 
     @property
     def executor(self) -> Executor:
@@ -154,12 +152,7 @@ class AutoCompiledModel(CompiledModel):
     def get_property(self, name: str) -> Any:
         """AUTO's keys and the common ones; any other key is read from the compiled model serving now
         (``HETERO_NUMBER_OF_SUBMODELS``, ``INFERENCE_PRECISION_HINT``...)."""
-        inner = self._current.compiled
-        if name == props.supported_properties:
-            return {**inner.get_property(name), **super().get_property(name)}
-        if name in self.config or name in super().get_property(props.supported_properties):
-            return super().get_property(name)
-        return inner.get_property(name)
+        return property_of(self, self._current.compiled, name)
 
     def get_runtime_model(self) -> Model:
         """The runtime model of the device that ran the last request (of the serving one before any)."""
@@ -186,6 +179,23 @@ class AutoCompiledModel(CompiledModel):
         self.wait_for_selected_device()
         super().release()
         self._current.compiled.release()
+
+
+def property_of(meta: CompiledModel, inner: CompiledModel, name: str) -> Any:
+    """A property of AUTO's compiled model: its own keys and the common ones, and any other key read from
+    ``inner``, the compiled model behind it."""
+    own = CompiledModel.get_property
+    if name == props.supported_properties:
+        return {**inner.get_property(name), **own(meta, name)}
+    if name in meta.config or name in own(meta, props.supported_properties):
+        return own(meta, name)
+    return inner.get_property(name)
+
+
+def inputs_for(compiled: CompiledModel, inputs: Sequence[Any]) -> list[Any]:
+    """``inputs`` for ``compiled``: a remote tensor of another device is copied to the host first."""
+    device = compiled.device_name
+    return [v if not isinstance(v, RemoteTensor) or v.device_name == device else np.asarray(v) for v in inputs]
 
 
 def read_auto_blob(blob: bytes, device_name: str) -> tuple[dict[str, Any], bytes]:

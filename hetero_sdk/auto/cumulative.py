@@ -8,14 +8,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from hetero_sdk import Model
-from hetero_sdk import properties as props
-from hetero_sdk.auto.compiled_model import Served
+from hetero_sdk.auto.compiled_model import Served, inputs_for, property_of
 from hetero_sdk.auto.selection import Selection
 from hetero_sdk.errors import UnsupportedOperationError
-from hetero_sdk.plugin import CompiledModel, RemoteTensor, RunContext
+from hetero_sdk.plugin import CompiledModel, RunContext
 
 __all__ = ["CumulativeCompiledModel"]
 
@@ -52,11 +49,7 @@ class CumulativeCompiledModel(CompiledModel):
             self._in_flight[index] += 1
         compiled = self.served[index].compiled
         try:
-            args = [
-                v if not isinstance(v, RemoteTensor) or v.device_name == compiled.device_name else np.asarray(v)
-                for v in inputs
-            ]
-            outputs = compiled.run(args, context)
+            outputs = compiled.run(inputs_for(compiled, inputs), context)
         finally:
             with self._dispatch:
                 self._in_flight[index] -= 1
@@ -83,12 +76,7 @@ class CumulativeCompiledModel(CompiledModel):
 
     def get_property(self, name: str) -> Any:
         """AUTO's keys and the common ones; any other key is read from the highest-priority device."""
-        first = self.served[0].compiled
-        if name == props.supported_properties:
-            return {**first.get_property(name), **super().get_property(name)}
-        if name in self.config or name in super().get_property(props.supported_properties):
-            return super().get_property(name)
-        return first.get_property(name)
+        return property_of(self, self.served[0].compiled, name)
 
     def get_runtime_model(self) -> Model:
         """The highest-priority device's runtime model."""
