@@ -1,6 +1,5 @@
 """Rules for ONNX ops that read or write data at positions held in another tensor: GatherND, the
-scatters (Scatter, ScatterElements, ScatterND), ReverseSequence and Compress; and Unique, which finds
-such positions."""
+scatters (Scatter, ScatterElements, ScatterND), ReverseSequence and Compress."""
 
 from __future__ import annotations
 
@@ -66,11 +65,3 @@ def compress(ctx: NodeContext) -> Outputs:
     positions = opset.non_zero(ctx.input(1))
     positions = opset.reshape(positions, ctx.const([-1], _I64), special_zero=False)
     return [opset.gather(data, positions, ctx.const(axis, _I64)).output(0)]
-
-
-@rule("Unique", since=11)
-def unique(ctx: NodeContext) -> Outputs:
-    """Unique's four outputs; ONNX's indices and counts are i64."""
-    axis = ctx.attr("axis", None)
-    node = opset.unique(ctx.input(0), None if axis is None else ctx.const(axis, _I64), bool(ctx.attr("sorted", 1)))
-    return [node.output(i) for i in range(4)]
