@@ -11,7 +11,7 @@ from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.graph.node import Output
 
-__all__: list[str] = []
+__all__ = ["channel_bias", "convolve"]
 
 _I64 = np.int64
 _AUTO_PAD = {"NOTSET": "explicit", "SAME_UPPER": "same_upper", "SAME_LOWER": "same_lower", "VALID": "valid"}
@@ -36,7 +36,7 @@ def _window(ctx: NodeContext, spatial: int) -> dict[str, object]:
     }
 
 
-def _channel_bias(ctx: NodeContext, y: Output, bias: Output | None) -> Output:
+def channel_bias(ctx: NodeContext, y: Output, bias: Output | None) -> Output:
     """``y + bias`` with a per-channel ``bias`` of shape ``[C]`` (axis 1 of ``y``)."""
     if bias is None:
         return y
@@ -44,9 +44,9 @@ def _channel_bias(ctx: NodeContext, y: Output, bias: Output | None) -> Output:
     return _out(opset.add(y, opset.reshape(bias, ctx.const(shape, _I64), special_zero=False)))
 
 
-@rule("Conv")
-def conv(ctx: NodeContext) -> Outputs:
-    x, w = ctx.input(0), ctx.input(1)
+def convolve(ctx: NodeContext, x: Output, w: Output) -> Output:
+    """``x`` convolved with ``w`` as the node's attributes say (pads, strides, dilations, group): Conv
+    without its bias, shared with ConvInteger and QLinearConv."""
     spatial = x.partial_shape.rank - 2
     window = _window(ctx, spatial)
     group = ctx.attr("group", 1)
@@ -58,7 +58,12 @@ def conv(ctx: NodeContext) -> Outputs:
             raise ctx.unsupported("a grouped convolution with a dynamic number of filters")
         grouped = opset.reshape(w, ctx.const([group, dims[0] // group, *dims[1:]], _I64), special_zero=False)
         y = _out(opset.group_convolution(x, grouped, **window))  # type: ignore[arg-type]
-    return [_channel_bias(ctx, y, ctx.optional_input(2))]
+    return y
+
+
+@rule("Conv")
+def conv(ctx: NodeContext) -> Outputs:
+    return [channel_bias(ctx, convolve(ctx, ctx.input(0), ctx.input(1)), ctx.optional_input(2))]
 
 
 @rule("ConvTranspose")
@@ -79,7 +84,7 @@ def conv_transpose(ctx: NodeContext) -> Outputs:
         output_padding=output_padding,
         **window,  # type: ignore[arg-type]
     )
-    return [_channel_bias(ctx, _out(y), ctx.optional_input(2))]
+    return [channel_bias(ctx, _out(y), ctx.optional_input(2))]
 
 
 def _same_transposed_pads(
@@ -234,7 +239,7 @@ def instance_norm(ctx: NodeContext) -> Outputs:
     )
     shape = ctx.const([1, -1] + [1] * (x.partial_shape.rank - 2), _I64)
     scale = opset.reshape(ctx.input(1), shape, special_zero=False)
-    return [_channel_bias(ctx, _out(opset.multiply(normalized, scale)), ctx.input(2))]
+    return [channel_bias(ctx, _out(opset.multiply(normalized, scale)), ctx.input(2))]
 
 
 @rule("LayerNormalization", since=17)

@@ -1,7 +1,8 @@
-"""Rules for ONNX's linear quantization: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear,
-decomposed into existing ops (Convert, Divide, Round, Add, Clamp, Multiply) as OpenVINO's frontend does
-without FakeQuantize; scales and zero points per tensor, per axis or per block. Integer types only:
-the SDK has no 8-bit or 4-bit float types."""
+"""Rules for ONNX's linear quantization: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear, and
+the quantized products MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv; decomposed into
+existing ops (Convert, Divide, Round, Add, Clamp, Multiply, MatMul, Convolution) as OpenVINO's frontend
+does without FakeQuantize; scales and zero points per tensor, per axis or per block. Integer types
+only: the SDK has no 8-bit or 4-bit float types."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hetero_sdk import opset
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.frontend.onnx.rules_nn import channel_bias, convolve
 from hetero_sdk.frontend.onnx.types import element_type
 from hetero_sdk.graph.node import Output
 from hetero_sdk.ops import type_limits
@@ -101,3 +103,67 @@ def dynamic_quantize_linear(ctx: NodeContext) -> Outputs:
     scale = opset.divide(opset.subtract(high, low), ctx.const(255.0, np.float32)).output(0)
     zero_point = _quantize(ctx, opset.negative(low).output(0), scale, None, Type.u8)
     return [_quantize(ctx, x, scale, zero_point, Type.u8), scale, zero_point]
+
+
+def _on_axis(ctx: NodeContext, param: Output, rank: int, axis: int) -> Output:
+    """A scalar or 1-D scale or zero point of a quantized product, along ``axis`` of a rank-``rank`` operand."""
+    if param.partial_shape.rank != 1 or rank < 2:
+        return param
+    shape = [1] * rank
+    shape[axis % rank] = -1
+    return opset.reshape(param, ctx.const(shape, _I64), special_zero=False).output(0)
+
+
+def _shifted(ctx: NodeContext, x: Output, zero_point: int, axis: int, dtype: Type) -> Output:
+    """``x - zero_point`` in ``dtype`` (input ``zero_point`` of the node, when it has one)."""
+    y = opset.convert(x, dtype).output(0)
+    given = ctx.optional_input(zero_point)
+    if given is None:
+        return y
+    rank = x.partial_shape.rank
+    return opset.subtract(y, opset.convert(_on_axis(ctx, given, rank, axis), dtype)).output(0)
+
+
+def _dequantized(ctx: NodeContext, x: int, scale: int, zero_point: int, axis: int) -> Output:
+    """Node input ``x`` dequantized in f32 with the node's inputs ``scale`` and ``zero_point``."""
+    value = ctx.input(x)
+    shifted = _shifted(ctx, value, zero_point, axis, Type.f32)
+    return opset.multiply(shifted, _f32(_on_axis(ctx, ctx.input(scale), value.partial_shape.rank, axis))).output(0)
+
+
+@rule("MatMulInteger", since=10)
+def matmul_integer(ctx: NodeContext) -> Outputs:
+    """``(a - a_zero_point) @ (b - b_zero_point)`` in i32; zero points per tensor, a's per row, b's per column."""
+    a = _shifted(ctx, ctx.input(0), 2, -2, Type.i32)
+    b = _shifted(ctx, ctx.input(1), 3, -1, Type.i32)
+    return [opset.matmul(a, b).output(0)]
+
+
+@rule("ConvInteger", since=10)
+def conv_integer(ctx: NodeContext) -> Outputs:
+    """``(x - x_zero_point) * (w - w_zero_point)`` convolved in f64 (exact for any integer sum an i32
+    holds), then i32; w's zero point per tensor or per output channel."""
+    x = _shifted(ctx, ctx.input(0), 2, 1, Type.f64)
+    w = _shifted(ctx, ctx.input(1), 3, 0, Type.f64)
+    return [opset.convert(convolve(ctx, x, w), Type.i32).output(0)]
+
+
+@rule("QLinearMatMul", since=10)
+def qlinear_matmul(ctx: NodeContext) -> Outputs:
+    """a and b dequantized (per tensor, a per row, b per column), multiplied in f32, quantized again."""
+    product = opset.matmul(_dequantized(ctx, 0, 1, 2, -2), _dequantized(ctx, 3, 4, 5, -1)).output(0)
+    zero_point = ctx.input(7)
+    return [_quantize(ctx, product, ctx.input(6), zero_point, zero_point.element_type)]
+
+
+@rule("QLinearConv", since=10)
+def qlinear_conv(ctx: NodeContext) -> Outputs:
+    """x and w dequantized (w per output channel), convolved in f32 with the i32 bias at scale
+    ``x_scale * w_scale``, quantized again."""
+    y = convolve(ctx, _dequantized(ctx, 0, 1, 2, 1), _dequantized(ctx, 3, 4, 5, 0))
+    bias = ctx.optional_input(8)
+    if bias is not None:
+        bias = opset.multiply(_f32(bias), opset.multiply(_f32(ctx.input(1)), _f32(ctx.input(4)))).output(0)
+        y = channel_bias(ctx, y, bias)
+    zero_point = ctx.input(7)
+    return [_quantize(ctx, y, ctx.input(6), zero_point, zero_point.element_type)]
