@@ -128,6 +128,31 @@ def max_pool(ctx: NodeContext) -> Outputs:
     return [_out(node, 0), _out(node, 1)]
 
 
+@rule("MaxUnpool", since=9)
+def max_unpool(ctx: NodeContext) -> Outputs:
+    """Each value of ``x`` written at its flat index (MaxPool's second output) into zeros of the unpooled
+    shape, ``(in - 1) * stride + kernel - pads`` per spatial dim; an ``output_shape`` input pads that
+    at the end, as ONNX's reference and node tests do (ONNX Runtime reads the indices in output_shape)."""
+    x, indices = ctx.input(0), ctx.input(1)
+    dims = x.partial_shape.dims
+    kernel = ctx.attr("kernel_shape")
+    spatial = len(kernel)
+    strides, pads = ctx.attr("strides", [1] * spatial), ctx.attr("pads", [0] * 2 * spatial)
+    if any(d < 0 for d in dims):
+        raise ctx.unsupported("a dynamic input shape")
+    out = [(d - 1) * s + k - pads[i] - pads[i + spatial] for i, (d, s, k) in enumerate(zip(dims[2:], strides, kernel))]
+    shape = [*dims[:2], *out]
+    flat = ctx.const([-1], _I64)
+    zeros = opset.broadcast(ctx.const(0, x.element_type), ctx.const([int(np.prod(shape))], _I64))
+    values, where = opset.reshape(x, flat, special_zero=False), opset.reshape(indices, flat, special_zero=False)
+    y = opset.reshape(opset.scatter_elements_update(zeros, where, values), ctx.const(shape, _I64), special_zero=False)
+    target = ctx.optional_input(2)
+    if target is None:
+        return [_out(y)]
+    extra = opset.subtract(opset.convert(target, Type.i64), ctx.const(shape, _I64))
+    return [_out(opset.pad(y, ctx.const([0] * len(shape), _I64), extra))]
+
+
 @rule("AveragePool")
 def average_pool(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
