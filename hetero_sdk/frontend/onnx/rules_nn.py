@@ -70,21 +70,29 @@ def conv(ctx: NodeContext) -> Outputs:
 def conv_transpose(ctx: NodeContext) -> Outputs:
     x, w = ctx.input(0), ctx.input(1)
     spatial = x.partial_shape.rank - 2
-    if ctx.attr("group", 1) != 1:
-        raise ctx.unsupported("a grouped ConvTranspose (group > 1)")
     window = _window(ctx, spatial)
     output_shape = ctx.attr("output_shape", None)
     output_padding = ctx.attr("output_padding", [0] * spatial)
     if window["auto_pad"] in ("same_upper", "same_lower"):
         window, output_shape = _same_transposed_pads(ctx, x, w, window, output_shape, output_padding)
-    y = opset.convolution_backprop_data(
-        x,
-        w,
-        output_shape=None if output_shape is None else ctx.const(output_shape[-spatial:], _I64),
-        output_padding=output_padding,
-        **window,  # type: ignore[arg-type]
-    )
-    return [channel_bias(ctx, _out(y), ctx.optional_input(2))]
+    group = ctx.attr("group", 1)
+    # groups: each slice of input channels with its slice of filters, the results side by side
+    xs = [x] if group == 1 else [_out(opset.split(x, ctx.const(1, _I64), group), i) for i in range(group)]
+    ws = [w] if group == 1 else [_out(opset.split(w, ctx.const(0, _I64), group), i) for i in range(group)]
+    parts = [
+        _out(
+            opset.convolution_backprop_data(
+                xg,
+                wg,
+                output_shape=None if output_shape is None else ctx.const(output_shape[-spatial:], _I64),
+                output_padding=output_padding,
+                **window,  # type: ignore[arg-type]
+            )
+        )
+        for xg, wg in zip(xs, ws)
+    ]
+    y = parts[0] if group == 1 else _out(opset.concat(parts, 1))
+    return [channel_bias(ctx, y, ctx.optional_input(2))]
 
 
 def _same_transposed_pads(

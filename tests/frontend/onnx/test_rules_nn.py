@@ -70,6 +70,14 @@ def test_conv_transpose_matches_onnxruntime(attrs: dict[str, object]) -> None:
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("attrs", [{"group": 2}, {"group": 3, "strides": [2, 1], "pads": [1, 0, 0, 1]}])
+def test_grouped_conv_transpose_matches_onnxruntime(attrs: dict[str, object]) -> None:
+    groups = int(attrs["group"])  # type: ignore[call-overload]
+    inputs = {"x": _x(1, 2 * groups, 4, 3), "w": _x(2 * groups, 2, 3, 2), "b": _x(2 * groups)}
+    model, feeds = node_model("ConvTranspose", inputs, 11, constants=["w", "b"], **attrs)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
 @pytest.mark.parametrize(
     "attrs",
