@@ -16,9 +16,11 @@ import onnx.inliner
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its rules)
     rules_control_flow,
+    rules_detection,
     rules_elementwise,
     rules_indexing,
     rules_nn,
+    rules_quantization,
     rules_recurrent,
     rules_reduction,
     rules_shape,

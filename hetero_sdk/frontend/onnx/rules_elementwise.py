@@ -182,6 +182,14 @@ def shrink(ctx: NodeContext) -> Outputs:
     return [_out(opset.select(opset.less(x, _scalar(ctx, -lambd, x)), opset.add(x, _scalar(ctx, bias, x)), above))]
 
 
+@rule("Binarizer", domain="ai.onnx.ml")
+def binarizer(ctx: NodeContext) -> Outputs:
+    """1 where ``x`` is above ``threshold``, else 0, in the type of ``x``."""
+    x = ctx.input(0)
+    above = opset.greater(x, _scalar(ctx, ctx.attr("threshold", 0.0), x))
+    return [_out(opset.select(above, _scalar(ctx, 1, x), _scalar(ctx, 0, x)))]
+
+
 @rule("PRelu", since=7)
 def prelu(ctx: NodeContext) -> Outputs:
     x, slope = ctx.input(0), ctx.input(1)

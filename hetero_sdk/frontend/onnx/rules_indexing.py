@@ -1,12 +1,12 @@
 """Rules for ONNX ops that read or write data at positions held in another tensor: GatherND, the
-scatters (Scatter, ScatterElements, ScatterND), ReverseSequence and Compress; and Unique, which finds
-such positions."""
+scatters (Scatter, ScatterElements, ScatterND, TensorScatter), ReverseSequence and Compress."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from hetero_sdk import opset
+from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.graph.node import Output
@@ -68,9 +68,28 @@ def compress(ctx: NodeContext) -> Outputs:
     return [opset.gather(data, positions, ctx.const(axis, _I64)).output(0)]
 
 
-@rule("Unique", since=11)
-def unique(ctx: NodeContext) -> Outputs:
-    """Unique's four outputs; ONNX's indices and counts are i64."""
-    axis = ctx.attr("axis", None)
-    node = opset.unique(ctx.input(0), None if axis is None else ctx.const(axis, _I64), bool(ctx.attr("sorted", 1)))
-    return [node.output(i) for i in range(4)]
+@rule("TensorScatter", since=24)
+def tensor_scatter(ctx: NodeContext) -> Outputs:
+    """A KV-cache update: ``update`` written into ``past_cache`` along ``axis`` from each batch entry's
+    write index (modulo the cache length in ``circular`` mode), as one ScatterElementsUpdate."""
+    past, update = ctx.input(0), ctx.input(1)
+    rank = past.partial_shape.rank
+    axis = ctx.attr("axis", -2) % rank
+    zero, one = ctx.const(0, _I64), ctx.const(1, _I64)
+    length = opset.gather(opset.shape_of(update), ctx.const(axis, _I64), zero)
+    steps = opset.range(zero, length, one, output_type=Type.i64)
+    positions: Output = opset.reshape(steps, ctx.const(_along(rank, axis), _I64), special_zero=False).output(0)
+    starts = ctx.optional_input(2)
+    if starts is not None:
+        per_batch = opset.reshape(opset.convert(starts, Type.i64), ctx.const(_along(rank, 0), _I64), special_zero=False)
+        positions = opset.add(positions, per_batch).output(0)
+    if ctx.attr("mode", "linear") == "circular":
+        size = opset.gather(opset.shape_of(past), ctx.const(axis, _I64), zero)
+        positions = opset.floor_mod(positions, size).output(0)
+    positions = opset.broadcast(positions, opset.shape_of(update)).output(0)
+    return [opset.scatter_elements_update(past, positions, update, axis=axis).output(0)]
+
+
+def _along(rank: int, axis: int) -> list[int]:
+    """A shape of ``rank`` ones but ``-1`` at ``axis``: a vector laid along that axis."""
+    return [-1 if d == axis else 1 for d in range(rank)]

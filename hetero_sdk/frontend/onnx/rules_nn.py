@@ -1,5 +1,5 @@
 """Rules for ONNX's neural-network ops: convolutions, pooling, normalizations, matrix products,
-softmax, resizing, top-k and non-max suppression."""
+softmax, resizing (top-k, arg-max and non-max suppression are in :mod:`.rules_detection`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.graph.node import Output
 
-__all__: list[str] = []
+__all__ = ["channel_bias", "convolve"]
 
 _I64 = np.int64
 _AUTO_PAD = {"NOTSET": "explicit", "SAME_UPPER": "same_upper", "SAME_LOWER": "same_lower", "VALID": "valid"}
@@ -36,7 +36,7 @@ def _window(ctx: NodeContext, spatial: int) -> dict[str, object]:
     }
 
 
-def _channel_bias(ctx: NodeContext, y: Output, bias: Output | None) -> Output:
+def channel_bias(ctx: NodeContext, y: Output, bias: Output | None) -> Output:
     """``y + bias`` with a per-channel ``bias`` of shape ``[C]`` (axis 1 of ``y``)."""
     if bias is None:
         return y
@@ -44,9 +44,9 @@ def _channel_bias(ctx: NodeContext, y: Output, bias: Output | None) -> Output:
     return _out(opset.add(y, opset.reshape(bias, ctx.const(shape, _I64), special_zero=False)))
 
 
-@rule("Conv")
-def conv(ctx: NodeContext) -> Outputs:
-    x, w = ctx.input(0), ctx.input(1)
+def convolve(ctx: NodeContext, x: Output, w: Output) -> Output:
+    """``x`` convolved with ``w`` as the node's attributes say (pads, strides, dilations, group): Conv
+    without its bias, shared with ConvInteger and QLinearConv."""
     spatial = x.partial_shape.rank - 2
     window = _window(ctx, spatial)
     group = ctx.attr("group", 1)
@@ -58,28 +58,41 @@ def conv(ctx: NodeContext) -> Outputs:
             raise ctx.unsupported("a grouped convolution with a dynamic number of filters")
         grouped = opset.reshape(w, ctx.const([group, dims[0] // group, *dims[1:]], _I64), special_zero=False)
         y = _out(opset.group_convolution(x, grouped, **window))  # type: ignore[arg-type]
-    return [_channel_bias(ctx, y, ctx.optional_input(2))]
+    return y
+
+
+@rule("Conv")
+def conv(ctx: NodeContext) -> Outputs:
+    return [channel_bias(ctx, convolve(ctx, ctx.input(0), ctx.input(1)), ctx.optional_input(2))]
 
 
 @rule("ConvTranspose")
 def conv_transpose(ctx: NodeContext) -> Outputs:
     x, w = ctx.input(0), ctx.input(1)
     spatial = x.partial_shape.rank - 2
-    if ctx.attr("group", 1) != 1:
-        raise ctx.unsupported("a grouped ConvTranspose (group > 1)")
     window = _window(ctx, spatial)
     output_shape = ctx.attr("output_shape", None)
     output_padding = ctx.attr("output_padding", [0] * spatial)
     if window["auto_pad"] in ("same_upper", "same_lower"):
         window, output_shape = _same_transposed_pads(ctx, x, w, window, output_shape, output_padding)
-    y = opset.convolution_backprop_data(
-        x,
-        w,
-        output_shape=None if output_shape is None else ctx.const(output_shape[-spatial:], _I64),
-        output_padding=output_padding,
-        **window,  # type: ignore[arg-type]
-    )
-    return [_channel_bias(ctx, _out(y), ctx.optional_input(2))]
+    group = ctx.attr("group", 1)
+    # groups: each slice of input channels with its slice of filters, the results side by side
+    xs = [x] if group == 1 else [_out(opset.split(x, ctx.const(1, _I64), group), i) for i in range(group)]
+    ws = [w] if group == 1 else [_out(opset.split(w, ctx.const(0, _I64), group), i) for i in range(group)]
+    parts = [
+        _out(
+            opset.convolution_backprop_data(
+                xg,
+                wg,
+                output_shape=None if output_shape is None else ctx.const(output_shape[-spatial:], _I64),
+                output_padding=output_padding,
+                **window,  # type: ignore[arg-type]
+            )
+        )
+        for xg, wg in zip(xs, ws)
+    ]
+    y = parts[0] if group == 1 else _out(opset.concat(parts, 1))
+    return [channel_bias(ctx, y, ctx.optional_input(2))]
 
 
 def _same_transposed_pads(
@@ -121,6 +134,31 @@ def max_pool(ctx: NodeContext) -> Outputs:
         **_window(ctx, spatial),  # type: ignore[arg-type]
     )
     return [_out(node, 0), _out(node, 1)]
+
+
+@rule("MaxUnpool", since=9)
+def max_unpool(ctx: NodeContext) -> Outputs:
+    """Each value of ``x`` written at its flat index (MaxPool's second output) into zeros of the unpooled
+    shape, ``(in - 1) * stride + kernel - pads`` per spatial dim; an ``output_shape`` input pads that
+    at the end, as ONNX's reference and node tests do (ONNX Runtime reads the indices in output_shape)."""
+    x, indices = ctx.input(0), ctx.input(1)
+    dims = x.partial_shape.dims
+    kernel = ctx.attr("kernel_shape")
+    spatial = len(kernel)
+    strides, pads = ctx.attr("strides", [1] * spatial), ctx.attr("pads", [0] * 2 * spatial)
+    if any(d < 0 for d in dims):
+        raise ctx.unsupported("a dynamic input shape")
+    out = [(d - 1) * s + k - pads[i] - pads[i + spatial] for i, (d, s, k) in enumerate(zip(dims[2:], strides, kernel))]
+    shape = [*dims[:2], *out]
+    flat = ctx.const([-1], _I64)
+    zeros = opset.broadcast(ctx.const(0, x.element_type), ctx.const([int(np.prod(shape))], _I64))
+    values, where = opset.reshape(x, flat, special_zero=False), opset.reshape(indices, flat, special_zero=False)
+    y = opset.reshape(opset.scatter_elements_update(zeros, where, values), ctx.const(shape, _I64), special_zero=False)
+    target = ctx.optional_input(2)
+    if target is None:
+        return [_out(y)]
+    extra = opset.subtract(opset.convert(target, Type.i64), ctx.const(shape, _I64))
+    return [_out(opset.pad(y, ctx.const([0] * len(shape), _I64), extra))]
 
 
 @rule("AveragePool")
@@ -234,7 +272,7 @@ def instance_norm(ctx: NodeContext) -> Outputs:
     )
     shape = ctx.const([1, -1] + [1] * (x.partial_shape.rank - 2), _I64)
     scale = opset.reshape(ctx.input(1), shape, special_zero=False)
-    return [_channel_bias(ctx, _out(opset.multiply(normalized, scale)), ctx.input(2))]
+    return [channel_bias(ctx, _out(opset.multiply(normalized, scale)), ctx.input(2))]
 
 
 @rule("LayerNormalization", since=17)
@@ -289,6 +327,38 @@ def softmax_13(ctx: NodeContext) -> Outputs:
     factory = opset.softmax if ctx.op_type == "Softmax" else opset.log_softmax
     return [_out(factory(ctx.input(0), axis=ctx.attr("axis", -1)))]
 
+
+def _hardmax(ctx: NodeContext, x: Output, axis: int) -> Output:
+    """1 at the first largest element along ``axis``, 0 elsewhere: TopK's index, one-hot."""
+    rank = x.partial_shape.rank
+    size = x.partial_shape.dims[axis]
+    if size < 0:
+        raise ctx.unsupported(f"a dynamic dimension on the Hardmax axis {axis} (of {x.partial_shape})")
+    top = opset.topk(x, ctx.const(1, _I64), axis, "max", "value", index_element_type=Type.i64, stable=True)
+    index = _out(top, 1)
+    positions = np.arange(size, dtype=np.int64).reshape([size if d == axis else 1 for d in range(rank)])
+    return _out(opset.convert(opset.equal(ctx.const(positions), index), x.element_type))
+
+
+@rule("Hardmax")
+def hardmax_1(ctx: NodeContext) -> Outputs:
+    """Before opset 13 the input is seen as 2-D: the axes from ``axis`` on are one row."""
+    x = ctx.input(0)
+    rank = x.partial_shape.rank
+    axis = ctx.attr("axis", 1) % max(rank, 1)
+    if axis == rank - 1:
+        return [_hardmax(ctx, x, axis)]
+    flat = _out(opset.reshape(x, ctx.const([0] * axis + [-1], _I64), special_zero=True))
+    return [_out(opset.reshape(_hardmax(ctx, flat, axis), opset.shape_of(x), special_zero=False))]
+
+
+@rule("Hardmax", since=13)
+def hardmax_13(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    return [_hardmax(ctx, x, ctx.attr("axis", -1) % max(x.partial_shape.rank, 1))]
+
+
+# -- resizing ----------------------------------------------------------------------------------------
 
 _RESIZE_MODES = {"nearest": "nearest", "linear": "linear_onnx", "cubic": "cubic"}
 _TRANSFORMS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
@@ -346,33 +416,6 @@ def upsample_7(ctx: NodeContext) -> Outputs:
 @rule("Upsample", since=9)
 def upsample_9(ctx: NodeContext) -> Outputs:
     return [_interpolate(ctx, ctx.input(0), ctx.input(1), "scales", None, "asymmetric", "floor")]
-
-
-# -- selection ---------------------------------------------------------------------------------------
-
-
-@rule("NonMaxSuppression", since=10)
-def non_max_suppression(ctx: NodeContext) -> Outputs:
-    boxes, scores = ctx.input(0), ctx.input(1)
-    f32 = scores.element_type
-
-    def scalar(index: int, default: float, dtype: Type) -> Output:
-        given = ctx.optional_input(index)
-        if given is None:
-            return ctx.const(default, dtype)
-        return _out(opset.reshape(given, ctx.const([], _I64), special_zero=False))
-
-    node = opset.non_max_suppression(
-        boxes,
-        scores,
-        scalar(2, 0, Type.i64),
-        scalar(3, 0.0, f32),
-        scalar(4, float("-inf"), f32),
-        box_encoding="center" if ctx.attr("center_point_box", 0) else "corner",
-        sort_result_descending=False,
-        output_type=Type.i64,
-    )
-    return [_out(node, 0)]
 
 
 @rule("Det", since=11)

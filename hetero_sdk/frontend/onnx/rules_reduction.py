@@ -1,6 +1,5 @@
 """Rules for ONNX's reductions: ReduceSum, ReduceMean... with their axes as an attribute (before
-opset 13 for ReduceSum, 18 for the others) or an input, ``keepdims`` and ``noop_with_empty_axes``; and
-the selections along an axis, TopK, ArgMax, ArgMin and Hardmax."""
+opset 13 for ReduceSum, 18 for the others) or an input, ``keepdims`` and ``noop_with_empty_axes``."""
 
 from __future__ import annotations
 
@@ -19,8 +18,8 @@ __all__: list[str] = []
 _I64 = np.int64
 
 
-def _out(node: object, index: int = 0) -> Output:
-    return node.output(index)  # type: ignore[attr-defined, no-any-return]
+def _out(node: object) -> Output:
+    return node.output(0)  # type: ignore[attr-defined, no-any-return]
 
 
 def _square(x: Output) -> Output:
@@ -84,72 +83,3 @@ def cum_prod(ctx: NodeContext) -> Outputs:
     axis = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
     exclusive, reverse = bool(ctx.attr("exclusive", 0)), bool(ctx.attr("reverse", 0))
     return [_out(opset.cum_prod(ctx.input(0), axis, exclusive=exclusive, reverse=reverse))]
-
-
-def _topk(ctx: NodeContext, x: Output, k: Output, axis: int, largest: bool) -> tuple[Output, Output]:
-    node = opset.topk(
-        x, k, axis=axis, mode="max" if largest else "min", sort="value", index_element_type=Type.i64, stable=True
-    )
-    return _out(node, 0), _out(node, 1)
-
-
-@rule("TopK")
-def topk_1(ctx: NodeContext) -> Outputs:
-    return list(_topk(ctx, ctx.input(0), ctx.const(ctx.attr("k"), _I64), ctx.attr("axis", -1), True))
-
-
-@rule("TopK", since=10)
-def topk_10(ctx: NodeContext) -> Outputs:
-    k = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
-    return list(_topk(ctx, ctx.input(0), k, ctx.attr("axis", -1), bool(ctx.attr("largest", 1))))
-
-
-@rule("ArgMax", "ArgMin")
-def arg_max(ctx: NodeContext) -> Outputs:
-    """TopK with k=1 (stable: the first of equal elements); with ``select_last_index`` the last one,
-    found as the first of the data reversed along ``axis`` and mapped back (``dim - 1 - index``)."""
-    x = ctx.input(0)
-    axis = ctx.attr("axis", 0)
-    last = bool(ctx.attr("select_last_index", 0))
-    if last:
-        lowest = np.iinfo(_I64).min
-        x = _out(opset.slice(x, ctx.const([-1], _I64), ctx.const([lowest], _I64), ctx.const([-1], _I64), [axis]))
-    _, indices = _topk(ctx, x, ctx.const(1, _I64), axis, ctx.op_type == "ArgMax")
-    if last:
-        dim = opset.gather(opset.shape_of(x), ctx.const(axis, _I64), ctx.const(0, _I64))
-        indices = _out(opset.subtract(opset.subtract(dim, ctx.const(1, _I64)), indices))
-    if not ctx.attr("keepdims", 1):
-        indices = _out(opset.squeeze(indices, ctx.const([axis], _I64)))
-    return [indices]
-
-
-def _hardmax(ctx: NodeContext, x: Output, axis: int) -> Output:
-    """1 at the first largest element along ``axis``, 0 elsewhere: TopK's index, one-hot."""
-    rank = x.partial_shape.rank
-    size = x.partial_shape.dims[axis]
-    if size < 0:
-        raise ctx.unsupported(f"a dynamic dimension on the Hardmax axis {axis} (of {x.partial_shape})")
-    _, index = _topk(ctx, x, ctx.const(1, _I64), axis, True)
-    positions = np.arange(size, dtype=np.int64).reshape([size if d == axis else 1 for d in range(rank)])
-    return _out(opset.convert(opset.equal(ctx.const(positions), index), x.element_type))
-
-
-@rule("Hardmax")
-def hardmax_1(ctx: NodeContext) -> Outputs:
-    """Before opset 13 the input is seen as 2-D: the axes from ``axis`` on are one row."""
-    x = ctx.input(0)
-    rank = x.partial_shape.rank
-    axis = ctx.attr("axis", 1) % max(rank, 1)
-    if axis == rank - 1:
-        return [_hardmax(ctx, x, axis)]
-    flat = _out(opset.reshape(x, ctx.const([0] * axis + [-1], _I64), special_zero=True))
-    return [_out(opset.reshape(_hardmax(ctx, flat, axis), opset.shape_of(x), special_zero=False))]
-
-
-@rule("Hardmax", since=13)
-def hardmax_13(ctx: NodeContext) -> Outputs:
-    x = ctx.input(0)
-    return [_hardmax(ctx, x, ctx.attr("axis", -1) % max(x.partial_shape.rank, 1))]
-
-
-# -- resizing ----------------------------------------------------------------------------------------

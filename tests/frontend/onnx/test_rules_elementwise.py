@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from onnx_models import FEW, check, node_model, run_sdk
+from onnx import helper
+from onnx_models import FEW, check, node_model, run_sdk, value_info
 
 from hetero_sdk.errors import ModelValidationError, UnsupportedOperationError
 
@@ -326,3 +327,12 @@ def test_shrink_zeroes_the_band_and_shifts_the_rest(lambd: float, bias: float) -
     x = np.array([-3.0, -1.5, -1.0, -0.5, 0.0, 0.25, 0.5, 1.5, 2.0], np.float32)
     model, feeds = node_model("Shrink", {"x": x}, 9, lambd=lambd, bias=bias)
     check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+def test_binarizer_of_the_ml_domain_marks_values_above_the_threshold() -> None:
+    x = np.array([[-1.0, 0.5, 0.99], [1.0, 1.01, 7.0]], np.float32)
+    node = helper.make_node("Binarizer", ["x"], ["y"], domain="ai.onnx.ml", threshold=1.0)
+    graph = helper.make_graph([node], "g", [value_info("x", F32, [2, 3])], [value_info("y", F32, [2, 3])])
+    imports = [helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 1)]
+    model = helper.make_model(graph, opset_imports=imports, ir_version=8)
+    check(model, {"x": x}, ("TEMPLATE", "XLA"), expected=[np.where(x > 1.0, 1.0, 0.0).astype(np.float32)])

@@ -81,3 +81,20 @@ def test_unique_outputs_all_four_sorted_or_not(axis: int | None, sort: int) -> N
 def test_xla_declines_unique() -> None:
     model, _ = node_model("Unique", {"x": _x(4)}, 11, outputs=4)
     assert hs.Core().query_model(hs.convert_model(model), "XLA") == {}
+
+
+@pytest.mark.parametrize(("mode", "axis"), [("linear", -2), ("circular", -2), ("circular", 1)])
+def test_tensor_scatter_writes_each_batch_entry_from_its_index(mode: str, axis: int) -> None:
+    past = _x(2, 4, 5, 3)
+    update = _x(2, 4, 3, 3) if axis == -2 else _x(2, 2, 5, 3)
+    starts = np.array([1, 2] if mode == "linear" else [3, 4], I64)
+    expected = past.copy()
+    a = axis % 4
+    for prefix in np.ndindex(past.shape[:a]):
+        for step in range(update.shape[a]):
+            at = starts[prefix[0]] + step
+            at = at % past.shape[a] if mode == "circular" else at
+            expected[(*prefix, at)] = update[(*prefix, step)]
+    inputs = {"past": past, "update": update, "starts": starts}
+    model, feeds = node_model("TensorScatter", inputs, 24, mode=mode, axis=axis)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[expected])

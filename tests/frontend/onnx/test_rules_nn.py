@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from onnx_models import FEW, check, node_model
+from onnx import helper
+from onnx_models import FEW, check, graph_model, node_model, value_info
 
 F32, I64 = np.float32, np.int64
 RNG = np.random.default_rng(5)
@@ -66,6 +67,14 @@ def test_conv_transpose_matches_onnxruntime(attrs: dict[str, object]) -> None:
     model, feeds = node_model(
         "ConvTranspose", {"x": _x(1, 3, 4, 4), "w": _x(3, 2, 3, 3), "b": _x(2)}, 11, constants=["w", "b"], **attrs
     )
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("attrs", [{"group": 2}, {"group": 3, "strides": [2, 1], "pads": [1, 0, 0, 1]}])
+def test_grouped_conv_transpose_matches_onnxruntime(attrs: dict[str, object]) -> None:
+    groups = int(attrs["group"])  # type: ignore[call-overload]
+    inputs = {"x": _x(1, 2 * groups, 4, 3), "w": _x(2 * groups, 2, 3, 2), "b": _x(2 * groups)}
+    model, feeds = node_model("ConvTranspose", inputs, 11, constants=["w", "b"], **attrs)
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
 
 
@@ -351,3 +360,23 @@ def test_lrn_normalizes_across_channels() -> None:
     want = x / (2.0 + 0.001 / 4 * window) ** 0.5
     model, feeds = node_model("LRN", {"x": x}, 13, size=4, alpha=0.001, beta=0.5, bias=2.0)
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, expected=[want.astype(F32)])
+
+
+@pytest.mark.parametrize("output_shape", [None, [1, 2, 5, 6]])
+def test_max_unpool_writes_each_value_at_its_flat_index(output_shape: list[int] | None) -> None:
+    x = _x(1, 2, 2, 2)
+    indices = np.array([[[[0, 3], [9, 10]], [[17, 19], [24, 31]]]], np.int64)  # flat, in the 1x2x4x4 unpooled shape
+    feeds = {"x": x, "i": indices} | ({} if output_shape is None else {"shape": np.array(output_shape, np.int64)})
+    node = helper.make_node("MaxUnpool", list(feeds), ["y"], kernel_shape=[2, 2], strides=[2, 2])
+    inputs = [value_info(k, v.dtype, v.shape) for k, v in feeds.items()]
+    model = graph_model([node], inputs, [value_info("y", F32, output_shape or [1, 2, 4, 4])], 11)
+    if output_shape is None:
+        check(model, feeds, ("TEMPLATE", "XLA"))
+        return
+    # ONNX's reference (and its node test) reads the indices in the unpooled 1x2x4x4 shape and pads that
+    # to output_shape; ONNX Runtime reads them in output_shape. The SDK follows the reference; XLA leaves
+    # an output_shape known only at run time, which decides the output shape, to other devices.
+    unpooled = np.zeros(32, F32)
+    unpooled[indices.reshape(-1)] = x.reshape(-1)
+    expected = np.pad(unpooled.reshape(1, 2, 4, 4), [(0, 0), (0, 0), (0, 1), (0, 2)])
+    check(model, feeds, ("TEMPLATE",), expected=[expected])

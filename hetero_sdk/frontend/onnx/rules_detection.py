@@ -1,0 +1,88 @@
+"""Rules for ONNX's sorting and detection ops: TopK, ArgMax, ArgMin, NonMaxSuppression and Unique."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetero_sdk import opset
+from hetero_sdk.element_type import Type
+from hetero_sdk.frontend.onnx.node_context import NodeContext
+from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.graph.node import Output
+
+__all__: list[str] = []
+
+_I64 = np.int64
+
+
+def _out(node: object, index: int = 0) -> Output:
+    return node.output(index)  # type: ignore[attr-defined, no-any-return]
+
+
+def _topk(ctx: NodeContext, x: Output, k: Output, axis: int, largest: bool) -> tuple[Output, Output]:
+    node = opset.topk(
+        x, k, axis=axis, mode="max" if largest else "min", sort="value", index_element_type=Type.i64, stable=True
+    )
+    return _out(node, 0), _out(node, 1)
+
+
+@rule("TopK")
+def topk_1(ctx: NodeContext) -> Outputs:
+    return list(_topk(ctx, ctx.input(0), ctx.const(ctx.attr("k"), _I64), ctx.attr("axis", -1), True))
+
+
+@rule("TopK", since=10)
+def topk_10(ctx: NodeContext) -> Outputs:
+    k = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
+    return list(_topk(ctx, ctx.input(0), k, ctx.attr("axis", -1), bool(ctx.attr("largest", 1))))
+
+
+@rule("ArgMax", "ArgMin")
+def arg_max(ctx: NodeContext) -> Outputs:
+    """TopK with k=1 (stable: the first of equal elements); with ``select_last_index`` the last one,
+    found as the first of the data reversed along ``axis`` and mapped back (``dim - 1 - index``)."""
+    x = ctx.input(0)
+    axis = ctx.attr("axis", 0)
+    last = bool(ctx.attr("select_last_index", 0))
+    if last:
+        lowest = np.iinfo(_I64).min
+        x = _out(opset.slice(x, ctx.const([-1], _I64), ctx.const([lowest], _I64), ctx.const([-1], _I64), [axis]))
+    _, indices = _topk(ctx, x, ctx.const(1, _I64), axis, ctx.op_type == "ArgMax")
+    if last:
+        dim = opset.gather(opset.shape_of(x), ctx.const(axis, _I64), ctx.const(0, _I64))
+        indices = _out(opset.subtract(opset.subtract(dim, ctx.const(1, _I64)), indices))
+    if not ctx.attr("keepdims", 1):
+        indices = _out(opset.squeeze(indices, ctx.const([axis], _I64)))
+    return [indices]
+
+
+@rule("NonMaxSuppression", since=10)
+def non_max_suppression(ctx: NodeContext) -> Outputs:
+    boxes, scores = ctx.input(0), ctx.input(1)
+    f32 = scores.element_type
+
+    def scalar(index: int, default: float, dtype: Type) -> Output:
+        given = ctx.optional_input(index)
+        if given is None:
+            return ctx.const(default, dtype)
+        return _out(opset.reshape(given, ctx.const([], _I64), special_zero=False))
+
+    node = opset.non_max_suppression(
+        boxes,
+        scores,
+        scalar(2, 0, Type.i64),
+        scalar(3, 0.0, f32),
+        scalar(4, float("-inf"), f32),
+        box_encoding="center" if ctx.attr("center_point_box", 0) else "corner",
+        sort_result_descending=False,
+        output_type=Type.i64,
+    )
+    return [_out(node, 0)]
+
+
+@rule("Unique", since=11)
+def unique(ctx: NodeContext) -> Outputs:
+    """Unique's four outputs; ONNX's indices and counts are i64."""
+    axis = ctx.attr("axis", None)
+    node = opset.unique(ctx.input(0), None if axis is None else ctx.const(axis, _I64), bool(ctx.attr("sorted", 1)))
+    return [node.output(i) for i in range(4)]

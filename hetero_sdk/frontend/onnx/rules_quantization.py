@@ -1,0 +1,169 @@
+"""Rules for ONNX's linear quantization: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear, and
+the quantized products MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv; decomposed into
+existing ops (Convert, Divide, Round, Add, Clamp, Multiply, MatMul, Convolution) as OpenVINO's frontend
+does without FakeQuantize; scales and zero points per tensor, per axis or per block. Integer types
+only: the SDK has no 8-bit or 4-bit float types."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetero_sdk import opset
+from hetero_sdk.element_type import Type
+from hetero_sdk.frontend.onnx.node_context import NodeContext
+from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.frontend.onnx.rules_nn import channel_bias, convolve
+from hetero_sdk.frontend.onnx.types import element_type
+from hetero_sdk.graph.node import Output
+from hetero_sdk.ops import type_limits
+
+__all__: list[str] = []
+
+_I64 = np.int64
+_QUANTIZED = frozenset({Type.i8, Type.u8, Type.i16, Type.u16, Type.i32})
+"""The integer types ONNX quantizes to (the 2- and 4-bit ones aside, which the SDK lacks)."""
+
+
+def _f32(value: Output) -> Output:
+    return value if value.element_type == Type.f32 else opset.convert(value, Type.f32).output(0)
+
+
+def _along_axis(ctx: NodeContext, param: Output, x: Output) -> Output:
+    """A scale or zero point shaped to broadcast against ``x``: a scalar as it is, a 1-D one along
+    ``axis``, and with ``block_size`` each entry repeated over its block of ``axis``."""
+    rank = x.partial_shape.rank
+    axis = ctx.attr("axis", 1) % max(rank, 1)
+    block = ctx.attr("block_size", 0)
+    if block:
+        size = x.partial_shape[axis]
+        if size < 0:
+            raise ctx.unsupported(f"block_size with a dynamic dimension {axis} of the input")
+        positions = ctx.const(np.arange(size) // block, _I64)
+        return opset.gather(param, positions, ctx.const(axis, _I64)).output(0)
+    if param.partial_shape.rank == 1 and rank > 1:
+        shape = [1] * rank
+        shape[axis] = -1
+        return opset.reshape(param, ctx.const(shape, _I64), special_zero=False).output(0)
+    return param
+
+
+def _target(ctx: NodeContext, zero_point: Output | None, default: Type) -> Type:
+    if ctx.attr("output_dtype", 0):
+        return element_type(ctx.attr("output_dtype"), f"ONNX {ctx.describe()} output_dtype")
+    return default if zero_point is None else zero_point.element_type
+
+
+def _quantize(ctx: NodeContext, x: Output, scale: Output, zero_point: Output | None, target: Type) -> Output:
+    """``saturate(round(x / scale) + zero_point)`` in ``target``, computed in f32."""
+    if target not in _QUANTIZED:
+        raise ctx.unsupported(f"quantizing to {target.value}")
+    y = opset.round(opset.divide(_f32(x), _f32(scale)), "half_to_even")
+    if zero_point is not None:
+        y = opset.add(y, _f32(zero_point))
+    low, high = type_limits(target.numpy)
+    return opset.convert(opset.clamp(y, float(low), float(high)), target).output(0)
+
+
+@rule("QuantizeLinear", since=10)
+def quantize_linear(ctx: NodeContext) -> Outputs:
+    if ctx.attr("precision", 0):
+        raise ctx.unsupported("a precision attribute")
+    x = ctx.input(0)
+    zero_point = ctx.optional_input(2)
+    target = _target(ctx, zero_point, Type.u8)
+    scale = _along_axis(ctx, ctx.input(1), x)
+    zero_point = None if zero_point is None else _along_axis(ctx, zero_point, x)
+    return [_quantize(ctx, x, scale, zero_point, target)]
+
+
+@rule("DequantizeLinear", since=10)
+def dequantize_linear(ctx: NodeContext) -> Outputs:
+    """``(x - zero_point) * scale``, computed in f32, in the scale's type (or ``output_dtype``)."""
+    x = ctx.input(0)
+    if x.element_type not in _QUANTIZED:
+        raise ctx.unsupported(f"dequantizing {x.element_type.value}")
+    scale = ctx.input(1)
+    target = _target(ctx, None, scale.element_type)
+    y = _f32(x)
+    zero_point = ctx.optional_input(2)
+    if zero_point is not None:
+        y = opset.subtract(y, _f32(_along_axis(ctx, zero_point, x))).output(0)
+    y = opset.multiply(y, _f32(_along_axis(ctx, scale, x))).output(0)
+    return [y if target == Type.f32 else opset.convert(y, target).output(0)]
+
+
+@rule("DynamicQuantizeLinear", since=11)
+def dynamic_quantize_linear(ctx: NodeContext) -> Outputs:
+    """u8 quantization with the scale and zero point that map ``[min(x, 0), max(x, 0)]`` onto ``[0, 255]``."""
+    x = _f32(ctx.input(0))
+    axes = ctx.const(list(range(x.partial_shape.rank)), _I64)
+    zero = ctx.const(0.0, np.float32)
+    high = opset.maximum(opset.reduce_max(x, axes), zero)
+    low = opset.minimum(opset.reduce_min(x, axes), zero)
+    scale = opset.divide(opset.subtract(high, low), ctx.const(255.0, np.float32)).output(0)
+    zero_point = _quantize(ctx, opset.negative(low).output(0), scale, None, Type.u8)
+    return [_quantize(ctx, x, scale, zero_point, Type.u8), scale, zero_point]
+
+
+def _on_axis(ctx: NodeContext, param: Output, rank: int, axis: int) -> Output:
+    """A scalar or 1-D scale or zero point of a quantized product, along ``axis`` of a rank-``rank`` operand."""
+    if param.partial_shape.rank != 1 or rank < 2:
+        return param
+    shape = [1] * rank
+    shape[axis % rank] = -1
+    return opset.reshape(param, ctx.const(shape, _I64), special_zero=False).output(0)
+
+
+def _shifted(ctx: NodeContext, x: Output, zero_point: int, axis: int, dtype: Type) -> Output:
+    """``x - zero_point`` in ``dtype`` (input ``zero_point`` of the node, when it has one)."""
+    y = opset.convert(x, dtype).output(0)
+    given = ctx.optional_input(zero_point)
+    if given is None:
+        return y
+    rank = x.partial_shape.rank
+    return opset.subtract(y, opset.convert(_on_axis(ctx, given, rank, axis), dtype)).output(0)
+
+
+def _dequantized(ctx: NodeContext, x: int, scale: int, zero_point: int, axis: int) -> Output:
+    """Node input ``x`` dequantized in f32 with the node's inputs ``scale`` and ``zero_point``."""
+    value = ctx.input(x)
+    shifted = _shifted(ctx, value, zero_point, axis, Type.f32)
+    return opset.multiply(shifted, _f32(_on_axis(ctx, ctx.input(scale), value.partial_shape.rank, axis))).output(0)
+
+
+@rule("MatMulInteger", since=10)
+def matmul_integer(ctx: NodeContext) -> Outputs:
+    """``(a - a_zero_point) @ (b - b_zero_point)`` in i32; zero points per tensor, a's per row, b's per column."""
+    a = _shifted(ctx, ctx.input(0), 2, -2, Type.i32)
+    b = _shifted(ctx, ctx.input(1), 3, -1, Type.i32)
+    return [opset.matmul(a, b).output(0)]
+
+
+@rule("ConvInteger", since=10)
+def conv_integer(ctx: NodeContext) -> Outputs:
+    """``(x - x_zero_point) * (w - w_zero_point)`` convolved in f64 (exact for any integer sum an i32
+    holds), then i32; w's zero point per tensor or per output channel."""
+    x = _shifted(ctx, ctx.input(0), 2, 1, Type.f64)
+    w = _shifted(ctx, ctx.input(1), 3, 0, Type.f64)
+    return [opset.convert(convolve(ctx, x, w), Type.i32).output(0)]
+
+
+@rule("QLinearMatMul", since=10)
+def qlinear_matmul(ctx: NodeContext) -> Outputs:
+    """a and b dequantized (per tensor, a per row, b per column), multiplied in f32, quantized again."""
+    product = opset.matmul(_dequantized(ctx, 0, 1, 2, -2), _dequantized(ctx, 3, 4, 5, -1)).output(0)
+    zero_point = ctx.input(7)
+    return [_quantize(ctx, product, ctx.input(6), zero_point, zero_point.element_type)]
+
+
+@rule("QLinearConv", since=10)
+def qlinear_conv(ctx: NodeContext) -> Outputs:
+    """x and w dequantized (w per output channel), convolved in f32 with the i32 bias at scale
+    ``x_scale * w_scale``, quantized again."""
+    y = convolve(ctx, _dequantized(ctx, 0, 1, 2, 1), _dequantized(ctx, 3, 4, 5, 0))
+    bias = ctx.optional_input(8)
+    if bias is not None:
+        bias = opset.multiply(_f32(bias), opset.multiply(_f32(ctx.input(1)), _f32(ctx.input(4)))).output(0)
+        y = channel_bias(ctx, y, bias)
+    zero_point = ctx.input(7)
+    return [_quantize(ctx, y, ctx.input(6), zero_point, zero_point.element_type)]
