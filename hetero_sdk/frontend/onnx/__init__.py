@@ -24,6 +24,7 @@ from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its
     rules_recurrent,
     rules_reduction,
     rules_shape,
+    rules_signal,
 )
 from hetero_sdk.frontend.onnx.loader import load_proto
 from hetero_sdk.frontend.onnx.rules import RULES
