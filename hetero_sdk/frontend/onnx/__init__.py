@@ -20,6 +20,7 @@ from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its
     rules_elementwise,
     rules_indexing,
     rules_nn,
+    rules_normalization,
     rules_quantization,
     rules_recurrent,
     rules_reduction,
