@@ -126,15 +126,25 @@ def _same_transposed_pads(
 def max_pool(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     spatial = x.partial_shape.rank - 2
-    if ctx.wants_output(1) and ctx.attr("storage_order", 0):
-        raise ctx.unsupported("indices in column-major order (storage_order=1)")
+    column_major = ctx.wants_output(1) and bool(ctx.attr("storage_order", 0))
+    if column_major and spatial != 2:
+        raise ctx.unsupported(f"indices in column-major order (storage_order=1) over {spatial} spatial dims")
     node = opset.max_pool(
         x,
         kernel_shape=ctx.attr("kernel_shape"),
         rounding_type="ceil" if ctx.attr("ceil_mode", 0) else "floor",
         **_window(ctx, spatial),  # type: ignore[arg-type]
     )
-    return [_out(node, 0), _out(node, 1)]
+    indices = _out(node, 1)
+    if column_major:  # row h, column w of an image at flat index i: i - (i mod HW) + w * H + h
+        height, width = x.partial_shape.dims[2:]
+        if height < 0 or width < 0:
+            raise ctx.unsupported("column-major indices (storage_order=1) of a dynamic image size")
+        plane = opset.floor_mod(indices, ctx.const(height * width, _I64))
+        row, column = opset.divide(plane, ctx.const(width, _I64)), opset.floor_mod(plane, ctx.const(width, _I64))
+        moved = opset.add(opset.multiply(column, ctx.const(height, _I64)), row)
+        indices = _out(opset.add(opset.subtract(indices, plane), moved))
+    return [_out(node, 0), indices]
 
 
 @rule("MaxUnpool", since=9)

@@ -394,3 +394,12 @@ def test_max_unpool_writes_each_value_at_its_flat_index(output_shape: list[int] 
     unpooled[indices.reshape(-1)] = x.reshape(-1)
     expected = np.pad(unpooled.reshape(1, 2, 4, 4), [(0, 0), (0, 0), (0, 1), (0, 2)])
     check(model, feeds, ("TEMPLATE",), expected=[expected])
+
+
+@pytest.mark.parametrize("storage_order", [0, 1])
+def test_max_pool_indices_in_row_or_column_major_order(storage_order: int) -> None:
+    attributes = {"kernel_shape": [2, 2], "strides": [1, 2], "storage_order": storage_order}
+    model, feeds = node_model(
+        "MaxPool", {"x": _x(2, 3, 5, 4)}, 12, outputs=2, output_types=[F32, np.int64], **attributes
+    )
+    check(model, feeds, ("TEMPLATE", "XLA"))
