@@ -35,7 +35,7 @@ from hetero_sdk.ops.activation import (
     tan,
     tanh,
 )
-from hetero_sdk.ops.basic import constant, convert, parameter, result
+from hetero_sdk.ops.basic import bit_cast, constant, convert, parameter, result
 from hetero_sdk.ops.control_flow import if_op, loop, scan
 from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
 from hetero_sdk.ops.cumulative import cum_prod, cum_sum
@@ -83,7 +83,7 @@ ceil = ceiling
 """Alias of :func:`ceiling` (OpenVINO's op is named Ceiling)."""
 
 __all__ = [
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "avg_pool", "batch_norm_inference",
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "avg_pool", "batch_norm_inference", "bit_cast",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
     "broadcast", "ceil", "ceiling", "clamp", "concat", "constant", "convert", "convolution",
     "convolution_backprop_data", "cos", "cosh", "cum_prod", "cum_sum", "det", "divide", "einsum", "equal", "erf",

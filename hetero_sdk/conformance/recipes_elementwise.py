@@ -1,6 +1,7 @@
 """Case recipes of the elementwise ops whose operands constrain each other beyond their declared
 types: Swish's optional beta is a scalar, Clamp's bounds are ordered, Convert's values must fit the
-destination type. The other elementwise and activation ops derive their cases (``derived_cases``)."""
+destination type, BitCast's destination has the source's width. The other elementwise and activation
+ops derive their cases (``derived_cases``)."""
 
 from __future__ import annotations
 
@@ -43,3 +44,17 @@ def _convert(b: Builder, op_type: str) -> OpCase:
         x = b.away_from(x, [0.0], 1e-3)
     node = opset.convert(b.input(x, "x"), target, name="op")
     return b.case(op_type, node, "simple", destination_type=target.name)
+
+
+_SAME_WIDTH = ((F32, I32, np.uint32), (F16, np.int16, np.uint16), (np.int8, np.uint8, BOOL), (I64, np.float64))
+
+
+@recipe("BitCast")
+def _bit_cast(b: Builder, op_type: str) -> OpCase:
+    group = b.pick(_SAME_WIDTH)
+    source, target = np.dtype(b.pick(group)), np.dtype(b.pick(group))
+    shape = b.shape(0, 4)
+    # floats and booleans: the bits of normal floats (no NaN payloads, no flushed subnormals), or of 0 and 1
+    x = b.values(shape, target).view(source) if target.kind in "fb" else b.values(shape, source, -100, 100)
+    node = opset.bit_cast(b.input(x, "x"), target, name="op")
+    return b.case(op_type, node, "exact", destination_type=target.name)

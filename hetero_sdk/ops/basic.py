@@ -15,8 +15,8 @@ from hetero_sdk.graph.op_def import ARRAY, ELEMENT_TYPE, PARTIAL_SHAPE, Attr, In
 from hetero_sdk.shape import PartialShape
 
 __all__ = [
-    "CONSTANT", "CONVERT", "PARAMETER", "RESULT", "as_output", "as_outputs", "constant", "convert", "parameter",
-    "result",
+    "BIT_CAST", "CONSTANT", "CONVERT", "PARAMETER", "RESULT", "as_output", "as_outputs", "bit_cast", "constant",
+    "convert", "parameter", "result",
 ]  # fmt: skip
 
 
@@ -113,6 +113,38 @@ CONVERT = define(
         "saturate at the destination's limits; NaN becomes 0.",
     )
 )
+
+
+def _infer_bit_cast(node: Node) -> list[OutputSpec]:
+    source, target = node.input_value(0).element_type, node.attrs["destination_type"]
+    if source.numpy.itemsize != target.numpy.itemsize:
+        raise node.error(
+            f"{source.value} ({source.numpy.itemsize} bytes) cannot be reinterpreted as {target.value} "
+            f"({target.numpy.itemsize} bytes); pick a destination type of the same width, or use Convert"
+        )
+    return [(target, node.input_value(0).partial_shape)]
+
+
+BIT_CAST = define(
+    OpDef(
+        "BitCast",
+        "basic",
+        _infer_bit_cast,
+        inputs=(Input("data"),),
+        attrs=(Attr("destination_type", ELEMENT_TYPE, doc="a type of the same width as data's"),),
+        version="onnx26",
+        doc="Reinterprets each element's bits as destination_type, which has the same width.",
+    )
+)
+
+
+def bit_cast(data: Any, destination_type: Any, name: str | None = None) -> Node:
+    """Reinterprets the bits of each element as ``destination_type`` (``BitCast``, ONNX opset 26; OpenVINO
+    has none): ``1.0`` f32 becomes ``1065353216`` i32. Unlike :func:`convert`, values are not converted.
+
+    :param destination_type: an element type of the same width as ``data``'s (bool is one byte).
+    """
+    return Node(BIT_CAST, [as_output(data)], {"destination_type": Type.of(destination_type)}, name)
 
 
 def parameter(shape: Sequence[int] | PartialShape, dtype: Any = Type.f32, name: str | None = None) -> Node:

@@ -8,6 +8,7 @@ numpy kernel is registered here for it; those are grouped by the same families a
 import hetero_sdk.ops  # noqa: F401  (every op is defined before its kernels are looked up)
 from hetero_sdk.reference import (  # noqa: F401  (registration)
     activation,
+    basic,
     control_flow,
     convolution,
     detection,

@@ -220,3 +220,30 @@ def test_convert_between_integers_saturates_instead_of_wrapping() -> None:
     assert node.op.evaluate(node, x).tolist() == [-128, -128, -128, 0, 127, 127, 127]
     to_unsigned = opset.convert(opset.parameter([7], np.int32), hs.Type.u8)
     assert to_unsigned.op.evaluate(to_unsigned, x).tolist() == [0, 0, 0, 0, 127, 128, 255]
+
+
+_BIT_CAST_PAIRS = [(np.float32, np.int32), (np.int32, np.float32), (np.uint16, np.int16), (np.int8, np.uint8)]
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**16), pair=st.sampled_from(_BIT_CAST_PAIRS))
+def test_bit_cast_keeps_the_bits_of_each_element(seed: int, pair: tuple[type, type]) -> None:
+    source, target = pair
+    rng = np.random.default_rng(seed)
+    # the bits of normal floats when the destination is a float: no NaN payloads or subnormals in play
+    floats = rng.standard_normal((2, 3)).astype(np.float32)
+    x = floats.view(source) if np.dtype(source).itemsize == 4 else rng.integers(-100, 100, (2, 3)).astype(source)
+    expected = np.frombuffer(x.tobytes(), dtype=target).reshape(x.shape)
+    px = opset.parameter([2, 3], hs.Type.of(source), name="x")
+    model = hs.Model([opset.bit_cast(px, target, name="y")], [px])
+    for device in ("TEMPLATE", "XLA"):
+        got = hs.Core().compile_model(model, device)({"x": x})["y"]
+        assert got.dtype == target and got.tobytes() == expected.tobytes()
+
+
+def test_bit_cast_of_one_and_a_width_mismatch() -> None:
+    px = opset.parameter([], hs.Type.f32, name="x")
+    model = hs.Model([opset.bit_cast(px, hs.Type.i32, name="y")], [px])
+    assert int(hs.Core().compile_model(model, "TEMPLATE")({"x": np.float32(1.0)})["y"]) == 0x3F800000
+    with pytest.raises(ModelValidationError, match=r"BitCast 'b': f32 \(4 bytes\) cannot be reinterpreted as i16"):
+        opset.bit_cast(px, hs.Type.i16, name="b")

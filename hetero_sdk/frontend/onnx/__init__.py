@@ -20,10 +20,12 @@ from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its
     rules_elementwise,
     rules_indexing,
     rules_nn,
+    rules_normalization,
     rules_quantization,
     rules_recurrent,
     rules_reduction,
     rules_shape,
+    rules_signal,
 )
 from hetero_sdk.frontend.onnx.loader import load_proto
 from hetero_sdk.frontend.onnx.rules import RULES

@@ -119,6 +119,12 @@ def cast(ctx: NodeContext) -> Outputs:
     return [_out(opset.convert(ctx.input(0), target))]
 
 
+@rule("BitCast", since=26)
+def bit_cast(ctx: NodeContext) -> Outputs:
+    target = element_type(ctx.attr("to"), f"ONNX {ctx.describe()} target")
+    return [_out(opset.bit_cast(ctx.input(0), target))]
+
+
 @rule("CastLike", since=15)
 def cast_like(ctx: NodeContext) -> Outputs:
     return [_out(opset.convert(ctx.input(0), ctx.input(1).element_type))]

@@ -1,5 +1,6 @@
 """Rules for ONNX ops that read or write data at positions held in another tensor: GatherND, the
-scatters (Scatter, ScatterElements, ScatterND, TensorScatter), ReverseSequence and Compress."""
+scatters (Scatter, ScatterElements, ScatterND, TensorScatter), ReverseSequence, Compress, and ONNX-ML's
+ArrayFeatureExtractor."""
 
 from __future__ import annotations
 
@@ -93,3 +94,13 @@ def tensor_scatter(ctx: NodeContext) -> Outputs:
 def _along(rank: int, axis: int) -> list[int]:
     """A shape of ``rank`` ones but ``-1`` at ``axis``: a vector laid along that axis."""
     return [-1 if d == axis else 1 for d in range(rank)]
+
+
+@rule("ArrayFeatureExtractor", domain="ai.onnx.ml")
+def array_feature_extractor(ctx: NodeContext) -> Outputs:
+    """The elements of ``x`` at ``indices`` along its last axis; a 1-D ``x`` gives one row."""
+    x = ctx.input(0)
+    taken = opset.gather(x, ctx.input(1), ctx.const(-1, _I64)).output(0)
+    if x.partial_shape.rank == 1:
+        taken = opset.unsqueeze(taken, ctx.const([0], _I64)).output(0)
+    return [taken]

@@ -1,5 +1,6 @@
 """Rules for ONNX's neural-network ops: convolutions, pooling, normalizations, matrix products,
-softmax, resizing (top-k, arg-max and non-max suppression are in :mod:`.rules_detection`)."""
+softmax, resizing (top-k, arg-max and non-max suppression are in :mod:`.rules_detection`, batch,
+instance and layer normalization in :mod:`.rules_normalization`)."""
 
 from __future__ import annotations
 
@@ -125,15 +126,25 @@ def _same_transposed_pads(
 def max_pool(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     spatial = x.partial_shape.rank - 2
-    if ctx.wants_output(1) and ctx.attr("storage_order", 0):
-        raise ctx.unsupported("indices in column-major order (storage_order=1)")
+    column_major = ctx.wants_output(1) and bool(ctx.attr("storage_order", 0))
+    if column_major and spatial != 2:
+        raise ctx.unsupported(f"indices in column-major order (storage_order=1) over {spatial} spatial dims")
     node = opset.max_pool(
         x,
         kernel_shape=ctx.attr("kernel_shape"),
         rounding_type="ceil" if ctx.attr("ceil_mode", 0) else "floor",
         **_window(ctx, spatial),  # type: ignore[arg-type]
     )
-    return [_out(node, 0), _out(node, 1)]
+    indices = _out(node, 1)
+    if column_major:  # row h, column w of an image at flat index i: i - (i mod HW) + w * H + h
+        height, width = x.partial_shape.dims[2:]
+        if height < 0 or width < 0:
+            raise ctx.unsupported("column-major indices (storage_order=1) of a dynamic image size")
+        plane = opset.floor_mod(indices, ctx.const(height * width, _I64))
+        row, column = opset.divide(plane, ctx.const(width, _I64)), opset.floor_mod(plane, ctx.const(width, _I64))
+        moved = opset.add(opset.multiply(column, ctx.const(height, _I64)), row)
+        indices = _out(opset.add(opset.subtract(indices, plane), moved))
+    return [_out(node, 0), indices]
 
 
 @rule("MaxUnpool", since=9)
@@ -251,42 +262,6 @@ def global_pool(ctx: NodeContext) -> Outputs:
     axes = ctx.const(list(range(2, x.partial_shape.rank)), _I64)
     reduce = opset.reduce_mean if ctx.op_type == "GlobalAveragePool" else opset.reduce_max
     return [_out(reduce(x, axes, keep_dims=True))]
-
-
-@rule("BatchNormalization")
-def batch_norm(ctx: NodeContext) -> Outputs:
-    if ctx.attr("training_mode", 0) or any(ctx.wants_output(i) for i in range(1, 5)):
-        raise ctx.unsupported("training mode (running statistics outputs)")
-    if ctx.version < 9 and not ctx.attr("spatial", 1):
-        raise ctx.unsupported("per-activation statistics (spatial=0)")
-    data, gamma, beta, mean, variance = (ctx.input(i) for i in range(5))
-    return [_out(opset.batch_norm_inference(data, gamma, beta, mean, variance, epsilon=ctx.attr("epsilon", 1e-5)))]
-
-
-@rule("InstanceNormalization", since=6)
-def instance_norm(ctx: NodeContext) -> Outputs:
-    x = ctx.input(0)
-    axes = ctx.const(list(range(2, x.partial_shape.rank)), _I64)
-    normalized = _out(
-        opset.mvn(x, axes, normalize_variance=True, eps=ctx.attr("epsilon", 1e-5), eps_mode="inside_sqrt")
-    )
-    shape = ctx.const([1, -1] + [1] * (x.partial_shape.rank - 2), _I64)
-    scale = opset.reshape(ctx.input(1), shape, special_zero=False)
-    return [channel_bias(ctx, _out(opset.multiply(normalized, scale)), ctx.input(2))]
-
-
-@rule("LayerNormalization", since=17)
-def layer_norm(ctx: NodeContext) -> Outputs:
-    if ctx.wants_output(1) or ctx.wants_output(2):
-        raise ctx.unsupported("the Mean and InvStdDev outputs")
-    x = ctx.input(0)
-    rank = x.partial_shape.rank
-    axis = ctx.attr("axis", -1) % rank
-    axes = ctx.const(list(range(axis, rank)), _I64)
-    normalized = opset.mvn(x, axes, normalize_variance=True, eps=ctx.attr("epsilon", 1e-5), eps_mode="inside_sqrt")
-    y = _out(opset.multiply(normalized, ctx.input(1)))
-    bias = ctx.optional_input(2)
-    return [y if bias is None else _out(opset.add(y, bias))]
 
 
 @rule("MatMul")

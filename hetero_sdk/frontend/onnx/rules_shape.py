@@ -217,19 +217,30 @@ def pad_11(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     rank = x.partial_shape.rank
     pads = ctx.input(1)
-    if ctx.has_input(3):  # opset 18: pads for the listed axes only
-        axes = [int(a) % rank for a in ctx.static_input(3, "axes").reshape(-1)]
-        given = ctx.static_input(1, "pads with axes").reshape(-1)
-        full = np.zeros(2 * rank, _I64)
-        for i, axis in enumerate(axes):
-            full[axis], full[rank + axis] = given[i], given[len(axes) + i]
-        pads = ctx.const(full)
+    if ctx.has_input(3):  # opset 18: pads for the listed axes only, begins then ends
+        pads = _pads_on_axes(ctx, rank)
     begins = _out(opset.slice(pads, ctx.const([0], _I64), ctx.const([rank], _I64), ctx.const([1], _I64)))
     ends = _out(opset.slice(pads, ctx.const([rank], _I64), ctx.const([2 * rank], _I64), ctx.const([1], _I64)))
     value = ctx.optional_input(2)
     if value is not None:
         value = _out(opset.reshape(value, ctx.const([], _I64), special_zero=False))
     return [_pad(ctx, x, begins, ends, value)]
+
+
+def _pads_on_axes(ctx: NodeContext, rank: int) -> Output:
+    """Opset 18's pads for the listed axes spread over all ``2 * rank`` slots: a constant when pads and
+    axes are known (so devices with static shapes see them), else a ScatterElementsUpdate into zeros."""
+    axes, given = ctx.constant_input(3), ctx.constant_input(1)
+    if axes is not None and given is not None:
+        full = np.zeros(2 * rank, _I64)
+        listed = [int(a) % rank for a in axes.reshape(-1)]
+        for i, axis in enumerate(listed):
+            full[axis], full[rank + axis] = given.reshape(-1)[i], given.reshape(-1)[len(listed) + i]
+        return ctx.const(full)
+    positive = opset.floor_mod(opset.convert(ctx.input(3), Type.i64), ctx.const(rank, _I64))
+    slots = opset.concat([positive, opset.add(positive, ctx.const(rank, _I64))], 0)
+    pads = opset.convert(ctx.input(1), Type.i64)
+    return _out(opset.scatter_elements_update(ctx.const(np.zeros(2 * rank, _I64)), slots, pads))
 
 
 def _pad(ctx: NodeContext, x: Output, begins: Output, ends: Output, value: Output | None) -> Output:

@@ -162,3 +162,10 @@ def _inside(bound: float, source: Type) -> float:
     if abs(float(value)) >= abs(bound):
         value = np.nextafter(value, np.zeros_like(value))
     return float(value)
+
+
+@exporter("BitCast")
+def bit_cast(ctx: ExportContext) -> None:
+    if ctx.opset < 26:
+        raise ctx.unsupported(f"BitCast in ONNX opset {ctx.opset} (ONNX defines it from opset 26)")
+    ctx.emit1("BitCast", [ctx.input(0)], ctx.out(), to=onnx_type(ctx.attrs["destination_type"]))

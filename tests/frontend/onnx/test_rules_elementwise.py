@@ -336,3 +336,9 @@ def test_binarizer_of_the_ml_domain_marks_values_above_the_threshold() -> None:
     imports = [helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 1)]
     model = helper.make_model(graph, opset_imports=imports, ir_version=8)
     check(model, {"x": x}, ("TEMPLATE", "XLA"), expected=[np.where(x > 1.0, 1.0, 0.0).astype(np.float32)])
+
+
+def test_bit_cast_reinterprets_the_bits() -> None:
+    x = np.array([1.0, -2.5, 3.75], np.float32)
+    model, feeds = node_model("BitCast", {"x": x}, 26, output_types=[np.int32], to=6)  # INT32
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[x.view(np.int32)])

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx_models import check, node_model
+from onnx import helper
+from onnx_models import check, node_model, value_info
 
 import hetero_sdk as hs
 
@@ -98,3 +99,17 @@ def test_tensor_scatter_writes_each_batch_entry_from_its_index(mode: str, axis: 
     inputs = {"past": past, "update": update, "starts": starts}
     model, feeds = node_model("TensorScatter", inputs, 24, mode=mode, axis=axis)
     check(model, feeds, ("TEMPLATE", "XLA"), expected=[expected])
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (5,)])
+def test_array_feature_extractor_takes_columns_of_the_last_axis(shape: tuple[int, ...]) -> None:
+    x, indices = _x(*shape), np.array([2, 0, 2], I64)
+    node = helper.make_node("ArrayFeatureExtractor", ["x", "i"], ["y"], domain="ai.onnx.ml")
+    out = [*shape[:-1], 3] if len(shape) > 1 else [1, 3]
+    graph = helper.make_graph(
+        [node], "g", [value_info("x", F32, shape), value_info("i", I64, [3])], [value_info("y", F32, out)]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 1)])
+    model.ir_version = 8
+    expected = x[..., [2, 0, 2]].reshape(out)
+    check(model, {"x": x, "i": indices}, ("TEMPLATE", "XLA"), expected=[expected])

@@ -142,6 +142,20 @@ def test_batch_normalization_in_inference(opset: int) -> None:
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("momentum", [None, 0.7])
+def test_batch_normalization_in_training_mode_uses_and_reports_batch_statistics(momentum: float | None) -> None:
+    x, scale, bias, mean, var = _x(2, 3, 4, 5), _x(3), _x(3), _x(3), np.abs(_x(3)) + 0.5
+    inputs = {"x": x, "scale": scale, "bias": bias, "mean": mean, "var": var}
+    attributes = {"training_mode": 1, "epsilon": 1e-3} | ({} if momentum is None else {"momentum": momentum})
+    model, feeds = node_model("BatchNormalization", inputs, 15, outputs=3, **attributes)
+    keep = 0.9 if momentum is None else momentum
+    batch_mean, batch_var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+    shaped = (-1, 1, 1)
+    y = (x - batch_mean.reshape(shaped)) / np.sqrt(batch_var.reshape(shaped) + 1e-3) * scale.reshape(shaped)
+    expected = [y + bias.reshape(shaped), mean * keep + batch_mean * (1 - keep), var * keep + batch_var * (1 - keep)]
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5, expected=[e.astype(F32) for e in expected])
+
+
 def test_instance_and_layer_normalization() -> None:
     model, feeds = node_model(
         "InstanceNormalization", {"x": _x(2, 3, 5, 5), "s": _x(3), "b": _x(3)}, 7, constants=["s", "b"], epsilon=1e-4
@@ -380,3 +394,12 @@ def test_max_unpool_writes_each_value_at_its_flat_index(output_shape: list[int] 
     unpooled[indices.reshape(-1)] = x.reshape(-1)
     expected = np.pad(unpooled.reshape(1, 2, 4, 4), [(0, 0), (0, 0), (0, 1), (0, 2)])
     check(model, feeds, ("TEMPLATE",), expected=[expected])
+
+
+@pytest.mark.parametrize("storage_order", [0, 1])
+def test_max_pool_indices_in_row_or_column_major_order(storage_order: int) -> None:
+    attributes = {"kernel_shape": [2, 2], "strides": [1, 2], "storage_order": storage_order}
+    model, feeds = node_model(
+        "MaxPool", {"x": _x(2, 3, 5, 4)}, 12, outputs=2, output_types=[F32, np.int64], **attributes
+    )
+    check(model, feeds, ("TEMPLATE", "XLA"))

@@ -214,6 +214,16 @@ def test_pad_18_pads_only_the_listed_axes() -> None:
     check(model, feeds, ("TEMPLATE", "XLA"))
 
 
+def test_pad_18_takes_pads_and_axes_given_at_run_time() -> None:
+    feeds = {"x": _x(2, 3, 4), "pads": _i(1, 2, 0, 3), "axes": _i(-1, 0)}
+    node = helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"])
+    inputs = [value_info(k, v.dtype, v.shape) for k, v in feeds.items()]
+    model = graph_model([node], inputs, [value_info("y", F32, ["a", "b", "c"])], 18)
+    # pads known only at run time decide the output shape: XLA leaves that case to other devices
+    expected = np.pad(feeds["x"], [(2, 3), (0, 0), (1, 0)])
+    check(model, feeds, ("TEMPLATE",), expected=[expected])
+
+
 def test_pad_11_without_a_value_pads_with_zeros_on_integers() -> None:
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
     model, feeds = node_model("Pad", {"x": x, "pads": _i(0, 1, 1, 0)}, 11, constants=["pads"])

@@ -41,6 +41,7 @@ PARTLY_EXPORTABLE = {
     "BitwiseLeftShift": "signed integers (ONNX's BitShift shifts unsigned ones)",
     "BitwiseRightShift": "signed integers (ONNX's BitShift shifts unsigned ones)",
     "CumProd": "ONNX opsets before 26, where ONNX defines it",
+    "BitCast": "ONNX opsets before 26, where ONNX defines it",
     "ReverseSequence": "batch and sequence axes other than 0 and 1 (ONNX's are)",
     "LRN": "windows over other axes than an NCHW tensor's channels, or of an even size (what ONNX Runtime runs)",
 }

@@ -8,6 +8,7 @@ registers every family's lowerings.
 
 from hetero_sdk_jax.lowering import (  # noqa: F401  (each family registers its lowerings on import)
     activation,
+    basic,
     control_flow,
     convolution,
     detection,

@@ -1,0 +1,91 @@
+"""Rules for ONNX's signal ops: DFT, as products with cosine and sine matrices along the signal axis
+(MatMul, which every device has), for signal lengths and axes known while translating."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetero_sdk import opset
+from hetero_sdk.frontend.onnx.node_context import NodeContext
+from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.graph.node import Output
+
+__all__: list[str] = []
+
+_I64 = np.int64
+
+
+def _take(ctx: NodeContext, x: Output, index: int) -> Output:
+    """Component ``index`` (0: real, 1: imaginary) of ``x``'s last dimension, which is dropped."""
+    part = opset.gather(x, ctx.const(index, _I64), ctx.const(-1, _I64))
+    return part.output(0)
+
+
+def _matrices(inputs: int, length: int, bins: int, inverse: bool, halved: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(cos, sin)`` of ``2 pi k n / length``, ``inputs`` rows (n; rows past ``length`` are zero: the
+    signal is cut) by ``bins`` columns (k). An inverse divides by ``length``; ``halved`` (an inverse
+    from one side of a Hermitian spectrum) counts each bin but the first and the middle twice."""
+    n = np.arange(inputs)[:, None]
+    k = np.arange(bins)[None, :]
+    angle = 2 * np.pi * ((n * k) % length) / length
+    cos, sin = np.cos(angle) * (n < length), np.sin(angle) * (n < length)
+    if inverse:
+        weight = np.full(bins, 1.0 / length)
+        if halved:
+            weight[1 : (length + 1) // 2] *= 2
+        cos, sin = cos * weight, sin * weight
+    return cos, sin
+
+
+def _dft(ctx: NodeContext, axis: int, length_input: int) -> Outputs:
+    x = ctx.input(0)
+    rank = x.partial_shape.rank
+    axis %= rank
+    if axis == rank - 1:
+        raise ctx.error(f"axis {axis} is the real/imaginary dimension", "give the signal's axis")
+    size = x.partial_shape[axis]
+    inverse, onesided = bool(ctx.attr("inverse", 0)), bool(ctx.attr("onesided", 0))
+    if size < 0:
+        raise ctx.unsupported("a DFT whose signal length is not known while translating")
+    length = 2 * (size - 1) if inverse and onesided else size
+    if ctx.optional_input(length_input) is not None:
+        length = int(ctx.static_input(length_input, "dft_length").reshape(-1)[0])
+    if length < 1:
+        raise ctx.error(f"dft_length {length} must be positive")
+    complex_input = x.partial_shape[-1] == 2
+    dtype = x.element_type.numpy
+    order = [d for d in range(rank - 1) if d != axis] + [axis]
+    back = list(np.argsort(order))
+    re = opset.transpose(_take(ctx, x, 0), order).output(0)
+    im = opset.transpose(_take(ctx, x, 1), order).output(0) if complex_input else None
+    if inverse and onesided:  # a real signal of ``length`` from the first length // 2 + 1 bins
+        cos, sin = _matrices(length, length, size, True, True)
+        real = opset.matmul(re, ctx.const(cos.T.astype(dtype))).output(0)
+        if im is not None:
+            real = opset.subtract(real, opset.matmul(im, ctx.const(sin.T.astype(dtype)))).output(0)
+        parts = [real]
+    else:
+        bins = length // 2 + 1 if onesided else length
+        cos, sin = _matrices(size, length, bins, inverse, False)
+        c, s = ctx.const(cos.astype(dtype)), ctx.const(sin.astype(dtype))
+        sign = 1 if inverse else -1  # e^(+-i angle): the real part takes -+ im sin, the imaginary +- re sin
+        real = opset.matmul(re, c).output(0)
+        imag = opset.multiply(opset.matmul(re, s), ctx.const(np.array(sign, dtype))).output(0)
+        if im is not None:
+            real = opset.add(real, opset.multiply(opset.matmul(im, s), ctx.const(np.array(-sign, dtype)))).output(0)
+            imag = opset.add(imag, opset.matmul(im, c)).output(0)
+        parts = [real, imag]
+    last = ctx.const([-1], _I64)
+    stacked = [opset.unsqueeze(opset.transpose(p, back), last).output(0) for p in parts]
+    return [stacked[0] if len(stacked) == 1 else opset.concat(stacked, -1).output(0)]
+
+
+@rule("DFT", since=17)
+def dft_17(ctx: NodeContext) -> Outputs:
+    return _dft(ctx, ctx.attr("axis", 1), 1)
+
+
+@rule("DFT", since=20)
+def dft_20(ctx: NodeContext) -> Outputs:
+    axis = -2 if not ctx.has_input(2) else int(ctx.static_input(2, "axis").reshape(-1)[0])
+    return _dft(ctx, axis, 1)

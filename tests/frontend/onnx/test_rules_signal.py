@@ -1,0 +1,45 @@
+"""DFT computes what numpy's FFT computes: forward and inverse, real and complex input, one-sided
+spectra and their inverse, with dft_length cutting or zero-padding the signal, in opsets 17 and 20."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx_models import check, node_model
+
+F32, I64 = np.float32, np.int64
+RNG = np.random.default_rng(4)
+
+
+def _as_pairs(z: np.ndarray) -> np.ndarray:
+    return np.stack([z.real, z.imag], -1).astype(F32)
+
+
+@pytest.mark.parametrize("axis", [1, 2])
+@pytest.mark.parametrize("complex_input", [False, True])
+def test_dft_17_forward_and_inverse_along_an_axis(axis: int, complex_input: bool) -> None:
+    z = RNG.standard_normal((2, 6, 5)) + (1j * RNG.standard_normal((2, 6, 5)) if complex_input else 0)
+    x = _as_pairs(z) if complex_input else z.real[..., None].astype(F32)
+    for inverse in (0, 1):
+        expected = (np.fft.ifft if inverse else np.fft.fft)(z, axis=axis)
+        model, feeds = node_model("DFT", {"x": x}, 17, axis=axis, inverse=inverse)
+        check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5, expected=[_as_pairs(expected)])
+
+
+@pytest.mark.parametrize("length", [5, 8, 11])  # cut, as is, zero-padded (signals of 8)
+def test_dft_one_sided_and_back_with_dft_length(length: int) -> None:
+    signal = RNG.standard_normal((3, 8)).astype(F32)
+    inputs = {"x": signal[..., None], "n": np.array(length, I64)}
+    model, feeds = node_model("DFT", inputs, 17, constants=["n"], axis=1, onesided=1)
+    spectrum = np.fft.rfft(signal, n=length, axis=1)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5, expected=[_as_pairs(spectrum)])
+    inputs = {"x": _as_pairs(spectrum), "n": np.array(length, I64)}
+    model, feeds = node_model("DFT", inputs, 17, constants=["n"], axis=1, onesided=1, inverse=1)
+    back = np.fft.irfft(spectrum, n=length, axis=1)[..., None].astype(F32)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5, expected=[back])
+
+
+def test_dft_20_takes_a_constant_axis_input_counting_the_component_dimension() -> None:
+    z = RNG.standard_normal((4, 3, 2)) + 1j * RNG.standard_normal((4, 3, 2))
+    model, feeds = node_model("DFT", {"x": _as_pairs(z), "": None, "axis": np.array(-3, I64)}, 20, constants=["axis"])
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5, expected=[_as_pairs(np.fft.fft(z, axis=1))])
