@@ -29,13 +29,19 @@ def max_pool(ctx: NodeContext) -> Outputs:
     column_major = ctx.wants_output(1) and bool(ctx.attr("storage_order", 0))
     if column_major and spatial != 2:
         raise ctx.unsupported(f"indices in column-major order (storage_order=1) over {spatial} spatial dims")
+    window = window_attrs(ctx, spatial)
     node = opset.max_pool(
         x,
         kernel_shape=ctx.attr("kernel_shape"),
         rounding_type="ceil" if ctx.attr("ceil_mode", 0) else "floor",
-        **window_attrs(ctx, spatial),  # type: ignore[arg-type]
+        **window,  # type: ignore[arg-type]
     )
-    indices = _out(node, 1)
+    values, indices = _out(node, 0), _out(node, 1)
+    kept = _kept_windows(ctx, x, window)
+    if kept:  # drop the last windows ONNX drops
+        start, stop = ctx.const([0] * len(kept), _I64), ctx.const(list(kept.values()), _I64)
+        step, axes = ctx.const([1] * len(kept), _I64), ctx.const([2 + a for a in kept], _I64)
+        values, indices = (_out(opset.slice(t, start, stop, step, axes)) for t in (values, indices))
     if column_major:  # row h, column w of an image at flat index i: i - (i mod HW) + w * H + h
         height, width = x.partial_shape.dims[2:]
         if height < 0 or width < 0:
@@ -44,7 +50,7 @@ def max_pool(ctx: NodeContext) -> Outputs:
         row, column = opset.divide(plane, ctx.const(width, _I64)), opset.floor_mod(plane, ctx.const(width, _I64))
         moved = opset.add(opset.multiply(column, ctx.const(height, _I64)), row)
         indices = _out(opset.add(opset.subtract(indices, plane), moved))
-    return [_out(node, 0), indices]
+    return [values, indices]
 
 
 @rule("MaxUnpool", since=9)
@@ -84,19 +90,21 @@ def _ceil_extra(ctx: NodeContext, size: int, kernel: int, stride: int, dilation:
     return max(0, (count - 1) * stride + span - (size + begin + end))
 
 
-def _drops_last_window(ctx: NodeContext, x: Output, window: dict[str, object]) -> bool:
-    """Whether ceil_mode's last window would start in the end padding, which ONNX drops and OpenVINO's
-    AvgPool keeps: such pools go the convolution way too."""
+def _kept_windows(ctx: NodeContext, x: Output, window: dict[str, object]) -> dict[int, int]:
+    """The spatial axes where ceil_mode's last window would start in the end padding, which ONNX drops
+    and OpenVINO's pools keep, each with the number of windows ONNX keeps."""
     dims = x.partial_shape.dims[2:]
     if not ctx.attr("ceil_mode", 0) or window["auto_pad"] != "explicit" or any(d < 0 for d in dims):
-        return False
+        return {}
     kernel, strides = ctx.attr("kernel_shape"), window["strides"]
+    dilations = ctx.attr("dilations", [1] * len(dims))
     begins, ends = window["pads_begin"], window["pads_end"]
-    for size, k, s, b, e in zip(dims, kernel, strides, begins, ends):  # type: ignore[call-overload]
-        count = -(-(size + b + e - k) // s) + 1
+    kept = {}
+    for axis, (size, k, s, d, b, e) in enumerate(zip(dims, kernel, strides, dilations, begins, ends)):  # type: ignore[call-overload]
+        count = -(-(size + b + e - d * (k - 1) - 1) // s) + 1
         if (count - 1) * s >= size + b:
-            return True
-    return False
+            kept[axis] = count - 1
+    return kept
 
 
 def _dilated_average(ctx: NodeContext, x: Output, window: dict[str, object]) -> Output:
@@ -129,7 +137,7 @@ def average_pool(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     spatial = x.partial_shape.rank - 2
     window = window_attrs(ctx, spatial)
-    if any(d != 1 for d in window.pop("dilations")) or _drops_last_window(ctx, x, window):  # type: ignore[attr-defined]
+    if any(d != 1 for d in window.pop("dilations")) or _kept_windows(ctx, x, window):  # type: ignore[attr-defined]
         return [_dilated_average(ctx, x, window_attrs(ctx, spatial))]
     node = opset.avg_pool(
         x,
