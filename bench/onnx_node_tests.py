@@ -118,6 +118,8 @@ def compare(got: list[Any], expected: list[Any]) -> str | None:
             return f"output {index}: dtype {g.dtype}, expected {e.dtype}"
         if g.shape != e.shape:
             return f"output {index}: shape {g.shape}, expected {e.shape}"
+        if e.dtype.name == "bfloat16":  # ml_dtypes' kind is "V": compare as floats, NaNs equal
+            g, e = g.astype(np.float32), e.astype(np.float32)
         if e.dtype.kind in "fc":
             if not np.allclose(g, e, rtol=RTOL, atol=ATOL, equal_nan=True):
                 worst = float(np.nanmax(np.abs(g.astype(np.float64) - e.astype(np.float64)), initial=0.0))

@@ -21,6 +21,7 @@ from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its
     rules_indexing,
     rules_nn,
     rules_normalization,
+    rules_pooling,
     rules_quantization,
     rules_recurrent,
     rules_reduction,

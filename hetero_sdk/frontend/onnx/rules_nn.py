@@ -1,6 +1,7 @@
 """Rules for ONNX's neural-network ops: convolutions, pooling, normalizations, matrix products,
 softmax, resizing (top-k, arg-max and non-max suppression are in :mod:`.rules_detection`, batch,
-instance and layer normalization in :mod:`.rules_normalization`)."""
+instance and layer normalization in :mod:`.rules_normalization`, max, average and global pooling in
+:mod:`.rules_pooling`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.graph.node import Output
 
-__all__ = ["channel_bias", "convolve"]
+__all__ = ["channel_bias", "convolve", "window_attrs"]
 
 _I64 = np.int64
 _AUTO_PAD = {"NOTSET": "explicit", "SAME_UPPER": "same_upper", "SAME_LOWER": "same_lower", "VALID": "valid"}
@@ -22,7 +23,7 @@ def _out(node: object, index: int = 0) -> Output:
     return node.output(index)  # type: ignore[attr-defined, no-any-return]
 
 
-def _window(ctx: NodeContext, spatial: int) -> dict[str, object]:
+def window_attrs(ctx: NodeContext, spatial: int) -> dict[str, object]:
     """The strides, pads, dilations and auto_pad of a convolution or pooling node."""
     pads = ctx.attr("pads", [0] * 2 * spatial)
     auto_pad = ctx.attr("auto_pad", "NOTSET")
@@ -49,7 +50,7 @@ def convolve(ctx: NodeContext, x: Output, w: Output) -> Output:
     """``x`` convolved with ``w`` as the node's attributes say (pads, strides, dilations, group): Conv
     without its bias, shared with ConvInteger and QLinearConv."""
     spatial = x.partial_shape.rank - 2
-    window = _window(ctx, spatial)
+    window = window_attrs(ctx, spatial)
     group = ctx.attr("group", 1)
     if group == 1:
         y = _out(opset.convolution(x, w, **window))  # type: ignore[arg-type]
@@ -71,7 +72,7 @@ def conv(ctx: NodeContext) -> Outputs:
 def conv_transpose(ctx: NodeContext) -> Outputs:
     x, w = ctx.input(0), ctx.input(1)
     spatial = x.partial_shape.rank - 2
-    window = _window(ctx, spatial)
+    window = window_attrs(ctx, spatial)
     output_shape = ctx.attr("output_shape", None)
     output_padding = ctx.attr("output_padding", [0] * spatial)
     if window["auto_pad"] in ("same_upper", "same_lower"):
@@ -122,73 +123,6 @@ def _same_transposed_pads(
     return {**window, "pads_begin": begins, "pads_end": ends, "auto_pad": "explicit"}, None
 
 
-@rule("MaxPool")
-def max_pool(ctx: NodeContext) -> Outputs:
-    x = ctx.input(0)
-    spatial = x.partial_shape.rank - 2
-    column_major = ctx.wants_output(1) and bool(ctx.attr("storage_order", 0))
-    if column_major and spatial != 2:
-        raise ctx.unsupported(f"indices in column-major order (storage_order=1) over {spatial} spatial dims")
-    node = opset.max_pool(
-        x,
-        kernel_shape=ctx.attr("kernel_shape"),
-        rounding_type="ceil" if ctx.attr("ceil_mode", 0) else "floor",
-        **_window(ctx, spatial),  # type: ignore[arg-type]
-    )
-    indices = _out(node, 1)
-    if column_major:  # row h, column w of an image at flat index i: i - (i mod HW) + w * H + h
-        height, width = x.partial_shape.dims[2:]
-        if height < 0 or width < 0:
-            raise ctx.unsupported("column-major indices (storage_order=1) of a dynamic image size")
-        plane = opset.floor_mod(indices, ctx.const(height * width, _I64))
-        row, column = opset.divide(plane, ctx.const(width, _I64)), opset.floor_mod(plane, ctx.const(width, _I64))
-        moved = opset.add(opset.multiply(column, ctx.const(height, _I64)), row)
-        indices = _out(opset.add(opset.subtract(indices, plane), moved))
-    return [_out(node, 0), indices]
-
-
-@rule("MaxUnpool", since=9)
-def max_unpool(ctx: NodeContext) -> Outputs:
-    """Each value of ``x`` written at its flat index (MaxPool's second output) into zeros of the unpooled
-    shape, ``(in - 1) * stride + kernel - pads`` per spatial dim; an ``output_shape`` input pads that
-    at the end, as ONNX's reference and node tests do (ONNX Runtime reads the indices in output_shape)."""
-    x, indices = ctx.input(0), ctx.input(1)
-    dims = x.partial_shape.dims
-    kernel = ctx.attr("kernel_shape")
-    spatial = len(kernel)
-    strides, pads = ctx.attr("strides", [1] * spatial), ctx.attr("pads", [0] * 2 * spatial)
-    if any(d < 0 for d in dims):
-        raise ctx.unsupported("a dynamic input shape")
-    out = [(d - 1) * s + k - pads[i] - pads[i + spatial] for i, (d, s, k) in enumerate(zip(dims[2:], strides, kernel))]
-    shape = [*dims[:2], *out]
-    flat = ctx.const([-1], _I64)
-    zeros = opset.broadcast(ctx.const(0, x.element_type), ctx.const([int(np.prod(shape))], _I64))
-    values, where = opset.reshape(x, flat, special_zero=False), opset.reshape(indices, flat, special_zero=False)
-    y = opset.reshape(opset.scatter_elements_update(zeros, where, values), ctx.const(shape, _I64), special_zero=False)
-    target = ctx.optional_input(2)
-    if target is None:
-        return [_out(y)]
-    extra = opset.subtract(opset.convert(target, Type.i64), ctx.const(shape, _I64))
-    return [_out(opset.pad(y, ctx.const([0] * len(shape), _I64), extra))]
-
-
-@rule("AveragePool")
-def average_pool(ctx: NodeContext) -> Outputs:
-    x = ctx.input(0)
-    spatial = x.partial_shape.rank - 2
-    window = _window(ctx, spatial)
-    if any(d != 1 for d in window.pop("dilations")):  # type: ignore[attr-defined]
-        raise ctx.unsupported("a dilated AveragePool")
-    node = opset.avg_pool(
-        x,
-        kernel_shape=ctx.attr("kernel_shape"),
-        exclude_pad=not ctx.attr("count_include_pad", 0),
-        rounding_type="ceil" if ctx.attr("ceil_mode", 0) else "floor",
-        **window,  # type: ignore[arg-type]
-    )
-    return [_out(node)]
-
-
 def _like(ctx: NodeContext, value: float, x: Output) -> Output:
     return ctx.const(np.array(value, dtype=x.element_type.numpy))
 
@@ -216,7 +150,7 @@ def lp_pool(ctx: NodeContext) -> Outputs:
     to the power ``1 / p``."""
     x = ctx.input(0)
     spatial = x.partial_shape.rank - 2
-    window = _window(ctx, spatial)
+    window = window_attrs(ctx, spatial)
     if any(d != 1 for d in window.pop("dilations")):  # type: ignore[attr-defined]
         raise ctx.unsupported("a dilated LpPool")
     if ctx.attr("ceil_mode", 0):  # a window past the end would average over fewer elements
@@ -254,14 +188,6 @@ def lrn(ctx: NodeContext) -> Outputs:
         size=ctx.attr("size"),
     )
     return [_out(node)]
-
-
-@rule("GlobalAveragePool", "GlobalMaxPool")
-def global_pool(ctx: NodeContext) -> Outputs:
-    x = ctx.input(0)
-    axes = ctx.const(list(range(2, x.partial_shape.rank)), _I64)
-    reduce = opset.reduce_mean if ctx.op_type == "GlobalAveragePool" else opset.reduce_max
-    return [_out(reduce(x, axes, keep_dims=True))]
 
 
 @rule("MatMul")

@@ -56,7 +56,18 @@ def _reduce(ctx: NodeContext, axes: Output | None) -> Outputs:
         y = _out(reduction(as_u8, axes, keep_dims=bool(ctx.attr("keepdims", 1))))
         return [_out(opset.convert(y, Type.boolean))]
     y = _out(reduction(before(x) if before else x, axes, keep_dims=bool(ctx.attr("keepdims", 1))))
+    if ctx.op_type in ("ReduceMax", "ReduceMin") and x.element_type.is_real and 0 in x.partial_shape.dims:
+        y = _infinite_when_empty(ctx, x, axes, y)
     return [after(y) if after else y]
+
+
+def _infinite_when_empty(ctx: NodeContext, x: Output, axes: Output, y: Output) -> Output:
+    """ONNX's max of nothing is -inf, its min +inf, where the SDK's (OpenVINO's) are the type's lowest
+    and highest finite values: an input with an empty dimension gets the infinity when it reduces one."""
+    count = opset.reduce_prod(opset.gather(opset.shape_of(x), axes, ctx.const(0, _I64)), ctx.const(0, _I64))
+    infinity = -np.inf if ctx.op_type == "ReduceMax" else np.inf
+    empty = opset.equal(count, ctx.const(0, _I64))
+    return _out(opset.select(empty, ctx.const(np.array(infinity, x.element_type.numpy)), y))
 
 
 @rule(*_REDUCTIONS)

@@ -103,3 +103,12 @@ def test_cum_prod_matches_onnx_reference(exclusive: int, reverse: int) -> None:
     model, feeds = node_model("CumProd", inputs, 26, constants=["axis"], exclusive=exclusive, reverse=reverse)
     want = ReferenceEvaluator(model).run(None, feeds)
     check(model, feeds, ("TEMPLATE", "XLA"), expected=want)
+
+
+@pytest.mark.parametrize(("op_type", "infinity"), [("ReduceMax", -np.inf), ("ReduceMin", np.inf)])
+def test_max_and_min_of_nothing_are_infinite(op_type: str, infinity: float) -> None:
+    x = np.zeros((2, 0, 4), np.float32)
+    model, feeds = node_model(op_type, {"x": x, "axes": np.array([1], np.int64)}, 18, constants=["axes"])
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[np.full((2, 1, 4), infinity, np.float32)])
+    model, feeds = node_model(op_type, {"x": x, "axes": np.array([2], np.int64)}, 18, constants=["axes"])
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[np.zeros((2, 0, 1), np.float32)])  # nothing reduced empty
