@@ -215,6 +215,25 @@ def test_code_shown_as_a_section_equals_that_region_of_the_source() -> None:
     assert quoted >= 5  # the tutorial's device, section by section
 
 
+@pytest.mark.parametrize("page", ["hooks.md", "plugin-api.md"])
+def test_plugin_reference_pages_are_what_the_docstrings_generate(page: str) -> None:
+    """The hook and plugin API pages are Markdown generated from the code (rerun
+    docs/_hooks/api_reference.py), so that they read unbuilt and cannot drift."""
+    generator = _hook("api_reference")
+    assert (DOCS / "reference" / page).read_text() == generator.PAGES[page](), (
+        f"docs/reference/{page} is stale: run python docs/_hooks/api_reference.py"
+    )
+    assert "\n::: " not in (DOCS / "reference" / page).read_text()
+
+
+def test_the_plugin_api_page_names_every_public_plugin_name() -> None:
+    import hetero_sdk.plugin as api
+
+    text = _page("reference/plugin-api.md")
+    documented = {"Check", "hookimpl", "standard"}  # a type alias, the hook marker (hooks page), the module
+    assert [n for n in api.__all__ if n not in documented and f"### {n}\n" not in text] == []
+
+
 def test_the_tutorial_reads_unbuilt() -> None:
     """No include directives in the plugin tutorial: every line of code is on the page."""
     assert "--8<--" not in _page("plugin-tutorial.md")
