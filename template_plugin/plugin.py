@@ -7,15 +7,15 @@ import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
-from hetero_sdk import Model, Node, __version__
+from hetero_sdk import Model, __version__
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
 from hetero_sdk.plugin import (
     ConfiguredDevice,
     HostContext,
     RemoteContext,
+    SupportTable,
     Version,
-    get_supported_nodes,
     hookimpl,
 )
 from hetero_sdk.reference import kernel_types
@@ -24,7 +24,7 @@ from template_plugin.compiled_model import TemplateCompiledModel
 from template_plugin.config import make_config
 from template_plugin.transformations import transform_model
 
-__all__ = ["TemplatePlugin"]
+__all__ = ["TemplatePlugin", "support_table"]
 
 
 class TemplatePlugin(ConfiguredDevice):
@@ -57,9 +57,8 @@ class TemplatePlugin(ConfiguredDevice):
     def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
         config = self.config.resolve(properties)
         transform = (lambda m: None) if config["TEMPLATE_DISABLE_TRANSFORMATIONS"] else transform_model
-        supported = get_supported_nodes(model, transform, _is_supported)
         name = self._device(device_name, config) if props.device.id in properties else device_name
-        return {op: name for op in supported}
+        return support_table().query(model, transform).claims(name)
 
     @hookimpl
     def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str) -> TemplateCompiledModel:
@@ -88,15 +87,12 @@ class TemplatePlugin(ConfiguredDevice):
             return self._exclusive_executor
 
 
-def _is_supported(node: Node) -> bool:
-    return node.op.structural or node.type_name in _supported_types()
+_table: SupportTable | None = None
 
 
-_kernel_cache: frozenset[str] | None = None
-
-
-def _supported_types() -> frozenset[str]:
-    global _kernel_cache
-    if _kernel_cache is None:
-        _kernel_cache = frozenset(kernel_types())
-    return _kernel_cache
+def support_table() -> SupportTable:
+    """What TEMPLATE runs: every op type of the kernel registry, on every element type its kernel takes."""
+    global _table
+    if _table is None:
+        _table = SupportTable("TEMPLATE").add(kernel_types())
+    return _table

@@ -72,10 +72,15 @@ def command_line(
     profile: str = "ci",
     device_config: Mapping[str, Any] | None = None,
 ) -> list[str]:
-    """The command :func:`run` executes (``python -m pytest --pyargs hetero_sdk.conformance ...``)."""
+    """The command :func:`run` executes (``python -P -m pytest --pyargs hetero_sdk.conformance ...``).
+
+    ``-P`` (isolated path): the working folder is not put on ``sys.path``, so that running the kit
+    from a plugin's own source folder checks the installed device, not a folder of the same name.
+    ``PYTHONPATH`` still applies (an uninstalled plugin is found through it).
+    """
     import json
 
-    command = [sys.executable, "-m", "pytest", "--pyargs", "hetero_sdk.conformance", "--device", device]
+    command = [sys.executable, "-P", "-m", "pytest", "--pyargs", "hetero_sdk.conformance", "--device", device]
     command += ["--conformance-profile", profile, "-p", "no:cacheprovider"]
     if xfail_file is not None:
         command += ["--conformance-xfails", str(Path(xfail_file))]

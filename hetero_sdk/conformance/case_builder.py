@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from hypothesis import strategies as st
@@ -17,7 +17,10 @@ from hetero_sdk.conformance.compare import tolerance
 from hetero_sdk.graph import Model, Node
 from hetero_sdk.registry import Registry
 
-__all__ = ["BOOL", "F16", "F32", "FLOATS", "I32", "I64", "RECIPES", "Builder", "OpCase", "RecipeFn", "recipe", "shapes"]
+__all__ = [
+    "BOOL", "F16", "F32", "FLOATS", "I32", "I64", "KEY_CASES", "RECIPES", "Builder", "OpCase", "RecipeFn", "key_case",
+    "recipe", "shapes",
+]  # fmt: skip
 
 RecipeFn = Callable[["Builder", str], "OpCase"]
 """``recipe(builder, op_type) -> OpCase``: draws one case of an op whose operands constrain each other."""
@@ -62,6 +65,20 @@ class Builder:
         self.rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
         self.params: list[Node] = []
         self.inputs: dict[str, np.ndarray] = {}
+
+    @classmethod
+    def fixed(cls, seed: int = 0) -> Builder:
+        """A builder for a key case: values from a numpy generator seeded with ``seed``, nothing drawn
+        (``pick``, ``integer``, ``flag``, ``shape`` and an ``operand`` without ``constant`` raise)."""
+
+        def no_draw(strategy: object) -> Any:
+            raise TypeError("a key case chooses its shapes and attributes itself; nothing is drawn")
+
+        builder = cls.__new__(cls)
+        builder.draw = cast("st.DrawFn", no_draw)
+        builder.rng = np.random.default_rng(seed)
+        builder.params, builder.inputs = [], {}
+        return builder
 
     def pick(self, options: Sequence[Any]) -> Any:
         """One of ``options`` (hypothesis shrinks toward the first)."""
@@ -135,3 +152,21 @@ RECIPES: Registry[RecipeFn] = Registry("op case recipe")
 
 recipe = RECIPES
 """Registers the decorated function as the case recipe of each op type named: ``@recipe("Gather")``."""
+
+
+KeyCaseFn = Callable[[], OpCase]
+"""``key_case() -> OpCase``: one fixed case of an op that every profile checks."""
+
+KEY_CASES: dict[str, list[KeyCaseFn]] = {}
+"""Fixed cases by op type: configurations a bug was once found in, checked on every run before the
+drawn cases (a profile's few draws may miss a rare combination of attributes and shapes)."""
+
+
+def key_case(op_type: str) -> Callable[[KeyCaseFn], KeyCaseFn]:
+    """Registers the decorated function as a key case of ``op_type``: ``@key_case("MatMul")``."""
+
+    def register(fn: KeyCaseFn) -> KeyCaseFn:
+        KEY_CASES.setdefault(op_type, []).append(fn)
+        return fn
+
+    return register

@@ -14,11 +14,11 @@ from hetero_sdk.conformance import (  # noqa: F401  (each recipe module register
     recipes_recurrent,
     recipes_shape,
 )
-from hetero_sdk.conformance.case_builder import RECIPES, Builder, OpCase
+from hetero_sdk.conformance.case_builder import KEY_CASES, RECIPES, Builder, OpCase
 from hetero_sdk.conformance.derived_cases import derivable, derived_case
 from hetero_sdk.graph.op_def import OPS
 
-__all__ = ["Builder", "OpCase", "case_types", "strategy_for"]
+__all__ = ["Builder", "OpCase", "case_types", "key_cases", "strategy_for"]
 
 
 def case_types() -> list[str]:
@@ -40,3 +40,9 @@ def strategy_for(op_type: str) -> st.SearchStrategy[OpCase] | None:
         return recipe(builder, op_type) if recipe is not None else derived_case(builder, OPS.get(op_type))
 
     return cases()
+
+
+def key_cases(op_type: str) -> list[OpCase]:
+    """The fixed cases of ``op_type`` that every profile checks before the drawn ones (see
+    :data:`~hetero_sdk.conformance.case_builder.KEY_CASES`), built."""
+    return [fn() for fn in KEY_CASES.get(op_type, [])]

@@ -32,15 +32,16 @@ class Profile:
     derandomize: bool
     timeout_s: float
 
-    def settings(self, scale: float = 1.0) -> Settings:
-        """Hypothesis settings for one check (``scale`` multiplies the number of examples)."""
+    def settings(self, scale: float = 1.0, reseed: bool = False) -> Settings:
+        """Hypothesis settings for one check (``scale`` multiplies the number of examples; ``reseed``
+        lets a ``@seed`` decorator choose the examples, for a second round of other models)."""
         from hypothesis import HealthCheck, Phase, settings
 
         extra = {"database": None} if self.derandomize else {}
         return settings(
             max_examples=max(1, round(self.max_examples * scale)),
             deadline=timedelta(seconds=self.deadline_s),
-            derandomize=self.derandomize,
+            derandomize=self.derandomize and not reseed,
             suppress_health_check=list(HealthCheck),
             print_blob=not self.derandomize,
             phases=[p for p in Phase if p.name != "explain"],

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from hetero_sdk import opset
-from hetero_sdk.conformance.case_builder import F16, F32, FLOATS, I32, I64, Builder, OpCase, recipe
+from hetero_sdk.conformance.case_builder import F16, F32, FLOATS, I32, I64, Builder, OpCase, key_case, recipe
 from hetero_sdk.ops import einsum_terms
 
 _REDUCE = {
@@ -39,6 +39,24 @@ def _matmul(b: Builder, op_type: str) -> OpCase:
     x, y = b.values(a_shape, dtype, -2, 2), b.values(b_shape, dtype, -2, 2)
     node = opset.matmul(b.input(x, "a"), b.operand(y, "b"), transpose_a=ta, transpose_b=tb, name="op")
     return b.case(op_type, node, "accumulate", k, transpose_a=ta, transpose_b=tb)
+
+
+@key_case("MatMul")
+def _matmul_transposed_a_times_vector() -> OpCase:
+    """A transposed A times a 1-D B (a wrong result here once passed the ci profile's drawn cases)."""
+    b = Builder.fixed(1)
+    a = b.input(b.values([2, 4, 3], F32, -2, 2), "a")  # [batch, k, m], transposed to [batch, m, k]
+    node = opset.matmul(a, b.input(b.values([4], F32, -2, 2), "b"), transpose_a=True, name="op")
+    return b.case("MatMul", node, "accumulate", 4, transpose_a=True, transpose_b=False)
+
+
+@key_case("MatMul")
+def _matmul_vector_times_transposed_b() -> OpCase:
+    """A 1-D A times a transposed B: the mirror case."""
+    b = Builder.fixed(2)
+    a = b.input(b.values([4], F32, -2, 2), "a")
+    node = opset.matmul(a, b.input(b.values([3, 4], F32, -2, 2), "b"), transpose_b=True, name="op")
+    return b.case("MatMul", node, "accumulate", 4, transpose_a=False, transpose_b=True)
 
 
 _EINSUM = (

@@ -13,7 +13,7 @@ from hetero_sdk import __version__
 if TYPE_CHECKING:
     import pytest
 
-__all__ = ["GROUPS", "OUTCOMES", "CheckRecord", "Recorder"]
+__all__ = ["GROUPS", "OUTCOMES", "CheckRecord", "OpCoverage", "Recorder", "op_coverage"]
 
 GROUPS = {
     "test_plugin_core.py": "Plugin and Core",
@@ -28,6 +28,7 @@ OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
 """Outcomes of a check. ``xpassed``: a declared expected failure passed (it fails the run)."""
 
 _ORDER = list(dict.fromkeys(GROUPS.values()))
+_OP_CHECK = "test_ops.py::test_claimed_op_matches_template["
 
 
 @dataclass
@@ -43,6 +44,45 @@ class CheckRecord:
     reproduction: str | None = None
     details: dict[str, str] = field(default_factory=dict)
     nodeid: str = ""
+
+
+@dataclass(frozen=True)
+class OpCoverage:
+    """How well the op checks exercised the device's ops (from their ``drawn``/``claimed`` details).
+
+    :ivar exercised: op type -> (models drawn, models in which the device claimed the op), for every
+        op claimed in at least one drawn model.
+    :ivar thin: the exercised ops claimed in fewer models than the check's ``enough``.
+    :ivar unclaimed: op type -> models drawn, for ops the device claimed in none of them.
+    :ivar no_recipe: op types the kit has no cases for: never exercised, whatever the device claims.
+    """
+
+    exercised: dict[str, tuple[int, int]]
+    thin: list[str]
+    unclaimed: dict[str, int]
+    no_recipe: list[str]
+
+
+def op_coverage(records: list[CheckRecord]) -> OpCoverage:
+    """The op coverage of a run's records (checks of ops that did not run are left out)."""
+    exercised: dict[str, tuple[int, int]] = {}
+    unclaimed: dict[str, int] = {}
+    thin, no_recipe = [], []
+    for record in records:
+        if not record.id.startswith(_OP_CHECK):
+            continue
+        op = record.id[len(_OP_CHECK) : -1]
+        if record.outcome == "skipped" and record.message.startswith("no case recipe"):
+            no_recipe.append(op)
+        elif "drawn" in record.details:
+            drawn, claimed = int(record.details["drawn"]), int(record.details["claimed"])
+            if claimed:
+                exercised[op] = (drawn, claimed)
+                if claimed < int(record.details.get("enough", 1)):
+                    thin.append(op)
+            else:
+                unclaimed[op] = drawn
+    return OpCoverage(exercised, thin, unclaimed, no_recipe)
 
 
 @dataclass(eq=False)
@@ -107,6 +147,7 @@ class Recorder:
             "duration_s": round(time.time() - self.started, 3),
             "checks": [asdict(r) for r in self.records.values()],
             "groups": self.totals(),
+            "op_coverage": asdict(op_coverage(list(self.records.values()))),
             "unmatched_xfails": self.unmatched_xfails,
         }
 
@@ -131,6 +172,7 @@ class Recorder:
                 continue
             line = f"{group:<26}" + "".join(f"{counts[o]:>9}" for o in OUTCOMES)
             tr.write_line(line + f"{counts['mandatory_failed']:>18}", bold=group == "all")
+        _write_coverage(tr, op_coverage(list(self.records.values())))
         failed = [r for r in self.records.values() if r.outcome in ("failed", "error", "xpassed")]
         for record in failed:
             kind = "MANDATORY" if record.mandatory else "optional"
@@ -150,6 +192,41 @@ class Recorder:
         )
         if self.report_path is not None:
             tr.write_line(f"JSON report: {self.report_path}")
+
+
+def _write_coverage(tr: Any, coverage: OpCoverage) -> None:
+    """Prints the op coverage: each exercised op as ``op claimed/drawn``, then the thin ones, the ops
+    never claimed and those the kit cannot exercise."""
+    if not (coverage.exercised or coverage.unclaimed or coverage.no_recipe):
+        return
+    tr.write_line(
+        f"op coverage (models in which the device claimed the op / models drawn): {len(coverage.exercised)} ops"
+    )
+    cells = [f"{op} {claimed}/{drawn}" for op, (drawn, claimed) in sorted(coverage.exercised.items())]
+    for line in _wrap(cells):
+        tr.write_line(f"  {line}")
+    if coverage.thin:
+        thin = ", ".join(
+            f"{op} {coverage.exercised[op][1]}/{coverage.exercised[op][0]}" for op in sorted(coverage.thin)
+        )
+        tr.write_line(f"  THIN, claimed in few drawn models: {thin}", yellow=True)
+    if coverage.unclaimed:
+        tr.write_line(
+            f"  not claimed in any drawn model ({len(coverage.unclaimed)}): {', '.join(sorted(coverage.unclaimed))}"
+        )
+    if coverage.no_recipe:
+        names = ", ".join(sorted(coverage.no_recipe))
+        tr.write_line(f"  NEVER EXERCISED, the kit has no cases ({len(coverage.no_recipe)}): {names}", yellow=True)
+
+
+def _wrap(cells: list[str], width: int = 100) -> list[str]:
+    lines: list[str] = []
+    for cell in cells:
+        if lines and len(lines[-1]) + 2 + len(cell) <= width:
+            lines[-1] += f"  {cell}"
+        else:
+            lines.append(cell)
+    return lines
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

@@ -3,7 +3,9 @@
 A minimal device is one class with four hooks (see :mod:`hetero_sdk.plugin.hookspecs`) and a
 :class:`CompiledModel` subclass that implements ``run``; the conformance kit then checks it. Deriving
 from :class:`ConfiguredDevice` provides the two property hooks, and :mod:`hetero_sdk.plugin.standard`
-declares OpenVINO's standard properties (``standard.perf_count()`` ...).
+declares OpenVINO's standard properties (``standard.perf_count()`` ...). A :class:`SupportTable`
+declares which op types, element types and attribute limits the device runs, and answers ``query_model``
+with a reason for each declined op.
 """
 
 from hetero_sdk.blob import pack_blob, unpack_blob
@@ -12,6 +14,7 @@ from hetero_sdk.plugin.config import DeviceConfig, PropertySpec, as_bool, as_ele
 from hetero_sdk.plugin.hookspecs import hookimpl
 from hetero_sdk.plugin.query import get_supported_nodes
 from hetero_sdk.plugin.standard import ConfiguredDevice
+from hetero_sdk.plugin.support import Check, Limit, SupportAnswer, SupportTable
 from hetero_sdk.properties import Mutability
 from hetero_sdk.runtime import (
     CompiledModel,
@@ -25,8 +28,9 @@ from hetero_sdk.runtime import (
 )
 
 __all__ = [
-    "CompiledModel", "ConfiguredDevice", "DeviceConfig", "HostContext", "Mutability", "ProfilingInfo",
-    "PropertySpec", "RemoteContext", "RemoteTensor", "RunContext", "Status", "Version", "as_bool",
+    "Check", "CompiledModel", "ConfiguredDevice", "DeviceConfig", "HostContext", "Limit", "Mutability",
+    "ProfilingInfo", "PropertySpec", "RemoteContext", "RemoteTensor", "RunContext", "Status", "SupportAnswer",
+    "SupportTable", "Version", "as_bool",
     "as_element_type", "as_int", "get_supported_nodes", "hookimpl", "one_of", "pack_blob", "read_only",
     "standard", "unpack_blob",
 ]  # fmt: skip

@@ -128,12 +128,24 @@ def compile_model(
 def query_model(model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
     """Report which ops of ``model`` the device runs (``ov::IPlugin::query_model``).
 
-    OpenVINO's plugins answer in four steps: remember the original op names, run the device's
-    transformations on a clone, test each transformed op, and map the answer back to the original
-    names through the fused-names records. :func:`hetero_sdk.plugin.get_supported_nodes` does all four;
-    the device gives it its transformation and a per-op test.
-    Claim Parameters, Constants and Results too when their neighbours are claimed. What is claimed
-    must compile.
+    HETERO asks every device this before splitting a model (by default each op goes to the first
+    device of the user's priority list that claims it), so claim exactly the ops your
+    ``compile_model`` can compile and run, and no others. Judge the model as your device would see
+    it after its own graph rewrites (op fusions, constant folding): an op that a rewrite fuses into
+    something the device runs is claimed, one that it turns into something the device cannot run is
+    not. Then answer with the names of the ops of the model you were given, not of your rewritten copy.
+
+    The easy way: declare what the device runs in a :class:`hetero_sdk.plugin.SupportTable` (op
+    types, element types, attribute limits) and return
+    ``table.query(model, transform).claims(device_name)``, where ``transform`` is the function your
+    ``compile_model`` rewrites the graph with (or None).
+    It works on a copy, maps the answer back to the original names through the fused-names records
+    your rewrites keep, and knows why each other op is declined.
+    :func:`hetero_sdk.plugin.get_supported_nodes` does the same with a plain ``is_supported(node)``
+    predicate.
+
+    Parameters, Constants and Results are claimed together with the ops they feed or are fed by (the
+    table and ``get_supported_nodes`` do this for you).
 
     Stops at the first non-None result.
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from hetero_sdk.graph.model import Model
     from hetero_sdk.graph.node import Node
 
-__all__ = ["get_supported_nodes"]
+__all__ = ["decide_support", "get_supported_nodes"]
 
 
 def get_supported_nodes(
@@ -55,6 +55,19 @@ def get_supported_nodes(
     :raises Exception: whatever ``transform`` or ``is_node_supported`` raises: a failing transformation is a
         plugin bug to report, not an unsupported op.
     """
+    claimed, _ = decide_support(model, transform, lambda node: None if is_node_supported(node) else "")
+    return claimed
+
+
+def decide_support(
+    model: Model, transform: Callable[[Model], object], why_not: Callable[[Node], str | None]
+) -> tuple[set[str], dict[str, str]]:
+    """:func:`get_supported_nodes` with reasons: the claimed friendly names of ``model``'s ops, and for
+    each original op that is not claimed, why.
+
+    :param why_not: why the device declines a transformed op, or None when it runs it.
+    :returns: ``(claimed, declined)``: ``declined`` maps each unclaimed friendly name to a reason.
+    """
     original = model.get_ops()
     names = {node.friendly_name for node in original}
 
@@ -64,30 +77,46 @@ def get_supported_nodes(
     transform(clone)
 
     transformed = clone.get_ops()
-    verdict = {id(node): bool(is_node_supported(node)) for node in transformed}
+    verdict = {id(node): why_not(node) for node in transformed}
     users = clone.consumers()
     for node in transformed:
-        if _follows_consumers(node) and verdict[id(node)]:
+        if _follows_consumers(node) and verdict[id(node)] is None:
             consumers = [n for port in node.outputs() for n, _ in users.get(port, ())]
-            if consumers and not any(verdict[id(n)] for n in consumers):
-                verdict[id(node)] = False
+            if consumers and all(verdict[id(n)] is not None for n in consumers):
+                verdict[id(node)] = _FEEDS_DECLINED
 
-    rejected: set[str] = set()
+    declined: dict[str, str] = {}
     for node in transformed:
-        if not verdict[id(node)]:
-            rejected |= fused_names(node) & names
+        reason = verdict[id(node)]
+        if reason is not None:
+            for name in sorted(fused_names(node) & names):
+                declined.setdefault(name, _as_transformed(node, name, reason))
 
-    claimed = {node.friendly_name: node.friendly_name not in rejected for node in original}
     original_users = model.consumers()
     for node in reversed(original):
-        if _follows_consumers(node) and claimed[node.friendly_name]:
+        if _follows_consumers(node) and node.friendly_name not in declined:
             consumers = [n for port in node.outputs() for n, _ in original_users.get(port, ())]
-            if consumers and not any(claimed[n.friendly_name] for n in consumers):
-                claimed[node.friendly_name] = False
+            if consumers and all(n.friendly_name in declined for n in consumers):
+                declined[node.friendly_name] = _FEEDS_DECLINED
     for node in original:
         if node.type_name == "Result":
-            claimed[node.friendly_name] = claimed[node.input_value(0).node.friendly_name]
-    return {name for name, ok in claimed.items() if ok}
+            source = node.input_value(0).node.friendly_name
+            if source in declined:
+                declined[node.friendly_name] = f"the op it returns, '{source}', is declined"
+            else:
+                declined.pop(node.friendly_name, None)
+    return names - set(declined), declined
+
+
+_FEEDS_DECLINED = "every op it feeds is declined"
+
+
+def _as_transformed(node: Node, name: str, reason: str) -> str:
+    """The reason an original op is declined, naming the transformed op it became when that differs."""
+    if node.friendly_name == name:
+        return reason
+    became = f"{node.type_name} '{node.friendly_name}' after the device's transformations"
+    return f"{reason} ({became})" if reason else f"declined as {became}"
 
 
 def _follows_consumers(node: Node) -> bool:

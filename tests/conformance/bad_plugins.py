@@ -34,7 +34,7 @@ from hetero_sdk.serialization import model_from_bytes, model_to_bytes
 
 __all__ = [
     "AcceptsUnknownKeys", "ClaimsSigmoid", "CorruptsBlobs", "CrashesOnSigmoid", "HangsOnExp", "IgnoresPerfCount",
-    "MiniDevice", "WrongRelu",
+    "MiniDevice", "WrongRelu", "WrongVectorMatMul",
 ]  # fmt: skip
 
 _BLOB = "MINI"
@@ -246,3 +246,18 @@ class HangsOnExp(MiniDevice):
     """Never finishes an Exp: that check fails on its time limit, the run goes on."""
 
     compiled_class = _HangingCompiled
+
+
+class _WrongVectorMatMulCompiled(MiniCompiledModel):
+    def compute(self, node: hs.Node, args: list[np.ndarray]) -> list[np.ndarray]:
+        if node.type_name == "MatMul" and node.attrs["transpose_a"] and args[1].ndim == 1:
+            a = np.swapaxes(args[0], -1, -2)
+            return [np.flip(a, -2) @ args[1]]  # the rows of A^T in the wrong order
+        return super().compute(node, args)
+
+
+class WrongVectorMatMul(MiniDevice):
+    """MatMul with ``transpose_a`` and a 1-D B gives its rows reversed: a rare combination the ci profile's
+    drawn cases missed, caught by MatMul's key case."""
+
+    compiled_class = _WrongVectorMatMulCompiled

@@ -20,6 +20,7 @@ OP = "test_ops.py::test_claimed_op_matches_template"
 
 CAUGHT = [
     ("wrong_relu", f"{OP}[Relu]", "results differ from the oracle", [f"{OP}[Abs]"]),
+    ("wrong_vector_matmul", f"{OP}[MatMul]", "results differ from the oracle", [f"{OP}[Relu]"]),
     (
         "claims_sigmoid",
         f"{OP}[Sigmoid]",

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -178,19 +179,67 @@ def test_mkdocs_build_is_strict_clean(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-4000:]
 
 
+def _hook(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, DOCS / "_hooks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_code_shown_as_source_is_in_that_file_verbatim() -> None:
     """A block after ``<!-- source: PATH -->`` quotes PATH: the page reads on its own and cannot rot."""
     for page in pages():
         for block in blocks(page):
-            if block.marker.startswith("<!-- source:"):
+            if block.marker.startswith("<!-- source:") and ":" not in block.marker.removeprefix("<!-- source:"):
                 path = block.marker.removeprefix("<!-- source:").removesuffix("-->").strip()
                 assert block.text in (ROOT / path).read_text(), f"{page.name}:{block.line} is not in {path}"
 
 
+def test_code_shown_as_a_section_equals_that_region_of_the_source() -> None:
+    """A block after ``<!-- source: PATH:SECTION -->`` is exactly the SECTION region of PATH (rerun
+    docs/_hooks/inline_sources.py after changing the code)."""
+    inline = _hook("inline_sources")
+    quoted = 0
+    for page in pages():
+        for block in blocks(page):
+            match = re.fullmatch(r"<!-- source: ([^\s:]+):([\w-]+) -->", block.marker)
+            if match is None:
+                continue
+            quoted += 1
+            want = inline.region(match[1], match[2])
+            assert block.text == want, (
+                f"{page.relative_to(ROOT)}:{block.line} differs from {match[1]} [{match[2]}]: "
+                "run python docs/_hooks/inline_sources.py"
+            )
+    assert quoted >= 5  # the tutorial's device, section by section
+
+
+@pytest.mark.parametrize("page", ["hooks.md", "plugin-api.md"])
+def test_plugin_reference_pages_are_what_the_docstrings_generate(page: str) -> None:
+    """The hook and plugin API pages are Markdown generated from the code (rerun
+    docs/_hooks/api_reference.py), so that they read unbuilt and cannot drift."""
+    generator = _hook("api_reference")
+    assert (DOCS / "reference" / page).read_text() == generator.PAGES[page](), (
+        f"docs/reference/{page} is stale: run python docs/_hooks/api_reference.py"
+    )
+    assert "\n::: " not in (DOCS / "reference" / page).read_text()
+
+
+def test_the_plugin_api_page_names_every_public_plugin_name() -> None:
+    import hetero_sdk.plugin as api
+
+    text = _page("reference/plugin-api.md")
+    documented = {"Check", "hookimpl", "standard"}  # a type alias, the hook marker (hooks page), the module
+    assert [n for n in api.__all__ if n not in documented and f"### {n}\n" not in text] == []
+
+
+def test_the_tutorial_reads_unbuilt() -> None:
+    """No include directives in the plugin tutorial: every line of code is on the page."""
+    assert "--8<--" not in _page("plugin-tutorial.md")
+
+
 def test_op_reference_is_what_the_op_definitions_generate() -> None:
     """The op reference page is generated from the op definitions (rerun docs/_hooks/op_reference.py)."""
-    spec = importlib.util.spec_from_file_location("op_reference", DOCS / "_hooks" / "op_reference.py")
-    assert spec is not None and spec.loader is not None
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = _hook("op_reference")
     assert (DOCS / "reference" / "ops.md").read_text() == generator.op_reference()

@@ -10,19 +10,20 @@ from hetero_sdk import Model
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import PropertyValueError
-from hetero_sdk.plugin import ConfiguredDevice, RemoteContext, Version, get_supported_nodes, hookimpl
+from hetero_sdk.plugin import ConfiguredDevice, RemoteContext, SupportTable, Version, hookimpl
+from hetero_sdk.reference import kernel_types
 
 from hetero_sdk_jax.backend import Backend, open_backend
 from hetero_sdk_jax.compiled_model import XlaCompiledModel
 from hetero_sdk_jax.config import make_config
 from hetero_sdk_jax.context import XlaContext
 from hetero_sdk_jax.export import import_blob
-from hetero_sdk_jax.lowering import Analysis, analyze
+from hetero_sdk_jax.lowering import Analysis, analyze, lowering_types
 
 PLUGIN_VERSION = "0.1.0"
 """The version of hetero-sdk-jax (``hetero_sdk_jax.__version__``)."""
 
-__all__ = ["PLUGIN_VERSION", "XlaPlugin", "gpu_plugin", "tpu_plugin"]
+__all__ = ["PLUGIN_VERSION", "XlaPlugin", "gpu_plugin", "support_table", "tpu_plugin"]
 
 _FROM_BLOB = (props.hint.inference_precision, props.hint.execution_mode)
 
@@ -67,15 +68,15 @@ class XlaPlugin(ConfiguredDevice):
         config = self.config.resolve(properties)
         # XLA transforms nothing itself beforehand (it fuses and folds while compiling), so the
         # "transformation" only analyses the clone: what is known while tracing depends on a node's
-        # ancestors, which the per-node check cannot see.
+        # ancestors, which the table's per-node check cannot see.
         found: list[Analysis] = []
-        supported = get_supported_nodes(
-            model, lambda clone: found.append(analyze(clone)), lambda n: found[0].supports(n)
+        answer = support_table().query(
+            model, lambda clone: found.append(analyze(clone)), in_context=lambda n: found[0].reasons.get(id(n))
         )
         name = (
             format_device_name(device_name, config[props.device.id]) if props.device.id in properties else device_name
         )
-        return {op: name for op in supported}
+        return answer.claims(name)
 
     @hookimpl
     def import_model(
@@ -137,3 +138,18 @@ def gpu_plugin() -> XlaPlugin:
 def tpu_plugin() -> XlaPlugin:
     """The ``TPU`` device: JAX's TPU backend (entry-point factory)."""
     return XlaPlugin("tpu", "TPU")
+
+
+_table: SupportTable | None = None
+
+
+def support_table() -> SupportTable:
+    """What XLA runs, by op type: every op it lowers (its lowering registry, and the ops whose definitions
+    carry an array-API kernel), and every op it folds to a constant while tracing (the SDK's reference
+    kernels). Where a node's place in the model decides (inputs that must be known while compiling,
+    control flow whose shapes must stay static: :func:`~hetero_sdk_jax.lowering.analyze`), ``query_model``
+    adds the analysis's reason."""
+    global _table
+    if _table is None:
+        _table = SupportTable("XLA").add(sorted(set(lowering_types()) | set(kernel_types())))
+    return _table

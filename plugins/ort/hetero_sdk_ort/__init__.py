@@ -13,13 +13,12 @@ from typing import Any
 
 from hetero_sdk import Model
 from hetero_sdk import properties as props
-from hetero_sdk.errors import UnsupportedOperationError
-from hetero_sdk.plugin import ConfiguredDevice, Version, get_supported_nodes, hookimpl
+from hetero_sdk.plugin import ConfiguredDevice, Version, hookimpl
 
 from hetero_sdk_ort.compiled_model import OrtCompiledModel, read_blob
 from hetero_sdk_ort.config import FULL_NAME, make_config
 from hetero_sdk_ort.session import onnx_bytes
-from hetero_sdk_ort.support import Prober, claimable
+from hetero_sdk_ort.support import TABLE, Prober
 
 __all__ = ["OrtCompiledModel", "OrtPlugin"]
 
@@ -39,14 +38,12 @@ class OrtPlugin(ConfiguredDevice):
     @hookimpl
     def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
         self.config.resolve(properties)  # rejects unknown keys and wrong values, as compile_model does
-        return {name: device_name for name in get_supported_nodes(model, lambda m: None, Prober(model))}
+        return TABLE.query(model, in_context=Prober(model)).claims(device_name)
 
     @hookimpl
     def compile_model(self, model: Model, properties: dict[str, Any], device_name: str) -> OrtCompiledModel:
         config = self.config.resolve(properties)
-        refused = [f"{n.friendly_name} ({n.get_type_name()})" for n in model.get_ops() if not claimable(n)]
-        if refused:
-            raise UnsupportedOperationError(f"{device_name} cannot run {', '.join(refused)}")
+        TABLE.check(model, device_name)  # the cheap test: ONNX Runtime itself is tried once, on the whole model
         return OrtCompiledModel(model, onnx_bytes(model), device_name, config)
 
     @hookimpl

@@ -45,6 +45,7 @@ class OrtCompiledModel(CompiledModel):
         self._compute = [n.friendly_name for n in model.get_ops() if not n.op.structural]
         self._exec_time: float | None = None
 
+    # --8<-- [start:profiled-run]
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Feeds the inputs in the model's order (the exporter keeps it) and runs the whole session."""
         context.check_cancelled()
@@ -64,6 +65,8 @@ class OrtCompiledModel(CompiledModel):
                     node.get_rt_info()[rt_info.PERF_COUNTER] = self._exec_time
                     node.get_rt_info()[rt_info.EXEC_TYPE] = EXEC_TYPE
         return runtime
+
+    # --8<-- [end:profiled-run]
 
     def export_model(self) -> bytes:
         """A checksummed blob: the ONNX bytes the session runs, the model's interface (native format)

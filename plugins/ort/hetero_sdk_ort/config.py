@@ -34,7 +34,11 @@ def make_config() -> DeviceConfig:
     )
 
 
+# --8<-- [start:threads]
 def session_threads(config: dict[str, object]) -> int:
     """``SessionOptions.intra_op_num_threads`` for a compile config."""
     threads = int(config.get(props.inference_num_threads) or 0)  # type: ignore[call-overload]
     return threads if threads > 0 else DEFAULT_THREADS
+
+
+# --8<-- [end:threads]

@@ -1,4 +1,4 @@
-"""What ORT claims: an op the public ONNX exporter writes and ONNX Runtime loads.
+"""What ORT claims: an op the public ONNX exporter writes (:data:`TABLE`) and ONNX Runtime loads (:class:`Prober`).
 
 Each compute op is probed alone: a model of just that op (its Constant inputs kept, its other inputs
 as Parameters of the same type and shape) is exported and opened in a session. A probe's answer is
@@ -15,32 +15,40 @@ import threading
 import numpy as np
 from hetero_sdk import Model, Node, Type, opset
 from hetero_sdk.frontend.onnx_export import supported_ops
+from hetero_sdk.plugin import Limit, SupportTable
 
 from hetero_sdk_ort.session import onnx_bytes, open_session
 
-__all__ = ["UNSUPPORTED_TYPES", "Prober", "claimable", "probe_cache_size"]
+__all__ = ["TABLE", "UNSUPPORTED_TYPES", "Prober", "probe_cache_size"]
 
 UNSUPPORTED_TYPES = frozenset({Type.bf16})
 """Element types ORT leaves to other devices: ONNX Runtime takes no bfloat16 numpy arrays."""
 
-_EXPORTED = frozenset(supported_ops())
-_cache: dict[tuple[object, ...], bool] = {}
+_TYPES = set(Type) - UNSUPPORTED_TYPES
+
+_TRANSPOSED_A_TIMES_VECTOR = Limit(
+    "transpose_a and a 1-D B (ONNX Runtime 1.32's Transpose+MatMul fusion computes it wrong)",
+    lambda node: not (node.attrs["transpose_a"] and node.input_value(0).partial_shape.rank != 1
+                      and node.input_value(1).partial_shape.rank == 1),
+)  # fmt: skip
+"""Found by the conformance kit's MatMul key case: the exported Transpose -> MatMul is right (ONNX
+Runtime computes it right with graph optimizations off), the fused FusedMatMul is not."""
+
+TABLE = (
+    SupportTable("ORT")
+    .add(supported_ops(), element_types=_TYPES)
+    .add("MatMul", element_types=_TYPES, limits=[_TRANSPOSED_A_TIMES_VECTOR])
+)
+"""ORT's supported ops: those the public ONNX exporter writes, on every element type but bfloat16, with
+MatMul's one known wrong case declined."""
+
+_cache: dict[tuple[object, ...], str | None] = {}
 _lock = threading.Lock()
 
 
-def claimable(node: Node) -> bool:
-    """The cheap test: a structural op, or an op type the exporter writes on types ORT takes."""
-    if node.op.structural:
-        return True
-    if node.get_type_name() not in _EXPORTED:
-        return False
-    types = [v.element_type for v in node.input_values()] + [o.element_type for o in node.outputs()]
-    return not any(t in UNSUPPORTED_TYPES for t in types)
-
-
 class Prober:
-    """``is_node_supported`` for :func:`~hetero_sdk.plugin.get_supported_nodes` on ``model``: an op is
-    supported when :func:`claimable` and ONNX Runtime loads it as the exporter writes it.
+    """The in-context check of :meth:`TABLE.query <hetero_sdk.plugin.SupportTable.query>` on ``model``:
+    why ONNX Runtime does not load an op as the exporter writes it, or None when it does.
 
     Probes rewire ops of a private clone of ``model``, made on the first probe the cache cannot answer.
     """
@@ -49,11 +57,7 @@ class Prober:
         self._model = model
         self._clone: dict[str, Node] | None = None
 
-    def __call__(self, node: Node) -> bool:
-        if not claimable(node):
-            return False
-        if node.op.structural:
-            return True
+    def __call__(self, node: Node) -> str | None:
         key = _signature(node)
         with _lock:
             if key in _cache:
@@ -62,9 +66,10 @@ class Prober:
             self._clone = {n.friendly_name: n for n in self._model.clone().get_ops()}
         try:
             open_session(onnx_bytes(_alone(self._clone[node.friendly_name])), threads=1)
-            answer = True
-        except Exception:  # an export refused or a kernel ONNX Runtime lacks: not ORT's to run
-            answer = False
+            answer = None
+        except Exception as exc:  # an export refused or a kernel ONNX Runtime lacks: not ORT's to run
+            first = (str(exc).strip().splitlines() or [""])[0][:200]
+            answer = f"ONNX Runtime does not load it as exported ({type(exc).__name__}: {first})"
         with _lock:
             _cache[key] = answer
         return answer

@@ -86,8 +86,28 @@ def test_query_declines_bfloat16_and_compile_refuses_it(core: hs.Core) -> None:
     x = opset.parameter([3], hs.Type.bf16, name="x")
     model = hs.Model([opset.relu(x, name="relu")], [x], name="bf16")
     assert core.query_model(model, "ORT") == {}
-    with pytest.raises(UnsupportedOperationError, match=r"ORT cannot run .*relu \(Relu\)"):
+    with pytest.raises(
+        UnsupportedOperationError,
+        match=r"ORT cannot run 1 op\(s\) .*'relu' \(ORT does not run Relu on bf16 \(input 0\)\)",
+    ):
         core.compile_model(model, "ORT")
+
+
+def test_a_transposed_a_times_a_vector_is_declined_and_hetero_computes_it_right(core: hs.Core) -> None:
+    """ONNX Runtime 1.32 fuses Transpose -> MatMul wrongly when B is 1-D: ORT declines that case only."""
+    a = opset.parameter([2, 4, 3], hs.Type.f32, name="a")
+    b = opset.parameter([4], hs.Type.f32, name="b")
+    wrong = hs.Model([opset.matmul(a, b, transpose_a=True, name="mm")], [a, b], name="mv")
+    assert "mm" not in core.query_model(wrong, "ORT")
+    with pytest.raises(UnsupportedOperationError, match=r"'mm' \(ORT does not run MatMul with transpose_a and a 1-D B"):
+        core.compile_model(wrong, "ORT")
+    rng = np.random.default_rng(0)
+    av, bv = rng.uniform(-2, 2, (2, 4, 3)).astype(np.float32), rng.uniform(-2, 2, 4).astype(np.float32)
+    got = core.compile_model(wrong, "HETERO:ORT,TEMPLATE")({"a": av, "b": bv})["mm"]
+    np.testing.assert_allclose(got, np.einsum("nkm,k->nm", av.astype(np.float64), bv), rtol=1e-5, atol=1e-6)
+    b2 = opset.parameter([4, 2], hs.Type.f32, name="b2")
+    fine = hs.Model([opset.matmul(a, b2, transpose_a=True, name="mm")], [a, b2], name="mm2")
+    assert "mm" in core.query_model(fine, "ORT")
 
 
 def test_hetero_splits_around_the_op_ort_declines_and_matches_numpy(core: hs.Core) -> None:

@@ -11,16 +11,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from hetero_sdk import Model, Node, Type, rt_info
+from hetero_sdk import Model, Type, rt_info
 from hetero_sdk import properties as props
-from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.plugin import (
     CompiledModel,
     ConfiguredDevice,
     DeviceConfig,
     RunContext,
+    SupportTable,
     Version,
-    get_supported_nodes,
     hookimpl,
     read_only,
     standard,
@@ -29,7 +28,7 @@ from hetero_sdk.reference import run_node
 
 # --8<-- [end:imports]
 
-__all__ = ["SUPPORTED_OPS", "TutorialCompiledModel", "TutorialPlugin", "is_supported"]
+__all__ = ["SUPPORT", "SUPPORTED_OPS", "TutorialCompiledModel", "TutorialPlugin"]
 
 __version__ = "0.1.0"
 
@@ -39,12 +38,8 @@ SUPPORTED_OPS = frozenset(
 )
 """The op types TUTORIAL computes, on f32 only."""
 
-
-def is_supported(node: Node) -> bool:
-    """Whether TUTORIAL runs ``node``: Parameters, Constants and Results, and the supported f32 ops."""
-    if node.op.structural:
-        return True
-    return node.get_type_name() in SUPPORTED_OPS and node.get_output_element_type(0) == Type.f32
+SUPPORT = SupportTable("TUTORIAL").add(SUPPORTED_OPS, element_types={Type.f32})
+"""What TUTORIAL runs: answers ``query_model`` and checks ``compile_model``, with a reason per declined op."""
 
 
 # --8<-- [end:ops]
@@ -127,14 +122,12 @@ class TutorialPlugin(ConfiguredDevice):
     @hookimpl
     def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
         self.config.resolve(properties)  # rejects unknown keys and wrong values, as compile_model does
-        return {name: device_name for name in get_supported_nodes(model, lambda m: None, is_supported)}
+        return SUPPORT.query(model).claims(device_name)
 
     @hookimpl
     def compile_model(self, model: Model, properties: dict[str, Any], device_name: str) -> TutorialCompiledModel:
         config = self.config.resolve(properties)
-        refused = [f"{n.friendly_name} ({n.get_type_name()})" for n in model.get_ops() if not is_supported(n)]
-        if refused:
-            raise UnsupportedOperationError(f"{device_name} cannot run {', '.join(refused)}")
+        SUPPORT.check(model, device_name)  # raises UnsupportedOperationError naming each declined op and why
         return TutorialCompiledModel(model, device_name, config)
 
 

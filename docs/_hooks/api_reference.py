@@ -1,0 +1,261 @@
+"""Writes the plugin author's reference pages, ``docs/reference/hooks.md`` and
+``docs/reference/plugin-api.md``, from the docstrings and signatures of the code itself.
+
+The pages are plain Markdown, readable unbuilt (on GitHub, in an editor). Run
+``python docs/_hooks/api_reference.py`` after changing a hook or a public name of ``hetero_sdk.plugin``;
+``tests/docs`` fails while a page differs from what this script writes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REFERENCE = Path(__file__).resolve().parents[1] / "reference"
+
+_ROLE = re.compile(r":(?:class|func|meth|data|attr|mod|exc):`(~?)([^`]+)`")
+_FIELD = re.compile(r"^:(param|ivar|returns|raises|type|rtype)\s*([^:]*):\s*(.*)$")
+_LABELS = {"param": "", "ivar": "", "returns": "returns", "raises": "raises"}
+
+
+def _inline(text: str) -> str:
+    """reStructuredText roles and literals as Markdown code."""
+
+    def role(match: re.Match[str]) -> str:
+        target = match[2]
+        return f"`{target.rsplit('.', 1)[-1] if match[1] else target}`"
+
+    return _ROLE.sub(role, text).replace("``", "`")
+
+
+def _markdown(doc: str) -> str:
+    """A docstring as Markdown: paragraphs kept, ``::`` blocks fenced, fields as a list."""
+    lines = inspect.cleandoc(doc).splitlines()
+    out: list[str] = []
+    fields: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        field = _FIELD.match(line)
+        if field:
+            kind, name, text = field[1], field[2].strip(), field[3]
+            i += 1
+            while i < len(lines) and lines[i].startswith((" ", "\t")) and lines[i].strip():
+                text += " " + lines[i].strip()
+                i += 1
+            if kind in _LABELS:
+                label = f"{_LABELS[kind]} `{name}`" if kind == "raises" else (_LABELS[kind] or f"`{name}`")
+                fields.append(f"- **{label.strip()}**: {_inline(text)}")
+            continue
+        if line.rstrip().endswith("::"):
+            out.append(_inline(line.rstrip()[:-2].rstrip() + ":" if line.strip() != "::" else ""))
+            i += 1
+            block: list[str] = []
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith((" ", "\t"))):
+                block.append(lines[i])
+                i += 1
+            while block and not block[-1].strip():
+                block.pop()
+            body = inspect.cleandoc("\n".join(block))
+            out += ["", "```python", body, "```", ""]
+            continue
+        out.append(_inline(line))
+        i += 1
+    text = "\n".join(out).strip()
+    if fields:
+        text += "\n\n" + "\n".join(fields)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _annotation(annotation: Any) -> str:
+    return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+
+
+def _default(value: Any) -> str:
+    """A default value as written; a function by its name (a lambda as ``...``), never a memory address."""
+    if inspect.isfunction(value):
+        return "..." if value.__name__ == "<lambda>" else value.__name__
+    return repr(value)
+
+
+def _signature(name: str, obj: Callable[..., Any]) -> str:
+    """``name(params) -> result`` with the annotations as written (``self`` left out)."""
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return name
+    parts: list[str] = []
+    star = positional_only = False
+    for param in signature.parameters.values():
+        if param.name == "self":
+            continue
+        if positional_only and param.kind is not param.POSITIONAL_ONLY:
+            parts.append("/")
+        positional_only = param.kind is param.POSITIONAL_ONLY
+        text = param.name
+        if param.kind is param.VAR_POSITIONAL:
+            text, star = f"*{text}", True
+        elif param.kind is param.VAR_KEYWORD:
+            text = f"**{text}"
+        elif param.kind is param.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        if param.annotation is not param.empty:
+            text += f": {_annotation(param.annotation)}"
+        if param.default is not param.empty:
+            text += f" = {_default(param.default)}"
+        parts.append(text)
+    if positional_only:
+        parts.append("/")
+    result = "" if signature.return_annotation is signature.empty else f" -> {_annotation(signature.return_annotation)}"
+    return f"{name}({', '.join(parts)}){result}"
+
+
+def _members(cls: type) -> list[tuple[str, Any]]:
+    """The public methods and properties ``cls`` defines itself, in source order."""
+    found = []
+    for name, value in vars(cls).items():
+        if name.startswith("_") and name != "__call__":
+            continue
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        if (inspect.isfunction(value) or isinstance(value, property)) and value.__doc__:
+            found.append((name, value))
+    return found
+
+
+def _entry(name: str, obj: Any, level: int) -> list[str]:
+    """One name's heading, signature and documentation."""
+    hashes = "#" * level
+    lines = [f"{hashes} {name}", ""]
+    if inspect.isclass(obj):
+        init = obj.__init__ if "__init__" in vars(obj) else None
+        shown = _signature(name, init).removesuffix(" -> None") if init is not None else name
+        lines += ["```python", f"class {shown}", "```", "", _markdown(obj.__doc__ or ""), ""]
+        for member, value in _members(obj):
+            if isinstance(value, property):
+                lines += [f"- `{member}` (property): {_markdown(value.__doc__ or '').splitlines()[0]}"]
+                continue
+            lines += ["", f"{hashes}# {name}.{member}", "", "```python"]
+            lines += [_signature(member, value), "```", ""]
+            lines += [_markdown(value.__doc__ or ""), ""]
+        return [*lines, ""]
+    if callable(obj) and not inspect.ismodule(obj):
+        lines += ["```python", _signature(name, obj), "```", ""]
+        return [*lines, _markdown(getattr(obj, "__doc__", "") or ""), ""]
+    return [*lines, f"`{name} = {obj!r}`", ""]
+
+
+_HOOKS_HEADER = """# Hook reference
+
+Generated from `hetero_sdk/plugin/hookspecs.py`, the single source of the plugin contract, by
+`docs/_hooks/api_reference.py`. [Writing a device plugin](../plugin-tutorial.md) builds a complete
+device with these hooks. A plugin method implementing a hook is marked with `@hookimpl` and takes any
+subset of the hook's arguments, by name.
+"""
+
+_HOOKS = [
+    "get_version",
+    "get_property",
+    "set_property",
+    "compile_model",
+    "query_model",
+    "import_model",
+    "create_context",
+    "get_default_context",
+]
+
+
+def hooks_page() -> str:
+    """The Markdown of the hook reference."""
+    from hetero_sdk.plugin import hookspecs
+
+    lines = [_HOOKS_HEADER.rstrip(), "", "## The contract", "", _markdown(hookspecs.__doc__ or ""), ""]
+    lines += ["## Hooks", ""]
+    for hook in _HOOKS:
+        lines += _entry(hook, getattr(hookspecs, hook), 3)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).rstrip() + "\n"
+
+
+_API_HEADER = """# Plugin author API
+
+Everything a device plugin imports comes from `hetero_sdk.plugin` (and the graph types from
+`hetero_sdk`). The hooks themselves are in the [hook reference](hooks.md). Generated from the
+docstrings by `docs/_hooks/api_reference.py`.
+"""
+
+_API_SECTIONS: list[tuple[str, str, list[str]]] = [
+    ("Compiled models and running them", "", ["CompiledModel", "RunContext", "ProfilingInfo", "Status", "Version"]),
+    (
+        "Properties",
+        "",
+        [
+            "DeviceConfig",
+            "ConfiguredDevice",
+            "PropertySpec",
+            "Mutability",
+            "read_only",
+            "as_bool",
+            "as_int",
+            "one_of",
+            "as_element_type",
+        ],
+    ),
+    (
+        "Standard properties",
+        "`hetero_sdk.plugin.standard` declares OpenVINO's standard keys, with the same defaults and checks on "
+        "every device.",
+        [
+            "standard.device_id",
+            "standard.perf_count",
+            "standard.performance_hint",
+            "standard.performance_hint_num_requests",
+            "standard.num_streams",
+            "standard.inference_num_threads",
+            "standard.execution_mode_hint",
+            "standard.inference_precision_hint",
+            "standard.exclusive_async_requests",
+        ],
+    ),
+    (
+        "Answering `query_model`",
+        "A device declares what it runs in a `SupportTable` (op types, the element types each takes, and "
+        "limits with the reason a node is declined); the table answers `query_model` through "
+        "`get_supported_nodes`'s steps and names a reason for every op it declines. `get_supported_nodes` "
+        "takes a plain per-op predicate instead.",
+        ["SupportTable", "Limit", "SupportAnswer", "get_supported_nodes"],
+    ),
+    ("Blobs", "", ["pack_blob", "unpack_blob"]),
+    ("Remote memory", "", ["RemoteContext", "HostContext", "RemoteTensor"]),
+]
+
+
+def plugin_api_page() -> str:
+    """The Markdown of the plugin author API page."""
+    import hetero_sdk.plugin as api
+
+    lines = [_API_HEADER.rstrip(), ""]
+    for heading, intro, names in _API_SECTIONS:
+        lines += [f"## {heading}", ""]
+        if intro:
+            lines += [intro, ""]
+        for name in names:
+            obj: Any = api
+            for part in name.split("."):
+                obj = getattr(obj, part)
+            lines += _entry(name.rsplit(".", 1)[-1], obj, 3)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).rstrip() + "\n"
+
+
+PAGES: dict[str, Callable[[], str]] = {"hooks.md": hooks_page, "plugin-api.md": plugin_api_page}
+"""Each generated page of ``docs/reference`` and the function writing it."""
+
+
+if __name__ == "__main__":
+    for page, write in PAGES.items():
+        (REFERENCE / page).write_text(write())
+        sys.stdout.write(f"wrote {REFERENCE / page}\n")
