@@ -4,6 +4,7 @@ and where a failing check saves its reproduction."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,13 @@ from hetero_sdk.conformance.xfails import check_id
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mandatory: a check every device must pass ('M' in conformance.md)")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """ONNX's node tests (1,884 checks) are collected only with ``--onnx-node-tests``."""
+    if collection_path.name == "test_onnx_node.py" and not config.getoption("onnx_node_tests", False):
+        return True
+    return None
 
 
 @pytest.fixture(scope="session")
