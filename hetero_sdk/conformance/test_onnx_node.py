@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hetero_sdk.conformance.onnx_node import DeviceRunner, Expected, ExpectedFileError, load_case, read, run_case
-from hetero_sdk.conformance.onnx_node.cases import cache_dir, ensure_cache
+from hetero_sdk.conformance.onnx_node.cases import CaseInfo, cache_dir, ensure_cache
 from hetero_sdk.conformance.onnx_node.expected import shipped_file
 from hetero_sdk.conformance.options import Options
 from hetero_sdk.conformance.target import Target
@@ -44,6 +44,12 @@ def expected_failures(options: Options) -> tuple[Path | None, dict[str, Expected
 
 
 @pytest.fixture(scope="session")
+def node_index() -> dict[str, CaseInfo]:
+    """Every case with its ONNX op."""
+    return ensure_cache()
+
+
+@pytest.fixture(scope="session")
 def node_runner(target: Target) -> DeviceRunner:
     """Runs cases on the device under test, with the kit's Core (in-process plugins included)."""
     return DeviceRunner(target.device, dict(target.config), core=target.core)
@@ -53,11 +59,13 @@ def test_onnx_node_case(
     case_name: str,
     node_runner: DeviceRunner,
     expected_failures: tuple[Path | None, dict[str, Expected]],
+    node_index: dict[str, CaseInfo],
     record_property: Callable[[str, object], None],
 ) -> None:
     if case_name == _OFF:
         pytest.skip("ONNX's node tests run with --onnx-node-tests")
     path, entries = expected_failures
+    record_property("onnx_op", node_index[case_name].op)
     result = run_case(node_runner, load_case(case_name, cache_dir()))
     record_property("onnx_node_status", result.status)
     entry = entries.get(case_name)
