@@ -3,7 +3,8 @@ author runs against their device.
 
 Run it with ``pytest --pyargs hetero_sdk.conformance --device DEVICE`` or from Python with :func:`run`
 (what ``hetero-sdk conformance DEVICE`` calls). See ``README.md`` beside this file for the options,
-the expected-failures file and the JSON report.
+the expected-failures file and the JSON report. With ``--onnx-node-tests`` the kit also runs ONNX's
+backend node tests (:mod:`hetero_sdk.conformance.onnx_node`, also ``hetero-sdk onnx-tests DEVICE``).
 """
 
 from __future__ import annotations

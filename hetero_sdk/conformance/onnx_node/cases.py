@@ -16,7 +16,7 @@ import re
 import shutil
 import tempfile
 import warnings
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,13 +81,13 @@ def op_of(model: onnx.ModelProto) -> tuple[str, int]:
     return (f"{domain}:{node.op_type}" if domain else node.op_type), int(opset)
 
 
-def _index(tests: Iterable[Any]) -> dict[str, CaseInfo]:
+def _index(tests: Sequence[Any]) -> dict[str, CaseInfo]:
     """Every case's op: a plain case has one node; an ``_expanded`` case tests its base case's op."""
     plain = {t.name: op_of(t.model) for t in tests if not _EXPANDED.search(t.name)}
     infos = {}
     for test in tests:
         base = _EXPANDED.sub("", test.name)
-        op, opset = plain.get(base, op_of(test.model))
+        op, opset = plain[base] if base in plain else op_of(test.model)
         infos[test.name] = CaseInfo(test.name, op, opset, test.name != base)
     return dict(sorted(infos.items()))
 
