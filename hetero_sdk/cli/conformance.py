@@ -6,10 +6,8 @@ import importlib
 
 import click
 
-from hetero_sdk.cli.context import EXIT_USAGE, CLIError, get_core
+from hetero_sdk.cli.context import EXIT_USAGE, CLIError, check_installed, get_core
 from hetero_sdk.cli.models import validate_device
-from hetero_sdk.core import Core
-from hetero_sdk.device_name import parse_device_name
 
 __all__ = ["conformance"]
 
@@ -28,6 +26,12 @@ _TESTING_EXTRA = frozenset({"pytest", "_pytest", "hypothesis"})
     show_default=True,
     help="How many hypothesis examples per check (ci: few, thorough: many).",
 )
+@click.option("--onnx-node-tests", is_flag=True, help="Also run ONNX's backend node tests, one check per case.")
+@click.option(
+    "--onnx-node-expected",
+    type=click.Path(exists=True, dir_okay=False),
+    help="The node tests' expected failures (default: the file shipped for DEVICE, if any).",
+)
 @click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def conformance(
@@ -36,17 +40,23 @@ def conformance(
     xfail_file: str | None,
     report_json: str | None,
     profile: str,
+    onnx_node_tests: bool,
+    onnx_node_expected: str | None,
     pytest_args: tuple[str, ...],
 ) -> None:
     """Run the conformance kit on DEVICE; extra arguments (e.g. -k conv -x) go to pytest."""
     if not any(arg.startswith("--conformance-plugin") for arg in pytest_args):
-        _check_installed(get_core(ctx), device)  # the kit's own check speaks pytest's voice, not ours
+        check_installed(get_core(ctx), device)  # the kit's own check speaks pytest's voice, not ours
     try:
         kit = importlib.import_module("hetero_sdk.conformance")
         run = getattr(kit, "run", None)
         if run is None:
             raise CLIError("this installation of hetero-sdk has no conformance kit runner", EXIT_USAGE)
-        status = run(device, extra_args=pytest_args, xfail_file=xfail_file, report_json=report_json, profile=profile)
+        node_tests = {"onnx_node_tests": True, "onnx_node_expected": onnx_node_expected}
+        status = run(
+            device, extra_args=pytest_args, xfail_file=xfail_file, report_json=report_json, profile=profile,
+            **(node_tests if onnx_node_tests or onnx_node_expected else {}),
+        )  # fmt: skip
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in _TESTING_EXTRA:
             raise
@@ -55,10 +65,3 @@ def conformance(
             EXIT_USAGE,
         ) from exc
     ctx.exit(int(status))
-
-
-def _check_installed(core: Core, device: str) -> None:
-    """Raises the Core's typed error (one CLI error line) for a device, id or target not installed."""
-    parsed = parse_device_name(device)
-    for name in [device if not parsed.targets else parsed.name, *parsed.targets]:
-        core.get_property(name, "SUPPORTED_PROPERTIES")

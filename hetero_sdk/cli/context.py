@@ -11,7 +11,7 @@ import click
 from hetero_sdk.core import Core
 from hetero_sdk.device_name import parse_device_name
 
-__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "LOAD_CONFIG", "CLIError", "apply_config_file", "get_core"]
+__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "LOAD_CONFIG", "CLIError", "apply_config_file", "check_installed", "get_core"]
 
 EXIT_FAILURE = 1
 """A device, model or file problem, or a failed results check."""
@@ -35,6 +35,13 @@ def get_core(ctx: click.Context) -> Core:
     if obj.get("core") is None:
         obj["core"] = Core()
     return obj["core"]
+
+
+def check_installed(core: Core, device: str) -> None:
+    """Raises the Core's typed error (one CLI error line) for a device, id or target not installed."""
+    parsed = parse_device_name(device)
+    for name in [device if not parsed.targets else parsed.name, *parsed.targets]:
+        core.get_property(name, "SUPPORTED_PROPERTIES")
 
 
 LOAD_CONFIG = click.option(

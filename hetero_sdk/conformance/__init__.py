@@ -3,7 +3,8 @@ author runs against their device.
 
 Run it with ``pytest --pyargs hetero_sdk.conformance --device DEVICE`` or from Python with :func:`run`
 (what ``hetero-sdk conformance DEVICE`` calls). See ``README.md`` beside this file for the options,
-the expected-failures file and the JSON report.
+the expected-failures file and the JSON report. With ``--onnx-node-tests`` the kit also runs ONNX's
+backend node tests (:mod:`hetero_sdk.conformance.onnx_node`, also ``hetero-sdk onnx-tests DEVICE``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def run(
     profile: str = "ci",
     device_config: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
+    onnx_node_tests: bool = False,
+    onnx_node_expected: str | os.PathLike[str] | None = None,
 ) -> int:
     """Runs the kit against ``device`` in a fresh Python process and returns pytest's exit code.
 
@@ -44,6 +47,9 @@ def run(
     :param profile: ``ci`` or ``thorough``.
     :param device_config: properties passed to every compile of the device.
     :param env: extra environment variables for the run.
+    :param onnx_node_tests: also run ONNX's backend node tests on the device, one check per case.
+    :param onnx_node_expected: their expected-failures file (``case_name  status  reason`` per line;
+        default: the one shipped for the device, if any).
     :returns: 0 when every check passed or was an expected failure, 1 when some failed, other
         codes as pytest defines them (2 interrupted, 4 usage error).
     :raises ValueError: for an unknown profile.
@@ -58,7 +64,7 @@ def run(
             )
     command = command_line(
         device, extra_args=extra_args, xfail_file=xfail_file, report_json=report_json, profile=profile,
-        device_config=device_config,
+        device_config=device_config, onnx_node_tests=onnx_node_tests, onnx_node_expected=onnx_node_expected,
     )  # fmt: skip
     return subprocess.call(command, env={**os.environ, **(env or {})})
 
@@ -71,6 +77,8 @@ def command_line(
     report_json: str | os.PathLike[str] | None = None,
     profile: str = "ci",
     device_config: Mapping[str, Any] | None = None,
+    onnx_node_tests: bool = False,
+    onnx_node_expected: str | os.PathLike[str] | None = None,
 ) -> list[str]:
     """The command :func:`run` executes (``python -P -m pytest --pyargs hetero_sdk.conformance ...``).
 
@@ -88,4 +96,8 @@ def command_line(
         command += ["--conformance-report", str(Path(report_json))]
     if device_config:
         command += ["--device-config", json.dumps(dict(device_config))]
+    if onnx_node_tests:
+        command.append("--onnx-node-tests")
+    if onnx_node_expected is not None:
+        command += ["--onnx-node-expected", str(Path(onnx_node_expected))]
     return command + list(extra_args)

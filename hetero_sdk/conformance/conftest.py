@@ -3,7 +3,9 @@ and where a failing check saves its reproduction."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,35 @@ from hetero_sdk.conformance.xfails import check_id
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mandatory: a check every device must pass ('M' in conformance.md)")
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """With ``--onnx-node-tests``: the node test checks per ONNX op (passed, expected failures, failed)."""
+    recorder = config.pluginmanager.get_plugin("hetero_sdk_conformance_report")
+    if recorder is None or not config.getoption("onnx_node_tests", False):
+        return
+    counts: dict[str, Counter[str]] = {}
+    for record in recorder.records.values():
+        if "onnx_op" in record.details:
+            counts.setdefault(record.details["onnx_op"], Counter())[record.outcome] += 1
+    if not counts:
+        return
+    columns = ("passed", "xfailed", "failed", "other")
+    width = max(len(op) for op in counts) + 2
+    terminalreporter.write_sep("-", "ONNX node tests per ONNX op (xfailed: listed in the expected-failures file)")
+    terminalreporter.write_line(f"{'ONNX op':<{width}}{'cases':>7}" + "".join(f"{c:>9}" for c in columns))
+    for op in sorted(counts, key=str.lower):
+        tally = counts[op]
+        other = sum(tally.values()) - sum(tally[c] for c in columns[:3])
+        cells = [tally["passed"], tally["xfailed"], tally["failed"] + tally["xpassed"], other]
+        terminalreporter.write_line(f"{op:<{width}}{sum(tally.values()):>7}" + "".join(f"{c:>9}" for c in cells))
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """ONNX's node tests (1,884 checks) are collected only with ``--onnx-node-tests``."""
+    if collection_path.name == "test_onnx_node.py" and not config.getoption("onnx_node_tests", False):
+        return True
+    return None
 
 
 @pytest.fixture(scope="session")

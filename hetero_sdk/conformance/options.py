@@ -69,6 +69,9 @@ class Options:
     :ivar profile: the hypothesis profile.
     :ivar timeout_s: the time limit of one check.
     :ivar isolate: run checks in a forked worker process (crashes and hangs fail one check only).
+    :ivar onnx_node_tests: also run ONNX's backend node tests, one check per case.
+    :ivar onnx_node_expected: the node tests' expected-failures file (default: the one shipped for the
+        device, if any).
     """
 
     device: str
@@ -80,6 +83,8 @@ class Options:
     profile: Profile = PROFILES["ci"]
     timeout_s: float = PROFILES["ci"].timeout_s
     isolate: bool = True
+    onnx_node_tests: bool = False
+    onnx_node_expected: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -109,6 +114,7 @@ class Options:
         if repro is None and report is not None:
             repro = str(Path(report).with_suffix("")) + "-repro"
         isolation = config.getoption("conformance_isolation")
+        node_expected = config.getoption("onnx_node_expected")
         return cls(
             device=str(device),
             device_config=device_config,
@@ -119,6 +125,8 @@ class Options:
             profile=profile,
             timeout_s=float(timeout) if timeout else profile.timeout_s,
             isolate=isolation == "fork" or (isolation == "auto" and hasattr(os, "fork")),
+            onnx_node_tests=bool(config.getoption("onnx_node_tests")),
+            onnx_node_expected=Path(node_expected) if node_expected else None,
         )
 
 
@@ -173,4 +181,17 @@ def add_options(parser: pytest.Parser) -> None:
         default="auto",
         choices=("auto", "fork", "none"),
         help="run checks in a forked worker so that a crash or hang fails one check (auto: where fork exists)",
+    )
+    group.addoption(
+        "--onnx-node-tests",
+        action="store_true",
+        default=False,
+        help="also run ONNX's backend node tests on the device, one check per case (test_onnx_node.py)",
+    )
+    group.addoption(
+        "--onnx-node-expected",
+        default=None,
+        metavar="FILE",
+        help="the node tests' expected failures: one 'case_name  status  reason' per line "
+        "(default: the file shipped for TEMPLATE and XLA)",
     )

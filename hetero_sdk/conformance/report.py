@@ -21,6 +21,7 @@ GROUPS = {
     "test_compiled_models.py": "Compiled models",
     "test_infer_requests.py": "Infer requests",
     "test_hetero.py": "HETERO with this device",
+    "test_onnx_node.py": "ONNX node tests",
 }
 """The check modules and the conformance.md section each belongs to."""
 

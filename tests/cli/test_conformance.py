@@ -73,3 +73,19 @@ def test_a_device_the_kit_registers_itself_is_not_checked_first(
     monkeypatch.setattr(kit, "run", lambda device, **kwargs: 0, raising=False)
     result = invoke("conformance", "WRONG_RELU", "--conformance-plugin", "tests.conformance.bad_plugins:WrongRelu")
     assert result.exit_code == 0, result.output
+
+
+def test_onnx_node_tests_options_reach_the_kit(invoke: Invoke, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(kit, "run", lambda device, **kwargs: seen.update(kwargs) or 0, raising=False)
+    expected = tmp_path / "node-xfails.txt"
+    expected.write_text("test_abs  failed  why\n")
+    assert invoke("conformance", "TEMPLATE", "--onnx-node-tests").exit_code == 0
+    assert seen["onnx_node_tests"] is True and seen["onnx_node_expected"] is None
+    assert invoke("conformance", "TEMPLATE", "--onnx-node-expected", str(expected)).exit_code == 0
+    assert seen["onnx_node_tests"] is True and seen["onnx_node_expected"] == str(expected)
+
+
+def test_the_kit_command_line_carries_the_onnx_node_test_options() -> None:
+    command = kit.command_line("XLA", onnx_node_tests=True, onnx_node_expected="mine.txt")
+    assert command[-3:] == ["--onnx-node-tests", "--onnx-node-expected", "mine.txt"]
