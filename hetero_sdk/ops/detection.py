@@ -22,7 +22,7 @@ from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = ["non_max_suppression", "non_zero", "topk", "unique"]
 
-INTEGRAL_TYPES = frozenset(t for t in Type if t.is_integral)
+INTEGRAL_TYPES = frozenset(t for t in Type if t.is_integral and t.bitwidth >= 8)
 
 
 def topk(

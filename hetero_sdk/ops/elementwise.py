@@ -27,7 +27,7 @@ __all__ = [
 ]  # fmt: skip
 
 BOOLEAN = frozenset({Type.boolean})
-INTEGER_OR_BOOLEAN = frozenset({t for t in Type if t.is_integral} | {Type.boolean})
+INTEGER_OR_BOOLEAN = frozenset({t for t in Type if t.is_integral and t.bitwidth >= 8} | {Type.boolean})
 """The element types of the bitwise ops (booleans: logical and, or, xor, not)."""
 
 AUTO_BROADCAST = Attr(
@@ -153,7 +153,7 @@ BINARY_OPS: dict[str, OpDef] = {
         for t, (f, doc) in _BITWISE.items()
     },
     **{
-        t: _binary_def(t, frozenset(u for u in Type if u.is_integral), None, _shift(f), doc, version="opset15")
+        t: _binary_def(t, INTEGER_OR_BOOLEAN - {Type.boolean}, None, _shift(f), doc, version="opset15")
         for t, (f, doc) in _SHIFTS.items()
     },
     "SquaredDifference": _binary_def("SquaredDifference", NUMERIC_TYPES, None, _squared_difference, "(a - b) ** 2"),

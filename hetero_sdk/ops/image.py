@@ -24,7 +24,7 @@ COORDINATE_TRANSFORMATION_MODES = (
     "half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners",
 )  # fmt: skip
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
-INTEGRAL_TYPES = frozenset(t for t in Type if t.is_integral)
+INTEGRAL_TYPES = frozenset(t for t in Type if t.is_integral and t.bitwidth >= 8)
 _SCALE_EPSILON = np.float32(1e-6)  # OpenVINO adds it before flooring, so that 0.1 * 30 gives 3
 
 

@@ -24,7 +24,7 @@ __all__ = [
     "INTEGER_TYPES", "index_input", "index_operand", "index_vector", "known_ints", "static_length", "values_or_length",
 ]  # fmt: skip
 
-INTEGER_TYPES = frozenset(t for t in Type if t.is_integral)
+INTEGER_TYPES = frozenset(t for t in Type if t.is_integral and t.bitwidth >= 8)
 """The element types an index-like input (a shape, axes, pads, slice bounds) may have."""
 
 
