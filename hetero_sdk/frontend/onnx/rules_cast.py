@@ -1,7 +1,8 @@
 """Rules for ONNX's casts: Cast, CastLike and BitCast. Where ONNX's conversions differ from Convert's
 (OpenVINO's), the rules add what ONNX does: casts to the float8 types saturate at the largest finite
-value unless ``saturate`` is 0 (then Convert's overflow to infinity or NaN), and casts to the 4- and
-2-bit integers keep the low bits of the integer, as ONNX's casts between integers do."""
+value unless ``saturate`` is 0 (then Convert's overflow to infinity or NaN), casts to the 4- and 2-bit
+integers keep the low bits of the integer, as ONNX's casts between integers do, and casts to
+FLOAT8E8M0 (a power of two: f32's exponent byte) round the exponent as ``round_mode`` says."""
 
 from __future__ import annotations
 
@@ -45,11 +46,44 @@ def _wrapped(ctx: NodeContext, x: Output, target: Type) -> Output:
     return opset.convert(value, target).output(0)
 
 
+def _bits(ctx: NodeContext, value: Output, mask: int) -> Output:
+    return opset.bitwise_and(value, ctx.const(mask, np.int32)).output(0)
+
+
+def _positive(ctx: NodeContext, value: Output) -> Output:
+    return opset.greater(value, ctx.const(0, np.int32)).output(0)
+
+
+def _to_e8m0(ctx: NodeContext, x: Output, saturate: bool, mode: str) -> Output:
+    """f32's exponent byte of ``x`` (its sign ignored), plus one where ``mode`` rounds the fraction up:
+    ``up`` any fraction, ``nearest`` half or more (ties away), ``down`` none. NaN and infinity give
+    NaN's code 255; so does rounding up past 2**127 unless ``saturate`` keeps it there."""
+    if mode not in ("up", "down", "nearest"):
+        raise ctx.unsupported(f"round_mode {mode!r} (ONNX defines up, down and nearest)")
+    bits = opset.bit_cast(opset.convert(x, Type.f32) if x.element_type != Type.f32 else x, Type.i32).output(0)
+    exponent = _bits(ctx, opset.bitwise_right_shift(bits, ctx.const(23, np.int32)).output(0), 0xFF)
+    finite = opset.not_equal(exponent, ctx.const(0xFF, np.int32)).output(0)
+    if mode == "up":
+        round_up = opset.logical_and(_positive(ctx, _bits(ctx, bits, 0x7FFFFF)), finite).output(0)
+    elif mode == "nearest":  # the fraction's first bit set, and any bit after it or an exponent above 0
+        rest = opset.logical_or(_positive(ctx, _bits(ctx, bits, 0x3FFFFF)), _positive(ctx, exponent))
+        half = opset.logical_and(_positive(ctx, _bits(ctx, bits, 0x400000)), rest)
+        round_up = opset.logical_and(half, finite).output(0)
+    if mode != "down":
+        if saturate:
+            below_max = opset.not_equal(exponent, ctx.const(0xFE, np.int32))
+            round_up = opset.logical_and(round_up, below_max).output(0)
+        exponent = opset.add(exponent, opset.convert(round_up, Type.i32)).output(0)
+    return opset.bit_cast(opset.convert(exponent, Type.u8), Type.f8e8m0).output(0)
+
+
 def onnx_cast(ctx: NodeContext, x: Output, target: Type, saturate: bool) -> Output:
     """``x`` cast to ``target`` as ONNX's Cast does (see the module's doc)."""
     source = x.element_type
     if target is Type.f8e8m0 and source is not Type.f8e8m0:
-        raise ctx.unsupported("casting to FLOAT8E8M0 (its round_mode)")
+        if source is Type.boolean:
+            x = opset.convert(x, Type.f32).output(0)
+        return _to_e8m0(ctx, x, saturate, ctx.attr("round_mode", "up"))
     if target in _WRAPPING and source is not Type.boolean and source is not target:
         return _wrapped(ctx, x, target)
     if target in SATURATING and saturate and source not in (Type.boolean, target):

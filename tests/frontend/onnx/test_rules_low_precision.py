@@ -1,6 +1,6 @@
 """ONNX Cast, CastLike, QuantizeLinear and DequantizeLinear with the float8, float4, 4- and 2-bit integer
 types on TEMPLATE and XLA: against numpy written here (ml_dtypes' conversions with the saturation
-spelled out, closed forms for the integers) and ONNX's reference evaluator."""
+spelled out, closed forms for the integers and for FLOAT8E8M0's rounding) and ONNX's reference evaluator."""
 
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from onnx.reference import ReferenceEvaluator
 from onnx_models import FEW, check, node_model, run_sdk
-
-from hetero_sdk.errors import UnsupportedOperationError
 
 F32 = np.float32
 DEVICES = ("TEMPLATE", "XLA")
@@ -125,14 +123,6 @@ def test_small_integers_cast_exactly_to_wider_types(code: int) -> None:
         check(model, feeds, DEVICES, expected=[np.arange(low, high + 1).astype(wide)])
 
 
-def test_cast_to_float8e8m0_is_refused_with_the_reason() -> None:
-    model, feeds = node_model(
-        "Cast", {"x": np.ones(2, F32)}, 25, output_types=[ml_dtypes.float8_e8m0fnu], to=onnx.TensorProto.FLOAT8E8M0
-    )
-    with pytest.raises(UnsupportedOperationError, match="FLOAT8E8M0"):
-        run_sdk(model, feeds)
-
-
 X = np.array([[-300.0, -2.5, -1.5, -0.5], [0.5, 1.5, 2.5, 300.0], [0.0, 3.2, -7.7, 12.5]], F32)
 
 
@@ -190,3 +180,42 @@ def test_quantize_and_dequantize_float4_per_axis() -> None:
     _run_all(model, feeds, want)
     model, feeds = node_model("DequantizeLinear", {"x": want, "s": scales, "z": np.zeros(3, dtype)}, 25, axis=0)
     _run_all(model, feeds, want.astype(F32) * scales[:, None])
+
+
+def _e8m0_closed_form(x: np.ndarray, mode: str) -> np.ndarray:
+    """The power of two ``round_mode`` picks for positive normal ``x``: 2**floor(log2 x) times 2 when
+    rounding up (``up``: any fraction; ``nearest``: a fraction of 1.5 or more)."""
+    mantissa, exponent = np.frexp(x.astype(np.float64))  # x = mantissa * 2**exponent, mantissa in [0.5, 1)
+    fraction = 2 * mantissa  # in [1, 2)
+    bump = {"up": fraction > 1, "down": np.zeros_like(fraction, bool), "nearest": fraction >= 1.5}[mode]
+    return np.ldexp(1.0, exponent - 1 + bump.astype(int))
+
+
+@FEW
+@given(x=arrays(F32, st.integers(1, 12), elements=st.floats(2.0**-100, 2.0**100, width=32)))
+@pytest.mark.parametrize("mode", ["up", "down", "nearest"])
+def test_cast_to_float8e8m0_rounds_the_exponent_as_round_mode_says(mode: str, x: np.ndarray) -> None:
+    x = np.concatenate([x, np.array([1.0, 1.5, 3.0, 0.124, 1.1, 2.0**127], F32)])
+    dtype = ml_dtypes.float8_e8m0fnu
+    model, feeds = node_model(
+        "Cast", {"x": x}, 25, output_types=[dtype], to=onnx.TensorProto.FLOAT8E8M0, round_mode=mode
+    )
+    want = _e8m0_closed_form(x, mode)
+    for device in DEVICES:
+        np.testing.assert_array_equal(run_sdk(model, feeds, device)[0].astype(np.float64), want, err_msg=device)
+
+
+@pytest.mark.parametrize("saturate", [1, 0])
+@pytest.mark.parametrize("mode", ["up", "down", "nearest"])
+def test_cast_to_float8e8m0_special_values_as_onnx_reference(mode: str, saturate: int) -> None:
+    """Zero, subnormals, infinity, NaN and values past 2**127, as ONNX's reference evaluator gives them."""
+    x = np.array([0.0, 1e-40, 1e-45, np.inf, -np.inf, np.nan, 3e38, 2.0**127, 1.7e38, 2.0**-126, 0.75], F32)
+    dtype = ml_dtypes.float8_e8m0fnu
+    model, feeds = node_model(
+        "Cast", {"x": x}, 25, output_types=[dtype], to=onnx.TensorProto.FLOAT8E8M0, round_mode=mode, saturate=saturate
+    )
+    want = _reference(model, feeds)[0]
+    for device in DEVICES:
+        got = run_sdk(model, feeds, device)[0]
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=device)
