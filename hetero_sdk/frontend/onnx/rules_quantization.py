@@ -82,7 +82,8 @@ def quantize_linear(ctx: NodeContext) -> Outputs:
     zero_point = ctx.optional_input(2)
     target = _target(ctx, zero_point, Type.u8)
     scale = _along_axis(ctx, ctx.input(1), x)
-    zero_point = None if zero_point is None else _along_axis(ctx, zero_point, x)
+    zero_point = None if zero_point is None else _along_axis(ctx, _f32(zero_point), x)  # f32 first: XLA
+    # does not move 4- and 2-bit values
     return [_quantize(ctx, x, scale, zero_point, target)]
 
 
@@ -97,7 +98,7 @@ def dequantize_linear(ctx: NodeContext) -> Outputs:
     y = _f32(x)
     zero_point = ctx.optional_input(2)
     if zero_point is not None:
-        y = opset.subtract(y, _f32(_along_axis(ctx, zero_point, x))).output(0)
+        y = opset.subtract(y, _along_axis(ctx, _f32(zero_point), x)).output(0)
     y = opset.multiply(y, _f32(_along_axis(ctx, scale, x))).output(0)
     return [y if target == Type.f32 else opset.convert(y, target).output(0)]
 

@@ -126,13 +126,16 @@ def test_small_integers_cast_exactly_to_wider_types(code: int) -> None:
 X = np.array([[-300.0, -2.5, -1.5, -0.5], [0.5, 1.5, 2.5, 300.0], [0.0, 3.2, -7.7, 12.5]], F32)
 
 
+@pytest.mark.parametrize("constants", [["z"], []])  # a zero point computed at run time: XLA too
 @pytest.mark.parametrize("code", list(SMALL_INTS))
-def test_quantize_to_small_integers_rounds_ties_to_even_and_saturates_per_axis(code: int) -> None:
+def test_quantize_to_small_integers_rounds_ties_to_even_and_saturates_per_axis(code: int, constants: list[str]) -> None:
     dtype, low, high = SMALL_INTS[code]
     scales = np.array([0.5, 1.0, 2.0], F32)
     zero_points = np.array([low, 0, high], dtype)
     want = np.clip(np.round(X / scales[:, None]) + np.array([low, 0, high])[:, None], low, high)
-    model, feeds = node_model("QuantizeLinear", {"x": X, "s": scales, "z": zero_points}, 25, constants=["z"], axis=0)
+    model, feeds = node_model(
+        "QuantizeLinear", {"x": X, "s": scales, "z": zero_points}, 25, constants=constants, axis=0
+    )
     check(model, feeds, DEVICES, expected=[want.astype(dtype)])
     np.testing.assert_array_equal(_reference(model, feeds)[0].astype(np.int64), want)
 
