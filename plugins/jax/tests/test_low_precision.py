@@ -10,6 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from hetero_sdk import Model, Type, opset
+from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.hetero.plugin import HeteroPlugin
 from template_plugin import TemplatePlugin
 from xla_helpers import core
@@ -77,3 +78,18 @@ def test_nodes_moving_sub_byte_values_are_declined_and_hetero_runs_them_on_templ
     result = np.asarray(hetero.compile_model(model, "HETERO:XLA,TEMPLATE")({"a": codes})[0])
     expected = 2 * np.concatenate([codes, codes]).astype(np.float32)
     np.testing.assert_array_equal(result, expected)
+
+
+@pytest.mark.parametrize("element_type", NARROW)
+def test_export_and_import_keep_narrow_inputs_and_outputs_or_say_why_not(element_type: Type) -> None:
+    x = opset.parameter([4], element_type, name="x")
+    model = Model([opset.convert(x, Type.f32, name="y"), opset.convert(x, Type.f32, name="z")], [x])
+    compiled = core().compile_model(model, "XLA")
+    values = _codes(element_type)[:4]
+    compiled({"x": values})
+    if element_type in (Type.i2, Type.u2):
+        with pytest.raises(UnsupportedOperationError, match=r"dtype u?int2"):
+            compiled.export_model()
+        return
+    imported = core().import_model(compiled.export_model(), "XLA")
+    _same(np.asarray(imported({"x": values})[0]), values.astype(np.float32))
