@@ -222,3 +222,19 @@ def test_cast_to_float8e8m0_special_values_as_onnx_reference(mode: str, saturate
         got = run_sdk(model, feeds, device)[0]
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=device)
+
+
+@FEW
+@given(
+    x=arrays(F32, st.integers(1, 12), elements=st.floats(-50, 50, width=32)),
+    scale=st.floats(0.25, 8.0, width=32),
+    zero=st.integers(-2, 3),
+)
+@pytest.mark.parametrize("code", list(SMALL_INTS))
+def test_quantize_to_small_integers_for_any_input(code: int, x: np.ndarray, scale: float, zero: int) -> None:
+    dtype, low, high = SMALL_INTS[code]
+    zero = min(max(zero, low), high)
+    want = np.clip(np.round(x / F32(scale)) + zero, low, high)  # numpy rounds ties to even
+    inputs = {"x": x, "s": np.array(scale, F32), "z": np.array(zero).astype(dtype)}
+    model, feeds = node_model("QuantizeLinear", inputs, 25, constants=["z"])
+    check(model, feeds, DEVICES, expected=[want.astype(dtype)])
