@@ -24,8 +24,9 @@ def namespace(*arrays: Any) -> ModuleType:
 
 
 def widened(x: Any) -> Any:
-    """``x`` in f32 when it is a 16-bit float (f16, bf16), else unchanged: kernels compute narrow floats
-    in f32 and round the result back, as reference backends do."""
-    if x.dtype.itemsize < 4 and np.dtype(x.dtype).kind in "fV":  # ml_dtypes' bfloat16 has kind "V"
-        return namespace(x).astype(x, np.float32)
+    """``x`` in f32 when it is a float narrower than f32 (f16, bf16, the 8- and 4-bit ones), else
+    unchanged: kernels compute narrow floats in f32 and round the result back, as reference backends do."""
+    dtype = np.dtype(x.dtype)
+    if dtype.itemsize < 4 and (dtype.kind == "f" or dtype.name.startswith(("bfloat", "float"))):
+        return namespace(x).astype(x, np.float32)  # ml_dtypes' bfloat16 and float8 have kind "V"
     return x

@@ -12,7 +12,12 @@ __all__ = ["Type"]
 
 
 class Type(enum.Enum):
-    """A tensor element type. Numpy dtypes are accepted wherever a ``Type`` is: see :meth:`of`."""
+    """A tensor element type. Numpy dtypes are accepted wherever a ``Type`` is: see :meth:`of`.
+
+    The 8-, 4- and 2-bit types (``f8e4m3``, ``f8e5m2``, ``f8e4m3fnuz``, ``f8e5m2fnuz``, ``f8e8m0``,
+    ``f4e2m1``, ``i4``, ``u4``, ``i2``, ``u2``) are held by ``ml_dtypes``' numpy dtypes, one element a
+    byte; their names are OpenVINO's where OpenVINO has the type.
+    """
 
     f32 = "f32"
     f16 = "f16"
@@ -27,16 +32,27 @@ class Type(enum.Enum):
     i64 = "i64"
     u64 = "u64"
     boolean = "boolean"
+    f8e4m3 = "f8e4m3"
+    f8e5m2 = "f8e5m2"
+    f8e4m3fnuz = "f8e4m3fnuz"
+    f8e5m2fnuz = "f8e5m2fnuz"
+    f8e8m0 = "f8e8m0"
+    f4e2m1 = "f4e2m1"
+    i4 = "i4"
+    u4 = "u4"
+    i2 = "i2"
+    u2 = "u2"
 
     @property
     def numpy(self) -> np.dtype[Any]:
-        """The numpy dtype that holds values of this type (``ml_dtypes.bfloat16`` for bf16)."""
+        """The numpy dtype that holds values of this type (``ml_dtypes.bfloat16`` for bf16, ``ml_dtypes``'
+        dtypes for the 8-, 4- and 2-bit types)."""
         return _TO_NUMPY[self]
 
     @property
     def is_real(self) -> bool:
         """True for floating-point types."""
-        return self in (Type.f32, Type.f16, Type.bf16, Type.f64)
+        return self in _REAL
 
     @property
     def is_integral(self) -> bool:
@@ -45,13 +61,13 @@ class Type(enum.Enum):
 
     @property
     def is_signed(self) -> bool:
-        """True for types that hold negative values (floating-point and signed integers)."""
-        return self.is_real or self in (Type.i8, Type.i16, Type.i32, Type.i64)
+        """True for types that hold negative values (floating-point but f8e8m0, and signed integers)."""
+        return (self.is_real and self is not Type.f8e8m0) or self in _SIGNED_INTEGRAL
 
     @property
     def bitwidth(self) -> int:
-        """Bits per element."""
-        return 8 if self is Type.boolean else self.numpy.itemsize * 8
+        """Bits per element (4 for f4e2m1, i4 and u4, 2 for i2 and u2, though numpy holds each in a byte)."""
+        return _SUB_BYTE.get(self, 8 if self is Type.boolean else self.numpy.itemsize * 8)
 
     def get_type_name(self) -> str:
         """The OpenVINO spelling of the type (``f32``, ``boolean``...)."""
@@ -97,6 +113,22 @@ _TO_NUMPY: dict[Type, np.dtype[Any]] = {
     Type.i64: np.dtype(np.int64),
     Type.u64: np.dtype(np.uint64),
     Type.boolean: np.dtype(np.bool_),
+    Type.f8e4m3: np.dtype(ml_dtypes.float8_e4m3fn),
+    Type.f8e5m2: np.dtype(ml_dtypes.float8_e5m2),
+    Type.f8e4m3fnuz: np.dtype(ml_dtypes.float8_e4m3fnuz),
+    Type.f8e5m2fnuz: np.dtype(ml_dtypes.float8_e5m2fnuz),
+    Type.f8e8m0: np.dtype(ml_dtypes.float8_e8m0fnu),
+    Type.f4e2m1: np.dtype(ml_dtypes.float4_e2m1fn),
+    Type.i4: np.dtype(ml_dtypes.int4),
+    Type.u4: np.dtype(ml_dtypes.uint4),
+    Type.i2: np.dtype(ml_dtypes.int2),
+    Type.u2: np.dtype(ml_dtypes.uint2),
 }
-_INTEGRAL = frozenset({Type.i8, Type.u8, Type.i16, Type.u16, Type.i32, Type.u32, Type.i64, Type.u64})
+_REAL = frozenset(
+    {Type.f32, Type.f16, Type.bf16, Type.f64, Type.f8e4m3, Type.f8e5m2, Type.f8e4m3fnuz, Type.f8e5m2fnuz}
+    | {Type.f8e8m0, Type.f4e2m1}
+)
+_SIGNED_INTEGRAL = frozenset({Type.i2, Type.i4, Type.i8, Type.i16, Type.i32, Type.i64})
+_INTEGRAL = _SIGNED_INTEGRAL | {Type.u2, Type.u4, Type.u8, Type.u16, Type.u32, Type.u64}
+_SUB_BYTE = {Type.f4e2m1: 4, Type.i4: 4, Type.u4: 4, Type.i2: 2, Type.u2: 2}
 _FROM_NUMPY: dict[np.dtype[Any], Type] = {dtype: t for t, dtype in _TO_NUMPY.items()}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from hetero_sdk.array_api import namespace
@@ -45,25 +46,35 @@ def _infer_convert(node: Node) -> list[OutputSpec]:
 def _evaluate_convert(node: Node, x: Any) -> Any:
     xp = namespace(x)
     target: Type = node.attrs["destination_type"]
+    source_type = Type.of(x.dtype)
+    if source_type in _NARROW:  # exact in f32 / i8, where the array API computes
+        x = xp.astype(x, np.float32 if source_type.is_real else np.int8)
+        source_type = Type.of(x.dtype)
     if not target.is_integral:
         return xp.astype(x, target.numpy)
-    info = np.iinfo(target.numpy)
-    source_type = Type.of(x.dtype)
+    info = ml_dtypes.iinfo(target.numpy)
+    # 4- and 2-bit integers are computed in the byte type of their signedness, then narrowed (exactly)
+    carrier = target.numpy if target.bitwidth >= 8 else np.dtype(np.int8 if target.is_signed else np.uint8)
     if source_type is Type.boolean:
-        return xp.astype(x, target.numpy)
+        return xp.astype(xp.astype(x, carrier), target.numpy)
     if source_type.is_integral:
         source = np.iinfo(x.dtype)
         low, high = max(int(info.min), int(source.min)), min(int(info.max), int(source.max))
         if low > source.min or high < source.max:
             x = xp.clip(x, low, high)  # saturate instead of wrapping, as OpenVINO's Convert does
-        return xp.astype(x, target.numpy)
+        return xp.astype(xp.astype(x, carrier), target.numpy)
     # Truncate toward zero, then saturate; NaN becomes 0. The bounds are compared in floating point
     # (float(2**63 - 1) is 2**63), so only values strictly inside are converted.
     whole = xp.trunc(x)
     inside = (whole > float(info.min)) & (whole < float(info.max))
-    converted = xp.astype(xp.where(inside, whole, xp.zeros_like(whole)), target.numpy)
-    converted = xp.where(whole >= float(info.max), info.max, converted)
-    return xp.where(whole <= float(info.min), info.min, converted)
+    converted = xp.astype(xp.where(inside, whole, xp.zeros_like(whole)), carrier)
+    converted = xp.where(whole >= float(info.max), xp.asarray(info.max, dtype=carrier), converted)
+    converted = xp.where(whole <= float(info.min), xp.asarray(info.min, dtype=carrier), converted)
+    return xp.astype(converted, target.numpy)
+
+
+_NARROW = frozenset(t for t in Type if (t.is_real and t.bitwidth <= 8) or (t.is_integral and t.bitwidth < 8))
+"""Types Convert reads through f32 (floats) or i8 (integers), which hold all their values."""
 
 
 PARAMETER = define(
@@ -110,7 +121,9 @@ CONVERT = define(
         attrs=(Attr("destination_type", ELEMENT_TYPE, doc="the element type to convert to"),),
         evaluate=_evaluate_convert,
         doc="Converts the element type: floats to integers truncate toward zero and saturate; integers "
-        "saturate at the destination's limits; NaN becomes 0.",
+        "saturate at the destination's limits; NaN becomes 0. Floats to floats round to nearest even; "
+        "beyond the destination's range they become infinity, or NaN in a type without infinity (the "
+        "float8 types, ml_dtypes' conversions); f4e2m1, which has neither, saturates.",
     )
 )
 

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from hetero_sdk.graph.node import Node
 
 REAL_TYPES = frozenset({Type.f32, Type.f16, Type.bf16, Type.f64})
-NUMERIC_TYPES = REAL_TYPES | {t for t in Type if t.is_integral}
+INTEGRAL_TYPES = frozenset(t for t in Type if t.is_integral and t.bitwidth >= 8)
+"""The integer types ops compute in: the 4- and 2-bit ones are storage types (Convert and data movement)."""
+NUMERIC_TYPES = REAL_TYPES | INTEGRAL_TYPES
 INDEX_TYPES = frozenset({Type.i32, Type.i64})
 
 

@@ -10,6 +10,7 @@ from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import BOOL, ELEMENT_TYPE, INT, STRING, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import (
+    INTEGRAL_TYPES,
     NUMERIC_TYPES,
     REAL_TYPES,
     expect_rank,
@@ -21,8 +22,6 @@ from hetero_sdk.ops.inputs import index_input, index_operand, known_ints
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = ["non_max_suppression", "non_zero", "topk", "unique"]
-
-INTEGRAL_TYPES = frozenset(t for t in Type if t.is_integral)
 
 
 def topk(

@@ -16,7 +16,7 @@ from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import BOOL, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
-from hetero_sdk.ops.checks import NUMERIC_TYPES, broadcast, expect_same_types
+from hetero_sdk.ops.checks import INTEGRAL_TYPES, NUMERIC_TYPES, broadcast, expect_same_types
 
 __all__ = [
     "AUTO_BROADCAST", "BINARY_OPS", "BITWISE_NOT", "INTEGER_OR_BOOLEAN", "LOGICAL_NOT", "SELECT", "add",
@@ -27,7 +27,7 @@ __all__ = [
 ]  # fmt: skip
 
 BOOLEAN = frozenset({Type.boolean})
-INTEGER_OR_BOOLEAN = frozenset({t for t in Type if t.is_integral} | {Type.boolean})
+INTEGER_OR_BOOLEAN = INTEGRAL_TYPES | {Type.boolean}
 """The element types of the bitwise ops (booleans: logical and, or, xor, not)."""
 
 AUTO_BROADCAST = Attr(
@@ -152,10 +152,7 @@ BINARY_OPS: dict[str, OpDef] = {
         t: _binary_def(t, INTEGER_OR_BOOLEAN, None, _array_api(f), doc, version="opset13")
         for t, (f, doc) in _BITWISE.items()
     },
-    **{
-        t: _binary_def(t, frozenset(u for u in Type if u.is_integral), None, _shift(f), doc, version="opset15")
-        for t, (f, doc) in _SHIFTS.items()
-    },
+    **{t: _binary_def(t, INTEGRAL_TYPES, None, _shift(f), doc, version="opset15") for t, (f, doc) in _SHIFTS.items()},
     "SquaredDifference": _binary_def("SquaredDifference", NUMERIC_TYPES, None, _squared_difference, "(a - b) ** 2"),
     "Divide": _binary_def(
         "Divide",

@@ -8,11 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import BOOL, FLOAT, INTS, STRING, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
-from hetero_sdk.ops.checks import NUMERIC_TYPES, REAL_TYPES, expect_rank, expect_type
+from hetero_sdk.ops.checks import INTEGRAL_TYPES, NUMERIC_TYPES, REAL_TYPES, expect_rank, expect_type
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
@@ -24,7 +23,6 @@ COORDINATE_TRANSFORMATION_MODES = (
     "half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners",
 )  # fmt: skip
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
-INTEGRAL_TYPES = frozenset(t for t in Type if t.is_integral)
 _SCALE_EPSILON = np.float32(1e-6)  # OpenVINO adds it before flooring, so that 0.1 * 30 gives 3
 
 

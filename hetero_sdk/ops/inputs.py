@@ -12,11 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.graph.op_def import Input
 from hetero_sdk.ops.basic import as_output, constant
-from hetero_sdk.ops.checks import expect_rank, expect_type
+from hetero_sdk.ops.checks import INTEGRAL_TYPES, expect_rank, expect_type
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
@@ -24,7 +23,7 @@ __all__ = [
     "INTEGER_TYPES", "index_input", "index_operand", "index_vector", "known_ints", "static_length", "values_or_length",
 ]  # fmt: skip
 
-INTEGER_TYPES = frozenset(t for t in Type if t.is_integral)
+INTEGER_TYPES = INTEGRAL_TYPES
 """The element types an index-like input (a shape, axes, pads, slice bounds) may have."""
 
 

@@ -10,9 +10,14 @@ from typing import Any
 
 import numpy as np
 
+from hetero_sdk.element_type import Type
 from hetero_sdk.serialization.schema import ALIGNMENT, field, format_error
 
 __all__ = ["WeightsBuilder", "WeightsView", "little_endian", "to_le_bytes"]
+
+
+_SUB_BYTE_BITS: dict[np.dtype[Any], int] = {t.numpy: t.bitwidth for t in Type if t.bitwidth < 8}
+"""The 4- and 2-bit types, stored one element a byte in the low bits (as ``ml_dtypes`` holds them)."""
 
 
 def little_endian(dtype: np.dtype[Any]) -> np.dtype[Any]:
@@ -137,6 +142,11 @@ class WeightsView:
         array = np.frombuffer(raw, dtype=little_endian(dtype)).astype(dtype, copy=False).reshape(shape)
         if dtype == np.bool_ and size and np.frombuffer(raw, np.uint8).max() > 1:
             raise format_error(self._bin, f"byte offset {start} ({where})", "a boolean byte is neither 0 nor 1")
+        bits = _SUB_BYTE_BITS.get(dtype)
+        if bits and size and (np.frombuffer(raw, np.uint8) >> bits).any():
+            raise format_error(
+                self._bin, f"byte offset {start} ({where})", f"a {dtype} byte has bits set above its low {bits}"
+            )
         if array.flags.writeable:
             array.setflags(write=False)
         return array

@@ -15,6 +15,7 @@ import onnx.inliner
 
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its rules)
+    rules_cast,
     rules_control_flow,
     rules_detection,
     rules_elementwise,

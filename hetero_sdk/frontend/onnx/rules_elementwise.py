@@ -1,4 +1,4 @@
-"""Rules for element-wise ONNX ops: arithmetic, comparisons, logic, activations, casts."""
+"""Rules for element-wise ONNX ops: arithmetic, comparisons, logic, activations (casts: rules_cast)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import numpy as np
 from hetero_sdk import opset
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
-from hetero_sdk.frontend.onnx.types import element_type
 from hetero_sdk.graph.node import Output
 
 __all__: list[str] = []
@@ -111,23 +110,6 @@ def identity(ctx: NodeContext) -> Outputs:
         mask = _out(opset.broadcast(ctx.const(True), opset.shape_of(x)))
         return [x, mask]
     return [x]
-
-
-@rule("Cast", since=6)
-def cast(ctx: NodeContext) -> Outputs:
-    target = element_type(ctx.attr("to"), f"ONNX {ctx.describe()} target")
-    return [_out(opset.convert(ctx.input(0), target))]
-
-
-@rule("BitCast", since=26)
-def bit_cast(ctx: NodeContext) -> Outputs:
-    target = element_type(ctx.attr("to"), f"ONNX {ctx.describe()} target")
-    return [_out(opset.bit_cast(ctx.input(0), target))]
-
-
-@rule("CastLike", since=15)
-def cast_like(ctx: NodeContext) -> Outputs:
-    return [_out(opset.convert(ctx.input(0), ctx.input(1).element_type))]
 
 
 @rule("Where", since=9)

@@ -1,27 +1,31 @@
 """Rules for ONNX's linear quantization: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear, and
 the quantized products MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv; decomposed into
 existing ops (Convert, Divide, Round, Add, Clamp, Multiply, MatMul, Convolution) as OpenVINO's frontend
-does without FakeQuantize; scales and zero points per tensor, per axis or per block. Integer types
-only: the SDK has no 8-bit or 4-bit float types."""
+does without FakeQuantize; scales and zero points per tensor, per axis or per block. QuantizeLinear
+and DequantizeLinear also take the 8-, 4- and 2-bit integer and float types (float targets round to
+nearest even, without Round, and saturate as ONNX's ``saturate`` says)."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from hetero_sdk import opset
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.frontend.onnx.rules_cast import SATURATING, saturated
 from hetero_sdk.frontend.onnx.rules_nn import channel_bias, convolve
 from hetero_sdk.frontend.onnx.types import element_type
 from hetero_sdk.graph.node import Output
-from hetero_sdk.ops import type_limits
 
 __all__: list[str] = []
 
 _I64 = np.int64
-_QUANTIZED = frozenset({Type.i8, Type.u8, Type.i16, Type.u16, Type.i32})
-"""The integer types ONNX quantizes to (the 2- and 4-bit ones aside, which the SDK lacks)."""
+_QUANTIZED = frozenset({Type.i8, Type.u8, Type.i16, Type.u16, Type.i32, Type.i4, Type.u4, Type.i2, Type.u2})
+"""The integer types ONNX quantizes to."""
+_FLOAT_QUANTIZED = SATURATING | {Type.f4e2m1}
+"""The float types ONNX quantizes to: f4e2m1 always saturates (it has no infinity nor NaN)."""
 
 
 def _f32(value: Output) -> Output:
@@ -54,14 +58,20 @@ def _target(ctx: NodeContext, zero_point: Output | None, default: Type) -> Type:
 
 
 def _quantize(ctx: NodeContext, x: Output, scale: Output, zero_point: Output | None, target: Type) -> Output:
-    """``saturate(round(x / scale) + zero_point)`` in ``target``, computed in f32."""
-    if target not in _QUANTIZED:
+    """``saturate(round(x / scale) + zero_point)`` in ``target``, computed in f32; float targets round
+    to nearest even in the conversion, and saturate unless the node's ``saturate`` is 0."""
+    if target not in _QUANTIZED | _FLOAT_QUANTIZED:
         raise ctx.unsupported(f"quantizing to {target.value}")
-    y = opset.round(opset.divide(_f32(x), _f32(scale)), "half_to_even")
+    y = opset.divide(_f32(x), _f32(scale)).output(0)
+    if target in _QUANTIZED:
+        y = opset.round(y, "half_to_even").output(0)
     if zero_point is not None:
-        y = opset.add(y, _f32(zero_point))
-    low, high = type_limits(target.numpy)
-    return opset.convert(opset.clamp(y, float(low), float(high)), target).output(0)
+        y = opset.add(y, _f32(zero_point)).output(0)
+    if target in _FLOAT_QUANTIZED:
+        keep_range = target is Type.f4e2m1 or ctx.attr("saturate", 1)
+        return opset.convert(saturated(y, target) if keep_range else y, target).output(0)
+    info = ml_dtypes.iinfo(target.numpy)
+    return opset.convert(opset.clamp(y, float(info.min), float(info.max)), target).output(0)
 
 
 @rule("QuantizeLinear", since=10)
@@ -72,7 +82,8 @@ def quantize_linear(ctx: NodeContext) -> Outputs:
     zero_point = ctx.optional_input(2)
     target = _target(ctx, zero_point, Type.u8)
     scale = _along_axis(ctx, ctx.input(1), x)
-    zero_point = None if zero_point is None else _along_axis(ctx, zero_point, x)
+    zero_point = None if zero_point is None else _along_axis(ctx, _f32(zero_point), x)  # f32 first: XLA
+    # does not move 4- and 2-bit values
     return [_quantize(ctx, x, scale, zero_point, target)]
 
 
@@ -80,14 +91,14 @@ def quantize_linear(ctx: NodeContext) -> Outputs:
 def dequantize_linear(ctx: NodeContext) -> Outputs:
     """``(x - zero_point) * scale``, computed in f32, in the scale's type (or ``output_dtype``)."""
     x = ctx.input(0)
-    if x.element_type not in _QUANTIZED:
+    if x.element_type not in _QUANTIZED | _FLOAT_QUANTIZED:
         raise ctx.unsupported(f"dequantizing {x.element_type.value}")
     scale = ctx.input(1)
     target = _target(ctx, None, scale.element_type)
     y = _f32(x)
     zero_point = ctx.optional_input(2)
     if zero_point is not None:
-        y = opset.subtract(y, _f32(_along_axis(ctx, zero_point, x))).output(0)
+        y = opset.subtract(y, _along_axis(ctx, _f32(zero_point), x)).output(0)
     y = opset.multiply(y, _f32(_along_axis(ctx, scale, x))).output(0)
     return [y if target == Type.f32 else opset.convert(y, target).output(0)]
 

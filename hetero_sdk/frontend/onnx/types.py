@@ -27,6 +27,16 @@ ELEMENT_TYPES: Final[dict[int, Type]] = {
     onnx.TensorProto.INT64: Type.i64,
     onnx.TensorProto.UINT64: Type.u64,
     onnx.TensorProto.BOOL: Type.boolean,
+    onnx.TensorProto.FLOAT8E4M3FN: Type.f8e4m3,
+    onnx.TensorProto.FLOAT8E5M2: Type.f8e5m2,
+    onnx.TensorProto.FLOAT8E4M3FNUZ: Type.f8e4m3fnuz,
+    onnx.TensorProto.FLOAT8E5M2FNUZ: Type.f8e5m2fnuz,
+    onnx.TensorProto.FLOAT8E8M0: Type.f8e8m0,
+    onnx.TensorProto.FLOAT4E2M1: Type.f4e2m1,
+    onnx.TensorProto.INT4: Type.i4,
+    onnx.TensorProto.UINT4: Type.u4,
+    onnx.TensorProto.INT2: Type.i2,
+    onnx.TensorProto.UINT2: Type.u2,
 }
 """The ONNX element types the opset has, by their ``TensorProto`` code."""
 
@@ -56,7 +66,8 @@ def element_type(code: int, where: str) -> Type:
 
 
 def tensor_value(tensor: onnx.TensorProto, where: str) -> np.ndarray:
-    """The numpy value of an ONNX tensor (an initializer or a ``value`` attribute), read-only.
+    """The numpy value of an ONNX tensor (an initializer or a ``value`` attribute), read-only; 4- and
+    2-bit values, which ONNX packs several to a byte, unpacked one to an element.
 
     :raises UnsupportedOperationError: for an element type the opset does not have.
     """

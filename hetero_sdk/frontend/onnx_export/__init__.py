@@ -15,6 +15,7 @@ from pathlib import Path
 import onnx
 from onnx import helper
 
+from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelFormatError, UnsupportedOperationError
 from hetero_sdk.frontend.onnx_export import (  # noqa: F401  (each module registers its rules)
     rules_control_flow,
@@ -64,6 +65,7 @@ def export_model(model: Model, opset: int | None = None) -> onnx.ModelProto:
             f"(the newest the installed onnx knows); the default is {DEFAULT_OPSET}"
         )
     model.validate()
+    _check_types(model, version)
     graph = GraphExporter(version).export(model)
     imports = [helper.make_opsetid("", version)]
     proto = helper.make_model(
@@ -71,6 +73,26 @@ def export_model(model: Model, opset: int | None = None) -> onnx.ModelProto:
     )
     onnx.checker.check_model(proto)
     return proto
+
+
+_TYPE_SINCE = {
+    Type.f8e4m3: 19, Type.f8e5m2: 19, Type.f8e4m3fnuz: 19, Type.f8e5m2fnuz: 19, Type.i4: 21, Type.u4: 21,
+    Type.f4e2m1: 23, Type.f8e8m0: 24, Type.i2: 25, Type.u2: 25,
+}  # fmt: skip
+"""The ONNX opset that introduced each element type newer than opset 18."""
+
+
+def _check_types(model: Model, version: int) -> None:
+    """Raises when a value of ``model`` has an element type that ONNX opset ``version`` lacks."""
+    for node in model.get_ordered_ops():
+        for index in range(node.get_output_size()):
+            element_type = node.get_output_element_type(index)
+            since = _TYPE_SINCE.get(element_type, 0)
+            if since > version:
+                raise UnsupportedOperationError(
+                    f"{node.type_name} '{node.friendly_name}' gives {element_type.value} values, which ONNX has "
+                    f"from opset {since}; export with opset={since} or newer"
+                )
 
 
 def save_onnx(model: Model, path: str | os.PathLike[str], opset: int | None = None) -> None:

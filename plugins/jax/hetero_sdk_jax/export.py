@@ -23,7 +23,7 @@ import jax.export
 import numpy as np
 from hetero_sdk import Model, Type, opset, rt_info
 from hetero_sdk import properties as props
-from hetero_sdk.errors import BlobFormatError, ModelFormatError
+from hetero_sdk.errors import BlobFormatError, ModelFormatError, UnsupportedOperationError
 from hetero_sdk.plugin import pack_blob, unpack_blob
 from hetero_sdk.serialization import model_from_bytes, model_to_bytes
 
@@ -69,7 +69,14 @@ def export_blob(compiled: XlaCompiledModel) -> bytes:
     }
     frames = {"header": json.dumps(header, sort_keys=True).encode()}
     for i, exported in enumerate(executables.values()):
-        frames[f"executable.{i}"] = bytes(exported.serialize())
+        try:
+            frames[f"executable.{i}"] = bytes(exported.serialize())
+        except KeyError as exc:  # jax.export has no code for some dtypes (int2, uint2)
+            raise UnsupportedOperationError(
+                f"XLA cannot export model '{model.friendly_name}': jax.export cannot serialize an input or "
+                f"output of dtype {exc.args[0] if exc.args else '?'}; convert such inputs and outputs to a "
+                "wider type in the model (Convert), or export it from TEMPLATE"
+            ) from None
     if header["graph"]:
         frames["model"] = model_to_bytes(model)
     return pack_blob(BLOB_DEVICE, frames)

@@ -129,6 +129,12 @@ def _lowering_problem(node: Node, in_levels: Sequence[int], shapes_ok: bool) -> 
         return "its output shape depends on input values"
     if lowered is None:
         return f"no XLA lowering for op type {node.type_name}"
+    narrow = _sub_byte_types(node)
+    if narrow and node.type_name != "Convert":
+        return (
+            f"it moves {', '.join(narrow)} values, which XLA converts but does not reliably move "
+            "(XLA:CPU's compiler aborts on a Concat of 2-bit values)"
+        )
     unknown = [i for i in sorted(lowered.static) if i < len(in_levels) and in_levels[i] == _TRACED]
     if unknown:
         return f"input(s) {unknown} must be known at compile time (XLA compiles static shapes)"
@@ -141,6 +147,13 @@ def _lowering_problem(node: Node, in_levels: Sequence[int], shapes_ok: bool) -> 
             return f"its body '{body.friendly_name}' has ops XLA cannot run: {', '.join(failing[:5])}"
     check = LOWERING_CHECKS.find(node.type_name)
     return None if check is None else check(node)
+
+
+def _sub_byte_types(node: Node) -> list[str]:
+    """The 4- and 2-bit element types among ``node``'s inputs and outputs."""
+    types = [v.element_type for v in node.input_values()]
+    types += [node.get_output_element_type(i) for i in range(node.get_output_size())]
+    return sorted({t.value for t in types if t.bitwidth < 8})
 
 
 def specialize(model: Model, shapes: Sequence[Sequence[int]]) -> Model:
