@@ -87,7 +87,8 @@ def test_command_line_spells_every_option(tmp_path: Path) -> None:
     )
     assert command[1:] == [
         "-P", "-m", "pytest", "--pyargs", "hetero_sdk.conformance", "--device", "XLA",
-        "--conformance-profile", "thorough", "-p", "no:cacheprovider", "--conformance-xfails", "x.txt", "--conformance-report", "r.json",
+        "--conformance-profile", "thorough", "-p", "no:cacheprovider",
+        "--conformance-xfails", "x.txt", "--conformance-report", "r.json",
         "--device-config", '{"PERF_COUNT": true}', "-x",
     ]  # fmt: skip
 
