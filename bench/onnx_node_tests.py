@@ -14,10 +14,10 @@ names one; otherwise (onnx 1.23 wheels ship none) they are regenerated in memory
 ``onnx.backend.test.case.node`` generators, as ONNX's own ``BackendTest`` does.
 
 Each output is compared with ``np.allclose(rtol=1e-3, atol=1e-5)`` (NaNs equal), after its dtype and
-shape. A case is *passed*, *failed* (wrong dtype, shape or values), *unsupported* (the frontend raised
-``UnsupportedOperationError``; for onnxruntime a ``NOT_IMPLEMENTED`` kernel) or an *error* (anything
-else, and a case that ran past ``--timeout``). Cases run in worker processes, so a case that hangs or
-crashes is killed and counted without stopping the run.
+shape. A case is *passed*, *failed* (wrong dtype, shape or values), *unsupported* (the frontend or
+the device's ``compile_model`` raised ``UnsupportedOperationError``; for onnxruntime a
+``NOT_IMPLEMENTED`` kernel) or an *error* (anything else, and a case that ran past ``--timeout``).
+Cases run in worker processes, so a case that hangs or crashes is killed and counted without stopping the run.
 """
 
 from __future__ import annotations
@@ -156,11 +156,11 @@ class _Runner:
             def infer(inputs: list[Any]) -> list[Any]:
                 return list(session.run(None, {n: v for n, v in zip(names, inputs) if v is not None}))
         else:
-            try:
+            try:  # the frontend, or a device that declines ops (XLA: data-dependent output shapes)
                 converted = hs.convert_model(model)
+                compiled = self.core.compile_model(converted, self.device)
             except UnsupportedOperationError as error:
                 return {"status": "unsupported", "reason": _short(error), "ops": _unsupported_ops(error, model)}
-            compiled = self.core.compile_model(converted, self.device)
 
             def infer(inputs: list[Any]) -> list[Any]:
                 results = compiled({n: v for n, v in zip(names, inputs) if v is not None})
@@ -192,6 +192,7 @@ def _unsupported_ops(error: BaseException, model: onnx.ModelProto) -> list[str]:
     if missing:
         return sorted({op if domain in ("", "ai.onnx") else f"{domain}:{op}" for op, domain in missing})
     declined = re.findall(r"ONNX ([\w.:]+) '[^']*' \([\w.]+ opset \d+\)", text)
+    declined = declined or re.findall(r"(?:: |; )(\w+) '[^']*' \((?!ai\.onnx)", text.split(" op(s) of model ")[-1])
     if declined:
         return sorted(set(declined))
     types = re.findall(r"element type (\w+)", text)
