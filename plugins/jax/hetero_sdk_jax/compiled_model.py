@@ -3,7 +3,8 @@
 Static models are compiled once, in ``compile_model``: ``jax.jit(fn).lower(shapes).compile()``, so
 inference pays no tracing and no XLA compile. A model with dynamic input dimensions is compiled
 lazily, once per concrete combination of input shapes, and the last ``XLA_SHAPE_CACHE_SIZE``
-executables (default 8) are kept, least recently used first out.
+executables (default 8) are kept, least recently used first out. A model with inputs that decide
+shapes is compiled per value of those inputs (:mod:`hetero_sdk_jax.specialization`).
 """
 
 from __future__ import annotations
