@@ -43,6 +43,10 @@ _FOLD_LIMIT = 1 << 20
 """The largest output (in elements) folded while binding values (as the lowering's own folding)."""
 _FOLD_ROUNDS = 8
 
+_DECIDING = {"Loop": frozenset({0, 1})}
+"""Inputs that decide shapes beyond the lowerings' static ones: a Loop's trip count and initial
+condition decide how long its stacked outputs grow (with them known, a Loop of known inputs folds)."""
+
 Key = tuple[tuple[tuple[int, ...], ...], tuple[bytes, ...]]
 """An executable's key: every input's shape, and the specialised inputs' values (as bytes)."""
 
@@ -65,7 +69,7 @@ def plan_values(model: Model) -> tuple[Analysis, tuple[int, ...]]:
             lowered = get_lowering(node.type_name)
             if analysis.supports(node) or node.op.data_dependent or lowered is None:
                 continue
-            for port in sorted(lowered.static):
+            for port in sorted(lowered.static | _DECIDING.get(node.type_name, frozenset())):
                 if port < node.get_input_size():
                     wanted |= _sources(node.input_value(port), index)
         wanted = {i for i in wanted - known if _small(parameters[i])}
