@@ -3,7 +3,8 @@
 Static models are compiled once, in ``compile_model``: ``jax.jit(fn).lower(shapes).compile()``, so
 inference pays no tracing and no XLA compile. A model with dynamic input dimensions is compiled
 lazily, once per concrete combination of input shapes, and the last ``XLA_SHAPE_CACHE_SIZE``
-executables (default 8) are kept, least recently used first out.
+executables (default 8) are kept, least recently used first out. A model with inputs that decide
+shapes is compiled per value of those inputs (:mod:`hetero_sdk_jax.specialization`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from hetero_sdk_jax.backend import Backend
 from hetero_sdk_jax.config import DEFAULT_SHAPE_CACHE_SIZE, SHAPE_CACHE_SIZE, compute_precision
 from hetero_sdk_jax.context import XlaTensor, x64_scope
 from hetero_sdk_jax.export import export_blob
-from hetero_sdk_jax.lowering import analyze, lower, specialize
+from hetero_sdk_jax.lowering import lower, specialize
+from hetero_sdk_jax.specialization import ValueSpecializer, plan_values
 
 __all__ = ["XlaCompiledModel"]
 
@@ -82,16 +84,19 @@ class XlaCompiledModel(CompiledModel):
         self._cache: OrderedDict[Shapes, _Executable] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._last_run_us: float | None = None
-        if x64 is None:
-            analysis = analyze(model)
+        self.by_value: ValueSpecializer | None = None
+        """Set when inputs decide shapes: the model is compiled per value of those inputs."""
+        if lowerable:
+            analysis, by_value = plan_values(model)
             analysis.check(model, device_name)
-            x64 = analysis.needs_x64
+            x64 = analysis.needs_x64 if x64 is None else x64
+            self.by_value = ValueSpecializer(self, by_value) if by_value else None
         self.x64 = x64
         for shapes, exported in (executables or {}).items():
             self._cache[shapes] = self._load(shapes, exported)
         self.is_static = all(port.partial_shape.is_static for port in model.inputs)
         self._static: _Executable | None = None  # the only executable of a static model
-        if self.is_static and (lowerable or self._cache):
+        if self.is_static and self.by_value is None and (lowerable or self._cache):
             self._static = self._executable(tuple(port.shape for port in model.inputs))
 
     # -- running ------------------------------------------------------------------------------------
@@ -105,6 +110,8 @@ class XlaCompiledModel(CompiledModel):
         tensors. With ``PERF_COUNT`` they are moved with ``jax.device_put`` first, so that the
         transfer gets its own profiling row.
         """
+        if self.by_value is not None:
+            return self.by_value.run(inputs, context)
         executable = self._static or self._executable(tuple(tuple(v.shape) for v in inputs))
         if context.profile is None and not self.x64:  # the fast path: no context managers
             return self._fetch(executable.compiled(*self._arguments(inputs)), context)
@@ -216,9 +223,14 @@ class XlaCompiledModel(CompiledModel):
         shapes (the model's own when static), compiling it if needed: call it with one array per
         input to run the model from JAX code, without infer requests.
 
-        :raises InferenceError: for a dynamic model called without shapes, or shapes a graph-less
-            imported model lacks.
+        :raises InferenceError: for a dynamic model called without shapes, shapes a graph-less
+            imported model lacks, or a model compiled per input value (see :attr:`by_value`).
         """
+        if self.by_value is not None:
+            raise InferenceError(
+                f"model '{self.model.friendly_name}' is compiled per value of its inputs {self.by_value.input_names}; "
+                "it has no single executable: run it through infer requests"
+            )
         if shapes is None:
             if not self.is_static:
                 raise InferenceError(f"model '{self.model.friendly_name}' has dynamic inputs; pass their shapes")

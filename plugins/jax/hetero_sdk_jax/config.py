@@ -15,7 +15,8 @@ __all__ = ["DEFAULT_SHAPE_CACHE_SIZE", "SHAPE_CACHE_SIZE", "compute_precision", 
 
 SHAPE_CACHE_SIZE = "XLA_SHAPE_CACHE_SIZE"
 """RW int (1 to 1024): how many executables a model with dynamic input dimensions keeps, one per
-combination of input shapes, least recently used first out. Each executable holds device memory."""
+combination of input shapes (for a model specialised on input values, one per combination of input
+shapes and those values), least recently used first out. Each executable holds device memory."""
 
 DEFAULT_SHAPE_CACHE_SIZE = 8
 """The default of ``XLA_SHAPE_CACHE_SIZE``."""

@@ -65,7 +65,7 @@ def export_blob(compiled: XlaCompiledModel) -> bytes:
             {"frame": f"executable.{i}", "input_shapes": [list(s) for s in shapes]}
             for i, shapes in enumerate(executables)
         ],
-        "graph": not compiled.is_static and compiled.lowerable,
+        "graph": (not compiled.is_static or compiled.by_value is not None) and compiled.lowerable,
     }
     frames = {"header": json.dumps(header, sort_keys=True).encode()}
     for i, exported in enumerate(executables.values()):

@@ -18,7 +18,8 @@ from hetero_sdk_jax.compiled_model import XlaCompiledModel
 from hetero_sdk_jax.config import make_config
 from hetero_sdk_jax.context import XlaContext
 from hetero_sdk_jax.export import import_blob
-from hetero_sdk_jax.lowering import Analysis, analyze, lowering_types
+from hetero_sdk_jax.lowering import Analysis, lowering_types
+from hetero_sdk_jax.specialization import plan_values
 
 PLUGIN_VERSION = "0.1.0"
 """The version of hetero-sdk-jax (``hetero_sdk_jax.__version__``)."""
@@ -68,10 +69,11 @@ class XlaPlugin(ConfiguredDevice):
         config = self.config.resolve(properties)
         # XLA transforms nothing itself beforehand (it fuses and folds while compiling), so the
         # "transformation" only analyses the clone: what is known while tracing depends on a node's
-        # ancestors, which the table's per-node check cannot see.
+        # ancestors, which the table's per-node check cannot see. Inputs that decide shapes count as
+        # known: compile_model specialises on their values.
         found: list[Analysis] = []
         answer = support_table().query(
-            model, lambda clone: found.append(analyze(clone)), in_context=lambda n: found[0].reasons.get(id(n))
+            model, lambda clone: found.append(plan_values(clone)[0]), in_context=lambda n: found[0].reasons.get(id(n))
         )
         name = (
             format_device_name(device_name, config[props.device.id]) if props.device.id in properties else device_name

@@ -60,14 +60,28 @@ def test_loop_whose_stack_length_is_unknown_is_declined_and_hetero_runs_it_on_te
     i, go, total = opset.parameter([], I64), opset.parameter([], np.bool_), opset.parameter([], I64)
     body = Model([go, opset.add(total, i), opset.multiply(i, 2)], [i, go, total], name="b")
     count = opset.parameter([], I64, name="count")
-    loop = opset.loop(count, True, body, [np.array(0, I64)], name="loop")
-    model = Model([opset.relu(loop.output(0), name="after"), loop.output(1)], [count], name="m")
+    start = opset.parameter([], I64, name="start")  # a traced carried value: the Loop cannot fold
+    loop = opset.loop(count, True, body, [start], name="loop")
+    model = Model([opset.relu(loop.output(0), name="after"), loop.output(1)], [count, start], name="m")
     the_core = hs.Core(plugins={"XLA": XlaPlugin, "TEMPLATE": TemplatePlugin, "HETERO": HeteroPlugin}, autoload=False)
     assert "loop" not in the_core.query_model(model, "XLA")
     placement = the_core.query_model(model, "HETERO:XLA,TEMPLATE")
     assert placement["loop"] == "TEMPLATE" and placement["after"] == "XLA"
-    total, doubled = the_core.compile_model(model, "HETERO:XLA,TEMPLATE")({"count": np.array(4, I64)}).to_tuple()
-    assert int(total) == 6 and doubled.tolist() == [0, 2, 4, 6]
+    inputs = {"count": np.array(4, I64), "start": np.array(10, I64)}
+    total, doubled = the_core.compile_model(model, "HETERO:XLA,TEMPLATE")(inputs).to_tuple()
+    assert int(total) == 16 and doubled.tolist() == [0, 2, 4, 6]
+
+
+def test_loop_whose_count_is_a_model_input_and_inputs_are_known_runs_per_count() -> None:
+    i, go, total = opset.parameter([], I64), opset.parameter([], np.bool_), opset.parameter([], I64)
+    body = Model([go, opset.add(total, i), opset.multiply(i, 3)], [i, go, total], name="b")
+    count = opset.parameter([], I64, name="count")
+    loop = opset.loop(count, True, body, [np.array(0, I64)], name="loop")
+    compiled = core().compile_model(Model(loop.outputs(), [count], name="m"), "XLA")
+    for trips in (4, 2, 4):
+        total, tripled = compiled([np.array(trips, I64)]).to_tuple()
+        assert int(total) == sum(range(trips)) and tripled.tolist() == [3 * k for k in range(trips)]
+    assert compiled.by_value is not None and compiled.by_value.compile_count == 2
 
 
 def test_body_ops_xla_cannot_run_decline_the_whole_node() -> None:

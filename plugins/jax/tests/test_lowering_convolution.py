@@ -106,3 +106,14 @@ def test_depthwise_convolution_runs_as_shifted_products(
     px = param(x)
     node = build(opset.group_convolution, px, grouped, auto_pad=auto_pad, name="depthwise", **geometry)
     check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-5)
+
+
+def test_half_precision_depthwise_convolution_sums_in_f32() -> None:
+    """2048 + 48 ones: an f16 running sum stays at 2048 (its step there is 2), an f32 one reaches 2096."""
+    x = np.ones((1, 2, 49), np.float16)
+    x[:, :, 0] = 2048
+    px = param(x)
+    node = opset.group_convolution(px, np.ones((2, 1, 1, 49), np.float16), [1], [0], [0], [1], name="depthwise")
+    got = run_xla(single_op(node, [px]), [x])[0]
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, np.full((1, 2, 1), 2096, np.float16))

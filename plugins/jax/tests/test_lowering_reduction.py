@@ -46,3 +46,12 @@ def test_empty_reductions_give_identities() -> None:
     lowest, highest = np.finfo(np.float32).min, np.finfo(np.float32).max
     for value, expected in zip(got, [0, 0, 1, lowest, highest]):
         np.testing.assert_array_equal(value, [expected, expected])
+
+
+def test_max_and_min_of_infinities_stay_infinite() -> None:
+    x = np.array([[-np.inf, -np.inf], [1.0, -np.inf], [np.inf, np.inf]], np.float32)
+    px = param(x)
+    model = many_ops([opset.reduce_max(px, [1], name="max"), opset.reduce_min(px, [1], name="min")], [px])
+    high, low = run_xla(model, [x])
+    np.testing.assert_array_equal(high, [-np.inf, 1.0, np.inf])
+    np.testing.assert_array_equal(low, [-np.inf, -np.inf, np.inf])

@@ -76,9 +76,14 @@ def test_query_claims_models_with_dynamic_input_dimensions() -> None:
     assert {"x", "mm", "relu"} <= set(core().query_model(model, "XLA"))
 
 
-def test_query_rejects_shape_operands_computed_from_data() -> None:
+def test_query_claims_shape_operands_given_as_inputs_but_not_computed_from_data_shapes() -> None:
     x = opset.parameter([2, 3], Type.f32, name="x")
     k = opset.parameter([], Type.i64, name="k")
-    model = Model([opset.topk(x, k, 1, "max", "value", name="topk").output(0)], [x, k])
+    found = opset.non_zero(x, name="found")
+    topk = opset.topk(x, k, 1, "max", "value", name="topk")  # k is compiled in, per value
+    count = opset.gather(opset.shape_of(found, name="found_shape"), np.int64(1), 0, name="count")
+    capped = opset.topk(x, opset.minimum(count, np.int64(3), name="cap"), 1, "max", "value", name="capped")
+    model = Model([topk.output(0), capped.output(0)], [x, k])
     claimed = core().query_model(model, "XLA")
-    assert "topk" not in claimed and "k" not in claimed
+    assert "topk" in claimed and "k" in claimed
+    assert not {"found", "capped"} & set(claimed)

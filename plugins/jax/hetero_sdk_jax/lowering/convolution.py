@@ -63,8 +63,12 @@ def depthwise_conv(
     strided slices of ``x`` times one weight per tap.
 
     XLA:CPU runs grouped convolutions through a generic path about 25x slower than this (measured on
-    a MobileNet-sized 3x3 layer); XLA fuses the slices, products and sums into one loop.
+    a MobileNet-sized 3x3 layer); XLA fuses the slices, products and sums into one loop. 16-bit
+    floats are summed in f32, as the other convolutions accumulate.
     """
+    wide = accumulation(x.dtype)
+    if wide is not None:
+        x, w = x.astype(wide), w.astype(wide)
     multiplier = w.shape[0] // x.shape[1]
     if multiplier > 1:
         x = jnp.repeat(x, multiplier, axis=1)

@@ -9,7 +9,7 @@ shape (axes, target shapes, pads...) must be known: XLA compiles for static shap
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,8 +59,11 @@ class Analysis:
             )
 
 
-def analyze(model: Model) -> Analysis:
+def analyze(model: Model, known: Collection[int] = ()) -> Analysis:
     """Which nodes of ``model`` XLA can run, and whether JAX needs 64-bit types for it.
+
+    ``known`` lists the inputs (by index) whose values are compiled into the executable (value
+    specialisation: :mod:`hetero_sdk_jax.specialization`): they count as known, like Constants.
 
     A node is supported when it is a Parameter, Constant or Result; when its inputs are all known
     while tracing (it is folded); or when it has a lowering, its output shapes do not depend on
@@ -74,13 +77,16 @@ def analyze(model: Model) -> Analysis:
     folding = frozenset(kernel_types())
     used = {(id(port.node), port.index) for port in model.consumers()}
     needs_x64 = False
+    known_ids = {id(p) for i, p in enumerate(model.get_parameters()) if i in known}
     for node in model.get_ops():
         kind = node.type_name
         sources = [(id(s.node), s.index) for s in node.input_values()]
         in_levels = [level[s] for s in sources]
         shapes_ok = all(resolvable[s] for s in sources)
         out_level, out_ok, reason = _TRACED, True, None
-        if kind == "Parameter":
+        if kind == "Parameter" and id(node) in known_ids:
+            out_level = _KNOWN
+        elif kind == "Parameter":
             needs_x64 |= node.get_output_element_type(0) in _WIDE
         elif kind == "Constant":
             out_level = _KNOWN

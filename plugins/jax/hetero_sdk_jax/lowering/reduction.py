@@ -36,6 +36,8 @@ def reduce_arithmetic(node: Node, x: jnp.ndarray, axes: np.ndarray) -> jnp.ndarr
 def reduce_extreme(node: Node, x: jnp.ndarray, axes: np.ndarray) -> jnp.ndarray:
     axis, keep = reduced_axes(x.ndim, axes), node.attrs["keep_dims"]
     lowest, highest = type_limits(x.dtype)
-    if node.type_name == "ReduceMax":
-        return jnp.max(x, axis=axis, keepdims=keep, initial=lowest)
-    return jnp.min(x, axis=axis, keepdims=keep, initial=highest)
+    is_max = node.type_name == "ReduceMax"
+    if any(x.shape[a] == 0 for a in axis):  # the type's limits only for an empty set: -inf stays -inf
+        shape = tuple(1 if a in axis else d for a, d in enumerate(x.shape) if keep or a not in axis)
+        return jnp.full(shape, lowest if is_max else highest, x.dtype)
+    return jnp.max(x, axis=axis, keepdims=keep) if is_max else jnp.min(x, axis=axis, keepdims=keep)
