@@ -68,7 +68,7 @@ from hetero_sdk.ops.elementwise import (
     squared_difference,
     subtract,
 )
-from hetero_sdk.ops.image import interpolate
+from hetero_sdk.ops.image import grid_sample, interpolate
 from hetero_sdk.ops.indexing import gather_nd, reverse_sequence, scatter_elements_update, scatter_nd_update
 from hetero_sdk.ops.linear_algebra import det, einsum, matmul
 from hetero_sdk.ops.movement import concat, gather, gather_elements, pad, split, transpose, variadic_split
@@ -88,7 +88,7 @@ __all__ = [
     "broadcast", "ceil", "ceiling", "clamp", "concat", "constant", "convert", "convolution",
     "convolution_backprop_data", "cos", "cosh", "cum_prod", "cum_sum", "det", "divide", "einsum", "equal", "erf",
     "exp", "floor", "floor_mod", "gather", "gather_elements", "gather_nd", "gelu", "greater", "greater_equal",
-    "group_convolution", "gru_sequence", "hswish", "if_op", "interpolate", "less", "less_equal", "log",
+    "grid_sample", "group_convolution", "gru_sequence", "hswish", "if_op", "interpolate", "less", "less_equal", "log",
     "log_softmax", "logical_and", "logical_not", "logical_or", "loop", "lrn", "lstm_sequence", "matmul", "max_pool",
     "maximum", "minimum", "mod", "multiply", "mvn", "negative", "non_max_suppression", "non_zero", "not_equal",
     "pad", "parameter", "power", "range", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum",

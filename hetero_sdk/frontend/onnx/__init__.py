@@ -18,6 +18,7 @@ from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its
     rules_control_flow,
     rules_detection,
     rules_elementwise,
+    rules_image,
     rules_indexing,
     rules_nn,
     rules_normalization,

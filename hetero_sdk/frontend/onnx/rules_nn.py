@@ -1,7 +1,7 @@
-"""Rules for ONNX's neural-network ops: convolutions, pooling, normalizations, matrix products,
-softmax, resizing (top-k, arg-max and non-max suppression are in :mod:`.rules_detection`, batch,
-instance and layer normalization in :mod:`.rules_normalization`, max, average and global pooling in
-:mod:`.rules_pooling`)."""
+"""Rules for ONNX's neural-network ops: convolutions, matrix products, softmax (resizing and grid
+sampling are in :mod:`.rules_image`, top-k, arg-max and non-max suppression in :mod:`.rules_detection`,
+batch, instance and layer normalization in :mod:`.rules_normalization`, max, average and global pooling
+in :mod:`.rules_pooling`)."""
 
 from __future__ import annotations
 
@@ -257,66 +257,6 @@ def hardmax_1(ctx: NodeContext) -> Outputs:
 def hardmax_13(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     return [_hardmax(ctx, x, ctx.attr("axis", -1) % max(x.partial_shape.rank, 1))]
-
-
-# -- resizing ----------------------------------------------------------------------------------------
-
-_RESIZE_MODES = {"nearest": "nearest", "linear": "linear_onnx", "cubic": "cubic"}
-_TRANSFORMS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
-
-
-def _interpolate(
-    ctx: NodeContext, x: Output, values: Output, by: str, axes: list[int] | None, transform: str, nearest: str
-) -> Output:
-    mode = ctx.attr("mode", "nearest")
-    if mode not in _RESIZE_MODES:
-        raise ctx.error(f"mode must be nearest, linear or cubic, not '{mode}'")
-    if transform not in _TRANSFORMS:
-        raise ctx.unsupported(f"coordinate_transformation_mode '{transform}'")
-    if ctx.attr("exclude_outside", 0) or ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise ctx.unsupported("exclude_outside=1 or a keep_aspect_ratio_policy")
-    rank = x.partial_shape.rank
-    node = opset.interpolate(
-        x,
-        values,
-        mode=_RESIZE_MODES[mode],
-        shape_calculation_mode=by,
-        coordinate_transformation_mode=transform,
-        nearest_mode=nearest,
-        antialias=bool(ctx.attr("antialias", 0)),
-        cube_coeff=ctx.attr("cubic_coeff_a", -0.75),
-        axes=ctx.const(axes if axes is not None else list(range(rank)), _I64),
-    )
-    return _out(node)
-
-
-@rule("Resize", since=10)
-def resize_10(ctx: NodeContext) -> Outputs:
-    return [_interpolate(ctx, ctx.input(0), ctx.input(1), "scales", None, "asymmetric", "floor")]
-
-
-@rule("Resize", since=11)
-def resize_11(ctx: NodeContext) -> Outputs:
-    x = ctx.input(0)
-    axes = ctx.attr("axes", None)
-    transform = ctx.attr("coordinate_transformation_mode", "half_pixel")
-    nearest = ctx.attr("nearest_mode", "round_prefer_floor")
-    sizes = ctx.optional_input(3)
-    if sizes is not None:
-        return [_interpolate(ctx, x, sizes, "sizes", axes, transform, nearest)]
-    scales = ctx.input(2)
-    return [_interpolate(ctx, x, scales, "scales", axes, transform, nearest)]
-
-
-@rule("Upsample", since=7)
-def upsample_7(ctx: NodeContext) -> Outputs:
-    scales = ctx.const(ctx.attr("scales"), np.float32)
-    return [_interpolate(ctx, ctx.input(0), scales, "scales", None, "asymmetric", "floor")]
-
-
-@rule("Upsample", since=9)
-def upsample_9(ctx: NodeContext) -> Outputs:
-    return [_interpolate(ctx, ctx.input(0), ctx.input(1), "scales", None, "asymmetric", "floor")]
 
 
 @rule("Det", since=11)

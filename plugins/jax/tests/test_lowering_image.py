@@ -69,3 +69,19 @@ def test_align_corners_linear_closed_form() -> None:
         px, sizes, "linear_onnx", "sizes", coordinate_transformation_mode="align_corners", axes=axes
     )
     np.testing.assert_allclose(run_xla(single_op(node, [px]), [x])[0], [[0.0, 1.0, 2.0, 3.0]], atol=1e-6)
+
+
+@OPS
+@given(
+    data=st.data(),
+    mode=st.sampled_from(["bilinear", "bicubic", "nearest"]),
+    padding=st.sampled_from(["zeros", "border", "reflection"]),
+)
+def test_grid_sample(data: st.DataObject, mode: str, padding: str) -> None:
+    volume = mode != "bicubic" and data.draw(st.booleans())
+    spatial = (2, 3, 4) if volume else (3, 4)
+    x = data.draw(floats((1, 2, *spatial), np.float32, -5, 5))
+    grid = data.draw(floats((1, 2, 3, *((2,) if volume else ()), len(spatial)), np.float32, -1.5, 1.5))
+    px, pg = param(x), param(grid, "g")
+    node = opset.grid_sample(px, pg, mode, padding, data.draw(st.booleans()))
+    check_against_reference(single_op(node, [px, pg]), [x, grid], rtol=1e-4, atol=1e-4)

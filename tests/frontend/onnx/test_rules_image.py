@@ -1,0 +1,80 @@
+"""The image rules (Resize, Upsample, GridSample) compute what ONNX Runtime computes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx_models import check, node_model
+
+F32, I64 = np.float32, np.int64
+RNG = np.random.default_rng(11)
+
+
+def _x(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(F32)
+
+
+def test_resize_10_scales_nearest_and_linear() -> None:
+    scales = np.array([1, 1, 2, 1.5], F32)
+    for mode in ("nearest", "linear"):
+        model, feeds = node_model(
+            "Resize", {"x": _x(1, 2, 3, 4), "scales": scales}, 10, constants=["scales"], mode=mode
+        )
+        check(model, feeds, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("transform", ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"])
+def test_resize_11_upsampling_by_scales(mode: str, transform: str) -> None:
+    inputs = {"x": _x(1, 2, 4, 4), "roi": None, "scales": np.array([1, 1, 2, 1.5], F32)}
+    model, feeds = node_model(
+        "Resize", inputs, 13, constants=["scales"], mode=mode, coordinate_transformation_mode=transform
+    )
+    check(model, feeds, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
+def test_resize_11_by_sizes_with_each_nearest_mode(nearest_mode: str) -> None:
+    inputs = {"x": _x(1, 1, 4, 5), "roi": None, "scales": None, "sizes": np.array([1, 1, 7, 3], I64)}
+    model, feeds = node_model("Resize", inputs, 13, constants=["sizes"], nearest_mode=nearest_mode)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+def test_resize_11_with_an_empty_roi_and_scales_of_opset_11() -> None:
+    inputs = {"x": _x(1, 1, 3, 3), "roi": np.array([], F32), "scales": np.array([1, 1, 2, 2], F32)}
+    model, feeds = node_model("Resize", inputs, 11, constants=["roi", "scales"], mode="linear")
+    check(model, feeds, rtol=1e-5, atol=1e-5)
+
+
+def test_upsample_7_reads_scales_from_the_attribute_and_9_from_the_input() -> None:
+    x = _x(1, 2, 2, 3)
+    model, feeds = node_model("Upsample", {"x": x}, 7, scales=[1.0, 1.0, 2.0, 3.0])
+    want = check(model, feeds)
+    np.testing.assert_array_equal(want[0], x.repeat(2, axis=2).repeat(3, axis=3))
+    model, feeds = node_model("Upsample", {"x": x, "s": np.array([1, 1, 2, 2], F32)}, 9, constants=["s"], mode="linear")
+    check(model, feeds, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [0, 1])
+def test_grid_sample_16_each_mode_padding_and_alignment(mode: str, padding: str, align: int) -> None:
+    inputs = {"x": _x(2, 3, 4, 5), "g": RNG.uniform(-1.3, 1.3, (2, 3, 6, 2)).astype(F32)}
+    model, feeds = node_model("GridSample", inputs, 16, mode=mode, padding_mode=padding, align_corners=align)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+def test_grid_sample_20_samples_volumes_with_the_new_mode_names(mode: str) -> None:
+    inputs = {"x": _x(1, 2, 3, 4, 5), "g": RNG.uniform(-1.1, 1.1, (1, 2, 3, 4, 3)).astype(F32)}
+    model, feeds = node_model("GridSample", inputs, 20, mode=mode, padding_mode="border")
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+def test_grid_sample_with_an_unknown_mode_is_a_typed_error() -> None:
+    import hetero_sdk as hs
+    from hetero_sdk.errors import HeteroSDKError
+
+    model, _ = node_model("GridSample", {"x": _x(1, 1, 2, 2), "g": _x(1, 1, 1, 2)}, 20, mode="area")
+    with pytest.raises(HeteroSDKError, match="mode must be linear, cubic or nearest"):
+        hs.Core().read_model(model.SerializeToString())
