@@ -1,4 +1,5 @@
-"""Rules for ONNX's image ops: Resize and Upsample (as Interpolate), GridSample."""
+"""Rules for ONNX's image ops: Resize and Upsample (as OpenVINO's Interpolate, or as the ONNX Resize op
+where Interpolate computes otherwise: antialiasing, cropping, aspect ratio), GridSample."""
 
 from __future__ import annotations
 
@@ -22,6 +23,19 @@ def _out(node: object, index: int = 0) -> Output:
 
 _RESIZE_MODES = {"nearest": "nearest", "linear": "linear_onnx", "cubic": "cubic"}
 _TRANSFORMS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
+_ONNX_TRANSFORMS = ("half_pixel_symmetric", "tf_crop_and_resize")
+
+
+def _needs_onnx_resize(ctx: NodeContext, mode: str, by: str, transform: str) -> bool:
+    """Whether the node uses what OpenVINO's Interpolate does not compute as ONNX does: then the ONNX
+    Resize op translates it."""
+    return (
+        transform in _ONNX_TRANSFORMS
+        or (transform == "align_corners" and by == "scales")  # ONNX measures against scale * length
+        or bool(ctx.attr("exclude_outside", 0))
+        or ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch"
+        or (bool(ctx.attr("antialias", 0)) and mode != "nearest")
+    )
 
 
 def _interpolate(
@@ -30,11 +44,12 @@ def _interpolate(
     mode = ctx.attr("mode", "nearest")
     if mode not in _RESIZE_MODES:
         raise ctx.error(f"mode must be nearest, linear or cubic, not '{mode}'")
-    if transform not in _TRANSFORMS:
-        raise ctx.unsupported(f"coordinate_transformation_mode '{transform}'")
-    if ctx.attr("exclude_outside", 0) or ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise ctx.unsupported("exclude_outside=1 or a keep_aspect_ratio_policy")
     rank = x.partial_shape.rank
+    axes = [a % rank for a in axes] if axes is not None else list(range(rank))
+    if _needs_onnx_resize(ctx, mode, by, transform):
+        return _onnx_resize(ctx, x, values, by, axes, transform, nearest)
+    if transform not in _TRANSFORMS:
+        raise ctx.error(f"coordinate_transformation_mode must be one of {', '.join(_TRANSFORMS + _ONNX_TRANSFORMS)}")
     node = opset.interpolate(
         x,
         values,
@@ -44,7 +59,36 @@ def _interpolate(
         nearest_mode=nearest,
         antialias=bool(ctx.attr("antialias", 0)),
         cube_coeff=ctx.attr("cubic_coeff_a", -0.75),
-        axes=ctx.const(axes if axes is not None else list(range(rank)), _I64),
+        axes=ctx.const(axes, _I64),
+    )
+    return _out(node)
+
+
+def _onnx_resize(
+    ctx: NodeContext, x: Output, values: Output, by: str, axes: list[int], transform: str, nearest: str
+) -> Output:
+    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+    if policy not in ("stretch", "not_larger", "not_smaller"):
+        raise ctx.error(f"keep_aspect_ratio_policy must be stretch, not_larger or not_smaller, not '{policy}'")
+    if nearest not in ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"):
+        raise ctx.error(f"nearest_mode must be round_prefer_floor, round_prefer_ceil, floor or ceil, not '{nearest}'")
+    roi = ctx.optional_input(1) if transform == "tf_crop_and_resize" else None
+    if transform == "tf_crop_and_resize" and roi is None:
+        raise ctx.error("coordinate_transformation_mode 'tf_crop_and_resize' needs the roi input (input 1)")
+    node = opset.resize(
+        x,
+        values,
+        roi,
+        shape_calculation_mode=by,
+        axes=axes,
+        mode=ctx.attr("mode", "nearest"),
+        coordinate_transformation_mode=transform,
+        nearest_mode=nearest,
+        cubic_coeff_a=ctx.attr("cubic_coeff_a", -0.75),
+        antialias=bool(ctx.attr("antialias", 0)),
+        exclude_outside=bool(ctx.attr("exclude_outside", 0)),
+        extrapolation_value=ctx.attr("extrapolation_value", 0.0),
+        keep_aspect_ratio_policy=policy,
     )
     return _out(node)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx.reference import ReferenceEvaluator
 from onnx_models import check, node_model
 
 F32, I64 = np.float32, np.int64
@@ -78,3 +79,54 @@ def test_grid_sample_with_an_unknown_mode_is_a_typed_error() -> None:
     model, _ = node_model("GridSample", {"x": _x(1, 1, 2, 2), "g": _x(1, 1, 1, 2)}, 20, mode="area")
     with pytest.raises(HeteroSDKError, match="mode must be linear, cubic or nearest"):
         hs.Core().read_model(model.SerializeToString())
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("by", ["scales", "sizes"])
+def test_resize_19_antialias_downsampling(mode: str, by: str) -> None:
+    values = np.array([1, 1, 0.6, 0.45], F32) if by == "scales" else np.array([1, 2, 3, 2], I64)
+    inputs = {"x": _x(1, 2, 5, 6), "roi": None, "scales": values if by == "scales" else None}
+    if by == "sizes":
+        inputs["sizes"] = values
+    model, feeds = node_model("Resize", inputs, 19, constants=["scales", "sizes"], mode=mode, antialias=1)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("transform", ["align_corners", "half_pixel_symmetric", "pytorch_half_pixel"])
+def test_resize_19_coordinates_against_the_real_resized_length(mode: str, transform: str) -> None:
+    inputs = {"x": _x(1, 1, 4, 5), "roi": None, "scales": np.array([1, 1, 0.6, 1.7], F32)}
+    attrs = {"mode": mode, "coordinate_transformation_mode": transform}
+    if transform == "pytorch_half_pixel":  # only routed to the ONNX op with a filter option
+        attrs["exclude_outside"] = int(mode == "cubic")
+    model, feeds = node_model("Resize", inputs, 19, constants=["scales"], **attrs)
+    # ONNX Runtime measures align_corners against the floored length; ONNX (spec, node tests) does not
+    expected = ReferenceEvaluator(model).run(None, feeds) if transform == "align_corners" else None
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5, expected=expected)
+
+
+@pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
+def test_resize_19_keep_aspect_ratio_policy_with_axes(policy: str) -> None:
+    inputs = {"x": _x(1, 2, 4, 6), "roi": None, "scales": None, "sizes": np.array([5, 7], I64)}
+    model, feeds = node_model(
+        "Resize", inputs, 19, constants=["sizes"], axes=[3, 2], keep_aspect_ratio_policy=policy, mode="linear"
+    )
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_resize_19_tf_crop_and_resize_extrapolates(mode: str) -> None:
+    roi = np.array([0, 0, -0.15, 0.27, 1, 1, 0.9, 1.33], F32)
+    inputs = {"x": _x(1, 1, 4, 5), "roi": roi, "scales": None, "sizes": np.array([1, 1, 3, 4], I64)}
+    model, feeds = node_model(
+        "Resize", inputs, 19, constants=["roi", "sizes"], mode=mode,
+        coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=5.0,
+    )  # fmt: skip
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+def test_resize_19_cubic_exclude_outside_with_another_coefficient() -> None:
+    inputs = {"x": _x(1, 1, 4, 4), "roi": None, "scales": np.array([1, 1, 0.8, 1.5], F32)}
+    model, feeds = node_model("Resize", inputs, 19, constants=["scales"], mode="cubic", cubic_coeff_a=-0.5,
+                              exclude_outside=1)  # fmt: skip
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)

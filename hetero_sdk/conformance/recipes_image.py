@@ -1,0 +1,46 @@
+"""Case recipes of the image ops whose operands constrain each other: GridSample (a grid per data
+batch, with one coordinate per spatial axis) and Resize (values per resized axis, crops)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetero_sdk import opset
+from hetero_sdk.conformance.case_builder import F32, FLOATS, I64, Builder, OpCase, recipe
+
+
+@recipe("GridSample")
+def _grid_sample(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    mode, padding = b.pick(("bilinear", "bicubic", "nearest")), b.pick(("zeros", "border", "reflection"))
+    spatial = 3 if mode != "bicubic" and b.flag() else 2
+    data = b.values([b.integer(1, 2), b.integer(1, 3), *(b.integer(1, 4) for _ in range(spatial))], dtype, -2, 2)
+    grid_shape = [data.shape[0], *(b.integer(1, 3) for _ in range(spatial)), spatial]
+    grid = b.values(grid_shape, dtype, -1.3, 1.3)
+    align = b.flag()
+    node = opset.grid_sample(b.input(data, "x"), b.operand(grid, "grid"), mode, padding, align, name="op")
+    return b.case(op_type, node, "accumulate", 4**spatial, mode=mode, padding_mode=padding, align_corners=align)
+
+
+@recipe("Resize")
+def _resize(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    mode = b.pick(("nearest", "linear", "cubic"))
+    transform = b.pick(("half_pixel", "half_pixel_symmetric", "align_corners", "asymmetric", "tf_crop_and_resize"))
+    data = b.values([1, b.integer(1, 2), b.integer(1, 5), b.integer(2, 6)], dtype, -2, 2)
+    crop = transform == "tf_crop_and_resize"
+    # align_corners with scales is left to the node tests: ONNX measures it against scale * length (as the
+    # op does), ONNX Runtime, which checks the export of these cases, against the floored length
+    by = "sizes" if crop or transform == "align_corners" else b.pick(("scales", "sizes"))
+    if by == "sizes":
+        values = np.array([b.integer(1, 7), b.integer(1, 7)], I64)
+    else:
+        values = np.array([b.pick((0.45, 0.6, 1.0, 1.7, 2.5)) for _ in range(2)], F32)
+    roi = opset.constant(np.array([-0.15, 0.27, 0.9, 1.33], F32), name="roi") if crop else None
+    antialias, exclude = b.flag(), b.flag()
+    node = opset.resize(
+        b.input(data, "x"), opset.constant(values, name="values"), roi, shape_calculation_mode=by, axes=[2, 3],
+        mode=mode, coordinate_transformation_mode=transform, antialias=antialias, exclude_outside=exclude,
+        extrapolation_value=2.5, name="op",
+    )  # fmt: skip
+    return b.case(op_type, node, "accumulate", 64, mode=mode, transform=transform, by=by, antialias=antialias)

@@ -1,0 +1,59 @@
+"""Export rules of the image ops ONNX has under the same meaning: GridSample and Resize (Interpolate's
+rule is in :mod:`.rules_nn`)."""
+
+from __future__ import annotations
+
+from hetero_sdk.element_type import Type
+from hetero_sdk.frontend.onnx_export.context import ExportContext, exporter
+
+__all__: list[str] = []
+
+_GRID_MODES = {"bilinear": "linear", "bicubic": "cubic", "nearest": "nearest"}
+"""GridSample's modes as ONNX names them from opset 20 (opset 16 used the SDK's names)."""
+
+
+@exporter("GridSample")
+def grid_sample(ctx: ExportContext) -> None:
+    attrs = ctx.attrs
+    if ctx.opset < 16:
+        raise ctx.unsupported(f"GridSample in ONNX opset {ctx.opset} (ONNX defines it from opset 16)")
+    if ctx.opset < 20 and ctx.rank(0) != 4:
+        raise ctx.unsupported(f"{ctx.rank(0)}-D GridSample in ONNX opset {ctx.opset} (5-D from opset 20)")
+    mode = _GRID_MODES[attrs["mode"]] if ctx.opset >= 20 else attrs["mode"]
+    ctx.emit1(
+        "GridSample",
+        [ctx.input(0), ctx.input(1)],
+        ctx.out(),
+        mode=mode,
+        padding_mode=attrs["padding_mode"],
+        align_corners=int(attrs["align_corners"]),
+    )
+
+
+@exporter("Resize")
+def resize(ctx: ExportContext) -> None:
+    attrs = ctx.attrs
+    if ctx.opset < 19:
+        raise ctx.unsupported(f"ONNX Resize-19's attributes in ONNX opset {ctx.opset}")
+    roi = ctx.cast(ctx.input(2), ctx.element_type(2), Type.f32) if ctx.has_input(2) else ""
+    if attrs["shape_calculation_mode"] == "sizes":
+        inputs = [ctx.input(0), roi, "", ctx.i64(1)]
+    else:
+        inputs = [ctx.input(0), roi, ctx.cast(ctx.input(1), ctx.element_type(1), Type.f32)]
+    filtered = attrs["mode"] == "linear" and attrs["antialias"]
+    ctx.emit1(
+        "Resize",
+        inputs,
+        ctx.out(),
+        axes=attrs["axes"],
+        mode=attrs["mode"],
+        coordinate_transformation_mode=attrs["coordinate_transformation_mode"],
+        nearest_mode=attrs["nearest_mode"],
+        cubic_coeff_a=attrs["cubic_coeff_a"],
+        # nearest ignores both; linear without antialias has no tap outside that clamping would not give
+        # the same value (ONNX Runtime refuses exclude_outside there)
+        antialias=int(attrs["antialias"] and attrs["mode"] != "nearest"),
+        exclude_outside=int(attrs["exclude_outside"] and (attrs["mode"] == "cubic" or bool(filtered))),
+        extrapolation_value=attrs["extrapolation_value"],
+        keep_aspect_ratio_policy=attrs["keep_aspect_ratio_policy"],
+    )
