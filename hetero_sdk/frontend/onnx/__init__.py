@@ -26,6 +26,7 @@ from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its
     rules_quantization,
     rules_recurrent,
     rules_reduction,
+    rules_sequence,
     rules_shape,
     rules_signal,
 )

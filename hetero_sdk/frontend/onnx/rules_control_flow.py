@@ -12,6 +12,7 @@ from hetero_sdk.element_type import Type
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.frontend.onnx.values import describe
 from hetero_sdk.graph.node import Output
 from hetero_sdk.shape import PartialShape
 
@@ -54,6 +55,12 @@ def if_(ctx: NodeContext) -> Outputs:
 def loop(ctx: NodeContext) -> Outputs:
     trip_count = ctx.optional_input(0) or ctx.const(-1, np.int64)
     condition = ctx.optional_input(1) or ctx.const(True)
+    for i in range(2, len(ctx.inputs)):
+        if not isinstance(ctx.any_input(i), Output | None):
+            raise ctx.unsupported(
+                f"a Loop carrying {describe(ctx.any_input(i))} (input {i}): its length would depend on the "
+                "iterations run, and hetero-sdk resolves sequences while translating"
+            )
     carried = [ctx.input(i) for i in range(2, len(ctx.inputs))]
     signatures = [
         (Type.i64, PartialShape([])),

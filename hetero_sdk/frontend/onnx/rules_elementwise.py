@@ -102,6 +102,11 @@ def bit_shift(ctx: NodeContext) -> Outputs:
 
 @rule("Identity", "Dropout")
 def identity(ctx: NodeContext) -> Outputs:
+    if ctx.op_type == "Identity":  # of a tensor, a sequence or an optional alike
+        value = ctx.any_input(0)
+        if value is None:
+            raise ctx.error("input 0 is required but not given")
+        return [value]
     x = ctx.input(0)
     if ctx.op_type == "Dropout" and ctx.has_input(2):  # opset 12: training_mode, an input
         training = ctx.constant_input(2)
