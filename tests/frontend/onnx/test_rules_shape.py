@@ -224,6 +224,15 @@ def test_pad_18_takes_pads_and_axes_given_at_run_time() -> None:
     check(model, feeds, ("TEMPLATE",), expected=[expected])
 
 
+@pytest.mark.parametrize("constant", [True, False])
+def test_pad_19_wrap_repeats_the_input_periodically(constant: bool) -> None:
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    pads = _i(4, -1, 2, 5)  # wraps past a whole period, and crops a column where the pad is negative
+    model, feeds = node_model("Pad", {"x": x, "pads": pads}, 19, constants=["pads"] if constant else [], mode="wrap")
+    expected = np.pad(x, [(4, 2), (0, 5)], mode="wrap")[:, 1:]
+    check(model, feeds, ("TEMPLATE", "XLA") if constant else ("TEMPLATE",), expected=[expected])
+
+
 def test_pad_11_without_a_value_pads_with_zeros_on_integers() -> None:
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
     model, feeds = node_model("Pad", {"x": x, "pads": _i(0, 1, 1, 0)}, 11, constants=["pads"])
