@@ -151,14 +151,22 @@ def lp_pool(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     spatial = x.partial_shape.rank - 2
     window = window_attrs(ctx, spatial)
-    if any(d != 1 for d in window.pop("dilations")):  # type: ignore[attr-defined]
-        raise ctx.unsupported("a dilated LpPool")
+    dilations = window.pop("dilations")
     if ctx.attr("ceil_mode", 0):  # a window past the end would average over fewer elements
         raise ctx.unsupported("LpPool with ceil_mode=1")
     p = float(ctx.attr("p", 2))
     if p <= 0:
         raise ctx.error(f"p must be positive, not {p}")
     kernel = ctx.attr("kernel_shape")
+    if any(d != 1 for d in dilations):  # type: ignore[attr-defined]
+        # OpenVINO's AvgPool has no dilations: window sums as a depthwise convolution with ones
+        channels = x.partial_shape[1]
+        if channels < 0 or window["auto_pad"] != "explicit":
+            raise ctx.unsupported("a dilated LpPool with a dynamic channel count or auto_pad")
+        ones = ctx.const(np.ones([channels, 1, 1, *kernel], x.element_type.numpy))
+        begin, end, strides = window["pads_begin"], window["pads_end"], window["strides"]
+        total = _out(opset.group_convolution(_lp_sum(ctx, x, p), ones, strides, begin, end, dilations))  # type: ignore[arg-type]
+        return [_lp_root(ctx, total, p)]
     mean = opset.avg_pool(_lp_sum(ctx, x, p), kernel_shape=kernel, exclude_pad=False, **window)  # type: ignore[arg-type]
     total = _out(opset.multiply(mean, _like(ctx, float(np.prod(kernel)), x)))
     return [_lp_root(ctx, total, p)]

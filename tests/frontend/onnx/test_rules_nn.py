@@ -326,6 +326,18 @@ def test_lp_pool_is_the_p_norm_of_each_window(p: int) -> None:
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, expected=[want.astype(F32)])
 
 
+@pytest.mark.parametrize("p", [1, 2])
+def test_dilated_lp_pool_takes_every_other_element(p: int) -> None:
+    x = _x(1, 2, 6, 5)
+    padded = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (1, 0), (0, 1)])
+    # a 2x2 kernel dilated by 2 covers a 3x3 span; stride 1
+    spans = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))[..., ::2, ::2]
+    want = (np.abs(spans) ** p).sum(axis=(-2, -1)) ** (1 / p)
+    attrs = {"p": p, "kernel_shape": [2, 2], "dilations": [2, 2], "pads": [1, 0, 0, 1]}
+    model, feeds = node_model("LpPool", {"x": x}, 18, **attrs)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, expected=[want.astype(F32)])
+
+
 def test_lrn_normalizes_across_channels() -> None:
     x = _x(2, 5, 3, 3)
     squares = np.pad(x.astype(np.float64) ** 2, [(0, 0), (1, 2), (0, 0), (0, 0)])  # size 4: 1 before, 2 after
