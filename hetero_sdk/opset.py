@@ -40,6 +40,7 @@ from hetero_sdk.ops.control_flow import if_op, loop, scan
 from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
 from hetero_sdk.ops.cumulative import cum_prod, cum_sum
 from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk, unique
+from hetero_sdk.ops.detection_roi import roi_align
 from hetero_sdk.ops.elementwise import (
     add,
     bitwise_and,
@@ -93,8 +94,8 @@ __all__ = [
     "logical_not", "logical_or", "loop", "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod",
     "multiply", "mvn", "negative", "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range",
     "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "resize", "result",
-    "reverse_sequence", "rnn_sequence", "round", "scan", "scatter_elements_update", "scatter_nd_update", "select",
-    "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "split", "sqrt", "squared_difference", "squeeze",
-    "strided_slice", "subtract", "swish", "tan", "tanh", "tile", "topk", "transpose", "unique", "unsqueeze",
+    "reverse_sequence", "rnn_sequence", "roi_align", "round", "scan", "scatter_elements_update", "scatter_nd_update",
+    "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "split", "sqrt", "squared_difference",
+    "squeeze", "strided_slice", "subtract", "swish", "tan", "tanh", "tile", "topk", "transpose", "unique", "unsqueeze",
     "variadic_split",
 ]  # fmt: skip

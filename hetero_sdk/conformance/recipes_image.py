@@ -1,5 +1,6 @@
-"""Case recipes of the image ops whose operands constrain each other: GridSample (a grid per data
-batch, with one coordinate per spatial axis) and Resize (values per resized axis, crops)."""
+"""Case recipes of the image and region ops whose operands constrain each other: GridSample (a grid per data
+batch, with one coordinate per spatial axis), Resize (values per resized axis, crops) and ROIAlign (regions
+within the feature maps, batch indices in range)."""
 
 from __future__ import annotations
 
@@ -44,3 +45,21 @@ def _resize(b: Builder, op_type: str) -> OpCase:
         extrapolation_value=2.5, name="op",
     )  # fmt: skip
     return b.case(op_type, node, "accumulate", 64, mode=mode, transform=transform, by=by, antialias=antialias)
+
+
+@recipe("ROIAlign")
+def _roi_align(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    data = b.values([b.integer(1, 2), b.integer(1, 3), b.integer(2, 6), b.integer(2, 6)], dtype, -2, 2)
+    count = b.integer(1, 3)
+    corners = b.values([count, 2], F32, 0, 4)
+    sizes = b.values([count, 2], F32, 0.5, 4)
+    rois = np.concatenate([corners, corners + sizes], axis=1).astype(dtype)
+    batch = np.array([b.integer(0, data.shape[0] - 1) for _ in range(count)], I64)
+    mode, aligned = b.pick(("avg", "max")), b.pick(("half_pixel", "asymmetric"))
+    pooled, ratio = (b.integer(1, 3), b.integer(1, 3)), b.integer(1, 3)
+    node = opset.roi_align(
+        b.input(data, "x"), b.operand(rois, "rois"), opset.constant(batch, name="batch"), pooled[0], pooled[1],
+        ratio, b.pick((0.5, 1.0)), mode, aligned, name="op",
+    )  # fmt: skip
+    return b.case(op_type, node, "accumulate", 4 * ratio * ratio, mode=mode, aligned_mode=aligned)

@@ -34,6 +34,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     convolution,
     cumulative,
     detection,
+    detection_roi,
     elementwise,
     image,
     image_resize,

@@ -1,5 +1,5 @@
-"""Export rules of the image ops ONNX has under the same meaning: GridSample and Resize (Interpolate's
-rule is in :mod:`.rules_nn`)."""
+"""Export rules of the image and region ops ONNX has under the same meaning: GridSample, Resize and
+ROIAlign (Interpolate's rule is in :mod:`.rules_nn`)."""
 
 from __future__ import annotations
 
@@ -56,4 +56,28 @@ def resize(ctx: ExportContext) -> None:
         exclude_outside=int(attrs["exclude_outside"] and (attrs["mode"] == "cubic" or bool(filtered))),
         extrapolation_value=attrs["extrapolation_value"],
         keep_aspect_ratio_policy=attrs["keep_aspect_ratio_policy"],
+    )
+
+
+_ROI_TRANSFORMS = {"half_pixel": "half_pixel", "asymmetric": "output_half_pixel"}
+
+
+@exporter("ROIAlign")
+def roi_align(ctx: ExportContext) -> None:
+    attrs = ctx.attrs
+    transform = _ROI_TRANSFORMS.get(attrs["aligned_mode"])
+    if transform is None:
+        raise ctx.unsupported(f"aligned_mode '{attrs['aligned_mode']}' (ONNX has half_pixel and output_half_pixel)")
+    if ctx.opset < 16 and transform != "output_half_pixel":
+        raise ctx.unsupported(f"aligned_mode 'half_pixel' in ONNX opset {ctx.opset} (from opset 16)")
+    ctx.emit1(
+        "RoiAlign",
+        [ctx.input(0), ctx.input(1), ctx.i64(2)],
+        ctx.out(),
+        mode=attrs["mode"],
+        output_height=attrs["pooled_h"],
+        output_width=attrs["pooled_w"],
+        sampling_ratio=attrs["sampling_ratio"],
+        spatial_scale=attrs["spatial_scale"],
+        coordinate_transformation_mode=transform if ctx.opset >= 16 else None,
     )

@@ -130,3 +130,25 @@ def test_resize_19_cubic_exclude_outside_with_another_coefficient() -> None:
     model, feeds = node_model("Resize", inputs, 19, constants=["scales"], mode="cubic", cubic_coeff_a=-0.5,
                               exclude_outside=1)  # fmt: skip
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize(("opset", "transform"), [(10, None), (16, "half_pixel"), (16, "output_half_pixel")])
+def test_roi_align(mode: str, opset: int, transform: str | None) -> None:
+    rois = np.array([[0.5, 1.0, 4.0, 3.5], [2.0, 0.0, 6.5, 5.0], [1.0, 1.0, 1.5, 2.0]], F32)
+    inputs = {"x": _x(2, 3, 6, 7), "rois": rois, "b": np.array([1, 0, 1], I64)}
+    attrs = {"mode": mode, "output_height": 2, "output_width": 3, "sampling_ratio": 2, "spatial_scale": 0.9}
+    if transform:
+        attrs["coordinate_transformation_mode"] = transform
+    model, feeds = node_model("RoiAlign", inputs, opset, **attrs)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
+def test_roi_align_with_adaptive_sampling_runs_on_template_and_is_declined_by_xla() -> None:
+    import hetero_sdk as hs
+
+    rois = np.array([[0.5, 1.0, 4.0, 3.5], [2.0, 0.0, 6.5, 5.0]], F32)
+    model, feeds = node_model("RoiAlign", {"x": _x(1, 2, 6, 7), "rois": rois, "b": np.array([0, 0], I64)}, 16)
+    check(model, feeds, ("TEMPLATE",), rtol=1e-4, atol=1e-5)
+    supported = hs.Core().query_model(hs.convert_model(model), "XLA")
+    assert not any("RoiAlign" in name for name in supported)
