@@ -200,8 +200,17 @@ def constant_of_shape(ctx: NodeContext) -> Outputs:
 
 @rule("Range", since=11)
 def range_(ctx: NodeContext) -> Outputs:
-    start = ctx.input(0)
-    return [_out(opset.range(start, ctx.input(1), ctx.input(2), output_type=start.element_type))]
+    # ONNX's own function bodies (AffineGrid's) pass one-element 1-D tensors where scalars are due
+    start, stop, step = (_scalar_of(ctx, i) for i in range(3))
+    return [_out(opset.range(start, stop, step, output_type=start.element_type))]
+
+
+def _scalar_of(ctx: NodeContext, index: int) -> Output:
+    """Input ``index`` as a scalar: itself, or reshaped when it is a one-element 1-D tensor."""
+    value = ctx.input(index)
+    if value.partial_shape.rank == 1 and value.partial_shape[0] in (1, -1):
+        return _out(opset.reshape(value, ctx.const([], _I64), special_zero=False))
+    return value
 
 
 @rule("Pad", since=2)

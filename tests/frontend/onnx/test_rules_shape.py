@@ -301,3 +301,12 @@ def test_one_hot_marks_each_index_along_the_new_axis(depth: int, axis: int, seed
 def test_eye_like_puts_ones_on_the_kth_diagonal(k: int) -> None:
     model, feeds = node_model("EyeLike", {"x": np.zeros((3, 4), np.float32)}, 9, k=k)
     check(model, feeds, ("TEMPLATE", "XLA"), expected=[np.eye(3, 4, k, dtype=np.float32)])
+
+
+def test_range_takes_one_element_vectors_as_its_scalars() -> None:
+    # ONNX's AffineGrid function body passes [1]-shaped start, limit and delta
+    node = helper.make_node("Range", ["start", "limit", "delta"], ["y"])
+    feeds = {"start": np.array([1], np.int64), "limit": np.array([9], np.int64), "delta": np.array([3], np.int64)}
+    inputs = [value_info(k, v.dtype, v.shape) for k, v in feeds.items()]
+    model = graph_model([node], inputs, [value_info("y", np.int64, ["n"])], 17, full_check=False)
+    check(model, feeds, ("TEMPLATE",), expected=[np.arange(1, 9, 3)])
