@@ -1,8 +1,10 @@
 """Case recipes of the image and region ops whose operands constrain each other: GridSample (a grid per data
 batch, with one coordinate per spatial axis), Resize (values per resized axis, crops) and ROIAlign (regions
-within the feature maps, batch indices in range)."""
+within the feature maps, batch indices in range), Col2Im (as many columns as the image holds blocks)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -63,3 +65,21 @@ def _roi_align(b: Builder, op_type: str) -> OpCase:
         ratio, b.pick((0.5, 1.0)), mode, aligned, name="op",
     )  # fmt: skip
     return b.case(op_type, node, "accumulate", 4 * ratio * ratio, mode=mode, aligned_mode=aligned)
+
+
+@recipe("Col2Im")
+def _col2im(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    rank = 2  # ONNX Runtime, which checks the export of these cases, misplaces 1-D blocks past the first channel
+    block = [b.integer(1, 3) for _ in range(rank)]
+    dilations, strides = [b.integer(1, 2) for _ in range(rank)], [b.integer(1, 2) for _ in range(rank)]
+    pads = [b.integer(0, 1) for _ in range(2 * rank)]
+    image = [b.integer(d * (k - 1) + 1, 5) for d, k in zip(dilations, block)]
+    counts = [(i + pads[a] + pads[rank + a] - (d * (k - 1) + 1)) // s + 1
+              for a, (i, d, k, s) in enumerate(zip(image, dilations, block, strides))]  # fmt: skip
+    data = b.values([b.integer(1, 2), b.integer(1, 2) * math.prod(block), math.prod(counts)], dtype, -2, 2)
+    node = opset.col2im(
+        b.input(data, "x"), opset.constant(np.array(image, I64)), opset.constant(np.array(block, I64)),
+        dilations, pads, strides, name="op",
+    )  # fmt: skip
+    return b.case(op_type, node, "accumulate", math.prod(block), block=block, strides=strides)

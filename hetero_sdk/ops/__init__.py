@@ -32,6 +32,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     basic,
     control_flow,
     convolution,
+    convolution_col2im,
     cumulative,
     detection,
     detection_roi,

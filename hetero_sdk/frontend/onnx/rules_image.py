@@ -1,5 +1,5 @@
 """Rules for ONNX's image ops: Resize and Upsample (as OpenVINO's Interpolate, or as the ONNX Resize op
-where Interpolate computes otherwise: antialiasing, cropping, aspect ratio), GridSample."""
+where Interpolate computes otherwise: antialiasing, cropping, aspect ratio), GridSample, Col2Im."""
 
 from __future__ import annotations
 
@@ -145,4 +145,17 @@ def grid_sample(ctx: NodeContext) -> Outputs:
     if rank not in (4, 5):
         raise ctx.unsupported(f"GridSample of {rank}-D data (4-D and 5-D are supported)")
     node = opset.grid_sample(ctx.input(0), ctx.input(1), _GRID_MODES[mode], padding, bool(ctx.attr("align_corners", 0)))
+    return [_out(node)]
+
+
+@rule("Col2Im", since=18)
+def col2im(ctx: NodeContext) -> Outputs:
+    node = opset.col2im(
+        ctx.input(0),
+        ctx.input(1),
+        ctx.input(2),
+        ctx.attr("dilations", []),
+        ctx.attr("pads", []),
+        ctx.attr("strides", []),
+    )
     return [_out(node)]

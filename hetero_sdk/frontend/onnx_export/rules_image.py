@@ -1,5 +1,5 @@
-"""Export rules of the image and region ops ONNX has under the same meaning: GridSample, Resize and
-ROIAlign (Interpolate's rule is in :mod:`.rules_nn`)."""
+"""Export rules of the image and region ops ONNX has under the same meaning: GridSample, Resize,
+ROIAlign and Col2Im (Interpolate's rule is in :mod:`.rules_nn`)."""
 
 from __future__ import annotations
 
@@ -81,3 +81,11 @@ def roi_align(ctx: ExportContext) -> None:
         spatial_scale=attrs["spatial_scale"],
         coordinate_transformation_mode=transform if ctx.opset >= 16 else None,
     )
+
+
+@exporter("Col2Im")
+def col2im(ctx: ExportContext) -> None:
+    if ctx.opset < 18:
+        raise ctx.unsupported(f"Col2Im in ONNX opset {ctx.opset} (ONNX defines it from opset 18)")
+    attrs = {k: v or None for k, v in ctx.attrs.items()}
+    ctx.emit1("Col2Im", [ctx.input(0), ctx.i64(1), ctx.i64(2)], ctx.out(), **attrs)

@@ -152,3 +152,18 @@ def test_roi_align_with_adaptive_sampling_runs_on_template_and_is_declined_by_xl
     check(model, feeds, ("TEMPLATE",), rtol=1e-4, atol=1e-5)
     supported = hs.Core().query_model(hs.convert_model(model), "XLA")
     assert not any("RoiAlign" in name for name in supported)
+
+
+@pytest.mark.parametrize(
+    ("image", "block", "attrs"),
+    [([5, 5], [2, 3], {}), ([6, 5], [2, 2], {"strides": [2, 1], "pads": [1, 0, 1, 1], "dilations": [1, 2]})],
+)
+def test_col2im(image: list[int], block: list[int], attrs: dict) -> None:
+    strides, dil = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
+    pads = attrs.get("pads", [0, 0, 0, 0])
+    counts = [(i + pads[a] + pads[2 + a] - (d * (k - 1) + 1)) // s + 1
+              for a, (i, k, d, s) in enumerate(zip(image, block, dil, strides))]  # fmt: skip
+    inputs = {"x": _x(2, 3 * block[0] * block[1], counts[0] * counts[1])}
+    inputs |= {"image": np.array(image, I64), "block": np.array(block, I64)}
+    model, feeds = node_model("Col2Im", inputs, 18, constants=["image", "block"], **attrs)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, atol=1e-5)

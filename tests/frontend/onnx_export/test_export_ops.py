@@ -45,6 +45,7 @@ PARTLY_EXPORTABLE = {
     "ReverseSequence": "batch and sequence axes other than 0 and 1 (ONNX's are)",
     "GridSample": "ONNX opsets before 16 (5-D data before 20)",
     "Resize": "ONNX opsets before 19, which lack its attributes",
+    "Col2Im": "ONNX opsets before 18, where ONNX defines it",
     "ROIAlign": "aligned_mode 'half_pixel_for_nn', which ONNX lacks",
     "LRN": "windows over other axes than an NCHW tensor's channels, or of an even size (what ONNX Runtime runs)",
 }
