@@ -80,6 +80,7 @@ from hetero_sdk.ops.pooling import avg_pool, max_pool
 from hetero_sdk.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
 from hetero_sdk.ops.reduction import reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
 from hetero_sdk.ops.shape_manipulation import broadcast, range, reshape, shape_of, squeeze, tile, unsqueeze
+from hetero_sdk.ops.signal import mel_weight_matrix, stft
 from hetero_sdk.ops.slicing import slice, strided_slice
 
 ceil = ceiling
@@ -92,11 +93,11 @@ __all__ = [
     "cos", "cosh", "cum_prod", "cum_sum", "det", "divide", "einsum", "equal", "erf", "exp", "floor", "floor_mod",
     "gather", "gather_elements", "gather_nd", "gelu", "greater", "greater_equal", "grid_sample", "group_convolution",
     "gru_sequence", "hswish", "if_op", "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and",
-    "logical_not", "logical_or", "loop", "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "minimum", "mod",
-    "multiply", "mvn", "negative", "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range",
-    "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "resize", "result",
-    "reverse_sequence", "rnn_sequence", "roi_align", "round", "scan", "scatter_elements_update", "scatter_nd_update",
-    "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "split", "sqrt", "squared_difference",
-    "squeeze", "strided_slice", "subtract", "swish", "tan", "tanh", "tile", "topk", "transpose", "unique", "unsqueeze",
-    "variadic_split",
+    "logical_not", "logical_or", "loop", "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "mel_weight_matrix",
+    "minimum", "mod", "multiply", "mvn", "negative", "non_max_suppression", "non_zero", "not_equal", "pad", "parameter",
+    "power", "range", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape",
+    "resize", "result", "reverse_sequence", "rnn_sequence", "roi_align", "round", "scan", "scatter_elements_update",
+    "scatter_nd_update", "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "split", "sqrt",
+    "squared_difference", "squeeze", "stft", "strided_slice", "subtract", "swish", "tan", "tanh", "tile", "topk",
+    "transpose", "unique", "unsqueeze", "variadic_split",
 ]  # fmt: skip

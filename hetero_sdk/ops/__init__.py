@@ -47,6 +47,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     recurrent,
     reduction,
     shape_manipulation,
+    signal,
     slicing,
 )
 from hetero_sdk.ops.activation import gelu_tanh

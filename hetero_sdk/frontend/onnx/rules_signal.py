@@ -1,13 +1,16 @@
 """Rules for ONNX's signal ops: DFT, as products with cosine and sine matrices along the signal axis
-(MatMul, which every device has), for signal lengths and axes known while translating."""
+(MatMul, which every device has), for signal lengths and axes known while translating; STFT and
+MelWeightMatrix, the opset's ops of the same names."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from hetero_sdk import opset
+from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.frontend.onnx.types import element_type
 from hetero_sdk.graph.node import Output
 
 __all__: list[str] = []
@@ -89,3 +92,25 @@ def dft_17(ctx: NodeContext) -> Outputs:
 def dft_20(ctx: NodeContext) -> Outputs:
     axis = -2 if not ctx.has_input(2) else int(ctx.static_input(2, "axis").reshape(-1)[0])
     return _dft(ctx, axis, 1)
+
+
+@rule("STFT", since=17)
+def stft(ctx: NodeContext) -> Outputs:
+    signal, window = ctx.input(0), ctx.optional_input(2)
+    length = ctx.optional_input(3)
+    if length is None:
+        if window is None:
+            raise ctx.error("STFT needs a window (input 2) or a frame_length (input 3)")
+        length = opset.gather(opset.shape_of(window, Type.i64), ctx.const(0, _I64), ctx.const(0, _I64)).output(0)
+    onesided = bool(ctx.attr("onesided", 1))
+    if signal.partial_shape.rank == 3 and signal.partial_shape[2] == 2 and onesided:
+        raise ctx.error("onesided=1 takes a real signal ([batch, length, 1]); this one is complex")
+    return [opset.stft(signal, ctx.input(1), length, window, onesided).output(0)]
+
+
+@rule("MelWeightMatrix", since=17)
+def mel_weight_matrix(ctx: NodeContext) -> Outputs:
+    output_type = element_type(ctx.attr("output_datatype", 1), ctx.describe())
+    mels, length, rate, low, high = (ctx.input(i) for i in range(5))
+    node = opset.mel_weight_matrix(mels, length, rate, low, high, output_type=output_type)
+    return [node.output(0)]

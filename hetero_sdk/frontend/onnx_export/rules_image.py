@@ -1,10 +1,11 @@
 """Export rules of the image and region ops ONNX has under the same meaning: GridSample, Resize,
-ROIAlign and Col2Im (Interpolate's rule is in :mod:`.rules_nn`)."""
+ROIAlign and Col2Im (Interpolate's rule is in :mod:`.rules_nn`), and the signal ops STFT and
+MelWeightMatrix."""
 
 from __future__ import annotations
 
 from hetero_sdk.element_type import Type
-from hetero_sdk.frontend.onnx_export.context import ExportContext, exporter
+from hetero_sdk.frontend.onnx_export.context import ExportContext, exporter, onnx_type
 
 __all__: list[str] = []
 
@@ -89,3 +90,20 @@ def col2im(ctx: ExportContext) -> None:
         raise ctx.unsupported(f"Col2Im in ONNX opset {ctx.opset} (ONNX defines it from opset 18)")
     attrs = {k: v or None for k, v in ctx.attrs.items()}
     ctx.emit1("Col2Im", [ctx.input(0), ctx.i64(1), ctx.i64(2)], ctx.out(), **attrs)
+
+
+@exporter("STFT")
+def stft(ctx: ExportContext) -> None:
+    if ctx.opset < 17:
+        raise ctx.unsupported(f"STFT in ONNX opset {ctx.opset} (ONNX defines it from opset 17)")
+    window = ctx.input(3) if ctx.has_input(3) else ""
+    inputs = [ctx.input(0), ctx.i64(1), window, ctx.i64(2)]
+    ctx.emit1("STFT", inputs, ctx.out(), onesided=int(ctx.attrs["onesided"]))
+
+
+@exporter("MelWeightMatrix")
+def mel_weight_matrix(ctx: ExportContext) -> None:
+    if ctx.opset < 17:
+        raise ctx.unsupported(f"MelWeightMatrix in ONNX opset {ctx.opset} (ONNX defines it from opset 17)")
+    inputs = [ctx.i64(0), ctx.i64(1), ctx.i64(2), ctx.input(3), ctx.input(4)]
+    ctx.emit1("MelWeightMatrix", inputs, ctx.out(), output_datatype=onnx_type(ctx.attrs["output_type"]))

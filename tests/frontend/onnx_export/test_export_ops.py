@@ -46,6 +46,8 @@ PARTLY_EXPORTABLE = {
     "GridSample": "ONNX opsets before 16 (5-D data before 20)",
     "Resize": "ONNX opsets before 19, which lack its attributes",
     "Col2Im": "ONNX opsets before 18, where ONNX defines it",
+    "STFT": "ONNX opsets before 17, where ONNX defines it",
+    "MelWeightMatrix": "ONNX opsets before 17, where ONNX defines it",
     "ROIAlign": "aligned_mode 'half_pixel_for_nn', which ONNX lacks",
     "LRN": "windows over other axes than an NCHW tensor's channels, or of an even size (what ONNX Runtime runs)",
 }
