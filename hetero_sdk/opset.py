@@ -39,6 +39,7 @@ from hetero_sdk.ops.basic import bit_cast, constant, convert, parameter, result
 from hetero_sdk.ops.control_flow import if_op, loop, scan
 from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
 from hetero_sdk.ops.convolution_col2im import col2im
+from hetero_sdk.ops.convolution_deform import deform_conv
 from hetero_sdk.ops.cumulative import cum_prod, cum_sum
 from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk, unique
 from hetero_sdk.ops.detection_roi import roi_align
@@ -90,14 +91,14 @@ __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "avg_pool", "batch_norm_inference", "bit_cast",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "broadcast",
     "ceil", "ceiling", "clamp", "col2im", "concat", "constant", "convert", "convolution", "convolution_backprop_data",
-    "cos", "cosh", "cum_prod", "cum_sum", "det", "divide", "einsum", "equal", "erf", "exp", "floor", "floor_mod",
-    "gather", "gather_elements", "gather_nd", "gelu", "greater", "greater_equal", "grid_sample", "group_convolution",
-    "gru_sequence", "hswish", "if_op", "interpolate", "less", "less_equal", "log", "log_softmax", "logical_and",
-    "logical_not", "logical_or", "loop", "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "mel_weight_matrix",
-    "minimum", "mod", "multiply", "mvn", "negative", "non_max_suppression", "non_zero", "not_equal", "pad", "parameter",
-    "power", "range", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape",
-    "resize", "result", "reverse_sequence", "rnn_sequence", "roi_align", "round", "scan", "scatter_elements_update",
-    "scatter_nd_update", "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "split", "sqrt",
-    "squared_difference", "squeeze", "stft", "strided_slice", "subtract", "swish", "tan", "tanh", "tile", "topk",
-    "transpose", "unique", "unsqueeze", "variadic_split",
+    "cos", "cosh", "cum_prod", "cum_sum", "deform_conv", "det", "divide", "einsum", "equal", "erf", "exp", "floor",
+    "floor_mod", "gather", "gather_elements", "gather_nd", "gelu", "greater", "greater_equal", "grid_sample",
+    "group_convolution", "gru_sequence", "hswish", "if_op", "interpolate", "less", "less_equal", "log", "log_softmax",
+    "logical_and", "logical_not", "logical_or", "loop", "lrn", "lstm_sequence", "matmul", "max_pool", "maximum",
+    "mel_weight_matrix", "minimum", "mod", "multiply", "mvn", "negative", "non_max_suppression", "non_zero",
+    "not_equal", "pad", "parameter", "power", "range", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
+    "reduce_sum", "relu", "reshape", "resize", "result", "reverse_sequence", "rnn_sequence", "roi_align", "round",
+    "scan", "scatter_elements_update", "scatter_nd_update", "select", "shape_of", "sigmoid", "sign", "sin", "sinh",
+    "slice", "softmax", "split", "sqrt", "squared_difference", "squeeze", "stft", "strided_slice", "subtract", "swish",
+    "tan", "tanh", "tile", "topk", "transpose", "unique", "unsqueeze", "variadic_split",
 ]  # fmt: skip

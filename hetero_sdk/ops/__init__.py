@@ -33,6 +33,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     control_flow,
     convolution,
     convolution_col2im,
+    convolution_deform,
     cumulative,
     detection,
     detection_roi,

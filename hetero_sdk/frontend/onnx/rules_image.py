@@ -1,5 +1,5 @@
 """Rules for ONNX's image ops: Resize and Upsample (as OpenVINO's Interpolate, or as the ONNX Resize op
-where Interpolate computes otherwise: antialiasing, cropping, aspect ratio), GridSample, Col2Im."""
+where Interpolate computes otherwise: antialiasing, cropping, aspect ratio), GridSample, Col2Im, DeformConv."""
 
 from __future__ import annotations
 
@@ -158,4 +158,17 @@ def col2im(ctx: NodeContext) -> Outputs:
         ctx.attr("pads", []),
         ctx.attr("strides", []),
     )
+    return [_out(node)]
+
+
+@rule("DeformConv", since=19)
+def deform_conv(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    if x.partial_shape.rank != 4:
+        raise ctx.unsupported(f"a {x.partial_shape.rank}-D DeformConv (2-D images only)")
+    node = opset.deform_conv(
+        x, ctx.input(1), ctx.input(2), ctx.optional_input(3), ctx.optional_input(4),
+        strides=ctx.attr("strides", [1, 1]), pads=ctx.attr("pads", [0, 0, 0, 0]),
+        dilations=ctx.attr("dilations", [1, 1]), group=ctx.attr("group", 1), offset_group=ctx.attr("offset_group", 1),
+    )  # fmt: skip
     return [_out(node)]

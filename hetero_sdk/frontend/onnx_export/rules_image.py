@@ -1,5 +1,5 @@
 """Export rules of the image and region ops ONNX has under the same meaning: GridSample, Resize,
-ROIAlign and Col2Im (Interpolate's rule is in :mod:`.rules_nn`), and the signal ops STFT and
+ROIAlign, Col2Im and DeformConv (Interpolate's rule is in :mod:`.rules_nn`), and the signal ops STFT and
 MelWeightMatrix."""
 
 from __future__ import annotations
@@ -107,3 +107,11 @@ def mel_weight_matrix(ctx: ExportContext) -> None:
         raise ctx.unsupported(f"MelWeightMatrix in ONNX opset {ctx.opset} (ONNX defines it from opset 17)")
     inputs = [ctx.i64(0), ctx.i64(1), ctx.i64(2), ctx.input(3), ctx.input(4)]
     ctx.emit1("MelWeightMatrix", inputs, ctx.out(), output_datatype=onnx_type(ctx.attrs["output_type"]))
+
+
+@exporter("DeformConv")
+def deform_conv(ctx: ExportContext) -> None:
+    if ctx.opset < 19:
+        raise ctx.unsupported(f"DeformConv in ONNX opset {ctx.opset} (ONNX defines it from opset 19)")
+    inputs = [ctx.input(i) for i in range(ctx.current.get_input_size())]
+    ctx.emit1("DeformConv", inputs, ctx.out(), **ctx.attrs)
