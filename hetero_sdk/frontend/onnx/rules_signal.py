@@ -8,6 +8,7 @@ import numpy as np
 
 from hetero_sdk import opset
 from hetero_sdk.element_type import Type
+from hetero_sdk.errors import HeteroSDKError
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.frontend.onnx.types import element_type
@@ -90,8 +91,38 @@ def dft_17(ctx: NodeContext) -> Outputs:
 
 @rule("DFT", since=20)
 def dft_20(ctx: NodeContext) -> Outputs:
-    axis = -2 if not ctx.has_input(2) else int(ctx.static_input(2, "axis").reshape(-1)[0])
-    return _dft(ctx, axis, 1)
+    if not ctx.has_input(2):
+        return _dft(ctx, -2, 1)
+    axis = ctx.constant_input(2)
+    if axis is not None:
+        return _dft(ctx, int(axis.reshape(-1)[0]), 1)
+    return [_dft_any_axis(ctx)]
+
+
+def _dft_any_axis(ctx: NodeContext) -> Output:
+    """A DFT along an axis given at run time: the transform along each possible axis, the one the axis
+    names selected (NaN for an axis out of range). Needs every candidate to give the same shape."""
+    rank = ctx.input(0).partial_shape.rank
+    results: dict[int, Output] = {}
+    for k in range(rank - 1):
+        try:
+            result = _dft(ctx, k, 1)[0]
+        except HeteroSDKError:  # no transform along this axis (too short, dynamic): the axis cannot name it
+            continue
+        if isinstance(result, Output):
+            results[k] = result
+    shapes = {str(r.partial_shape) for r in results.values()}
+    if len(shapes) != 1 or any(r.partial_shape.is_dynamic for r in results.values()):
+        raise ctx.unsupported(
+            f"a DFT whose axis is given at run time and whose result's shape depends on it ({shapes})"
+        )
+    axis = opset.floor_mod(opset.convert(ctx.input(2), Type.i64), ctx.const(rank, _I64))
+    dtype = ctx.input(0).element_type.numpy
+    first = next(iter(results.values()))
+    chosen = opset.multiply(first, ctx.const(np.array(np.nan, dtype))).output(0)
+    for k, result in sorted(results.items(), reverse=True):
+        chosen = opset.select(opset.equal(axis, ctx.const(k, _I64)), result, chosen).output(0)
+    return chosen
 
 
 @rule("STFT", since=17)
