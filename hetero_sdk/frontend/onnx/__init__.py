@@ -29,6 +29,7 @@ from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its
     rules_sequence,
     rules_shape,
     rules_signal,
+    rules_text,
     rules_training,
 )
 from hetero_sdk.frontend.onnx.loader import load_proto
