@@ -38,8 +38,11 @@ from hetero_sdk.ops.activation import (
 from hetero_sdk.ops.basic import bit_cast, constant, convert, parameter, result
 from hetero_sdk.ops.control_flow import if_op, loop, scan
 from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
+from hetero_sdk.ops.convolution_col2im import col2im
+from hetero_sdk.ops.convolution_deform import deform_conv
 from hetero_sdk.ops.cumulative import cum_prod, cum_sum
 from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk, unique
+from hetero_sdk.ops.detection_roi import roi_align
 from hetero_sdk.ops.elementwise import (
     add,
     bitwise_and,
@@ -68,7 +71,8 @@ from hetero_sdk.ops.elementwise import (
     squared_difference,
     subtract,
 )
-from hetero_sdk.ops.image import interpolate
+from hetero_sdk.ops.image import grid_sample, interpolate
+from hetero_sdk.ops.image_resize import resize
 from hetero_sdk.ops.indexing import gather_nd, reverse_sequence, scatter_elements_update, scatter_nd_update
 from hetero_sdk.ops.linear_algebra import det, einsum, matmul
 from hetero_sdk.ops.movement import concat, gather, gather_elements, pad, split, transpose, variadic_split
@@ -77,6 +81,7 @@ from hetero_sdk.ops.pooling import avg_pool, max_pool
 from hetero_sdk.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
 from hetero_sdk.ops.reduction import reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
 from hetero_sdk.ops.shape_manipulation import broadcast, range, reshape, shape_of, squeeze, tile, unsqueeze
+from hetero_sdk.ops.signal import mel_weight_matrix, stft
 from hetero_sdk.ops.slicing import slice, strided_slice
 
 ceil = ceiling
@@ -84,16 +89,16 @@ ceil = ceiling
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "avg_pool", "batch_norm_inference", "bit_cast",
-    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
-    "broadcast", "ceil", "ceiling", "clamp", "concat", "constant", "convert", "convolution",
-    "convolution_backprop_data", "cos", "cosh", "cum_prod", "cum_sum", "det", "divide", "einsum", "equal", "erf",
-    "exp", "floor", "floor_mod", "gather", "gather_elements", "gather_nd", "gelu", "greater", "greater_equal",
-    "group_convolution", "gru_sequence", "hswish", "if_op", "interpolate", "less", "less_equal", "log",
-    "log_softmax", "logical_and", "logical_not", "logical_or", "loop", "lrn", "lstm_sequence", "matmul", "max_pool",
-    "maximum", "minimum", "mod", "multiply", "mvn", "negative", "non_max_suppression", "non_zero", "not_equal",
-    "pad", "parameter", "power", "range", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum",
-    "relu", "reshape", "result", "reverse_sequence", "rnn_sequence", "round", "scan", "scatter_elements_update",
-    "scatter_nd_update", "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "split",
-    "sqrt", "squared_difference", "squeeze", "strided_slice", "subtract", "swish", "tan", "tanh", "tile", "topk",
-    "transpose", "unique", "unsqueeze", "variadic_split",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "broadcast",
+    "ceil", "ceiling", "clamp", "col2im", "concat", "constant", "convert", "convolution", "convolution_backprop_data",
+    "cos", "cosh", "cum_prod", "cum_sum", "deform_conv", "det", "divide", "einsum", "equal", "erf", "exp", "floor",
+    "floor_mod", "gather", "gather_elements", "gather_nd", "gelu", "greater", "greater_equal", "grid_sample",
+    "group_convolution", "gru_sequence", "hswish", "if_op", "interpolate", "less", "less_equal", "log", "log_softmax",
+    "logical_and", "logical_not", "logical_or", "loop", "lrn", "lstm_sequence", "matmul", "max_pool", "maximum",
+    "mel_weight_matrix", "minimum", "mod", "multiply", "mvn", "negative", "non_max_suppression", "non_zero",
+    "not_equal", "pad", "parameter", "power", "range", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
+    "reduce_sum", "relu", "reshape", "resize", "result", "reverse_sequence", "rnn_sequence", "roi_align", "round",
+    "scan", "scatter_elements_update", "scatter_nd_update", "select", "shape_of", "sigmoid", "sign", "sin", "sinh",
+    "slice", "softmax", "split", "sqrt", "squared_difference", "squeeze", "stft", "strided_slice", "subtract", "swish",
+    "tan", "tanh", "tile", "topk", "transpose", "unique", "unsqueeze", "variadic_split",
 ]  # fmt: skip

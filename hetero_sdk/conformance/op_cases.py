@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from hetero_sdk.conformance import (  # noqa: F401  (each recipe module registers its recipes)
     recipes_compute,
     recipes_elementwise,
+    recipes_image,
     recipes_indexing,
     recipes_recurrent,
     recipes_shape,

@@ -32,10 +32,14 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     basic,
     control_flow,
     convolution,
+    convolution_col2im,
+    convolution_deform,
     cumulative,
     detection,
+    detection_roi,
     elementwise,
     image,
+    image_resize,
     indexing,
     linear_algebra,
     movement,
@@ -44,6 +48,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     recurrent,
     reduction,
     shape_manipulation,
+    signal,
     slicing,
 )
 from hetero_sdk.ops.activation import gelu_tanh
@@ -53,6 +58,7 @@ from hetero_sdk.ops.control_flow import bodies, loop_iterations
 from hetero_sdk.ops.convolution import backprop_geometry, resolve_pads, window_output_dims
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.ops.image import resize_plan
+from hetero_sdk.ops.image_resize import apply_resize, resize_tables
 from hetero_sdk.ops.indexing import scatter_positions
 from hetero_sdk.ops.linear_algebra import einsum_terms, matmul_shape
 from hetero_sdk.ops.reduction import reduced_axes, type_limits
@@ -65,8 +71,8 @@ __all__ = [
     "Input", "LOWER_STRING", "NUMERIC_TYPES", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REAL_TYPES",
     "REQUIRED", "STRING", "STRINGS", "STRUCTURAL_OPS", "as_output", "as_outputs", "backprop_geometry", "bodies",
     "constant_value", "define", "einsum_terms", "expect_rank", "expect_same_types", "gelu_tanh", "loop_iterations",
-    "matmul_shape", "reduced_axes", "resize_plan", "resolve_pads", "scatter_positions", "sdk_op_types",
-    "type_limits", "window_output_dims",
+    "apply_resize", "matmul_shape", "reduced_axes", "resize_plan", "resize_tables", "resolve_pads",
+    "scatter_positions", "sdk_op_types", "type_limits", "window_output_dims",
 ]  # fmt: skip
 
 

@@ -1,21 +1,23 @@
-"""Image processing ops: Interpolate."""
+"""Image processing ops: Interpolate, and GridSample (with one array-API kernel every device shares)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import product
 from typing import Any
 
 import numpy as np
 
+from hetero_sdk.array_api import namespace, widened
 from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import BOOL, FLOAT, INTS, STRING, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
-from hetero_sdk.ops.checks import INTEGRAL_TYPES, NUMERIC_TYPES, REAL_TYPES, expect_rank, expect_type
+from hetero_sdk.ops.checks import INTEGRAL_TYPES, NUMERIC_TYPES, REAL_TYPES, expect_rank, expect_type, merge_dims
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
-__all__ = ["ResizePlan", "interpolate", "interpolate_output_dims", "interpolate_pads", "resize_plan"]
+__all__ = ["ResizePlan", "grid_sample", "interpolate", "interpolate_output_dims", "interpolate_pads", "resize_plan"]
 
 MODES = ("nearest", "linear", "linear_onnx", "cubic", "bilinear_pillow", "bicubic_pillow")
 SHAPE_CALCULATION_MODES = ("sizes", "scales")
@@ -218,5 +220,161 @@ INTERPOLATE = define(
         ),
         version="opset11",
         doc="Resizes an image (any tensor) along some axes.",
+    )
+)
+
+
+# -- GridSample ------------------------------------------------------------------------------------------
+
+GRID_SAMPLE_MODES = ("bilinear", "bicubic", "nearest")
+GRID_PADDING_MODES = ("zeros", "border", "reflection")
+_CUBIC_A = -0.75  # the a of the cubic kernel GridSample uses (as PyTorch and ONNX do)
+
+
+def grid_sample(
+    data: Any,
+    grid: Any,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool = False,
+    name: str | None = None,
+) -> Node:
+    """Samples ``data`` at the normalized positions in ``grid`` (``GridSample``, opset9, extended to
+    volumetric data).
+
+    :param data: ``[N, C, H, W]`` or ``[N, C, D, H, W]``.
+    :param grid: ``[N, H_out, W_out, 2]`` or ``[N, D_out, H_out, W_out, 3]``: per output position its
+        coordinates in ``[-1, 1]``, the innermost axis (x, width) first.
+    :param mode: ``bilinear`` (trilinear for volumes), ``bicubic`` (2-D only) or ``nearest`` (ties to even).
+    :param padding_mode: the value of positions outside the input: ``zeros``, ``border`` (the nearest
+        edge value) or ``reflection`` (mirrored at the borders).
+    :param align_corners: -1 and 1 are the centers of the corner pixels (True) or their outer edges.
+    """
+    attrs = {"mode": mode, "padding_mode": padding_mode, "align_corners": bool(align_corners)}
+    return Node(GRID_SAMPLE, [as_output(data), as_output(grid)], attrs, name)
+
+
+def _grid_sample(node: Node) -> list[OutputSpec]:
+    data = expect_rank(node, 0, 4, 5, what="data")
+    grid = expect_rank(node, 1, data.rank, what="grid")
+    spatial = data.rank - 2
+    if grid[-1] not in (spatial, DYNAMIC):
+        raise node.error(f"grid's last dimension is {grid[-1]}; a {data.rank}-D data needs {spatial} coordinates")
+    if node.attrs["mode"] == "bicubic" and spatial != 2:
+        raise node.error("mode 'bicubic' samples 4-D data only; use 'bilinear' or 'nearest' for volumes")
+    batch = merge_dims(node, data[0], grid[0], "data and grid batch sizes")
+    dims = [batch, data[1], *grid.dims[1:-1]]
+    return [(node.input_value(0).element_type, PartialShape(dims))]
+
+
+def _reflect(xp: Any, c: Any, low: float, high: float) -> Any:
+    """``c`` mirrored at ``low`` and ``high`` until it lies between them."""
+    span = high - low
+    if span <= 0:
+        return xp.zeros_like(c) + low
+    below = c < low
+    distance = xp.where(below, low - c, c - high)
+    turns = xp.floor(distance / span)
+    rest = distance - turns * span
+    even = turns % 2 == 0
+    from_below = xp.where(even, low + rest, high - rest)
+    from_above = xp.where(even, high - rest, low + rest)
+    return xp.where(below, from_below, xp.where(c > high, from_above, c))
+
+
+def _cubic_taps(xp: Any, c: Any) -> list[tuple[Any, Any]]:
+    """The 4 ``(position, weight)`` taps of Keys' cubic convolution around ``c``."""
+    a = _CUBIC_A
+    base = xp.floor(c)
+    s = c - base
+    weights = (
+        ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a,
+        ((a + 2) * s - (a + 3)) * s * s + 1,
+        ((a + 2) * (1 - s) - (a + 3)) * (1 - s) * (1 - s) + 1,
+        ((a * (2 - s) - 5 * a) * (2 - s) + 8 * a) * (2 - s) - 4 * a,
+    )
+    return [(base + (k - 1), w) for k, w in enumerate(weights)]
+
+
+def _axis_taps(xp: Any, g: Any, length: int, attrs: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """One axis's ``(position, weight)`` taps from its normalized coordinates ``g``."""
+    mode, padding = attrs["mode"], attrs["padding_mode"]
+    if attrs["align_corners"]:
+        c, low, high = (g + 1) / 2 * (length - 1), 0.0, float(length - 1)
+    else:
+        c, low, high = ((g + 1) * length - 1) / 2, -0.5, length - 0.5
+    if mode == "nearest":
+        c = xp.round(c)
+    outside = (c < low) | (c > high)
+    # bicubic clamps each tap, not the position (as PyTorch and ONNX Runtime do; onnx.reference clamps both)
+    if padding == "border" and mode != "bicubic":
+        c = xp.where(outside, xp.clip(c, 0, length - 1), c)
+    elif padding == "reflection":
+        c = xp.where(outside, _reflect(xp, c, low, high), c)
+    if mode == "nearest":
+        return [(c, xp.ones_like(c))]
+    if mode == "bilinear":
+        base = xp.floor(c)
+        return [(base, base + 1 - c), (base + 1, c - base)]
+    return _cubic_taps(xp, c)
+
+
+def _tap_index(xp: Any, position: Any, length: int, attrs: dict[str, Any]) -> tuple[Any, Any]:
+    """``(index, inside)``: where a tap reads (always in range) and whether it reads inside the input."""
+    padding = attrs["padding_mode"]
+    if padding == "reflection":
+        low, high = (0.0, length - 1.0) if attrs["align_corners"] else (-0.5, length - 0.5)
+        position = _reflect(xp, position, low, high)
+    index = xp.astype(position, xp.int32)
+    inside = (index >= 0) & (index < length)
+    return xp.clip(index, 0, length - 1), inside if padding == "zeros" else xp.ones_like(inside)
+
+
+def _grid_sample_kernel(node: Node, data: Any, grid: Any) -> Any:
+    xp = namespace(data, grid)
+    spatial = data.ndim - 2
+    values = widened(data)
+    if np.dtype(values.dtype).kind != "f":
+        values = xp.astype(values, xp.float64)
+    channels_last = xp.permute_dims(values, (0, *range(2, data.ndim), 1))  # [N, *S, C]
+    coords = xp.astype(widened(grid), values.dtype)
+    taps = [
+        _axis_taps(xp, coords[..., spatial - 1 - axis], data.shape[2 + axis], node.attrs) for axis in range(spatial)
+    ]
+    batch = xp.reshape(xp.arange(data.shape[0]), (data.shape[0],) + (1,) * spatial)
+    result: Any = None
+    for combination in product(*taps):
+        where: list[Any] = [batch]
+        weight: Any = None
+        for axis, (position, tap_weight) in enumerate(combination):
+            index, inside = _tap_index(xp, position, data.shape[2 + axis], node.attrs)
+            where.append(index)
+            tap_weight = xp.where(inside, tap_weight, xp.zeros_like(tap_weight))
+            weight = tap_weight if weight is None else weight * tap_weight
+        term = channels_last[tuple(where)] * weight[..., None]
+        result = term if result is None else result + term
+    out = xp.permute_dims(result, (0, spatial + 1, *range(1, spatial + 1)))
+    if np.dtype(data.dtype).kind in "iu":
+        out = xp.round(out)
+    return xp.astype(out, data.dtype)
+
+
+GRID_SAMPLE = define(
+    OpDef(
+        "GridSample",
+        "image",
+        _grid_sample,
+        inputs=(
+            Input("data", NUMERIC_TYPES, doc="[N, C, H, W] or [N, C, D, H, W]"),
+            Input("grid", REAL_TYPES, doc="[N, *output spatial dims, 2 or 3]: x first, in [-1, 1]"),
+        ),
+        attrs=(
+            Attr("mode", STRING, "bilinear", GRID_SAMPLE_MODES, doc="bilinear (trilinear), bicubic or nearest"),
+            Attr("padding_mode", STRING, "zeros", GRID_PADDING_MODES, doc="values outside the input"),
+            Attr("align_corners", BOOL, False, doc="-1 and 1 are corner pixel centers (else their edges)"),
+        ),
+        version="opset9",
+        evaluate=_grid_sample_kernel,
+        doc="Samples data at the normalized positions of a grid (4-D, or 5-D without bicubic).",
     )
 )

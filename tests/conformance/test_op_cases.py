@@ -15,7 +15,17 @@ from hetero_sdk.graph.op_def import LOWER_STRING, Attr, Input, OpDef
 from hetero_sdk.ops import OPS, sdk_op_types
 from hetero_sdk.ops.elementwise import BINARY_OPS
 
-WITHOUT_CASES = {"If", "Loop", "Scan", "Interpolate", "NonZero", "NonMaxSuppression"}
+WITHOUT_CASES = {
+    "If",
+    "Loop",
+    "Scan",
+    "Interpolate",
+    "NonZero",
+    "NonMaxSuppression",
+    "STFT",
+    "MelWeightMatrix",
+    "DeformConv",
+}
 """Compute ops the kit draws no cases of yet: their operands need recipes (bodies, boxes, geometry)."""
 
 

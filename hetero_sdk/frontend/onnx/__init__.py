@@ -19,6 +19,7 @@ from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its
     rules_control_flow,
     rules_detection,
     rules_elementwise,
+    rules_image,
     rules_indexing,
     rules_nn,
     rules_normalization,
@@ -26,8 +27,11 @@ from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its
     rules_quantization,
     rules_recurrent,
     rules_reduction,
+    rules_sequence,
     rules_shape,
     rules_signal,
+    rules_text,
+    rules_training,
 )
 from hetero_sdk.frontend.onnx.loader import load_proto
 from hetero_sdk.frontend.onnx.rules import RULES

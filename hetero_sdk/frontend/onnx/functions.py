@@ -12,6 +12,7 @@ import onnx
 from onnx import defs, helper
 
 from hetero_sdk.frontend.onnx.types import ELEMENT_TYPES
+from hetero_sdk.frontend.onnx.values import Value
 from hetero_sdk.graph.node import Output
 
 __all__ = ["FunctionBody", "function_body", "has_function"]
@@ -50,7 +51,7 @@ def _type_proto(value: Output | None) -> bytes:
 
 
 def function_body(
-    node: onnx.NodeProto, version: int, domain: str, inputs: Sequence[Output | None], prefix: str
+    node: onnx.NodeProto, version: int, domain: str, inputs: Sequence[Value | None], prefix: str
 ) -> FunctionBody | None:
     """The function body standing for ``node``, its names bound to the node's, or None.
 
@@ -62,11 +63,10 @@ def function_body(
         return None
     function = onnx.FunctionProto()
     if schema.has_context_dependent_function:
+        types = [_type_proto(v if isinstance(v, Output) else None) for v in inputs]
         usable = [v for v in schema.context_dependent_function_opset_versions if v <= version]
         raw = (
-            schema.get_context_dependent_function_with_opset_version(
-                max(usable), node.SerializeToString(), [_type_proto(v) for v in inputs]
-            )
+            schema.get_context_dependent_function_with_opset_version(max(usable), node.SerializeToString(), types)
             if usable
             else None
         )

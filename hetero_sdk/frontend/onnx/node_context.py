@@ -12,6 +12,7 @@ import onnx
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelValidationError, UnsupportedOperationError
 from hetero_sdk.frontend.onnx.types import tensor_value
+from hetero_sdk.frontend.onnx.values import TensorSequence, Value, describe
 from hetero_sdk.graph.node import Output
 from hetero_sdk.ops.basic import constant
 from hetero_sdk.ops.folding import constant_value
@@ -35,7 +36,7 @@ class NodeContext:
     def __init__(
         self,
         proto: onnx.NodeProto,
-        inputs: Sequence[Output | None],
+        inputs: Sequence[Value | None],
         version: int,
         name: str,
         subgraphs: Callable[..., Any],
@@ -73,15 +74,39 @@ class NodeContext:
         return index < len(self.inputs) and self.inputs[index] is not None
 
     def input(self, index: int) -> Output:
-        """Input ``index``. :raises ModelValidationError: when the node does not give it."""
-        value = self.inputs[index] if index < len(self.inputs) else None
+        """Input ``index``, a tensor. :raises ModelValidationError: when the node does not give it, or
+        gives a sequence or an empty optional."""
+        value = self.value(index)
         if value is None:
             raise self.error(f"input {index} is required but not given")
         return value
 
     def optional_input(self, index: int) -> Output | None:
-        """Input ``index``, or None when it is not given."""
+        """Input ``index`` (a tensor), or None when it is not given."""
+        return self.value(index)
+
+    def value(self, index: int) -> Output | None:
+        """Input ``index`` when it is a tensor, None when it is not given.
+
+        :raises ModelValidationError: when it is a sequence or an empty optional.
+        """
+        value = self.any_input(index)
+        if value is not None and not isinstance(value, Output):
+            raise self.error(f"input {index} is {describe(value)}; this input takes a tensor")
+        return value
+
+    def any_input(self, index: int) -> Value | None:
+        """Input ``index`` whatever it is (a tensor, a :class:`~.values.TensorSequence`, an empty
+        optional), or None when it is not given."""
         return self.inputs[index] if index < len(self.inputs) else None
+
+    def sequence(self, index: int) -> TensorSequence:
+        """Input ``index``, a sequence known while translating. :raises ModelValidationError: otherwise."""
+        value = self.any_input(index)
+        if not isinstance(value, TensorSequence):
+            raise self.error(f"input {index} is {describe(value) if value is not None else 'not given'}; "
+                             "this input takes a sequence")  # fmt: skip
+        return value
 
     def constant_input(self, index: int) -> np.ndarray | None:
         """The value of input ``index`` when it is known while translating (a constant or a folded shape)."""

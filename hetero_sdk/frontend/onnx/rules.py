@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from hetero_sdk.errors import UnsupportedOperationError
-from hetero_sdk.graph.node import Output
+from hetero_sdk.frontend.onnx.values import Value
 from hetero_sdk.registry import Registry
 
 if TYPE_CHECKING:
@@ -30,8 +30,9 @@ __all__ = ["DEFAULT_DOMAIN", "RULES", "Outputs", "Rule", "find_rule", "rule"]
 DEFAULT_DOMAIN: Final = ""
 """The ONNX operator domain (``ai.onnx``), as ONNX files spell it."""
 
-Outputs = Sequence[Output | None]
-"""What a rule returns: one value per ONNX output of the node, None where it is not produced."""
+Outputs = Sequence[Value | None]
+"""What a rule returns: one value per ONNX output of the node (a tensor; a sequence or an empty optional,
+see :mod:`.values`), None where it is not produced."""
 
 
 @dataclass(frozen=True)

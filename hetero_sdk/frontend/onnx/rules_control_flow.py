@@ -12,6 +12,7 @@ from hetero_sdk.element_type import Type
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.frontend.onnx.values import describe
 from hetero_sdk.graph.node import Output
 from hetero_sdk.shape import PartialShape
 
@@ -54,6 +55,12 @@ def if_(ctx: NodeContext) -> Outputs:
 def loop(ctx: NodeContext) -> Outputs:
     trip_count = ctx.optional_input(0) or ctx.const(-1, np.int64)
     condition = ctx.optional_input(1) or ctx.const(True)
+    for i in range(2, len(ctx.inputs)):
+        if not isinstance(ctx.any_input(i), Output | None):
+            raise ctx.unsupported(
+                f"a Loop carrying {describe(ctx.any_input(i))} (input {i}): its length would depend on the "
+                "iterations run, and hetero-sdk resolves sequences while translating"
+            )
     carried = [ctx.input(i) for i in range(2, len(ctx.inputs))]
     signatures = [
         (Type.i64, PartialShape([])),
@@ -90,3 +97,39 @@ def scan(ctx: NodeContext) -> Outputs:
         scan_output_directions=ctx.attr("scan_output_directions", []),
     )
     return _outputs(node)
+
+
+@rule("Scan", since=8)
+def scan_8(ctx: NodeContext) -> Outputs:
+    """Opset 8's Scan has a leading batch axis on every state and scanned input: one opset Scan per batch
+    entry (the batch size must be known while translating), the results stacked back."""
+    if ctx.has_input(0):
+        raise ctx.unsupported("Scan-8 with sequence_lens (sequences of different lengths)")
+    count = ctx.attr("num_scan_inputs")
+    values = [ctx.input(i) for i in range(1, len(ctx.inputs))]
+    batch = values[0].partial_shape[0] if values else -1
+    if batch < 0:
+        raise ctx.unsupported("Scan-8 whose batch size is not known while translating")
+    states, scanned = values[: len(values) - count], values[len(values) - count :]
+    signatures = [(v.element_type, PartialShape(v.partial_shape.dims[1:])) for v in states]
+    signatures += [(v.element_type, PartialShape(v.partial_shape.dims[2:])) for v in scanned]
+    body = ctx.subgraph("body", signatures)
+    captured = _captured(body)
+    per_entry = []
+    for b in range(batch):
+        index = ctx.const(b, np.int64)
+        entry = [opset.gather(v, index, ctx.const(0, np.int64)).output(0) for v in values]
+        node = opset.scan(
+            body.model(captured),
+            entry[: len(states)],
+            entry[len(states) :],
+            invariant=captured,
+            scan_input_axes=[0] * count,
+            scan_input_directions=ctx.attr("directions", [0] * count),
+        )
+        per_entry.append([node.output(i) for i in range(node.get_output_size())])
+    zero = ctx.const([0], np.int64)
+    return [
+        opset.concat([opset.unsqueeze(outputs[i], zero) for outputs in per_entry], 0).output(0)
+        for i in range(len(per_entry[0]))
+    ]

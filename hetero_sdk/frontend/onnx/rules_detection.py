@@ -86,3 +86,21 @@ def unique(ctx: NodeContext) -> Outputs:
     axis = ctx.attr("axis", None)
     node = opset.unique(ctx.input(0), None if axis is None else ctx.const(axis, _I64), bool(ctx.attr("sorted", 1)))
     return [node.output(i) for i in range(4)]
+
+
+@rule("RoiAlign", since=10)
+def roi_align(ctx: NodeContext) -> Outputs:
+    """ONNX's RoiAlign is the opset's ROIAlign; ``output_half_pixel`` (the only mode before opset 16)
+    is its ``asymmetric`` mode, ``half_pixel`` its own."""
+    transform = ctx.attr("coordinate_transformation_mode", "half_pixel" if ctx.version >= 16 else "output_half_pixel")
+    aligned = {"half_pixel": "half_pixel", "output_half_pixel": "asymmetric"}.get(transform)
+    if aligned is None:
+        raise ctx.error(f"coordinate_transformation_mode must be half_pixel or output_half_pixel, not '{transform}'")
+    mode = ctx.attr("mode", "avg")
+    if mode not in ("avg", "max"):
+        raise ctx.error(f"mode must be avg or max, not '{mode}'")
+    node = opset.roi_align(
+        ctx.input(0), ctx.input(1), ctx.input(2), ctx.attr("output_height", 1), ctx.attr("output_width", 1),
+        ctx.attr("sampling_ratio", 0), ctx.attr("spatial_scale", 1.0), mode, aligned,
+    )  # fmt: skip
+    return [node.output(0)]

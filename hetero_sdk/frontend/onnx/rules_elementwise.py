@@ -9,6 +9,7 @@ from functools import reduce
 import numpy as np
 
 from hetero_sdk import opset
+from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.graph.node import Output
@@ -101,6 +102,11 @@ def bit_shift(ctx: NodeContext) -> Outputs:
 
 @rule("Identity", "Dropout")
 def identity(ctx: NodeContext) -> Outputs:
+    if ctx.op_type == "Identity":  # of a tensor, a sequence or an optional alike
+        value = ctx.any_input(0)
+        if value is None:
+            raise ctx.error("input 0 is required but not given")
+        return [value]
     x = ctx.input(0)
     if ctx.op_type == "Dropout" and ctx.has_input(2):  # opset 12: training_mode, an input
         training = ctx.constant_input(2)
@@ -184,8 +190,18 @@ def prelu(ctx: NodeContext) -> Outputs:
     return [_out(opset.select(opset.greater_equal(x, _scalar(ctx, 0, x)), x, opset.multiply(x, slope)))]
 
 
+def _in_f32(x: Output, compute: Callable[[Output], Output]) -> Output:
+    """``compute(x)``, in f32 when ``x`` is a 16-bit float (rounded once at the end, as ONNX's one op
+    is, rather than after each op of its decomposition)."""
+    if x.element_type not in (Type.f16, Type.bf16):
+        return compute(x)
+    return _out(opset.convert(compute(_out(opset.convert(x, Type.f32))), x.element_type))
+
+
 def _exponential_linear(ctx: NodeContext, x: Output, alpha: float, gamma: float = 1.0) -> Output:
     """``gamma * (x if x > 0 else alpha * (exp(x) - 1))``: Elu, and Selu with its gamma."""
+    if x.element_type in (Type.f16, Type.bf16):
+        return _in_f32(x, lambda wide: _exponential_linear(ctx, wide, alpha, gamma))
     negative = opset.multiply(opset.subtract(opset.exp(x), _scalar(ctx, 1, x)), _scalar(ctx, alpha, x))
     out = _out(opset.select(opset.greater(x, _scalar(ctx, 0, x)), x, negative))
     return out if gamma == 1.0 else _out(opset.multiply(out, _scalar(ctx, gamma, x)))
@@ -204,10 +220,14 @@ def selu(ctx: NodeContext) -> Outputs:
 
 @rule("Celu", since=12)
 def celu(ctx: NodeContext) -> Outputs:
-    x, alpha = ctx.input(0), ctx.attr("alpha", 1.0)
-    scaled = _out(opset.divide(x, _scalar(ctx, alpha, x)))
-    negative = opset.multiply(opset.subtract(opset.exp(scaled), _scalar(ctx, 1, x)), _scalar(ctx, alpha, x))
-    return [_out(opset.add(opset.maximum(x, _scalar(ctx, 0, x)), opset.minimum(negative, _scalar(ctx, 0, x))))]
+    alpha = ctx.attr("alpha", 1.0)
+
+    def compute(x: Output) -> Output:
+        scaled = _out(opset.divide(x, _scalar(ctx, alpha, x)))
+        negative = opset.multiply(opset.subtract(opset.exp(scaled), _scalar(ctx, 1, x)), _scalar(ctx, alpha, x))
+        return _out(opset.add(opset.maximum(x, _scalar(ctx, 0, x)), opset.minimum(negative, _scalar(ctx, 0, x))))
+
+    return [_in_f32(ctx.input(0), compute)]
 
 
 @rule("Softplus")

@@ -1,7 +1,7 @@
-"""Rules for ONNX's neural-network ops: convolutions, pooling, normalizations, matrix products,
-softmax, resizing (top-k, arg-max and non-max suppression are in :mod:`.rules_detection`, batch,
-instance and layer normalization in :mod:`.rules_normalization`, max, average and global pooling in
-:mod:`.rules_pooling`)."""
+"""Rules for ONNX's neural-network ops: convolutions, matrix products, softmax (resizing and grid
+sampling are in :mod:`.rules_image`, top-k, arg-max and non-max suppression in :mod:`.rules_detection`,
+batch, instance and layer normalization in :mod:`.rules_normalization`, max, average and global pooling
+in :mod:`.rules_pooling`)."""
 
 from __future__ import annotations
 
@@ -151,14 +151,22 @@ def lp_pool(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     spatial = x.partial_shape.rank - 2
     window = window_attrs(ctx, spatial)
-    if any(d != 1 for d in window.pop("dilations")):  # type: ignore[attr-defined]
-        raise ctx.unsupported("a dilated LpPool")
+    dilations = window.pop("dilations")
     if ctx.attr("ceil_mode", 0):  # a window past the end would average over fewer elements
         raise ctx.unsupported("LpPool with ceil_mode=1")
     p = float(ctx.attr("p", 2))
     if p <= 0:
         raise ctx.error(f"p must be positive, not {p}")
     kernel = ctx.attr("kernel_shape")
+    if any(d != 1 for d in dilations):  # type: ignore[attr-defined]
+        # OpenVINO's AvgPool has no dilations: window sums as a depthwise convolution with ones
+        channels = x.partial_shape[1]
+        if channels < 0 or window["auto_pad"] != "explicit":
+            raise ctx.unsupported("a dilated LpPool with a dynamic channel count or auto_pad")
+        ones = ctx.const(np.ones([channels, 1, 1, *kernel], x.element_type.numpy))
+        begin, end, strides = window["pads_begin"], window["pads_end"], window["strides"]
+        total = _out(opset.group_convolution(_lp_sum(ctx, x, p), ones, strides, begin, end, dilations))  # type: ignore[arg-type]
+        return [_lp_root(ctx, total, p)]
     mean = opset.avg_pool(_lp_sum(ctx, x, p), kernel_shape=kernel, exclude_pad=False, **window)  # type: ignore[arg-type]
     total = _out(opset.multiply(mean, _like(ctx, float(np.prod(kernel)), x)))
     return [_lp_root(ctx, total, p)]
@@ -257,66 +265,6 @@ def hardmax_1(ctx: NodeContext) -> Outputs:
 def hardmax_13(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     return [_hardmax(ctx, x, ctx.attr("axis", -1) % max(x.partial_shape.rank, 1))]
-
-
-# -- resizing ----------------------------------------------------------------------------------------
-
-_RESIZE_MODES = {"nearest": "nearest", "linear": "linear_onnx", "cubic": "cubic"}
-_TRANSFORMS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
-
-
-def _interpolate(
-    ctx: NodeContext, x: Output, values: Output, by: str, axes: list[int] | None, transform: str, nearest: str
-) -> Output:
-    mode = ctx.attr("mode", "nearest")
-    if mode not in _RESIZE_MODES:
-        raise ctx.error(f"mode must be nearest, linear or cubic, not '{mode}'")
-    if transform not in _TRANSFORMS:
-        raise ctx.unsupported(f"coordinate_transformation_mode '{transform}'")
-    if ctx.attr("exclude_outside", 0) or ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise ctx.unsupported("exclude_outside=1 or a keep_aspect_ratio_policy")
-    rank = x.partial_shape.rank
-    node = opset.interpolate(
-        x,
-        values,
-        mode=_RESIZE_MODES[mode],
-        shape_calculation_mode=by,
-        coordinate_transformation_mode=transform,
-        nearest_mode=nearest,
-        antialias=bool(ctx.attr("antialias", 0)),
-        cube_coeff=ctx.attr("cubic_coeff_a", -0.75),
-        axes=ctx.const(axes if axes is not None else list(range(rank)), _I64),
-    )
-    return _out(node)
-
-
-@rule("Resize", since=10)
-def resize_10(ctx: NodeContext) -> Outputs:
-    return [_interpolate(ctx, ctx.input(0), ctx.input(1), "scales", None, "asymmetric", "floor")]
-
-
-@rule("Resize", since=11)
-def resize_11(ctx: NodeContext) -> Outputs:
-    x = ctx.input(0)
-    axes = ctx.attr("axes", None)
-    transform = ctx.attr("coordinate_transformation_mode", "half_pixel")
-    nearest = ctx.attr("nearest_mode", "round_prefer_floor")
-    sizes = ctx.optional_input(3)
-    if sizes is not None:
-        return [_interpolate(ctx, x, sizes, "sizes", axes, transform, nearest)]
-    scales = ctx.input(2)
-    return [_interpolate(ctx, x, scales, "scales", axes, transform, nearest)]
-
-
-@rule("Upsample", since=7)
-def upsample_7(ctx: NodeContext) -> Outputs:
-    scales = ctx.const(ctx.attr("scales"), np.float32)
-    return [_interpolate(ctx, ctx.input(0), scales, "scales", None, "asymmetric", "floor")]
-
-
-@rule("Upsample", since=9)
-def upsample_9(ctx: NodeContext) -> Outputs:
-    return [_interpolate(ctx, ctx.input(0), ctx.input(1), "scales", None, "asymmetric", "floor")]
 
 
 @rule("Det", since=11)

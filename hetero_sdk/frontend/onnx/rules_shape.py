@@ -11,6 +11,7 @@ from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.frontend.onnx.types import element_type
 from hetero_sdk.graph.node import Output
+from hetero_sdk.ops.folding import constant_value
 
 __all__: list[str] = []
 
@@ -199,8 +200,17 @@ def constant_of_shape(ctx: NodeContext) -> Outputs:
 
 @rule("Range", since=11)
 def range_(ctx: NodeContext) -> Outputs:
-    start = ctx.input(0)
-    return [_out(opset.range(start, ctx.input(1), ctx.input(2), output_type=start.element_type))]
+    # ONNX's own function bodies (AffineGrid's) pass one-element 1-D tensors where scalars are due
+    start, stop, step = (_scalar_of(ctx, i) for i in range(3))
+    return [_out(opset.range(start, stop, step, output_type=start.element_type))]
+
+
+def _scalar_of(ctx: NodeContext, index: int) -> Output:
+    """Input ``index`` as a scalar: itself, or reshaped when it is a one-element 1-D tensor."""
+    value = ctx.input(index)
+    if value.partial_shape.rank == 1 and value.partial_shape[0] in (1, -1):
+        return _out(opset.reshape(value, ctx.const([], _I64), special_zero=False))
+    return value
 
 
 @rule("Pad", since=2)
@@ -245,10 +255,36 @@ def _pads_on_axes(ctx: NodeContext, rank: int) -> Output:
 
 def _pad(ctx: NodeContext, x: Output, begins: Output, ends: Output, value: Output | None) -> Output:
     mode = ctx.attr("mode", "constant")
+    if mode == "wrap":
+        return _wrap(ctx, x, begins, ends)
     modes = {"constant": "constant", "reflect": "reflect", "edge": "edge"}
     if mode not in modes:
         raise ctx.unsupported(f"mode '{mode}'")
     return _out(opset.pad(x, begins, ends, pad_mode=modes[mode], pad_value=value if mode == "constant" else None))
+
+
+def _wrap(ctx: NodeContext, x: Output, begins: Output, ends: Output) -> Output:
+    """Pad mode ``wrap`` (the input repeated periodically): per axis, a Gather of the positions
+    ``-begin .. size + end`` modulo the size (constants where pads and the size are known)."""
+    before, after = constant_value(begins), constant_value(ends)
+    shape = None
+    for axis in range(x.partial_shape.rank):
+        size = x.partial_shape[axis]
+        if before is not None and after is not None and size > 0:
+            first, last = int(before.reshape(-1)[axis]), int(after.reshape(-1)[axis])
+            if first == 0 and last == 0:
+                continue
+            positions = ctx.const(np.arange(-first, size + last) % size, _I64)
+        else:
+            shape = shape or _out(opset.shape_of(x, Type.i64))
+            index = ctx.const([axis], _I64)
+            length = _out(opset.reshape(opset.gather(shape, index, ctx.const(0, _I64)), ctx.const([], _I64), False))
+            b, e = (_out(opset.reshape(opset.gather(p, index, ctx.const(0, _I64)), ctx.const([], _I64), False))
+                    for p in (begins, ends))  # fmt: skip
+            steps = opset.range(opset.negative(b), opset.add(length, e), ctx.const(1, _I64), Type.i64)
+            positions = _out(opset.floor_mod(steps, length))
+        x = _out(opset.gather(x, positions, ctx.const(axis, _I64)))
+    return x
 
 
 @rule("NonZero", since=9)

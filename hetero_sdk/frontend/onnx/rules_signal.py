@@ -1,13 +1,17 @@
 """Rules for ONNX's signal ops: DFT, as products with cosine and sine matrices along the signal axis
-(MatMul, which every device has), for signal lengths and axes known while translating."""
+(MatMul, which every device has), for signal lengths and axes known while translating; STFT and
+MelWeightMatrix, the opset's ops of the same names."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from hetero_sdk import opset
+from hetero_sdk.element_type import Type
+from hetero_sdk.errors import HeteroSDKError
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.frontend.onnx.types import element_type
 from hetero_sdk.graph.node import Output
 
 __all__: list[str] = []
@@ -87,5 +91,57 @@ def dft_17(ctx: NodeContext) -> Outputs:
 
 @rule("DFT", since=20)
 def dft_20(ctx: NodeContext) -> Outputs:
-    axis = -2 if not ctx.has_input(2) else int(ctx.static_input(2, "axis").reshape(-1)[0])
-    return _dft(ctx, axis, 1)
+    if not ctx.has_input(2):
+        return _dft(ctx, -2, 1)
+    axis = ctx.constant_input(2)
+    if axis is not None:
+        return _dft(ctx, int(axis.reshape(-1)[0]), 1)
+    return [_dft_any_axis(ctx)]
+
+
+def _dft_any_axis(ctx: NodeContext) -> Output:
+    """A DFT along an axis given at run time: the transform along each possible axis, the one the axis
+    names selected (NaN for an axis out of range). Needs every candidate to give the same shape."""
+    rank = ctx.input(0).partial_shape.rank
+    results: dict[int, Output] = {}
+    for k in range(rank - 1):
+        try:
+            result = _dft(ctx, k, 1)[0]
+        except HeteroSDKError:  # no transform along this axis (too short, dynamic): the axis cannot name it
+            continue
+        if isinstance(result, Output):
+            results[k] = result
+    shapes = {str(r.partial_shape) for r in results.values()}
+    if len(shapes) != 1 or any(r.partial_shape.is_dynamic for r in results.values()):
+        raise ctx.unsupported(
+            f"a DFT whose axis is given at run time and whose result's shape depends on it ({shapes})"
+        )
+    axis = opset.floor_mod(opset.convert(ctx.input(2), Type.i64), ctx.const(rank, _I64))
+    dtype = ctx.input(0).element_type.numpy
+    first = next(iter(results.values()))
+    chosen = opset.multiply(first, ctx.const(np.array(np.nan, dtype))).output(0)
+    for k, result in sorted(results.items(), reverse=True):
+        chosen = opset.select(opset.equal(axis, ctx.const(k, _I64)), result, chosen).output(0)
+    return chosen
+
+
+@rule("STFT", since=17)
+def stft(ctx: NodeContext) -> Outputs:
+    signal, window = ctx.input(0), ctx.optional_input(2)
+    length = ctx.optional_input(3)
+    if length is None:
+        if window is None:
+            raise ctx.error("STFT needs a window (input 2) or a frame_length (input 3)")
+        length = opset.gather(opset.shape_of(window, Type.i64), ctx.const(0, _I64), ctx.const(0, _I64)).output(0)
+    onesided = bool(ctx.attr("onesided", 1))
+    if signal.partial_shape.rank == 3 and signal.partial_shape[2] == 2 and onesided:
+        raise ctx.error("onesided=1 takes a real signal ([batch, length, 1]); this one is complex")
+    return [opset.stft(signal, ctx.input(1), length, window, onesided).output(0)]
+
+
+@rule("MelWeightMatrix", since=17)
+def mel_weight_matrix(ctx: NodeContext) -> Outputs:
+    output_type = element_type(ctx.attr("output_datatype", 1), ctx.describe())
+    mels, length, rate, low, high = (ctx.input(i) for i in range(5))
+    node = opset.mel_weight_matrix(mels, length, rate, low, high, output_type=output_type)
+    return [node.output(0)]

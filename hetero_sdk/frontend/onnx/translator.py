@@ -21,6 +21,7 @@ from hetero_sdk.frontend.onnx.functions import function_body, has_function
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import find_rule
 from hetero_sdk.frontend.onnx.types import element_type, tensor_value
+from hetero_sdk.frontend.onnx.values import TensorSequence, Value, describe
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.ops.basic import constant, convert, parameter
@@ -65,17 +66,17 @@ class _Scope:
     ) -> None:
         self.parent = parent
         self.namer = namer
-        self.values: dict[str, Output] = {}
+        self.values: dict[str, Value] = {}
         self.initializers = dict(initializers)
         self.captures = captures
         self.known: set[int] = set() if parent is None or captures is not None else parent.known
 
-    def define(self, name: str, value: Output) -> None:
+    def define(self, name: str, value: Value) -> None:
         self.values[name] = value
-        if value.explicit_names is None and value.node.type_name not in ("Parameter",):
+        if isinstance(value, Output) and value.explicit_names is None and value.node.type_name not in ("Parameter",):
             value.set_names({name})
 
-    def lookup(self, name: str, reader: str) -> Output:
+    def lookup(self, name: str, reader: str) -> Value:
         if name in self.values:
             return self.values[name]
         if name in self.initializers:
@@ -91,6 +92,11 @@ class _Scope:
         outer = self.parent.lookup(name, reader)
         if self.captures is None:
             return outer
+        if not isinstance(outer, Output):
+            raise UnsupportedOperationError(
+                f"ONNX {reader} reads '{name}', {describe(outer)} of the enclosing graph: a sub-graph takes only "
+                "tensors from outside (hetero-sdk resolves sequences and optionals while translating)"
+            )
         value = constant_value(outer)
         if value is not None:
             node = constant(value, name=self.namer.unique(name))
@@ -176,11 +182,19 @@ class GraphTranslator:
         fallback: Signature | None = None,
         given: PartialShape | None = None,
     ) -> Node:
-        tensor_type = value_info.type.tensor_type
-        if not value_info.type.HasField("tensor_type"):
+        value_type = value_info.type
+        if value_type.HasField("optional_type") and value_type.optional_type.elem_type.HasField("tensor_type"):
+            # an optional tensor input is a tensor input the caller must feed (see values.py)
+            value_type = value_type.optional_type.elem_type
+        tensor_type = value_type.tensor_type
+        if not value_type.HasField("tensor_type"):
             if fallback is None:
+                kind = (value_type.WhichOneof("value") or "untyped").replace("_type", "")
+                article = "an" if kind[0] in "aeiou" else "a"
                 raise UnsupportedOperationError(
-                    f"{self._source}: {where} is not a tensor; only tensor inputs are supported"
+                    f"{self._source}: {where} is {article} {kind}, not a tensor: hetero-sdk's models take tensors "
+                    "only, and resolve sequences and optionals while translating, where their length and "
+                    "elements are known"
                 )
             return parameter(fallback[1], fallback[0], name=namer.unique(value_info.name))
         if tensor_type.elem_type == 0 and fallback is not None:
@@ -268,7 +282,7 @@ class GraphTranslator:
         proto: onnx.NodeProto,
         version: int,
         domain: str,
-        inputs: Sequence[Output | None],
+        inputs: Sequence[Value | None],
         scope: _Scope,
         versions: Mapping[str, int],
         base: str,
@@ -284,9 +298,10 @@ class GraphTranslator:
             )
         self._translate_nodes(body.nodes, scope, {**versions, **body.versions})
 
-    def _name_new_nodes(self, outputs: Sequence[Output | None], name: str, scope: _Scope) -> None:
+    def _name_new_nodes(self, outputs: Sequence[Value | None], name: str, scope: _Scope) -> None:
         """Names the ops a rule created: the first output's producer gets ``name``, the others ``name/Type``."""
-        stack = [o.node for o in outputs if o is not None]
+        ports = [p for o in outputs for p in (o.items if isinstance(o, TensorSequence) else [o])]
+        stack = [o.node for o in ports if isinstance(o, Output)]
         fresh: list[Node] = []
         while stack:
             node = stack.pop()
@@ -295,7 +310,7 @@ class GraphTranslator:
             scope.known.add(id(node))
             fresh.append(node)
             stack.extend(v.node for v in node.input_values())
-        main = outputs[0].node if outputs and outputs[0] is not None else None
+        main = ports[0].node if ports and isinstance(ports[0], Output) else None
         for node in fresh:
             if node is main:
                 node.set_friendly_name(name)
@@ -308,7 +323,7 @@ class GraphTranslator:
         claimed: set[Output] = set()
         results = []
         for value_info in graph.output:
-            port = scope.lookup(value_info.name, f"graph output '{value_info.name}'")
+            port = _tensor(scope.lookup(value_info.name, f"graph output '{value_info.name}'"), value_info.name)
             if port in claimed or port.node.type_name == "Parameter":
                 copy = convert(port, port.element_type, name=scope.namer.unique(value_info.name))
                 port = copy.output(0)
@@ -328,16 +343,30 @@ class GraphTranslator:
             scope.values[value_info.name] = node.output(0)
             parameters.append(node)
         self._translate_nodes(graph, scope)
-        results = [scope.lookup(v.name, f"sub-graph {name} output") for v in graph.output]
+        results = [_tensor(scope.lookup(v.name, f"sub-graph {name} output"), v.name, name) for v in graph.output]
         assert scope.captures is not None
         return Body(name, parameters, results, scope.captures)
 
-    def _inline(self, graph: onnx.GraphProto, outer: _Scope) -> list[Output]:
+    def _inline(self, graph: onnx.GraphProto, outer: _Scope) -> list[Value]:
         if graph.input:
             raise ModelValidationError(f"{self._source}: a sub-graph with inputs cannot be inlined")
         scope = _Scope(outer, outer.namer, {t.name: t for t in graph.initializer}, captures=None)
         self._translate_nodes(graph, scope)
         return [scope.lookup(v.name, "inlined sub-graph output") for v in graph.output]
+
+
+def _tensor(value: Value, name: str, body: str | None = None) -> Output:
+    """``value``, the output ``name`` of the graph (or sub-graph ``body``), when it is a tensor.
+
+    :raises UnsupportedOperationError: for a sequence or an empty optional, which no model returns.
+    """
+    if isinstance(value, Output):
+        return value
+    where = f"sub-graph {body}" if body else "the graph"
+    raise UnsupportedOperationError(
+        f"output '{name}' of {where} is {describe(value)}: hetero-sdk's models give tensors only (sequences "
+        "and optionals are resolved while translating and cannot leave a graph)"
+    )
 
 
 def unsupported_nodes(graph: onnx.GraphProto, versions: Mapping[str, int]) -> list[str]:

@@ -20,6 +20,7 @@ from hetero_sdk.errors import ModelFormatError, UnsupportedOperationError
 from hetero_sdk.frontend.onnx_export import (  # noqa: F401  (each module registers its rules)
     rules_control_flow,
     rules_elementwise,
+    rules_image,
     rules_indexing,
     rules_nn,
     rules_recurrent,

@@ -216,8 +216,16 @@ def interpolate(ctx: ExportContext) -> None:
         if attrs["nearest_mode"] == "simple":
             raise ctx.unsupported("nearest_mode 'simple'")
         resize["nearest_mode"] = attrs["nearest_mode"]
+    out_dims = ctx.current.get_output_partial_shape(0).dims
     if attrs["shape_calculation_mode"] == "sizes":
         inputs = [x, "", "", ctx.i64(1)]
+    elif attrs["coordinate_transformation_mode"] == "align_corners" and axes is not None:
+        # ONNX's align_corners measures against scale * length, OpenVINO's against the floored output
+        # length: the output sizes say the latter
+        sizes = [out_dims[a % rank] for a in axes]
+        if DYNAMIC in sizes:
+            raise ctx.unsupported("align_corners with scales and a dynamic output size")
+        inputs = [x, "", "", ctx.const(sizes, name="sizes")]
     else:
         inputs = [x, "", ctx.cast(ctx.input(1), ctx.element_type(1), Type.f32)]
     ctx.emit1("Resize", inputs, ctx.out(), **resize)

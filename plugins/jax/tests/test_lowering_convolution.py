@@ -117,3 +117,18 @@ def test_half_precision_depthwise_convolution_sums_in_f32() -> None:
     got = run_xla(single_op(node, [px]), [x])[0]
     assert got.dtype == np.float16
     np.testing.assert_array_equal(got, np.full((1, 2, 1), 2096, np.float16))
+
+
+@OPS
+@given(data=st.data())
+def test_col2im(data: st.DataObject) -> None:
+    rank = data.draw(st.integers(1, 3))
+    block = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+    strides = [data.draw(st.integers(1, 2)) for _ in range(rank)]
+    pads = [data.draw(st.integers(0, 1)) for _ in range(2 * rank)]
+    image = [data.draw(st.integers(k, 5)) for k in block]
+    counts = [(i + pads[a] + pads[rank + a] - k) // s + 1 for a, (i, k, s) in enumerate(zip(image, block, strides))]
+    x = data.draw(floats((1, 2 * int(np.prod(block)), int(np.prod(counts))), np.float32, -3, 3))
+    px = param(x)
+    node = opset.col2im(px, np.array(image, np.int64), np.array(block, np.int64), None, pads, strides)
+    check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-5)

@@ -68,3 +68,15 @@ def test_data_dependent_ops_on_constants_fold_while_tracing() -> None:
     got = check_against_reference(many_ops([nonzero, scaled], [px]), [x])
     np.testing.assert_array_equal(got[0], [[0, 1], [1, 0]])
     np.testing.assert_array_equal(got[1], x * 2)
+
+
+@OPS
+@given(data=st.data(), mode=st.sampled_from(["avg", "max"]), aligned=st.sampled_from(["asymmetric", "half_pixel"]))
+def test_roi_align(data: st.DataObject, mode: str, aligned: str) -> None:
+    x = data.draw(floats((2, 2, 5, 6), np.float32, -3, 3))
+    corners = data.draw(floats((3, 2), np.float32, -1, 5))
+    rois = np.concatenate([corners, corners + data.draw(floats((3, 2), np.float32, 0, 4))], axis=1)
+    batch = np.array([data.draw(st.integers(0, 1)) for _ in range(3)], np.int64)
+    px, pr = param(x), param(rois, "rois")
+    node = opset.roi_align(px, pr, opset.constant(batch), 2, 3, data.draw(st.integers(1, 3)), 0.75, mode, aligned)
+    check_against_reference(single_op(node, [px, pr]), [x, rois], rtol=1e-4, atol=1e-4)

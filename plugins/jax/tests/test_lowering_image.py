@@ -69,3 +69,42 @@ def test_align_corners_linear_closed_form() -> None:
         px, sizes, "linear_onnx", "sizes", coordinate_transformation_mode="align_corners", axes=axes
     )
     np.testing.assert_allclose(run_xla(single_op(node, [px]), [x])[0], [[0.0, 1.0, 2.0, 3.0]], atol=1e-6)
+
+
+@OPS
+@given(
+    data=st.data(),
+    mode=st.sampled_from(["bilinear", "bicubic", "nearest"]),
+    padding=st.sampled_from(["zeros", "border", "reflection"]),
+)
+def test_grid_sample(data: st.DataObject, mode: str, padding: str) -> None:
+    volume = mode != "bicubic" and data.draw(st.booleans())
+    spatial = (2, 3, 4) if volume else (3, 4)
+    x = data.draw(floats((1, 2, *spatial), np.float32, -5, 5))
+    grid = data.draw(floats((1, 2, 3, *((2,) if volume else ()), len(spatial)), np.float32, -1.5, 1.5))
+    px, pg = param(x), param(grid, "g")
+    node = opset.grid_sample(px, pg, mode, padding, data.draw(st.booleans()))
+    check_against_reference(single_op(node, [px, pg]), [x, grid], rtol=1e-4, atol=1e-4)
+
+
+@OPS
+@given(
+    data=st.data(),
+    mode=st.sampled_from(["nearest", "linear", "cubic"]),
+    transform=st.sampled_from(["half_pixel_symmetric", "align_corners", "tf_crop_and_resize"]),
+)
+def test_resize(data: st.DataObject, mode: str, transform: str) -> None:
+    x = data.draw(floats((1, 2, data.draw(st.integers(2, 5)), data.draw(st.integers(2, 6))), np.float32, -5, 5))
+    crop = transform == "tf_crop_and_resize"
+    by = "sizes" if crop else data.draw(st.sampled_from(["sizes", "scales"]))
+    if by == "sizes":
+        values = np.array([data.draw(st.integers(1, 7)) for _ in range(2)], np.int64)
+    else:
+        values = np.array([data.draw(st.sampled_from([0.45, 0.6, 1.0, 1.7, 2.5])) for _ in range(2)], np.float32)
+    roi = np.array([-0.15, 0.27, 0.9, 1.33], np.float32) if crop else None
+    px = param(x)
+    node = opset.resize(
+        px, values, roi, shape_calculation_mode=by, axes=[2, 3], mode=mode, coordinate_transformation_mode=transform,
+        antialias=data.draw(st.booleans()), exclude_outside=data.draw(st.booleans()), extrapolation_value=3.0,
+    )  # fmt: skip
+    check_against_reference(single_op(node, [px]), [x], rtol=1e-4, atol=1e-4)

@@ -162,3 +162,34 @@ def test_scan_running_sum_on_each_axis_and_direction(reverse: int, axis: int) ->
 def test_scan_on_xla() -> None:
     xs = np.arange(8, dtype=F32).reshape(4, 2)
     check(_scan_model(0, 0), {"s0": np.zeros(2, F32), "xs": xs}, ("XLA",))
+
+
+@pytest.mark.parametrize("direction", [0, 1])
+def test_scan_8_runs_each_batch_entry_and_stacks_the_results(direction: int) -> None:
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["total_in", "row"], ["total_out"]),
+            helper.make_node("Identity", ["total_out"], ["seen"]),
+        ],
+        "body",
+        [helper.make_tensor_value_info("total_in", 1, [2]), helper.make_tensor_value_info("row", 1, [2])],
+        [helper.make_tensor_value_info("total_out", 1, [2]), helper.make_tensor_value_info("seen", 1, [2])],
+    )
+    node = helper.make_node("Scan", ["", "init", "xs"], ["total", "partial"], body=body, num_scan_inputs=1,
+                            directions=[direction])  # fmt: skip
+    init = np.array([[1, 2], [3, 4]], np.float32)
+    xs = np.arange(2 * 3 * 2, dtype=np.float32).reshape(2, 3, 2)
+    inputs = [helper.make_tensor_value_info("init", 1, [2, 2]), helper.make_tensor_value_info("xs", 1, [2, 3, 2])]
+    outputs = [
+        helper.make_tensor_value_info("total", 1, [2, 2]),
+        helper.make_tensor_value_info("partial", 1, [2, 3, 2]),
+    ]
+    model = helper.make_model(
+        helper.make_graph([node], "g", inputs, outputs), opset_imports=[helper.make_opsetid("", 8)]
+    )
+    model.ir_version = 8
+    ordered = xs[:, ::-1] if direction else xs
+    partial = init[:, None] + np.cumsum(ordered, axis=1)
+    want = check(model, {"init": init, "xs": xs}, ("TEMPLATE", "XLA"))  # against ONNX Runtime
+    np.testing.assert_allclose(want[1], partial)
+    np.testing.assert_allclose(want[0], partial[:, -1])

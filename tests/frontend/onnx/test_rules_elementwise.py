@@ -342,3 +342,27 @@ def test_bit_cast_reinterprets_the_bits() -> None:
     x = np.array([1.0, -2.5, 3.75], np.float32)
     model, feeds = node_model("BitCast", {"x": x}, 26, output_types=[np.int32], to=6)  # INT32
     check(model, feeds, ("TEMPLATE", "XLA"), expected=[x.view(np.int32)])
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize(("op_type", "attrs"), [("Celu", {"alpha": 2.0}), ("Elu", {"alpha": 0.7}), ("Selu", {})])
+def test_16_bit_exponential_units_round_once_like_one_op(dtype: str, op_type: str, attrs: dict) -> None:
+    import ml_dtypes
+
+    narrow = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(np.float16)
+    x = np.linspace(-4, 3, 57).astype(narrow)
+    wide = x.astype(np.float64)
+    alpha = attrs.get("alpha", 1.67326319217681884765625)
+    if op_type == "Celu":
+        want = np.maximum(wide, 0) + np.minimum(alpha * (np.exp(wide / alpha) - 1), 0)
+    else:
+        gamma = 1.05070102214813232421875 if op_type == "Selu" else 1.0
+        want = gamma * np.where(wide > 0, wide, alpha * (np.exp(wide) - 1))
+    # ONNX's schema types Celu as float only, though its node tests run it on bfloat16: build it unchecked
+    node = helper.make_node(op_type, ["x"], ["y"], **attrs)
+    io = [value_info("x", narrow, x.shape), value_info("y", narrow, x.shape)]
+    model = helper.make_model(
+        helper.make_graph([node], "g", io[:1], io[1:]), opset_imports=[helper.make_opsetid("", 22)]
+    )
+    (got,) = run_sdk(model, {"x": x})
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32).astype(narrow).astype(np.float32))

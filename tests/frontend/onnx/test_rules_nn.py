@@ -216,47 +216,6 @@ def test_softmax_13_normalizes_one_axis(op_type: str, axis: int | None) -> None:
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, atol=1e-6)
 
 
-def test_resize_10_scales_nearest_and_linear() -> None:
-    scales = np.array([1, 1, 2, 1.5], F32)
-    for mode in ("nearest", "linear"):
-        model, feeds = node_model(
-            "Resize", {"x": _x(1, 2, 3, 4), "scales": scales}, 10, constants=["scales"], mode=mode
-        )
-        check(model, feeds, rtol=1e-5, atol=1e-5)
-
-
-@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
-@pytest.mark.parametrize("transform", ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"])
-def test_resize_11_upsampling_by_scales(mode: str, transform: str) -> None:
-    inputs = {"x": _x(1, 2, 4, 4), "roi": None, "scales": np.array([1, 1, 2, 1.5], F32)}
-    model, feeds = node_model(
-        "Resize", inputs, 13, constants=["scales"], mode=mode, coordinate_transformation_mode=transform
-    )
-    check(model, feeds, rtol=1e-4, atol=1e-5)
-
-
-@pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
-def test_resize_11_by_sizes_with_each_nearest_mode(nearest_mode: str) -> None:
-    inputs = {"x": _x(1, 1, 4, 5), "roi": None, "scales": None, "sizes": np.array([1, 1, 7, 3], I64)}
-    model, feeds = node_model("Resize", inputs, 13, constants=["sizes"], nearest_mode=nearest_mode)
-    check(model, feeds, ("TEMPLATE", "XLA"))
-
-
-def test_resize_11_with_an_empty_roi_and_scales_of_opset_11() -> None:
-    inputs = {"x": _x(1, 1, 3, 3), "roi": np.array([], F32), "scales": np.array([1, 1, 2, 2], F32)}
-    model, feeds = node_model("Resize", inputs, 11, constants=["roi", "scales"], mode="linear")
-    check(model, feeds, rtol=1e-5, atol=1e-5)
-
-
-def test_upsample_7_reads_scales_from_the_attribute_and_9_from_the_input() -> None:
-    x = _x(1, 2, 2, 3)
-    model, feeds = node_model("Upsample", {"x": x}, 7, scales=[1.0, 1.0, 2.0, 3.0])
-    want = check(model, feeds)
-    np.testing.assert_array_equal(want[0], x.repeat(2, axis=2).repeat(3, axis=3))
-    model, feeds = node_model("Upsample", {"x": x, "s": np.array([1, 1, 2, 2], F32)}, 9, constants=["s"], mode="linear")
-    check(model, feeds, rtol=1e-5, atol=1e-5)
-
-
 def test_topk_1_reads_k_from_the_attribute_and_10_from_the_input() -> None:
     x = _x(3, 6)
     model, feeds = node_model("TopK", {"x": x}, 7, outputs=2, output_types=[F32, I64], k=3)
@@ -364,6 +323,18 @@ def test_lp_pool_is_the_p_norm_of_each_window(p: int) -> None:
     windows = np.lib.stride_tricks.sliding_window_view(padded, (2, 2), axis=(2, 3))[:, :, ::2, ::2]
     want = (np.abs(windows.astype(np.float64)) ** p).sum(axis=(-2, -1)) ** (1 / p)
     model, feeds = node_model("LpPool", {"x": x}, 18, p=p, kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 0, 0])
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, expected=[want.astype(F32)])
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_dilated_lp_pool_takes_every_other_element(p: int) -> None:
+    x = _x(1, 2, 6, 5)
+    padded = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (1, 0), (0, 1)])
+    # a 2x2 kernel dilated by 2 covers a 3x3 span; stride 1
+    spans = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))[..., ::2, ::2]
+    want = (np.abs(spans) ** p).sum(axis=(-2, -1)) ** (1 / p)
+    attrs = {"p": p, "kernel_shape": [2, 2], "dilations": [2, 2], "pads": [1, 0, 0, 1]}
+    model, feeds = node_model("LpPool", {"x": x}, 18, **attrs)
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, expected=[want.astype(F32)])
 
 

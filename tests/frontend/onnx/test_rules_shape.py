@@ -224,6 +224,15 @@ def test_pad_18_takes_pads_and_axes_given_at_run_time() -> None:
     check(model, feeds, ("TEMPLATE",), expected=[expected])
 
 
+@pytest.mark.parametrize("constant", [True, False])
+def test_pad_19_wrap_repeats_the_input_periodically(constant: bool) -> None:
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    pads = _i(4, -1, 2, 5)  # wraps past a whole period, and crops a column where the pad is negative
+    model, feeds = node_model("Pad", {"x": x, "pads": pads}, 19, constants=["pads"] if constant else [], mode="wrap")
+    expected = np.pad(x, [(4, 2), (0, 5)], mode="wrap")[:, 1:]
+    check(model, feeds, ("TEMPLATE", "XLA") if constant else ("TEMPLATE",), expected=[expected])
+
+
 def test_pad_11_without_a_value_pads_with_zeros_on_integers() -> None:
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
     model, feeds = node_model("Pad", {"x": x, "pads": _i(0, 1, 1, 0)}, 11, constants=["pads"])
@@ -292,3 +301,12 @@ def test_one_hot_marks_each_index_along_the_new_axis(depth: int, axis: int, seed
 def test_eye_like_puts_ones_on_the_kth_diagonal(k: int) -> None:
     model, feeds = node_model("EyeLike", {"x": np.zeros((3, 4), np.float32)}, 9, k=k)
     check(model, feeds, ("TEMPLATE", "XLA"), expected=[np.eye(3, 4, k, dtype=np.float32)])
+
+
+def test_range_takes_one_element_vectors_as_its_scalars() -> None:
+    # ONNX's AffineGrid function body passes [1]-shaped start, limit and delta
+    node = helper.make_node("Range", ["start", "limit", "delta"], ["y"])
+    feeds = {"start": np.array([1], np.int64), "limit": np.array([9], np.int64), "delta": np.array([3], np.int64)}
+    inputs = [value_info(k, v.dtype, v.shape) for k, v in feeds.items()]
+    model = graph_model([node], inputs, [value_info("y", np.int64, ["n"])], 17, full_check=False)
+    check(model, feeds, ("TEMPLATE",), expected=[np.arange(1, 9, 3)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx import helper
 from onnx_models import check, node_model
 
 F32, I64 = np.float32, np.int64
@@ -43,3 +44,16 @@ def test_dft_20_takes_a_constant_axis_input_counting_the_component_dimension() -
     z = RNG.standard_normal((4, 3, 2)) + 1j * RNG.standard_normal((4, 3, 2))
     model, feeds = node_model("DFT", {"x": _as_pairs(z), "": None, "axis": np.array(-3, I64)}, 20, constants=["axis"])
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5, expected=[_as_pairs(np.fft.fft(z, axis=1))])
+
+
+@pytest.mark.parametrize("axis", [0, 1, -3])
+def test_dft_20_takes_its_axis_at_run_time(axis: int) -> None:
+    x = np.random.default_rng(2).standard_normal((3, 4, 2)).astype(np.float32)
+    node = helper.make_node("DFT", ["x", "", "axis"], ["y"], inverse=1)
+    feeds = {"x": x, "axis": np.array(axis, np.int64)}
+    inputs = [helper.make_tensor_value_info("x", 1, [3, 4, 2]), helper.make_tensor_value_info("axis", 7, [])]
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", 1, [3, 4, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=9)
+    spectrum = np.fft.ifft(x[..., 0] + 1j * x[..., 1], axis=axis % 3)
+    expected = np.stack([spectrum.real, spectrum.imag], axis=-1).astype(np.float32)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5, expected=[expected])

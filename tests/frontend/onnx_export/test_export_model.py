@@ -196,6 +196,26 @@ def test_interpolate_becomes_resize(mode: str, by: str, transform: str) -> None:
     assert_same_everywhere(model, {"x": np.random.default_rng(1).standard_normal((1, 2, 4, 5)).astype(np.float32)})
 
 
+@pytest.mark.parametrize(("mode", "padding"), [("bilinear", "zeros"), ("bicubic", "border"), ("nearest", "reflection")])
+def test_grid_sample_round_trips(mode: str, padding: str) -> None:
+    rng = np.random.default_rng(3)
+    x, g = opset.parameter([1, 2, 4, 5], F32, name="x"), opset.parameter([1, 3, 2, 2], F32, name="g")
+    model = hs.Model([opset.grid_sample(x, g, mode, padding, True, name="sample")], [x, g], name="grid")
+    inputs = {"x": rng.standard_normal((1, 2, 4, 5)).astype(np.float32)}
+    inputs["g"] = rng.uniform(-1.2, 1.2, (1, 3, 2, 2)).astype(np.float32)
+    assert_same_everywhere(model, inputs)
+
+
+@pytest.mark.parametrize("transform", ["half_pixel_symmetric", "tf_crop_and_resize"])
+def test_resize_round_trips_with_its_onnx_attributes(transform: str) -> None:
+    x = opset.parameter([1, 2, 4, 5], F32, name="x")
+    roi = opset.constant(np.array([-0.1, 0.2, 0.8, 1.1], np.float32)) if transform == "tf_crop_and_resize" else None
+    y = opset.resize(x, opset.constant(np.array([3, 4], np.int64)), roi, shape_calculation_mode="sizes", axes=[2, 3],
+                     mode="cubic", coordinate_transformation_mode=transform, antialias=True, name="resize")  # fmt: skip
+    model = hs.Model([y], [x], name="resize")
+    assert_same_everywhere(model, {"x": np.random.default_rng(1).standard_normal((1, 2, 4, 5)).astype(np.float32)})
+
+
 @pytest.mark.parametrize("descending", [False, True])
 def test_non_zero_and_nms(descending: bool) -> None:
     data = opset.parameter([3, 4], F32, name="data")

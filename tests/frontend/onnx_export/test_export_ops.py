@@ -43,6 +43,13 @@ PARTLY_EXPORTABLE = {
     "CumProd": "ONNX opsets before 26, where ONNX defines it",
     "BitCast": "ONNX opsets before 26, where ONNX defines it",
     "ReverseSequence": "batch and sequence axes other than 0 and 1 (ONNX's are)",
+    "GridSample": "ONNX opsets before 16 (5-D data before 20)",
+    "Resize": "ONNX opsets before 19, which lack its attributes",
+    "Col2Im": "ONNX opsets before 18, where ONNX defines it",
+    "DeformConv": "ONNX opsets before 19, where ONNX defines it",
+    "STFT": "ONNX opsets before 17, where ONNX defines it",
+    "MelWeightMatrix": "ONNX opsets before 17, where ONNX defines it",
+    "ROIAlign": "aligned_mode 'half_pixel_for_nn', which ONNX lacks",
     "LRN": "windows over other axes than an NCHW tensor's channels, or of an even size (what ONNX Runtime runs)",
 }
 """Op types exported for most attribute values; the others raise UnsupportedOperationError naming why."""

@@ -1,5 +1,7 @@
 """Lowering of TopK. NonZero and NonMaxSuppression have none: their output shapes depend on values,
-which XLA's static shapes cannot express (they run on XLA only when folded to constants)."""
+which XLA's static shapes cannot express (they run on XLA only when folded to constants). ROIAlign traces
+its definition's kernel, except with an adaptive sampling ratio (a sample count per region that depends
+on the region's coordinates), which XLA declines."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import numpy as np
 from hetero_sdk import Node
 from jax import lax
 
-from hetero_sdk_jax.lowering.registry import lowering
+from hetero_sdk_jax.lowering.registry import lowering, lowering_check
 
 
 @lowering("TopK")
@@ -28,3 +30,11 @@ def topk(node: Node, data: jnp.ndarray, k: np.ndarray) -> tuple[jnp.ndarray, jnp
         indices = jnp.sort(indices, axis=-1)
     values = jnp.take_along_axis(moved, indices, axis=-1)
     return jnp.moveaxis(values, -1, axis), jnp.moveaxis(indices, -1, axis)
+
+
+@lowering_check("ROIAlign")
+def roi_align_problem(node: Node) -> str | None:
+    """Why XLA cannot run this ROIAlign, or None when it can."""
+    if node.attrs["sampling_ratio"] == 0:
+        return "sampling_ratio 0 takes a number of samples per region that depends on its coordinates"
+    return None

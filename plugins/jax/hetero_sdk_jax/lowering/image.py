@@ -1,4 +1,5 @@
-"""Lowering of Interpolate: separable, one resized axis after the other.
+"""Lowerings of Interpolate and Resize (whose tables its definition computes): separable, one resized
+axis after the other.
 
 Sizes, scales and axes are static, so each axis's resampling is a table computed with numpy while
 tracing: source indices (``nearest``, a gather) or an ``[output, input]`` weight matrix (the other
@@ -16,7 +17,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node
-from hetero_sdk.ops import resize_plan
+from hetero_sdk.ops import apply_resize, resize_plan
 from jax import lax
 
 from hetero_sdk_jax.lowering.registry import lowering
@@ -161,3 +162,14 @@ def interpolate(node: Node, image: jnp.ndarray, scales_or_sizes: np.ndarray, axe
         info = np.iinfo(image.dtype)
         return jnp.clip(jnp.sign(result) * jnp.floor(jnp.abs(result) + 0.5), info.min, info.max)
     return result
+
+
+def _contract(x: jnp.ndarray, matrix: jnp.ndarray, axis: int) -> jnp.ndarray:
+    product = jnp.tensordot(x, matrix, axes=([axis], [1]), precision=lax.Precision.HIGHEST)
+    return jnp.moveaxis(product, -1, axis)
+
+
+@lowering("Resize")
+def resize(node: Node, image: jnp.ndarray, values: np.ndarray, roi: np.ndarray | None = None) -> Any:
+    """ONNX's Resize: the definition's tables (numpy, while tracing), applied at full f32 precision."""
+    return apply_resize(node, image, values, roi, _contract)

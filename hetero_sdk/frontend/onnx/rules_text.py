@@ -1,0 +1,98 @@
+"""Rules for ONNX's text op on integer tokens: TfIdfVectorizer, counting the pool's n-grams (with skips)
+in each row, as comparisons of shifted slices with the pool (Equal, ReduceMin, ReduceSum) and one MatMul
+placing each n-gram's count at its output index. Token sequences must have a length known while
+translating; string tokens are not supported (hetero-sdk has no string tensors)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetero_sdk import opset
+from hetero_sdk.element_type import Type
+from hetero_sdk.frontend.onnx.node_context import NodeContext
+from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.graph.node import Output
+
+__all__: list[str] = []
+
+_I64 = np.int64
+
+
+def _out(node: object) -> Output:
+    return node.output(0)  # type: ignore[attr-defined, no-any-return]
+
+
+def _pool(ctx: NodeContext) -> list[np.ndarray]:
+    """The pool's n-grams per length n (index n - 1): ``[count, n]`` arrays, in pool order."""
+    if ctx.has_attr("pool_strings"):
+        raise ctx.unsupported("string tokens (pool_strings): hetero-sdk has no string tensors")
+    pool = np.asarray(ctx.attr("pool_int64s"), _I64)
+    starts = [*ctx.attr("ngram_counts"), len(pool)]
+    grams = []
+    for n in range(1, len(starts)):
+        chunk = pool[starts[n - 1] : starts[n]]
+        if chunk.size % n:
+            raise ctx.error(f"the pool's {n}-grams ({chunk.size} tokens) do not divide into {n}-token n-grams")
+        grams.append(chunk.reshape(-1, n))
+    return grams
+
+
+def _counts(ctx: NodeContext, x: Output, gram: np.ndarray, skip: int) -> Output:
+    """How often each n-gram of ``gram`` (``[count, n]``) occurs in each row of ``x``, its tokens ``skip``
+    apart: ``[..., count]`` (i64)."""
+    n, length = gram.shape[1], x.partial_shape[-1]
+    span = (n - 1) * (skip + 1)
+    if span >= length:
+        shape = [*x.partial_shape.dims[:-1], gram.shape[0]]
+        return _out(opset.broadcast(ctx.const(0, _I64), ctx.const(shape, _I64)))
+    last = ctx.const([-1], _I64)
+    tokens = []
+    for k in range(n):
+        begin = k * (skip + 1)
+        part = opset.slice(
+            x, ctx.const([begin], _I64), ctx.const([begin + length - span], _I64), ctx.const([1], _I64), last
+        )
+        tokens.append(_out(opset.unsqueeze(part, ctx.const([-1, -2], _I64))))  # [..., P, 1, 1]
+    windows = tokens[0] if n == 1 else _out(opset.concat(tokens, -1))  # [..., P, 1, n]
+    matches = opset.equal(windows, ctx.const(gram.astype(x.element_type.numpy)))  # [..., P, count, n]
+    whole = opset.reduce_min(opset.convert(matches, Type.i64), ctx.const([-1], _I64))  # [..., P, count]
+    return _out(opset.reduce_sum(whole, ctx.const([-2], _I64)))
+
+
+@rule("TfIdfVectorizer", since=9)
+def tfidf_vectorizer(ctx: NodeContext) -> Outputs:
+    x = ctx.input(0)
+    if x.partial_shape.rank not in (1, 2) or x.partial_shape[-1] < 0:
+        raise ctx.unsupported("TfIdfVectorizer of other than 1-D or 2-D tokens of a length known while translating")
+    low, high, skips = ctx.attr("min_gram_length"), ctx.attr("max_gram_length"), ctx.attr("max_skip_count")
+    mode = ctx.attr("mode")
+    if mode not in ("TF", "IDF", "TFIDF"):
+        raise ctx.error(f"mode must be TF, IDF or TFIDF, not '{mode}'")
+    grams = _pool(ctx)
+    indexes = list(ctx.attr("ngram_indexes"))
+    if len(indexes) != sum(g.shape[0] for g in grams):
+        raise ctx.error(f"ngram_indexes has {len(indexes)} entries for {sum(g.shape[0] for g in grams)} pool n-grams")
+    width = max(indexes) + 1 if indexes else 0
+    weights = np.asarray(ctx.attr("weights", [1.0] * len(indexes)), np.float32)
+    total: Output | None = None
+    first = 0
+    for n, gram in enumerate(grams, start=1):
+        count = gram.shape[0]
+        if low <= n <= high and count:
+            parts = [_counts(ctx, x, gram, s) for s in (range(skips + 1) if n > 1 else [0])]
+            counts = parts[0]
+            for part in parts[1:]:
+                counts = _out(opset.add(counts, part))
+            counts = _out(opset.convert(counts, Type.f32))
+            if mode == "IDF":
+                counts = _out(opset.convert(opset.greater(counts, ctx.const(0, np.float32)), Type.f32))
+            placement = np.zeros((count, width), np.float32)
+            for j in range(count):
+                placement[j, indexes[first + j]] = weights[first + j] if mode != "TF" else 1.0
+            placed = _out(opset.matmul(counts, ctx.const(placement)))
+            total = placed if total is None else _out(opset.add(total, placed))
+        first += count
+    if total is None:
+        shape = [*x.partial_shape.dims[:-1], width]
+        total = _out(opset.broadcast(ctx.const(0, np.float32), ctx.const(shape, _I64)))
+    return [total]

@@ -1,0 +1,117 @@
+"""Export rules of the image and region ops ONNX has under the same meaning: GridSample, Resize,
+ROIAlign, Col2Im and DeformConv (Interpolate's rule is in :mod:`.rules_nn`), and the signal ops STFT and
+MelWeightMatrix."""
+
+from __future__ import annotations
+
+from hetero_sdk.element_type import Type
+from hetero_sdk.frontend.onnx_export.context import ExportContext, exporter, onnx_type
+
+__all__: list[str] = []
+
+_GRID_MODES = {"bilinear": "linear", "bicubic": "cubic", "nearest": "nearest"}
+"""GridSample's modes as ONNX names them from opset 20 (opset 16 used the SDK's names)."""
+
+
+@exporter("GridSample")
+def grid_sample(ctx: ExportContext) -> None:
+    attrs = ctx.attrs
+    if ctx.opset < 16:
+        raise ctx.unsupported(f"GridSample in ONNX opset {ctx.opset} (ONNX defines it from opset 16)")
+    if ctx.opset < 20 and ctx.rank(0) != 4:
+        raise ctx.unsupported(f"{ctx.rank(0)}-D GridSample in ONNX opset {ctx.opset} (5-D from opset 20)")
+    mode = _GRID_MODES[attrs["mode"]] if ctx.opset >= 20 else attrs["mode"]
+    ctx.emit1(
+        "GridSample",
+        [ctx.input(0), ctx.input(1)],
+        ctx.out(),
+        mode=mode,
+        padding_mode=attrs["padding_mode"],
+        align_corners=int(attrs["align_corners"]),
+    )
+
+
+@exporter("Resize")
+def resize(ctx: ExportContext) -> None:
+    attrs = ctx.attrs
+    if ctx.opset < 19:
+        raise ctx.unsupported(f"ONNX Resize-19's attributes in ONNX opset {ctx.opset}")
+    roi = ctx.cast(ctx.input(2), ctx.element_type(2), Type.f32) if ctx.has_input(2) else ""
+    if attrs["shape_calculation_mode"] == "sizes":
+        inputs = [ctx.input(0), roi, "", ctx.i64(1)]
+    else:
+        inputs = [ctx.input(0), roi, ctx.cast(ctx.input(1), ctx.element_type(1), Type.f32)]
+    filtered = attrs["mode"] == "linear" and attrs["antialias"]
+    ctx.emit1(
+        "Resize",
+        inputs,
+        ctx.out(),
+        axes=attrs["axes"],
+        mode=attrs["mode"],
+        coordinate_transformation_mode=attrs["coordinate_transformation_mode"],
+        nearest_mode=attrs["nearest_mode"],
+        cubic_coeff_a=attrs["cubic_coeff_a"],
+        # nearest ignores both; linear without antialias has no tap outside that clamping would not give
+        # the same value (ONNX Runtime refuses exclude_outside there)
+        antialias=int(attrs["antialias"] and attrs["mode"] != "nearest"),
+        exclude_outside=int(attrs["exclude_outside"] and (attrs["mode"] == "cubic" or bool(filtered))),
+        extrapolation_value=attrs["extrapolation_value"],
+        keep_aspect_ratio_policy=attrs["keep_aspect_ratio_policy"],
+    )
+
+
+_ROI_TRANSFORMS = {"half_pixel": "half_pixel", "asymmetric": "output_half_pixel"}
+
+
+@exporter("ROIAlign")
+def roi_align(ctx: ExportContext) -> None:
+    attrs = ctx.attrs
+    transform = _ROI_TRANSFORMS.get(attrs["aligned_mode"])
+    if transform is None:
+        raise ctx.unsupported(f"aligned_mode '{attrs['aligned_mode']}' (ONNX has half_pixel and output_half_pixel)")
+    if ctx.opset < 16 and transform != "output_half_pixel":
+        raise ctx.unsupported(f"aligned_mode 'half_pixel' in ONNX opset {ctx.opset} (from opset 16)")
+    ctx.emit1(
+        "RoiAlign",
+        [ctx.input(0), ctx.input(1), ctx.i64(2)],
+        ctx.out(),
+        mode=attrs["mode"],
+        output_height=attrs["pooled_h"],
+        output_width=attrs["pooled_w"],
+        sampling_ratio=attrs["sampling_ratio"],
+        spatial_scale=attrs["spatial_scale"],
+        coordinate_transformation_mode=transform if ctx.opset >= 16 else None,
+    )
+
+
+@exporter("Col2Im")
+def col2im(ctx: ExportContext) -> None:
+    if ctx.opset < 18:
+        raise ctx.unsupported(f"Col2Im in ONNX opset {ctx.opset} (ONNX defines it from opset 18)")
+    attrs = {k: v or None for k, v in ctx.attrs.items()}
+    ctx.emit1("Col2Im", [ctx.input(0), ctx.i64(1), ctx.i64(2)], ctx.out(), **attrs)
+
+
+@exporter("STFT")
+def stft(ctx: ExportContext) -> None:
+    if ctx.opset < 17:
+        raise ctx.unsupported(f"STFT in ONNX opset {ctx.opset} (ONNX defines it from opset 17)")
+    window = ctx.input(3) if ctx.has_input(3) else ""
+    inputs = [ctx.input(0), ctx.i64(1), window, ctx.i64(2)]
+    ctx.emit1("STFT", inputs, ctx.out(), onesided=int(ctx.attrs["onesided"]))
+
+
+@exporter("MelWeightMatrix")
+def mel_weight_matrix(ctx: ExportContext) -> None:
+    if ctx.opset < 17:
+        raise ctx.unsupported(f"MelWeightMatrix in ONNX opset {ctx.opset} (ONNX defines it from opset 17)")
+    inputs = [ctx.i64(0), ctx.i64(1), ctx.i64(2), ctx.input(3), ctx.input(4)]
+    ctx.emit1("MelWeightMatrix", inputs, ctx.out(), output_datatype=onnx_type(ctx.attrs["output_type"]))
+
+
+@exporter("DeformConv")
+def deform_conv(ctx: ExportContext) -> None:
+    if ctx.opset < 19:
+        raise ctx.unsupported(f"DeformConv in ONNX opset {ctx.opset} (ONNX defines it from opset 19)")
+    inputs = [ctx.input(i) for i in range(ctx.current.get_input_size())]
+    ctx.emit1("DeformConv", inputs, ctx.out(), **ctx.attrs)
