@@ -13,6 +13,7 @@ rewrite keeps friendly names and tensor names stable and writes the fused-names 
 ``query_model`` maps back through (:func:`fused_names`).
 """
 
+from hetero_sdk.transformations.activation_fusion import HSwishFusion
 from hetero_sdk.transformations.batch_norm_fusion import ConvBatchNormFusion
 from hetero_sdk.transformations.constant_folding import DISABLE_CONSTANT_FOLDING, ConstantFolding
 from hetero_sdk.transformations.dead_code import DeadCodeElimination
@@ -30,6 +31,12 @@ from hetero_sdk.transformations.graph_rewrite import (
     replace_node,
     replace_output,
 )
+from hetero_sdk.transformations.linear_fusion import (
+    AddAddFusion,
+    AddMultiplyFusion,
+    ConvMultiplyFusion,
+    MultiplyMultiplyFusion,
+)
 from hetero_sdk.transformations.nop_elimination import NopElimination, is_nop
 from hetero_sdk.transformations.pass_manager import (
     FunctionPass,
@@ -43,12 +50,17 @@ from hetero_sdk.transformations.pass_manager import (
 __all__ = [
     "DISABLE_CONSTANT_FOLDING",
     "FUSED_NAMES",
+    "AddAddFusion",
+    "AddMultiplyFusion",
     "ConstantFolding",
     "ConsumerMap",
     "ConvBatchNormFusion",
+    "ConvMultiplyFusion",
     "DeadCodeElimination",
     "FunctionPass",
+    "HSwishFusion",
     "ModelPass",
+    "MultiplyMultiplyFusion",
     "NopElimination",
     "PassConfig",
     "PassGroup",
