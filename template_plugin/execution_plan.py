@@ -12,6 +12,7 @@ import numpy as np
 from hetero_sdk import Model, Node
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.reference import Kernel, get_kernel
+from hetero_sdk.reference.pooling import max_pool_values
 from hetero_sdk.runtime import RunContext
 
 __all__ = ["ExecutionPlan", "Step"]
@@ -65,10 +66,11 @@ class ExecutionPlan:
         for slot, step in last_use.items():
             if slot not in keep:
                 dead_after.setdefault(step, []).append(slot)
+        read = set(last_use) | set(self.output_slots)
         self.steps = [
             Step(
                 node,
-                get_kernel(node.type_name),
+                _kernel(node, [slot_of[(id(node), i)] in read for i in range(node.get_output_size())]),
                 tuple(slot_of[(id(s.node), s.index)] for s in node.input_values()),
                 tuple(slot_of[(id(node), i)] for i in range(node.get_output_size())),
                 tuple(t.numpy for t in (node.get_output_element_type(i) for i in range(node.get_output_size()))),
@@ -114,6 +116,18 @@ class ExecutionPlan:
                     env[slot] = None
         self.peak_bytes = peak
         return [env[slot] for slot in self.output_slots]
+
+
+def _max_pool_values(node: Node, x: np.ndarray) -> tuple[np.ndarray]:
+    return (max_pool_values(node, x),)
+
+
+def _kernel(node: Node, read: list[bool]) -> Kernel:
+    """The node's kernel; for outputs nobody reads, a variant that does not compute them when one exists
+    (MaxPool without its indices). A kernel may return fewer values than outputs: the rest stay unset."""
+    if node.type_name == "MaxPool" and not read[1]:
+        return _max_pool_values
+    return get_kernel(node.type_name)
 
 
 def _has_kernel(node: Node) -> bool:
