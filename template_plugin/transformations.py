@@ -10,24 +10,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from hetero_sdk.transformations import (
-    ConstantFolding,
+    COMMON_OPTIMIZATIONS,
     ConsumerMap,
-    ConvBatchNormFusion,
-    DeadCodeElimination,
-    ModelPass,
-    NopElimination,
     PassManager,
+    common_optimizations,
     replace_node,
 )
-from hetero_sdk.transformations.activation_fusion import HSwishFusion
-from hetero_sdk.transformations.linear_fusion import (
-    AddAddFusion,
-    AddMultiplyFusion,
-    ConvMultiplyFusion,
-    MultiplyMultiplyFusion,
-    channel_scale,
-    constant_operand,
-)
+from hetero_sdk.transformations.linear_fusion import channel_scale, constant_operand
 from template_plugin.fused_conv import fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
 
@@ -35,9 +24,6 @@ if TYPE_CHECKING:
     from hetero_sdk import Model, Node
 
 __all__ = ["COMMON_OPTIMIZATIONS", "ConvolutionFusion", "FullyConnectedFusion", "build_pass_manager", "transform_model"]
-
-COMMON_OPTIMIZATIONS = "CommonOptimizations"
-"""The name of the fixed-point group of device-independent passes (disable it to skip them all)."""
 
 _ACTIVATIONS = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh"}
 _CONV_ACTIVATIONS = {"Relu": "relu", "HSwish": "hswish"}
@@ -145,25 +131,15 @@ class ConvolutionFusion:
 def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     """TEMPLATE's pipeline, with the named passes (or groups) disabled.
 
-    1. ``CommonOptimizations``, repeated to a fixed point: ``ConstantFolding``, ``NopElimination``,
-       ``ConvBatchNormFusion``, the linear-chain fusions (``AddMultiplyFusion``, ``ConvMultiplyFusion``,
-       ``AddAddFusion``, ``MultiplyMultiplyFusion``), ``HSwishFusion``, ``DeadCodeElimination`` (each
-       can expose work for the others);
+    1. ``CommonOptimizations`` (:func:`~hetero_sdk.transformations.common_optimizations`), repeated
+       to a fixed point;
     2. ``TemplateFullyConnectedFusion``;
     3. ``TemplateConvolutionFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
     manager = PassManager()
-    common: list[ModelPass] = [
-        ConstantFolding(),
-        NopElimination(),
-        ConvBatchNormFusion(),
-        AddMultiplyFusion(),
-        ConvMultiplyFusion(),
-    ]
-    common += [AddAddFusion(), MultiplyMultiplyFusion(), HSwishFusion(), DeadCodeElimination()]
-    manager.register_group(common, COMMON_OPTIMIZATIONS)
+    manager.register_group(common_optimizations(), COMMON_OPTIMIZATIONS)
     manager.register_pass(FullyConnectedFusion())
     manager.register_pass(ConvolutionFusion())
     manager.get_pass_config().disable(*disabled)

@@ -15,6 +15,7 @@ rewrite keeps friendly names and tensor names stable and writes the fused-names 
 
 from hetero_sdk.transformations.activation_fusion import HSwishFusion
 from hetero_sdk.transformations.batch_norm_fusion import ConvBatchNormFusion
+from hetero_sdk.transformations.common import COMMON_OPTIMIZATIONS, common_optimizations
 from hetero_sdk.transformations.constant_folding import DISABLE_CONSTANT_FOLDING, ConstantFolding
 from hetero_sdk.transformations.dead_code import DeadCodeElimination
 from hetero_sdk.transformations.fused_names import (
@@ -48,6 +49,7 @@ from hetero_sdk.transformations.pass_manager import (
 )
 
 __all__ = [
+    "COMMON_OPTIMIZATIONS",
     "DISABLE_CONSTANT_FOLDING",
     "FUSED_NAMES",
     "AddAddFusion",
@@ -67,6 +69,7 @@ __all__ = [
     "PassManager",
     "PassRecord",
     "clear_fused_names",
+    "common_optimizations",
     "copy_runtime_info",
     "eliminate_node",
     "fused_names",
