@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -22,6 +24,14 @@ def widened(x: np.ndarray) -> np.ndarray:
 
 def pad_spatial(x: np.ndarray, begin: Sequence[int], end: Sequence[int], value: float | np.ndarray = 0) -> np.ndarray:
     """Pads the spatial axes (2...) of ``x``; negative pads crop."""
+    if not any(begin) and not any(end):
+        return x
+    if min(*begin, *end) >= 0:  # a filled array and one slice assignment: np.pad's set-up costs more
+        shape = (*x.shape[:2], *(size + b + e for size, b, e in zip(x.shape[2:], begin, end)))
+        padded = np.full(shape, value, dtype=x.dtype) if value else np.zeros(shape, dtype=x.dtype)
+        inner = tuple(slice(b, b + size) for b, size in zip(begin, x.shape[2:]))
+        padded[(slice(None), slice(None), *inner)] = x
+        return padded
     widths = [(0, 0), (0, 0)] + [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
     padded = np.pad(x, widths, constant_values=value)
     crop = tuple(slice(max(-b, 0), padded.shape[i + 2] - max(-e, 0)) for i, (b, e) in enumerate(zip(begin, end)))
@@ -46,15 +56,23 @@ def _tap_slice(tap: Sequence[int], dilations: Sequence[int], out: Sequence[int],
     return (slice(None), slice(None), *window)
 
 
+@functools.lru_cache(maxsize=1024)
+def _tap_slices(
+    kernel: tuple[int, ...], dilations: tuple[int, ...], out: tuple[int, ...], strides: tuple[int, ...]
+) -> list[tuple[slice, ...]]:
+    """Every kernel tap's :func:`_tap_slice`, in row-major tap order (cached: a model repeats its geometries)."""
+    return [_tap_slice(tap, dilations, out, strides) for tap in itertools.product(*(range(k) for k in kernel))]
+
+
 def columns(
     x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int], out: Sequence[int]
 ) -> np.ndarray:
     """im2col: a contiguous ``[N, C, taps, pixels]`` array of the (padded) input under every kernel tap,
     filled with one strided copy per tap (the ``[C * taps, pixels]`` matrix of a GEMM, channel-major)."""
-    taps = list(np.ndindex(*kernel))
+    taps = _tap_slices(tuple(kernel), tuple(dilations), tuple(out), tuple(strides))
     cols = np.empty((x.shape[0], x.shape[1], len(taps), *out), dtype=x.dtype)
-    for i, tap in enumerate(taps):
-        cols[:, :, i] = x[_tap_slice(tap, dilations, out, strides)]
+    for i, window in enumerate(taps):
+        cols[:, :, i] = x[window]
     return cols.reshape(x.shape[0], x.shape[1], len(taps), -1)
 
 
@@ -78,10 +96,10 @@ def _depthwise(
         return products.reshape(x.shape[0], taps.shape[0], *out)
     total = np.zeros((x.shape[0], taps.shape[0], *out), dtype=dtype)
     scratch = np.empty_like(total)
-    ones = (1,) * len(out)
-    for tap in np.ndindex(*taps.shape[1:]):
-        np.multiply(x[_tap_slice(tap, dilations, out, strides)], taps[(slice(None), *tap)].reshape(-1, *ones),
-                    out=scratch)  # fmt: skip
+    weights = taps.reshape(taps.shape[0], -1, *(1,) * len(out))  # [channels, taps, 1...]
+    slices = _tap_slices(tuple(taps.shape[1:]), tuple(dilations), tuple(out), tuple(strides))
+    for i, window in enumerate(slices):
+        np.multiply(x[window], weights[:, i], out=scratch)
         total += scratch
     return total
 
