@@ -11,8 +11,7 @@ import numpy as np
 
 from hetero_sdk import Model, Node
 from hetero_sdk.errors import UnsupportedOperationError
-from hetero_sdk.reference import Kernel, get_kernel
-from hetero_sdk.reference.pooling import max_pool_values
+from hetero_sdk.reference import Kernel, get_kernel, max_pool_values
 from hetero_sdk.runtime import RunContext
 
 __all__ = ["ExecutionPlan", "Step"]

@@ -17,6 +17,7 @@ from hetero_sdk.ops import (
     BOOL,
     INTS,
     LOWER_STRING,
+    OPS,
     REAL_TYPES,
     STRING,
     Attr,
@@ -27,9 +28,7 @@ from hetero_sdk.ops import (
     define,
     expect_same_types,
 )
-from hetero_sdk.ops.convolution import CONVOLUTIONS
-from hetero_sdk.reference import kernel
-from hetero_sdk.reference.convolution import grouped_convolution
+from hetero_sdk.reference import grouped_convolution, kernel
 
 __all__ = ["CONVOLUTION", "CONVOLUTION_ACTIVATIONS", "CONVOLUTION_OP", "fused_convolution"]
 
@@ -61,7 +60,7 @@ def fused_convolution(conv: Node, bias: Any, activation: str = "none", name: str
 def _infer(node: Node) -> list[OutputSpec]:
     expect_same_types(node, 0, 1, 2)
     grouped = "GroupConvolution" if node.attrs["grouped"] else "Convolution"
-    specs = list(CONVOLUTIONS[grouped].infer(node))
+    specs = list(OPS.get(grouped).infer(node))
     out = PartialShape(specs[0][1])
     bias = node.input_value(2).partial_shape
     padded = [1] * (out.rank - bias.rank) + list(bias.dims)

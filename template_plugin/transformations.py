@@ -13,10 +13,11 @@ from hetero_sdk.transformations import (
     COMMON_OPTIMIZATIONS,
     ConsumerMap,
     PassManager,
+    channel_scale,
     common_optimizations,
+    constant_operand,
     replace_node,
 )
-from hetero_sdk.transformations.linear_fusion import channel_scale, constant_operand
 from template_plugin.fused_conv import fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
 

@@ -37,6 +37,8 @@ from hetero_sdk.transformations.linear_fusion import (
     AddMultiplyFusion,
     ConvMultiplyFusion,
     MultiplyMultiplyFusion,
+    channel_scale,
+    constant_operand,
 )
 from hetero_sdk.transformations.nop_elimination import NopElimination, is_nop
 from hetero_sdk.transformations.pass_manager import (
@@ -68,8 +70,10 @@ __all__ = [
     "PassGroup",
     "PassManager",
     "PassRecord",
+    "channel_scale",
     "clear_fused_names",
     "common_optimizations",
+    "constant_operand",
     "copy_runtime_info",
     "eliminate_node",
     "fused_names",

@@ -30,7 +30,10 @@ from hetero_sdk.transformations.graph_rewrite import ConsumerMap, replace_node
 if TYPE_CHECKING:
     from hetero_sdk.graph.model import Model
 
-__all__ = ["AddAddFusion", "AddMultiplyFusion", "ConvMultiplyFusion", "MultiplyMultiplyFusion", "constant_operand"]
+__all__ = [
+    "AddAddFusion", "AddMultiplyFusion", "ConvMultiplyFusion", "MultiplyMultiplyFusion", "channel_scale",
+    "constant_operand",
+]  # fmt: skip
 
 _CONVOLUTIONS = frozenset({"Convolution", "GroupConvolution"})
 
