@@ -14,7 +14,7 @@ rewrite keeps friendly names and tensor names stable and writes the fused-names 
 """
 
 from hetero_sdk.transformations.activation_fusion import HSwishFusion
-from hetero_sdk.transformations.batch_norm_fusion import ConvBatchNormFusion
+from hetero_sdk.transformations.batch_norm_fusion import BatchNormDecomposition, ConvBatchNormFusion
 from hetero_sdk.transformations.common import COMMON_OPTIMIZATIONS, common_optimizations
 from hetero_sdk.transformations.constant_folding import DISABLE_CONSTANT_FOLDING, ConstantFolding
 from hetero_sdk.transformations.dead_code import DeadCodeElimination
@@ -56,6 +56,7 @@ __all__ = [
     "FUSED_NAMES",
     "AddAddFusion",
     "AddMultiplyFusion",
+    "BatchNormDecomposition",
     "ConstantFolding",
     "ConsumerMap",
     "ConvBatchNormFusion",

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from hetero_sdk.transformations.activation_fusion import HSwishFusion
-from hetero_sdk.transformations.batch_norm_fusion import ConvBatchNormFusion
+from hetero_sdk.transformations.batch_norm_fusion import BatchNormDecomposition, ConvBatchNormFusion
 from hetero_sdk.transformations.constant_folding import ConstantFolding
 from hetero_sdk.transformations.dead_code import DeadCodeElimination
 from hetero_sdk.transformations.linear_fusion import (
@@ -25,7 +25,8 @@ COMMON_OPTIMIZATIONS = "CommonOptimizations"
 def common_optimizations() -> list[ModelPass]:
     """New instances of the common passes, in order, for ``PassManager.register_group``.
 
-    ``ConstantFolding``, ``NopElimination``, ``ConvBatchNormFusion``, the linear-chain fusions
+    ``ConstantFolding``, ``NopElimination``, ``ConvBatchNormFusion``, ``BatchNormDecomposition`` (the
+    BatchNorms no convolution absorbed, as a Multiply and an Add), the linear-chain fusions
     (``AddMultiplyFusion``, ``ConvMultiplyFusion``, ``AddAddFusion``, ``MultiplyMultiplyFusion``),
     ``HSwishFusion`` and ``DeadCodeElimination``: repeated to a fixed point, each can expose work
     for the others.
@@ -34,6 +35,7 @@ def common_optimizations() -> list[ModelPass]:
         ConstantFolding(),
         NopElimination(),
         ConvBatchNormFusion(),
+        BatchNormDecomposition(),
         AddMultiplyFusion(),
         ConvMultiplyFusion(),
         AddAddFusion(),

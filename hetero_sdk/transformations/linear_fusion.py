@@ -35,7 +35,7 @@ __all__ = [
     "constant_operand",
 ]  # fmt: skip
 
-_CONVOLUTIONS = frozenset({"Convolution", "GroupConvolution"})
+_CONVOLUTIONS = frozenset({"Convolution", "GroupConvolution", "ConvolutionBackpropData"})
 
 
 def constant_operand(node: Node) -> tuple[Output, np.ndarray] | None:
@@ -147,7 +147,8 @@ def channel_scale(value: np.ndarray, channels: int, rank: int) -> np.ndarray | N
 
 class ConvMultiplyFusion:
     """``conv(x, w) * s`` -> ``conv(x, w * s)``: a per-channel (or scalar) constant scale folded into
-    the constant filters of a Convolution or GroupConvolution whose only consumer is the Multiply."""
+    the constant filters of a Convolution, GroupConvolution or ConvolutionBackpropData whose only
+    consumer is the Multiply."""
 
     name = "ConvMultiplyFusion"
 
@@ -175,9 +176,12 @@ class ConvMultiplyFusion:
             return False
         if conv.type_name == "Convolution":
             scaled = filters * scale.reshape(-1, *([1] * (filters.ndim - 1)))
+        elif conv.type_name == "ConvolutionBackpropData":  # [in, out, kernel...]
+            scaled = filters * scale.reshape(1, -1, *([1] * (filters.ndim - 2)))
         else:  # [groups, out per group, in per group, kernel...]
             scaled = filters * scale.reshape(filters.shape[0], filters.shape[1], *([1] * (filters.ndim - 2)))
-        folded = Node(conv.op, [conv.input_value(0), _constant(scaled, conv.input_value(1))], dict(conv.attrs))
+        inputs = [conv.input_value(0), _constant(scaled, conv.input_value(1)), *conv.input_values()[2:]]
+        folded = Node(conv.op, inputs, dict(conv.attrs))
         set_fused_names(folded, fused_names(conv))
         replace_node(model, node, folded, fused=[conv], consumers=users)
         return True

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import hetero_sdk as hs
 from hetero_sdk import opset
 from hetero_sdk.reference import evaluate
-from hetero_sdk.transformations import PassManager, fused_names
+from hetero_sdk.transformations import PassManager, common_optimizations, fused_names
 from hetero_sdk.transformations.activation_fusion import HSwishFusion
 from hetero_sdk.transformations.linear_fusion import (
     AddAddFusion,
@@ -143,3 +143,43 @@ def test_a_clamp_to_other_bounds_is_not_a_hard_swish() -> None:
     gate = opset.clamp(opset.add(x, np.float32(3)), 0.0, 5.0)
     model = _optimise(hs.Model([opset.divide(opset.multiply(x, gate), np.float32(6))], [x]))
     assert "HSwish" not in _compute_types(model)
+
+
+def _common(model: hs.Model) -> hs.Model:
+    manager = PassManager()
+    manager.register_group(common_optimizations(), "CommonOptimizations")
+    manager.run_passes(model)
+    return model
+
+
+def test_a_batch_norm_after_a_bias_add_folds_into_a_transposed_convolution() -> None:
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((3, 2, 2, 2)).astype(np.float32)  # [in, out, kh, kw]
+    bias = rng.standard_normal((1, 2, 1, 1)).astype(np.float32)
+    gamma, beta, mean = (rng.standard_normal(2).astype(np.float32) for _ in range(3))
+    variance = rng.random(2).astype(np.float32) + 0.5
+    x = opset.parameter([1, 3, 3, 3], name="x")
+    up = opset.convolution_backprop_data(x, w, [2, 2])
+    y = opset.batch_norm_inference(opset.add(up, bias), gamma, beta, mean, variance, 1e-5)
+    model = _common(hs.Model([y], [x]))
+    assert _compute_types(model) == ["ConvolutionBackpropData", "Add"]
+    value = rng.standard_normal((1, 3, 3, 3)).astype(np.float32)
+    full = np.zeros((1, 2, 6, 6))
+    for i in range(3):
+        for j in range(3):
+            full[0, :, 2 * i : 2 * i + 2, 2 * j : 2 * j + 2] += np.einsum("c,cokl->okl", value[0, :, i, j], w)
+    pre = full + bias
+    c = (slice(None), None, None)
+    expected = (pre - mean[c]) / np.sqrt(variance[c] + 1e-5) * gamma[c] + beta[c]
+    np.testing.assert_allclose(evaluate(model, [value])[0], expected, rtol=1e-4, atol=1e-5)
+
+
+def test_a_batch_norm_on_its_own_becomes_a_multiply_and_an_add() -> None:
+    x = opset.parameter([2, 3], name="x")
+    gamma, beta = np.float32([1, 2, 3]), np.float32([0, -1, 1])
+    mean, variance = np.float32([0.5, 0, -0.5]), np.float32([1, 4, 0.25])
+    model = _common(hs.Model([opset.batch_norm_inference(x, gamma, beta, mean, variance, 0.0)], [x]))
+    assert _compute_types(model) == ["Multiply", "Add"]
+    value = np.float32([[1, 2, 3], [-1, 0, 1]])
+    expected = (value - mean) / np.sqrt(variance) * gamma + beta
+    np.testing.assert_allclose(evaluate(model, [value])[0], expected, rtol=1e-6, atol=1e-6)
