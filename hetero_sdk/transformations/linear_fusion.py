@@ -91,7 +91,11 @@ class _ChainFusion:
             if match is None or outer is None:
                 continue
             inner, x, a = match
-            replace_node(model, node, self.rewrite(x, a, outer[1], node.output(0)), fused=[inner], consumers=users)
+            new = self.rewrite(x, a, outer[1], node.output(0))
+            replace_node(model, node, new, fused=[inner], consumers=users)
+            between = new.input_value(0).node
+            if between is not x.node:  # AddMultiplyFusion's new Multiply stands for the same original ops
+                set_fused_names(between, fused_names(new))
             changed = True
         return changed
 

@@ -183,3 +183,13 @@ def test_a_batch_norm_on_its_own_becomes_a_multiply_and_an_add() -> None:
     value = np.float32([[1, 2, 3], [-1, 0, 1]])
     expected = (value - mean) / np.sqrt(variance) * gamma + beta
     np.testing.assert_allclose(evaluate(model, [value])[0], expected, rtol=1e-6, atol=1e-6)
+
+
+def test_the_reordered_multiply_and_add_both_stand_for_the_original_pair() -> None:
+    x = opset.parameter([2, 3], name="x")
+    y = opset.multiply(opset.add(x, np.float32(1), name="plus"), np.float32(2), name="times")
+    model = _optimise(hs.Model([y], [x]))
+    assert _compute_types(model) == ["Multiply", "Add"]
+    assert all(fused_names(n) == {"plus", "times"} for n in model.get_ops() if n.type_name in ("Multiply", "Add"))
+    value = np.float32([[1, 2, 3], [-1, 0, 1]])
+    np.testing.assert_allclose(evaluate(model, [value])[0], (value + 1) * 2, rtol=1e-6)
