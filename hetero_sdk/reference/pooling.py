@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any, cast
@@ -37,7 +38,8 @@ def _max_windows(node: Node, x: np.ndarray, indices: bool) -> tuple[np.ndarray, 
     info = ml_dtypes.finfo(x.dtype) if x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16 else np.iinfo(x.dtype)
     work = widened(x)
     lowest = np.asarray(info.min).astype(work.dtype)
-    if work.dtype.kind == "f":  # NaN never wins a comparison in OpenVINO's kernel
+    floating = work.dtype.kind == "f"
+    if floating and indices:  # NaN never wins a comparison in OpenVINO's kernel
         work = np.where(np.isnan(work), lowest, work)
     padded = pad_spatial(work, begin, end, lowest)
 
@@ -46,11 +48,14 @@ def _max_windows(node: Node, x: np.ndarray, indices: bool) -> tuple[np.ndarray, 
         spatial = (slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, s, m in zip(offsets, dilations, strides, out))
         return padded[(slice(None), slice(None), *spatial)]
 
-    taps_offsets = list(np.ndindex(*kernel))
+    taps_offsets = list(itertools.product(*(range(k) for k in kernel)))
     values = tap_window(taps_offsets[0]).copy()
-    if not indices:
+    if not indices:  # fmax skips NaN as the comparisons do; a window of NaN only gives the lowest value
+        combine = np.fmax if floating else np.maximum
         for offsets in taps_offsets[1:]:
-            np.maximum(values, tap_window(offsets), out=values)
+            combine(values, tap_window(offsets), out=values)
+        if floating:
+            np.copyto(values, lowest, where=np.isnan(values))
         return values, None, (begin, out, lowest)
     best = np.zeros(values.shape, np.int64)
     for tap, offsets in enumerate(taps_offsets[1:], start=1):

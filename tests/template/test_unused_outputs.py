@@ -34,3 +34,15 @@ def test_max_pool_values_and_indices_match_numpy_whether_or_not_indices_are_read
         np.testing.assert_array_equal(results[1], indices)
     steps = [s for s in compiled._plan.steps if s.node.type_name == "MaxPool"]
     assert len(steps[0].kernel(steps[0].node, value)) == (2 if read_indices else 1)
+
+
+@pytest.mark.parametrize("read_indices", [False, True])
+def test_nan_never_wins_a_max_pool_window_and_an_all_nan_window_gives_the_lowest_value(read_indices: bool) -> None:
+    x = opset.parameter([1, 1, 2, 4], name="x")
+    pool = opset.max_pool(x, strides=[2, 2], dilations=[1, 1], pads_begin=[0, 0], pads_end=[0, 0], kernel_shape=[2, 2])
+    outputs = [pool.output(0), pool.output(1)] if read_indices else [pool.output(0)]
+    compiled = hs.Core().compile_model(hs.Model(outputs, [x]), "TEMPLATE")
+    nan = np.nan
+    value = np.float32([[[[nan, 1, nan, nan], [-2, nan, nan, nan]]]])
+    expected = np.float32([[[[1, np.finfo(np.float32).min]]]])
+    np.testing.assert_array_equal(compiled(value)[0], expected)
