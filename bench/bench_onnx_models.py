@@ -4,12 +4,19 @@ Usage::
 
     python bench/bench_onnx_models.py                         # every model of bench/real_models.py
     python bench/bench_onnx_models.py --models ppocr-det --runs 100 --json bench/results/onnx.json
+    python bench/bench_onnx_models.py --issue-sizes              # det at 320x320, rec at 48x320
 
 Each model is read by hetero-sdk's ONNX frontend and compiled on TEMPLATE, XLA and
 ``HETERO:XLA,TEMPLATE``; the same file runs on ONNX Runtime (CPU provider) and, when installed,
 OpenVINO's CPU device (f32). Every candidate's outputs are compared with ONNX Runtime's first (max
 absolute error); the candidates are then timed in interleaved rounds. The table gives medians and p90s
-in microseconds and each median's ratio to ONNX Runtime's and OpenVINO's.
+in microseconds, each median's ratio to ONNX Runtime's and OpenVINO's, and the memory each of our
+devices reports for one inference (MiB: TEMPLATE's peak of live inputs and intermediates, XLA's
+arguments + outputs + temporaries; ``-`` where a runtime reports none).
+
+By default the models run on ``bench/real_models.py``'s small inputs (as the tests do);
+``--issue-sizes`` runs the PP-OCR detector at 320x320 and the recogniser at 48x320, the sizes the
+performance issue quotes.
 """
 
 from __future__ import annotations
@@ -21,36 +28,63 @@ from timing import THREAD_VARIABLES
 for _variable in THREAD_VARIABLES:
     os.environ[_variable] = "1"  # before numpy loads its BLAS
 
+import dataclasses  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from real_models import MODELS, RealModel, fetch, onnx_runtime_outputs  # noqa: E402
-from timing import bench_arguments, environment, measure, print_table, summary, write_report  # noqa: E402
+from timing import (  # noqa: E402
+    bench_arguments,
+    device_peak_bytes,
+    environment,
+    measure,
+    print_table,
+    summary,
+    write_report,
+)
 
 import hetero_sdk as hs  # noqa: E402
 
 DEVICES = ("TEMPLATE", "XLA", "HETERO:XLA,TEMPLATE")
 ONE_THREAD = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
+ISSUE_SIZES = {"ppocr-det": (1, 3, 320, 320), "ppocr-rec": (1, 3, 48, 320)}
+"""Input shapes of the image models at the sizes the performance issue quotes (``--issue-sizes``)."""
 
 
-def sdk_candidates(model: RealModel, path: Path) -> dict[str, Callable[[], Any]]:
-    """One inference per device: name -> a call returning outputs by name."""
+def at_issue_size(key: str, model: RealModel) -> RealModel:
+    """``model`` with a random input of its :data:`ISSUE_SIZES` shape (itself when it has none)."""
+    if key not in ISSUE_SIZES:
+        return model
+    (name, value), *rest = model.feeds.items()
+    image = np.random.default_rng(0).random(ISSUE_SIZES[key]).astype(value.dtype)
+    return dataclasses.replace(model, feeds={name: image, **dict(rest)})
+
+
+def sdk_candidates(model: RealModel, path: Path) -> tuple[dict[str, Callable[[], Any]], dict[str, Any]]:
+    """One inference per device (name -> a call returning outputs by name), and each compiled model."""
     converted = hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
     core = hs.Core()
-    calls = {}
+    calls, compiled_models = {}, {}
     for device in DEVICES:
         config = ONE_THREAD if device == "TEMPLATE" else {}
-        request = core.compile_model(converted, device, config).create_infer_request()
+        compiled = core.compile_model(converted, device, config)
+        request = compiled.create_infer_request()
         names = [o.any_name for o in converted.outputs]
 
         def call(request: Any = request, names: list[str] = names) -> dict[str, np.ndarray]:
             results = request.infer(model.feeds)
             return {name: np.asarray(results[name]) for name in names}
 
-        calls[device] = call
-    return calls
+        calls[device], compiled_models[device] = call, compiled
+    return calls, compiled_models
+
+
+def peak_bytes(compiled: Any, feeds: dict[str, np.ndarray]) -> int | None:
+    """What ``compiled`` reports for one inference on ``feeds`` (see :func:`timing.device_peak_bytes`)."""
+    shapes = [next(feeds[n] for n in port.names if n in feeds).shape for port in compiled.inputs]
+    return device_peak_bytes(compiled, shapes)
 
 
 def reference_candidates(
@@ -95,13 +129,15 @@ def reference_candidates(
 def main() -> None:
     parser = bench_arguments(__doc__.splitlines()[0], list(MODELS), runs=50)
     parser.set_defaults(warmup=5)
+    parser.add_argument("--issue-sizes", action="store_true", help="det at 320x320 and rec at 48x320")
     args = parser.parse_args()
     rows = []
     for key in args.models:
-        model = MODELS[key]
+        model = at_issue_size(key, MODELS[key]) if args.issue_sizes else MODELS[key]
         path = fetch(model)
         expected = onnx_runtime_outputs(path, model.feeds)
-        candidates = {**sdk_candidates(model, path), **reference_candidates(path, model.feeds, model.input_shapes)}
+        ours, compiled_models = sdk_candidates(model, path)
+        candidates = {**ours, **reference_candidates(path, model.feeds, model.input_shapes)}
         errors = {
             name: max(float(np.max(np.abs(np.asarray(call()[o], np.float64) - v))) for o, v in expected.items())
             for name, call in candidates.items()
@@ -110,12 +146,15 @@ def main() -> None:
         medians = {name: summary(t)["median_us"] for name, t in times.items()}
         for name, t in times.items():
             row: dict[str, Any] = {"model": key, "runtime": name, **summary(t), "max_abs_err": errors[name]}
+            row["input"] = "x".join(str(d) for d in next(iter(model.feeds.values())).shape)
+            row["peak_bytes"] = peak_bytes(compiled_models[name], model.feeds) if name in compiled_models else None
             row["vs_ort"] = medians[name] / medians["onnxruntime"]
             row["vs_openvino"] = medians[name] / medians["openvino"] if "openvino" in medians else None
             rows.append(row)
     columns = [
-        ("model", "model"), ("runtime", "runtime"), ("median_us", "median us"), ("p90_us", "p90 us"),
-        ("vs_ort", "x ORT"), ("vs_openvino", "x OpenVINO"), ("max_abs_err", "max |err| vs ORT"),
+        ("model", "model"), ("input", "input"), ("runtime", "runtime"), ("median_us", "median us"),
+        ("p90_us", "p90 us"), ("vs_ort", "x ORT"), ("vs_openvino", "x OpenVINO"), ("peak_bytes", "peak MiB"),
+        ("max_abs_err", "max |err| vs ORT"),
     ]  # fmt: skip
     print_table(columns, rows)
     write_report(args.json, args, environment(), rows=rows)

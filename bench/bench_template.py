@@ -27,7 +27,15 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from models import MODELS, BenchModel  # noqa: E402
-from timing import bench_arguments, environment, measure, print_table, summary, write_report  # noqa: E402
+from timing import (  # noqa: E402
+    bench_arguments,
+    device_peak_bytes,
+    environment,
+    measure,
+    print_table,
+    summary,
+    write_report,
+)
 
 import hetero_sdk as hs  # noqa: E402
 from hetero_sdk.frontend.onnx_export import export_model  # noqa: E402
@@ -51,14 +59,15 @@ def ort_session(bench_model: BenchModel) -> Any | None:
     return ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def candidates(bench_model: BenchModel, core: hs.Core, use_ort: bool) -> dict[str, Callable[[], Any]]:
-    """The calls to time, each checked against the numpy forward pass first.
+def candidates(bench_model: BenchModel, core: hs.Core, use_ort: bool) -> tuple[dict[str, Callable[[], Any]], Any]:
+    """The calls to time, each checked against the numpy forward pass first, and TEMPLATE's compiled model.
 
     :raises AssertionError: when a runtime's output differs from numpy's.
     """
     x = bench_model.sample_input()
     expected = bench_model.numpy(x)
-    request = core.compile_model(bench_model.build(), "TEMPLATE", ONE_THREAD).create_infer_request()
+    compiled = core.compile_model(bench_model.build(), "TEMPLATE", ONE_THREAD)
+    request = compiled.create_infer_request()
     feed = {bench_model.input_name: x}
     calls: dict[str, Callable[[], Any]] = {
         "TEMPLATE": lambda: request.infer(feed),
@@ -72,7 +81,7 @@ def candidates(bench_model: BenchModel, core: hs.Core, use_ort: bool) -> dict[st
         outputs["ORT"] = session.run(None, feed)[0]
     for name, value in outputs.items():
         np.testing.assert_allclose(value, expected, rtol=1e-4, atol=1e-4, err_msg=f"{bench_model.name} on {name}")
-    return calls
+    return calls, compiled
 
 
 def bench(models: list[str], runs: int, warmup: int, use_ort: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -82,12 +91,15 @@ def bench(models: list[str], runs: int, warmup: int, use_ort: bool) -> tuple[lis
     ratios: dict[str, Any] = {}
     for name in models:
         bench_model = MODELS[name]()
-        times = measure(candidates(bench_model, core, use_ort), runs, warmup)
+        calls, compiled = candidates(bench_model, core, use_ort)
+        times = measure(calls, runs, warmup)
         stats = {runtime: summary(values) for runtime, values in times.items()}
         template = stats["TEMPLATE"]["median_us"]
         ratios[name] = {f"TEMPLATE/{r}": template / s["median_us"] for r, s in stats.items() if r != "TEMPLATE"}
         for runtime, s in stats.items():
-            rows.append({"model": name, "runtime": runtime, **s, "template_over": template / s["median_us"]})
+            row = {"model": name, "runtime": runtime, **s, "template_over": template / s["median_us"]}
+            row["peak_bytes"] = device_peak_bytes(compiled) if runtime == "TEMPLATE" else None
+            rows.append(row)
     return rows, ratios
 
 
@@ -103,6 +115,7 @@ def main(argv: list[str] | None = None) -> None:
         ("median_us", "median us"),
         ("p90_us", "p90 us"),
         ("template_over", "TEMPLATE/x"),
+        ("peak_bytes", "peak MiB"),
     ]
     print_table(columns, rows)
     for model, by_runtime in ratios.items():

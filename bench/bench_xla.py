@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 from hetero_sdk_jax import XlaPlugin  # noqa: E402
 from jax import lax  # noqa: E402
 from models import MODELS, BenchModel  # noqa: E402
-from timing import bench_arguments, measure, print_table, summary, write_report  # noqa: E402
+from timing import bench_arguments, device_peak_bytes, measure, print_table, summary, write_report  # noqa: E402
 
 import hetero_sdk as hs  # noqa: E402
 from template_plugin import TemplatePlugin  # noqa: E402
@@ -168,7 +168,21 @@ def prepare(bench_model: BenchModel, core: hs.Core) -> dict[str, Any]:
         "x": x,
         "feed": feed,
         "compile_s": {"XLA": xla_compile, "jax.jit": jax_compile},
+        "peak_bytes": {
+            "XLA": device_peak_bytes(xla),
+            "XLA executable": device_peak_bytes(xla),
+            "jax.jit": _jit_bytes(jitted.lower(x).compile()),
+            "TEMPLATE": device_peak_bytes(template),
+        },
     }
+
+
+def _jit_bytes(compiled: Any) -> int | None:
+    """A ``jax.stages.Compiled``'s arguments + outputs + temporaries, as for the XLA device."""
+    stats = compiled.memory_analysis()
+    if stats is None:
+        return None
+    return int(stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes)
 
 
 def throughput(
@@ -216,6 +230,7 @@ def bench(models: list[str], runs: int, warmup: int, requests: int, jobs: int) -
                 "xla_speedup": s["median_us"] / xla,
                 "throughput_ips": rates.get(runtime),
                 "compile_s": prepared["compile_s"].get(runtime),
+                "peak_bytes": prepared["peak_bytes"].get(runtime),
             })  # fmt: skip
     return rows
 
@@ -236,6 +251,7 @@ def main(argv: list[str] | None = None) -> None:
         ("xla_speedup", "x/XLA"),
         ("throughput_ips", "infer/s"),
         ("compile_s", "compile s"),
+        ("peak_bytes", "peak MiB"),
     ]
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}), jax {jax.__version__}")
     print_table(columns, rows)

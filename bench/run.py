@@ -1,5 +1,6 @@
 """The whole benchmark suite in one command: every benchmark of bench/, one thread, then one table of
-the ratios that matter, a JSON file of everything and (with matplotlib) a chart of the ratios.
+the ratios that matter (with the memory each of our devices reports for one inference beside them),
+a JSON file of everything and (with matplotlib) a chart of the ratios.
 
 Usage::
 
@@ -29,9 +30,10 @@ SUITE = {
     "template": ("bench_template.py", ["--runs", "200"], ["--runs", "40"]),
     "xla": ("bench_xla.py", ["--runs", "300"], ["--runs", "60", "--requests", "50"]),
     "hetero": ("bench_hetero.py", ["--runs", "300"], ["--runs", "60"]),
-    "onnx_models": ("bench_onnx_models.py", ["--runs", "50"], ["--runs", "15"]),
+    "onnx_models": ("bench_onnx_models.py", ["--runs", "50", "--issue-sizes"], ["--runs", "15"]),
 }
-"""Each benchmark's script, and its arguments for a full and a ``--quick`` run."""
+"""Each benchmark's script, and its arguments for a full and a ``--quick`` run (the full run takes the
+real convnets at the issue's sizes: PP-OCR det at 320x320, rec at 48x320)."""
 
 
 def run_suite(names: list[str], quick: bool, folder: Path) -> dict[str, Any]:
@@ -56,25 +58,34 @@ def run_suite(names: list[str], quick: bool, folder: Path) -> dict[str, Any]:
 def ratios(reports: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per measured pair: the suite, the model, the candidate, the reference and the ratio."""
     rows: list[dict[str, Any]] = []
-    for row in reports.get("template", {}).get("rows", []):
+    template_rows = reports.get("template", {}).get("rows", [])
+    for row in template_rows:
+        template_peak = next((r.get("peak_bytes") for r in template_rows if r["model"] == row["model"]
+                              and r["runtime"] == "TEMPLATE"), None)  # fmt: skip
         if row["runtime"] != "TEMPLATE":
-            rows.append(_row("template", row["model"], "TEMPLATE", row["runtime"], row["template_over"]))
+            rows.append(_row("template", row["model"], "TEMPLATE", row["runtime"], row["template_over"], template_peak))
     for row in reports.get("xla", {}).get("rows", []):
         if row["runtime"] != "jax.jit":
-            rows.append(_row("xla", row["model"], row["runtime"], "jax.jit", row["over_jax"]))
+            rows.append(_row("xla", row["model"], row["runtime"], "jax.jit", row["over_jax"], row.get("peak_bytes")))
     for row in reports.get("hetero", {}).get("rows", []):
         if row.get("variant") != "plain":
             rows.append(_row("hetero", row["model"], f"{row['runtime']} {row['variant']}", "plain", row["ratio"]))
     for row in reports.get("onnx_models", {}).get("rows", []):
         if row["runtime"] not in ("onnxruntime", "openvino"):
-            rows.append(_row("onnx_models", row["model"], row["runtime"], "onnxruntime", row["vs_ort"]))
+            model, peak = f"{row['model']} {row.get('input', '')}".strip(), row.get("peak_bytes")
+            rows.append(_row("onnx_models", model, row["runtime"], "onnxruntime", row["vs_ort"], peak))
             if row.get("vs_openvino") is not None:
-                rows.append(_row("onnx_models", row["model"], row["runtime"], "openvino", row["vs_openvino"]))
+                rows.append(_row("onnx_models", model, row["runtime"], "openvino", row["vs_openvino"], peak))
     return rows
 
 
-def _row(suite: str, model: str, candidate: str, reference: str, ratio: float) -> dict[str, Any]:
-    return {"suite": suite, "model": model, "candidate": candidate, "reference": reference, "ratio": ratio}
+def _row(
+    suite: str, model: str, candidate: str, reference: str, ratio: float, peak: int | None = None
+) -> dict[str, Any]:
+    return {
+        "suite": suite, "model": model, "candidate": candidate, "reference": reference, "ratio": ratio,
+        "peak_bytes": peak,
+    }  # fmt: skip
 
 
 def chart(rows: list[dict[str, Any]], target: Path) -> bool:
@@ -111,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = ratios(reports)
     print("== suite")
     print_table([("suite", "suite"), ("model", "model"), ("candidate", "candidate"), ("reference", "over"),
-                 ("ratio", "ratio")], rows)  # fmt: skip
+                 ("ratio", "ratio"), ("peak_bytes", "candidate peak MiB")], rows)  # fmt: skip
     (folder / "suite.json").write_text(json.dumps({"reports": reports, "ratios": rows}, indent=2) + "\n")
     drawn = chart(rows, folder / "suite.png")
     chart_note = f" and {folder / 'suite.png'}" if drawn else " (pip install matplotlib for the chart)"

@@ -68,6 +68,22 @@ def summary(values: Sequence[float]) -> dict[str, float]:
     return {"median_us": statistics.median(values) * 1e6, "p90_us": percentile(values, 90) * 1e6}
 
 
+def device_peak_bytes(compiled: Any, shapes: Sequence[Sequence[int]] | None = None) -> int | None:
+    """The memory a compiled model reports for one inference, or None when it reports none: TEMPLATE's
+    ``TEMPLATE_PEAK_MEMORY`` (inputs and intermediates alive at once, last inference), the XLA
+    executable's arguments + outputs + temporaries (XLA's buffer assignment, for input ``shapes``)."""
+    reported = compiled.get_property_or("TEMPLATE_PEAK_MEMORY", None)
+    if reported is not None:
+        return int(reported)
+    executable = getattr(compiled, "jax_executable", None)
+    if executable is None:
+        return None
+    stats = executable(shapes).memory_analysis()
+    if stats is None:
+        return None
+    return int(stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes)
+
+
 def environment() -> dict[str, Any]:
     """What the figures depend on: versions, CPU count and the thread variables."""
     import numpy as np
@@ -89,11 +105,14 @@ def environment() -> dict[str, Any]:
 
 def print_table(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]) -> None:
     """Prints ``rows`` under ``columns`` (key, heading): text left-aligned, numbers right-aligned; floats
-    whose key ends in ``_us`` without decimals, others (ratios) with two."""
+    whose key ends in ``_us`` without decimals, sizes whose key ends in ``_bytes`` in MiB with one,
+    others (ratios) with two."""
 
     def cell(key: str, value: Any) -> str:
         if value is None:
             return "-"
+        if key.endswith("_bytes") and isinstance(value, (int, float)):
+            return f"{value / 2**20:.1f}"
         if isinstance(value, float):
             return f"{value:.0f}" if key.endswith("_us") else f"{value:.2f}" if value >= 0.01 else f"{value:.1e}"
         return str(value)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
+
+from threadpoolctl import ThreadpoolController
 
 from hetero_sdk import Model, rt_info
 from hetero_sdk.plugin import CompiledModel, RunContext
@@ -13,7 +16,21 @@ from template_plugin.blob import write_blob
 from template_plugin.execution_plan import ExecutionPlan
 from template_plugin.transformations import transform_model
 
-__all__ = ["TemplateCompiledModel"]
+__all__ = ["PEAK_MEMORY", "TemplateCompiledModel"]
+
+PEAK_MEMORY = "TEMPLATE_PEAK_MEMORY"
+"""Read-only compiled-model property: the most bytes that inputs and intermediate results held at
+once during the last inference (constants excluded; 0 before the first)."""
+
+_controller: ThreadpoolController | None = None
+
+
+def _blas_controller() -> ThreadpoolController:
+    """The process's BLAS thread pools (inspected once: threadpoolctl reads the loaded libraries)."""
+    global _controller
+    if _controller is None:
+        _controller = ThreadpoolController()
+    return _controller
 
 
 class TemplateCompiledModel(CompiledModel):
@@ -28,13 +45,32 @@ class TemplateCompiledModel(CompiledModel):
             transform_model(self._runtime)
         self._plan = ExecutionPlan(self._runtime)
         self._last_profile: dict[str, float] = {}
+        self._threads = int(config.get("INFERENCE_NUM_THREADS", 0))
+        if self._threads > 0:
+            pools = _blas_controller().select(user_api="blas").info()
+            if all(pool["num_threads"] <= self._threads for pool in pools):
+                self._threads = 0  # already within the limit: no per-call switching
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
-        """Runs the execution plan; records per-op times when profiling."""
-        outputs = self._plan.run(inputs, context)
+        """Runs the execution plan, with BLAS limited to ``INFERENCE_NUM_THREADS`` threads when set
+        (through threadpoolctl); records per-op times when profiling."""
+        limit: AbstractContextManager[Any] = (
+            _blas_controller().limit(limits=self._threads, user_api="blas") if self._threads else nullcontext()
+        )
+        with limit:
+            outputs = self._plan.run(inputs, context)
         if context.profile is not None:
             self._last_profile = {row.node_name: row.real_time.total_seconds() * 1e6 for row in context.profile}
         return outputs
+
+    def get_property(self, name: str) -> Any:
+        """The compiled model's properties, with :data:`PEAK_MEMORY` (``TEMPLATE_PEAK_MEMORY``) added."""
+        if name == PEAK_MEMORY:
+            return self._plan.peak_bytes
+        supported = super().get_property(name)
+        if name == "SUPPORTED_PROPERTIES":
+            return {**supported, PEAK_MEMORY: "RO"}
+        return supported
 
     @property
     def execution_devices(self) -> list[str]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from hetero_sdk import Model, Node
 from hetero_sdk.errors import UnsupportedOperationError
-from hetero_sdk.reference import Kernel, get_kernel
+from hetero_sdk.reference import Kernel, get_kernel, max_pool_values
 from hetero_sdk.runtime import RunContext
 
 __all__ = ["ExecutionPlan", "Step"]
@@ -57,15 +57,19 @@ class ExecutionPlan:
                 for source in node.input_values():
                     last_use[slot_of[(id(source.node), source.index)]] = len(compute)
                 compute.append(node)
+        self.peak_bytes = 0
+        """The most bytes that inputs and intermediate results held at once during the last run
+        (constants excluded; outputs included; views counted as if they owned their data)."""
         keep = set(self.output_slots) | {s for s, _ in self.constants}
         dead_after: dict[int, list[int]] = {}
         for slot, step in last_use.items():
             if slot not in keep:
                 dead_after.setdefault(step, []).append(slot)
+        read = set(last_use) | set(self.output_slots)
         self.steps = [
             Step(
                 node,
-                get_kernel(node.type_name),
+                _kernel(node, [slot_of[(id(node), i)] in read for i in range(node.get_output_size())]),
                 tuple(slot_of[(id(s.node), s.index)] for s in node.input_values()),
                 tuple(slot_of[(id(node), i)] for i in range(node.get_output_size())),
                 tuple(t.numpy for t in (node.get_output_element_type(i) for i in range(node.get_output_size()))),
@@ -75,31 +79,54 @@ class ExecutionPlan:
         ]
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[np.ndarray]:
-        """Executes the steps on ``inputs``; thread-safe (all state is local to the call)."""
+        """Executes the steps on ``inputs``; thread-safe (all state is local to the call, but for
+        :attr:`peak_bytes`, which the last finished call sets)."""
         env: list[Any] = [None] * self.num_slots
         for slot, value in self.constants:
             env[slot] = value
+        live = 0
         for slot, value in zip(self.input_slots, inputs):
-            env[slot] = np.asarray(value)
+            env[slot] = array = np.asarray(value)
+            live += array.nbytes
+        peak = live
         profile = context.profile is not None
+        cancelled = context.cancelled.is_set
         with np.errstate(all="ignore"):  # IEEE 754 results (inf, nan) are the answer, not a warning
             for step in self.steps:
-                context.check_cancelled()
+                if cancelled():
+                    context.check_cancelled()
                 if profile:
-                    with context.timed(step.node.friendly_name, step.node.type_name, f"ref_{step.node.type_name}"):
-                        self._execute(step, env)
+                    node = step.node
+                    with context.timed(node.friendly_name, node.type_name, f"ref_{node.type_name}"):
+                        raw = step.kernel(step.node, *[env[a] for a in step.args])
                 else:
-                    self._execute(step, env)
+                    raw = step.kernel(step.node, *[env[a] for a in step.args])
+                for slot, value, dtype in zip(
+                    step.outs, raw if isinstance(raw, (tuple, list)) else (raw,), step.out_dtypes
+                ):
+                    if type(value) is not np.ndarray or value.dtype != dtype:
+                        value = np.asarray(value).astype(dtype, copy=False)
+                    env[slot] = value
+                    live += value.nbytes
+                if live > peak:
+                    peak = live
+                for slot in step.release:
+                    live -= env[slot].nbytes
+                    env[slot] = None
+        self.peak_bytes = peak
         return [env[slot] for slot in self.output_slots]
 
-    @staticmethod
-    def _execute(step: Step, env: list[Any]) -> None:
-        raw = step.kernel(step.node, *(env[a] for a in step.args))
-        values = raw if isinstance(raw, (tuple, list)) else (raw,)
-        for slot, value, dtype in zip(step.outs, values, step.out_dtypes):
-            env[slot] = np.asarray(value).astype(dtype, copy=False)
-        for slot in step.release:
-            env[slot] = None
+
+def _max_pool_values(node: Node, x: np.ndarray) -> tuple[np.ndarray]:
+    return (max_pool_values(node, x),)
+
+
+def _kernel(node: Node, read: list[bool]) -> Kernel:
+    """The node's kernel; for outputs nobody reads, a variant that does not compute them when one exists
+    (MaxPool without its indices). A kernel may return fewer values than outputs: the rest stay unset."""
+    if node.type_name == "MaxPool" and not read[1]:
+        return _max_pool_values
+    return get_kernel(node.type_name)
 
 
 def _has_kernel(node: Node) -> bool:

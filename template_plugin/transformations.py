@@ -10,25 +10,25 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from hetero_sdk.transformations import (
-    ConstantFolding,
+    COMMON_OPTIMIZATIONS,
     ConsumerMap,
-    ConvBatchNormFusion,
-    DeadCodeElimination,
-    NopElimination,
     PassManager,
+    channel_scale,
+    common_optimizations,
+    constant_operand,
     replace_node,
 )
+from template_plugin.fused_conv import fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
 
 if TYPE_CHECKING:
     from hetero_sdk import Model, Node
 
-__all__ = ["COMMON_OPTIMIZATIONS", "FullyConnectedFusion", "build_pass_manager", "transform_model"]
-
-COMMON_OPTIMIZATIONS = "CommonOptimizations"
-"""The name of the fixed-point group of device-independent passes (disable it to skip them all)."""
+__all__ = ["COMMON_OPTIMIZATIONS", "ConvolutionFusion", "FullyConnectedFusion", "build_pass_manager", "transform_model"]
 
 _ACTIVATIONS = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh"}
+_CONV_ACTIVATIONS = {"Relu": "relu", "HSwish": "hswish"}
+_FUSED_TYPES = frozenset({"f32", "f64"})  # computed as the unfused ops are (f16 and bf16 widen per op)
 
 
 class FullyConnectedFusion:
@@ -87,20 +87,62 @@ class FullyConnectedFusion:
         return True
 
 
+class ConvolutionFusion:
+    """Fuses ``Convolution | GroupConvolution -> Add(per-channel Constant) [-> Relu | HSwish]`` of a
+    real element type into ``TemplateConvolution``.
+
+    The convolution's output must have exactly one use, the Add, whose constant operand holds one
+    value per output channel (:func:`~hetero_sdk.transformations.linear_fusion.channel_scale`); the
+    activation joins when it is the Add output's only use. The fused op takes the friendly name and
+    tensor names of the pattern's last node and records the whole pattern in ``fused_names``.
+    """
+
+    name = "TemplateConvolutionFusion"
+
+    def run(self, model: Model) -> bool:
+        """Fuses every match in ``model``; returns True when one was fused."""
+        users = ConsumerMap(model)
+        changed = False
+        for node in model.get_ops():
+            if node.type_name in ("Convolution", "GroupConvolution"):
+                changed |= self._fuse(model, node, users)
+        return changed
+
+    def _fuse(self, model: Model, conv: Node, users: ConsumerMap) -> bool:
+        uses = users.of(conv.output(0))
+        if len(uses) != 1 or uses[0][0].type_name != "Add" or conv.output(0).element_type.value not in _FUSED_TYPES:
+            return False
+        add = uses[0][0]
+        found = constant_operand(add)
+        shape = conv.output(0).partial_shape
+        if found is None or found[0] != conv.output(0) or shape.rank < 3:
+            return False
+        if shape[1] < 0 or channel_scale(found[1], shape[1], shape.rank) is None:
+            return False
+        pattern, activation = [conv, add], "none"
+        after = users.of(add.output(0))
+        if len(after) == 1 and after[0][0].type_name in _CONV_ACTIVATIONS:
+            pattern.append(after[0][0])
+            activation = _CONV_ACTIVATIONS[after[0][0].type_name]
+        bias = add.input_value(1 - uses[0][1])
+        replace_node(model, pattern[-1], fused_convolution(conv, bias, activation), fused=pattern[:-1], consumers=users)
+        return True
+
+
 def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     """TEMPLATE's pipeline, with the named passes (or groups) disabled.
 
-    1. ``CommonOptimizations``, repeated to a fixed point: ``ConstantFolding``, ``NopElimination``,
-       ``ConvBatchNormFusion``, ``DeadCodeElimination`` (each can expose work for the others);
-    2. ``TemplateFullyConnectedFusion``.
+    1. ``CommonOptimizations`` (:func:`~hetero_sdk.transformations.common_optimizations`), repeated
+       to a fixed point;
+    2. ``TemplateFullyConnectedFusion``;
+    3. ``TemplateConvolutionFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
     manager = PassManager()
-    manager.register_group(
-        [ConstantFolding(), NopElimination(), ConvBatchNormFusion(), DeadCodeElimination()], COMMON_OPTIMIZATIONS
-    )
+    manager.register_group(common_optimizations(), COMMON_OPTIMIZATIONS)
     manager.register_pass(FullyConnectedFusion())
+    manager.register_pass(ConvolutionFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

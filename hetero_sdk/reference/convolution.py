@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -22,6 +24,14 @@ def widened(x: np.ndarray) -> np.ndarray:
 
 def pad_spatial(x: np.ndarray, begin: Sequence[int], end: Sequence[int], value: float | np.ndarray = 0) -> np.ndarray:
     """Pads the spatial axes (2...) of ``x``; negative pads crop."""
+    if not any(begin) and not any(end):
+        return x
+    if min(*begin, *end) >= 0:  # a filled array and one slice assignment: np.pad's set-up costs more
+        shape = (*x.shape[:2], *(size + b + e for size, b, e in zip(x.shape[2:], begin, end)))
+        padded = np.full(shape, value, dtype=x.dtype) if value else np.zeros(shape, dtype=x.dtype)
+        inner = tuple(slice(b, b + size) for b, size in zip(begin, x.shape[2:]))
+        padded[(slice(None), slice(None), *inner)] = x
+        return padded
     widths = [(0, 0), (0, 0)] + [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
     padded = np.pad(x, widths, constant_values=value)
     crop = tuple(slice(max(-b, 0), padded.shape[i + 2] - max(-e, 0)) for i, (b, e) in enumerate(zip(begin, end)))
@@ -40,62 +50,114 @@ def windows(
     return view[(slice(None), slice(None), *positions, *taps)]
 
 
-def _pointwise(x: np.ndarray, w: np.ndarray, strides: Sequence[int]) -> np.ndarray:
-    """A 1x1 convolution without padding or groups: one matrix product ``w[O, C] @ x[N, C, pixels]``."""
-    x = x[(slice(None), slice(None), *(slice(None, None, s) for s in strides))]
-    out = np.matmul(w.reshape(w.shape[1], w.shape[2]), x.reshape(x.shape[0], x.shape[1], -1))
-    return out.reshape(x.shape[0], w.shape[1], *x.shape[2:])
+def _tap_slice(tap: Sequence[int], dilations: Sequence[int], out: Sequence[int], strides: Sequence[int]) -> tuple:
+    """The strided slice of the padded input that kernel tap ``tap`` reads for every output position."""
+    window = (slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilations, out, strides))
+    return (slice(None), slice(None), *window)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tap_slices(
+    kernel: tuple[int, ...], dilations: tuple[int, ...], out: tuple[int, ...], strides: tuple[int, ...]
+) -> list[tuple[slice, ...]]:
+    """Every kernel tap's :func:`_tap_slice`, in row-major tap order (cached: a model repeats its geometries)."""
+    return [_tap_slice(tap, dilations, out, strides) for tap in itertools.product(*(range(k) for k in kernel))]
+
+
+def columns(
+    x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int], out: Sequence[int]
+) -> np.ndarray:
+    """im2col: a contiguous ``[N, C, taps, pixels]`` array of the (padded) input under every kernel tap,
+    filled with one strided copy per tap (the ``[C * taps, pixels]`` matrix of a GEMM, channel-major)."""
+    taps = _tap_slices(tuple(kernel), tuple(dilations), tuple(out), tuple(strides))
+    cols = np.empty((x.shape[0], x.shape[1], len(taps), *out), dtype=x.dtype)
+    for i, window in enumerate(taps):
+        cols[:, :, i] = x[window]
+    return cols.reshape(x.shape[0], x.shape[1], len(taps), -1)
+
+
+_SMALL_PLANE = 4096
+"""Output planes up to this many pixels take the depthwise convolution as im2col and batched GEMVs."""
 
 
 def _depthwise(
     x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int], out: Sequence[int]
 ) -> np.ndarray:
     """One input channel per group (``w`` [G, m, 1, k...]): a multiply-add of strided slices per tap,
-    instead of one tiny matrix product per group."""
+    into one preallocated sum and one scratch array, instead of one tiny matrix product per group."""
     multiplier = w.shape[1]
     if multiplier > 1:
         x = np.repeat(x, multiplier, axis=1)
     taps = w.reshape(w.shape[0] * multiplier, *w.shape[3:])
-    total = np.zeros((x.shape[0], taps.shape[0], *out), dtype=np.result_type(x, taps))
-    for tap in np.ndindex(*taps.shape[1:]):
-        window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilations, out, strides))
-        total += x[(slice(None), slice(None), *window)] * taps[(slice(None), *tap)].reshape(-1, *([1] * len(out)))
+    dtype = np.result_type(x, taps)
+    if math.prod(out) <= _SMALL_PLANE:  # per-call overheads dominate: one batched product over all taps
+        cols = columns(x, taps.shape[1:], strides, dilations, out)
+        products = np.matmul(taps.reshape(taps.shape[0], 1, -1).astype(dtype), cols.astype(dtype, copy=False))
+        return products.reshape(x.shape[0], taps.shape[0], *out)
+    total = np.zeros((x.shape[0], taps.shape[0], *out), dtype=dtype)
+    scratch = np.empty_like(total)
+    weights = taps.reshape(taps.shape[0], -1, *(1,) * len(out))  # [channels, taps, 1...]
+    slices = _tap_slices(tuple(taps.shape[1:]), tuple(dilations), tuple(out), tuple(strides))
+    for i, window in enumerate(slices):
+        np.multiply(x[window], weights[:, i], out=scratch)
+        total += scratch
     return total
 
 
-def _grouped_conv(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``x`` [N, G*Cg, ...] with ``w`` [G, Og, Cg, k...] -> [N, G*Og, out...]."""
+def _tap_products(x: np.ndarray, w: np.ndarray, dilations: Sequence[int], out: Sequence[int]) -> np.ndarray:
+    """A stride-1 convolution of the padded ``x`` [N, C, padded...] as ONE GEMM of every tap's filters
+    ``[taps * O, C]`` with the flattened input ``[C, padded pixels]``, then the taps' products summed
+    at their shifted offsets. It writes ``taps * O`` values per input pixel instead of im2col's
+    ``C * taps`` per output pixel: the cheaper choice when a layer has fewer outputs than inputs."""
+    batch, channels, padded = x.shape[0], x.shape[1], x.shape[2:]
+    outs, kernel = w.shape[0], w.shape[2:]
+    pitch = [math.prod(padded[i + 1 :]) for i in range(len(padded))]
+    taps = math.prod(kernel)
+    stacked = np.ascontiguousarray(np.moveaxis(w.reshape(outs, channels, taps), 2, 0)).reshape(taps * outs, channels)
+    products = np.matmul(stacked, x.reshape(batch, channels, -1)).reshape(batch, taps, outs, -1)
+    length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1
+    wide = np.zeros((batch, outs, out[0] * pitch[0]), dtype=products.dtype)
+    for i, tap in enumerate(np.ndindex(*kernel)):
+        offset = sum(t * d * p for t, d, p in zip(tap, dilations, pitch))
+        wide[:, :, :length] += products[:, i, :, offset : offset + length]
+    rows = wide.reshape(batch, outs, out[0], *padded[1:])
+    return np.ascontiguousarray(rows[(slice(None), slice(None), slice(None), *(slice(o) for o in out[1:]))])
+
+
+def grouped_convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``x`` [N, G*Cg, ...] with ``w`` [G, Og, Cg, k...] -> [N, G*Og, out...]: per group one GEMM
+    ``w[Og, Cg*taps] @ columns[Cg*taps, pixels]``, whose result is already in NC(D)HW order."""
     attrs = node.attrs
-    n = x.ndim - 2
     groups, per_group, c_in, kernel = w.shape[0], w.shape[1], w.shape[2], w.shape[3:]
     strides, dilations = attrs["strides"], attrs["dilations"]
     begin, end = resolve_pads(attrs["auto_pad"], x.shape[2:], kernel, strides, dilations,
                               attrs["pads_begin"], attrs["pads_end"])  # fmt: skip
     x, w = widened(x), widened(w)
     out = window_output_dims(node, x.shape[2:], kernel, strides, dilations, begin, end, "explicit")
-    if groups == 1 and math.prod(kernel) == 1 and not any(begin) and not any(end):
-        return _pointwise(x, w, strides)
+    batch = x.shape[0]
     if c_in == 1 and groups > 1:
         return _depthwise(pad_spatial(x, begin, end), w, strides, dilations, out)
-    view = windows(pad_spatial(x, begin, end), kernel, strides, dilations, out)
-    batch = x.shape[0]
-    view = view.reshape(batch, groups, c_in, *out, *kernel)
-    order = (1, 0, *range(3, 3 + n), 2, *range(3 + n, 3 + 2 * n))
-    columns = view.transpose(order).reshape(groups, batch * math.prod(out), c_in * math.prod(kernel))
-    matrices = w.reshape(groups, per_group, -1).transpose(0, 2, 1)
-    result = np.matmul(columns, matrices).reshape(groups, batch, *out, per_group)
-    result = np.moveaxis(result, (0, -1), (1, 2))
+    if groups == 1 and math.prod(kernel) > 1 and all(s == 1 for s in strides) and 16 <= c_in >= per_group:
+        return _tap_products(pad_spatial(x, begin, end), w[0], dilations, out)
+    if groups == 1 and math.prod(kernel) == 1 and not any(begin) and not any(end):
+        x = x[(slice(None), slice(None), *(slice(None, (o - 1) * s + 1, s) for o, s in zip(out, strides)))]
+        cols = np.ascontiguousarray(x).reshape(batch, 1, c_in, -1)
+    else:
+        cols = columns(pad_spatial(x, begin, end), kernel, strides, dilations, out)
+        cols = cols.reshape(batch, groups, c_in * math.prod(kernel), -1)
+    matrices = np.ascontiguousarray(w.reshape(groups, per_group, -1))
+    result = np.matmul(matrices, cols)  # [N, G, Og, pixels]
     return result.reshape(batch, groups * per_group, *out)
 
 
 @kernel("Convolution")
 def convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return _grouped_conv(node, x, w[np.newaxis])
+    return grouped_convolution(node, x, w[np.newaxis])
 
 
 @kernel("GroupConvolution")
 def group_convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return _grouped_conv(node, x, w)
+    return grouped_convolution(node, x, w)
 
 
 @kernel("ConvolutionBackpropData")

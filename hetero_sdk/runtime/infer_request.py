@@ -86,6 +86,16 @@ class InferRequest:
         self._callback: tuple[Callable[[Any], None], Any] | None = None
         self._callback_error: BaseException | None = None
         self._userdata: Any = None
+        self._cancel = threading.Event()
+        # Bound once: a port's names and the port itself to (kind, index), inputs first, and what a
+        # host input must be (element type; shape when static) for the per-call fast path.
+        self._keys: dict[str | Output, tuple[str, int]] = {}
+        for kind, ports in (("output", self._out_ports), ("input", self._in_ports)):
+            for i, port in enumerate(ports):
+                self._keys.update(dict.fromkeys((port, *port.names), (kind, i)))
+        self._expected = [
+            (p.element_type.numpy, tuple(p.shape) if p.partial_shape.is_static else None) for p in self._in_ports
+        ]
         self.remote_outputs = False
         """Set True to get device-resident outputs (remote tensors) when the device has them."""
 
@@ -260,10 +270,11 @@ class InferRequest:
         with self._lock:
             if self._context is not None:
                 raise RequestBusyError("the infer request is running; wait() for it before using it again")
-            self._context = RunContext(self._profiling, remote_outputs=self.remote_outputs)
+            self._cancel.clear()
+            self._context = RunContext(self._profiling, self.remote_outputs, self._cancel)
         try:
             if inputs is not None:
-                if isinstance(inputs, (Mapping, list, tuple)):
+                if type(inputs) is dict or isinstance(inputs, (Mapping, list, tuple)):
                     self._set_inputs_unlocked(inputs)
                 else:
                     self._set_inputs_unlocked([inputs])
@@ -276,9 +287,10 @@ class InferRequest:
             raise
 
     def _set_inputs_unlocked(self, inputs: Mapping[TensorKey, Any] | Sequence[Any]) -> None:
-        if not isinstance(inputs, Mapping) and len(inputs) != len(self._in_ports):
+        mapping = type(inputs) is dict or isinstance(inputs, Mapping)
+        if not mapping and len(inputs) != len(self._in_ports):
             raise InferenceError(f"the model has {len(self._in_ports)} input(s), {len(inputs)} were given")
-        items = inputs.items() if isinstance(inputs, Mapping) else enumerate(inputs)
+        items = inputs.items() if mapping else enumerate(inputs)  # type: ignore[union-attr]
         for key, tensor in items:
             if isinstance(key, int):
                 index = self._position(key, self._in_ports, "input")
@@ -360,10 +372,9 @@ class InferRequest:
             raise RequestBusyError("the infer request is running; wait() for it before changing its tensors")
 
     def _find(self, key: str | Output) -> tuple[str, int]:
-        for kind, ports in (("input", self._in_ports), ("output", self._out_ports)):
-            for i, port in enumerate(ports):
-                if (isinstance(key, Output) and port == key) or (isinstance(key, str) and key in port.names):
-                    return kind, i
+        found = self._keys.get(key) if isinstance(key, (str, Output)) else None
+        if found is not None:
+            return found
         names = sorted(n for p in (*self._in_ports, *self._out_ports) for n in p.names)
         raise InferenceError(f"no input or output named {key!r}; the model has: {', '.join(names)}")
 
@@ -374,6 +385,10 @@ class InferRequest:
         return index % len(ports)
 
     def _checked_input(self, index: int, tensor: Any) -> Any:
+        if type(tensor) is np.ndarray:
+            dtype, shape = self._expected[index]
+            if tensor.dtype == dtype and tensor.shape == shape:
+                return tensor
         port = self._in_ports[index]
         expected = port.element_type
         if isinstance(tensor, np.ndarray):

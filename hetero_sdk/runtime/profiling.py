@@ -38,15 +38,16 @@ class RunContext:
     """What a plugin's :meth:`CompiledModel.run` gets besides its inputs.
 
     :ivar profile: the list to append :class:`ProfilingInfo` rows to, or None when ``PERF_COUNT`` is off.
-    :ivar cancelled: set when the request is cancelled; long runs check it between steps.
+    :ivar cancelled: set when the request is cancelled; long runs check it between steps (an infer
+        request passes its own event, cleared before each run, rather than making one per run).
     :ivar remote_outputs: True when the caller wants device-resident outputs (a remote context).
     """
 
     __slots__ = ("cancelled", "profile", "remote_outputs")
 
-    def __init__(self, profile: bool, remote_outputs: bool = False) -> None:
+    def __init__(self, profile: bool, remote_outputs: bool = False, cancelled: threading.Event | None = None) -> None:
         self.profile: list[ProfilingInfo] | None = [] if profile else None
-        self.cancelled = threading.Event()
+        self.cancelled = cancelled if cancelled is not None else threading.Event()
         self.remote_outputs = remote_outputs
 
     def check_cancelled(self) -> None:

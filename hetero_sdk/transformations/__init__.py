@@ -13,7 +13,9 @@ rewrite keeps friendly names and tensor names stable and writes the fused-names 
 ``query_model`` maps back through (:func:`fused_names`).
 """
 
-from hetero_sdk.transformations.batch_norm_fusion import ConvBatchNormFusion
+from hetero_sdk.transformations.activation_fusion import HSwishFusion
+from hetero_sdk.transformations.batch_norm_fusion import BatchNormDecomposition, ConvBatchNormFusion
+from hetero_sdk.transformations.common import COMMON_OPTIMIZATIONS, common_optimizations
 from hetero_sdk.transformations.constant_folding import DISABLE_CONSTANT_FOLDING, ConstantFolding
 from hetero_sdk.transformations.dead_code import DeadCodeElimination
 from hetero_sdk.transformations.fused_names import (
@@ -30,6 +32,14 @@ from hetero_sdk.transformations.graph_rewrite import (
     replace_node,
     replace_output,
 )
+from hetero_sdk.transformations.linear_fusion import (
+    AddAddFusion,
+    AddMultiplyFusion,
+    ConvMultiplyFusion,
+    MultiplyMultiplyFusion,
+    channel_scale,
+    constant_operand,
+)
 from hetero_sdk.transformations.nop_elimination import NopElimination, is_nop
 from hetero_sdk.transformations.pass_manager import (
     FunctionPass,
@@ -41,20 +51,30 @@ from hetero_sdk.transformations.pass_manager import (
 )
 
 __all__ = [
+    "COMMON_OPTIMIZATIONS",
     "DISABLE_CONSTANT_FOLDING",
     "FUSED_NAMES",
+    "AddAddFusion",
+    "AddMultiplyFusion",
+    "BatchNormDecomposition",
     "ConstantFolding",
     "ConsumerMap",
     "ConvBatchNormFusion",
+    "ConvMultiplyFusion",
     "DeadCodeElimination",
     "FunctionPass",
+    "HSwishFusion",
     "ModelPass",
+    "MultiplyMultiplyFusion",
     "NopElimination",
     "PassConfig",
     "PassGroup",
     "PassManager",
     "PassRecord",
+    "channel_scale",
     "clear_fused_names",
+    "common_optimizations",
+    "constant_operand",
     "copy_runtime_info",
     "eliminate_node",
     "fused_names",

@@ -11,7 +11,7 @@ import numpy as np
 
 from hetero_sdk.graph.node import Node
 from hetero_sdk.ops.basic import constant
-from hetero_sdk.ops.elementwise import add
+from hetero_sdk.ops.elementwise import add, multiply
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.transformations.fused_names import fused_names, set_fused_names
 from hetero_sdk.transformations.graph_rewrite import ConsumerMap, replace_node
@@ -19,7 +19,7 @@ from hetero_sdk.transformations.graph_rewrite import ConsumerMap, replace_node
 if TYPE_CHECKING:
     from hetero_sdk.graph.model import Model
 
-__all__ = ["ConvBatchNormFusion"]
+__all__ = ["BatchNormDecomposition", "ConvBatchNormFusion"]
 
 _CONVOLUTIONS = frozenset({"Convolution", "GroupConvolution"})
 
@@ -91,4 +91,41 @@ class ConvBatchNormFusion:
         users.attach(folded)
         offset = constant(shift.astype(dtype).reshape(1, channels, *([1] * (rank - 2)))).output(0)
         replace_node(model, norm, add(folded.output(0), offset), fused=[conv, *pattern], consumers=users)
+        return True
+
+
+class BatchNormDecomposition:
+    """Rewrites each BatchNormInference with constant statistics that no convolution absorbed into
+    ``x * scale + shift`` with per-channel constants (OpenVINO's ``BatchNormDecomposition``), which the
+    linear-chain fusions can then merge with the constant Adds and Multiplies around it.
+
+    Run it after :class:`ConvBatchNormFusion` (in the same group, it only sees what that pass left).
+    """
+
+    name = "BatchNormDecomposition"
+
+    def run(self, model: Model) -> bool:
+        """Decomposes every such BatchNormInference of ``model``; returns True when one was."""
+        users = ConsumerMap(model)
+        changed = False
+        for node in model.get_ops():
+            if node.type_name == "BatchNormInference" and node.output(0).element_type.is_real:
+                changed |= self._decompose(model, node, users)
+        return changed
+
+    def _decompose(self, model: Model, norm: Node, users: ConsumerMap) -> bool:
+        stats = [constant_value(norm.input_value(i)) for i in range(1, 5)]
+        data = norm.input_value(0)
+        channels, rank = data.partial_shape[1], data.partial_shape.rank
+        if any(s is None for s in stats) or rank < 2 or channels < 0:
+            return False
+        gamma, beta, mean, variance = (_channel_values(s, channels, 1, 0) for s in stats)
+        if gamma is None or beta is None or mean is None or variance is None:
+            return False
+        scale = gamma / np.sqrt(variance + norm.attrs["epsilon"])
+        shift = beta - mean * scale
+        dtype = data.element_type.numpy
+        shape = (1, channels, *([1] * (rank - 2)))
+        scaled = multiply(data, constant(scale.astype(dtype).reshape(shape)).output(0))
+        replace_node(model, norm, add(scaled, constant(shift.astype(dtype).reshape(shape)).output(0)), consumers=users)
         return True

@@ -22,6 +22,7 @@ import numpy as np
 from hetero_sdk import Model, rt_info
 from hetero_sdk.errors import CompilationError, HeteroSDKError, InferenceError
 from hetero_sdk.plugin import CompiledModel, RunContext
+from hetero_sdk.transformations import fused_names
 from jax.sharding import SingleDeviceSharding
 
 from hetero_sdk_jax.backend import Backend
@@ -262,7 +263,7 @@ class XlaCompiledModel(CompiledModel):
         runtime = self.model.clone()
         for node in runtime.get_ops():
             info = node.get_rt_info()
-            info.setdefault(rt_info.ORIGINAL_NAMES, node.friendly_name)
+            info.setdefault(rt_info.ORIGINAL_NAMES, ",".join(sorted(fused_names(node))))
             info.setdefault(rt_info.LAYER_TYPE, node.type_name)
             info[rt_info.EXEC_TYPE] = self._exec_type
             info[rt_info.RUNTIME_PRECISION] = self.precision.value

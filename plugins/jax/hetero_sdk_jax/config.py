@@ -7,9 +7,10 @@ from typing import Any
 from hetero_sdk import Type
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
-from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_int, read_only, standard
+from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_bool, as_int, read_only, standard
 
 from hetero_sdk_jax.backend import Backend
+from hetero_sdk_jax.transformations import DISABLE_TRANSFORMATIONS
 
 __all__ = ["DEFAULT_SHAPE_CACHE_SIZE", "SHAPE_CACHE_SIZE", "compute_precision", "make_config"]
 
@@ -50,13 +51,19 @@ def make_config(backend: Backend, device_name: str) -> DeviceConfig:
             PropertySpec(
                 SHAPE_CACHE_SIZE, default=DEFAULT_SHAPE_CACHE_SIZE, convert=as_int(1, 1024), allowed="integers 1..1024"
             ),
+            PropertySpec(DISABLE_TRANSFORMATIONS, default=False, convert=as_bool, allowed="True, False"),
             read_only(props.available_devices, compute=lambda _: backend.ids),
             read_only(props.device.full_name, compute=backend.full_name),
             read_only(props.device.architecture, backend.platform),
             read_only(props.device.capabilities, capabilities),
             read_only(
                 props.caching_properties,
-                [props.device.architecture, props.hint.inference_precision, props.hint.execution_mode],
+                [
+                    props.device.architecture,
+                    props.hint.inference_precision,
+                    props.hint.execution_mode,
+                    DISABLE_TRANSFORMATIONS,
+                ],
             ),
             read_only(props.range_for_async_infer_requests, (1, 8, 1)),
             read_only(props.execution_devices, compute=lambda i: [format_device_name(device_name, i or "0")]),

@@ -20,6 +20,7 @@ from hetero_sdk_jax.context import XlaContext
 from hetero_sdk_jax.export import import_blob
 from hetero_sdk_jax.lowering import Analysis, lowering_types
 from hetero_sdk_jax.specialization import plan_values
+from hetero_sdk_jax.transformations import DISABLE_TRANSFORMATIONS, transform_model
 
 PLUGIN_VERSION = "0.1.0"
 """The version of hetero-sdk-jax (``hetero_sdk_jax.__version__``)."""
@@ -56,8 +57,11 @@ class XlaPlugin(ConfiguredDevice):
         config = self.config.resolve(properties)
         device_id = self._device_id(config, context)
         config[props.device.id] = device_id
+        graph = model.clone()
+        if not config[DISABLE_TRANSFORMATIONS]:
+            transform_model(graph)
         return XlaCompiledModel(
-            model.clone(),
+            graph,
             format_device_name(device_name, device_id),
             config,
             self.backend,
@@ -67,8 +71,8 @@ class XlaPlugin(ConfiguredDevice):
     @hookimpl
     def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
         config = self.config.resolve(properties)
-        # XLA transforms nothing itself beforehand (it fuses and folds while compiling), so the
-        # "transformation" only analyses the clone: what is known while tracing depends on a node's
+        # Support is analysed on the model as given (the common optimisations only fuse supported
+        # ops, recording the fused names): what is known while tracing depends on a node's
         # ancestors, which the table's per-node check cannot see. Inputs that decide shapes count as
         # known: compile_model specialises on their values.
         found: list[Analysis] = []

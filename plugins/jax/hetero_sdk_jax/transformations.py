@@ -1,0 +1,29 @@
+"""What the XLA device does to a model before lowering it: the SDK's common optimisations.
+
+XLA fuses element-wise ops and folds constants while it compiles, but it does not fold a constant
+per-channel scale into a convolution's filters, nor re-associate chains of constant Adds and
+Multiplies: the common passes do, once, on the graph (on PP-OCRv4 det at 320x320, one thread, about
+a tenth of the inference time).
+"""
+
+from __future__ import annotations
+
+from hetero_sdk import Model
+from hetero_sdk.transformations import COMMON_OPTIMIZATIONS, PassManager, common_optimizations
+
+__all__ = ["DISABLE_TRANSFORMATIONS", "transform_model"]
+
+DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
+"""RW bool (default False): lower the model as given, without the common optimisations."""
+
+
+def transform_model(model: Model) -> PassManager:
+    """Runs ``CommonOptimizations`` on ``model`` in place (the plugin passes its own clone).
+
+    :returns: the pass manager that ran (its ``records`` say what each pass did).
+    :raises ModelValidationError: when a pass leaves an invalid model (names the pass).
+    """
+    manager = PassManager()
+    manager.register_group(common_optimizations(), COMMON_OPTIMIZATIONS)
+    manager.run_passes(model)
+    return manager

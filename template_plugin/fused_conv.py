@@ -1,0 +1,109 @@
+"""TEMPLATE's ``TemplateConvolution``: a (group) convolution, its bias Add and an activation in one kernel.
+
+Produced by :class:`template_plugin.transformations.ConvolutionFusion`. The kernel computes the
+convolution as GEMMs over contiguous im2col columns (:func:`hetero_sdk.reference.convolution.grouped_convolution`),
+then adds the bias and applies the activation in place on the product: no intermediate tensor per op.
+The results are bit-identical to the ops it replaces (same operations in the same order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk import Node, PartialShape
+from hetero_sdk.ops import (
+    BOOL,
+    INTS,
+    LOWER_STRING,
+    OPS,
+    REAL_TYPES,
+    STRING,
+    Attr,
+    Input,
+    OpDef,
+    OutputSpec,
+    as_output,
+    define,
+    expect_same_types,
+)
+from hetero_sdk.reference import grouped_convolution, kernel
+
+__all__ = ["CONVOLUTION", "CONVOLUTION_ACTIVATIONS", "CONVOLUTION_OP", "fused_convolution"]
+
+CONVOLUTION = "TemplateConvolution"
+"""The op type name."""
+
+CONVOLUTION_ACTIVATIONS = ("none", "relu", "hswish")
+"""Values of the ``activation`` attribute."""
+
+_WINDOW = ("strides", "pads_begin", "pads_end", "dilations", "auto_pad")
+
+
+def fused_convolution(conv: Node, bias: Any, activation: str = "none", name: str | None = None) -> Node:
+    """``activation(conv + bias)`` as one op, on ``conv``'s inputs and window attributes.
+
+    :param conv: a ``Convolution`` or ``GroupConvolution`` node.
+    :param bias: one value per output channel, shaped to broadcast along axis 1 of the result
+        (``[1, C, 1, 1]``, ``[C, 1, 1]``, a scalar...).
+    :param activation: one of :data:`CONVOLUTION_ACTIVATIONS`.
+    :param name: the node's friendly name.
+    """
+    data = conv.input_value(0)
+    inputs = [data, conv.input_value(1), as_output(bias, like=data)]
+    attrs = {key: conv.attrs[key] for key in _WINDOW}
+    attrs.update(grouped=conv.type_name == "GroupConvolution", activation=activation)
+    return Node(CONVOLUTION_OP, inputs, attrs, name)
+
+
+def _infer(node: Node) -> list[OutputSpec]:
+    expect_same_types(node, 0, 1, 2)
+    grouped = "GroupConvolution" if node.attrs["grouped"] else "Convolution"
+    specs = list(OPS.get(grouped).infer(node))
+    out = PartialShape(specs[0][1])
+    bias = node.input_value(2).partial_shape
+    padded = [1] * (out.rank - bias.rank) + list(bias.dims)
+    if bias.rank > out.rank or any(d != 1 for i, d in enumerate(padded) if i != 1) or padded[1] not in (1, out[1]):
+        raise node.error(f"bias {bias} must hold one value per output channel of {out} (shape [1, C, 1...])")
+    return specs
+
+
+CONVOLUTION_OP = define(
+    OpDef(
+        CONVOLUTION,
+        "template",
+        _infer,
+        inputs=(
+            Input("data", REAL_TYPES, doc="[N, C_IN, spatial...]"),
+            Input("filters", REAL_TYPES, doc="as Convolution's, or GroupConvolution's when grouped"),
+            Input("bias", REAL_TYPES, doc="one value per output channel"),
+        ),
+        attrs=(
+            Attr("strides", INTS, doc="as Convolution's"),
+            Attr("pads_begin", INTS, doc="as Convolution's"),
+            Attr("pads_end", INTS, doc="as Convolution's"),
+            Attr("dilations", INTS, doc="as Convolution's"),
+            Attr("auto_pad", LOWER_STRING, "explicit", doc="as Convolution's"),
+            Attr("grouped", BOOL, False, doc="filters are GroupConvolution's [G, C_OUT/G, C_IN/G, k...]"),
+            Attr("activation", STRING, "none", CONVOLUTION_ACTIVATIONS, doc="applied to the biased result"),
+        ),
+        version="template",
+        doc="activation(convolution(data, filters) + bias) in one kernel.",
+    )
+)
+
+
+@kernel(CONVOLUTION)
+def _convolution_kernel(node: Node, x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    y = grouped_convolution(node, x, w if node.attrs["grouped"] else w[np.newaxis])
+    y = np.add(y, bias, out=y) if y.dtype == np.result_type(y, bias) else y + bias
+    activation = node.attrs["activation"]
+    if activation == "relu":
+        return np.maximum(y, np.zeros((), y.dtype), out=y)
+    if activation == "hswish":  # x * clip(x + 3, 0, 6) / 6, in HSwish's order
+        gate = np.add(y, np.asarray(3, y.dtype))
+        np.clip(gate, 0, 6, out=gate)
+        np.multiply(y, gate, out=gate)
+        return np.divide(gate, np.asarray(6, y.dtype), out=gate)
+    return y

@@ -1,0 +1,65 @@
+"""bench/run.py's table: one ratio row per measured pair, with the candidate's reported memory beside it,
+and the devices' memory figures (TEMPLATE's peak, XLA's buffer assignment) as the devices report them."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+import hetero_sdk as hs
+from hetero_sdk import opset
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _load(name: str) -> ModuleType:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))  # run.py imports timing as a sibling module
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+run = _load("run")
+timing = _load("timing")
+
+
+def test_ratio_rows_carry_the_candidates_peak_memory() -> None:
+    reports = {
+        "template": {"rows": [
+            {"model": "cnn", "runtime": "TEMPLATE", "template_over": 1.0, "peak_bytes": 2048},
+            {"model": "cnn", "runtime": "ORT", "template_over": 3.0, "peak_bytes": None},
+        ]},
+        "onnx_models": {"rows": [
+            {"model": "ppocr-det", "input": "1x3x320x320", "runtime": "XLA", "vs_ort": 1.2, "vs_openvino": 1.5,
+             "peak_bytes": 4096},
+            {"model": "ppocr-det", "input": "1x3x320x320", "runtime": "onnxruntime", "vs_ort": 1.0},
+        ]},
+    }  # fmt: skip
+    rows = run.ratios(reports)
+    assert rows == [
+        {"suite": "template", "model": "cnn", "candidate": "TEMPLATE", "reference": "ORT", "ratio": 3.0,
+         "peak_bytes": 2048},
+        {"suite": "onnx_models", "model": "ppocr-det 1x3x320x320", "candidate": "XLA", "reference": "onnxruntime",
+         "ratio": 1.2, "peak_bytes": 4096},
+        {"suite": "onnx_models", "model": "ppocr-det 1x3x320x320", "candidate": "XLA", "reference": "openvino",
+         "ratio": 1.5, "peak_bytes": 4096},
+    ]  # fmt: skip
+
+
+def test_devices_report_their_memory_for_one_inference() -> None:
+    x = opset.parameter([4, 256], name="x")
+    model = hs.Model([opset.relu(opset.multiply(x, np.float32(2)))], [x])
+    core = hs.Core()
+    template = core.compile_model(model, "TEMPLATE", {"TEMPLATE_DISABLE_TRANSFORMATIONS": True})
+    template(np.ones((4, 256), np.float32))
+    assert timing.device_peak_bytes(template) == 2 * 4 * 256 * 4  # the input and one result alive at once
+    xla = core.compile_model(model, "XLA")
+    assert timing.device_peak_bytes(xla) >= 2 * 4 * 256 * 4  # at least its argument and its output

@@ -1,0 +1,77 @@
+"""The convolution kernel's fast paths (im2col GEMM, the taps' stacked GEMM, depthwise multiply-adds and
+batched GEMVs, pointwise) against a direct convolution written here: one einsum per kernel tap."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hetero_sdk as hs
+from hetero_sdk import opset
+from hetero_sdk.reference import evaluate
+
+
+def direct_convolution(x, w, groups, strides, pads, dilations):
+    """``x`` [N, C, s...] with ``w`` [O, C/groups, k...]: a sum over taps of per-group channel products."""
+    n = x.ndim - 2
+    x = np.pad(x.astype(np.float64), [(0, 0), (0, 0), *[(p, p) for p in pads]])
+    kernel = w.shape[2:]
+    out = [(x.shape[2 + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1 for i in range(n)]
+    c_in, o_per = w.shape[1], w.shape[0] // groups
+    result = np.zeros((x.shape[0], w.shape[0], *out))
+    for tap in np.ndindex(*kernel):
+        window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilations, out, strides))
+        for g in range(groups):
+            part = x[(slice(None), slice(g * c_in, (g + 1) * c_in), *window)]
+            taps = w[(slice(g * o_per, (g + 1) * o_per), slice(None), *tap)].astype(np.float64)
+            result[:, g * o_per : (g + 1) * o_per] += np.einsum("nc...,oc->no...", part, taps)
+    return result
+
+
+@st.composite
+def conv_cases(draw):
+    rank = draw(st.sampled_from([1, 2, 2, 3]))
+    kind = draw(st.sampled_from(["dense", "wide", "depthwise", "grouped", "pointwise"]))
+    groups = {"dense": 1, "wide": 1, "pointwise": 1, "grouped": 2}.get(kind, draw(st.integers(2, 5)))
+    c_in = draw(st.integers(16, 20)) if kind == "wide" else draw(st.integers(1, 3)) * groups
+    if kind == "depthwise":
+        c_in = groups
+    out_channels = groups * draw(st.integers(1, 3)) if kind != "wide" else draw(st.integers(1, 16))
+    kernel = [1] * rank if kind == "pointwise" else [draw(st.integers(1, 3)) for _ in range(rank)]
+    size = [draw(st.integers(kernel[i] + 2, 9 if rank < 3 else 6)) for i in range(rank)]
+    strides = [1] * rank if kind == "wide" else [draw(st.integers(1, 2)) for _ in range(rank)]
+    dilations = [draw(st.integers(1, 2)) for _ in range(rank)]
+    pads = [0] * rank if kind == "pointwise" else [draw(st.integers(0, 2)) for _ in range(rank)]
+    batch = draw(st.integers(1, 2))
+    return batch, c_in, out_channels, groups, kernel, size, strides, dilations, pads, draw(st.integers(0, 2**16))
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=conv_cases())
+def test_every_convolution_path_matches_a_direct_convolution(case) -> None:
+    batch, c_in, out_channels, groups, kernel, size, strides, dilations, pads, seed = case
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, c_in, *size)).astype(np.float32)
+    w = rng.standard_normal((out_channels, c_in // groups, *kernel)).astype(np.float32)
+    data = opset.parameter(list(x.shape), name="x")
+    if groups == 1:
+        conv = opset.convolution(data, w, strides, pads, pads, dilations)
+    else:
+        grouped = w.reshape(groups, out_channels // groups, *w.shape[1:])
+        conv = opset.group_convolution(data, grouped, strides, pads, pads, dilations)
+    (result,) = evaluate(hs.Model([conv], [data]), [x])
+    expected = direct_convolution(x, w, groups, strides, pads, dilations)
+    np.testing.assert_allclose(result, expected, rtol=2e-5, atol=2e-5)
+
+
+def test_a_large_depthwise_plane_matches_a_direct_convolution() -> None:
+    """Planes past 4096 pixels take the multiply-add path, smaller ones the batched GEMVs."""
+    rng = np.random.default_rng(3)
+    for size in (70, 20):
+        x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+        w = rng.standard_normal((3, 1, 3, 3)).astype(np.float32)
+        data = opset.parameter(list(x.shape), name="x")
+        conv = opset.group_convolution(data, w.reshape(3, 1, 1, 3, 3), [1, 1], [1, 1], [1, 1], [1, 1])
+        (result,) = evaluate(hs.Model([conv], [data]), [x])
+        np.testing.assert_allclose(result, direct_convolution(x, w, 3, [1, 1], [1, 1], [1, 1]), rtol=1e-5, atol=1e-5)
