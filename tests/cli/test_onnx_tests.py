@@ -1,6 +1,6 @@
 """``hetero-sdk onnx-tests DEVICE``: the per-op table, the exit status against the expected-failures
-file, and ``--update-expected``, on two ONNX cases: Abs (TEMPLATE runs it) and Adagrad (a preview
-training op no frontend rule translates)."""
+file, and ``--update-expected``, on two ONNX cases: Abs (TEMPLATE runs it) and ImageDecoder (an op
+no frontend rule translates)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from .helpers import Invoke, assert_one_line_error
 
-CASES = "^test_(abs|adagrad)$"
+CASES = "^test_(abs|image_decoder_decode_bmp_rgb)$"
 
 
 def _rows(output: str) -> list[list[str]]:
@@ -29,17 +29,17 @@ def test_the_table_counts_each_op_and_an_unlisted_failure_is_a_regression(invoke
     rows = _rows(result.stdout)
     assert ["ONNX", "op", "cases", "passed", "failed", "unsupported", "error"] in rows
     assert ["Abs", "1", "1", "0", "0", "0"] in rows
-    assert ["ai.onnx.preview.training:Adagrad", "1", "0", "0", "1", "0"] in rows
+    assert ["ImageDecoder", "1", "0", "0", "1", "0"] in rows
     assert ["total", "2", "1", "0", "1", "0"] in rows
-    assert "regression: test_adagrad: unsupported: UnsupportedOperationError" in result.stdout
+    assert "regression: test_image_decoder_decode_bmp_rgb: unsupported: UnsupportedOperationError" in result.stdout
     assert "FAIL: TEMPLATE: 1 regression(s)" in result.stdout
     data = json.loads(report.read_text())
     assert {name: case["status"] for name, case in data["cases"].items()} == {
         "test_abs": "passed",
-        "test_adagrad": "unsupported",
+        "test_image_decoder_decode_bmp_rgb": "unsupported",
     }
     assert data["ops"]["Abs"] == {"cases": 1, "passed": 1, "failed": 0, "unsupported": 0, "error": 0}
-    assert data["verdict"]["regressions"] == ["test_adagrad"]
+    assert data["verdict"]["regressions"] == ["test_image_decoder_decode_bmp_rgb"]
 
 
 def test_update_expected_records_the_failures_and_the_next_run_passes(invoke: Invoke, tmp_path: Path) -> None:
@@ -51,7 +51,7 @@ def test_update_expected_records_the_failures_and_the_next_run_passes(invoke: In
     lines = expected.read_text().splitlines()
     assert lines[0].startswith("# ONNX backend node tests (onnx ")
     assert lines[1] == f"# Regenerate: hetero-sdk onnx-tests TEMPLATE --update-expected --expected {expected}"
-    assert lines[2].startswith("test_adagrad  unsupported  UnsupportedOperationError: ")
+    assert lines[2].startswith("test_image_decoder_decode_bmp_rgb  unsupported  UnsupportedOperationError: ")
     assert lines[3:] == ["test_zzz_not_run  failed  kept as it is"]
     again = invoke("onnx-tests", "TEMPLATE", "--include", CASES, "--jobs", "1", "--expected", str(expected))
     assert again.exit_code == 0, again.output
@@ -60,7 +60,7 @@ def test_update_expected_records_the_failures_and_the_next_run_passes(invoke: In
 
 def test_a_listed_case_that_passes_is_reported_and_fails_only_with_strict(invoke: Invoke, tmp_path: Path) -> None:
     expected = tmp_path / "mine.txt"
-    expected.write_text("test_abs  failed  was off by one\ntest_adagrad  unsupported  no rule\n")
+    expected.write_text("test_abs  failed  was off by one\ntest_image_decoder_decode_bmp_rgb  unsupported  no rule\n")
     args = ["onnx-tests", "TEMPLATE", "--include", CASES, "--jobs", "1", "--expected", str(expected)]
     result = invoke(*args)
     assert result.exit_code == 0, result.output
