@@ -174,3 +174,23 @@ def test_unsupported_pattern_is_unsupported_in_the_frontend() -> None:
     node = helper.make_node("RegexFullMatch", ["x"], ["y"], pattern=r"\p{Greek}")
     with pytest.raises(UnsupportedOperationError, match="Unicode classes"):
         hs.convert_model(_onnx_model(node, [("y", onnx.TensorProto.BOOL, 1)]))
+
+
+def test_tfidf_vectorizer_counts_string_tokens() -> None:
+    """Unigrams a, b, é (weights 1, 2, 3) and bigrams (a b), (b é) (4, 5), one skip allowed."""
+    node = helper.make_node(
+        "TfIdfVectorizer", ["x"], ["y"], mode="TFIDF", min_gram_length=1, max_gram_length=2, max_skip_count=1,
+        ngram_counts=[0, 3], ngram_indexes=[0, 1, 2, 3, 4], pool_strings=["a", "b", "é", "a", "b", "b", "é"],
+        weights=[1.0, 2.0, 3.0, 4.0, 5.0],
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.STRING, [2, 5])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 5])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    x = np.array([["a", "b", "z", "a", "b"], ["é", "b", "é", "", "a"]], object)
+    expected = np.array([[2, 4, 0, 8, 0], [1, 2, 6, 0, 5]], np.float32)  # counts times weights
+    np.testing.assert_array_equal(ReferenceEvaluator(model).run(None, {"x": x})[0], expected)
+    np.testing.assert_array_equal(hs.Core().compile_model(hs.convert_model(model), "TEMPLATE")({"x": x})[0], expected)
