@@ -78,3 +78,24 @@ def test_label_encoder_exports_to_ai_onnx_ml() -> None:
     proto = export_model(model)
     assert {(i.domain, i.version) for i in proto.opset_import} >= {("ai.onnx.ml", 4)}
     assert ReferenceEvaluator(proto).run(None, {"x": np.array(["a", "b"], object)})[0].tolist() == [7, -1]
+
+
+@pytest.mark.parametrize(
+    ("keys", "values", "default", "x", "expected"),
+    [
+        ([3, -1, 7], [0.5, 1.5, 2.5], -0.0, [7, 3, 4, -1], [2.5, 0.5, -0.0, 1.5]),
+        ([np.nan, 2.0], [10, 20], -1, [2.0, np.nan, 0.0], [20, 10, -1]),
+        ([], [], 9, [1, 2], [9, 9]),
+    ],
+)
+def test_xla_lowers_label_encoder_on_numbers(
+    keys: list, values: list, default: object, x: list, expected: list
+) -> None:
+    key_dtype = np.float32 if any(isinstance(k, float) for k in keys) else np.int32
+    value_dtype = np.float32 if isinstance(default, float) else np.int32
+    inputs = opset.parameter([len(x)], hs.Type.of(key_dtype), name="x")
+    node = opset.label_encoder(inputs, np.array(keys, key_dtype), np.array(values, value_dtype), default, name="enc")
+    model = hs.Model([node], [inputs])
+    assert hs.Core().query_model(model, "XLA").get("enc") == "XLA"
+    got = hs.Core().compile_model(model, "XLA")({"x": np.array(x, key_dtype)})[0]
+    np.testing.assert_array_equal(got, np.array(expected, value_dtype))
