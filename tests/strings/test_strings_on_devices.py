@@ -99,3 +99,18 @@ def test_xla_lowers_label_encoder_on_numbers(
     assert hs.Core().query_model(model, "XLA").get("enc") == "XLA"
     got = hs.Core().compile_model(model, "XLA")({"x": np.array(x, key_dtype)})[0]
     np.testing.assert_array_equal(got, np.array(expected, value_dtype))
+
+
+def test_convert_to_and_from_strings_exports_as_cast() -> None:
+    x = opset.parameter([3], hs.Type.string, name="x")
+    as_f32 = opset.convert(x, hs.Type.f32, name="f")
+    as_i32 = opset.convert(x, hs.Type.i32, name="i")
+    back = opset.convert(opset.convert(as_f32, hs.Type.i64), hs.Type.string, name="s")
+    model = hs.Model([as_f32, as_i32, back], [x])
+    feeds = {"x": np.array(["1.5e1", "-2", "300"], object)}
+    expected = [[15.0, -2.0, 300.0], [15, -2, 300], ["15", "-2", "300"]]
+    feeds_i = {"x": np.array(["15", "-2", "300"], object)}  # onnx.reference reads integers only as integers
+    oracle = ReferenceEvaluator(export_model(model)).run(None, feeds_i)
+    assert [o.tolist() for o in oracle] == expected
+    got = hs.Core().compile_model(model, "TEMPLATE")(feeds)
+    assert [got[i].tolist() for i in range(3)] == expected
