@@ -104,3 +104,14 @@ def test_bytes_that_are_not_utf8_are_refused_with_their_offset(tmp_path: Path) -
     _rewrite(tmp_path, lambda raw: raw[:8] + b"\xff\xfe")
     with pytest.raises(ModelFormatError, match=r"byte offset \d+ .*string 0 is not UTF-8"):
         read_model(tmp_path / "m.json")
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (2, 0), (1, 2)])
+def test_string_arrays_of_any_shape_round_trip(shape: tuple[int, ...]) -> None:
+    count = int(np.prod(shape))
+    value = np.array(["ä" * i for i in range(count)], S).reshape(shape)
+    x = opset.parameter(list(shape), hs.Type.string, name="x")
+    c = opset.constant(value, name="c")
+    back = model_from_bytes(model_to_bytes(hs.Model([opset.string_concat(x, c)], [x])))
+    stored = next(n for n in back.get_ops() if n.friendly_name == "c").attrs["value"]
+    assert stored.dtype == S and stored.shape == shape and stored.tolist() == value.tolist()
