@@ -58,3 +58,12 @@ def test_onnx_constants_of_strings(attribute: str, value: object, expected: obje
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     assert hs.Core().compile_model(hs.convert_model(model), "TEMPLATE")({})[0].tolist() == expected
+
+
+def test_the_cli_fills_string_inputs_with_digits_as_text() -> None:
+    from hetero_sdk.cli.models import random_inputs
+
+    x = hs.opset.parameter([4], hs.Type.string, name="x")
+    drawn = random_inputs(hs.Model([hs.opset.string_concat(x, x)], [x]), seed=3)["x"]
+    assert drawn.dtype == S and drawn.shape == (4,)
+    assert all(len(v) == 1 and v.isdigit() for v in drawn.tolist())
