@@ -8,7 +8,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-__all__ = ["Type"]
+__all__ = ["Type", "as_strings"]
 
 
 class Type(enum.Enum):
@@ -17,6 +17,12 @@ class Type(enum.Enum):
     The 8-, 4- and 2-bit types (``f8e4m3``, ``f8e5m2``, ``f8e4m3fnuz``, ``f8e5m2fnuz``, ``f8e8m0``,
     ``f4e2m1``, ``i4``, ``u4``, ``i2``, ``u2``) are held by ``ml_dtypes``' numpy dtypes, one element a
     byte; their names are OpenVINO's where OpenVINO has the type.
+
+    ``string`` (OpenVINO's ``string``: Unicode text, any length) is held by numpy 2's variable-width
+    ``np.dtypes.StringDType()``: a dtype that says "text" (an object array could hold anything),
+    whose arrays reshape, concatenate, gather, compare and cast to and from numbers as numpy arrays do,
+    and that ``np.strings`` works on element by element. Object arrays of ``str`` (ONNX's and
+    ``onnx.reference``'s form) and ``<U`` arrays convert to it: see :func:`as_strings`.
     """
 
     f32 = "f32"
@@ -42,6 +48,7 @@ class Type(enum.Enum):
     u4 = "u4"
     i2 = "i2"
     u2 = "u2"
+    string = "string"
 
     @property
     def numpy(self) -> np.dtype[Any]:
@@ -65,8 +72,14 @@ class Type(enum.Enum):
         return (self.is_real and self is not Type.f8e8m0) or self in _SIGNED_INTEGRAL
 
     @property
+    def is_string(self) -> bool:
+        """True for ``string``, the one element type that is not a number."""
+        return self is Type.string
+
+    @property
     def bitwidth(self) -> int:
-        """Bits per element (4 for f4e2m1, i4 and u4, 2 for i2 and u2, though numpy holds each in a byte)."""
+        """Bits per element (4 for f4e2m1, i4 and u4, 2 for i2 and u2, though numpy holds each in a byte;
+        for ``string``, the bits of StringDType's fixed part, 128: the text itself lives outside it)."""
         return _SUB_BYTE.get(self, 8 if self is Type.boolean else self.numpy.itemsize * 8)
 
     def get_type_name(self) -> str:
@@ -89,6 +102,8 @@ class Type(enum.Enum):
             dtype = None
         if dtype is not None and dtype in _FROM_NUMPY:
             return _FROM_NUMPY[dtype]
+        if dtype is not None and dtype.kind in "TU":  # any StringDType (na_object, coerce) or <U
+            return cls.string
         names = ", ".join(cls.__members__)
         raise TypeError(f"{value!r} is not a supported element type; use one of: {names}")
 
@@ -123,6 +138,7 @@ _TO_NUMPY: dict[Type, np.dtype[Any]] = {
     Type.u4: np.dtype(ml_dtypes.uint4),
     Type.i2: np.dtype(ml_dtypes.int2),
     Type.u2: np.dtype(ml_dtypes.uint2),
+    Type.string: np.dtype(np.dtypes.StringDType()),
 }
 _REAL = frozenset(
     {Type.f32, Type.f16, Type.bf16, Type.f64, Type.f8e4m3, Type.f8e5m2, Type.f8e4m3fnuz, Type.f8e5m2fnuz}
@@ -132,3 +148,20 @@ _SIGNED_INTEGRAL = frozenset({Type.i2, Type.i4, Type.i8, Type.i16, Type.i32, Typ
 _INTEGRAL = _SIGNED_INTEGRAL | {Type.u2, Type.u4, Type.u8, Type.u16, Type.u32, Type.u64}
 _SUB_BYTE = {Type.f4e2m1: 4, Type.i4: 4, Type.u4: 4, Type.i2: 2, Type.u2: 2}
 _FROM_NUMPY: dict[np.dtype[Any], Type] = {dtype: t for t, dtype in _TO_NUMPY.items()}
+
+
+def as_strings(value: Any) -> np.ndarray | None:
+    """``value`` as a ``string`` array (StringDType), or None when it is not text.
+
+    Accepted: StringDType arrays (returned as they are), ``<U`` arrays, and object arrays (or lists)
+    whose every item is a ``str``. Bytes, numbers and ``None`` are not text: the caller raises.
+    """
+    array = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+    if array.dtype == _STRING:
+        return array
+    if array.dtype.kind in "TU" or (array.dtype == object and all(isinstance(v, str) for v in array.flat)):
+        return array.astype(_STRING)
+    return None
+
+
+_STRING = _TO_NUMPY[Type.string]

@@ -124,8 +124,8 @@ def validate_device(ctx: click.Context, param: click.Parameter, value: str | Non
 
 def random_inputs(model: Model, seed: int) -> dict[str, np.ndarray]:
     """One array per model input, drawn from ``seed``: floats standard normal, integers in
-    ``[0, 10)``, booleans fair coins. Dynamic dimensions (which ``benchmark`` refuses first, see
-    :func:`~hetero_sdk.cli.shapes.require_static`) are 1.
+    ``[0, 10)`` (strings: those digits as text), booleans fair coins. Dynamic dimensions (which
+    ``benchmark`` refuses first, see :func:`~hetero_sdk.cli.shapes.require_static`) are 1.
     """
     rng = np.random.default_rng(seed)
     inputs = {}
@@ -135,7 +135,7 @@ def random_inputs(model: Model, seed: int) -> dict[str, np.ndarray]:
         value: np.ndarray
         if dtype == np.bool_:
             value = rng.random(shape) < 0.5
-        elif np.issubdtype(dtype, np.integer):
+        elif np.issubdtype(dtype, np.integer) or port.element_type.is_string:
             value = rng.integers(0, 10, shape)
         else:
             value = rng.standard_normal(shape)

@@ -50,6 +50,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     shape_manipulation,
     signal,
     slicing,
+    text,
 )
 from hetero_sdk.ops.activation import gelu_tanh
 from hetero_sdk.ops.basic import as_output, as_outputs

@@ -44,9 +44,14 @@ def _infer_convert(node: Node) -> list[OutputSpec]:
 
 
 def _evaluate_convert(node: Node, x: Any) -> Any:
+    return _convert_values(x, node.attrs["destination_type"])
+
+
+def _convert_values(x: Any, target: Type) -> Any:
     xp = namespace(x)
-    target: Type = node.attrs["destination_type"]
     source_type = Type.of(x.dtype)
+    if Type.string in (source_type, target):
+        return _convert_strings(x, source_type, target)
     if source_type in _NARROW:  # exact in f32 / i8, where the array API computes
         x = xp.astype(x, np.float32 if source_type.is_real else np.int8)
         source_type = Type.of(x.dtype)
@@ -71,6 +76,32 @@ def _evaluate_convert(node: Node, x: Any) -> Any:
     converted = xp.where(whole >= float(info.max), xp.asarray(info.max, dtype=carrier), converted)
     converted = xp.where(whole <= float(info.min), xp.asarray(info.min, dtype=carrier), converted)
     return xp.astype(converted, target.numpy)
+
+
+def _convert_strings(x: Any, source: Type, target: Type) -> Any:
+    """Numbers to their shortest decimal text (booleans to ``"1"``/``"0"``), text to numbers as Python's
+    ``float()`` reads it (``"1e3"``, ``"-INF"``, ``"NaN"``; integers then truncate and saturate as
+    Convert does)."""
+    array = np.asarray(x)
+    if target is Type.string:
+        if source is Type.boolean:
+            array = array.astype(np.uint8)
+        return array.astype(target.numpy)
+    if target is Type.boolean:
+        return array.astype(np.float64) != 0
+    if target.is_real:
+        return array.astype(np.float64).astype(target.numpy)
+    if target.bitwidth >= 8:
+        try:  # whole numbers exactly, beyond what f64 holds
+            return array.astype(np.int64 if target.is_signed else np.uint64).clip(*_limits(target)).astype(target.numpy)
+        except (ValueError, OverflowError):
+            pass
+    return _convert_values(array.astype(np.float64), target)
+
+
+def _limits(target: Type) -> tuple[int, int]:
+    info = ml_dtypes.iinfo(target.numpy)
+    return int(info.min), int(info.max)
 
 
 _NARROW = frozenset(t for t in Type if (t.is_real and t.bitwidth <= 8) or (t.is_integral and t.bitwidth < 8))

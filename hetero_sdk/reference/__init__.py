@@ -17,6 +17,7 @@ from hetero_sdk.reference import (  # noqa: F401  (registration)
     indexing,
     linear_algebra,
     pooling,
+    text,
 )
 from hetero_sdk.reference.activation import erf_values, erfc_values
 from hetero_sdk.reference.convolution import grouped_convolution

@@ -12,6 +12,7 @@ import numpy as np
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.serialization.schema import ALIGNMENT, field, format_error
+from hetero_sdk.serialization.strings import STRING_DTYPE, decode_strings, encode_strings
 
 __all__ = ["WeightsBuilder", "WeightsView", "little_endian", "to_le_bytes"]
 
@@ -26,7 +27,9 @@ def little_endian(dtype: np.dtype[Any]) -> np.dtype[Any]:
 
 
 def to_le_bytes(array: np.ndarray) -> bytes:
-    """The C-order, little-endian bytes of ``array``."""
+    """The C-order, little-endian bytes of ``array`` (``string`` arrays: see :mod:`.strings`)."""
+    if array.dtype == STRING_DTYPE:
+        return encode_strings(array)
     return np.ascontiguousarray(array).astype(little_endian(array.dtype), copy=False).tobytes()
 
 
@@ -99,7 +102,8 @@ class WeightsView:
             raise format_error(
                 bin_source,
                 "",
-                f"is truncated: it has {len(data)} bytes of weights, {doc_source} expects {self._size}",
+                f"is truncated at byte offset {base + len(data)}: it has {len(data)} bytes of weights, "
+                f"{doc_source} expects {self._size}",
                 "copy the complete file again, or re-save the model",
             )
         if len(data) > self._size:
@@ -120,7 +124,7 @@ class WeightsView:
         size = _count(field(record, "size", int, self._doc, where), self._doc, f"{where}.size")
         crc = _count(field(record, "crc32", int, self._doc, where), self._doc, f"{where}.crc32")
         expected = math.prod(shape) * dtype.itemsize
-        if size != expected:
+        if size != expected and dtype != STRING_DTYPE:
             raise format_error(
                 self._doc, where, f"size {size} does not fit shape {list(shape)} of {dtype} ({expected} bytes)"
             )
@@ -139,6 +143,8 @@ class WeightsView:
                 f"byte offset {start}..{start + size} ({where})",
                 f"the weights are corrupted: crc32 is {actual:#010x}, {self._doc} records {crc:#010x}",
             )
+        if dtype == STRING_DTYPE:
+            return decode_strings(raw, shape, self._bin, start, where)
         array = np.frombuffer(raw, dtype=little_endian(dtype)).astype(dtype, copy=False).reshape(shape)
         if dtype == np.bool_ and size and np.frombuffer(raw, np.uint8).max() > 1:
             raise format_error(self._bin, f"byte offset {start} ({where})", "a boolean byte is neither 0 nor 1")

@@ -1,6 +1,7 @@
 """How a node test's outputs are judged: each output's dtype, then its shape, then its values:
 ``numpy.allclose(rtol=1e-3, atol=1e-5)`` with NaNs equal for floating-point (bfloat16 compared as
-float32), exact equality for every other type. A sequence or optional expected output never matches."""
+float32), exact equality for every other type; strings (ONNX's object arrays of ``str``, hetero-sdk's
+StringDType) are compared as text. A sequence or optional expected output never matches."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def compare(got: Sequence[Any], expected: Sequence[Any]) -> str | None:
         if not isinstance(e, np.ndarray):
             return f"output {index}: a {type(e).__name__} is expected (sequence or optional)"
         g = np.asarray(g)
+        if _is_text(e) and g.dtype.kind in "TU":
+            if g.shape != e.shape:
+                return f"output {index}: shape {g.shape}, expected {e.shape}"
+            if g.tolist() != e.tolist():
+                return f"output {index}: strings differ"
+            continue
         if g.dtype != e.dtype:
             return f"output {index}: dtype {g.dtype}, expected {e.dtype}"
         if g.shape != e.shape:
@@ -39,3 +46,8 @@ def compare(got: Sequence[Any], expected: Sequence[Any]) -> str | None:
         elif not np.array_equal(g, e):
             return f"output {index}: values differ"
     return None
+
+
+def _is_text(array: np.ndarray) -> bool:
+    """True for an array of strings: numpy's string dtypes, or an object array holding only ``str``."""
+    return array.dtype.kind in "TU" or (array.dtype == object and all(isinstance(v, str) for v in array.flat))

@@ -30,6 +30,7 @@ from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its
     rules_sequence,
     rules_shape,
     rules_signal,
+    rules_strings,
     rules_text,
     rules_training,
 )

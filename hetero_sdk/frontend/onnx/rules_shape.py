@@ -37,12 +37,14 @@ def constant(ctx: NodeContext) -> Outputs:
         ("value_floats", np.float32),
         ("value_int", _I64),
         ("value_ints", _I64),
+        ("value_string", Type.string.numpy),
+        ("value_strings", Type.string.numpy),
     ):
         if ctx.has_attr(name):
             return [ctx.const(ctx.attr(name), dtype)]
     if ctx.has_attr("value"):
         return [ctx.const(ctx.attr("value"))]
-    raise ctx.unsupported("a Constant without a dense tensor or number value (sparse or string values)")
+    raise ctx.unsupported("a Constant without a dense tensor, number or string value (a sparse tensor)")
 
 
 @rule("Shape")

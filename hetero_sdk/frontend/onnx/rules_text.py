@@ -1,7 +1,8 @@
 """Rules for ONNX's text op on integer tokens: TfIdfVectorizer, counting the pool's n-grams (with skips)
 in each row, as comparisons of shifted slices with the pool (Equal, ReduceMin, ReduceSum) and one MatMul
 placing each n-gram's count at its output index. Token sequences must have a length known while
-translating; string tokens are not supported (hetero-sdk has no string tensors)."""
+translating. String tokens (``pool_strings``) are numbered first: a LabelEncoder maps each pool string to
+its index in the pool's distinct strings, and every other token to -1, which no n-gram holds."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.graph.node import Output
+from hetero_sdk.ops import text
 
 __all__: list[str] = []
 
@@ -22,11 +24,15 @@ def _out(node: object) -> Output:
     return node.output(0)  # type: ignore[attr-defined, no-any-return]
 
 
-def _pool(ctx: NodeContext) -> list[np.ndarray]:
-    """The pool's n-grams per length n (index n - 1): ``[count, n]`` arrays, in pool order."""
+def _pool(ctx: NodeContext) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """The pool's n-grams per length n (index n - 1): ``[count, n]`` arrays, in pool order; and for a
+    pool of strings, the distinct strings, whose indices stand for them in the n-grams."""
+    words = None
     if ctx.has_attr("pool_strings"):
-        raise ctx.unsupported("string tokens (pool_strings): hetero-sdk has no string tensors")
-    pool = np.asarray(ctx.attr("pool_int64s"), _I64)
+        words, numbered = np.unique(np.array(ctx.attr("pool_strings"), Type.string.numpy), return_inverse=True)
+        pool = numbered.astype(_I64)
+    else:
+        pool = np.asarray(ctx.attr("pool_int64s"), _I64)
     starts = [*ctx.attr("ngram_counts"), len(pool)]
     grams = []
     for n in range(1, len(starts)):
@@ -34,7 +40,7 @@ def _pool(ctx: NodeContext) -> list[np.ndarray]:
         if chunk.size % n:
             raise ctx.error(f"the pool's {n}-grams ({chunk.size} tokens) do not divide into {n}-token n-grams")
         grams.append(chunk.reshape(-1, n))
-    return grams
+    return grams, words
 
 
 def _counts(ctx: NodeContext, x: Output, gram: np.ndarray, skip: int) -> Output:
@@ -68,7 +74,13 @@ def tfidf_vectorizer(ctx: NodeContext) -> Outputs:
     mode = ctx.attr("mode")
     if mode not in ("TF", "IDF", "TFIDF"):
         raise ctx.error(f"mode must be TF, IDF or TFIDF, not '{mode}'")
-    grams = _pool(ctx)
+    grams, words = _pool(ctx)
+    if words is not None:
+        if x.element_type is not Type.string:
+            raise ctx.error(f"pool_strings needs string tokens, got {x.element_type.value}")
+        x = text.label_encoder(x, words, np.arange(len(words), dtype=_I64), -1).output(0)
+    elif x.element_type is Type.string:
+        raise ctx.error("string tokens need pool_strings, not pool_int64s")
     indexes = list(ctx.attr("ngram_indexes"))
     if len(indexes) != sum(g.shape[0] for g in grams):
         raise ctx.error(f"ngram_indexes has {len(indexes)} entries for {sum(g.shape[0] for g in grams)} pool n-grams")

@@ -9,7 +9,7 @@ import onnx
 from onnx import numpy_helper
 
 from hetero_sdk.element_type import Type
-from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.errors import ModelValidationError, UnsupportedOperationError
 
 __all__ = ["ELEMENT_TYPES", "element_type", "onnx_type_name", "tensor_value"]
 
@@ -37,6 +37,7 @@ ELEMENT_TYPES: Final[dict[int, Type]] = {
     onnx.TensorProto.UINT4: Type.u4,
     onnx.TensorProto.INT2: Type.i2,
     onnx.TensorProto.UINT2: Type.u2,
+    onnx.TensorProto.STRING: Type.string,
 }
 """The ONNX element types the opset has, by their ``TensorProto`` code."""
 
@@ -67,11 +68,19 @@ def element_type(code: int, where: str) -> Type:
 
 def tensor_value(tensor: onnx.TensorProto, where: str) -> np.ndarray:
     """The numpy value of an ONNX tensor (an initializer or a ``value`` attribute), read-only; 4- and
-    2-bit values, which ONNX packs several to a byte, unpacked one to an element.
+    2-bit values, which ONNX packs several to a byte, unpacked one to an element; strings (UTF-8 in
+    ONNX) as a ``string`` array (StringDType).
 
     :raises UnsupportedOperationError: for an element type the opset does not have.
     """
-    element_type(tensor.data_type, where)
+    if element_type(tensor.data_type, where) is Type.string:
+        try:
+            text = [s.decode("utf-8") for s in tensor.string_data]
+        except UnicodeDecodeError as exc:
+            raise ModelValidationError(f"{where}: string {exc.object!r} is not UTF-8") from None
+        value = np.array(text, Type.string.numpy).reshape(tuple(tensor.dims))
+        value.flags.writeable = False
+        return value
     value = numpy_helper.to_array(tensor)
     value.flags.writeable = False
     return value

@@ -25,6 +25,7 @@ from hetero_sdk.frontend.onnx_export import (  # noqa: F401  (each module regist
     rules_nn,
     rules_recurrent,
     rules_shape,
+    rules_text,
 )
 from hetero_sdk.frontend.onnx_export.context import EXPORTERS
 from hetero_sdk.frontend.onnx_export.exporter import GraphExporter
@@ -69,6 +70,8 @@ def export_model(model: Model, opset: int | None = None) -> onnx.ModelProto:
     _check_types(model, version)
     graph = GraphExporter(version).export(model)
     imports = [helper.make_opsetid("", version)]
+    if any(node.domain == rules_text.ML_DOMAIN for node in graph.node):
+        imports.append(helper.make_opsetid(rules_text.ML_DOMAIN, 4))
     proto = helper.make_model(
         graph, opset_imports=imports, producer_name=PRODUCER, ir_version=helper.find_min_ir_version_for(imports)
     )

@@ -199,6 +199,8 @@ def tensor(value: np.ndarray, name: str) -> onnx.TensorProto:
     if array.dtype.name == "bfloat16":
         proto = helper.make_tensor(name, onnx.TensorProto.BFLOAT16, array.shape, array.view(np.uint16).tobytes(), True)
         return proto
+    if array.dtype.kind == "T":  # StringDType: ONNX's helpers take object arrays of str
+        return numpy_helper.from_array(array.astype(object), name)
     return numpy_helper.from_array(array if array.flags.c_contiguous else array.copy(order="C"), name)
 
 

@@ -146,7 +146,7 @@ def convert(ctx: ExportContext) -> None:
     if target is Type.f8e8m0 and source != Type.boolean:  # ml_dtypes' rounding: to nearest
         ctx.emit1("Cast", [x], ctx.out(), to=onnx_type(target), saturate=0, round_mode="nearest")
         return
-    if target.is_integral and source != Type.boolean:
+    if target.is_integral and source not in (Type.boolean, Type.string):  # ONNX's Cast reads text itself
         info = ml_dtypes.iinfo(target.numpy)
         low: float
         high: float

@@ -6,10 +6,10 @@ import threading
 from typing import Any
 
 import jax
-from hetero_sdk import Model
+from hetero_sdk import Model, Node, Type
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
-from hetero_sdk.errors import PropertyValueError
+from hetero_sdk.errors import PropertyValueError, UnsupportedOperationError
 from hetero_sdk.plugin import ConfiguredDevice, RemoteContext, SupportTable, Version, hookimpl
 from hetero_sdk.reference import kernel_types
 
@@ -57,6 +57,7 @@ class XlaPlugin(ConfiguredDevice):
         config = self.config.resolve(properties)
         device_id = self._device_id(config, context)
         config[props.device.id] = device_id
+        _refuse_strings(model, device_name)
         graph = model.clone()
         if not config[DISABLE_TRANSFORMATIONS]:
             transform_model(graph)
@@ -157,5 +158,24 @@ def support_table() -> SupportTable:
     adds the analysis's reason."""
     global _table
     if _table is None:
-        _table = SupportTable("XLA").add(sorted(set(lowering_types()) | set(kernel_types())))
+        _table = SupportTable("XLA").add(sorted(set(lowering_types()) | set(kernel_types())), limits=[_no_strings])
     return _table
+
+
+def _refuse_strings(model: Model, device_name: str) -> None:
+    """Raises when any op of ``model`` has a ``string`` input or output (see :func:`_no_strings`)."""
+    declined = [f"'{n.friendly_name}'" for n in model.get_ordered_ops() if _no_strings(n) is not None]
+    if declined:
+        raise UnsupportedOperationError(
+            f"device {device_name} cannot run {len(declined)} op(s) of model '{model.friendly_name}' on string "
+            f"tensors ({', '.join(declined[:10])}): XLA arrays hold numbers only. Run the model on "
+            f"HETERO:{device_name},TEMPLATE to send them to another device"
+        )
+
+
+def _no_strings(node: Node) -> str | None:
+    """XLA holds numbers only: a node with a ``string`` input or output is left to another device."""
+    ports = [*node.input_values(), *node.outputs()]
+    if any(p.element_type is Type.string for p in ports):
+        return "string tensors (XLA arrays hold numbers only; HETERO:XLA,TEMPLATE runs them on TEMPLATE)"
+    return None

@@ -20,6 +20,7 @@ from hetero_sdk_jax.lowering import (  # noqa: F401  (each family registers its 
     pooling,
     reduction,
     shape_manipulation,
+    text,
 )
 from hetero_sdk_jax.lowering.graph import Analysis, analyze, lower, specialize
 from hetero_sdk_jax.lowering.registry import LOWERINGS, Lowering, get_lowering, lowering, lowering_types
