@@ -76,32 +76,38 @@ def columns(
     return cols.reshape(x.shape[0], x.shape[1], len(taps), -1)
 
 
-_SMALL_PLANE = 4096
-"""Output planes up to this many pixels take the depthwise convolution as im2col and batched GEMVs."""
+_COLUMN_BLOCK = 1 << 21
+"""Bytes of im2col columns a depthwise convolution fills at a time: a block of channels whose columns
+stay in cache between being written and being read by the GEMVs (whole-layer columns of a 5x5 depthwise
+layer are 25x its input: tens of MB, written to and read back from memory)."""
 
 
 def _depthwise(
     x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int], out: Sequence[int]
 ) -> np.ndarray:
-    """One input channel per group (``w`` [G, m, 1, k...]): a multiply-add of strided slices per tap,
-    into one preallocated sum and one scratch array, instead of one tiny matrix product per group."""
+    """One input channel per group (``w`` [G, m, 1, k...]): per block of channels, im2col columns
+    ``[N, block, taps, pixels]`` in one reused buffer, then one batched GEMV ``[1, taps] @ [taps, pixels]``
+    per channel written straight into the result (measured faster than a multiply-add per tap, whose two
+    passes per tap over the whole output leave the cache, and than whole-layer columns)."""
     multiplier = w.shape[1]
     if multiplier > 1:
         x = np.repeat(x, multiplier, axis=1)
-    taps = w.reshape(w.shape[0] * multiplier, *w.shape[3:])
+    batch, channels = x.shape[0], w.shape[0] * multiplier
+    taps = w.reshape(channels, 1, -1)
     dtype = np.result_type(x, taps)
-    if math.prod(out) <= _SMALL_PLANE:  # per-call overheads dominate: one batched product over all taps
-        cols = columns(x, taps.shape[1:], strides, dilations, out)
-        products = np.matmul(taps.reshape(taps.shape[0], 1, -1).astype(dtype), cols.astype(dtype, copy=False))
-        return products.reshape(x.shape[0], taps.shape[0], *out)
-    total = np.zeros((x.shape[0], taps.shape[0], *out), dtype=dtype)
-    scratch = np.empty_like(total)
-    weights = taps.reshape(taps.shape[0], -1, *(1,) * len(out))  # [channels, taps, 1...]
-    slices = _tap_slices(tuple(taps.shape[1:]), tuple(dilations), tuple(out), tuple(strides))
-    for i, window in enumerate(slices):
-        np.multiply(x[window], weights[:, i], out=scratch)
-        total += scratch
-    return total
+    x, taps = x.astype(dtype, copy=False), taps.astype(dtype, copy=False)
+    count, pixels = taps.shape[2], math.prod(out)
+    slices = _tap_slices(tuple(w.shape[3:]), tuple(dilations), tuple(out), tuple(strides))
+    block = max(1, min(channels, _COLUMN_BLOCK // (dtype.itemsize * batch * count * max(pixels, 1))))
+    result = np.empty((batch, channels, 1, pixels), dtype=dtype)
+    buffer = np.empty((batch, block, count, *out), dtype=dtype)
+    for first in range(0, channels, block):
+        last = min(channels, first + block)
+        cols, part = buffer[:, : last - first], x[:, first:last]
+        for i, window in enumerate(slices):
+            cols[:, :, i] = part[window]
+        np.matmul(taps[first:last], cols.reshape(batch, last - first, count, pixels), out=result[:, first:last])
+    return result.reshape(batch, channels, *out)
 
 
 def _tap_products(x: np.ndarray, w: np.ndarray, dilations: Sequence[int], out: Sequence[int]) -> np.ndarray:
