@@ -97,7 +97,8 @@ CONVOLUTION_OP = define(
 @kernel(CONVOLUTION)
 def _convolution_kernel(node: Node, x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
     y = grouped_convolution(node, x, w if node.attrs["grouped"] else w[np.newaxis])
-    y = np.add(y, bias, out=y) if y.dtype == np.result_type(y, bias) else y + bias
+    in_place = y.flags.c_contiguous and y.dtype == np.result_type(y, bias)
+    y = np.add(y, bias, out=y) if in_place else y + bias  # a view (depthwise) gets a compact result
     activation = node.attrs["activation"]
     if activation == "relu":
         return np.maximum(y, np.zeros((), y.dtype), out=y)

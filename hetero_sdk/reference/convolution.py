@@ -83,31 +83,47 @@ layer are 25x its input: tens of MB, written to and read back from memory)."""
 
 
 def _depthwise(
-    x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int], out: Sequence[int]
+    x: np.ndarray,
+    w: np.ndarray,
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    out: Sequence[int],
+    wide: bool = False,
 ) -> np.ndarray:
-    """One input channel per group (``w`` [G, m, 1, k...]): per block of channels, im2col columns
-    ``[N, block, taps, pixels]`` in one reused buffer, then one batched GEMV ``[1, taps] @ [taps, pixels]``
-    per channel written straight into the result (measured faster than a multiply-add per tap, whose two
-    passes per tap over the whole output leave the cache, and than whole-layer columns)."""
+    """One input channel per group (``w`` [G, m, 1, k...]) on the padded ``x``: per block of channels,
+    im2col columns ``[N, block, taps, pixels]`` copied by numpy in one call from a strided view of
+    ``x``, then one batched GEMV ``[1, taps] @ [taps, pixels]`` per channel written straight into the
+    result (measured faster than a multiply-add per tap, whose two passes per tap over the whole output
+    leave the cache, and than whole-layer columns).
+
+    :param wide: ``x`` has one spare row past its last padded row, the last stride is 1 and the rank is
+        at least 2: each output row is then computed across the whole padded width, so that every tap's
+        columns are long contiguous runs of ``x``; the result is a view cropping the spare columns.
+    """
     multiplier = w.shape[1]
     if multiplier > 1:
         x = np.repeat(x, multiplier, axis=1)
-    batch, channels = x.shape[0], w.shape[0] * multiplier
+    batch, channels, kernel = x.shape[0], w.shape[0] * multiplier, w.shape[3:]
     taps = w.reshape(channels, 1, -1)
     dtype = np.result_type(x, taps)
     x, taps = x.astype(dtype, copy=False), taps.astype(dtype, copy=False)
-    count, pixels = taps.shape[2], math.prod(out)
-    slices = _tap_slices(tuple(w.shape[3:]), tuple(dilations), tuple(out), tuple(strides))
+    grid = (*out[:-1], x.shape[-1]) if wide else tuple(out)
+    pitch = x.strides[2:]
+    view = np.lib.stride_tricks.as_strided(
+        x,
+        (batch, channels, *kernel, *grid),
+        (*x.strides[:2], *(p * d for p, d in zip(pitch, dilations)), *(p * s for p, s in zip(pitch, strides))),
+        writeable=False,
+    )
+    count, pixels = taps.shape[2], math.prod(grid)
     block = max(1, min(channels, _COLUMN_BLOCK // (dtype.itemsize * batch * count * max(pixels, 1))))
     result = np.empty((batch, channels, 1, pixels), dtype=dtype)
-    buffer = np.empty((batch, block, count, *out), dtype=dtype)
     for first in range(0, channels, block):
         last = min(channels, first + block)
-        cols, part = buffer[:, : last - first], x[:, first:last]
-        for i, window in enumerate(slices):
-            cols[:, :, i] = part[window]
-        np.matmul(taps[first:last], cols.reshape(batch, last - first, count, pixels), out=result[:, first:last])
-    return result.reshape(batch, channels, *out)
+        cols = view[:, first:last].reshape(batch, last - first, count, pixels)  # the copy: im2col
+        np.matmul(taps[first:last], cols, out=result[:, first:last])
+    result = result.reshape(batch, channels, *grid)
+    return result[..., : out[-1]] if wide else result
 
 
 def _tap_products(x: np.ndarray, w: np.ndarray, dilations: Sequence[int], out: Sequence[int]) -> np.ndarray:
@@ -132,7 +148,8 @@ def _tap_products(x: np.ndarray, w: np.ndarray, dilations: Sequence[int], out: S
 
 def grouped_convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``x`` [N, G*Cg, ...] with ``w`` [G, Og, Cg, k...] -> [N, G*Og, out...]: per group one GEMM
-    ``w[Og, Cg*taps] @ columns[Cg*taps, pixels]``, whose result is already in NC(D)HW order."""
+    ``w[Og, Cg*taps] @ columns[Cg*taps, pixels]``, whose result is already in NC(D)HW order. The result
+    may be a view of a wider array (depthwise rows computed across the padded width)."""
     attrs = node.attrs
     groups, per_group, c_in, kernel = w.shape[0], w.shape[1], w.shape[2], w.shape[3:]
     strides, dilations = attrs["strides"], attrs["dilations"]
@@ -142,7 +159,9 @@ def grouped_convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     out = window_output_dims(node, x.shape[2:], kernel, strides, dilations, begin, end, "explicit")
     batch = x.shape[0]
     if c_in == 1 and groups > 1:
-        return _depthwise(pad_spatial(x, begin, end), w, strides, dilations, out)
+        wide = len(out) > 1 and strides[-1] == 1  # one spare row keeps the wide rows' reads inside x
+        padded = pad_spatial(x, begin, [end[0] + wide, *end[1:]]) if wide else pad_spatial(x, begin, end)
+        return _depthwise(padded, w, strides, dilations, out, wide)
     if groups == 1 and math.prod(kernel) > 1 and all(s == 1 for s in strides) and 16 <= c_in >= per_group:
         return _tap_products(pad_spatial(x, begin, end), w[0], dilations, out)
     if groups == 1 and math.prod(kernel) == 1 and not any(begin) and not any(end):
@@ -158,12 +177,12 @@ def grouped_convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 @kernel("Convolution")
 def convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return grouped_convolution(node, x, w[np.newaxis])
+    return np.ascontiguousarray(grouped_convolution(node, x, w[np.newaxis]))
 
 
 @kernel("GroupConvolution")
 def group_convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return grouped_convolution(node, x, w)
+    return np.ascontiguousarray(grouped_convolution(node, x, w))
 
 
 @kernel("ConvolutionBackpropData")
