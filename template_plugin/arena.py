@@ -4,7 +4,6 @@ them do not allocate (fresh large arrays cost page faults on every inference).""
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -33,32 +32,31 @@ class Arena:
       once no live value is (a view of) it, and the next :meth:`output` of the same shape and dtype
       reuses it, in this inference or the next one. A model output leaves the arena
       (:meth:`hand_over`): the caller keeps it.
-    - :meth:`temporary` keeps one growing buffer per name for a kernel's temporaries, :meth:`zeroed`
-      one buffer per key, zero-filled when made (padded inputs, whose border is never written).
+    - :meth:`temporary` keeps one growing buffer per name for a kernel's temporaries.
 
-    :ivar nbytes: the bytes of every buffer the arena holds (lent, free, temporaries and zeroed).
+    :ivar nbytes: the bytes of every buffer the arena holds (lent, free and temporaries).
     """
 
-    __slots__ = ("_free", "_lent", "_temporaries", "_zeroed", "nbytes")
+    __slots__ = ("_free", "_lent", "_temporaries", "nbytes")
 
     def __init__(self) -> None:
-        self._free: dict[tuple[tuple[int, ...], np.dtype[Any]], list[np.ndarray]] = {}
+        self._free: dict[tuple[int, np.dtype[Any]], list[np.ndarray]] = {}
         self._lent: dict[int, np.ndarray] = {}
         self._temporaries: dict[tuple[str, np.dtype[Any]], np.ndarray] = {}
-        self._zeroed: dict[Hashable, np.ndarray] = {}
         self.nbytes = 0
 
     def output(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        """A result buffer of ``shape`` and ``dtype`` (contents undefined), lent until given back."""
-        key = (tuple(shape), np.dtype(dtype))
-        pool = self._free.get(key)
+        """A result buffer of ``shape`` and ``dtype`` (contents undefined), lent until given back: a
+        view of a flat buffer, reused for any shape of the same size."""
+        size, kind = math.prod(shape), np.dtype(dtype)
+        pool = self._free.get((size, kind))
         if pool:
-            buffer = pool.pop()
+            flat = pool.pop()
         else:
-            buffer = np.empty(key[0], key[1])
-            self.nbytes += buffer.nbytes
-        self._lent[id(buffer)] = buffer
-        return buffer
+            flat = np.empty(size, kind)
+            self.nbytes += flat.nbytes
+        self._lent[id(flat)] = flat
+        return flat.reshape(shape)
 
     def temporary(self, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """The memory kept for ``name`` and ``dtype`` (grown to the largest shape asked), as ``shape``;
@@ -71,26 +69,20 @@ class Arena:
             self.nbytes += flat.nbytes
         return flat[:size].reshape(shape)
 
-    def zeroed(self, key: Hashable, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        """The buffer kept for ``key``, ``shape`` and ``dtype``: zero-filled when made, left as the last
-        user wrote it after that (a padded input whose border is never written)."""
-        full = (key, tuple(shape), np.dtype(dtype))
-        buffer = self._zeroed.get(full)
-        if buffer is None:
-            buffer = self._zeroed[full] = np.zeros(full[1], full[2])
-            self.nbytes += buffer.nbytes
-        return buffer
-
     def owner(self, value: Any) -> np.ndarray | None:
-        """The lent buffer that ``value`` is or views, else None."""
+        """The lent buffer that ``value`` is a view of, else None."""
         root = root_of(value)
         buffer = self._lent.get(id(root))
         return buffer if buffer is root else None
 
+    def lent(self, value: Any) -> bool:
+        """True when ``value`` is a view of a buffer :meth:`output` lent."""
+        return self.owner(value) is not None
+
     def give_back(self, buffer: np.ndarray) -> None:
-        """Returns a lent buffer to the free ones."""
+        """Returns a lent buffer (as :meth:`owner` names it) to the free ones."""
         del self._lent[id(buffer)]
-        self._free.setdefault((buffer.shape, buffer.dtype), []).append(buffer)
+        self._free.setdefault((buffer.size, buffer.dtype), []).append(buffer)
 
     def hand_over(self, buffer: np.ndarray) -> None:
         """A lent buffer leaves the arena for good (a model output the caller keeps)."""

@@ -3,7 +3,7 @@ last use, constants materialised once for every request."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,17 +11,12 @@ import numpy as np
 
 from hetero_sdk import Model, Node
 from hetero_sdk.errors import UnsupportedOperationError
-from hetero_sdk.reference import Kernel, get_kernel, max_pool_values
+from hetero_sdk.reference import Kernel, get_kernel
 from hetero_sdk.runtime import RunContext
 from template_plugin.arena import Arena
-from template_plugin.fused_conv import CONVOLUTION, convolution_into
+from template_plugin.plan_kernels import LENDING_KERNELS, max_pool_without_indices, reduce_mean
 
 __all__ = ["ExecutionPlan", "Step"]
-
-
-_LENDING_KERNELS: dict[str, Callable[..., Any]] = {CONVOLUTION: convolution_into}
-"""Kernels that take the request's :class:`~template_plugin.arena.Arena` after the node and write
-their result into a buffer it lends."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +79,7 @@ class ExecutionPlan:
                 tuple(slot_of[(id(node), i)] for i in range(node.get_output_size())),
                 tuple(t.numpy for t in (node.get_output_element_type(i) for i in range(node.get_output_size()))),
                 tuple(dead_after.get(i, ())),
-                node.type_name in _LENDING_KERNELS,
+                node.type_name in LENDING_KERNELS,
             )
             for i, node in enumerate(compute)
         ]
@@ -162,17 +157,16 @@ class ExecutionPlan:
         return outputs
 
 
-def _max_pool_values(node: Node, x: np.ndarray) -> tuple[np.ndarray]:
-    return (max_pool_values(node, x),)
-
-
 def _kernel(node: Node, read: list[bool]) -> Kernel:
-    """The node's kernel; for outputs nobody reads, a variant that does not compute them when one exists
-    (MaxPool without its indices). A kernel may return fewer values than outputs: the rest stay unset."""
+    """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
+    (MaxPool without the indices nobody reads, the convolutions writing into the arena, ReduceMean),
+    else the reference kernel. A kernel may return fewer values than outputs: the rest stay unset."""
     if node.type_name == "MaxPool" and not read[1]:
-        return _max_pool_values
-    if node.type_name in _LENDING_KERNELS:
-        return _LENDING_KERNELS[node.type_name]
+        return max_pool_without_indices
+    if node.type_name in LENDING_KERNELS:
+        return LENDING_KERNELS[node.type_name]
+    if node.type_name == "ReduceMean":
+        return reduce_mean
     return get_kernel(node.type_name)
 
 

@@ -28,8 +28,7 @@ from hetero_sdk.ops import (
     define,
     expect_same_types,
 )
-from hetero_sdk.reference import grouped_convolution, kernel
-from hetero_sdk.reference.convolution import Workspace
+from hetero_sdk.reference import Workspace, grouped_convolution, kernel
 
 __all__ = ["CONVOLUTION", "CONVOLUTION_ACTIVATIONS", "CONVOLUTION_OP", "convolution_into", "fused_convolution"]
 
@@ -105,7 +104,7 @@ def convolution_into(
     """
     y = grouped_convolution(node, x, w if node.attrs["grouped"] else w[np.newaxis], workspace)
     dtype = np.result_type(y, bias)
-    if y.flags.c_contiguous and y.dtype == dtype and (workspace is None or y.base is None):
+    if y.flags.c_contiguous and y.dtype == dtype and (workspace is None or y.base is None or workspace.lent(y)):
         y = np.add(y, bias, out=y)  # a fresh array or the workspace's output
     else:  # a view (wide depthwise rows, maybe of a temporary) gets a compact result
         y = np.add(y, bias, out=np.empty(y.shape, dtype) if workspace is None else workspace.output(y.shape, dtype))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -28,9 +28,8 @@ class Workspace(Protocol):
         kernel's result must not be a view of it."""
         ...
 
-    def zeroed(self, key: Hashable, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        """A buffer kept for ``key``, ``shape`` and ``dtype``: zero-filled when made, as the last call
-        left it afterwards; the kernel's result must not be a view of it."""
+    def lent(self, value: np.ndarray) -> bool:
+        """True when ``value`` is (a view of) a buffer :meth:`output` lent."""
         ...
 
 
@@ -39,12 +38,14 @@ def _empty(workspace: Workspace | None, name: str, shape: tuple[int, ...], dtype
 
 
 def _padded(x: np.ndarray, begin: Sequence[int], end: Sequence[int], workspace: Workspace | None) -> np.ndarray:
-    """:func:`pad_spatial` with zeros, into a workspace buffer kept per geometry: its border, zero when
-    made, is never written, so only the inside is copied on each call."""
+    """:func:`pad_spatial` with zeros, into a workspace temporary whose border is zeroed on each call."""
     if workspace is None or not (any(begin) or any(end)) or min(*begin, *end) < 0:
         return pad_spatial(x, begin, end)
     shape = (*x.shape[:2], *(size + b + e for size, b, e in zip(x.shape[2:], begin, end)))
-    padded = workspace.zeroed(("pad", tuple(begin), tuple(end)), shape, x.dtype)
+    padded = workspace.temporary("padded", shape, x.dtype)
+    for axis, (b, size) in enumerate(zip(begin, x.shape[2:]), 2):
+        padded[(slice(None),) * axis + (slice(0, b),)] = 0
+        padded[(slice(None),) * axis + (slice(b + size, None),)] = 0
     padded[(slice(None), slice(None), *(slice(b, b + size) for b, size in zip(begin, x.shape[2:])))] = x
     return padded
 

@@ -147,17 +147,39 @@ def test_peak_memory_counts_the_arena_and_stays_put_once_the_buffers_exist() -> 
 def test_the_arena_lends_reuses_and_hands_over() -> None:
     arena = Arena()
     a = arena.output((2, 3), np.float32)
-    assert arena.owner(a) is a and arena.owner(a.reshape(6)[1:]) is a and arena.owner(np.ones(2)) is None
-    arena.give_back(a)
-    assert arena.owner(a) is None and arena.output((2, 3), np.float32) is a  # reused
-    arena.hand_over(a)
-    assert arena.nbytes == 0 and arena.output((2, 3), np.float32) is not a
+    flat = arena.owner(a)
+    assert flat is not None and arena.owner(a.reshape(6)[1:]) is flat and arena.owner(np.ones(2)) is None
+    assert arena.lent(a) and not arena.lent(np.ones(2))
+    arena.give_back(flat)
+    assert not arena.lent(a)
+    b = arena.output((3, 2), np.float32)  # the same size: the same memory, another shape
+    assert b.shape == (3, 2) and arena.owner(b) is flat and arena.nbytes == 24
+    assert arena.owner(arena.output((6,), np.float32)) is not flat  # lent: a new one
+    arena.hand_over(flat)
+    assert arena.nbytes == 24 and not arena.lent(b)
+    arena.reclaim()
+    assert arena.owner(arena.output((1, 6), np.float32)) is not flat
     t = arena.temporary("t", (4,), np.float32)
     assert arena.temporary("t", (2, 2), np.float32).base is t.base  # the same memory
     assert arena.temporary("t", (3, 3), np.float32).size == 9  # grown
-    z = arena.zeroed("pad", (3,), np.float64)
-    assert np.all(z == 0)
-    z[1] = 5
-    assert arena.zeroed("pad", (3,), np.float64)[1] == 5
     strided = np.lib.stride_tricks.as_strided(t, (2,), (4,))
     assert root_of(strided) is root_of(t)
+
+
+def test_unfused_convolutions_write_into_the_arena_and_stay_right() -> None:
+    """With the transformations off, the plain Convolution and GroupConvolution kernels use the arena
+    (a wide depthwise result copied out of its temporary): every inference equals the convolutions
+    written here."""
+    model, weights = _convnet(11)
+    compiled = hs.Core().compile_model(model, "TEMPLATE", {**ONE_THREAD, "TEMPLATE_DISABLE_TRANSFORMATIONS": True})
+    assert "TemplateConvolution" not in [n.type_name for n in compiled.get_runtime_model().get_ops()]
+    request = compiled.create_infer_request()
+    rng = np.random.default_rng(2)
+    kept = []
+    for shape in [(1, 4, 7, 9), (2, 4, 5, 6), (1, 4, 7, 9)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        result = request.infer({"x": x})[0]
+        np.testing.assert_allclose(result, _expected(x, weights), rtol=1e-4, atol=1e-4)
+        kept.append((result, result.copy()))
+    for result, copy in kept:
+        np.testing.assert_array_equal(result, copy)
