@@ -183,3 +183,25 @@ def test_unfused_convolutions_write_into_the_arena_and_stay_right() -> None:
         kept.append((result, result.copy()))
     for result, copy in kept:
         np.testing.assert_array_equal(result, copy)
+
+
+def test_wide_layers_summing_tap_products_reuse_their_buffers_right() -> None:
+    """Stride-1 layers with at least 16 inputs and fewer outputs sum per-tap products (their products,
+    sums and padded input are arena temporaries): a fused one and a plain one (no bias), varying shapes
+    on one request, against the convolutions written here."""
+    rng = np.random.default_rng(5)
+    w1 = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
+    b1 = rng.standard_normal((1, 8, 1, 1)).astype(np.float32)
+    w2 = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
+    w3 = rng.standard_normal((4, 16, 3, 3)).astype(np.float32)
+    x = opset.parameter([1, 16, -1, -1], name="x")
+    y = opset.relu(opset.add(opset.convolution(x, w1, [1, 1], [1, 1], [1, 1], [1, 1]), b1))
+    y = opset.convolution(y, w2, [1, 1], [1, 1], [1, 1], [1, 1])
+    y = opset.convolution(y, w3, [1, 1], [0, 0], [0, 0], [1, 1])
+    compiled = hs.Core().compile_model(hs.Model([y], [x]), "TEMPLATE", ONE_THREAD)
+    request = compiled.create_infer_request()
+    for size in [(9, 7), (5, 11), (9, 7)]:
+        data = rng.standard_normal((1, 16, *size)).astype(np.float32)
+        expected = np.maximum(_direct(data, w1, (1, 1), 1, 1) + b1, 0)
+        expected = _direct(_direct(expected, w2, (1, 1), 1, 1), w3, (1, 1), 0, 1)
+        np.testing.assert_allclose(request.infer({"x": data})[0], expected, rtol=1e-4, atol=1e-3)
