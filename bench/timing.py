@@ -85,7 +85,7 @@ def device_peak_bytes(compiled: Any, shapes: Sequence[Sequence[int]] | None = No
 
 
 def environment() -> dict[str, Any]:
-    """What the figures depend on: versions, CPU count and the thread variables."""
+    """What the figures depend on: versions, CPU count, the thread variables and OpenBLAS's core type."""
     import numpy as np
 
     info: dict[str, Any] = {
@@ -94,6 +94,9 @@ def environment() -> dict[str, Any]:
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "threads": {v: os.environ.get(v) for v in THREAD_VARIABLES},
+        # OpenBLAS takes some AVX-512 CPUs (AMD Zen 4) for Haswell and runs its AVX2 kernels there;
+        # OPENBLAS_CORETYPE=SkylakeX set before numpy loads selects its AVX-512 ones (GEMMs ~1.9x)
+        "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
     }
     for module in ("onnxruntime", "openvino"):
         try:
