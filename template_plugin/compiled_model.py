@@ -19,8 +19,9 @@ from template_plugin.transformations import transform_model
 __all__ = ["PEAK_MEMORY", "TemplateCompiledModel"]
 
 PEAK_MEMORY = "TEMPLATE_PEAK_MEMORY"
-"""Read-only compiled-model property: the most bytes that inputs and intermediate results held at
-once during the last inference (constants excluded; 0 before the first)."""
+"""Read-only compiled-model property: the most bytes that inputs, intermediate results and the
+request's arena (buffers kept between its inferences) held at once during the last inference
+(constants excluded; 0 before the first)."""
 
 _controller: ThreadpoolController | None = None
 

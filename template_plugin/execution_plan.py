@@ -11,15 +11,18 @@ import numpy as np
 
 from hetero_sdk import Model, Node
 from hetero_sdk.errors import UnsupportedOperationError
-from hetero_sdk.reference import Kernel, get_kernel, max_pool_values
+from hetero_sdk.reference import Kernel, get_kernel
 from hetero_sdk.runtime import RunContext
+from template_plugin.arena import Arena
+from template_plugin.plan_kernels import LENDING_KERNELS, max_pool_without_indices, reduce_mean
 
 __all__ = ["ExecutionPlan", "Step"]
 
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One op: its kernel, the slots it reads and writes, and the slots dead after it."""
+    """One op: its kernel, the slots it reads and writes, the slots dead after it, and whether the
+    kernel takes the arena (``kernel(node, arena, *inputs)``)."""
 
     node: Node
     kernel: Kernel
@@ -27,6 +30,7 @@ class Step:
     outs: tuple[int, ...]
     out_dtypes: tuple[np.dtype[Any], ...]
     release: tuple[int, ...]
+    lends: bool = False
 
 
 class ExecutionPlan:
@@ -58,8 +62,9 @@ class ExecutionPlan:
                     last_use[slot_of[(id(source.node), source.index)]] = len(compute)
                 compute.append(node)
         self.peak_bytes = 0
-        """The most bytes that inputs and intermediate results held at once during the last run
-        (constants excluded; outputs included; views counted as if they owned their data)."""
+        """The most bytes held at once during the last run by inputs, intermediate results and the
+        request's arena (the buffers it keeps between inferences, lent or not; constants excluded;
+        outputs included; views of arrays outside the arena counted as if they owned their data)."""
         keep = set(self.output_slots) | {s for s, _ in self.constants}
         dead_after: dict[int, list[int]] = {}
         for slot, step in last_use.items():
@@ -74,13 +79,27 @@ class ExecutionPlan:
                 tuple(slot_of[(id(node), i)] for i in range(node.get_output_size())),
                 tuple(t.numpy for t in (node.get_output_element_type(i) for i in range(node.get_output_size()))),
                 tuple(dead_after.get(i, ())),
+                node.type_name in LENDING_KERNELS,
             )
             for i, node in enumerate(compute)
         ]
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[np.ndarray]:
-        """Executes the steps on ``inputs``; thread-safe (all state is local to the call, but for
-        :attr:`peak_bytes`, which the last finished call sets)."""
+        """Executes the steps on ``inputs``; thread-safe (all state is local to the call or to the
+        request's :attr:`RunContext.state`, which one request never uses twice at once, but for
+        :attr:`peak_bytes`, which the last finished call sets).
+
+        The lending kernels write into buffers of the request's arena (a fresh one per call when the
+        caller keeps no state); a buffer goes back to the arena once no live value is it or a view
+        of it, and a model output leaves the arena.
+        """
+        arena = Arena() if context.state is None else context.state.setdefault(f"template.arena.{id(self)}", Arena())
+        try:
+            return self._run(inputs, context, arena)
+        finally:
+            arena.reclaim()
+
+    def _run(self, inputs: Sequence[Any], context: RunContext, arena: Arena) -> list[np.ndarray]:
         env: list[Any] = [None] * self.num_slots
         for slot, value in self.constants:
             env[slot] = value
@@ -88,44 +107,66 @@ class ExecutionPlan:
         for slot, value in zip(self.input_slots, inputs):
             env[slot] = array = np.asarray(value)
             live += array.nbytes
-        peak = live
+        peak = live + arena.nbytes
+        refs: dict[int, int] = {}  # lent buffer id -> live values that are it or view it
+        owner = arena.owner
         profile = context.profile is not None
         cancelled = context.cancelled.is_set
         with np.errstate(all="ignore"):  # IEEE 754 results (inf, nan) are the answer, not a warning
             for step in self.steps:
                 if cancelled():
                     context.check_cancelled()
+                args = [env[a] for a in step.args]
+                if step.lends:
+                    args.insert(0, arena)
                 if profile:
                     node = step.node
                     with context.timed(node.friendly_name, node.type_name, f"ref_{node.type_name}"):
-                        raw = step.kernel(step.node, *[env[a] for a in step.args])
+                        raw = step.kernel(step.node, *args)
                 else:
-                    raw = step.kernel(step.node, *[env[a] for a in step.args])
+                    raw = step.kernel(step.node, *args)
                 for slot, value, dtype in zip(
                     step.outs, raw if isinstance(raw, (tuple, list)) else (raw,), step.out_dtypes
                 ):
                     if type(value) is not np.ndarray or value.dtype != dtype:
                         value = np.asarray(value).astype(dtype, copy=False)
                     env[slot] = value
-                    live += value.nbytes
-                if live > peak:
-                    peak = live
+                    buffer = owner(value)
+                    if buffer is None:
+                        live += value.nbytes
+                    else:
+                        refs[id(buffer)] = refs.get(id(buffer), 0) + 1
+                if live + arena.nbytes > peak:
+                    peak = live + arena.nbytes
                 for slot in step.release:
-                    live -= env[slot].nbytes
-                    env[slot] = None
+                    value, env[slot] = env[slot], None
+                    buffer = owner(value)
+                    if buffer is None:
+                        live -= value.nbytes
+                    elif refs[id(buffer)] > 1:
+                        refs[id(buffer)] -= 1
+                    else:
+                        del refs[id(buffer)]
+                        arena.give_back(buffer)
         self.peak_bytes = peak
-        return [env[slot] for slot in self.output_slots]
-
-
-def _max_pool_values(node: Node, x: np.ndarray) -> tuple[np.ndarray]:
-    return (max_pool_values(node, x),)
+        outputs = [env[slot] for slot in self.output_slots]
+        for value in outputs:
+            buffer = owner(value)
+            if buffer is not None:
+                arena.hand_over(buffer)
+        return outputs
 
 
 def _kernel(node: Node, read: list[bool]) -> Kernel:
-    """The node's kernel; for outputs nobody reads, a variant that does not compute them when one exists
-    (MaxPool without its indices). A kernel may return fewer values than outputs: the rest stay unset."""
+    """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
+    (MaxPool without the indices nobody reads, the convolutions writing into the arena, ReduceMean),
+    else the reference kernel. A kernel may return fewer values than outputs: the rest stay unset."""
     if node.type_name == "MaxPool" and not read[1]:
-        return _max_pool_values
+        return max_pool_without_indices
+    if node.type_name in LENDING_KERNELS:
+        return LENDING_KERNELS[node.type_name]
+    if node.type_name == "ReduceMean":
+        return reduce_mean
     return get_kernel(node.type_name)
 
 

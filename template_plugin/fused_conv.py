@@ -28,9 +28,9 @@ from hetero_sdk.ops import (
     define,
     expect_same_types,
 )
-from hetero_sdk.reference import grouped_convolution, kernel
+from hetero_sdk.reference import Workspace, grouped_convolution, kernel
 
-__all__ = ["CONVOLUTION", "CONVOLUTION_ACTIVATIONS", "CONVOLUTION_OP", "fused_convolution"]
+__all__ = ["CONVOLUTION", "CONVOLUTION_ACTIVATIONS", "CONVOLUTION_OP", "convolution_into", "fused_convolution"]
 
 CONVOLUTION = "TemplateConvolution"
 """The op type name."""
@@ -94,16 +94,32 @@ CONVOLUTION_OP = define(
 )
 
 
-@kernel(CONVOLUTION)
-def _convolution_kernel(node: Node, x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    y = grouped_convolution(node, x, w if node.attrs["grouped"] else w[np.newaxis])
-    y = np.add(y, bias, out=y) if y.dtype == np.result_type(y, bias) else y + bias
+def convolution_into(
+    node: Node, workspace: Workspace | None, x: np.ndarray, w: np.ndarray, bias: np.ndarray
+) -> np.ndarray:
+    """The ``TemplateConvolution`` kernel with its buffers lent by ``workspace`` (none: fresh arrays).
+
+    The result is the workspace's :meth:`~hetero_sdk.reference.convolution.Workspace.output` or a fresh
+    array, never a view of a temporary.
+    """
+    y = grouped_convolution(node, x, w if node.attrs["grouped"] else w[np.newaxis], workspace)
+    dtype = np.result_type(y, bias)
+    if y.flags.c_contiguous and y.dtype == dtype and (workspace is None or y.base is None or workspace.lent(y)):
+        y = np.add(y, bias, out=y)  # a fresh array or the workspace's output
+    else:  # a view (wide depthwise rows, maybe of a temporary) gets a compact result
+        y = np.add(y, bias, out=np.empty(y.shape, dtype) if workspace is None else workspace.output(y.shape, dtype))
     activation = node.attrs["activation"]
     if activation == "relu":
         return np.maximum(y, np.zeros((), y.dtype), out=y)
     if activation == "hswish":  # x * clip(x + 3, 0, 6) / 6, in HSwish's order
-        gate = np.add(y, np.asarray(3, y.dtype))
+        three = np.asarray(3, y.dtype)
+        gate = np.add(y, three, out=None if workspace is None else workspace.temporary("gate", y.shape, y.dtype))
         np.clip(gate, 0, 6, out=gate)
-        np.multiply(y, gate, out=gate)
-        return np.divide(gate, np.asarray(6, y.dtype), out=gate)
+        np.multiply(y, gate, out=y)
+        return np.divide(y, np.asarray(6, y.dtype), out=y)
     return y
+
+
+@kernel(CONVOLUTION)
+def _convolution_kernel(node: Node, x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    return convolution_into(node, None, x, w, bias)

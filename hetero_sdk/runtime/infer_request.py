@@ -88,6 +88,7 @@ class InferRequest:
         self._callback_error: BaseException | None = None
         self._userdata: Any = None
         self._cancel = threading.Event()
+        self._state: dict[str, Any] = {}  # the device's per-request buffers (RunContext.state)
         # Bound once: a port's names and the port itself to (kind, index), inputs first, and what a
         # host input must be (element type; shape when static) for the per-call fast path.
         self._keys: dict[str | Output, tuple[str, int]] = {}
@@ -272,7 +273,7 @@ class InferRequest:
             if self._context is not None:
                 raise RequestBusyError("the infer request is running; wait() for it before using it again")
             self._cancel.clear()
-            self._context = RunContext(self._profiling, self.remote_outputs, self._cancel)
+            self._context = RunContext(self._profiling, self.remote_outputs, self._cancel, self._state)
         try:
             if inputs is not None:
                 if type(inputs) is dict or isinstance(inputs, (Mapping, list, tuple)):

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from hetero_sdk.errors import RequestCancelledError
 
@@ -41,14 +41,24 @@ class RunContext:
     :ivar cancelled: set when the request is cancelled; long runs check it between steps (an infer
         request passes its own event, cleared before each run, rather than making one per run).
     :ivar remote_outputs: True when the caller wants device-resident outputs (a remote context).
+    :ivar state: a store that one infer request keeps for its whole life and passes to each of its runs
+        (a device may keep buffers there between inferences: a request never runs twice at once), or
+        None when the caller keeps none (the device then keeps nothing between runs).
     """
 
-    __slots__ = ("cancelled", "profile", "remote_outputs")
+    __slots__ = ("cancelled", "profile", "remote_outputs", "state")
 
-    def __init__(self, profile: bool, remote_outputs: bool = False, cancelled: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        profile: bool,
+        remote_outputs: bool = False,
+        cancelled: threading.Event | None = None,
+        state: dict[str, Any] | None = None,
+    ) -> None:
         self.profile: list[ProfilingInfo] | None = [] if profile else None
         self.cancelled = cancelled if cancelled is not None else threading.Event()
         self.remote_outputs = remote_outputs
+        self.state = state
 
     def check_cancelled(self) -> None:
         """:raises RequestCancelledError: when the request was cancelled."""

@@ -63,3 +63,15 @@ def test_devices_report_their_memory_for_one_inference() -> None:
     assert timing.device_peak_bytes(template) == 2 * 4 * 256 * 4  # the input and one result alive at once
     xla = core.compile_model(model, "XLA")
     assert timing.device_peak_bytes(xla) >= 2 * 4 * 256 * 4  # at least its argument and its output
+
+
+def test_measure_times_every_call_on_the_clock_it_is_given() -> None:
+    ticks = iter(range(0, 10_000, 3))  # each reading 3 later than the previous one
+    calls = {"a": 0, "b": 0}
+
+    def call(name: str):
+        return lambda: calls.__setitem__(name, calls[name] + 1)
+
+    times = timing.measure({"a": call("a"), "b": call("b")}, runs=4, warmup=1, block=2, clock=lambda: next(ticks))
+    assert times == {"a": [3] * 4, "b": [3] * 4}
+    assert calls == {"a": 1 + 4 + 2, "b": 1 + 4 + 2}  # warm-up, timed, one untimed call per round

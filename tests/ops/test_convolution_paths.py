@@ -3,7 +3,10 @@ batched GEMVs, pointwise) against a direct convolution written here: one einsum 
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -66,7 +69,7 @@ def test_every_convolution_path_matches_a_direct_convolution(case) -> None:
 
 
 def test_a_large_depthwise_plane_matches_a_direct_convolution() -> None:
-    """Planes past 4096 pixels take the multiply-add path, smaller ones the batched GEMVs."""
+    """A plane whose columns fill more than one channel block, and a small one."""
     rng = np.random.default_rng(3)
     for size in (70, 20):
         x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
@@ -75,3 +78,26 @@ def test_a_large_depthwise_plane_matches_a_direct_convolution() -> None:
         conv = opset.group_convolution(data, w.reshape(3, 1, 1, 3, 3), [1, 1], [1, 1], [1, 1], [1, 1])
         (result,) = evaluate(hs.Model([conv], [data]), [x])
         np.testing.assert_allclose(result, direct_convolution(x, w, 3, [1, 1], [1, 1], [1, 1]), rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    channels=st.integers(2, 9), multiplier=st.integers(1, 2), block_bytes=st.sampled_from([1, 300, 2000, 1 << 21]),
+    stride=st.integers(1, 2), batch=st.integers(1, 3), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_depthwise_channel_blocks_of_any_size_match_a_direct_convolution(
+    channels, multiplier, block_bytes, stride, batch, seed
+) -> None:
+    """The depthwise columns filled a block of channels at a time: one channel per block, a partial
+    last block, every channel in one block."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, channels, 9, 7)).astype(np.float32)
+    w = rng.standard_normal((channels * multiplier, 1, 3, 3)).astype(np.float32)
+    data = opset.parameter(list(x.shape), name="x")
+    grouped = w.reshape(channels, multiplier, 1, 3, 3)
+    conv = opset.group_convolution(data, grouped, [stride, stride], [1, 1], [1, 1], [1, 1])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(importlib.import_module("hetero_sdk.reference.convolution"), "_COLUMN_BLOCK", block_bytes)
+        (result,) = evaluate(hs.Model([conv], [data]), [x])
+    expected = direct_convolution(x, w, channels, [stride, stride], [1, 1], [1, 1])
+    np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)

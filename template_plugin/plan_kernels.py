@@ -1,0 +1,60 @@
+"""TEMPLATE's own variants of reference kernels, which its execution plan picks over them: the
+convolutions writing into the request's arena, ReduceMean without a widened copy of its input, and
+MaxPool without the indices nobody reads."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk import Node
+from hetero_sdk.ops import reduced_axes
+from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values
+from template_plugin.fused_conv import CONVOLUTION, convolution_into
+
+__all__ = ["LENDING_KERNELS", "max_pool_without_indices", "reduce_mean"]
+
+
+def _compact(y: np.ndarray, workspace: Workspace) -> np.ndarray:
+    """``y``, or a copy into a lent buffer when it is a view (of a workspace temporary, maybe)."""
+    if y.flags.c_contiguous and (y.base is None or workspace.lent(y)):
+        return y
+    out = workspace.output(y.shape, y.dtype)
+    np.copyto(out, y)
+    return out
+
+
+def _convolution(node: Node, workspace: Workspace, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return _compact(grouped_convolution(node, x, w[np.newaxis], workspace), workspace)
+
+
+def _group_convolution(node: Node, workspace: Workspace, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return _compact(grouped_convolution(node, x, w, workspace), workspace)
+
+
+LENDING_KERNELS: dict[str, Any] = {
+    CONVOLUTION: convolution_into,
+    "Convolution": _convolution,
+    "GroupConvolution": _group_convolution,
+}
+"""Kernels that take the request's arena after the node (``kernel(node, arena, *inputs)``) and whose
+result is a buffer it lends or a fresh array, never a view of a temporary."""
+
+
+def reduce_mean(node: Node, x: np.ndarray, axes: Any) -> Any:
+    """``ReduceMean`` of a float32 or float64 input: the sum accumulated in float64 by numpy's reduction
+    (``dtype=float64``: chunks widened on the fly) instead of over a widened copy of the whole input,
+    then divided by the count, as the reference computes it; other inputs go to the reference kernel."""
+    axis = reduced_axes(x.ndim, axes)
+    count = math.prod(x.shape[a] for a in axis)
+    if x.dtype not in (np.float32, np.float64) or count == 0 or not axis:
+        return get_kernel("ReduceMean")(node, x, axes)
+    total = np.add.reduce(x, axis=axis, dtype=np.float64, keepdims=node.attrs["keep_dims"])
+    return np.divide(total, count, out=total if isinstance(total, np.ndarray) else None)
+
+
+def max_pool_without_indices(node: Node, x: np.ndarray) -> tuple[np.ndarray]:
+    """``MaxPool`` when nobody reads its indices: the values alone."""
+    return (max_pool_values(node, x),)
