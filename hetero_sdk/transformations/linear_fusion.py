@@ -72,6 +72,20 @@ def _constant(value: np.ndarray, like: Output) -> Output:
     return constant(np.asarray(value).astype(like.element_type.numpy)).output(0)
 
 
+def _constant_names(*nodes: Node) -> set[str]:
+    """The original names the Constant inputs of ``nodes`` stand for (a merged constant stands for them)."""
+    return {
+        name for n in nodes for v in n.input_values() if v.node.type_name == "Constant" for name in fused_names(v.node)
+    }
+
+
+def _record_merged_constants(node: Node, keep: Node, names: set[str]) -> None:
+    """Records ``names`` on the Constant inputs of ``node`` other than ``keep`` (the ones a rewrite made)."""
+    for value in node.input_values():
+        if value.node.type_name == "Constant" and value.node is not keep:
+            set_fused_names(value.node, names)
+
+
 class _ChainFusion:
     """Folds ``outer(inner(x, a), b)`` for one pair of op types (see the module docstring)."""
 
@@ -91,11 +105,14 @@ class _ChainFusion:
             if match is None or outer is None:
                 continue
             inner, x, a = match
+            constants = _constant_names(inner, node)
             new = self.rewrite(x, a, outer[1], node.output(0))
             replace_node(model, node, new, fused=[inner], consumers=users)
+            _record_merged_constants(new, x.node, constants)
             between = new.input_value(0).node
             if between is not x.node:  # AddMultiplyFusion's new Multiply stands for the same original ops
                 set_fused_names(between, fused_names(new))
+                _record_merged_constants(between, x.node, constants)
             changed = True
         return changed
 
@@ -185,6 +202,7 @@ class ConvMultiplyFusion:
         else:  # [groups, out per group, in per group, kernel...]
             scaled = filters * scale.reshape(filters.shape[0], filters.shape[1], *([1] * (filters.ndim - 2)))
         inputs = [conv.input_value(0), _constant(scaled, conv.input_value(1)), *conv.input_values()[2:]]
+        set_fused_names(inputs[1].node, fused_names(conv.input_value(1).node) | _constant_names(node))
         folded = Node(conv.op, inputs, dict(conv.attrs))
         set_fused_names(folded, fused_names(conv))
         replace_node(model, node, folded, fused=[conv], consumers=users)

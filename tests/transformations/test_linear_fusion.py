@@ -193,3 +193,19 @@ def test_the_reordered_multiply_and_add_both_stand_for_the_original_pair() -> No
     assert all(fused_names(n) == {"plus", "times"} for n in model.get_ops() if n.type_name in ("Multiply", "Add"))
     value = np.float32([[1, 2, 3], [-1, 0, 1]])
     np.testing.assert_allclose(evaluate(model, [value])[0], (value + 1) * 2, rtol=1e-6)
+
+
+def test_a_merged_constant_stands_for_the_constants_it_replaces() -> None:
+    # (x + a) + b -> x + (a + b): the new constant's fused names are a's and b's, so every fused name in
+    # the optimised model is an original op's name (query_model maps claims back through them)
+    x = opset.parameter([2, 3], hs.Type.f32, name="x")
+    a = opset.constant(np.full((3,), 1.0, np.float32), name="a")
+    b = opset.constant(np.full((3,), 2.0, np.float32), name="b")
+    y = opset.add(opset.add(x, a, name="first"), b, name="second")
+    model = _optimise(hs.Model([y], [x]))
+    merged = [n for n in model.get_ops() if n.type_name == "Constant"]
+    assert len(merged) == 1 and fused_names(merged[0]) == {"a", "b"}
+    assert set().union(*(fused_names(n) for n in model.get_ops())) <= {"x", "a", "b", "first", "second", "Result_0"} | {
+        n.friendly_name for n in model.get_ops() if n.type_name == "Result"
+    }
+    np.testing.assert_allclose(evaluate(model, [np.zeros((2, 3), np.float32)])[0], np.full((2, 3), 3.0))
