@@ -77,6 +77,26 @@ def test_convolution_backprop_data(data: st.DataObject, rank: int, auto_pad: str
     check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-5)
 
 
+@OPS
+@given(data=st.data(), rank=st.integers(1, 3), with_shape=st.booleans())
+def test_backprop_data_with_the_kernel_as_strides(data: st.DataObject, rank: int, with_shape: bool) -> None:
+    """Kernel == strides (the upsampling case, lowered as one product), with crops, output padding
+    and output shapes that cut or extend the result."""
+    spatial = tuple(data.draw(st.integers(1, 5)) for _ in range(rank))
+    kernel = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+    c_in, c_out = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    x = data.draw(floats((2, c_in, *spatial), low=-2, high=2))
+    w = data.draw(floats((c_in, c_out, *kernel), low=-2, high=2))
+    pads = [data.draw(st.integers(0, k - 1)) for k in kernel]
+    output_shape = [data.draw(st.integers(1, 12)) for _ in range(rank)] if with_shape else None
+    px = param(x)
+    node = build(
+        opset.convolution_backprop_data, px, w, kernel, output_shape=output_shape, pads_begin=pads, pads_end=pads,
+        dilations=[1] * rank, output_padding=[data.draw(st.integers(0, k - 1)) for k in kernel],
+    )  # fmt: skip
+    check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-5)
+
+
 def test_backprop_data_closed_form() -> None:
     # A 1x1 input with stride 2 scatters the 2x2 kernel once; output_padding adds a zero row and column.
     x = np.array([[[[3.0]]]], np.float32)

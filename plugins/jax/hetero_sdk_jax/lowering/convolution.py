@@ -153,6 +153,22 @@ def convolution(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
     return conv(x, w, strides, padding, dilations, groups=groups)
 
 
+def _scatter_by_product(x: jnp.ndarray, w: jnp.ndarray, begin: Sequence[int], out: Sequence[int]) -> jnp.ndarray:
+    """A transposed convolution whose kernel equals its strides: each input pixel writes its own
+    ``kernel``-sized block, so the result is one product over the channels, its kernel axes then
+    interleaved with the spatial ones, and the output window cut (or zero-padded) from it. XLA:CPU
+    runs the general form as a convolution of the stride-dilated data, mostly over inserted zeros:
+    1.4-2x slower on PP-OCRv4 det's 2x2 upsamplers."""
+    rank, sizes, kernel = x.ndim - 2, x.shape[2:], w.shape[2:]
+    product = jnp.tensordot(
+        x, w, axes=([1], [0]), precision=precision_of(x.dtype), preferred_element_type=accumulation(x.dtype)
+    )  # [N, *sizes, O, *kernel]
+    order = [0, rank + 1, *(axis for i in range(rank) for axis in (1 + i, rank + 2 + i))]
+    full = jnp.transpose(product, order).reshape(x.shape[0], w.shape[1], *(n * k for n, k in zip(sizes, kernel)))
+    window = [(-b, o - (n * k - b), 0) for b, o, n, k in zip(begin, out, sizes, kernel)]
+    return lax.pad(full, jnp.zeros((), full.dtype), [(0, 0, 0), (0, 0, 0), *window])
+
+
 @lowering("ConvolutionBackpropData")
 def convolution_backprop_data(node: Node, x: jnp.ndarray, w: jnp.ndarray, output_shape: object = None) -> jnp.ndarray:
     attrs = node.attrs
@@ -160,6 +176,8 @@ def convolution_backprop_data(node: Node, x: jnp.ndarray, w: jnp.ndarray, output
     strides, dilations = attrs["strides"], attrs["dilations"]
     target = None if output_shape is None else [int(v) for v in output_shape.reshape(-1)]  # type: ignore[attr-defined]
     begin, out = backprop_geometry(node, sizes, kernel, target)
+    if tuple(kernel) == tuple(strides) and all(d == 1 for d in dilations):
+        return _scatter_by_product(x, w, begin, out)
     # The transposed convolution is a convolution of the stride-dilated data with the flipped,
     # in/out-swapped filters; its pads select the output window of the full result (negative: crop,
     # past the end: zeros).
