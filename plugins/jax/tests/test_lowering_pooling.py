@@ -106,9 +106,10 @@ def test_max_pool_skips_nan_as_a_loop_written_here(data: st.DataObject, read_ind
     dilations = data.draw(st.lists(st.integers(1, 2), min_size=2, max_size=2))
     pads = [(data.draw(st.integers(0, k - 1)), data.draw(st.integers(0, k - 1))) for k in kernel]
     px = param(x)
-    node = opset.max_pool(
-        px, strides, dilations, [b for b, _ in pads], [e for _, e in pads], kernel, axis=2, index_element_type=Type.i64
-    )
+    node = build(
+        opset.max_pool, px, strides, dilations, [b for b, _ in pads], [e for _, e in pads], kernel, axis=2,
+        index_element_type=Type.i64,
+    )  # fmt: skip
     outputs = node.outputs() if read_indices else [node.output(0)]
     results = run_xla(hs.Model(outputs, [px]), [x])
     values, indices = _nan_skipping_max_pool(x, kernel, strides, dilations, pads)
