@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hetero_sdk as hs
+import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import opset
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from xla_helpers import OPS, build, check_against_reference, floats, ints, param, run_xla, single_op
+
+from hetero_sdk_jax.lowering.convolution import channels_first_depthwise, depthwise_conv
 
 AUTO_PADS = ["explicit", "same_upper", "same_lower", "valid"]
 
@@ -73,6 +77,26 @@ def test_convolution_backprop_data(data: st.DataObject, rank: int, auto_pad: str
     check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-5)
 
 
+@OPS
+@given(data=st.data(), rank=st.integers(1, 3), with_shape=st.booleans())
+def test_backprop_data_with_the_kernel_as_strides(data: st.DataObject, rank: int, with_shape: bool) -> None:
+    """Kernel == strides (the upsampling case, lowered as one product), with crops, output padding
+    and output shapes that cut or extend the result."""
+    spatial = tuple(data.draw(st.integers(1, 5)) for _ in range(rank))
+    kernel = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+    c_in, c_out = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    x = data.draw(floats((2, c_in, *spatial), low=-2, high=2))
+    w = data.draw(floats((c_in, c_out, *kernel), low=-2, high=2))
+    pads = [data.draw(st.integers(0, k - 1)) for k in kernel]
+    output_shape = [data.draw(st.integers(1, 12)) for _ in range(rank)] if with_shape else None
+    px = param(x)
+    node = build(
+        opset.convolution_backprop_data, px, w, kernel, output_shape=output_shape, pads_begin=pads, pads_end=pads,
+        dilations=[1] * rank, output_padding=[data.draw(st.integers(0, k - 1)) for k in kernel],
+    )  # fmt: skip
+    check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-5)
+
+
 def test_backprop_data_closed_form() -> None:
     # A 1x1 input with stride 2 scatters the 2x2 kernel once; output_padding adds a zero row and column.
     x = np.array([[[[3.0]]]], np.float32)
@@ -132,3 +156,51 @@ def test_col2im(data: st.DataObject) -> None:
     px = param(x)
     node = opset.col2im(px, np.array(image, np.int64), np.array(block, np.int64), None, pads, strides)
     check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-5)
+
+
+def _depthwise_numpy(x: np.ndarray, w: np.ndarray, strides, pads, dilations) -> np.ndarray:
+    """``w`` ``[C * m, 1, ...]`` over ``x`` ``[N, C, ...]`` (non-negative pads), one loop per tap."""
+    x = np.repeat(x, w.shape[0] // x.shape[1], axis=1).astype(np.float64)
+    x = np.pad(x, [(0, 0), (0, 0), *pads])
+    kernel = w.shape[2:]
+    out = [(size - (k - 1) * d - 1) // s + 1 for size, k, d, s in zip(x.shape[2:], kernel, dilations, strides)]
+    total = np.zeros((x.shape[0], w.shape[0], *out))
+    for tap in np.ndindex(*kernel):
+        region = tuple(slice(t * d, t * d + (n - 1) * s + 1, s) for t, d, n, s in zip(tap, dilations, out, strides))
+        total += x[(slice(None), slice(None), *region)] * w[(slice(None), 0, *tap)].reshape(-1, *[1] * len(kernel))
+    return total
+
+
+@OPS
+@given(data=st.data(), rank=st.integers(1, 3), channels_last=st.booleans(), multiplier=st.integers(1, 2))
+def test_depthwise_taps_in_either_layout_match_numpy(
+    data: st.DataObject, rank: int, channels_last: bool, multiplier: int
+) -> None:
+    channels = data.draw(st.integers(1, 4))
+    x = data.draw(floats((2, channels, *(data.draw(st.integers(3, 7)) for _ in range(rank))), low=-2, high=2))
+    w = data.draw(
+        floats((channels * multiplier, 1, *(data.draw(st.integers(1, 3)) for _ in range(rank))), low=-2, high=2)
+    )
+    geometry = data.draw(window(rank, negative_pads=False))
+    pads = list(zip(geometry["pads_begin"], geometry["pads_end"]))
+    extents = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], geometry["dilations"])]
+    assume(all(size + b + e >= extent for size, (b, e), extent in zip(x.shape[2:], pads, extents)))
+    got = depthwise_conv(
+        jnp.asarray(x), jnp.asarray(w), geometry["strides"], pads, geometry["dilations"], channels_last
+    )
+    expected = _depthwise_numpy(x, w, geometry["strides"], pads, geometry["dilations"])
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_only_depthwise_convolutions_feeding_a_spatial_mean_run_channels_first() -> None:
+    """A squeeze-and-excitation block (depthwise -> HSwish -> mean and scale) and a plain depthwise."""
+    x = np.random.default_rng(0).standard_normal((1, 4, 6, 6)).astype(np.float32)
+    w = np.random.default_rng(1).standard_normal((4, 1, 1, 3, 3)).astype(np.float32)
+    px = param(x)
+    pooled = opset.hswish(opset.group_convolution(px, w, [1, 1], [1, 1], [1, 1], [1, 1], name="pooled"))
+    squeezed = opset.multiply(pooled, opset.reduce_mean(pooled, np.array([2, 3]), keep_dims=True))
+    plain = opset.group_convolution(squeezed, w, [1, 1], [1, 1], [1, 1], [1, 1], name="plain")
+    model = hs.Model([opset.relu(plain)], [px])
+    marked = channels_first_depthwise(model)
+    assert [n.friendly_name for n in model.get_ops() if id(n) in marked] == ["pooled"]
+    check_against_reference(model, [x], rtol=1e-5, atol=1e-5)

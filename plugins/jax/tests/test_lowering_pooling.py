@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hetero_sdk as hs
 import numpy as np
 from hetero_sdk import Type, opset
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from xla_helpers import OPS, build, check_against_reference, floats, ints, many_ops, param, run_xla, single_op
 
 
@@ -73,6 +75,47 @@ def test_max_pool_ignores_nan() -> None:
     values, indices = run_xla(single_op(node, [px]), [x])
     np.testing.assert_array_equal(values[0, 0], [2.0, np.finfo(np.float32).min])
     np.testing.assert_array_equal(indices[0, 0], [1, 0])
+
+
+def _nan_skipping_max_pool(x: np.ndarray, kernel, strides, dilations, pads) -> tuple[np.ndarray, np.ndarray]:
+    """2-D max pool written as loops: NaN and padding never win, the first tap holding the maximum
+    does, a window without a number gives the lowest value and index 0 (indices within the plane)."""
+    height, width = x.shape[2:]
+    extents = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    out = [(size + b + e - extent) // s + 1 for size, (b, e), extent, s in zip((height, width), pads, extents, strides)]
+    lowest = np.finfo(x.dtype).min
+    values = np.full((*x.shape[:2], *out), lowest, x.dtype)
+    indices = np.zeros(values.shape, np.int64)
+    for n, c, i, j in np.ndindex(*values.shape):
+        for ti, tj in np.ndindex(*kernel):
+            row = i * strides[0] - pads[0][0] + ti * dilations[0]
+            col = j * strides[1] - pads[1][0] + tj * dilations[1]
+            if 0 <= row < height and 0 <= col < width and x[n, c, row, col] > values[n, c, i, j]:
+                values[n, c, i, j], indices[n, c, i, j] = x[n, c, row, col], row * width + col
+    return values, indices
+
+
+@OPS
+@given(data=st.data(), read_indices=st.booleans())
+def test_max_pool_skips_nan_as_a_loop_written_here(data: st.DataObject, read_indices: bool) -> None:
+    shape = (1, data.draw(st.integers(1, 2)), data.draw(st.integers(2, 7)), data.draw(st.integers(2, 7)))
+    x = data.draw(floats(shape, np.float32, -5, 5))
+    x[data.draw(hnp.arrays(np.bool_, shape))] = np.nan
+    kernel = data.draw(st.lists(st.integers(1, 3), min_size=2, max_size=2))
+    strides = data.draw(st.lists(st.integers(1, 2), min_size=2, max_size=2))
+    dilations = data.draw(st.lists(st.integers(1, 2), min_size=2, max_size=2))
+    pads = [(data.draw(st.integers(0, k - 1)), data.draw(st.integers(0, k - 1))) for k in kernel]
+    px = param(x)
+    node = build(
+        opset.max_pool, px, strides, dilations, [b for b, _ in pads], [e for _, e in pads], kernel, axis=2,
+        index_element_type=Type.i64,
+    )  # fmt: skip
+    outputs = node.outputs() if read_indices else [node.output(0)]
+    results = run_xla(hs.Model(outputs, [px]), [x])
+    values, indices = _nan_skipping_max_pool(x, kernel, strides, dilations, pads)
+    np.testing.assert_array_equal(results[0], values)
+    if read_indices:
+        np.testing.assert_array_equal(results[1], indices)
 
 
 def test_avg_pool_divisor_closed_form() -> None:

@@ -21,6 +21,7 @@ from hetero_sdk.errors import CompilationError, HeteroSDKError, UnsupportedOpera
 from hetero_sdk.ops import bodies
 from hetero_sdk.reference import kernel_types, run_node
 
+from hetero_sdk_jax.lowering.convolution import CHANNELS_FIRST_DEPTHWISE, channels_first_depthwise
 from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, get_lowering
 
 __all__ = ["Analysis", "analyze", "lower", "specialize"]
@@ -192,6 +193,7 @@ def lower(model: Model, precision: Type = Type.f32) -> Callable[..., tuple[Any, 
     ops = model.get_ops()
     parameters, results = model.get_parameters(), model.get_results()
     compute = {np.dtype(np.float32): Type.bf16.numpy} if precision is Type.bf16 else {}
+    channels_first = channels_first_depthwise(model)
 
     def as_traced(value: Any) -> Any:
         if isinstance(value, np.ndarray):
@@ -199,6 +201,13 @@ def lower(model: Model, precision: Type = Type.f32) -> Callable[..., tuple[Any, 
         return value
 
     def run(*args: Any) -> tuple[Any, ...]:
+        layouts = CHANNELS_FIRST_DEPTHWISE.set(channels_first)
+        try:
+            return traced(*args)
+        finally:
+            CHANNELS_FIRST_DEPTHWISE.reset(layouts)
+
+    def traced(*args: Any) -> tuple[Any, ...]:
         env: dict[tuple[int, int], Any] = {}
         for parameter, arg in zip(parameters, args):
             env[(id(parameter), 0)] = arg.astype(compute[arg.dtype]) if arg.dtype in compute else arg
