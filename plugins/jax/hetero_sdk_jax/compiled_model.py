@@ -9,18 +9,15 @@ shapes is compiled per value of those inputs (:mod:`hetero_sdk_jax.specializatio
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from typing import Any
 
 import jax
 import jax.export
 import numpy as np
 from hetero_sdk import Model, rt_info
-from hetero_sdk.errors import CompilationError, HeteroSDKError, InferenceError
+from hetero_sdk.errors import InferenceError
 from hetero_sdk.plugin import CompiledModel, RunContext
 from hetero_sdk.transformations import fused_names
 from jax.sharding import SingleDeviceSharding
@@ -28,6 +25,7 @@ from jax.sharding import SingleDeviceSharding
 from hetero_sdk_jax.backend import Backend
 from hetero_sdk_jax.config import DEFAULT_SHAPE_CACHE_SIZE, SHAPE_CACHE_SIZE, compute_precision
 from hetero_sdk_jax.context import XlaTensor, x64_scope
+from hetero_sdk_jax.executable_cache import Executable, ExecutableCache, compile_ahead
 from hetero_sdk_jax.export import export_blob
 from hetero_sdk_jax.lowering import lower, specialize
 from hetero_sdk_jax.specialization import ValueSpecializer, plan_values
@@ -35,16 +33,6 @@ from hetero_sdk_jax.specialization import ValueSpecializer, plan_values
 __all__ = ["XlaCompiledModel"]
 
 Shapes = tuple[tuple[int, ...], ...]
-
-
-@dataclass
-class _Executable:
-    """One XLA executable, and how to export it (traced again on demand, or kept from an import)."""
-
-    compiled: Any
-    source: Callable[..., Any] | None = None
-    exported: jax.export.Exported | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class XlaCompiledModel(CompiledModel):
@@ -82,8 +70,7 @@ class XlaCompiledModel(CompiledModel):
         self._exec_type = f"xla:{backend.platform}"
         self._lowerable = lowerable
         self.cache_size = int(config.get(SHAPE_CACHE_SIZE, DEFAULT_SHAPE_CACHE_SIZE))
-        self._cache: OrderedDict[Shapes, _Executable] = OrderedDict()
-        self._cache_lock = threading.Lock()
+        self._cache: ExecutableCache[Shapes, Executable] = ExecutableCache(self.cache_size)
         self._last_run_us: float | None = None
         self.by_value: ValueSpecializer | None = None
         """Set when inputs decide shapes: the model is compiled per value of those inputs."""
@@ -94,9 +81,9 @@ class XlaCompiledModel(CompiledModel):
             self.by_value = ValueSpecializer(self, by_value) if by_value else None
         self.x64 = x64
         for shapes, exported in (executables or {}).items():
-            self._cache[shapes] = self._load(shapes, exported)
+            self._cache.preload(shapes, self._load(shapes, exported))
         self.is_static = all(port.partial_shape.is_static for port in model.inputs)
-        self._static: _Executable | None = None  # the only executable of a static model
+        self._static: Executable | None = None  # the only executable of a static model
         if self.is_static and self.by_value is None and (lowerable or self._cache):
             self._static = self._executable(tuple(port.shape for port in model.inputs))
 
@@ -119,7 +106,7 @@ class XlaCompiledModel(CompiledModel):
         with x64_scope(self.x64):
             return self._run_scoped(executable, inputs, context)
 
-    def _run_scoped(self, executable: _Executable, inputs: Sequence[Any], context: RunContext) -> list[Any]:
+    def _run_scoped(self, executable: Executable, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         profile = context.profile
         if profile is None:
             return self._fetch(executable.compiled(*self._arguments(inputs)), context)
@@ -155,23 +142,8 @@ class XlaCompiledModel(CompiledModel):
 
     # -- compiling ----------------------------------------------------------------------------------
 
-    def _executable(self, shapes: Shapes) -> _Executable:
-        with self._cache_lock:
-            executable = self._cache.get(shapes)
-            if executable is not None:
-                self._cache.move_to_end(shapes)
-                return executable
-            if not self._lowerable:
-                known = ", ".join(str([list(s) for s in k]) for k in self._cache)
-                raise InferenceError(
-                    f"the imported model '{self.model.friendly_name}' holds executables for input shapes {known} "
-                    f"only, not {[list(s) for s in shapes]}; export it again from a compile for these shapes"
-                )
-            executable = self._compile(shapes)
-            self._cache[shapes] = executable
-            while len(self._cache) > self.cache_size:  # (an imported model without its graph never gets here)
-                self._cache.popitem(last=False)
-            return executable
+    def _executable(self, shapes: Shapes) -> Executable:
+        return self._cache.get_or_make(shapes, lambda: self._compile(shapes))
 
     def _specs(self, shapes: Shapes, sharded: bool = True) -> list[jax.ShapeDtypeStruct]:
         sharding = self._sharding if sharded else None
@@ -180,33 +152,32 @@ class XlaCompiledModel(CompiledModel):
             for shape, port in zip(shapes, self.model.inputs)
         ]
 
-    def _compile(self, shapes: Shapes) -> _Executable:
-        name = self.model.friendly_name
-        try:
-            graph = self.model if self.is_static else specialize(self.model, shapes)
-            source = lower(graph, self.precision)
-            with x64_scope(self.x64):
-                compiled = jax.jit(source, out_shardings=self._sharding).lower(*self._specs(shapes)).compile()
-        except HeteroSDKError:
-            raise
-        except Exception as exc:
-            raise CompilationError(
-                f"device {self.device_name}: XLA failed to compile '{name}' for input shapes "
-                f"{[list(s) for s in shapes]}: {type(exc).__name__}: {exc}"
-            ) from exc
-        return _Executable(compiled, source=source)
+    def _compile(self, shapes: Shapes) -> Executable:
+        if not self._lowerable:  # (an imported model without its graph, for shapes it does not hold)
+            known = ", ".join(str([list(s) for s in k]) for k in self._cache.kept_keys())
+            raise InferenceError(
+                f"the imported model '{self.model.friendly_name}' holds executables for input shapes {known} "
+                f"only, not {[list(s) for s in shapes]}; export it again from a compile for these shapes"
+            )
+        graph = self.model if self.is_static else specialize(self.model, shapes)
+        source = lower(graph, self.precision)
+        compiled = compile_ahead(
+            source, self._specs(shapes), self._sharding, self.x64,
+            lambda: f"device {self.device_name}: XLA failed to compile '{self.model.friendly_name}' for input "
+            f"shapes {[list(s) for s in shapes]}",
+        )  # fmt: skip
+        return Executable(compiled, source=source)
 
-    def _load(self, shapes: Shapes, exported: jax.export.Exported) -> _Executable:
+    def _load(self, shapes: Shapes, exported: jax.export.Exported) -> Executable:
         with x64_scope(self.x64):
             compiled = jax.jit(exported.call, out_shardings=self._sharding).lower(*self._specs(shapes)).compile()
-        return _Executable(compiled, exported=exported)
+        return Executable(compiled, exported=exported)
 
     # -- export and introspection -------------------------------------------------------------------
 
     def exported_executables(self) -> dict[Shapes, jax.export.Exported]:
         """Every cached executable as serializable StableHLO (``jax.export``), by input shapes."""
-        with self._cache_lock:
-            entries = list(self._cache.items())
+        entries = self._cache.items()
         found = {}
         for shapes, executable in entries:
             with executable.lock:
@@ -242,8 +213,7 @@ class XlaCompiledModel(CompiledModel):
     def cached_shapes(self) -> list[Shapes]:
         """The input shapes of the executables kept, least recently used first (at most
         ``XLA_SHAPE_CACHE_SIZE`` for a model with dynamic inputs)."""
-        with self._cache_lock:
-            return list(self._cache)
+        return self._cache.kept_keys()
 
     @property
     def lowerable(self) -> bool:

@@ -15,10 +15,7 @@ every call. Models without such inputs never reach this module's run path.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -29,6 +26,7 @@ from hetero_sdk.plugin import RunContext
 from hetero_sdk.transformations import ConstantFolding
 
 from hetero_sdk_jax.context import XlaTensor, x64_scope
+from hetero_sdk_jax.executable_cache import Executable, ExecutableCache, compile_ahead
 from hetero_sdk_jax.lowering import Analysis, analyze, get_lowering, lower, specialize
 
 if TYPE_CHECKING:
@@ -137,13 +135,6 @@ def bind_values(model: Model, values: dict[int, np.ndarray], shapes: Sequence[Se
         ) from exc
 
 
-@dataclass
-class _Bound:
-    """One executable compiled for one key (``compiled`` is what the compiled model calls)."""
-
-    compiled: Any
-
-
 class ValueSpecializer:
     """The executables of a model specialised on the values of some inputs.
 
@@ -155,8 +146,7 @@ class ValueSpecializer:
         self.owner = owner
         self.indices = tuple(indices)
         self._types = [p.get_output_element_type(0).numpy for p in owner.model.get_parameters()]
-        self._cache: OrderedDict[Key, _Bound] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: ExecutableCache[Key, Executable] = ExecutableCache(owner.cache_size)
         self._compiles = 0
 
     @property
@@ -173,8 +163,7 @@ class ValueSpecializer:
     @property
     def cached_values(self) -> list[tuple[np.ndarray, ...]]:
         """The specialised inputs' values of the executables kept, least recently used first."""
-        with self._lock:
-            keys = list(self._cache)
+        keys = self._cache.kept_keys()
         return [
             tuple(np.frombuffer(raw, self._types[i]).reshape(shapes[i]) for i, raw in zip(self.indices, values))
             for shapes, values in keys
@@ -196,20 +185,10 @@ class ValueSpecializer:
         array = np.asarray(value.array) if isinstance(value, XlaTensor) else np.asarray(value)
         return np.asarray(array, dtype=dtype)
 
-    def _executable(self, key: Key, values: dict[int, np.ndarray]) -> _Bound:
-        with self._lock:
-            executable = self._cache.get(key)
-            if executable is not None:
-                self._cache.move_to_end(key)
-                return executable
-            executable = self._compile(key[0], values)
-            self._compiles += 1
-            self._cache[key] = executable
-            while len(self._cache) > self.owner.cache_size:
-                self._cache.popitem(last=False)
-            return executable
+    def _executable(self, key: Key, values: dict[int, np.ndarray]) -> Executable:
+        return self._cache.get_or_make(key, lambda: self._compile(key[0], values))
 
-    def _compile(self, shapes: tuple[tuple[int, ...], ...], values: dict[int, np.ndarray]) -> _Bound:
+    def _compile(self, shapes: tuple[tuple[int, ...], ...], values: dict[int, np.ndarray]) -> Executable:
         owner = self.owner
         rest = [s for i, s in enumerate(shapes) if i not in values]
         graph = bind_values(owner.model, values, rest)
@@ -217,16 +196,12 @@ class ValueSpecializer:
             jax.ShapeDtypeStruct(shape, port.element_type.numpy, sharding=owner._sharding)
             for shape, port in zip(rest, graph.inputs)
         ]
-        try:
-            with x64_scope(owner.x64):
-                source = lower(graph, owner.precision)
-                compiled = jax.jit(source, out_shardings=owner._sharding).lower(*specs).compile()
-        except HeteroSDKError:
-            raise
-        except Exception as exc:
-            raise CompilationError(
-                f"device {owner.device_name}: XLA failed to compile '{owner.model.friendly_name}' for input "
-                f"shapes {[list(s) for s in shapes]} and the values of {self.input_names}: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
-        return _Bound(compiled)
+        with x64_scope(owner.x64):
+            source = lower(graph, owner.precision)
+        compiled = compile_ahead(
+            source, specs, owner._sharding, owner.x64,
+            lambda: f"device {owner.device_name}: XLA failed to compile '{owner.model.friendly_name}' for input "
+            f"shapes {[list(s) for s in shapes]} and the values of {self.input_names}",
+        )  # fmt: skip
+        self._compiles += 1
+        return Executable(compiled, source=source)
