@@ -203,7 +203,9 @@ def lower(model: Model, precision: Type = Type.f32) -> Callable[..., tuple[Any, 
     def run(*args: Any) -> tuple[Any, ...]:
         layouts = CHANNELS_FIRST_DEPTHWISE.set(channels_first)
         try:
-            return traced(*args)
+            # f32 means f32 in the shared kernels' products too (XLA:GPU would run them in TF32)
+            with jax.default_matmul_precision("highest"):
+                return traced(*args)
         finally:
             CHANNELS_FIRST_DEPTHWISE.reset(layouts)
 
