@@ -58,7 +58,8 @@ class HeteroCompiledModel(CompiledModel):
         ``OPTIMAL_NUMBER_OF_INFER_REQUESTS`` (its streams), waiting in arrival order: with several async
         requests in flight they form a pipeline (submodel k of one request runs while submodel k+1 of
         the request before it does), and a device never holds more requests' activations at once than
-        it was planned for (``PIPELINE_PARALLEL``)."""
+        it was planned for (``PIPELINE_PARALLEL``). Each submodel gets a store of its own inside the
+        request's :attr:`RunContext.state`, kept between inferences (TEMPLATE reuses its buffers)."""
         env: dict[str, Any] = dict(zip(self.split.inputs, inputs))
         env.update(self.split.constants)
         profile = context.profile
@@ -67,8 +68,12 @@ class HeteroCompiledModel(CompiledModel):
             started = time.perf_counter()
             args = [_to_device(env[key], compiled.device_name) for key in sub.inputs]
             transferred = time.perf_counter()
-            sub_context = RunContext(profile is not None and self._profiled[i], remote_outputs=self._remote[i])
-            sub_context.cancelled = context.cancelled
+            sub_context = RunContext(
+                profile is not None and self._profiled[i],
+                remote_outputs=self._remote[i],
+                cancelled=context.cancelled,
+                state=None if context.state is None else context.state.setdefault(f"hetero.submodel.{i}", {}),
+            )
             with self._gates[i]:
                 outputs = compiled.run(args, sub_context)
             finished = time.perf_counter()

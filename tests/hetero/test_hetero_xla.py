@@ -59,3 +59,33 @@ def test_split_model_survives_export_and_import(core: hs.Core, inputs: dict[str,
     again = core.import_model(split.export_model(), "HETERO")
     for a, b in zip(split(inputs).to_tuple(), again(inputs).to_tuple()):
         np.testing.assert_array_equal(a, b)
+
+
+def test_each_submodel_keeps_its_own_state_for_the_request_and_results_survive_the_next_run(
+    core: hs.Core, inputs: dict[str, np.ndarray]
+) -> None:
+    model = detection_model()
+    split = core.compile_model(model, "HETERO:XLA,TEMPLATE")
+    stores: list[tuple[int, int]] = []
+    for index, submodel in enumerate(split.compiled):
+        run = submodel.run
+
+        def spy(args, context, run=run, index=index):  # records which store each run was given
+            stores.append((index, id(context.state)))
+            return run(args, context)
+
+        submodel.run = spy
+    first_request, second_request = split.create_infer_request(), split.create_infer_request()
+    other = {name: value * 0.5 for name, value in inputs.items()}
+    first = first_request.infer(inputs)
+    kept = {port.any_name: np.array(first[port.any_name]) for port in split.outputs}
+    first_request.infer(other)
+    second_request.infer(inputs)
+    alone = core.compile_model(model, "TEMPLATE")(inputs)
+    for i, port in enumerate(split.outputs):  # the first results are not overwritten by the next run's buffers
+        np.testing.assert_array_equal(first[port.any_name], kept[port.any_name])
+        np.testing.assert_allclose(kept[port.any_name], alone[i], rtol=1e-4, atol=1e-5)
+    by_run = [stores[k : k + 2] for k in range(0, len(stores), 2)]
+    assert by_run[0] == by_run[1]  # the same request: the same store per submodel, run after run
+    assert len({store for _, store in by_run[0]}) == 2  # one store per submodel
+    assert {store for _, store in by_run[2]}.isdisjoint({store for _, store in by_run[0]})  # another request's own
