@@ -107,7 +107,8 @@ def test_an_operand_of_higher_rank_takes_the_value_channels_first() -> None:
 
 def test_a_chain_changes_layout_only_at_its_ends() -> None:
     """Convolution -> Add -> Relu -> depthwise -> ReduceMean -> Multiply -> Convolution: one transpose
-    in (the input), one out (the Result); none between the ops."""
+    out (the Result), none between the ops, and none in: the first convolution, of few channels,
+    reads its input channels-first."""
     rng = np.random.default_rng(2)
     x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
     px = param(x)
@@ -117,4 +118,4 @@ def test_a_chain_changes_layout_only_at_its_ends() -> None:
     scaled = opset.multiply(depthwise, opset.reduce_mean(depthwise, np.array([2, 3], np.int64), keep_dims=True))
     out = opset.convolution(scaled, np.ones((2, 4, 1, 1), np.float32), [1, 1], [0, 0], [0, 0], [1, 1])
     jaxpr = jax.make_jaxpr(lower(hs.Model([out], [px])))(x)
-    assert [e.primitive.name for e in jaxpr.eqns].count("transpose") == 2
+    assert [e.primitive.name for e in jaxpr.eqns].count("transpose") == 1

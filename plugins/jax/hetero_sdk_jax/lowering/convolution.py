@@ -101,6 +101,56 @@ def depthwise_conv(
     return functools.reduce(operator.add, terms)
 
 
+_MAX_FEW_CHANNEL_TERMS = 64
+"""Convolutions of ``[N, C, ...]`` data with at most this many input channels x kernel taps (an RGB
+image's 3x3 stem: 27) run as shifted multiply-adds (see :func:`few_channel_conv`)."""
+
+
+def few_channel_conv(
+    x: jnp.ndarray, w: jnp.ndarray, strides: Sequence[int], padding: Sequence[tuple[int, int]], dilations: Sequence[int]
+) -> jnp.ndarray:
+    """A convolution of ``x`` ``[N, C, ...]`` with few channels by ``w`` ``[O, C, ...]``, as a sum of
+    one strided slice of ``x`` per channel and tap times that tap's ``O`` weights, giving
+    ``[N, ..., O]``.
+
+    The slices read ``x`` where it lies, so the data is never transposed, and XLA fuses the sum into
+    one loop along ``O``; XLA:CPU's convolution of a 3-channel image first moves it channels-last,
+    then runs a kernel that has little to vectorise over 3 channels.
+    """
+    wide = accumulation(x.dtype)
+    if wide is not None:
+        x, w = x.astype(wide), w.astype(wide)
+    x = jnp.pad(x, [(0, 0), (0, 0), *[(max(b, 0), max(e, 0)) for b, e in padding]])
+    x = x[(slice(None), slice(None), *[slice(max(-b, 0), n - max(-e, 0)) for (b, e), n in zip(padding, x.shape[2:])])]
+    kernel = w.shape[2:]
+    out = [(n - (k - 1) * d - 1) // s + 1 for n, k, d, s in zip(x.shape[2:], kernel, dilations, strides)]
+    terms = []
+    for channel in range(x.shape[1]):
+        for tap in np.ndindex(*kernel):
+            starts = [t * d for t, d in zip(tap, dilations)]
+            limits = [b + (n - 1) * s + 1 for b, n, s in zip(starts, out, strides)]
+            window = lax.slice(x, (0, channel, *starts), (x.shape[0], channel + 1, *limits), (1, 1, *strides))
+            window = window.reshape(window.shape[0], *window.shape[2:], 1)  # (the size-1 channel axis last)
+            terms.append(window * w[(slice(None), channel, *tap)].astype(window.dtype))
+    return functools.reduce(operator.add, terms)
+
+
+def few_channels(node: Node, x: jnp.ndarray) -> bool:
+    """Whether ``node``, a Convolution of ``x`` ``[N, C, ...]``, runs as :func:`few_channel_conv`."""
+    taps = math.prod(node.input_value(1).partial_shape.to_shape()[2:])
+    return node.type_name == "Convolution" and x.shape[1] * taps <= _MAX_FEW_CHANNEL_TERMS
+
+
+def convolution_from_channels_first(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
+    """A Convolution of ``x`` ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out."""
+    attrs = node.attrs
+    strides, dilations = attrs["strides"], attrs["dilations"]
+    begin, end = resolve_pads(
+        attrs["auto_pad"], x.shape[2:], w.shape[2:], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
+    )
+    return few_channel_conv(x, w, strides, list(zip(begin, end)), dilations)
+
+
 @lowering("Convolution", "GroupConvolution")
 def convolution(node: Node, x: jnp.ndarray, w: jnp.ndarray, channels_last: bool = False) -> jnp.ndarray:
     """Convolution and GroupConvolution of ``x`` ``[N, C, ...]``, or ``[N, ..., C]`` with

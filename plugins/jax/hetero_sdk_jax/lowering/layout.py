@@ -21,7 +21,7 @@ import numpy as np
 from hetero_sdk import Node
 from hetero_sdk.ops import OPS, reduced_axes
 
-from hetero_sdk_jax.lowering.convolution import convolution
+from hetero_sdk_jax.lowering.convolution import convolution, convolution_from_channels_first, few_channels
 from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering
 
 __all__ = ["ChannelsLast", "channels_last_lowering"]
@@ -67,6 +67,8 @@ def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringF
         x = inputs[0]
         if isinstance(x, np.ndarray) or not 3 <= rank <= 5 or not jnp.issubdtype(_dtype(x), jnp.floating):
             return None
+        if not isinstance(x, ChannelsLast) and few_channels(node, x):
+            return convolution_from_channels_first, [x, inputs[1]]
         return _convolution, [_moved(x, rank), inputs[1]]
     if not any(isinstance(v, ChannelsLast) for v in inputs):
         return None
