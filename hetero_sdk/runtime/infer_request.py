@@ -341,10 +341,15 @@ class InferRequest:
 
     def _host(self) -> list[np.ndarray]:
         if self._host_outputs is None:
-            assert self._outputs is not None
-            if not self._buffered and all(type(v) is np.ndarray for v in self._outputs):
-                self._host_outputs = self._outputs
-                return self._outputs
+            outputs = self._outputs
+            assert outputs is not None
+            if not self._buffered:
+                for value in outputs:  # (a loop: cheaper than all() over a generator)
+                    if type(value) is not np.ndarray:
+                        break
+                else:
+                    self._host_outputs = outputs
+                    return outputs
             self._host_outputs = [
                 buffer if buffer is not None else (v if isinstance(v, np.ndarray) else np.asarray(v))
                 for v, buffer in zip(self._outputs, self._user_outputs)
