@@ -352,7 +352,7 @@ class InferRequest:
                     return outputs
             self._host_outputs = [
                 buffer if buffer is not None else (v if isinstance(v, np.ndarray) else np.asarray(v))
-                for v, buffer in zip(self._outputs, self._user_outputs)
+                for v, buffer in zip(outputs, self._user_outputs)
             ]
         return self._host_outputs
 
