@@ -119,3 +119,24 @@ def test_a_chain_changes_layout_only_at_its_ends() -> None:
     out = opset.convolution(scaled, np.ones((2, 4, 1, 1), np.float32), [1, 1], [0, 0], [0, 0], [1, 1])
     jaxpr = jax.make_jaxpr(lower(hs.Model([out], [px])))(x)
     assert [e.primitive.name for e in jaxpr.eqns].count("transpose") == 1
+
+
+@OPS
+@given(data=st.data(), axis=st.integers(-4, 3))
+def test_a_concat_of_chain_values_and_plain_ones_along_any_axis(data: st.DataObject, axis: int) -> None:
+    """Concat of two convolutions' results and a plain input (joined along ``axis`` as the graph
+    says), then a Relu and a convolution whose input stays channels-last."""
+    x = data.draw(floats((2, 3, 4, 5), low=-2, high=2))
+    w = data.draw(floats((3, 3, 1, 1), low=-2, high=2))
+    other = data.draw(floats((2, 3, 4, 5), low=-2, high=2))
+    px, pother = param(x), param(other, "other")
+    first = opset.convolution(px, w, [1, 1], [0, 0], [0, 0], [1, 1])
+    joined = opset.relu(opset.concat([first, pother, first], axis=axis))
+    channels = joined.get_output_partial_shape(0).to_shape()[1]
+    mixer = data.draw(floats((2, channels, 1, 1), low=-2, high=2))
+    out = opset.convolution(joined, mixer, [1, 1], [0, 0], [0, 0], [1, 1])
+    got_joined, got_out = run_xla(hs.Model([joined, out], [px, pother]), [x, other])
+    conv = _pointwise(x, w)
+    expected = np.maximum(np.concatenate([conv, other, conv], axis=axis), 0)
+    np.testing.assert_allclose(got_joined, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_out, _pointwise(expected.astype(np.float32), mixer), rtol=1e-4, atol=1e-4)

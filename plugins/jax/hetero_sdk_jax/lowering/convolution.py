@@ -101,9 +101,10 @@ def depthwise_conv(
     return functools.reduce(operator.add, terms)
 
 
-_MAX_FEW_CHANNEL_TERMS = 64
-"""Convolutions of ``[N, C, ...]`` data with at most this many input channels x kernel taps (an RGB
-image's 3x3 stem: 27) run as shifted multiply-adds (see :func:`few_channel_conv`)."""
+_MAX_FEW_CHANNELS, _MAX_FEW_CHANNEL_TERMS = 4, 64
+"""Convolutions of ``[N, C, ...]`` data with at most 4 input channels and at most 64 channels x
+kernel taps (an RGB image's 3x3 stem: 27) run as shifted multiply-adds (see :func:`few_channel_conv`);
+wider data is left to XLA's convolution, a blocked matrix product."""
 
 
 def few_channel_conv(
@@ -138,7 +139,9 @@ def few_channel_conv(
 def few_channels(node: Node, x: jnp.ndarray) -> bool:
     """Whether ``node``, a Convolution of ``x`` ``[N, C, ...]``, runs as :func:`few_channel_conv`."""
     taps = math.prod(node.input_value(1).partial_shape.to_shape()[2:])
-    return node.type_name == "Convolution" and x.shape[1] * taps <= _MAX_FEW_CHANNEL_TERMS
+    channels = x.shape[1]
+    few = channels <= _MAX_FEW_CHANNELS and channels * taps <= _MAX_FEW_CHANNEL_TERMS
+    return few and node.type_name == "Convolution"
 
 
 def convolution_from_channels_first(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:

@@ -5,8 +5,8 @@ element-wise ops, reductions and depthwise loops of an ``NC...`` graph channels-
 convolution gets a layout change on each side (10-20 % of the PP-OCR direction classifier). So the
 graph interpreter lowers every floating-point convolution channels-last and tags its result
 (:class:`ChannelsLast`); an op that computes the same on either layout (element-wise ops,
-activations, reductions keeping their axes, convolutions) takes tagged inputs as they are and gives
-a tagged result, and any other op gets its inputs moved back to ``NC...`` first
+activations, reductions keeping their axes, Concat, convolutions) takes tagged inputs as they are and
+gives a tagged result, and any other op gets its inputs moved back to ``NC...`` first
 (:meth:`ChannelsLast.channels_first`): Reshape, Transpose, MatMul, the model's outputs...
 """
 
@@ -80,15 +80,26 @@ def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringF
         if any(a is None for a in args) or node.get_output_size() != 1:
             return None
         return lowered.fn, args
+    if kind == "Concat":
+        parts = [_moved(v, rank) for v in inputs]
+        return None if any(p is None for p in parts) else (_concatenate, parts)
     x = inputs[0]
     if kind in _REDUCTIONS and node.attrs["keep_dims"] and isinstance(x, ChannelsLast) and len(inputs) == 2:
         axes = inputs[1]
         if not isinstance(axes, np.ndarray):
             return None
-        held = [0, *range(2, rank), 1]  # the [N, C, ...] axis at each channels-last position
-        moved = np.array([held.index(a) for a in reduced_axes(rank, axes)], np.int64)
+        moved = np.array([_held(a, rank) for a in reduced_axes(rank, axes)], np.int64)
         return lowered.fn, [x.array, moved]
     return None
+
+
+def _held(axis: int, rank: int) -> int:
+    """Where axis ``axis`` of a rank-``rank`` ``[N, C, ...]`` tensor lies when it is held channels-last."""
+    return [0, *range(2, rank), 1].index(axis % rank)
+
+
+def _concatenate(node: Node, *parts: Any) -> Any:
+    return jnp.concatenate(parts, axis=_held(node.attrs["axis"], parts[0].ndim))
 
 
 def _dtype(value: Any) -> Any:
