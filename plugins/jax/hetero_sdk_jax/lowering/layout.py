@@ -5,7 +5,7 @@ element-wise ops, reductions and depthwise loops of an ``NC...`` graph channels-
 convolution gets a layout change on each side (10-20 % of the PP-OCR direction classifier). So the
 graph interpreter lowers every floating-point convolution channels-last and tags its result
 (:class:`ChannelsLast`); an op that computes the same on either layout (element-wise ops,
-activations, reductions keeping their axes, Concat, convolutions) takes tagged inputs as they are and
+activations, reductions keeping their axes, Concat, pooling, convolutions) takes tagged inputs as they are and
 gives a tagged result, and any other op gets its inputs moved back to ``NC...`` first
 (:meth:`ChannelsLast.channels_first`): Reshape, Transpose, MatMul, the model's outputs...
 """
@@ -22,11 +22,13 @@ from hetero_sdk import Node
 from hetero_sdk.ops import OPS, reduced_axes
 
 from hetero_sdk_jax.lowering.convolution import convolution, convolution_from_channels_first, few_channels
+from hetero_sdk_jax.lowering.pooling import avg_pool, max_pool
 from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering
 
 __all__ = ["ChannelsLast", "channels_last_lowering"]
 
 _CONVOLUTIONS = frozenset({"Convolution", "GroupConvolution"})
+_POOLS = {"MaxPool": max_pool, "AvgPool": avg_pool}
 _REDUCTIONS = frozenset({"ReduceSum", "ReduceMean", "ReduceProd", "ReduceMax", "ReduceMin"})
 _LAYOUT_FREE_FAMILIES = frozenset({"elementwise", "activation"})
 """Op families whose every input broadcasts numpy-style to the output, value by value."""
@@ -80,6 +82,8 @@ def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringF
         if any(a is None for a in args) or node.get_output_size() != 1:
             return None
         return lowered.fn, args
+    if kind in _POOLS and isinstance(inputs[0], ChannelsLast):
+        return _pool, [inputs[0].array]
     if kind == "Concat":
         parts = [_moved(v, rank) for v in inputs]
         return None if any(p is None for p in parts) else (_concatenate, parts)
@@ -96,6 +100,10 @@ def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringF
 def _held(axis: int, rank: int) -> int:
     """Where axis ``axis`` of a rank-``rank`` ``[N, C, ...]`` tensor lies when it is held channels-last."""
     return [0, *range(2, rank), 1].index(axis % rank)
+
+
+def _pool(node: Node, x: Any) -> Any:
+    return _POOLS[node.type_name](node, x, channels_last=True)
 
 
 def _concatenate(node: Node, *parts: Any) -> Any:
