@@ -101,8 +101,11 @@ class XlaCompiledModel(CompiledModel):
         executable = self._static
         if executable is not None and context.profile is None and not self.x64 and not context.remote_outputs:
             # the fast path of a static model (most calls): host arrays in, host arrays out
-            arguments = [v if type(v) is np.ndarray else self._argument(v) for v in inputs]
-            return [np.asarray(o) for o in executable.compiled(*arguments)]
+            for value in inputs:
+                if type(value) is not np.ndarray:
+                    inputs = [self._argument(v) for v in inputs]
+                    break
+            return [np.asarray(o) for o in executable.call(*inputs)]
         if self.by_value is not None:
             return self.by_value.run(inputs, context)
         executable = executable or self._executable(tuple(tuple(v.shape) for v in inputs))
