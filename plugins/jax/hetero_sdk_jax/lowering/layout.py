@@ -5,9 +5,9 @@ element-wise ops, reductions and depthwise loops of an ``NC...`` graph channels-
 convolution gets a layout change on each side (10-20 % of the PP-OCR direction classifier). So the
 graph interpreter lowers every floating-point convolution channels-last and tags its result
 (:class:`ChannelsLast`); an op that computes the same on either layout (element-wise ops,
-activations, reductions keeping their axes, Concat, pooling, convolutions) takes tagged inputs as they are and
-gives a tagged result, and any other op gets its inputs moved back to ``NC...`` first
-(:meth:`ChannelsLast.channels_first`): Reshape, Transpose, MatMul, the model's outputs...
+activations, reductions keeping their axes, Concat, MaxPool, AvgPool, convolutions) takes tagged
+inputs as they are and gives a tagged result, and any other op gets its inputs moved back to
+``NC...`` first (:meth:`ChannelsLast.channels_first`): Reshape, Transpose, MatMul, the outputs...
 """
 
 from __future__ import annotations
