@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import CancelledError, Future
 from typing import TYPE_CHECKING, Any
 
@@ -18,50 +18,13 @@ from hetero_sdk.errors import (
 )
 from hetero_sdk.graph.node import Output
 from hetero_sdk.runtime.context import RemoteTensor
+from hetero_sdk.runtime.infer_results import InferResults, TensorKey
 from hetero_sdk.runtime.profiling import ProfilingInfo, RunContext
 
 if TYPE_CHECKING:
     from hetero_sdk.runtime.compiled_model import CompiledModel
 
 __all__ = ["InferRequest", "InferResults"]
-
-TensorKey = int | str | Output
-
-
-class InferResults(Mapping[Output, np.ndarray]):
-    """The outputs of one inference: look them up by index, tensor name or output port."""
-
-    def __init__(self, ports: Sequence[Output], values: Sequence[np.ndarray]) -> None:
-        self._ports = list(ports)
-        self._values = list(values)
-
-    def _index(self, key: TensorKey) -> int:
-        if isinstance(key, int):
-            if not -len(self._ports) <= key < len(self._ports):
-                raise KeyError(f"output index {key} does not exist; there are {len(self._ports)} outputs")
-            return key % len(self._ports)
-        for i, port in enumerate(self._ports):
-            if (isinstance(key, Output) and port == key) or (isinstance(key, str) and key in port.names):
-                return i
-        names = sorted(n for p in self._ports for n in p.names)
-        raise KeyError(f"no output {key!r}; outputs: {', '.join(names)}")
-
-    def __getitem__(self, key: TensorKey) -> np.ndarray:  # type: ignore[override]
-        return self._values[self._index(key)]
-
-    def __iter__(self) -> Iterator[Output]:
-        return iter(self._ports)
-
-    def __len__(self) -> int:
-        return len(self._ports)
-
-    def to_tuple(self) -> tuple[np.ndarray, ...]:
-        """The output arrays in order."""
-        return tuple(self._values)
-
-    def to_dict(self) -> dict[str, np.ndarray]:
-        """The output arrays by tensor name (each port's smallest name)."""
-        return {port.any_name: value for port, value in zip(self._ports, self._values)}
 
 
 class InferRequest:
@@ -80,7 +43,9 @@ class InferRequest:
         self._outputs: list[Any] | None = None
         self._profiling = bool(compiled_model.get_property_or("PERF_COUNT", False))
         self._host_outputs: list[np.ndarray] | None = None
-        self._profile: list[ProfilingInfo] = []
+        self._profile: Sequence[ProfilingInfo] = ()
+        self._buffered = False  # whether some output has a buffer set
+        self._complete = not self._in_ports  # whether every input has been set
         self._lock = threading.Lock()
         self._future: Future[None] | None = None
         self._context: RunContext | None = None
@@ -116,6 +81,7 @@ class InferRequest:
             self._inputs[index] = self._checked_input(index, tensor)
         else:
             self._user_outputs[index] = self._checked_output_buffer(index, tensor)
+            self._buffered = True
 
     def get_tensor(self, key: str | Output) -> Any:
         """An input tensor, or an output tensor of the last inference, by tensor name or port."""
@@ -153,6 +119,7 @@ class InferRequest:
         self._ensure_idle()
         position = self._position(index, self._out_ports, "output")
         self._user_outputs[position] = self._checked_output_buffer(position, buffer)
+        self._buffered = True
 
     def get_output_tensor(self, index: int = 0) -> Any:
         """Output ``index`` of the last inference (a remote tensor when :attr:`remote_outputs` is set)."""
@@ -272,7 +239,8 @@ class InferRequest:
         with self._lock:
             if self._context is not None:
                 raise RequestBusyError("the infer request is running; wait() for it before using it again")
-            self._cancel.clear()
+            if self._cancel.is_set():  # (clearing takes the event's lock: only when needed)
+                self._cancel.clear()
             self._context = RunContext(self._profiling, self.remote_outputs, self._cancel, self._state)
         try:
             if inputs is not None:
@@ -280,9 +248,11 @@ class InferRequest:
                     self._set_inputs_unlocked(inputs)
                 else:
                     self._set_inputs_unlocked([inputs])
-            missing = [p.any_name for p, v in zip(self._in_ports, self._inputs) if v is None]
-            if missing:
-                raise InferenceError(f"input(s) {missing} were not set; pass them to infer() or set_tensor()")
+            if not self._complete:  # (inputs once set stay set)
+                missing = [p.any_name for p, v in zip(self._in_ports, self._inputs) if v is None]
+                if missing:
+                    raise InferenceError(f"input(s) {missing} were not set; pass them to infer() or set_tensor()")
+                self._complete = True
         except BaseException:
             with self._lock:
                 self._context = None
@@ -293,8 +263,12 @@ class InferRequest:
         if not mapping and len(inputs) != len(self._in_ports):
             raise InferenceError(f"the model has {len(self._in_ports)} input(s), {len(inputs)} were given")
         items = inputs.items() if mapping else enumerate(inputs)  # type: ignore[union-attr]
+        keys = self._keys
         for key, tensor in items:
-            if isinstance(key, int):
+            found = keys.get(key) if type(key) is str else None
+            if found is not None and found[0] == "input":
+                index = found[1]
+            elif isinstance(key, int):
                 index = self._position(key, self._in_ports, "input")
             else:
                 kind, index = self._find(key)
@@ -305,10 +279,13 @@ class InferRequest:
     def _run(self) -> None:
         context = self._context
         assert context is not None
+        cancelled = context.cancelled
         try:
-            context.check_cancelled()
+            if cancelled.is_set():
+                context.check_cancelled()
             outputs = self._compiled.run(list(self._inputs), context)
-            context.check_cancelled()
+            if cancelled.is_set():
+                context.check_cancelled()
         except HeteroSDKError:
             raise
         except Exception as exc:
@@ -322,7 +299,9 @@ class InferRequest:
             )
         self._outputs = list(outputs)
         self._host_outputs = None
-        self._profile = list(context.profile or [])
+        self._profile = context.profile or ()
+        if not self._buffered:
+            return
         for i, buffer in enumerate(self._user_outputs):
             if buffer is not None:
                 value = np.asarray(outputs[i])
@@ -362,10 +341,18 @@ class InferRequest:
 
     def _host(self) -> list[np.ndarray]:
         if self._host_outputs is None:
-            assert self._outputs is not None
+            outputs = self._outputs
+            assert outputs is not None
+            if not self._buffered:
+                for value in outputs:  # (a loop: cheaper than all() over a generator)
+                    if type(value) is not np.ndarray:
+                        break
+                else:
+                    self._host_outputs = outputs
+                    return outputs
             self._host_outputs = [
                 buffer if buffer is not None else (v if isinstance(v, np.ndarray) else np.asarray(v))
-                for v, buffer in zip(self._outputs, self._user_outputs)
+                for v, buffer in zip(outputs, self._user_outputs)
             ]
         return self._host_outputs
 

@@ -30,6 +30,14 @@ class Executable:
     exported: jax.export.Exported | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def call(self, *arguments: Any) -> Any:
+        """Runs the executable. The first call swaps this method for the C++ dispatch function that
+        ``jax.stages.Compiled`` creates on its first call and then forwards to (skipping one Python
+        frame a call); ``compiled`` itself where JAX keeps none."""
+        outputs = self.compiled(*arguments)
+        self.call = getattr(self.compiled, "_call", None) or self.compiled  # type: ignore[method-assign]
+        return outputs
+
 
 class ExecutableCache(Generic[K, V]):
     """Executables by key, the last ``size`` used kept (least recently used first out).

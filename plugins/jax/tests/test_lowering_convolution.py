@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hetero_sdk as hs
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import opset
@@ -10,7 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from xla_helpers import OPS, build, check_against_reference, floats, ints, param, run_xla, single_op
 
-from hetero_sdk_jax.lowering.convolution import channels_first_depthwise, depthwise_conv
+from hetero_sdk_jax.lowering.convolution import depthwise_conv, few_channel_conv
 
 AUTO_PADS = ["explicit", "same_upper", "same_lower", "valid"]
 
@@ -185,22 +184,43 @@ def test_depthwise_taps_in_either_layout_match_numpy(
     pads = list(zip(geometry["pads_begin"], geometry["pads_end"]))
     extents = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], geometry["dilations"])]
     assume(all(size + b + e >= extent for size, (b, e), extent in zip(x.shape[2:], pads, extents)))
+    given = np.moveaxis(x, 1, -1) if channels_last else x  # the result comes in the same layout
     got = depthwise_conv(
-        jnp.asarray(x), jnp.asarray(w), geometry["strides"], pads, geometry["dilations"], channels_last
+        jnp.asarray(given), jnp.asarray(w), geometry["strides"], pads, geometry["dilations"], channels_last
     )
+    got = np.moveaxis(np.asarray(got), -1, 1) if channels_last else np.asarray(got)
     expected = _depthwise_numpy(x, w, geometry["strides"], pads, geometry["dilations"])
-    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_only_depthwise_convolutions_feeding_a_spatial_mean_run_channels_first() -> None:
-    """A squeeze-and-excitation block (depthwise -> HSwish -> mean and scale) and a plain depthwise."""
-    x = np.random.default_rng(0).standard_normal((1, 4, 6, 6)).astype(np.float32)
-    w = np.random.default_rng(1).standard_normal((4, 1, 1, 3, 3)).astype(np.float32)
-    px = param(x)
-    pooled = opset.hswish(opset.group_convolution(px, w, [1, 1], [1, 1], [1, 1], [1, 1], name="pooled"))
-    squeezed = opset.multiply(pooled, opset.reduce_mean(pooled, np.array([2, 3]), keep_dims=True))
-    plain = opset.group_convolution(squeezed, w, [1, 1], [1, 1], [1, 1], [1, 1], name="plain")
-    model = hs.Model([opset.relu(plain)], [px])
-    marked = channels_first_depthwise(model)
-    assert [n.friendly_name for n in model.get_ops() if id(n) in marked] == ["pooled"]
-    check_against_reference(model, [x], rtol=1e-5, atol=1e-5)
+def _convolution_numpy(x: np.ndarray, w: np.ndarray, strides, pads, dilations) -> np.ndarray:
+    """``w`` ``[O, C, ...]`` over ``x`` ``[N, C, ...]`` (pads may be negative: crops), one loop per tap."""
+    x = np.pad(x.astype(np.float64), [(0, 0), (0, 0), *[(max(b, 0), max(e, 0)) for b, e in pads]])
+    x = x[(slice(None), slice(None), *[slice(max(-b, 0), n - max(-e, 0)) for (b, e), n in zip(pads, x.shape[2:])])]
+    kernel = w.shape[2:]
+    out = [(size - (k - 1) * d - 1) // s + 1 for size, k, d, s in zip(x.shape[2:], kernel, dilations, strides)]
+    total = np.zeros((x.shape[0], w.shape[0], *out))
+    for tap in np.ndindex(*kernel):
+        region = tuple(slice(t * d, t * d + (n - 1) * s + 1, s) for t, d, n, s in zip(tap, dilations, out, strides))
+        total += np.einsum(
+            "nc...,oc->no...", x[(slice(None), slice(None), *region)], w[(slice(None), slice(None), *tap)]
+        )
+    return total
+
+
+@OPS
+@given(data=st.data(), rank=st.integers(1, 3), channels=st.integers(1, 3))
+def test_few_channel_convolutions_of_channels_first_data_match_numpy(
+    data: st.DataObject, rank: int, channels: int
+) -> None:
+    """The stem of an image model: few input channels, read where they lie, the result channels-last."""
+    x = data.draw(floats((2, channels, *(data.draw(st.integers(3, 7)) for _ in range(rank))), low=-2, high=2))
+    w = data.draw(floats((data.draw(st.integers(1, 5)), channels, *(data.draw(st.integers(1, 3)) for _ in range(rank))),
+                         low=-2, high=2))  # fmt: skip
+    geometry = data.draw(window(rank))
+    pads = list(zip(geometry["pads_begin"], geometry["pads_end"]))
+    extents = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], geometry["dilations"])]
+    assume(all(size + b + e >= extent for size, (b, e), extent in zip(x.shape[2:], pads, extents)))
+    got = few_channel_conv(jnp.asarray(x), jnp.asarray(w), geometry["strides"], pads, geometry["dilations"])
+    expected = _convolution_numpy(x, w, geometry["strides"], pads, geometry["dilations"])
+    np.testing.assert_allclose(np.moveaxis(np.asarray(got), -1, 1), expected, rtol=1e-5, atol=1e-4)

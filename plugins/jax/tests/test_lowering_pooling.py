@@ -126,3 +126,24 @@ def test_avg_pool_divisor_closed_form() -> None:
     got_include, got_exclude = run_xla(many_ops([include, exclude], [px]), [x])
     assert got_include[0, 0, 0, 0] == np.float32(4 / 9)
     np.testing.assert_array_equal(got_exclude, np.ones((1, 1, 3, 3), np.float32))
+
+
+@OPS
+@given(data=st.data(), rank=st.integers(1, 3), exclude_pad=st.booleans())
+def test_pooling_of_a_channels_last_convolution_result(data: st.DataObject, rank: int, exclude_pad: bool) -> None:
+    """MaxPool (values, and indices counting [N, C, ...] positions) and AvgPool of a convolution's
+    result, which the lowering holds channels-last: an identity 1x1 convolution, so that the pooled
+    values (small integers: many ties) are exact."""
+    channels = data.draw(st.integers(1, 6))
+    shape = (data.draw(st.integers(1, 2)), channels, *(data.draw(st.integers(2, 6)) for _ in range(rank)))
+    x = data.draw(ints(shape, np.int8, -3, 3)).astype(np.float32)
+    geometry = data.draw(pool_geometry(rank))
+    dilations = data.draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
+    px = param(x)
+    identity = np.eye(channels, dtype=np.float32).reshape(channels, channels, *[1] * rank)
+    held = opset.convolution(px, identity, [1] * rank, [0] * rank, [0] * rank, [1] * rank)
+    nodes = [
+        build(opset.max_pool, held, dilations=dilations, axis=axis, name=f"pool{axis}", **geometry) for axis in (0, 2)
+    ]
+    nodes.append(build(opset.avg_pool, held, exclude_pad=exclude_pad, name="mean", **geometry))
+    check_against_reference(many_ops(nodes, [px]), [x], rtol=1e-5, atol=1e-5)

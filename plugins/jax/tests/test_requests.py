@@ -86,6 +86,30 @@ def test_inputs_are_not_modified_and_buffers_are_reused_or_user_provided(compile
     assert request.get_output_tensor(0) is buffer
 
 
+def _numpy_forward(inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    weights = np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)  # _model()'s
+    return [np.tanh((inputs["a"] + inputs["b"]) @ weights), inputs["a"].max(axis=1)]
+
+
+def test_the_fast_path_keeps_each_runs_results_and_honours_buffers_set_later() -> None:
+    """Without PERF_COUNT a static model runs the fast path: each inference's results stay its own,
+    an output buffer set between runs is written, and a request cancelled while idle runs again."""
+    compiled = core().compile_model(_model(), "XLA")
+    request = compiled.create_infer_request()
+    first = request.infer(_inputs(1))
+    second = request.infer([_inputs(2)["a"], _inputs(2)["b"]])
+    for results, seed in ((first, 1), (second, 2)):
+        for got, want in zip(results.to_tuple(), _numpy_forward(_inputs(seed))):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    buffer = np.full((2,), np.nan, np.float32)
+    request.set_output_tensor(1, buffer)
+    request.cancel()  # nothing running: no effect
+    third = request.infer(_inputs(3))
+    np.testing.assert_array_equal(buffer, _inputs(3)["a"].max(axis=1))
+    assert third[1] is buffer and request.get_output_tensor(1) is buffer
+    assert request.get_profiling_info() == []
+
+
 def test_async_with_callbacks_timeouts_and_errors(compiled: hs.CompiledModel) -> None:
     request = compiled.create_infer_request()
     done = []

@@ -10,11 +10,10 @@ import functools
 import math
 import operator
 from collections.abc import Sequence
-from contextvars import ContextVar
 
 import jax.numpy as jnp
 import numpy as np
-from hetero_sdk import Model, Node
+from hetero_sdk import Node
 from hetero_sdk.ops import backprop_geometry, resolve_pads
 from jax import lax
 
@@ -32,9 +31,12 @@ def conv(
     dilations: Sequence[int],
     lhs_dilation: Sequence[int] | None = None,
     groups: int = 1,
+    channels_last: bool = False,
 ) -> jnp.ndarray:
-    """A cross-correlation of ``x`` ``[N, C, ...]`` with ``w`` ``[O, I, ...]``; negative pads crop."""
+    """A cross-correlation of ``x`` ``[N, C, ...]`` (``[N, ..., C]`` with ``channels_last``, the result
+    too) with ``w`` ``[O, I, ...]``; negative pads crop."""
     spatial = _SPATIAL[x.ndim - 2]
+    data = f"N{spatial}C" if channels_last else f"NC{spatial}"
     return lax.conv_general_dilated(
         x,
         w,
@@ -42,7 +44,7 @@ def conv(
         padding=[(int(b), int(e)) for b, e in padding],
         lhs_dilation=None if lhs_dilation is None else tuple(lhs_dilation),
         rhs_dilation=tuple(dilations),
-        dimension_numbers=(f"NC{spatial}", f"OI{spatial}", f"NC{spatial}"),
+        dimension_numbers=(data, f"OI{spatial}", data),
         feature_group_count=groups,
         precision=precision_of(x.dtype),
         preferred_element_type=accumulation(x.dtype),
@@ -62,23 +64,20 @@ def depthwise_conv(
     channels_last: bool = True,
 ) -> jnp.ndarray:
     """A grouped convolution with one input channel per group, ``w`` ``[C * m, 1, ...]``, as a sum of
-    strided slices of ``x`` times one weight per tap.
+    strided slices of ``x`` times one weight per tap; ``x`` is ``[N, ..., C]`` with ``channels_last``
+    (the result too), else ``[N, C, ...]``.
 
     XLA:CPU runs grouped convolutions through a generic path about 25x slower than this (measured on
-    a MobileNet-sized 3x3 layer); XLA fuses the slices, products and sums into one loop. With
-    ``channels_last`` the taps are taken ``N...C``, the layout XLA:CPU gives the convolutions around
-    them, so that no layout change separates them and the loop runs along the channels (1.5-1.9x
-    faster on a 1x1 / depthwise / 1x1 block). 16-bit floats are summed in f32, as the other
+    a MobileNet-sized 3x3 layer); XLA fuses the slices, products and sums into one loop, which runs
+    along the channels when they are last. 16-bit floats are summed in f32, as the other
     convolutions accumulate.
     """
     wide = accumulation(x.dtype)
     if wide is not None:
         x, w = x.astype(wide), w.astype(wide)
-    multiplier = w.shape[0] // x.shape[1]
+    multiplier = w.shape[0] // x.shape[-1 if channels_last else 1]
     if multiplier > 1:
-        x = jnp.repeat(x, multiplier, axis=1)
-    if channels_last:
-        x = jnp.moveaxis(x, 1, -1)
+        x = jnp.repeat(x, multiplier, axis=-1 if channels_last else 1)
     rank = len(padding)
     first = 1 if channels_last else 2  # the first spatial axis
 
@@ -99,58 +98,81 @@ def depthwise_conv(
         )
         weight = w[(slice(None), 0, *tap)].reshape(layout(channels, [1] * rank))
         terms.append(window * weight.astype(window.dtype))
-    result = functools.reduce(operator.add, terms)
-    return jnp.moveaxis(result, -1, 1) if channels_last else result
+    return functools.reduce(operator.add, terms)
 
 
-_ELEMENTWISE = frozenset(
-    {"Add", "Subtract", "Multiply", "Divide", "Maximum", "Minimum", "Clamp", "Relu", "PRelu", "HSwish",
-     "HSigmoid", "Swish", "Sigmoid", "Tanh", "Gelu", "Mish", "Elu", "Exp", "SoftPlus"}
-)  # fmt: skip
-
-CHANNELS_FIRST_DEPTHWISE: ContextVar[frozenset[int]] = ContextVar("channels_first_depthwise", default=frozenset())
-"""Ids of the depthwise convolutions of the model being lowered to run channels-first (see
-:func:`channels_first_depthwise`)."""
+_MAX_FEW_CHANNELS, _MAX_FEW_CHANNEL_TERMS = 4, 64
+"""Convolutions of ``[N, C, ...]`` data with at most 4 input channels and at most 64 channels x
+kernel taps (an RGB image's 3x3 stem: 27) run as shifted multiply-adds (see :func:`few_channel_conv`);
+wider data is left to XLA's convolution, a blocked matrix product."""
 
 
-def channels_first_depthwise(model: Model) -> frozenset[int]:
-    """The GroupConvolutions whose result reaches a ReduceMean through element-wise ops only (the
-    global pooling of a squeeze-and-excitation block). XLA:CPU reduces such a map channels-first, so
-    a channels-last depthwise result would be transposed inside the depthwise loop itself, 1.5x
-    slower on the PP-OCR direction classifier than channels-first throughout."""
-    users = model.consumers()
-    found = set()
-    for node in model.get_ops():
-        if node.type_name != "GroupConvolution":
-            continue
-        pending, seen = [node], {id(node)}
-        while pending and id(node) not in found:
-            for user, _ in users.get(pending.pop().output(0), []):
-                if user.type_name == "ReduceMean":
-                    found.add(id(node))
-                elif user.type_name in _ELEMENTWISE and id(user) not in seen:
-                    seen.add(id(user))
-                    pending.append(user)
-    return frozenset(found)
+def few_channel_conv(
+    x: jnp.ndarray, w: jnp.ndarray, strides: Sequence[int], padding: Sequence[tuple[int, int]], dilations: Sequence[int]
+) -> jnp.ndarray:
+    """A convolution of ``x`` ``[N, C, ...]`` with few channels by ``w`` ``[O, C, ...]``, as a sum of
+    one strided slice of ``x`` per channel and tap times that tap's ``O`` weights, giving
+    ``[N, ..., O]``.
+
+    The slices read ``x`` where it lies, so the data is never transposed, and XLA fuses the sum into
+    one loop along ``O``; XLA:CPU's convolution of a 3-channel image first moves it channels-last,
+    then runs a kernel that has little to vectorise over 3 channels.
+    """
+    wide = accumulation(x.dtype)
+    if wide is not None:
+        x, w = x.astype(wide), w.astype(wide)
+    x = jnp.pad(x, [(0, 0), (0, 0), *[(max(b, 0), max(e, 0)) for b, e in padding]])
+    x = x[(slice(None), slice(None), *[slice(max(-b, 0), n - max(-e, 0)) for (b, e), n in zip(padding, x.shape[2:])])]
+    kernel = w.shape[2:]
+    out = [(n - (k - 1) * d - 1) // s + 1 for n, k, d, s in zip(x.shape[2:], kernel, dilations, strides)]
+    terms = []
+    for channel in range(x.shape[1]):
+        for tap in np.ndindex(*kernel):
+            starts = [t * d for t, d in zip(tap, dilations)]
+            limits = [b + (n - 1) * s + 1 for b, n, s in zip(starts, out, strides)]
+            window = lax.slice(x, (0, channel, *starts), (x.shape[0], channel + 1, *limits), (1, 1, *strides))
+            window = window.reshape(window.shape[0], *window.shape[2:], 1)  # (the size-1 channel axis last)
+            terms.append(window * w[(slice(None), channel, *tap)].astype(window.dtype))
+    return functools.reduce(operator.add, terms)
+
+
+def few_channels(node: Node, x: jnp.ndarray) -> bool:
+    """Whether ``node``, a Convolution of ``x`` ``[N, C, ...]``, runs as :func:`few_channel_conv`."""
+    taps = math.prod(node.input_value(1).partial_shape.to_shape()[2:])
+    channels = x.shape[1]
+    few = channels <= _MAX_FEW_CHANNELS and channels * taps <= _MAX_FEW_CHANNEL_TERMS
+    return few and node.type_name == "Convolution"
+
+
+def convolution_from_channels_first(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
+    """A Convolution of ``x`` ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out."""
+    attrs = node.attrs
+    strides, dilations = attrs["strides"], attrs["dilations"]
+    begin, end = resolve_pads(
+        attrs["auto_pad"], x.shape[2:], w.shape[2:], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
+    )
+    return few_channel_conv(x, w, strides, list(zip(begin, end)), dilations)
 
 
 @lowering("Convolution", "GroupConvolution")
-def convolution(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
+def convolution(node: Node, x: jnp.ndarray, w: jnp.ndarray, channels_last: bool = False) -> jnp.ndarray:
+    """Convolution and GroupConvolution of ``x`` ``[N, C, ...]``, or ``[N, ..., C]`` with
+    ``channels_last`` (the layout the graph lowers convolution chains in: :mod:`.layout`)."""
     attrs = node.attrs
     groups = 1
     if node.type_name == "GroupConvolution":
         groups = w.shape[0]
         w = w.reshape((groups * w.shape[1], *w.shape[2:]))
     strides, dilations = attrs["strides"], attrs["dilations"]
+    sizes, channels = (x.shape[1:-1], x.shape[-1]) if channels_last else (x.shape[2:], x.shape[1])
     begin, end = resolve_pads(
-        attrs["auto_pad"], x.shape[2:], w.shape[2:], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
+        attrs["auto_pad"], sizes, w.shape[2:], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
     )
     padding = list(zip(begin, end))
-    depthwise = groups > 1 and groups == x.shape[1] and w.shape[1] == 1
+    depthwise = groups > 1 and groups == channels and w.shape[1] == 1
     if depthwise and math.prod(w.shape[2:]) <= _MAX_DEPTHWISE_TAPS and jnp.issubdtype(x.dtype, jnp.floating):
-        channels_last = id(node) not in CHANNELS_FIRST_DEPTHWISE.get()
         return depthwise_conv(x, w, strides, padding, dilations, channels_last)
-    return conv(x, w, strides, padding, dilations, groups=groups)
+    return conv(x, w, strides, padding, dilations, groups=groups, channels_last=channels_last)
 
 
 def _scatter_by_product(x: jnp.ndarray, w: jnp.ndarray, begin: Sequence[int], out: Sequence[int]) -> jnp.ndarray:

@@ -21,8 +21,8 @@ from hetero_sdk.errors import CompilationError, HeteroSDKError, UnsupportedOpera
 from hetero_sdk.ops import bodies
 from hetero_sdk.reference import kernel_types, run_node
 
-from hetero_sdk_jax.lowering.convolution import CHANNELS_FIRST_DEPTHWISE, channels_first_depthwise
-from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, get_lowering
+from hetero_sdk_jax.lowering.layout import ChannelsLast, channels_last_lowering
+from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, LoweringFn, get_lowering
 
 __all__ = ["Analysis", "analyze", "lower", "specialize"]
 
@@ -193,7 +193,6 @@ def lower(model: Model, precision: Type = Type.f32) -> Callable[..., tuple[Any, 
     ops = model.get_ops()
     parameters, results = model.get_parameters(), model.get_results()
     compute = {np.dtype(np.float32): Type.bf16.numpy} if precision is Type.bf16 else {}
-    channels_first = channels_first_depthwise(model)
 
     def as_traced(value: Any) -> Any:
         if isinstance(value, np.ndarray):
@@ -201,13 +200,9 @@ def lower(model: Model, precision: Type = Type.f32) -> Callable[..., tuple[Any, 
         return value
 
     def run(*args: Any) -> tuple[Any, ...]:
-        layouts = CHANNELS_FIRST_DEPTHWISE.set(channels_first)
-        try:
-            # f32 means f32 in the shared kernels' products too (XLA:GPU would run them in TF32)
-            with jax.default_matmul_precision("highest"):
-                return traced(*args)
-        finally:
-            CHANNELS_FIRST_DEPTHWISE.reset(layouts)
+        # f32 means f32 in the shared kernels' products too (XLA:GPU would run them in TF32)
+        with jax.default_matmul_precision("highest"):
+            return traced(*args)
 
     def traced(*args: Any) -> tuple[Any, ...]:
         env: dict[tuple[int, int], Any] = {}
@@ -218,6 +213,14 @@ def lower(model: Model, precision: Type = Type.f32) -> Callable[..., tuple[Any, 
             if kind == "Parameter":
                 continue
             inputs = [env[(id(s.node), s.index)] for s in node.input_values()]
+            held = None if kind == "Result" else channels_last_lowering(node, inputs)
+            if held is not None:  # computed channels-last, and kept so (see .layout)
+                fn, moved = held
+                outputs = [ChannelsLast(v) for v in _guard(node, _lowered, node, moved, compute, as_traced, fn)]
+                for i, value in enumerate(outputs):
+                    env[(id(node), i)] = value
+                continue
+            inputs = [v.channels_first() if isinstance(v, ChannelsLast) else v for v in inputs]
             if kind in ("Result", "Constant", "ShapeOf"):
                 outputs = [_passthrough(node, inputs)]
             elif all(isinstance(v, np.ndarray) for v in inputs) and _foldable(node):
@@ -240,7 +243,11 @@ def _passthrough(node: Node, inputs: list[Any]) -> Any:
 
 
 def _lowered(
-    node: Node, inputs: list[Any], compute: dict[np.dtype, np.dtype], as_traced: Callable[[Any], Any]
+    node: Node,
+    inputs: list[Any],
+    compute: dict[np.dtype, np.dtype],
+    as_traced: Callable[[Any], Any],
+    fn: LoweringFn | None = None,
 ) -> list[Any]:
     lowered = get_lowering(node.type_name)
     if lowered is None:
@@ -253,7 +260,7 @@ def _lowered(
             args.append(value)
         else:
             args.append(as_traced(value))
-    raw = lowered.fn(node, *args)
+    raw = (fn or lowered.fn)(node, *args)
     outputs = list(raw) if isinstance(raw, (tuple, list)) else [raw]
     typed = []
     for i, value in enumerate(outputs):

@@ -43,28 +43,44 @@ def _lowest(dtype: np.dtype) -> float | int:
     return float(ml_dtypes.finfo(dtype).min)
 
 
-def _window(kernel: Sequence[int]) -> tuple[int, ...]:
-    return (1, 1, *kernel)
+def _split(x: jnp.ndarray, channels_last: bool) -> tuple[int, int, tuple[int, ...]]:
+    """``(batch, channels, spatial sizes)`` of ``x``, ``[N, C, ...]`` or, ``channels_last``, ``[N, ..., C]``."""
+    return (x.shape[0], x.shape[-1], x.shape[1:-1]) if channels_last else (x.shape[0], x.shape[1], x.shape[2:])
+
+
+def _place(channels_last: bool, batch: Any, channel: Any, spatial: Sequence[Any]) -> tuple[Any, ...]:
+    """Per-axis values in the layout's order."""
+    return (batch, *spatial, channel) if channels_last else (batch, channel, *spatial)
 
 
 @lowering("MaxPool")
-def max_pool(node: Node, x: jnp.ndarray) -> tuple[Any, Any]:
+def max_pool(node: Node, x: jnp.ndarray, channels_last: bool = False) -> tuple[Any, Any]:
     """One strided slice per kernel tap, merged with ``select(tap > best, tap, best)`` from the lowest
     value: NaN never wins a comparison (an all-NaN window gives the lowest value) and the first tap
     holding the maximum wins, in one fused loop. XLA:CPU's ``reduce_window`` max is several times
-    slower on large maps, and propagates NaN, which would need a NaN-replacing pass first."""
+    slower on large maps, and propagates NaN, which would need a NaN-replacing pass first.
+    ``x`` and both results are ``[N, ..., C]`` with ``channels_last`` (the indices still count
+    positions of the ``[N, C, ...]`` tensor)."""
     attrs = node.attrs
-    n, sizes = x.ndim - 2, x.shape[2:]
+    batch, channels, sizes = _split(x, channels_last)
+    n = len(sizes)
     kernel, strides, dilations = attrs["kernel_shape"], attrs["strides"], attrs["dilations"]
     begin, end, out = _geometry(node, sizes, dilations)
     lowest = jnp.asarray(_lowest(x.dtype), x.dtype)
-    padded = lax.pad(x, lowest, [(0, 0, 0), (0, 0, 0)] + [(b, e, 0) for b, e in zip(begin, end)])
-    values = jnp.full((*x.shape[:2], *out), lowest, x.dtype)
+    padded = lax.pad(
+        x, lowest, list(_place(channels_last, (0, 0, 0), (0, 0, 0), [(b, e, 0) for b, e in zip(begin, end)]))
+    )
+    values = jnp.full(_place(channels_last, batch, channels, out), lowest, x.dtype)
     best = jnp.zeros(values.shape, np.int32)  # the winning tap; dropped by XLA when indices are unused
     for number, tap in enumerate(np.ndindex(*kernel)):
         start = [t * d for t, d in zip(tap, dilations)]
         limit = [a + (o - 1) * s + 1 for a, o, s in zip(start, out, strides)]
-        window = lax.slice(padded, (0, 0, *start), (*x.shape[:2], *limit), (1, 1, *strides))
+        window = lax.slice(
+            padded,
+            _place(channels_last, 0, 0, start),
+            _place(channels_last, batch, channels, limit),
+            _place(channels_last, 1, 1, strides),
+        )
         wins = window > values
         values = lax.select(wins, window, values)
         best = lax.select(wins, jnp.full(best.shape, number, np.int32), best)
@@ -72,29 +88,34 @@ def max_pool(node: Node, x: jnp.ndarray) -> tuple[Any, Any]:
     tap_coords = np.unravel_index(np.arange(math.prod(kernel)), kernel)
     position = jnp.zeros(best.shape, index_type)
     for i in range(n):
-        origin = (np.arange(out[i]) * strides[i] - begin[i]).reshape([-1] + [1] * (n - 1 - i))
+        trailing = [1] * (n - 1 - i) + ([1] if channels_last else [])
+        origin = (np.arange(out[i]) * strides[i] - begin[i]).reshape([-1, *trailing])
         coordinate = jnp.asarray(tap_coords[i] * dilations[i], index_type)[best] + origin.astype(index_type)
         position = position * sizes[i] + coordinate
     plane = math.prod(sizes)
-    channel_start = np.arange(x.shape[0] * x.shape[1]).reshape(x.shape[0], x.shape[1], *[1] * n) * plane
+    channel_start = np.arange(batch * channels).reshape(_place(channels_last, batch, channels, [1] * n)) * plane
     # A window holding only padding (or only the lowest value) reports its channel's first element.
     indices = channel_start.astype(index_type) + jnp.where(values == lowest, 0, position)
     axis = attrs["axis"] % x.ndim
     if axis:
-        indices = indices % math.prod(x.shape[axis:])
+        indices = indices % math.prod((batch, channels, *sizes)[axis:])
     return values, indices
 
 
 @lowering("AvgPool")
-def avg_pool(node: Node, x: jnp.ndarray) -> jnp.ndarray:
+def avg_pool(node: Node, x: jnp.ndarray, channels_last: bool = False) -> jnp.ndarray:
+    """``reduce_window`` sums over the windows, divided as OpenVINO does; ``x`` and the result are
+    ``[N, ..., C]`` with ``channels_last``."""
     attrs = node.attrs
-    n, sizes = x.ndim - 2, x.shape[2:]
-    kernel, strides, ones = attrs["kernel_shape"], attrs["strides"], [1] * (x.ndim - 2)
+    _, _, sizes = _split(x, channels_last)
+    n = len(sizes)
+    kernel, strides, ones = attrs["kernel_shape"], attrs["strides"], [1] * n
     begin, end, out = _geometry(node, sizes, ones)
     integral = jnp.issubdtype(x.dtype, jnp.integer)
     work = x.astype(jax.dtypes.canonicalize_dtype(jnp.float64)) if integral else widened(x)
-    padding = [(0, 0), (0, 0), *zip(begin, end)]
-    sums = lax.reduce_window(work, jnp.zeros((), work.dtype), lax.add, _window(kernel), _window(strides), padding)
+    padding = list(_place(channels_last, (0, 0), (0, 0), list(zip(begin, end))))
+    window, steps = _place(channels_last, 1, 1, kernel), _place(channels_last, 1, 1, strides)
+    sums = lax.reduce_window(work, jnp.zeros((), work.dtype), lax.add, window, steps, padding)
     pads = resolve_pads(attrs["auto_pad"], sizes, kernel, strides, ones, attrs["pads_begin"], attrs["pads_end"])
     # OpenVINO divides by the kernel size whenever the op pads, even where ceil mode's windows overhang.
     if (any(pads[0]) or any(pads[1])) and not attrs["exclude_pad"]:
@@ -105,6 +126,8 @@ def avg_pool(node: Node, x: jnp.ndarray) -> jnp.ndarray:
             starts = np.arange(out[i]) * strides[i] - begin[i]
             inside = np.minimum(starts + kernel[i], sizes[i]) - np.maximum(starts, 0)
             divisor = np.multiply.outer(divisor, np.maximum(inside, 0).astype(np.float64))
+    if channels_last and divisor.ndim:
+        divisor = divisor[..., None]  # (broadcast along the channels, last)
     safe = np.where(divisor > 0, divisor, 1).astype(work.dtype)
     result = jnp.where(divisor > 0, sums / safe, 0)
     return jnp.rint(result) if integral else result

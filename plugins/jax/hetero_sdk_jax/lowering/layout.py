@@ -1,0 +1,118 @@
+"""Channels-last lowering: convolution chains computed ``[N, ..., C]`` end to end.
+
+XLA:CPU runs convolutions channels-last whatever the dimension numbers say, but keeps the
+element-wise ops, reductions and depthwise loops of an ``NC...`` graph channels-first, so every
+convolution gets a layout change on each side (10-20 % of the PP-OCR direction classifier). So the
+graph interpreter lowers every floating-point convolution channels-last and tags its result
+(:class:`ChannelsLast`); an op that computes the same on either layout (element-wise ops,
+activations, reductions keeping their axes, Concat, MaxPool, AvgPool, convolutions) takes tagged
+inputs as they are and gives a tagged result, and any other op gets its inputs moved back to
+``NC...`` first (:meth:`ChannelsLast.channels_first`): Reshape, Transpose, MatMul, the outputs...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+from hetero_sdk import Node
+from hetero_sdk.ops import OPS, reduced_axes
+
+from hetero_sdk_jax.lowering.convolution import convolution, convolution_from_channels_first, few_channels
+from hetero_sdk_jax.lowering.pooling import avg_pool, max_pool
+from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering
+
+__all__ = ["ChannelsLast", "channels_last_lowering"]
+
+_CONVOLUTIONS = frozenset({"Convolution", "GroupConvolution"})
+_POOLS = {"MaxPool": max_pool, "AvgPool": avg_pool}
+_REDUCTIONS = frozenset({"ReduceSum", "ReduceMean", "ReduceProd", "ReduceMax", "ReduceMin"})
+_LAYOUT_FREE_FAMILIES = frozenset({"elementwise", "activation"})
+"""Op families whose every input broadcasts numpy-style to the output, value by value."""
+
+
+@dataclass(frozen=True)
+class ChannelsLast:
+    """A traced ``[N, C, ...]`` tensor held as ``[N, ..., C]``."""
+
+    array: Any
+
+    def channels_first(self) -> Any:
+        """The tensor in its graph layout, ``[N, C, ...]``."""
+        return jnp.moveaxis(self.array, -1, 1)
+
+
+def _moved(value: Any, rank: int) -> Any | None:
+    """``value``, which broadcasts against a rank-``rank`` ``[N, C, ...]`` tensor, laid out to broadcast
+    against that tensor held channels-last; None when its rank is larger."""
+    if isinstance(value, ChannelsLast):
+        return value.array if value.array.ndim == rank else None
+    if value.ndim > rank:
+        return None
+    xp = np if isinstance(value, np.ndarray) else jnp
+    return xp.moveaxis(value.reshape((1,) * (rank - value.ndim) + tuple(value.shape)), 1, -1)
+
+
+def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringFn, list[Any]] | None:
+    """How to compute ``node`` channels-last: ``(fn, args)`` such that ``fn(node, *args)`` gives its
+    outputs as ``[N, ..., C]`` arrays; None when the node needs its inputs ``[N, C, ...]``.
+
+    Floating-point convolutions always run channels-last (a ``[N, C, ...]`` input is moved first,
+    as XLA would); the other ops do only when an input is already :class:`ChannelsLast`.
+    """
+    kind = node.type_name
+    rank = node.get_output_partial_shape(0).rank
+    if kind in _CONVOLUTIONS:
+        x = inputs[0]
+        if isinstance(x, np.ndarray) or not 3 <= rank <= 5 or not jnp.issubdtype(_dtype(x), jnp.floating):
+            return None
+        if not isinstance(x, ChannelsLast) and few_channels(node, x):
+            return convolution_from_channels_first, [x, inputs[1]]
+        return _convolution, [_moved(x, rank), inputs[1]]
+    if not any(isinstance(v, ChannelsLast) for v in inputs):
+        return None
+    lowered = get_lowering(kind)
+    if lowered is None:
+        return None
+    if OPS.get(kind).family in _LAYOUT_FREE_FAMILIES or kind == "Convert":
+        args = [_moved(v, rank) for v in inputs]
+        if any(a is None for a in args) or node.get_output_size() != 1:
+            return None
+        return lowered.fn, args
+    if kind in _POOLS and isinstance(inputs[0], ChannelsLast):
+        return _pool, [inputs[0].array]
+    if kind == "Concat":
+        parts = [_moved(v, rank) for v in inputs]
+        return None if any(p is None for p in parts) else (_concatenate, parts)
+    x = inputs[0]
+    if kind in _REDUCTIONS and node.attrs["keep_dims"] and isinstance(x, ChannelsLast) and len(inputs) == 2:
+        axes = inputs[1]
+        if not isinstance(axes, np.ndarray):
+            return None
+        moved = np.array([_held(a, rank) for a in reduced_axes(rank, axes)], np.int64)
+        return lowered.fn, [x.array, moved]
+    return None
+
+
+def _held(axis: int, rank: int) -> int:
+    """Where axis ``axis`` of a rank-``rank`` ``[N, C, ...]`` tensor lies when it is held channels-last."""
+    return [0, *range(2, rank), 1].index(axis % rank)
+
+
+def _pool(node: Node, x: Any) -> Any:
+    return _POOLS[node.type_name](node, x, channels_last=True)
+
+
+def _concatenate(node: Node, *parts: Any) -> Any:
+    return jnp.concatenate(parts, axis=_held(node.attrs["axis"], parts[0].ndim))
+
+
+def _dtype(value: Any) -> Any:
+    return value.array.dtype if isinstance(value, ChannelsLast) else value.dtype
+
+
+def _convolution(node: Node, x: Any, w: Any) -> Any:
+    return convolution(node, x, w, channels_last=True)

@@ -1,0 +1,142 @@
+"""Convolution chains lowered channels-last (hetero_sdk_jax.lowering.layout) give the graph's ``NC...``
+values: element-wise operands of every broadcastable rank, reductions over any axes, ops that need
+``NC...`` inputs after a chain, and the chain's values as outputs, checked against numpy."""
+
+from __future__ import annotations
+
+import hetero_sdk as hs
+import jax
+import numpy as np
+from hetero_sdk import opset
+from hypothesis import given
+from hypothesis import strategies as st
+from xla_helpers import OPS, floats, param, run_xla
+
+from hetero_sdk_jax.lowering import lower
+
+
+def _pointwise(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """A 1x1 convolution, ``w`` ``[O, C, 1, 1]`` over ``x`` ``[N, C, H, W]``."""
+    return np.einsum("oc,nchw->nohw", w[:, :, 0, 0].astype(np.float64), x.astype(np.float64))
+
+
+def _depthwise_3x3(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """A 3x3 depthwise convolution with one pixel of zero padding, ``w`` ``[C, 1, 1, 3, 3]``."""
+    padded = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (1, 1), (1, 1)])
+    height, width = x.shape[2:]
+    total = np.zeros(x.shape)
+    for i in range(3):
+        for j in range(3):
+            total += padded[:, :, i : i + height, j : j + width] * w[:, 0, 0, i, j].reshape(1, -1, 1, 1)
+    return total
+
+
+@OPS
+@given(
+    data=st.data(),
+    kept=st.lists(st.booleans(), min_size=4, max_size=4),
+    rank=st.integers(0, 4),
+    axes=st.lists(st.integers(-4, 3), min_size=1, max_size=4),
+    keep_dims=st.booleans(),
+)
+def test_operands_and_reductions_of_a_channels_last_chain_keep_nchw_semantics(
+    data: st.DataObject, kept: list[bool], rank: int, axes: list[int], keep_dims: bool
+) -> None:
+    x = data.draw(floats((2, 3, 4, 5), low=-2, high=2))
+    w = data.draw(floats((6, 3, 1, 1), low=-2, high=2))
+    full = (2, 6, 4, 5)
+    operand_shape = tuple(d if k else 1 for d, k in zip(full, kept))[4 - rank :]
+    operand = data.draw(floats(operand_shape, low=-2, high=2))
+    px = param(x)
+    summed = opset.add(opset.convolution(px, w, [1, 1], [0, 0], [0, 0], [1, 1]), operand, name="summed")
+    activated = opset.relu(summed)
+    reduced = opset.reduce_mean(activated, np.array(axes, np.int64), keep_dims=keep_dims, name="reduced")
+    model = hs.Model([summed, reduced], [px])
+    expected_sum = _pointwise(x, w) + operand
+    expected_mean = np.maximum(expected_sum, 0).mean(axis=tuple(sorted({a % 4 for a in axes})), keepdims=keep_dims)
+    got_sum, got_mean = run_xla(model, [x])
+    np.testing.assert_allclose(got_sum, expected_sum, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_mean, expected_mean, rtol=1e-5, atol=1e-5)
+
+
+def test_a_squeeze_and_excitation_block_then_flatten_and_matmul() -> None:
+    """Depthwise -> HSwish -> spatial mean -> 1x1 convolutions -> scale, a residual Add, a channel
+    Concat, then a Reshape and MatMul that need the ``NCHW`` order of the values."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4, 5, 6)).astype(np.float32)
+    depthwise = rng.standard_normal((4, 1, 1, 3, 3)).astype(np.float32)
+    squeeze = rng.standard_normal((2, 4, 1, 1)).astype(np.float32)
+    excite = rng.standard_normal((4, 2, 1, 1)).astype(np.float32)
+    head = rng.standard_normal((2 * 5 * 6 * 8 // 2, 3)).astype(np.float32)
+    px = param(x)
+    features = opset.hswish(opset.group_convolution(px, depthwise, [1, 1], [1, 1], [1, 1], [1, 1]))
+    pooled = opset.reduce_mean(features, np.array([2, 3], np.int64), keep_dims=True)
+    weights = opset.sigmoid(
+        opset.convolution(opset.relu(opset.convolution(pooled, squeeze, [1, 1], [0, 0], [0, 0], [1, 1])),
+                          excite, [1, 1], [0, 0], [0, 0], [1, 1])
+    )  # fmt: skip
+    scaled = opset.add(opset.multiply(features, weights), px)
+    joined = opset.concat([scaled, opset.negative(scaled)], axis=1)
+    flat = opset.reshape(joined, np.array([2, -1], np.int64), special_zero=False)
+    out = opset.matmul(flat, head, False, False)
+    got = run_xla(hs.Model([out, joined], [px]), [x])
+
+    def hswish(v: np.ndarray) -> np.ndarray:
+        return v * np.clip(v + 3, 0, 6) / 6
+
+    feats = hswish(_depthwise_3x3(x, depthwise))
+    gate = 1 / (1 + np.exp(-_pointwise(np.maximum(_pointwise(feats.mean(axis=(2, 3), keepdims=True), squeeze), 0),
+                                       excite)))  # fmt: skip
+    scaled_np = feats * gate + x
+    joined_np = np.concatenate([scaled_np, -scaled_np], axis=1)
+    np.testing.assert_allclose(got[1], joined_np, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got[0], joined_np.reshape(2, -1) @ head, rtol=1e-4, atol=1e-3)
+
+
+def test_an_operand_of_higher_rank_takes_the_value_channels_first() -> None:
+    """A rank-5 operand broadcasts a convolution's result to rank 5: the Add runs on ``NCHW``."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 2, 3, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 1, 1)).astype(np.float32)
+    wide = rng.standard_normal((2, 1, 3, 3, 3)).astype(np.float32)
+    px = param(x)
+    out = opset.multiply(opset.convolution(px, w, [1, 1], [0, 0], [0, 0], [1, 1]), wide)
+    got = run_xla(hs.Model([out], [px]), [x])[0]
+    np.testing.assert_allclose(got, _pointwise(x, w) * wide, rtol=1e-5, atol=1e-5)
+
+
+def test_a_chain_changes_layout_only_at_its_ends() -> None:
+    """Convolution -> Add -> Relu -> depthwise -> ReduceMean -> Multiply -> Convolution: one transpose
+    out (the Result), none between the ops, and none in: the first convolution, of few channels,
+    reads its input channels-first."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
+    px = param(x)
+    first = opset.relu(opset.add(opset.convolution(px, np.ones((4, 4, 1, 1), np.float32), [1, 1], [0, 0], [0, 0],
+                                                   [1, 1]), np.ones((1, 4, 1, 1), np.float32)))  # fmt: skip
+    depthwise = opset.group_convolution(first, np.ones((4, 1, 1, 3, 3), np.float32), [1, 1], [1, 1], [1, 1], [1, 1])
+    scaled = opset.multiply(depthwise, opset.reduce_mean(depthwise, np.array([2, 3], np.int64), keep_dims=True))
+    out = opset.convolution(scaled, np.ones((2, 4, 1, 1), np.float32), [1, 1], [0, 0], [0, 0], [1, 1])
+    jaxpr = jax.make_jaxpr(lower(hs.Model([out], [px])))(x)
+    assert [e.primitive.name for e in jaxpr.eqns].count("transpose") == 1
+
+
+@OPS
+@given(data=st.data(), axis=st.integers(-4, 3))
+def test_a_concat_of_chain_values_and_plain_ones_along_any_axis(data: st.DataObject, axis: int) -> None:
+    """Concat of two convolutions' results and a plain input (joined along ``axis`` as the graph
+    says), then a Relu and a convolution whose input stays channels-last."""
+    x = data.draw(floats((2, 3, 4, 5), low=-2, high=2))
+    w = data.draw(floats((3, 3, 1, 1), low=-2, high=2))
+    other = data.draw(floats((2, 3, 4, 5), low=-2, high=2))
+    px, pother = param(x), param(other, "other")
+    first = opset.convolution(px, w, [1, 1], [0, 0], [0, 0], [1, 1])
+    joined = opset.relu(opset.concat([first, pother, first], axis=axis))
+    channels = joined.get_output_partial_shape(0).to_shape()[1]
+    mixer = data.draw(floats((2, channels, 1, 1), low=-2, high=2))
+    out = opset.convolution(joined, mixer, [1, 1], [0, 0], [0, 0], [1, 1])
+    got_joined, got_out = run_xla(hs.Model([joined, out], [px, pother]), [x, other])
+    conv = _pointwise(x, w)
+    expected = np.maximum(np.concatenate([conv, other, conv], axis=axis), 0)
+    np.testing.assert_allclose(got_joined, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_out, _pointwise(expected.astype(np.float32), mixer), rtol=1e-4, atol=1e-4)
