@@ -16,7 +16,7 @@ Each round compiles a fresh model and times ``compile_model`` plus the first inf
 - ``XLA`` and ``TEMPLATE``: each device alone, for reference.
 
 Every first result is checked against the numpy forward pass. Medians and p90s over the rounds, in
-milliseconds; one CPU thread for compute (XLA's Eigen pool and intra-op threads off, BLAS variables at
+milliseconds; one CPU thread for compute (XLA's Eigen pool off, BLAS variables at
 1, TEMPLATE with ``INFERENCE_NUM_THREADS=1``); XLA's compile runs in its own thread beside it. The
 modes alternate within a round, and each round waits for every background compile to end first.
 """
@@ -30,7 +30,7 @@ from timing import THREAD_VARIABLES
 for _variable in THREAD_VARIABLES:
     os.environ[_variable] = "1"  # before numpy loads its BLAS
 os.environ["XLA_FLAGS"] = " ".join(
-    [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1"]
+    [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false"]
 ).strip()  # before jax starts its backend
 
 import platform  # noqa: E402

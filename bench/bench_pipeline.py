@@ -25,9 +25,7 @@ from timing import THREAD_VARIABLES
 for _variable in THREAD_VARIABLES:
     os.environ[_variable] = "1"  # before numpy loads its BLAS
 if "--xla" in sys.argv:  # before jax initialises
-    os.environ["XLA_FLAGS"] = (
-        "--xla_force_host_platform_device_count=4 --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    )
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4 --xla_cpu_multi_thread_eigen=false"
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import argparse  # noqa: E402

@@ -18,11 +18,11 @@ process, each output checked against the numpy forward pass first:
 - ``TEMPLATE``: the reference device, on one thread.
 
 Latency: interleaved rounds, one request at a time; medians and p90s in microseconds, on one CPU
-thread (XLA's Eigen pool and intra-op threads off, BLAS variables at 1) so that figures taken on
-shared 2-core machines mean something; on a GPU the device does the work. Throughput: ``--requests``
-inferences through an ``AsyncInferQueue`` of ``--jobs`` requests, the devices compiled with
-``NUM_STREAMS=--jobs`` (each op still single-threaded) and, for jax.jit, the same number of calls
-dispatched asynchronously, then read back.
+thread (XLA's Eigen pool off, BLAS variables at 1; pin the process with ``taskset -c 0`` for
+XLA:CPU's own pool) so that figures taken on shared 2-core machines mean something; on a GPU the
+device does the work. Throughput: ``--requests`` inferences through an ``AsyncInferQueue`` of
+``--jobs`` requests, the devices compiled with ``NUM_STREAMS=--jobs`` (each op still single-threaded)
+and, for jax.jit, the same number of calls dispatched asynchronously, then read back.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from timing import THREAD_VARIABLES
 for _variable in THREAD_VARIABLES:
     os.environ[_variable] = "1"  # before numpy loads its BLAS
 os.environ["XLA_FLAGS"] = " ".join(
-    [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1"]
+    [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false"]
 ).strip()  # before jax starts its backend
 
 import platform  # noqa: E402
