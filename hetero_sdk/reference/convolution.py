@@ -241,6 +241,20 @@ def group_convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(grouped_convolution(node, x, w))
 
 
+def _space_to_depth_inverse(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """A transposed convolution whose strides equal its kernel (no padding, no dilation): each input
+    pixel owns its own output block, so it is ONE GEMM of the filters ``[C_OUT * taps, C_IN]`` with the
+    flattened input, then one strided copy per tap of its ``[N, C_OUT, sizes...]`` products into the result."""
+    batch, channels, sizes = x.shape[0], x.shape[1], x.shape[2:]
+    outs, kernel = w.shape[1], w.shape[2:]
+    filters = np.ascontiguousarray(np.moveaxis(w.reshape(channels, -1), 0, 1))  # [C_OUT * taps, C_IN]
+    products = np.matmul(filters, x.reshape(batch, channels, -1)).reshape(batch, outs, *kernel, *sizes)
+    result = np.empty((batch, outs, *(s * k for s, k in zip(sizes, kernel))), products.dtype)
+    for tap in np.ndindex(*kernel):
+        result[(slice(None), slice(None), *(slice(t, None, k) for t, k in zip(tap, kernel)))] = products[:, :, *tap]
+    return result
+
+
 @kernel("ConvolutionBackpropData")
 def convolution_backprop_data(
     node: Node, x: np.ndarray, w: np.ndarray, output_shape: np.ndarray | None = None
@@ -252,6 +266,8 @@ def convolution_backprop_data(
     begin, out = backprop_geometry(node, sizes, kernel, target)
     x, w = widened(x), widened(w)
     full = [s * (size - 1) + (k - 1) * d + 1 for size, k, s, d in zip(sizes, kernel, strides, dilations)]
+    if list(strides) == list(kernel) and not any(begin) and list(out) == full and all(d == 1 for d in dilations):
+        return _space_to_depth_inverse(x, w)
     # Every kernel tap scatters one matrix product into a strided slice of the full result.
     products = np.tensordot(x, w, axes=([1], [0]))  # [N, sizes..., C_OUT, kernel...]
     n = len(kernel)
