@@ -248,6 +248,32 @@ def _tap_products(x: np.ndarray, w: np.ndarray, dilations: Sequence[int], out: S
     return np.ascontiguousarray(rows[(slice(None), slice(None), slice(None), *(slice(o) for o in out[1:]))])
 
 
+def _live_taps(
+    w: np.ndarray,
+    sizes: Sequence[int],
+    out: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    begin: Sequence[int],
+    end: Sequence[int],
+) -> tuple[np.ndarray, list[int], list[int]]:
+    """``w`` [G, Og, Cg, k...] without its leading and trailing taps that read padding only for every
+    output (a 5x5 kernel on a 2-row plane padded by 2: its first and last rows), the pads shrunk to
+    match (never below 0): the same convolution, with less work."""
+    w_begin, w_end = list(begin), list(end)
+    crop = []
+    for axis, (size, o, s, d, b, e) in enumerate(zip(sizes, out, strides, dilations, begin, end)):
+        k = w.shape[3 + axis]
+        live = [t for t in range(k) if t * d - b <= size - 1 and (o - 1) * s + t * d - b >= 0]
+        first = min(live[0], b // d) if live and b >= 0 else 0
+        last = max(live[-1], k - 1 - e // d) if live and e >= 0 else k - 1
+        crop.append(slice(first, last + 1))
+        w_begin[axis], w_end[axis] = b - first * d, e - (k - 1 - last) * d
+    if all(c.stop - c.start == k for c, k in zip(crop, w.shape[3:])):
+        return w, list(begin), list(end)
+    return w[(slice(None),) * 3 + tuple(crop)], w_begin, w_end
+
+
 def grouped_convolution(node: Node, x: np.ndarray, w: np.ndarray, workspace: Workspace | None = None) -> np.ndarray:
     """``x`` [N, G*Cg, ...] with ``w`` [G, Og, Cg, k...] -> [N, G*Og, out...]: per group one GEMM
     ``w[Og, Cg*taps] @ columns[Cg*taps, pixels]``, whose result is already in NC(D)HW order. The result
@@ -263,7 +289,8 @@ def grouped_convolution(node: Node, x: np.ndarray, w: np.ndarray, workspace: Wor
                               attrs["pads_begin"], attrs["pads_end"])  # fmt: skip
     x, w = widened(x), widened(w)
     out = window_output_dims(node, x.shape[2:], kernel, strides, dilations, begin, end, "explicit")
-    batch = x.shape[0]
+    w, begin, end = _live_taps(w, x.shape[2:], out, strides, dilations, begin, end)
+    kernel, batch = w.shape[3:], x.shape[0]
     if c_in == 1 and groups > 1:
         wide = len(out) > 1 and strides[-1] == 1  # one spare row keeps the wide rows' reads inside x
         padded = _padded(x, begin, [end[0] + wide, *end[1:]], workspace)
