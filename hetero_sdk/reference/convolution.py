@@ -261,16 +261,22 @@ def _live_taps(
     output (a 5x5 kernel on a 2-row plane padded by 2: its first and last rows), the pads shrunk to
     match (never below 0): the same convolution, with less work."""
     w_begin, w_end = list(begin), list(end)
+    if all(b <= (o - 1) * s and (k - 1) * d <= size - 1 + b
+           for size, o, s, d, b, k in zip(sizes, out, strides, dilations, begin, w.shape[3:])):  # fmt: skip
+        return w, w_begin, w_end  # every tap reads some element (the usual case)
     crop = []
     for axis, (size, o, s, d, b, e) in enumerate(zip(sizes, out, strides, dilations, begin, end)):
         k = w.shape[3 + axis]
-        live = [t for t in range(k) if t * d - b <= size - 1 and (o - 1) * s + t * d - b >= 0]
-        first = min(live[0], b // d) if live and b >= 0 else 0
-        last = max(live[-1], k - 1 - e // d) if live and e >= 0 else k - 1
+        # tap t reads x[o' * s + t * d - b] for o' < o: some element when b - (o - 1) * s <= t * d <= size - 1 + b
+        first, last = max(0, -((b - (o - 1) * s) // -d)), min(k - 1, (size - 1 + b) // d)
+        if first > last or b < 0 or e < 0:  # no live tap, or a crop: kept as it is
+            first, last = 0, k - 1
+        else:
+            first, last = min(first, b // d), max(last, k - 1 - e // d)
         crop.append(slice(first, last + 1))
         w_begin[axis], w_end[axis] = b - first * d, e - (k - 1 - last) * d
     if all(c.stop - c.start == k for c, k in zip(crop, w.shape[3:])):
-        return w, list(begin), list(end)
+        return w, w_begin, w_end
     return w[(slice(None),) * 3 + tuple(crop)], w_begin, w_end
 
 
