@@ -71,7 +71,13 @@ class Arena:
 
     def owner(self, value: Any) -> np.ndarray | None:
         """The lent buffer that ``value`` is a view of, else None."""
-        root = root_of(value)
+        base = value.base if type(value) is np.ndarray else value
+        if base is None:  # an array that owns its memory (most results)
+            root = value
+        elif type(base) is np.ndarray and base.base is None and base is not value:  # a view, as lent
+            root = base
+        else:
+            root = root_of(value)
         buffer = self._lent.get(id(root))
         return buffer if buffer is root else None
 

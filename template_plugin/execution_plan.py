@@ -101,6 +101,7 @@ class ExecutionPlan:
 
     def _run(self, inputs: Sequence[Any], context: RunContext, arena: Arena) -> list[np.ndarray]:
         env: list[Any] = [None] * self.num_slots
+        owners: list[Any] = [None] * self.num_slots  # the lent buffer each value is (a view of)
         for slot, value in self.constants:
             env[slot] = value
         live = 0
@@ -131,7 +132,7 @@ class ExecutionPlan:
                     if type(value) is not np.ndarray or value.dtype != dtype:
                         value = np.asarray(value).astype(dtype, copy=False)
                     env[slot] = value
-                    buffer = owner(value)
+                    owners[slot] = buffer = owner(value)
                     if buffer is None:
                         live += value.nbytes
                     else:
@@ -140,7 +141,7 @@ class ExecutionPlan:
                     peak = live + arena.nbytes
                 for slot in step.release:
                     value, env[slot] = env[slot], None
-                    buffer = owner(value)
+                    buffer, owners[slot] = owners[slot], None
                     if buffer is None:
                         live -= value.nbytes
                     elif refs[id(buffer)] > 1:
