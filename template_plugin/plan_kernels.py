@@ -1,6 +1,6 @@
 """TEMPLATE's own variants of reference kernels, which its execution plan picks over them: the
-convolutions writing into the request's arena, ReduceMean without a widened copy of its input, and
-MaxPool without the indices nobody reads."""
+convolutions and the common float elementwise ops writing into the request's arena, ReduceMean without
+a widened copy of its input, and MaxPool without the indices nobody reads."""
 
 from __future__ import annotations
 
@@ -34,13 +34,57 @@ def _group_convolution(node: Node, workspace: Workspace, x: np.ndarray, w: np.nd
     return _compact(grouped_convolution(node, x, w, workspace), workspace)
 
 
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _binary(ufunc: np.ufunc, op: str) -> Any:
+    """``op``'s kernel writing into a lent buffer for f32 and f64 (the reference kernel for the rest)."""
+    reference = get_kernel(op)
+
+    def binary(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndarray) -> Any:
+        if a.dtype not in _FLOATS or b.dtype != a.dtype:
+            return reference(node, a, b)
+        return ufunc(a, b, out=workspace.output(np.broadcast_shapes(a.shape, b.shape), a.dtype))
+
+    return binary
+
+
+def _relu(node: Node, workspace: Workspace, x: np.ndarray) -> Any:
+    if x.dtype not in _FLOATS:
+        return get_kernel("Relu")(node, x)
+    return np.maximum(x, x.dtype.type(0), out=workspace.output(x.shape, x.dtype))
+
+
+def _clamp(node: Node, workspace: Workspace, x: np.ndarray) -> Any:
+    if x.dtype not in _FLOATS:
+        return get_kernel("Clamp")(node, x)
+    return np.clip(x, node.attrs["min"], node.attrs["max"], out=workspace.output(x.shape, x.dtype))
+
+
+def _sigmoid(node: Node, workspace: Workspace, x: np.ndarray) -> Any:
+    if x.dtype not in _FLOATS:
+        return get_kernel("Sigmoid")(node, x)
+    y = np.negative(x, out=workspace.output(x.shape, x.dtype))  # 1 / (1 + exp(-x)), as the reference
+    np.exp(y, out=y)
+    np.add(1, y, out=y)
+    return np.divide(1, y, out=y)
+
+
 LENDING_KERNELS: dict[str, Any] = {
     CONVOLUTION: convolution_into,
     "Convolution": _convolution,
     "GroupConvolution": _group_convolution,
+    "Add": _binary(np.add, "Add"),
+    "Multiply": _binary(np.multiply, "Multiply"),
+    "Subtract": _binary(np.subtract, "Subtract"),
+    "Relu": _relu,
+    "Clamp": _clamp,
+    "Sigmoid": _sigmoid,
 }
 """Kernels that take the request's arena after the node (``kernel(node, arena, *inputs)``) and whose
-result is a buffer it lends or a fresh array, never a view of a temporary."""
+result is a buffer it lends or a fresh array, never a view of a temporary. The elementwise ones compute
+f32 and f64 as the reference kernels do, into a lent buffer (no fresh array, whose pages fault in on
+every inference), and defer to the reference kernels for other element types."""
 
 
 def reduce_mean(node: Node, x: np.ndarray, axes: Any) -> Any:

@@ -1,5 +1,6 @@
 """TEMPLATE's own ReduceMean (float64 accumulation without a widened copy) against numpy's mean in
-float64, and the reference kernel's answers where it defers to it."""
+float64, and the reference kernel's answers where it defers to it; its elementwise ops writing into the
+request's arena against numpy written here."""
 
 from __future__ import annotations
 
@@ -38,3 +39,64 @@ def test_reduce_mean_of_integers_and_of_nothing_keeps_the_reference_answers() ->
     np.testing.assert_array_equal(_template_mean(ints, [1], False), np.array([-2, 3], np.int32))  # truncates
     empty = np.zeros((2, 0), np.float32)
     np.testing.assert_array_equal(_template_mean(empty, [1], False), np.zeros(2, np.float32))  # 0, not NaN
+
+
+BINARY = {
+    "Add": (opset.add, np.add),
+    "Multiply": (opset.multiply, np.multiply),
+    "Subtract": (opset.subtract, np.subtract),
+}
+UNARY = {
+    "Relu": (opset.relu, lambda x: np.where(x > 0, x, 0 * x) if x.dtype.kind == "f" else np.maximum(x, 0)),
+    "Sigmoid": (opset.sigmoid, lambda x: 1 / (1 + np.exp(-x))),
+    "Clamp": (lambda x: opset.clamp(x, -0.5, 2.0), lambda x: np.minimum(np.maximum(x, -0.5), 2.0).astype(x.dtype)),
+}
+TYPES = {np.float32: hs.Type.f32, np.float64: hs.Type.f64, np.float16: hs.Type.f16, np.int32: hs.Type.i32}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    op=st.sampled_from(sorted(BINARY)),
+    dtype=st.sampled_from(sorted(TYPES, key=str)),
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=5),
+    seed=st.integers(0, 2**16),
+)
+def test_elementwise_binary_ops_write_the_numpy_values_into_the_arena(op, dtype, shapes, seed) -> None:
+    """Add, Multiply and Subtract of f32/f64 write into the request's arena; other types take the
+    reference kernel. Twice on one request (the second reuses the buffers), against numpy in the test."""
+    rng = np.random.default_rng(seed)
+    a, b = ((rng.standard_normal(s) * 10).astype(dtype) for s in shapes.input_shapes)
+    build, numpy_op = BINARY[op]
+    pa, pb = (
+        opset.parameter(list(a.shape), TYPES[dtype], name="a"),
+        opset.parameter(list(b.shape), TYPES[dtype], name="b"),
+    )
+    model = hs.Model([opset.relu(build(pa, pb))], [pa, pb])  # an op after it: its result is an intermediate
+    request = hs.Core().compile_model(model, "TEMPLATE").create_infer_request()
+    expected = UNARY["Relu"][1](numpy_op(a, b))
+    for _ in range(2):
+        got = np.asarray(request.infer([a, b])[0])
+        assert got.dtype == np.dtype(dtype) and got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    op=st.sampled_from(sorted(UNARY)),
+    dtype=st.sampled_from([np.float32, np.float64, np.float16]),
+    x=hnp.arrays(np.float64, hnp.array_shapes(max_dims=4, max_side=6), elements=st.floats(-50, 50)),
+)
+def test_elementwise_unary_ops_write_the_numpy_values_into_the_arena(op, dtype, x) -> None:
+    x = x.astype(dtype)
+    build, numpy_op = UNARY[op]
+    data = opset.parameter(list(x.shape), TYPES[dtype], name="x")
+    model = hs.Model([opset.multiply(build(data), np.ones((), dtype))], [data])
+    request = (
+        hs.Core().compile_model(model, "TEMPLATE", {"TEMPLATE_DISABLE_TRANSFORMATIONS": True}).create_infer_request()
+    )
+    with np.errstate(over="ignore"):
+        expected = numpy_op(x.astype(np.float32) if dtype == np.float16 else x).astype(dtype)
+    for _ in range(2):
+        got = np.asarray(request.infer([x])[0])
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got, expected, rtol=1e-3 if dtype == np.float16 else 1e-7, atol=0)
