@@ -135,7 +135,7 @@ class ConvolutionFusion:
                 break
             pattern.append(found_constant[0])
             affine[role] = found_constant[1]
-        fused = fused_convolution(conv, bias, activation, **affine)
+        fused = fused_convolution(conv, bias, activation, scale=affine.get("scale"), shift=affine.get("shift"))
         replace_node(model, pattern[-1], fused, fused=pattern[:-1], consumers=users)
         return True
 
