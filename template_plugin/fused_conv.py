@@ -136,7 +136,7 @@ def convolution_into(
         y = np.add(y, bias, out=np.empty(y.shape, dtype) if workspace is None else workspace.output(y.shape, dtype))
     activation = node.attrs["activation"]
     if activation == "relu":
-        np.maximum(y, np.zeros((), y.dtype), out=y)
+        np.maximum(y, np.zeros(y.shape[-1:], y.dtype), out=y)  # numpy's maximum is slow with a 0-d operand
     elif activation == "hswish":  # x * clip(x + 3, 0, 6) / 6, in HSwish's order
         three = np.asarray(3, y.dtype)
         gate = np.add(y, three, out=None if workspace is None else workspace.temporary("gate", y.shape, y.dtype))
