@@ -1,6 +1,6 @@
 """TEMPLATE's own ReduceMean (float64 accumulation without a widened copy) against numpy's mean in
 float64, and the reference kernel's answers where it defers to it; its elementwise ops writing into the
-request's arena against numpy written here."""
+request's arena (over their dying inputs) against numpy written here."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from hypothesis.extra import numpy as hnp
 
 import hetero_sdk as hs
 from hetero_sdk import opset
+from template_plugin.compiled_model import PEAK_MEMORY
 
 
 def _template_mean(x: np.ndarray, axes: list[int], keep: bool) -> np.ndarray:
@@ -100,3 +101,38 @@ def test_elementwise_unary_ops_write_the_numpy_values_into_the_arena(op, dtype, 
         got = np.asarray(request.infer([x])[0])
         assert got.dtype == np.dtype(dtype)
         np.testing.assert_allclose(got, expected, rtol=1e-3 if dtype == np.float16 else 1e-7, atol=0)
+
+
+def _compiled(model: hs.Model) -> hs.CompiledModel:
+    return hs.Core().compile_model(model, "TEMPLATE", {"TEMPLATE_DISABLE_TRANSFORMATIONS": True})
+
+
+def test_an_elementwise_chain_writes_over_its_dying_inputs() -> None:
+    """Each op of the chain takes the buffer of the value that dies with it: one buffer for the whole
+    chain (the peak is the input and that buffer; two alternating buffers without), and the numpy values."""
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    data = opset.parameter([64, 64], name="x")
+    y = opset.add(opset.multiply(data, np.float32(2)), np.float32(1))
+    y = opset.clamp(opset.subtract(opset.sigmoid(opset.relu(y)), np.float32(0.5)), -0.25, 0.25)
+    compiled = _compiled(hs.Model([opset.add(y, data)], [data]))  # the input lives to the end
+    request = compiled.create_infer_request()
+    expected = np.clip(1 / (1 + np.exp(-np.maximum(x * 2 + 1, 0))) - np.float32(0.5), -0.25, 0.25) + x
+    for _ in range(2):
+        np.testing.assert_array_equal(request.infer([x])[0], expected)
+    assert compiled.get_property(PEAK_MEMORY) == 2 * x.nbytes
+
+
+def test_a_value_read_again_later_or_a_model_input_is_never_written_over() -> None:
+    x = np.random.default_rng(1).standard_normal((8, 16)).astype(np.float32)
+    original = x.copy()
+    data = opset.parameter([8, 16], name="x")
+    shared = opset.relu(opset.multiply(data, np.float32(3)))
+    first, second = opset.add(shared, np.float32(1)), opset.multiply(shared, np.float32(2))
+    direct = opset.relu(data)  # the input dies here, but it is the caller's array
+    request = _compiled(hs.Model([first, second, opset.sigmoid(direct)], [data])).create_infer_request()
+    for _ in range(2):
+        got = request.infer([x])
+        np.testing.assert_array_equal(got[0], np.maximum(x * 3, 0) + 1)
+        np.testing.assert_array_equal(got[1], np.maximum(x * 3, 0) * 2)
+        np.testing.assert_array_equal(got[2], 1 / (1 + np.exp(-np.maximum(x, 0))))
+        np.testing.assert_array_equal(x, original)
