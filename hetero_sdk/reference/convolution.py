@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from hetero_sdk.graph.node import Node
 from hetero_sdk.ops.convolution import backprop_geometry, resolve_pads, window_output_dims
@@ -71,18 +70,6 @@ def pad_spatial(x: np.ndarray, begin: Sequence[int], end: Sequence[int], value: 
     padded = np.pad(x, widths, constant_values=value)
     crop = tuple(slice(max(-b, 0), padded.shape[i + 2] - max(-e, 0)) for i, (b, e) in enumerate(zip(begin, end)))
     return padded[(slice(None), slice(None), *crop)]
-
-
-def windows(
-    x: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int], out: Sequence[int]
-) -> np.ndarray:
-    """A view ``[N, C, out..., kernel...]`` of the (padded) spatial windows of ``x``."""
-    n = len(kernel)
-    extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
-    view = sliding_window_view(x, extent, axis=tuple(range(2, 2 + n)))
-    positions = tuple(slice(None, (o - 1) * s + 1, s) for o, s in zip(out, strides))
-    taps = tuple(slice(None, None, d) for d in dilations)
-    return view[(slice(None), slice(None), *positions, *taps)]
 
 
 def _tap_slice(tap: Sequence[int], dilations: Sequence[int], out: Sequence[int], strides: Sequence[int]) -> tuple:
