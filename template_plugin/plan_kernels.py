@@ -1,6 +1,6 @@
 """TEMPLATE's own variants of reference kernels, which its execution plan picks over them: the
-convolutions and the common float elementwise ops writing into the request's arena, ReduceMean without
-a widened copy of its input, and MaxPool without the indices nobody reads."""
+convolutions, the common float elementwise ops, Softmax and the fused MatMul writing into the request's
+arena, ReduceMean without a widened copy of its input, and MaxPool without the indices nobody reads."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from hetero_sdk import Node
 from hetero_sdk.ops import reduced_axes
 from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values
 from template_plugin.fused_conv import CONVOLUTION, convolution_into
+from template_plugin.fused_ops import FULLY_CONNECTED
 
 __all__ = ["IN_PLACE", "LENDING_KERNELS", "max_pool_without_indices", "reduce_mean"]
 
@@ -71,6 +72,27 @@ def _sigmoid(node: Node, workspace: Workspace, x: np.ndarray) -> Any:
     return np.divide(1, y, out=y)
 
 
+def _softmax(node: Node, workspace: Workspace, x: np.ndarray) -> Any:
+    if x.dtype not in _FLOATS:
+        return get_kernel("Softmax")(node, x)
+    axis = node.attrs["axis"]  # exp(x - max) / sum, as the reference
+    y = np.subtract(x, np.max(x, axis=axis, keepdims=True), out=workspace.output(x.shape, x.dtype))
+    np.exp(y, out=y)
+    return np.divide(y, np.sum(y, axis=axis, keepdims=True), out=y)
+
+
+def _fully_connected(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> Any:
+    activation = node.attrs["activation"]
+    if activation not in ("none", "relu") or min(a.ndim, b.ndim) < 2 or a.dtype not in _FLOATS:
+        return get_kernel(FULLY_CONNECTED)(node, a, b, bias)
+    a = np.swapaxes(a, -1, -2) if node.attrs["transpose_a"] else a
+    b = np.swapaxes(b, -1, -2) if node.attrs["transpose_b"] else b
+    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+    y = np.matmul(a, b, out=workspace.output(shape, a.dtype))  # matmul + bias [+ relu], as the reference
+    np.add(y, bias, out=y)
+    return np.maximum(y, np.zeros(y.shape[-1:], y.dtype), out=y) if activation == "relu" else y
+
+
 LENDING_KERNELS: dict[str, Any] = {
     CONVOLUTION: convolution_into,
     "Convolution": _convolution,
@@ -81,15 +103,19 @@ LENDING_KERNELS: dict[str, Any] = {
     "Relu": _relu,
     "Clamp": _clamp,
     "Sigmoid": _sigmoid,
+    "Softmax": _softmax,
+    FULLY_CONNECTED: _fully_connected,
 }
 """Kernels that take the request's arena after the node (``kernel(node, arena, *inputs)``) and whose
-result is a buffer it lends or a fresh array, never a view of a temporary. The elementwise ones compute
-f32 and f64 as the reference kernels do, into a lent buffer (no fresh array, whose pages fault in on
-every inference), and defer to the reference kernels for other element types."""
+result is a buffer it lends or a fresh array, never a view of a temporary. The elementwise ones, Softmax
+and TemplateFullyConnected (without an activation or with relu) compute f32 and f64 as the reference
+kernels do, into a lent buffer (no fresh array, whose pages fault in on every inference), and defer to
+the reference kernels for other element types."""
 
-IN_PLACE = frozenset({"Add", "Multiply", "Subtract", "Relu", "Clamp", "Sigmoid"})
+IN_PLACE = frozenset({"Add", "Multiply", "Subtract", "Relu", "Clamp", "Sigmoid", "Softmax"})
 """The lending kernels that may write their result over an input of the result's shape and dtype (their
-workspace's :meth:`output` may be that input: each element is read before it is written)."""
+workspace's :meth:`output` may be that input: each element is read before it is written, Softmax's
+after its maximum along the axis)."""
 
 
 def reduce_mean(node: Node, x: np.ndarray, axes: Any) -> Any:

@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 import hetero_sdk as hs
 from hetero_sdk import opset
 from template_plugin.compiled_model import PEAK_MEMORY
+from template_plugin.fused_ops import fully_connected
 
 
 def _template_mean(x: np.ndarray, axes: list[int], keep: bool) -> np.ndarray:
@@ -136,3 +137,53 @@ def test_a_value_read_again_later_or_a_model_input_is_never_written_over() -> No
         np.testing.assert_array_equal(got[1], np.maximum(x * 3, 0) * 2)
         np.testing.assert_array_equal(got[2], 1 / (1 + np.exp(-np.maximum(x, 0))))
         np.testing.assert_array_equal(x, original)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    x=hnp.arrays(
+        np.float32, hnp.array_shapes(min_dims=1, max_dims=4, max_side=6), elements=st.floats(-30, 30, width=32)
+    ),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    data=st.data(),
+)
+def test_softmax_writes_the_numpy_values_into_the_arena(x, dtype, data) -> None:
+    """Softmax of f32/f64 into a lent buffer (over its input when that dies with it)."""
+    x = x.astype(dtype)
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    param = opset.parameter(list(x.shape), TYPES[dtype], name="x")
+    model = hs.Model([opset.softmax(opset.multiply(param, np.ones((), dtype)), axis)], [param])
+    request = _compiled(model).create_infer_request()
+    shifted = np.exp(x - x.max(axis=axis, keepdims=True))
+    expected = shifted / shifted.sum(axis=axis, keepdims=True)
+    for _ in range(2):
+        np.testing.assert_allclose(request.infer([x])[0], expected, rtol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    batch=st.sampled_from([(), (2,), (1, 3)]),
+    m=st.integers(1, 5), k=st.integers(1, 6), n=st.integers(1, 7),
+    transpose_a=st.booleans(), transpose_b=st.booleans(),
+    activation=st.sampled_from(["none", "relu", "sigmoid"]),
+    dtype=st.sampled_from([np.float32, np.float64, np.float16]),
+    seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_fused_matmul_writes_the_numpy_values_into_the_arena(
+    batch, m, k, n, transpose_a, transpose_b, activation, dtype, seed
+) -> None:
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((*batch, m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    bias = rng.standard_normal(n).astype(dtype)
+    stored_a = np.swapaxes(a, -1, -2).copy() if transpose_a else a
+    stored_b = b.T.copy() if transpose_b else b
+    param = opset.parameter(list(stored_a.shape), TYPES[dtype], name="a")
+    fused = fully_connected(param, stored_b, bias, transpose_a, transpose_b, activation)
+    request = _compiled(hs.Model([opset.multiply(fused, np.ones((), dtype))], [param])).create_infer_request()
+    wide = np.float32 if dtype == np.float16 else dtype
+    y = a.astype(wide) @ b.astype(wide) + bias.astype(wide)
+    expected = {"none": y, "relu": np.maximum(y, 0), "sigmoid": 1 / (1 + np.exp(-y))}[activation].astype(dtype)
+    tolerance = {np.float16: 2e-3, np.float32: 1e-6, np.float64: 1e-12}[dtype]
+    for _ in range(2):
+        np.testing.assert_allclose(request.infer([stored_a])[0], expected, rtol=tolerance, atol=tolerance)
