@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Arena", "root_of"]
+__all__ = ["Arena", "Donation", "root_of"]
 
 
 def root_of(value: Any) -> Any:
@@ -71,7 +71,13 @@ class Arena:
 
     def owner(self, value: Any) -> np.ndarray | None:
         """The lent buffer that ``value`` is a view of, else None."""
-        root = root_of(value)
+        base = value.base if type(value) is np.ndarray else value
+        if base is None:  # an array that owns its memory (most results)
+            root = value
+        elif type(base) is np.ndarray and base.base is None and base is not value:  # a view, as lent
+            root = base
+        else:
+            root = root_of(value)
         buffer = self._lent.get(id(root))
         return buffer if buffer is root else None
 
@@ -93,3 +99,31 @@ class Arena:
         """Every buffer still lent is free again (after a run: its values are dropped)."""
         for buffer in list(self._lent.values()):
             self.give_back(buffer)
+
+
+class Donation:
+    """An arena whose next :meth:`output` of a dying value's shape and dtype is that value itself: an
+    elementwise kernel then writes its result over its input (the caller donates a value that no other
+    live value is or views)."""
+
+    __slots__ = ("_arena", "_value")
+
+    def __init__(self, arena: Arena, value: np.ndarray) -> None:
+        self._arena = arena
+        self._value: np.ndarray | None = value
+
+    def output(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """The donated value when it has ``shape`` and ``dtype`` (once), else the arena's :meth:`Arena.output`."""
+        value = self._value
+        if value is not None and value.shape == tuple(shape) and value.dtype == np.dtype(dtype):
+            self._value = None
+            return value
+        return self._arena.output(shape, dtype)
+
+    def temporary(self, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """The arena's :meth:`Arena.temporary`."""
+        return self._arena.temporary(name, shape, dtype)
+
+    def lent(self, value: Any) -> bool:
+        """The arena's :meth:`Arena.lent`."""
+        return self._arena.lent(value)

@@ -13,16 +13,17 @@ from hetero_sdk import Model, Node
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.reference import Kernel, get_kernel
 from hetero_sdk.runtime import RunContext
-from template_plugin.arena import Arena
-from template_plugin.plan_kernels import LENDING_KERNELS, max_pool_without_indices, reduce_mean
+from template_plugin.arena import Arena, Donation
+from template_plugin.plan_kernels import IN_PLACE, LENDING_KERNELS, max_pool_without_indices, reduce_mean
 
 __all__ = ["ExecutionPlan", "Step"]
 
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One op: its kernel, the slots it reads and writes, the slots dead after it, and whether the
-    kernel takes the arena (``kernel(node, arena, *inputs)``)."""
+    """One op: its kernel, the slots it reads and writes, the slots dead after it, whether the kernel
+    takes the arena (``kernel(node, arena, *inputs)``) and which of its inputs (positions in ``args``)
+    die with it and may take its result (an elementwise kernel of :data:`IN_PLACE`)."""
 
     node: Node
     kernel: Kernel
@@ -31,6 +32,7 @@ class Step:
     out_dtypes: tuple[np.dtype[Any], ...]
     release: tuple[int, ...]
     lends: bool = False
+    donors: tuple[int, ...] = ()
 
 
 class ExecutionPlan:
@@ -80,6 +82,7 @@ class ExecutionPlan:
                 tuple(t.numpy for t in (node.get_output_element_type(i) for i in range(node.get_output_size()))),
                 tuple(dead_after.get(i, ())),
                 node.type_name in LENDING_KERNELS,
+                _donors(node, [slot_of[(id(s.node), s.index)] for s in node.input_values()], dead_after.get(i, [])),
             )
             for i, node in enumerate(compute)
         ]
@@ -101,6 +104,7 @@ class ExecutionPlan:
 
     def _run(self, inputs: Sequence[Any], context: RunContext, arena: Arena) -> list[np.ndarray]:
         env: list[Any] = [None] * self.num_slots
+        owners: list[Any] = [None] * self.num_slots  # the lent buffer each value is (a view of)
         for slot, value in self.constants:
             env[slot] = value
         live = 0
@@ -118,7 +122,7 @@ class ExecutionPlan:
                     context.check_cancelled()
                 args = [env[a] for a in step.args]
                 if step.lends:
-                    args.insert(0, arena)
+                    args.insert(0, _workspace(step, args, owners, refs, arena))
                 if profile:
                     node = step.node
                     with context.timed(node.friendly_name, node.type_name, f"ref_{node.type_name}"):
@@ -131,7 +135,7 @@ class ExecutionPlan:
                     if type(value) is not np.ndarray or value.dtype != dtype:
                         value = np.asarray(value).astype(dtype, copy=False)
                     env[slot] = value
-                    buffer = owner(value)
+                    owners[slot] = buffer = owner(value)
                     if buffer is None:
                         live += value.nbytes
                     else:
@@ -140,7 +144,7 @@ class ExecutionPlan:
                     peak = live + arena.nbytes
                 for slot in step.release:
                     value, env[slot] = env[slot], None
-                    buffer = owner(value)
+                    buffer, owners[slot] = owners[slot], None
                     if buffer is None:
                         live -= value.nbytes
                     elif refs[id(buffer)] > 1:
@@ -155,6 +159,22 @@ class ExecutionPlan:
             if buffer is not None:
                 arena.hand_over(buffer)
         return outputs
+
+
+def _donors(node: Node, args: list[int], dead: list[int]) -> tuple[int, ...]:
+    """The positions of ``node``'s inputs that die with it, when its kernel may write over one."""
+    return tuple(i for i, slot in enumerate(args) if slot in dead) if node.type_name in IN_PLACE else ()
+
+
+def _workspace(step: Step, args: list[Any], owners: list[Any], refs: dict[int, int], arena: Arena) -> Any:
+    """``arena``, or a :class:`Donation` of a dying input that is a whole lent buffer no other live value
+    is or views (the plan counts them in ``refs``)."""
+    for index in step.donors:
+        buffer = owners[step.args[index]]
+        value = args[index]
+        if buffer is not None and refs[id(buffer)] == 1 and value.size == buffer.size and value.flags.c_contiguous:
+            return Donation(arena, value)
+    return arena
 
 
 def _kernel(node: Node, read: list[bool]) -> Kernel:

@@ -1,8 +1,10 @@
-"""TEMPLATE's ``TemplateConvolution``: a (group) convolution, its bias Add and an activation in one kernel.
+"""TEMPLATE's ``TemplateConvolution``: a (group) convolution, its bias Add, an activation and an affine
+map (a per-channel Multiply, then maybe Add) in one kernel.
 
 Produced by :class:`template_plugin.transformations.ConvolutionFusion`. The kernel computes the
 convolution as GEMMs over contiguous im2col columns (:func:`hetero_sdk.reference.convolution.grouped_convolution`),
-then adds the bias and applies the activation in place on the product: no intermediate tensor per op.
+then adds the bias, applies the activation and the affine map in place on the product: no intermediate
+tensor per op.
 The results are bit-identical to the ops it replaces (same operations in the same order).
 """
 
@@ -13,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node, PartialShape
+from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.ops import (
     BOOL,
     INTS,
@@ -41,31 +44,46 @@ CONVOLUTION_ACTIVATIONS = ("none", "relu", "hswish")
 _WINDOW = ("strides", "pads_begin", "pads_end", "dilations", "auto_pad")
 
 
-def fused_convolution(conv: Node, bias: Any, activation: str = "none", name: str | None = None) -> Node:
-    """``activation(conv + bias)`` as one op, on ``conv``'s inputs and window attributes.
+def fused_convolution(
+    conv: Node,
+    bias: Any,
+    activation: str = "none",
+    name: str | None = None,
+    *,
+    scale: Any = None,
+    shift: Any = None,
+) -> Node:
+    """``activation(conv + bias) [* scale [+ shift]]`` as one op, on ``conv``'s inputs and window attributes.
 
     :param conv: a ``Convolution`` or ``GroupConvolution`` node.
     :param bias: one value per output channel, shaped to broadcast along axis 1 of the result
         (``[1, C, 1, 1]``, ``[C, 1, 1]``, a scalar...).
     :param activation: one of :data:`CONVOLUTION_ACTIVATIONS`.
     :param name: the node's friendly name.
+    :param scale: None, or one value per output channel (as ``bias``) multiplying the activation.
+    :param shift: None, or one value per output channel added after ``scale`` (which it needs).
+    :raises ModelValidationError: for a ``shift`` without a ``scale``.
     """
+    if shift is not None and scale is None:
+        raise ModelValidationError("TemplateConvolution: a shift needs a scale (pass scale=1 for a shift alone)")
     data = conv.input_value(0)
     inputs = [data, conv.input_value(1), as_output(bias, like=data)]
+    inputs += [as_output(v, like=data) for v in (scale, shift) if v is not None]
     attrs = {key: conv.attrs[key] for key in _WINDOW}
     attrs.update(grouped=conv.type_name == "GroupConvolution", activation=activation)
     return Node(CONVOLUTION_OP, inputs, attrs, name)
 
 
 def _infer(node: Node) -> list[OutputSpec]:
-    expect_same_types(node, 0, 1, 2)
+    expect_same_types(node, *range(node.get_input_size()))
     grouped = "GroupConvolution" if node.attrs["grouped"] else "Convolution"
     specs = list(OPS.get(grouped).infer(node))
     out = PartialShape(specs[0][1])
-    bias = node.input_value(2).partial_shape
-    padded = [1] * (out.rank - bias.rank) + list(bias.dims)
-    if bias.rank > out.rank or any(d != 1 for i, d in enumerate(padded) if i != 1) or padded[1] not in (1, out[1]):
-        raise node.error(f"bias {bias} must hold one value per output channel of {out} (shape [1, C, 1...])")
+    for index, role in zip(range(2, node.get_input_size()), ("bias", "scale", "shift")):
+        value = node.input_value(index).partial_shape
+        padded = [1] * (out.rank - value.rank) + list(value.dims)
+        if value.rank > out.rank or any(d != 1 for i, d in enumerate(padded) if i != 1) or padded[1] not in (1, out[1]):
+            raise node.error(f"{role} {value} must hold one value per output channel of {out} (shape [1, C, 1...])")
     return specs
 
 
@@ -78,6 +96,8 @@ CONVOLUTION_OP = define(
             Input("data", REAL_TYPES, doc="[N, C_IN, spatial...]"),
             Input("filters", REAL_TYPES, doc="as Convolution's, or GroupConvolution's when grouped"),
             Input("bias", REAL_TYPES, doc="one value per output channel"),
+            Input("scale", REAL_TYPES, optional=True, doc="one value per output channel, multiplies the activation"),
+            Input("shift", REAL_TYPES, optional=True, doc="one value per output channel, added after scale"),
         ),
         attrs=(
             Attr("strides", INTS, doc="as Convolution's"),
@@ -89,13 +109,19 @@ CONVOLUTION_OP = define(
             Attr("activation", STRING, "none", CONVOLUTION_ACTIVATIONS, doc="applied to the biased result"),
         ),
         version="template",
-        doc="activation(convolution(data, filters) + bias) in one kernel.",
+        doc="activation(convolution(data, filters) + bias) [* scale [+ shift]] in one kernel.",
     )
 )
 
 
 def convolution_into(
-    node: Node, workspace: Workspace | None, x: np.ndarray, w: np.ndarray, bias: np.ndarray
+    node: Node,
+    workspace: Workspace | None,
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray,
+    scale: np.ndarray | None = None,
+    shift: np.ndarray | None = None,
 ) -> np.ndarray:
     """The ``TemplateConvolution`` kernel with its buffers lent by ``workspace`` (none: fresh arrays).
 
@@ -110,16 +136,22 @@ def convolution_into(
         y = np.add(y, bias, out=np.empty(y.shape, dtype) if workspace is None else workspace.output(y.shape, dtype))
     activation = node.attrs["activation"]
     if activation == "relu":
-        return np.maximum(y, np.zeros((), y.dtype), out=y)
-    if activation == "hswish":  # x * clip(x + 3, 0, 6) / 6, in HSwish's order
+        np.maximum(y, np.zeros(y.shape[-1:], y.dtype), out=y)  # numpy's maximum is slow with a 0-d operand
+    elif activation == "hswish":  # x * clip(x + 3, 0, 6) / 6, in HSwish's order
         three = np.asarray(3, y.dtype)
         gate = np.add(y, three, out=None if workspace is None else workspace.temporary("gate", y.shape, y.dtype))
         np.clip(gate, 0, 6, out=gate)
         np.multiply(y, gate, out=y)
-        return np.divide(y, np.asarray(6, y.dtype), out=y)
+        np.divide(y, np.asarray(6, y.dtype), out=y)
+    if scale is not None:
+        np.multiply(y, scale, out=y)
+    if shift is not None:
+        np.add(y, shift, out=y)
     return y
 
 
 @kernel(CONVOLUTION)
-def _convolution_kernel(node: Node, x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    return convolution_into(node, None, x, w, bias)
+def _convolution_kernel(
+    node: Node, x: np.ndarray, w: np.ndarray, bias: np.ndarray, scale: Any = None, shift: Any = None
+) -> np.ndarray:
+    return convolution_into(node, None, x, w, bias, scale, shift)

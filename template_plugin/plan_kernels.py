@@ -1,6 +1,6 @@
 """TEMPLATE's own variants of reference kernels, which its execution plan picks over them: the
-convolutions writing into the request's arena, ReduceMean without a widened copy of its input, and
-MaxPool without the indices nobody reads."""
+convolutions, the common float elementwise ops, Softmax and the fused MatMul writing into the request's
+arena, ReduceMean without a widened copy of its input, and MaxPool without the indices nobody reads."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from hetero_sdk import Node
 from hetero_sdk.ops import reduced_axes
 from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values
 from template_plugin.fused_conv import CONVOLUTION, convolution_into
+from template_plugin.fused_ops import FULLY_CONNECTED
 
-__all__ = ["LENDING_KERNELS", "max_pool_without_indices", "reduce_mean"]
+__all__ = ["IN_PLACE", "LENDING_KERNELS", "max_pool_without_indices", "reduce_mean"]
 
 
 def _compact(y: np.ndarray, workspace: Workspace) -> np.ndarray:
@@ -34,13 +35,87 @@ def _group_convolution(node: Node, workspace: Workspace, x: np.ndarray, w: np.nd
     return _compact(grouped_convolution(node, x, w, workspace), workspace)
 
 
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _binary(ufunc: np.ufunc, op: str) -> Any:
+    """``op``'s kernel writing into a lent buffer for f32 and f64 (the reference kernel for the rest)."""
+    reference = get_kernel(op)
+
+    def binary(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndarray) -> Any:
+        if a.dtype not in _FLOATS or b.dtype != a.dtype:
+            return reference(node, a, b)
+        return ufunc(a, b, out=workspace.output(np.broadcast_shapes(a.shape, b.shape), a.dtype))
+
+    return binary
+
+
+def _relu(node: Node, workspace: Workspace, x: np.ndarray) -> Any:
+    if x.dtype not in _FLOATS:
+        return get_kernel("Relu")(node, x)
+    zeros = np.zeros(x.shape[-1:], x.dtype)  # a row of zeros: numpy's maximum is 2-3x slower with a scalar
+    return np.maximum(x, zeros, out=workspace.output(x.shape, x.dtype))
+
+
+def _clamp(node: Node, workspace: Workspace, x: np.ndarray) -> Any:
+    if x.dtype not in _FLOATS:
+        return get_kernel("Clamp")(node, x)
+    return np.clip(x, node.attrs["min"], node.attrs["max"], out=workspace.output(x.shape, x.dtype))
+
+
+def _sigmoid(node: Node, workspace: Workspace, x: np.ndarray) -> Any:
+    if x.dtype not in _FLOATS:
+        return get_kernel("Sigmoid")(node, x)
+    y = np.negative(x, out=workspace.output(x.shape, x.dtype))  # 1 / (1 + exp(-x)), as the reference
+    np.exp(y, out=y)
+    np.add(1, y, out=y)
+    return np.divide(1, y, out=y)
+
+
+def _softmax(node: Node, workspace: Workspace, x: np.ndarray) -> Any:
+    if x.dtype not in _FLOATS:
+        return get_kernel("Softmax")(node, x)
+    axis = node.attrs["axis"]  # exp(x - max) / sum, as the reference
+    y = np.subtract(x, np.max(x, axis=axis, keepdims=True), out=workspace.output(x.shape, x.dtype))
+    np.exp(y, out=y)
+    return np.divide(y, np.sum(y, axis=axis, keepdims=True), out=y)
+
+
+def _fully_connected(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> Any:
+    activation = node.attrs["activation"]
+    if activation not in ("none", "relu") or min(a.ndim, b.ndim) < 2 or a.dtype not in _FLOATS:
+        return get_kernel(FULLY_CONNECTED)(node, a, b, bias)
+    a = np.swapaxes(a, -1, -2) if node.attrs["transpose_a"] else a
+    b = np.swapaxes(b, -1, -2) if node.attrs["transpose_b"] else b
+    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+    y = np.matmul(a, b, out=workspace.output(shape, a.dtype))  # matmul + bias [+ relu], as the reference
+    np.add(y, bias, out=y)
+    return np.maximum(y, np.zeros(y.shape[-1:], y.dtype), out=y) if activation == "relu" else y
+
+
 LENDING_KERNELS: dict[str, Any] = {
     CONVOLUTION: convolution_into,
     "Convolution": _convolution,
     "GroupConvolution": _group_convolution,
+    "Add": _binary(np.add, "Add"),
+    "Multiply": _binary(np.multiply, "Multiply"),
+    "Subtract": _binary(np.subtract, "Subtract"),
+    "Relu": _relu,
+    "Clamp": _clamp,
+    "Sigmoid": _sigmoid,
+    "Softmax": _softmax,
+    FULLY_CONNECTED: _fully_connected,
 }
 """Kernels that take the request's arena after the node (``kernel(node, arena, *inputs)``) and whose
-result is a buffer it lends or a fresh array, never a view of a temporary."""
+result is a buffer it lends or a fresh array, never a view of a temporary. The elementwise ones, Softmax
+and TemplateFullyConnected (without an activation or with relu) compute f32 and f64 as the reference
+kernels do, into a lent buffer (no fresh array, whose pages fault in on every inference), and defer to
+the reference kernels for other element types."""
+
+IN_PLACE = frozenset({"Add", "Multiply", "Subtract", "Relu", "Clamp", "Sigmoid", "Softmax"})
+"""The lending kernels that may write their result over an input of the result's shape and dtype (their
+workspace's :meth:`output` may be that input: each element is read before it is written, Softmax's
+after its maximum along the axis)."""
 
 
 def reduce_mean(node: Node, x: np.ndarray, axes: Any) -> Any:

@@ -22,7 +22,7 @@ from template_plugin.fused_conv import fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
 
 if TYPE_CHECKING:
-    from hetero_sdk import Model, Node
+    from hetero_sdk import Model, Node, Output
 
 __all__ = ["COMMON_OPTIMIZATIONS", "ConvolutionFusion", "FullyConnectedFusion", "build_pass_manager", "transform_model"]
 
@@ -88,13 +88,16 @@ class FullyConnectedFusion:
 
 
 class ConvolutionFusion:
-    """Fuses ``Convolution | GroupConvolution -> Add(per-channel Constant) [-> Relu | HSwish]`` of a
-    real element type into ``TemplateConvolution``.
+    """Fuses ``Convolution | GroupConvolution -> Add(per-channel Constant) [-> Relu | HSwish]
+    [-> Multiply(per-channel Constant) [-> Add(per-channel Constant)]]`` of a real element type into
+    ``TemplateConvolution``.
 
     The convolution's output must have exactly one use, the Add, whose constant operand holds one
     value per output channel (:func:`~hetero_sdk.transformations.linear_fusion.channel_scale`); the
-    activation joins when it is the Add output's only use. The fused op takes the friendly name and
-    tensor names of the pattern's last node and records the whole pattern in ``fused_names``.
+    activation joins when it is the Add output's only use, and so does an affine map after it (a
+    Multiply, then maybe an Add, by per-channel constants: PP-LCNetV3's learnable affine blocks). The
+    fused op takes the friendly name and tensor names of the pattern's last node and records the
+    whole pattern in ``fused_names``.
     """
 
     name = "TemplateConvolutionFusion"
@@ -125,8 +128,30 @@ class ConvolutionFusion:
             pattern.append(after[0][0])
             activation = _CONV_ACTIVATIONS[after[0][0].type_name]
         bias = add.input_value(1 - uses[0][1])
-        replace_node(model, pattern[-1], fused_convolution(conv, bias, activation), fused=pattern[:-1], consumers=users)
+        affine: dict[str, Output] = {}
+        for op, role in (("Multiply", "scale"), ("Add", "shift")):
+            found_constant = _channel_constant(pattern[-1], op, users)
+            if found_constant is None:
+                break
+            pattern.append(found_constant[0])
+            affine[role] = found_constant[1]
+        fused = fused_convolution(conv, bias, activation, scale=affine.get("scale"), shift=affine.get("shift"))
+        replace_node(model, pattern[-1], fused, fused=pattern[:-1], consumers=users)
         return True
+
+
+def _channel_constant(node: Node, op: str, users: ConsumerMap) -> tuple[Node, Output] | None:
+    """``(follower, constant)`` when ``node``'s output has one use, an ``op`` of it and a constant holding
+    one value per channel (the follower's output keeps ``node``'s shape), else None."""
+    after = users.of(node.output(0))
+    if len(after) != 1 or after[0][0].type_name != op:
+        return None
+    follower, index = after[0]
+    found = constant_operand(follower)
+    shape = node.output(0).partial_shape
+    if found is None or found[0] != node.output(0) or channel_scale(found[1], shape[1], shape.rank) is None:
+        return None
+    return follower, follower.input_value(1 - index)
 
 
 def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:

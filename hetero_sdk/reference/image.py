@@ -126,17 +126,50 @@ def _pillow_weights(mode: str, in_len: int, out_len: int, a: float) -> np.ndarra
     return weights
 
 
+def _repeat_factor(indices: np.ndarray, in_len: int) -> int:
+    """``r`` when ``indices`` repeat every source index ``r`` times in order (an integer upscale), else 0."""
+    factor = indices.size // in_len
+    if factor < 1 or factor * in_len != indices.size:
+        return 0
+    return factor if np.array_equal(indices, np.repeat(np.arange(in_len), factor)) else 0
+
+
+def _repeated(x: np.ndarray, factors: dict[int, int]) -> np.ndarray:
+    """``x`` with each element repeated ``factors[axis]`` times along each axis named (a nearest upscale
+    by whole factors): per axis, one broadcast copy of whole inner blocks, or for the last axis one
+    strided copy per repeat (numpy copies a broadcast of a few elements at a time element by element)."""
+    result = x
+    for axis in sorted(factors, reverse=True):
+        factor, shape = factors[axis], result.shape
+        out = np.empty((*shape[:axis], shape[axis] * factor, *shape[axis + 1 :]), x.dtype)
+        if axis == x.ndim - 1:
+            for phase in range(factor):
+                out[..., phase::factor] = result
+        else:
+            split = (*shape[: axis + 1], factor, *shape[axis + 1 :])
+            np.copyto(out.reshape(split), result.reshape(*shape[: axis + 1], 1, *shape[axis + 1 :]))
+        result = out
+    return result
+
+
 @kernel("Interpolate")
 def interpolate(node: Node, image: np.ndarray, scales_or_sizes: np.ndarray, axes: np.ndarray | None = None) -> Any:
     attrs = node.attrs
     plan = resize_plan(attrs, image.shape, scales_or_sizes, axes)
-    padded = np.pad(image, list(zip(plan.pads_begin, plan.pads_end)))
+    pads = list(zip(plan.pads_begin, plan.pads_end))
+    padded = np.pad(image, pads) if any(b or e for b, e in pads) else image  # read only, never returned
     out_dims, scales, resized = plan.output_dims, plan.scales, plan.resized
     mode = attrs["mode"]
     if mode == "nearest":
+        picks = [(axis, _nearest_indices(attrs, scale, out_dims[axis], padded.shape[axis])) for axis, scale in resized]
+        factors = {axis: _repeat_factor(indices, padded.shape[axis]) for axis, indices in picks}
+        if picks and all(factors.values()):
+            return _repeated(padded, factors)
+        if not picks:
+            return padded.copy() if padded is image else padded
         result = padded
-        for axis, scale in resized:
-            result = np.take(result, _nearest_indices(attrs, scale, out_dims[axis], padded.shape[axis]), axis=axis)
+        for axis, indices in picks:
+            result = np.take(result, indices, axis=axis)
         return result
     antialias = mode == "linear" and attrs["antialias"] and any(s < 1 for s in scales)
     result = padded.astype(np.float64)

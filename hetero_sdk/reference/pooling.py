@@ -12,7 +12,7 @@ import numpy as np
 
 from hetero_sdk.graph.node import Node
 from hetero_sdk.ops.convolution import resolve_pads, window_output_dims
-from hetero_sdk.reference.convolution import pad_spatial, widened, windows
+from hetero_sdk.reference.convolution import pad_spatial, widened
 from hetero_sdk.reference.registry import kernel
 
 
@@ -100,8 +100,15 @@ def avg_pool(node: Node, x: np.ndarray) -> np.ndarray:
     kernel, strides, ones = attrs["kernel_shape"], attrs["strides"], [1] * (x.ndim - 2)
     begin, end, out = _geometry(node, sizes, ones)
     work = x.astype(np.float64) if x.dtype.kind in "iu" else widened(x)
-    view = windows(pad_spatial(work, begin, end), kernel, strides, ones, out)
-    sums = view.sum(axis=tuple(range(-n, 0)))
+    padded = pad_spatial(work, begin, end)
+    # One strided slice per kernel tap added in turn: numpy's sum over the window axes of a window view
+    # walks every window element by element (a 3x2 pool over [1, 480, 3, 80] took 0.7 ms, this 20 us).
+    taps = [
+        tuple(slice(t, t + (o - 1) * s + 1, s) for t, o, s in zip(tap, out, strides)) for tap in np.ndindex(*kernel)
+    ]
+    sums = padded[(slice(None), slice(None), *taps[0])].copy()
+    for tap in taps[1:]:
+        np.add(sums, padded[(slice(None), slice(None), *tap)], out=sums)
     # OpenVINO divides by the kernel size whenever the op pads, even where ceil mode's windows overhang.
     pads = resolve_pads(attrs["auto_pad"], sizes, kernel, strides, ones, attrs["pads_begin"], attrs["pads_end"])
     if (any(pads[0]) or any(pads[1])) and not attrs["exclude_pad"]:

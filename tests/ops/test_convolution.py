@@ -234,6 +234,32 @@ def test_convolution_backprop_data_matches_a_scatter_loop(case: dict) -> None:
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
+@FAST
+@given(
+    kernel=st.lists(st.integers(1, 3), min_size=1, max_size=3),
+    batch=st.integers(1, 2),
+    channels=st.integers(1, 5),
+    outs=st.integers(1, 4),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    seed=st.integers(0, 2**16),
+)
+def test_a_transposed_convolution_whose_strides_are_its_kernel_matches_a_scatter_loop(
+    kernel, batch, channels, outs, dtype, seed
+) -> None:
+    """Every input pixel owns one output block (the upsampling of detection necks): one GEMM, one copy."""
+    rng = np.random.default_rng(seed)
+    sizes = [int(v) for v in rng.integers(1, 5, len(kernel))]
+    x = rng.standard_normal((batch, channels, *sizes)).astype(dtype)
+    w = rng.standard_normal((channels, outs, *kernel)).astype(dtype)
+    px, pw = opset.parameter(x.shape, x.dtype), opset.parameter(w.shape, w.dtype)
+    (got,) = run(opset.convolution_backprop_data(px, pw, kernel), [px, pw], x, w)
+    ones = [1] * len(kernel)
+    out = [s * k for s, k in zip(sizes, kernel)]
+    expected = naive_backprop(x, w, kernel, ones, [0] * len(kernel), out)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
 def test_convolution_with_negative_pads_crops_the_input() -> None:
     x = np.arange(10, dtype=np.float32).reshape(1, 1, 10)
     node = opset.convolution(x, np.ones((1, 1, 2), np.float32), [1], [-2], [-3], [1])

@@ -68,6 +68,68 @@ def test_every_convolution_path_matches_a_direct_convolution(case) -> None:
     np.testing.assert_allclose(result, expected, rtol=2e-5, atol=2e-5)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    rank=st.sampled_from([2, 2, 3]),
+    width=st.integers(4, 7),
+    multiplier=st.sampled_from([1, 1, 2]),
+    data=st.data(),
+    seed=st.integers(0, 2**16),
+)
+def test_wide_depthwise_kernels_match_a_direct_convolution(rank, width, multiplier, data, seed) -> None:
+    """Depthwise kernels 4+ taps wide (the 5x5 layers of mobile networks) take per-row columns and one GEMM
+    per channel: every kernel shape, stride (but the last), dilation, pad and channel multiplier."""
+    kernel = [data.draw(st.integers(1, 5)) for _ in range(rank - 1)] + [width]
+    dilations = [data.draw(st.integers(1, 2)) for _ in range(rank)]
+    strides = [data.draw(st.integers(1, 2)) for _ in range(rank - 1)] + [1]
+    pads = [data.draw(st.integers(0, k // 2 + 1)) for k in kernel]
+    extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    size = [max(1, e - 2 * p) + data.draw(st.integers(0, 4)) for e, p in zip(extent, pads)]
+    groups = data.draw(st.integers(1, 40 if rank == 2 else 6))
+    batch = data.draw(st.integers(1, 2))
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, groups, *size)).astype(np.float32)
+    w = rng.standard_normal((groups * multiplier, 1, *kernel)).astype(np.float32)
+    data_node = opset.parameter(list(x.shape), name="x")
+    conv = opset.group_convolution(data_node, w.reshape(groups, multiplier, 1, *kernel), strides, pads, pads, dilations)
+    (result,) = evaluate(hs.Model([conv], [data_node]), [x])
+    expected = direct_convolution(x, w, groups, strides, pads, dilations)
+    np.testing.assert_allclose(result, expected, rtol=2e-5, atol=2e-5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rank=st.sampled_from([1, 2, 2, 3]),
+    kind=st.sampled_from(["dense", "depthwise", "grouped"]),
+    data=st.data(),
+    seed=st.integers(0, 2**16),
+)
+def test_kernels_wider_than_a_small_padded_plane_match_a_direct_convolution(rank, kind, data, seed) -> None:
+    """Planes of 1-3 pixels under 3-7 tap kernels padded by up to 3 (the 5x5 layers of a classifier whose
+    rows are down to 2): the taps that read padding only for every output are left out, pads shrunk."""
+    kernel = [data.draw(st.integers(3, 7)) for _ in range(rank)]
+    dilations = [data.draw(st.sampled_from([1, 1, 2])) for _ in range(rank)]
+    strides = [data.draw(st.integers(1, 2)) for _ in range(rank)]
+    pads = [data.draw(st.integers(0, 3)) for _ in range(rank)]
+    extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    size = [max(data.draw(st.integers(1, 3)), e - 2 * p) for e, p in zip(extent, pads)]
+    groups = {"dense": 1, "grouped": 2, "depthwise": data.draw(st.integers(2, 6))}[kind]
+    c_in = groups if kind == "depthwise" else groups * data.draw(st.integers(1, 3))
+    out_channels = groups * data.draw(st.integers(1, 2))
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((data.draw(st.integers(1, 2)), c_in, *size)).astype(np.float32)
+    w = rng.standard_normal((out_channels, c_in // groups, *kernel)).astype(np.float32)
+    node = opset.parameter(list(x.shape), name="x")
+    if groups == 1:
+        conv = opset.convolution(node, w, strides, pads, pads, dilations)
+    else:
+        grouped = w.reshape(groups, out_channels // groups, *w.shape[1:])
+        conv = opset.group_convolution(node, grouped, strides, pads, pads, dilations)
+    (result,) = evaluate(hs.Model([conv], [node]), [x])
+    expected = direct_convolution(x, w, groups, strides, pads, dilations)
+    np.testing.assert_allclose(result, expected, rtol=2e-5, atol=2e-5)
+
+
 def test_a_large_depthwise_plane_matches_a_direct_convolution() -> None:
     """A plane whose columns fill more than one channel block, and a small one."""
     rng = np.random.default_rng(3)

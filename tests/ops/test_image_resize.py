@@ -161,3 +161,45 @@ def test_crop_and_resize_matches_onnx_reference(data: st.DataObject, mode: str) 
     want = onnx_resize(x, sizes, "sizes", roi, **attrs)
     got = run(x, sizes, roi, shape_calculation_mode="sizes", axes=[0, 1], **attrs)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@FAST
+@given(
+    factors=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    transform=st.sampled_from(["asymmetric", "half_pixel", "align_corners"]),
+    rounding=st.sampled_from(["floor", "round_prefer_floor", "round_prefer_ceil", "ceil"]),
+    dtype=st.sampled_from([np.float32, np.int32, np.uint8]),
+    seed=st.integers(0, 2**16),
+)
+def test_nearest_upscales_by_whole_factors_as_the_indices_say(factors, transform, rounding, dtype, seed) -> None:
+    """Interpolate's whole-factor nearest upscales (detection necks' Resize x2) are one broadcast copy where the source
+    indices repeat each pixel in order; any other index pattern (half_pixel's shift, align_corners)
+    keeps the gather. Checked against indices computed here from the closed form."""
+    rng = np.random.default_rng(seed)
+    shape = [int(v) for v in rng.integers(1, 5, len(factors) + 1)]
+    x = (rng.standard_normal(shape) * 50).astype(dtype)
+    scales = np.array([1, *factors], F32)
+    image = opset.parameter(x.shape, x.dtype, name="image")
+    node = opset.interpolate(image, scales, "nearest", "scales", coordinate_transformation_mode=transform,
+                             nearest_mode=rounding, axes=np.arange(len(shape)))  # fmt: skip
+    (got,) = evaluate(hs.Model([node], [image]), [x])
+    expected = x
+    for axis, factor in enumerate(factors, start=1):
+        size, out = shape[axis], shape[axis] * factor
+        position = np.arange(out, dtype=np.float64)
+        if transform == "asymmetric":
+            source = position / factor
+        elif transform == "half_pixel":
+            source = (position + 0.5) / factor - 0.5
+        else:
+            source = position * (size - 1) / (out - 1) if out > 1 else np.zeros(out)
+        fraction = source - np.floor(source)
+        index = {
+            "floor": np.floor(source),
+            "ceil": np.ceil(source),
+            "round_prefer_floor": np.where(fraction == 0.5, np.floor(source), np.floor(source + 0.5)),
+            "round_prefer_ceil": np.floor(source + 0.5),
+        }[rounding]
+        expected = np.take(expected, np.clip(index, 0, size - 1).astype(int), axis=axis)
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(got, expected)

@@ -11,9 +11,11 @@ from hypothesis import strategies as st
 
 import hetero_sdk as hs
 from hetero_sdk import opset
+from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.reference import evaluate
 from hetero_sdk.transformations import fused_names
 from template_plugin.compiled_model import PEAK_MEMORY
+from template_plugin.fused_conv import fused_convolution
 from template_plugin.transformations import transform_model
 
 ACTIVATIONS = {
@@ -77,6 +79,68 @@ def test_conv_bias_activation_fuse_and_compute_as_before(grouped, activation, bi
     np.testing.assert_array_equal(result, evaluate(original, [value])[0])
     expected = NUMPY_ACTIVATIONS[activation](_direct(value, dense) + bias.reshape(-1, 1, 1))
     np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    grouped=st.booleans(),
+    activation=st.sampled_from(sorted(ACTIVATIONS)),
+    scale_shape=st.sampled_from([(1, 6, 1, 1), (6, 1, 1), (1,), ()]),
+    shift_shape=st.sampled_from([None, (1, 6, 1, 1), (1,)]),
+    constant_first=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_an_affine_map_after_the_activation_joins_the_fused_convolution(
+    grouped, activation, scale_shape, shift_shape, constant_first, seed
+) -> None:
+    """PP-LCNetV3's learnable affine blocks: ``act(conv + b) * s [+ t]``, per channel or scalar."""
+    model, dense, bias = _conv_model(grouped, activation, (1, 6, 1, 1), seed)
+    rng = np.random.default_rng(seed + 1)
+    scale = rng.standard_normal(scale_shape).astype(np.float32)
+    shift = None if shift_shape is None else rng.standard_normal(shift_shape).astype(np.float32)
+    y = model.get_results()[0].input_value(0)
+    y.set_names(set())
+    y = opset.multiply(scale, y, name="mul") if constant_first else opset.multiply(y, scale, name="mul")
+    if shift is not None:
+        y = opset.add(y, shift, name="shift")
+    y.output(0).set_names({"y"})
+    model = hs.Model([y], model.get_parameters())
+    original = model.clone()
+    transform_model(model)
+    (fused,) = [n for n in model.get_ops() if n.type_name not in ("Parameter", "Constant", "Result")]
+    assert fused.type_name == "TemplateConvolution"
+    assert {"conv", "add", "mul"} <= fused_names(fused) | {fused.friendly_name}
+    value = np.random.default_rng(seed).standard_normal((1, 4, 6, 5)).astype(np.float32)
+    result = evaluate(model, [value])[0]
+    if activation != "none":  # without one, the common optimizations fold the affine map into the filters
+        assert fused.get_input_size() == (4 if shift is None else 5)
+        np.testing.assert_array_equal(result, evaluate(original, [value])[0])
+    expected = NUMPY_ACTIVATIONS[activation](_direct(value, dense) + bias.reshape(-1, 1, 1))
+    expected = expected * scale.reshape(-1, 1, 1) + (0 if shift is None else shift.reshape(-1, 1, 1))
+    np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+    compiled = hs.Core().compile_model(original, "TEMPLATE")
+    np.testing.assert_array_equal(compiled(value)[0], result)
+
+
+def test_an_affine_map_that_varies_spatially_or_is_read_twice_stays_outside() -> None:
+    model, _, _ = _conv_model(False, "relu", (1, 6, 1, 1), 0)
+    y = model.get_results()[0].input_value(0)
+    spatial = opset.multiply(y, np.arange(5, dtype=np.float32), name="spatial")
+    transform_model(spatial_model := hs.Model([spatial], model.get_parameters()))
+    assert "Multiply" in [n.type_name for n in spatial_model.get_ops()]
+    model, _, _ = _conv_model(False, "relu", (1, 6, 1, 1), 0)
+    y = model.get_results()[0].input_value(0)
+    twice = opset.multiply(y, np.float32(2), name="twice")
+    transform_model(read_twice := hs.Model([opset.add(twice, np.float32(1)), twice], model.get_parameters()))
+    types = [n.type_name for n in read_twice.get_ops()]
+    assert "Multiply" not in types and types.count("Add") == 1  # the Add of a value also read elsewhere stays
+
+
+def test_a_shift_without_a_scale_is_refused() -> None:
+    x = opset.parameter([1, 2, 4, 4], name="x")
+    conv = opset.convolution(x, np.ones((3, 2, 1, 1), np.float32), [1, 1], [0, 0], [0, 0], [1, 1])
+    with pytest.raises(ModelValidationError, match="a shift needs a scale"):
+        fused_convolution(conv, np.zeros(3, np.float32), shift=np.ones(3, np.float32))
 
 
 def test_a_convolution_with_a_second_consumer_is_not_fused() -> None:

@@ -1,5 +1,6 @@
 """TEMPLATE's own ReduceMean (float64 accumulation without a widened copy) against numpy's mean in
-float64, and the reference kernel's answers where it defers to it."""
+float64, and the reference kernel's answers where it defers to it; its elementwise ops writing into the
+request's arena (over their dying inputs) against numpy written here."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from hypothesis.extra import numpy as hnp
 
 import hetero_sdk as hs
 from hetero_sdk import opset
+from template_plugin.compiled_model import PEAK_MEMORY
+from template_plugin.fused_ops import fully_connected
 
 
 def _template_mean(x: np.ndarray, axes: list[int], keep: bool) -> np.ndarray:
@@ -38,3 +41,149 @@ def test_reduce_mean_of_integers_and_of_nothing_keeps_the_reference_answers() ->
     np.testing.assert_array_equal(_template_mean(ints, [1], False), np.array([-2, 3], np.int32))  # truncates
     empty = np.zeros((2, 0), np.float32)
     np.testing.assert_array_equal(_template_mean(empty, [1], False), np.zeros(2, np.float32))  # 0, not NaN
+
+
+BINARY = {
+    "Add": (opset.add, np.add),
+    "Multiply": (opset.multiply, np.multiply),
+    "Subtract": (opset.subtract, np.subtract),
+}
+UNARY = {
+    "Relu": (opset.relu, lambda x: np.where(x > 0, x, 0 * x) if x.dtype.kind == "f" else np.maximum(x, 0)),
+    "Sigmoid": (opset.sigmoid, lambda x: 1 / (1 + np.exp(-x))),
+    "Clamp": (lambda x: opset.clamp(x, -0.5, 2.0), lambda x: np.minimum(np.maximum(x, -0.5), 2.0).astype(x.dtype)),
+}
+TYPES = {np.float32: hs.Type.f32, np.float64: hs.Type.f64, np.float16: hs.Type.f16, np.int32: hs.Type.i32}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    op=st.sampled_from(sorted(BINARY)),
+    dtype=st.sampled_from(sorted(TYPES, key=str)),
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=5),
+    seed=st.integers(0, 2**16),
+)
+def test_elementwise_binary_ops_write_the_numpy_values_into_the_arena(op, dtype, shapes, seed) -> None:
+    """Add, Multiply and Subtract of f32/f64 write into the request's arena; other types take the
+    reference kernel. Twice on one request (the second reuses the buffers), against numpy in the test."""
+    rng = np.random.default_rng(seed)
+    a, b = ((rng.standard_normal(s) * 10).astype(dtype) for s in shapes.input_shapes)
+    build, numpy_op = BINARY[op]
+    pa, pb = (
+        opset.parameter(list(a.shape), TYPES[dtype], name="a"),
+        opset.parameter(list(b.shape), TYPES[dtype], name="b"),
+    )
+    model = hs.Model([opset.relu(build(pa, pb))], [pa, pb])  # an op after it: its result is an intermediate
+    request = hs.Core().compile_model(model, "TEMPLATE").create_infer_request()
+    expected = UNARY["Relu"][1](numpy_op(a, b))
+    for _ in range(2):
+        got = np.asarray(request.infer([a, b])[0])
+        assert got.dtype == np.dtype(dtype) and got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    op=st.sampled_from(sorted(UNARY)),
+    dtype=st.sampled_from([np.float32, np.float64, np.float16]),
+    x=hnp.arrays(np.float64, hnp.array_shapes(max_dims=4, max_side=6), elements=st.floats(-50, 50)),
+)
+def test_elementwise_unary_ops_write_the_numpy_values_into_the_arena(op, dtype, x) -> None:
+    x = x.astype(dtype)
+    build, numpy_op = UNARY[op]
+    data = opset.parameter(list(x.shape), TYPES[dtype], name="x")
+    model = hs.Model([opset.multiply(build(data), np.ones((), dtype))], [data])
+    request = (
+        hs.Core().compile_model(model, "TEMPLATE", {"TEMPLATE_DISABLE_TRANSFORMATIONS": True}).create_infer_request()
+    )
+    with np.errstate(over="ignore"):
+        expected = numpy_op(x.astype(np.float32) if dtype == np.float16 else x).astype(dtype)
+    for _ in range(2):
+        got = np.asarray(request.infer([x])[0])
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got, expected, rtol=1e-3 if dtype == np.float16 else 1e-7, atol=0)
+
+
+def _compiled(model: hs.Model) -> hs.CompiledModel:
+    return hs.Core().compile_model(model, "TEMPLATE", {"TEMPLATE_DISABLE_TRANSFORMATIONS": True})
+
+
+def test_an_elementwise_chain_writes_over_its_dying_inputs() -> None:
+    """Each op of the chain takes the buffer of the value that dies with it: one buffer for the whole
+    chain (the peak is the input and that buffer; two alternating buffers without), and the numpy values."""
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    data = opset.parameter([64, 64], name="x")
+    y = opset.add(opset.multiply(data, np.float32(2)), np.float32(1))
+    y = opset.clamp(opset.subtract(opset.sigmoid(opset.relu(y)), np.float32(0.5)), -0.25, 0.25)
+    compiled = _compiled(hs.Model([opset.add(y, data)], [data]))  # the input lives to the end
+    request = compiled.create_infer_request()
+    expected = np.clip(1 / (1 + np.exp(-np.maximum(x * 2 + 1, 0))) - np.float32(0.5), -0.25, 0.25) + x
+    for _ in range(2):
+        np.testing.assert_array_equal(request.infer([x])[0], expected)
+    assert compiled.get_property(PEAK_MEMORY) == 2 * x.nbytes
+
+
+def test_a_value_read_again_later_or_a_model_input_is_never_written_over() -> None:
+    x = np.random.default_rng(1).standard_normal((8, 16)).astype(np.float32)
+    original = x.copy()
+    data = opset.parameter([8, 16], name="x")
+    shared = opset.relu(opset.multiply(data, np.float32(3)))
+    first, second = opset.add(shared, np.float32(1)), opset.multiply(shared, np.float32(2))
+    direct = opset.relu(data)  # the input dies here, but it is the caller's array
+    request = _compiled(hs.Model([first, second, opset.sigmoid(direct)], [data])).create_infer_request()
+    for _ in range(2):
+        got = request.infer([x])
+        np.testing.assert_array_equal(got[0], np.maximum(x * 3, 0) + 1)
+        np.testing.assert_array_equal(got[1], np.maximum(x * 3, 0) * 2)
+        np.testing.assert_array_equal(got[2], 1 / (1 + np.exp(-np.maximum(x, 0))))
+        np.testing.assert_array_equal(x, original)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    x=hnp.arrays(
+        np.float32, hnp.array_shapes(min_dims=1, max_dims=4, max_side=6), elements=st.floats(-30, 30, width=32)
+    ),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    data=st.data(),
+)
+def test_softmax_writes_the_numpy_values_into_the_arena(x, dtype, data) -> None:
+    """Softmax of f32/f64 into a lent buffer (over its input when that dies with it)."""
+    x = x.astype(dtype)
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    param = opset.parameter(list(x.shape), TYPES[dtype], name="x")
+    model = hs.Model([opset.softmax(opset.multiply(param, np.ones((), dtype)), axis)], [param])
+    request = _compiled(model).create_infer_request()
+    shifted = np.exp(x - x.max(axis=axis, keepdims=True))
+    expected = shifted / shifted.sum(axis=axis, keepdims=True)
+    for _ in range(2):
+        np.testing.assert_allclose(request.infer([x])[0], expected, rtol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    batch=st.sampled_from([(), (2,), (1, 3)]),
+    m=st.integers(1, 5), k=st.integers(1, 6), n=st.integers(1, 7),
+    transpose_a=st.booleans(), transpose_b=st.booleans(),
+    activation=st.sampled_from(["none", "relu", "sigmoid"]),
+    dtype=st.sampled_from([np.float32, np.float64, np.float16]),
+    seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_fused_matmul_writes_the_numpy_values_into_the_arena(
+    batch, m, k, n, transpose_a, transpose_b, activation, dtype, seed
+) -> None:
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((*batch, m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    bias = rng.standard_normal(n).astype(dtype)
+    stored_a = np.swapaxes(a, -1, -2).copy() if transpose_a else a
+    stored_b = b.T.copy() if transpose_b else b
+    param = opset.parameter(list(stored_a.shape), TYPES[dtype], name="a")
+    fused = fully_connected(param, stored_b, bias, transpose_a, transpose_b, activation)
+    request = _compiled(hs.Model([opset.multiply(fused, np.ones((), dtype))], [param])).create_infer_request()
+    wide = np.float32 if dtype == np.float16 else dtype
+    y = a.astype(wide) @ b.astype(wide) + bias.astype(wide)
+    expected = {"none": y, "relu": np.maximum(y, 0), "sigmoid": 1 / (1 + np.exp(-y))}[activation].astype(dtype)
+    tolerance = {np.float16: 2e-3, np.float32: 1e-6, np.float64: 1e-12}[dtype]
+    for _ in range(2):
+        np.testing.assert_allclose(request.infer([stored_a])[0], expected, rtol=tolerance, atol=tolerance)
