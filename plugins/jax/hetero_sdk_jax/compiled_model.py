@@ -167,7 +167,7 @@ class XlaCompiledModel(CompiledModel):
                 f"only, not {[list(s) for s in shapes]}; export it again from a compile for these shapes"
             )
         graph = self.model if self.is_static else specialize(self.model, shapes)
-        source = lower(graph, self.precision)
+        source = lower(graph, self.precision, self.backend.divides_inexactly)
         compiled = compile_ahead(
             source, self._specs(shapes), self._sharding, self.x64,
             lambda: f"device {self.device_name}: XLA failed to compile '{self.model.friendly_name}' for input "

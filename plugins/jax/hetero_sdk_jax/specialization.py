@@ -197,7 +197,7 @@ class ValueSpecializer:
             for shape, port in zip(rest, graph.inputs)
         ]
         with x64_scope(owner.x64):
-            source = lower(graph, owner.precision)
+            source = lower(graph, owner.precision, owner.backend.divides_inexactly)
         compiled = compile_ahead(
             source, specs, owner._sharding, owner.x64,
             lambda: f"device {owner.device_name}: XLA failed to compile '{owner.model.friendly_name}' for input "

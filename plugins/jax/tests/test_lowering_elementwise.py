@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 from hetero_sdk import opset
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from xla_helpers import OPS, check_against_reference, floats, ints, many_ops, param, run_xla, single_op
+
+from hetero_sdk_jax.backend import Backend
+from hetero_sdk_jax.lowering.elementwise import corrected_quotient
+from hetero_sdk_jax.lowering.graph import lower
 
 ARITHMETIC = ["add", "subtract", "multiply", "maximum", "minimum", "squared_difference"]
 COMPARISON = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
@@ -155,3 +160,38 @@ def test_shifts_past_the_width_give_zero_or_minus_one() -> None:
     left, right = run_xla(model, [a, counts])
     np.testing.assert_array_equal(left, [0, 0, 0, 0])
     np.testing.assert_array_equal(right, [0, -1, 0, -1])
+
+
+# -- correctly rounded division where XLA's is not (CUDA: div.full.f32, within 2 ulp) ------------------
+
+_NORMAL_F32 = st.floats(-(2.0**50), 2.0**50, width=32).filter(lambda v: abs(v) > 2.0**-50)
+"""Operands whose quotients are normal numbers (devices flush subnormal residuals to zero)."""
+
+
+@given(
+    a=hnp.arrays(np.float32, 64, elements=_NORMAL_F32),
+    b=hnp.arrays(np.float32, 64, elements=_NORMAL_F32),
+    toward=st.sampled_from([np.inf, -np.inf]),
+)
+def test_a_quotient_one_ulp_off_is_corrected_to_the_correctly_rounded_one(a, b, toward) -> None:
+    # what a GPU's division hands over, simulated: each quotient moved one ulp off numpy's IEEE one
+    exact = a / b
+    off = np.nextafter(exact, np.float32(toward))
+    got = np.asarray(jax.jit(corrected_quotient)(a, b, off))
+    np.testing.assert_array_equal(got, exact)
+
+
+def test_exact_division_keeps_infinities_nans_and_zeros_of_ieee_division() -> None:
+    a = np.array([1, -1, 0, np.inf, np.inf, 3, np.nan, 1e-38, 2.5], np.float32)
+    b = np.array([0, 0, 0, np.inf, 2, np.inf, 1, 1e10, -0.5], np.float32)
+    pa, pb = param(a, "a"), param(b, "b")
+    lowered = lower(single_op(opset.divide(pa, pb), [pa, pb]), exact_division=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = a / b
+    np.testing.assert_array_equal(np.asarray(jax.jit(lowered)(a, b)[0]), expected)
+
+
+def test_only_cuda_divides_inexactly() -> None:
+    assert Backend("gpu", "cuda", ()).divides_inexactly
+    assert not any(Backend(name, platform, ()).divides_inexactly for name, platform in
+                   [("cpu", "cpu"), ("gpu", "rocm"), ("tpu", "tpu")])  # fmt: skip

@@ -3,6 +3,8 @@ array-API kernels)."""
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import jax.numpy as jnp
 from hetero_sdk import Node
 from jax import lax
@@ -15,14 +17,32 @@ def mod(node: Node, a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
     return jnp.fmod(a, b)
 
 
+EXACT_DIVISION: ContextVar[bool] = ContextVar("exact_division", default=False)
+"""Set while lowering for a backend whose f32 division is not correctly rounded (see
+:attr:`Backend.divides_inexactly`): Divide then corrects the quotient."""
+
+
 @lowering("Divide")
 def divide(node: Node, a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
     if not jnp.issubdtype(a.dtype, jnp.integer):
-        return jnp.true_divide(a, b)
+        quotient = jnp.true_divide(a, b)
+        return (
+            corrected_quotient(a, b, quotient) if EXACT_DIVISION.get() and quotient.dtype == jnp.float32 else quotient
+        )
     if node.attrs.get("python_division", True):
         return jnp.floor_divide(a, b)
     a, b = jnp.broadcast_arrays(a, b)
     return lax.div(a, b)  # rounds toward zero
+
+
+def corrected_quotient(a: jnp.ndarray, b: jnp.ndarray, quotient: jnp.ndarray) -> jnp.ndarray:
+    """``quotient`` (``a / b`` within a few ulp) made correctly rounded: one Newton step on the residual
+    ``a - quotient * b`` (exact where the multiply-subtract is fused, as XLA:GPU fuses it), kept only where
+    finite so that infinities, NaNs and divisions by zero keep the plain quotient. Quotients near the
+    subnormal range stay as they are (devices flush a subnormal residual to zero)."""
+    residual = a - quotient * b
+    better = quotient + residual / b
+    return jnp.where(jnp.isfinite(better), better, quotient)
 
 
 @lowering("Power")

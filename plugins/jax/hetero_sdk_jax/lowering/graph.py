@@ -21,6 +21,7 @@ from hetero_sdk.errors import CompilationError, HeteroSDKError, UnsupportedOpera
 from hetero_sdk.ops import bodies
 from hetero_sdk.reference import kernel_types, run_node
 
+from hetero_sdk_jax.lowering.elementwise import EXACT_DIVISION
 from hetero_sdk_jax.lowering.layout import ChannelsLast, channels_last_lowering
 from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, LoweringFn, get_lowering
 
@@ -181,12 +182,13 @@ def specialize(model: Model, shapes: Sequence[Sequence[int]]) -> Model:
     return clone
 
 
-def lower(model: Model, precision: Type = Type.f32) -> Callable[..., tuple[Any, ...]]:
+def lower(model: Model, precision: Type = Type.f32, exact_division: bool = False) -> Callable[..., tuple[Any, ...]]:
     """The JAX function computing ``model``: one array per Parameter in, one per Result out.
 
     Every shape of ``model`` must be static (see :func:`specialize`). With ``precision=bf16``, f32
     tensors (inputs, weights, intermediate results) are computed in bf16 and outputs are cast back
-    to their declared types.
+    to their declared types. ``exact_division`` corrects each f32 Divide for a backend whose division
+    is not correctly rounded (:attr:`Backend.divides_inexactly`).
 
     :raises CompilationError: naming the node that cannot be lowered (raised while tracing).
     """
@@ -200,9 +202,12 @@ def lower(model: Model, precision: Type = Type.f32) -> Callable[..., tuple[Any, 
         return value
 
     def run(*args: Any) -> tuple[Any, ...]:
-        # f32 means f32 in the shared kernels' products too (XLA:GPU would run them in TF32)
-        with jax.default_matmul_precision("highest"):
-            return traced(*args)
+        division = EXACT_DIVISION.set(exact_division)
+        try:  # f32 means f32 in the shared kernels' products too (XLA:GPU would run them in TF32)
+            with jax.default_matmul_precision("highest"):
+                return traced(*args)
+        finally:
+            EXACT_DIVISION.reset(division)
 
     def traced(*args: Any) -> tuple[Any, ...]:
         env: dict[tuple[int, int], Any] = {}
