@@ -14,6 +14,8 @@ from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.reference import Kernel, get_kernel
 from hetero_sdk.runtime import RunContext
 from template_plugin.arena import Arena, Donation
+from template_plugin.bound_conv import bind_convolution
+from template_plugin.fused_conv import CONVOLUTION
 from template_plugin.plan_kernels import IN_PLACE, LENDING_KERNELS, max_pool_without_indices, reduce_mean
 
 __all__ = ["ExecutionPlan", "Step"]
@@ -179,10 +181,14 @@ def _workspace(step: Step, args: list[Any], owners: list[Any], refs: dict[int, i
 
 def _kernel(node: Node, read: list[bool]) -> Kernel:
     """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
-    (MaxPool without the indices nobody reads, the convolutions writing into the arena, ReduceMean),
+    (MaxPool without the indices nobody reads, the convolutions writing into the arena, a pointwise
+    TemplateConvolution bound to its constant filters, ReduceMean),
     else the reference kernel. A kernel may return fewer values than outputs: the rest stay unset."""
     if node.type_name == "MaxPool" and not read[1]:
         return max_pool_without_indices
+    if node.type_name == CONVOLUTION:
+        filters = node.input_value(1).node
+        return bind_convolution(node, filters.attrs["value"] if filters.type_name == "Constant" else None)
     if node.type_name in LENDING_KERNELS:
         return LENDING_KERNELS[node.type_name]
     if node.type_name == "ReduceMean":
