@@ -16,6 +16,7 @@ import numpy as np
 
 from hetero_sdk import Node
 from hetero_sdk.reference import Workspace
+from template_plugin.bound_depthwise import bind_depthwise
 from template_plugin.fused_conv import convolution_into, finish
 
 __all__ = ["bind_convolution", "is_pointwise"]
@@ -40,11 +41,15 @@ def is_pointwise(node: Node, filters: np.ndarray) -> bool:
 
 def bind_convolution(node: Node, filters: Any) -> Any:
     """``node``'s kernel (``kernel(node, workspace, x, w, bias[, scale[, shift]])``): bound to its
-    constant ``filters`` when it is pointwise on f32 or f64 (:func:`is_pointwise`), else
+    constant ``filters`` when it is pointwise on f32 or f64 (:func:`is_pointwise`) or a wide depthwise
+    convolution (:func:`~template_plugin.bound_depthwise.bind_depthwise`), else
     :func:`~template_plugin.fused_conv.convolution_into`.
 
     :param filters: the value of the node's filters when they are a Constant, else None.
     """
+    depthwise = bind_depthwise(node, filters)
+    if depthwise is not None:
+        return depthwise
     if not isinstance(filters, np.ndarray) or filters.dtype not in _FLOATS or not is_pointwise(node, filters):
         return convolution_into
     rank = filters.ndim - (3 if node.attrs["grouped"] else 2)

@@ -110,11 +110,11 @@ stay in cache (L2) between being written and being read by the GEMVs (whole-laye
 depthwise layer are 9x its input, written to and read back from memory; 512 KiB measured 0-12 % faster
 than 2 MiB on PP-OCR's 3x3 layers)."""
 
-_ROW_BLOCK = 1 << 21
+ROW_BLOCK = 1 << 21
 """Bytes of row-shifted copies :func:`_depthwise_rows` fills at a time (measured best at 2 MiB)."""
 
 
-_ROW_GEMM_TAPS = 4
+ROW_GEMM_TAPS = 4
 """The least kernel width for which a wide depthwise convolution takes :func:`_depthwise_rows` (measured
 faster from 5 taps on: 10-25 % on the 5x5 layers of PP-OCR; slower for 3x3)."""
 
@@ -147,7 +147,7 @@ def _depthwise_rows(
     )
     columns = np.ascontiguousarray(np.swapaxes(taps, 1, 2))  # [C, width, rows]
     span = pixels + reach
-    block = max(1, min(channels, _ROW_BLOCK // (x.dtype.itemsize * batch * rows * span)))
+    block = max(1, min(channels, ROW_BLOCK // (x.dtype.itemsize * batch * rows * span)))
     result = _empty(workspace, "depthwise", (batch, channels, *grid), x.dtype)
     flat = result.reshape(batch, channels, pixels)
     shifted = _empty(workspace, "depthwise columns", (batch, block, rows, span), x.dtype)
@@ -193,7 +193,7 @@ def _depthwise(
     taps = w.reshape(channels, 1, -1)
     dtype = np.result_type(x, taps)
     x, taps = x.astype(dtype, copy=False), taps.astype(dtype, copy=False)
-    if wide and kernel[-1] >= _ROW_GEMM_TAPS:
+    if wide and kernel[-1] >= ROW_GEMM_TAPS:
         return _depthwise_rows(x, taps.reshape(channels, -1, kernel[-1]), kernel, strides, dilations, out, workspace)
     grid = (*out[:-1], x.shape[-1]) if wide else tuple(out)
     pitch = x.strides[2:]
@@ -239,7 +239,7 @@ def _tap_products(x: np.ndarray, w: np.ndarray, dilations: Sequence[int], out: S
     return np.ascontiguousarray(rows[(slice(None), slice(None), slice(None), *(slice(o) for o in out[1:]))])
 
 
-def _live_taps(
+def live_taps(
     w: np.ndarray,
     sizes: Sequence[int],
     out: Sequence[int],
@@ -286,7 +286,7 @@ def grouped_convolution(node: Node, x: np.ndarray, w: np.ndarray, workspace: Wor
                               attrs["pads_begin"], attrs["pads_end"])  # fmt: skip
     x, w = widened(x), widened(w)
     out = window_output_dims(node, x.shape[2:], kernel, strides, dilations, begin, end, "explicit")
-    w, begin, end = _live_taps(w, x.shape[2:], out, strides, dilations, begin, end)
+    w, begin, end = live_taps(w, x.shape[2:], out, strides, dilations, begin, end)
     kernel, batch = w.shape[3:], x.shape[0]
     if c_in == 1 and groups > 1:
         wide = len(out) > 1 and strides[-1] == 1  # one spare row keeps the wide rows' reads inside x
