@@ -124,7 +124,7 @@ class ExecutionPlan:
                     context.check_cancelled()
                 args = [env[a] for a in step.args]
                 if step.lends:
-                    args.insert(0, _workspace(step, args, owners, refs, arena))
+                    args.insert(0, _workspace(step, args, owners, refs, arena) if step.donors else arena)
                 if profile:
                     node = step.node
                     with context.timed(node.friendly_name, node.type_name, f"ref_{node.type_name}"):
@@ -132,7 +132,9 @@ class ExecutionPlan:
                 else:
                     raw = step.kernel(step.node, *args)
                 for slot, value, dtype in zip(
-                    step.outs, raw if isinstance(raw, (tuple, list)) else (raw,), step.out_dtypes
+                    step.outs,
+                    (raw,) if type(raw) is np.ndarray or not isinstance(raw, (tuple, list)) else raw,
+                    step.out_dtypes,
                 ):
                     if type(value) is not np.ndarray or value.dtype != dtype:
                         value = np.asarray(value).astype(dtype, copy=False)
