@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops.convolution import resolve_pads, window_output_dims
-from hetero_sdk.reference import Workspace
-from hetero_sdk.reference.convolution import ROW_BLOCK, ROW_GEMM_TAPS, live_taps
+from hetero_sdk.ops import resolve_pads, window_output_dims
+from hetero_sdk.reference import ROW_BLOCK, ROW_GEMM_TAPS, Workspace, live_taps
 from template_plugin.fused_conv import convolution_into, finish
 
 __all__ = ["bind_depthwise"]
