@@ -219,24 +219,46 @@ def _depthwise(
     return result[..., : out[-1]] if wide else result
 
 
-def _tap_products(x: np.ndarray, w: np.ndarray, dilations: Sequence[int], out: Sequence[int]) -> np.ndarray:
+def _tap_products(
+    x: np.ndarray,
+    w: np.ndarray,
+    dilations: Sequence[int],
+    out: Sequence[int],
+    workspace: Workspace | None = None,
+) -> np.ndarray:
     """A stride-1 convolution of the padded ``x`` [N, C, padded...] as ONE GEMM of every tap's filters
     ``[taps * O, C]`` with the flattened input ``[C, padded pixels]``, then the taps' products summed
     at their shifted offsets. It writes ``taps * O`` values per input pixel instead of im2col's
-    ``C * taps`` per output pixel: the cheaper choice when a layer has fewer outputs than inputs."""
+    ``C * taps`` per output pixel: the cheaper choice when a layer has fewer outputs than inputs.
+
+    :param workspace: lends the products and their sums (temporaries) and the result (its output).
+    """
     batch, channels, padded = x.shape[0], x.shape[1], x.shape[2:]
     outs, kernel = w.shape[0], w.shape[2:]
     pitch = [math.prod(padded[i + 1 :]) for i in range(len(padded))]
     taps = math.prod(kernel)
     stacked = np.ascontiguousarray(np.moveaxis(w.reshape(outs, channels, taps), 2, 0)).reshape(taps * outs, channels)
-    products = np.matmul(stacked, x.reshape(batch, channels, -1)).reshape(batch, taps, outs, -1)
+    flat = x.reshape(batch, channels, -1)
+    dtype = np.result_type(stacked, flat)
+    products = _empty(workspace, "tap products", (batch, taps * outs, flat.shape[-1]), dtype)
+    np.matmul(stacked, flat, out=products)
+    products = products.reshape(batch, taps, outs, -1)
     length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1
-    wide = np.zeros((batch, outs, out[0] * pitch[0]), dtype=products.dtype)
-    for i, tap in enumerate(np.ndindex(*kernel)):
-        offset = sum(t * d * p for t, d, p in zip(tap, dilations, pitch))
+    wide = _empty(workspace, "tap sums", (batch, outs, out[0] * pitch[0]), dtype)
+    wide[:, :, length:] = 0  # past the last output pixel: read by no output, kept finite
+    offsets = [sum(t * d * p for t, d, p in zip(tap, dilations, pitch)) for tap in np.ndindex(*kernel)]
+    # taps > 1 (the caller's rule): the first two products add up, then the rest
+    np.add(products[:, 0, :, offsets[0] : offsets[0] + length], products[:, 1, :, offsets[1] : offsets[1] + length],
+           out=wide[:, :, :length])  # fmt: skip
+    for i, offset in enumerate(offsets[2:], 2):
         wide[:, :, :length] += products[:, i, :, offset : offset + length]
     rows = wide.reshape(batch, outs, out[0], *padded[1:])
-    return np.ascontiguousarray(rows[(slice(None), slice(None), slice(None), *(slice(o) for o in out[1:]))])
+    cropped = rows[(slice(None), slice(None), slice(None), *(slice(o) for o in out[1:]))]
+    if workspace is None:
+        return np.ascontiguousarray(cropped)
+    result = workspace.output(cropped.shape, dtype)
+    np.copyto(result, cropped)
+    return result
 
 
 def live_taps(
@@ -293,7 +315,7 @@ def grouped_convolution(node: Node, x: np.ndarray, w: np.ndarray, workspace: Wor
         padded = _padded(x, begin, [end[0] + wide, *end[1:]], workspace)
         return _depthwise(padded, w, strides, dilations, out, wide, workspace)
     if groups == 1 and math.prod(kernel) > 1 and all(s == 1 for s in strides) and 16 <= c_in >= per_group:
-        return _tap_products(pad_spatial(x, begin, end), w[0], dilations, out)
+        return _tap_products(_padded(x, begin, end, workspace), w[0], dilations, out, workspace)
     if groups == 1 and math.prod(kernel) == 1 and not any(begin) and not any(end):
         x = x[(slice(None), slice(None), *(slice(None, (o - 1) * s + 1, s) for o, s in zip(out, strides)))]
         cols = np.ascontiguousarray(x).reshape(batch, 1, c_in, -1)
