@@ -192,8 +192,8 @@ def test_the_stacked_tap_gemm_with_lent_buffers_matches_a_direct_convolution(ran
     kernel = [data.draw(st.integers(1, 3)) for _ in range(rank)]
     if all(k == 1 for k in kernel):
         kernel[0] = 2
-    size = [data.draw(st.integers(kernel[i] + 1, 8 if rank < 3 else 5)) for i in range(rank)]
     dilations = [data.draw(st.integers(1, 2)) for _ in range(rank)]
+    size = [data.draw(st.integers((k - 1) * d + 1, 9 if rank < 3 else 6)) for k, d in zip(kernel, dilations)]
     pads = [data.draw(st.integers(0, 2)) for _ in range(rank)]
     batch = data.draw(st.integers(1, 2))
     rng = np.random.default_rng(seed)
