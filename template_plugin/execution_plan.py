@@ -14,7 +14,9 @@ from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.reference import Kernel, get_kernel
 from hetero_sdk.runtime import RunContext
 from template_plugin.arena import Arena, Donation
-from template_plugin.plan_kernels import IN_PLACE, LENDING_KERNELS, max_pool_without_indices, reduce_mean
+from template_plugin.bound_conv import bind_convolution
+from template_plugin.fused_conv import CONVOLUTION
+from template_plugin.plan_kernels import IN_PLACE, LENDING_KERNELS, convert, max_pool_without_indices, reduce_mean
 
 __all__ = ["ExecutionPlan", "Step"]
 
@@ -122,7 +124,7 @@ class ExecutionPlan:
                     context.check_cancelled()
                 args = [env[a] for a in step.args]
                 if step.lends:
-                    args.insert(0, _workspace(step, args, owners, refs, arena))
+                    args.insert(0, _workspace(step, args, owners, refs, arena) if step.donors else arena)
                 if profile:
                     node = step.node
                     with context.timed(node.friendly_name, node.type_name, f"ref_{node.type_name}"):
@@ -130,7 +132,9 @@ class ExecutionPlan:
                 else:
                     raw = step.kernel(step.node, *args)
                 for slot, value, dtype in zip(
-                    step.outs, raw if isinstance(raw, (tuple, list)) else (raw,), step.out_dtypes
+                    step.outs,
+                    (raw,) if type(raw) is np.ndarray or not isinstance(raw, (tuple, list)) else raw,
+                    step.out_dtypes,
                 ):
                     if type(value) is not np.ndarray or value.dtype != dtype:
                         value = np.asarray(value).astype(dtype, copy=False)
@@ -179,14 +183,20 @@ def _workspace(step: Step, args: list[Any], owners: list[Any], refs: dict[int, i
 
 def _kernel(node: Node, read: list[bool]) -> Kernel:
     """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
-    (MaxPool without the indices nobody reads, the convolutions writing into the arena, ReduceMean),
+    (MaxPool without the indices nobody reads, the convolutions writing into the arena, a pointwise
+    TemplateConvolution bound to its constant filters, ReduceMean, integer Convert),
     else the reference kernel. A kernel may return fewer values than outputs: the rest stay unset."""
     if node.type_name == "MaxPool" and not read[1]:
         return max_pool_without_indices
+    if node.type_name == CONVOLUTION:
+        filters = node.input_value(1).node
+        return bind_convolution(node, filters.attrs["value"] if filters.type_name == "Constant" else None)
     if node.type_name in LENDING_KERNELS:
         return LENDING_KERNELS[node.type_name]
     if node.type_name == "ReduceMean":
         return reduce_mean
+    if node.type_name == "Convert":
+        return convert
     return get_kernel(node.type_name)
 
 

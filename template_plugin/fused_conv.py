@@ -33,7 +33,14 @@ from hetero_sdk.ops import (
 )
 from hetero_sdk.reference import Workspace, grouped_convolution, kernel
 
-__all__ = ["CONVOLUTION", "CONVOLUTION_ACTIVATIONS", "CONVOLUTION_OP", "convolution_into", "fused_convolution"]
+__all__ = [
+    "CONVOLUTION",
+    "CONVOLUTION_ACTIVATIONS",
+    "CONVOLUTION_OP",
+    "convolution_into",
+    "finish",
+    "fused_convolution",
+]
 
 CONVOLUTION = "TemplateConvolution"
 """The op type name."""
@@ -134,7 +141,14 @@ def convolution_into(
         y = np.add(y, bias, out=y)  # a fresh array or the workspace's output
     else:  # a view (wide depthwise rows, maybe of a temporary) gets a compact result
         y = np.add(y, bias, out=np.empty(y.shape, dtype) if workspace is None else workspace.output(y.shape, dtype))
-    activation = node.attrs["activation"]
+    return finish(node.attrs["activation"], workspace, y, scale, shift)
+
+
+def finish(
+    activation: str, workspace: Workspace | None, y: np.ndarray, scale: np.ndarray | None, shift: np.ndarray | None
+) -> np.ndarray:
+    """The biased product ``y`` (a fresh array or the workspace's output) through the activation and the
+    affine map, in place."""
     if activation == "relu":
         np.maximum(y, np.zeros(y.shape[-1:], y.dtype), out=y)  # numpy's maximum is slow with a 0-d operand
     elif activation == "hswish":  # x * clip(x + 3, 0, 6) / 6, in HSwish's order

@@ -1,9 +1,11 @@
 """TEMPLATE's own variants of reference kernels, which its execution plan picks over them: the
 convolutions, the common float elementwise ops, Softmax and the fused MatMul writing into the request's
-arena, ReduceMean without a widened copy of its input, and MaxPool without the indices nobody reads."""
+arena, ReduceMean without a widened copy of its input, MaxPool without the indices nobody reads and
+integer Convert without per-call type look-ups."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -15,7 +17,7 @@ from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max
 from template_plugin.fused_conv import CONVOLUTION, convolution_into
 from template_plugin.fused_ops import FULLY_CONNECTED
 
-__all__ = ["IN_PLACE", "LENDING_KERNELS", "max_pool_without_indices", "reduce_mean"]
+__all__ = ["IN_PLACE", "LENDING_KERNELS", "convert", "max_pool_without_indices", "reduce_mean"]
 
 
 def _compact(y: np.ndarray, workspace: Workspace) -> np.ndarray:
@@ -128,6 +130,27 @@ def reduce_mean(node: Node, x: np.ndarray, axes: Any) -> Any:
         return get_kernel("ReduceMean")(node, x, axes)
     total = np.add.reduce(x, axis=axis, dtype=np.float64, keepdims=node.attrs["keep_dims"])
     return np.divide(total, count, out=total if isinstance(total, np.ndarray) else None)
+
+
+@functools.lru_cache(maxsize=64)
+def _saturation(source: np.dtype[Any], target: np.dtype[Any]) -> tuple[int, int] | None:
+    """The bounds an integer ``source`` is clipped to before it becomes ``target`` (None: it fits)."""
+    low, high = np.iinfo(source), np.iinfo(target)
+    if high.min <= low.min and low.max <= high.max:
+        return None
+    return max(int(low.min), int(high.min)), min(int(low.max), int(high.max))
+
+
+def convert(node: Node, x: Any) -> Any:
+    """``Convert`` between numpy integer types of 8 bits or more: saturated at the destination's limits
+    (one clip, only where the source's range exceeds them), then cast, as the reference kernel computes it
+    without its per-call type look-ups (shape subgraphs convert a few integers per inference); other
+    conversions go to the reference kernel."""
+    target = node.attrs["destination_type"].numpy
+    if type(x) is not np.ndarray or x.dtype.kind not in "iu" or np.dtype(target).kind not in "iu":
+        return get_kernel("Convert")(node, x)
+    bounds = _saturation(x.dtype, np.dtype(target))
+    return (x if bounds is None else np.clip(x, *bounds)).astype(target)
 
 
 def max_pool_without_indices(node: Node, x: np.ndarray) -> tuple[np.ndarray]:

@@ -110,11 +110,11 @@ stay in cache (L2) between being written and being read by the GEMVs (whole-laye
 depthwise layer are 9x its input, written to and read back from memory; 512 KiB measured 0-12 % faster
 than 2 MiB on PP-OCR's 3x3 layers)."""
 
-_ROW_BLOCK = 1 << 21
+ROW_BLOCK = 1 << 21
 """Bytes of row-shifted copies :func:`_depthwise_rows` fills at a time (measured best at 2 MiB)."""
 
 
-_ROW_GEMM_TAPS = 4
+ROW_GEMM_TAPS = 4
 """The least kernel width for which a wide depthwise convolution takes :func:`_depthwise_rows` (measured
 faster from 5 taps on: 10-25 % on the 5x5 layers of PP-OCR; slower for 3x3)."""
 
@@ -147,7 +147,7 @@ def _depthwise_rows(
     )
     columns = np.ascontiguousarray(np.swapaxes(taps, 1, 2))  # [C, width, rows]
     span = pixels + reach
-    block = max(1, min(channels, _ROW_BLOCK // (x.dtype.itemsize * batch * rows * span)))
+    block = max(1, min(channels, ROW_BLOCK // (x.dtype.itemsize * batch * rows * span)))
     result = _empty(workspace, "depthwise", (batch, channels, *grid), x.dtype)
     flat = result.reshape(batch, channels, pixels)
     shifted = _empty(workspace, "depthwise columns", (batch, block, rows, span), x.dtype)
@@ -193,7 +193,7 @@ def _depthwise(
     taps = w.reshape(channels, 1, -1)
     dtype = np.result_type(x, taps)
     x, taps = x.astype(dtype, copy=False), taps.astype(dtype, copy=False)
-    if wide and kernel[-1] >= _ROW_GEMM_TAPS:
+    if wide and kernel[-1] >= ROW_GEMM_TAPS:
         return _depthwise_rows(x, taps.reshape(channels, -1, kernel[-1]), kernel, strides, dilations, out, workspace)
     grid = (*out[:-1], x.shape[-1]) if wide else tuple(out)
     pitch = x.strides[2:]
@@ -219,27 +219,49 @@ def _depthwise(
     return result[..., : out[-1]] if wide else result
 
 
-def _tap_products(x: np.ndarray, w: np.ndarray, dilations: Sequence[int], out: Sequence[int]) -> np.ndarray:
+def _tap_products(
+    x: np.ndarray,
+    w: np.ndarray,
+    dilations: Sequence[int],
+    out: Sequence[int],
+    workspace: Workspace | None = None,
+) -> np.ndarray:
     """A stride-1 convolution of the padded ``x`` [N, C, padded...] as ONE GEMM of every tap's filters
     ``[taps * O, C]`` with the flattened input ``[C, padded pixels]``, then the taps' products summed
     at their shifted offsets. It writes ``taps * O`` values per input pixel instead of im2col's
-    ``C * taps`` per output pixel: the cheaper choice when a layer has fewer outputs than inputs."""
+    ``C * taps`` per output pixel: the cheaper choice when a layer has fewer outputs than inputs.
+
+    :param workspace: lends the products and their sums (temporaries) and the result (its output).
+    """
     batch, channels, padded = x.shape[0], x.shape[1], x.shape[2:]
     outs, kernel = w.shape[0], w.shape[2:]
     pitch = [math.prod(padded[i + 1 :]) for i in range(len(padded))]
     taps = math.prod(kernel)
     stacked = np.ascontiguousarray(np.moveaxis(w.reshape(outs, channels, taps), 2, 0)).reshape(taps * outs, channels)
-    products = np.matmul(stacked, x.reshape(batch, channels, -1)).reshape(batch, taps, outs, -1)
+    flat = x.reshape(batch, channels, -1)
+    dtype = np.result_type(stacked, flat)
+    products = _empty(workspace, "tap products", (batch, taps * outs, flat.shape[-1]), dtype)
+    np.matmul(stacked, flat, out=products)
+    products = products.reshape(batch, taps, outs, -1)
     length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1
-    wide = np.zeros((batch, outs, out[0] * pitch[0]), dtype=products.dtype)
-    for i, tap in enumerate(np.ndindex(*kernel)):
-        offset = sum(t * d * p for t, d, p in zip(tap, dilations, pitch))
+    wide = _empty(workspace, "tap sums", (batch, outs, out[0] * pitch[0]), dtype)
+    wide[:, :, length:] = 0  # past the last output pixel: read by no output, kept finite
+    offsets = [sum(t * d * p for t, d, p in zip(tap, dilations, pitch)) for tap in np.ndindex(*kernel)]
+    # taps > 1 (the caller's rule): the first two products add up, then the rest
+    np.add(products[:, 0, :, offsets[0] : offsets[0] + length], products[:, 1, :, offsets[1] : offsets[1] + length],
+           out=wide[:, :, :length])  # fmt: skip
+    for i, offset in enumerate(offsets[2:], 2):
         wide[:, :, :length] += products[:, i, :, offset : offset + length]
     rows = wide.reshape(batch, outs, out[0], *padded[1:])
-    return np.ascontiguousarray(rows[(slice(None), slice(None), slice(None), *(slice(o) for o in out[1:]))])
+    cropped = rows[(slice(None), slice(None), slice(None), *(slice(o) for o in out[1:]))]
+    if workspace is None:
+        return np.ascontiguousarray(cropped)
+    result = workspace.output(cropped.shape, dtype)
+    np.copyto(result, cropped)
+    return result
 
 
-def _live_taps(
+def live_taps(
     w: np.ndarray,
     sizes: Sequence[int],
     out: Sequence[int],
@@ -286,14 +308,14 @@ def grouped_convolution(node: Node, x: np.ndarray, w: np.ndarray, workspace: Wor
                               attrs["pads_begin"], attrs["pads_end"])  # fmt: skip
     x, w = widened(x), widened(w)
     out = window_output_dims(node, x.shape[2:], kernel, strides, dilations, begin, end, "explicit")
-    w, begin, end = _live_taps(w, x.shape[2:], out, strides, dilations, begin, end)
+    w, begin, end = live_taps(w, x.shape[2:], out, strides, dilations, begin, end)
     kernel, batch = w.shape[3:], x.shape[0]
     if c_in == 1 and groups > 1:
         wide = len(out) > 1 and strides[-1] == 1  # one spare row keeps the wide rows' reads inside x
         padded = _padded(x, begin, [end[0] + wide, *end[1:]], workspace)
         return _depthwise(padded, w, strides, dilations, out, wide, workspace)
     if groups == 1 and math.prod(kernel) > 1 and all(s == 1 for s in strides) and 16 <= c_in >= per_group:
-        return _tap_products(pad_spatial(x, begin, end), w[0], dilations, out)
+        return _tap_products(_padded(x, begin, end, workspace), w[0], dilations, out, workspace)
     if groups == 1 and math.prod(kernel) == 1 and not any(begin) and not any(end):
         x = x[(slice(None), slice(None), *(slice(None, (o - 1) * s + 1, s) for o, s in zip(out, strides)))]
         cols = np.ascontiguousarray(x).reshape(batch, 1, c_in, -1)

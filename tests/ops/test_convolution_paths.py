@@ -163,3 +163,50 @@ def test_depthwise_channel_blocks_of_any_size_match_a_direct_convolution(
         (result,) = evaluate(hs.Model([conv], [data]), [x])
     expected = direct_convolution(x, w, channels, [stride, stride], [1, 1], [1, 1])
     np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+
+
+class _NanWorkspace:
+    """Lends buffers full of NaN: a kernel that reads an element it did not write shows it."""
+
+    def output(self, shape, dtype):
+        return np.full(shape, np.nan, dtype)
+
+    def temporary(self, name, shape, dtype):
+        return np.full(shape, np.nan, dtype)
+
+    def lent(self, value):
+        return True
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rank=st.sampled_from([1, 2, 2, 3]),
+    c_in=st.integers(16, 20),
+    out_channels=st.integers(1, 16),
+    data=st.data(),
+    seed=st.integers(0, 2**16),
+)
+def test_the_stacked_tap_gemm_with_lent_buffers_matches_a_direct_convolution(rank, c_in, out_channels, data, seed):
+    """More inputs than outputs at stride 1 (the taps' stacked GEMM) with a workspace lending its
+    buffers: called directly with NaN-filled buffers, and twice on one TEMPLATE request (the arena's)."""
+    kernel = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+    if all(k == 1 for k in kernel):
+        kernel[0] = 2
+    dilations = [data.draw(st.integers(1, 2)) for _ in range(rank)]
+    size = [data.draw(st.integers((k - 1) * d + 1, 9 if rank < 3 else 6)) for k, d in zip(kernel, dilations)]
+    pads = [data.draw(st.integers(0, 2)) for _ in range(rank)]
+    batch = data.draw(st.integers(1, 2))
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((out_channels, c_in, *kernel)).astype(np.float32)
+    param = opset.parameter([batch, c_in, *size], name="x")
+    conv = opset.convolution(param, w, [1] * rank, pads, pads, dilations)
+    x = rng.standard_normal((batch, c_in, *size)).astype(np.float32)
+    expected = direct_convolution(x, w, 1, [1] * rank, pads, dilations)
+    kernels = importlib.import_module("hetero_sdk.reference.convolution")
+    direct = kernels.grouped_convolution(conv, x, w[np.newaxis], _NanWorkspace())
+    np.testing.assert_allclose(direct, expected, rtol=2e-5, atol=2e-5)
+    request = hs.Core().compile_model(hs.Model([opset.relu(conv)], [param]), "TEMPLATE").create_infer_request()
+    for _ in range(2):
+        x = rng.standard_normal((batch, c_in, *size)).astype(np.float32)
+        expected = np.maximum(direct_convolution(x, w, 1, [1] * rank, pads, dilations), 0)
+        np.testing.assert_allclose(np.asarray(request.infer([x])[0]), expected, rtol=2e-5, atol=2e-5)

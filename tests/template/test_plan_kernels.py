@@ -187,3 +187,33 @@ def test_fused_matmul_writes_the_numpy_values_into_the_arena(
     tolerance = {np.float16: 2e-3, np.float32: 1e-6, np.float64: 1e-12}[dtype]
     for _ in range(2):
         np.testing.assert_allclose(request.infer([stored_a])[0], expected, rtol=tolerance, atol=tolerance)
+
+
+INTEGERS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+INTEGER_TYPES = dict(zip(INTEGERS, [hs.Type.i8, hs.Type.u8, hs.Type.i16, hs.Type.u16, hs.Type.i32, hs.Type.u32,
+                                     hs.Type.i64, hs.Type.u64]))  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    source=st.sampled_from(INTEGERS),
+    target=st.sampled_from([*INTEGERS, np.float32]),
+    shape=hnp.array_shapes(min_dims=0, max_dims=3, max_side=5),
+    data=st.data(),
+)
+def test_integer_convert_saturates_at_the_destination_limits(source, target, shape, data) -> None:
+    """Every integer type to every other (and to f32, the reference kernel's): each value clipped to the
+    destination's range, in Python integers here."""
+    info = np.iinfo(source)
+    values = data.draw(hnp.arrays(source, shape, elements=st.integers(int(info.min), int(info.max))))
+    param = opset.parameter(list(shape), INTEGER_TYPES[source], name="x")
+    destination = hs.Type.f32 if target is np.float32 else INTEGER_TYPES[target]
+    model = hs.Model([opset.convert(param, destination)], [param])
+    got = np.asarray(hs.Core().compile_model(model, "TEMPLATE")(values)[0])
+    if target is np.float32:
+        expected = values.astype(np.float32)
+    else:
+        low, high = int(np.iinfo(target).min), int(np.iinfo(target).max)
+        expected = np.array([min(max(int(v), low), high) for v in values.reshape(-1)], target).reshape(shape)
+    assert got.dtype == np.dtype(target) and got.shape == tuple(shape)
+    np.testing.assert_array_equal(got, expected)

@@ -1,0 +1,80 @@
+"""``TemplateConvolution`` kernels bound at compile time to the node's constant filters.
+
+A pointwise convolution (every kernel size 1, stride 1, no padding, one group) is one matrix product
+per image, ``filters [C_OUT, C_IN] @ x [C_IN, pixels]``, written into the request's arena: its kernel
+keeps the filters as that contiguous matrix and skips the general convolution's per-call geometry
+(pads, output sizes, live taps, im2col choice), which on small planes (squeeze-and-excitation blocks
+on ``[N, C, 1, 1]``) costs more than the product itself. Any other call (other filters, element types
+or ranks) takes :func:`~template_plugin.fused_conv.convolution_into`, as does every other convolution.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk import Node
+from hetero_sdk.reference import Workspace
+from template_plugin.bound_depthwise import bind_depthwise
+from template_plugin.fused_conv import convolution_into, finish
+
+__all__ = ["bind_convolution", "is_pointwise"]
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def is_pointwise(node: Node, filters: np.ndarray) -> bool:
+    """True when ``node`` (a ``TemplateConvolution``) with ``filters`` is a pointwise convolution: one
+    group, every kernel size and stride 1, no padding (explicit pads of 0, or any ``auto_pad``: a
+    1-tap window at stride 1 needs none)."""
+    attrs = node.attrs
+    kernel = filters.shape[3:] if attrs["grouped"] else filters.shape[2:]
+    return (
+        (not attrs["grouped"] or filters.shape[0] == 1)
+        and len(kernel) >= 1
+        and all(k == 1 for k in kernel)
+        and all(s == 1 for s in attrs["strides"])
+        and (attrs["auto_pad"] != "explicit" or (not any(attrs["pads_begin"]) and not any(attrs["pads_end"])))
+    )
+
+
+def bind_convolution(node: Node, filters: Any) -> Any:
+    """``node``'s kernel (``kernel(node, workspace, x, w, bias[, scale[, shift]])``): bound to its
+    constant ``filters`` when it is pointwise on f32 or f64 (:func:`is_pointwise`) or a wide depthwise
+    convolution (:func:`~template_plugin.bound_depthwise.bind_depthwise`), else
+    :func:`~template_plugin.fused_conv.convolution_into`.
+
+    :param filters: the value of the node's filters when they are a Constant, else None.
+    """
+    depthwise = bind_depthwise(node, filters)
+    if depthwise is not None:
+        return depthwise
+    if not isinstance(filters, np.ndarray) or filters.dtype not in _FLOATS or not is_pointwise(node, filters):
+        return convolution_into
+    rank = filters.ndim - (3 if node.attrs["grouped"] else 2)
+    matrix = np.ascontiguousarray(filters.reshape(filters.shape[-rank - 2], -1))  # [C_OUT, C_IN]
+    return _pointwise(node, filters, matrix)
+
+
+def _pointwise(node: Node, filters: np.ndarray, matrix: np.ndarray) -> Any:
+    activation, rank, dtype = node.attrs["activation"], filters.ndim - (3 if node.attrs["grouped"] else 2), matrix.dtype
+    outs, ins = matrix.shape
+
+    def pointwise(
+        node: Node,
+        workspace: Workspace | None,
+        x: np.ndarray,
+        w: np.ndarray,
+        bias: np.ndarray,
+        scale: np.ndarray | None = None,
+        shift: np.ndarray | None = None,
+    ) -> np.ndarray:
+        if w is not filters or x.dtype != dtype or x.ndim != rank + 2 or x.shape[1] != ins or bias.dtype != dtype:
+            return convolution_into(node, workspace, x, w, bias, scale, shift)
+        shape = (x.shape[0], outs, *x.shape[2:])
+        y = np.empty(shape, dtype) if workspace is None else workspace.output(shape, dtype)
+        np.matmul(matrix, x.reshape(x.shape[0], x.shape[1], -1), out=y.reshape(x.shape[0], outs, -1))
+        return finish(activation, workspace, np.add(y, bias, out=y), scale, shift)
+
+    return pointwise
