@@ -259,9 +259,14 @@ class InferRequest:
             raise
 
     def _set_inputs_unlocked(self, inputs: Mapping[TensorKey, Any] | Sequence[Any]) -> None:
-        mapping = type(inputs) is dict or isinstance(inputs, Mapping)
+        given = type(inputs)
+        mapping = given is dict or (given is not list and given is not tuple and isinstance(inputs, Mapping))
         if not mapping and len(inputs) != len(self._in_ports):
             raise InferenceError(f"the model has {len(self._in_ports)} input(s), {len(inputs)} were given")
+        if given is list or given is tuple:  # in input order: every position exists
+            for index, tensor in enumerate(inputs):
+                self._inputs[index] = self._checked_input(index, tensor)
+            return
         items = inputs.items() if mapping else enumerate(inputs)  # type: ignore[union-attr]
         keys = self._keys
         for key, tensor in items:
