@@ -60,9 +60,11 @@ class InferRequest:
         for kind, ports in (("output", self._out_ports), ("input", self._in_ports)):
             for i, port in enumerate(ports):
                 self._keys.update(dict.fromkeys((port, *port.names), (kind, i)))
-        self._expected = [
+        self._expected: list[tuple[np.dtype[Any], tuple[int, ...] | None]] = [
             (p.element_type.numpy, tuple(p.shape) if p.partial_shape.is_static else None) for p in self._in_ports
         ]
+        """Per input, the dtype and a shape an array takes the fast path of :meth:`_checked_input` with:
+        the static shape, or the last shape accepted for a dynamic input."""
         self.remote_outputs = False
         """Set True to get device-resident outputs (remote tensors) when the device has them."""
 
@@ -413,6 +415,8 @@ class InferRequest:
             raise InferenceError(
                 f"input {port.any_name!r} has shape {list(array.shape)}; the model expects {port.partial_shape}"
             )
+        if array is tensor and not expected.is_string:  # (strings are checked value by value, every time)
+            self._expected[index] = (expected.numpy, array.shape)  # the next array of this shape: fast path
         return array
 
     def _checked_output_buffer(self, index: int, buffer: Any) -> np.ndarray:

@@ -213,3 +213,21 @@ def test_compiled_model_properties_name_the_model_and_requests(compiled: hs.Comp
         compiled.get_property("NOPE")
     with pytest.raises(KeyError, match="read-only"):
         compiled.set_property({"PERF_COUNT": True})
+
+
+def test_a_dynamic_input_checks_every_new_shape_and_dtype(core: hs.Core) -> None:
+    """Arrays of changing shapes for a ``[?, 3]`` input: compatible ones run (again after another
+    shape), an incompatible shape or a wrong dtype is refused even right after a shape that ran."""
+    x = hs.opset.parameter(hs.PartialShape([-1, 3]), hs.Type.f32, name="x")
+    model = hs.Model([hs.opset.multiply(x, np.float32(2))], [x])
+    request = core.compile_model(model, "TEMPLATE").create_infer_request()
+    for rows in (2, 2, 4, 2):
+        value = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)
+        np.testing.assert_array_equal(request.infer([value])[0], value * 2)
+    with pytest.raises(InferenceError, match=r"input 'x' has shape \[2, 4\]; the model expects \[\?,3\]"):
+        request.infer([np.zeros((2, 4), np.float32)])
+    with pytest.raises(InferenceError, match="input 'x' has element type float64"):
+        request.infer([np.zeros((2, 3), np.float64)])
+    with pytest.raises(InferenceError, match=r"input 'x' has shape \[3\]"):
+        request.infer({"x": np.zeros(3, np.float32)})
+    np.testing.assert_array_equal(request.infer({"x": np.ones((2, 3), np.float32)})[0], np.full((2, 3), 2.0))
