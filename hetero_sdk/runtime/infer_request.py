@@ -60,9 +60,11 @@ class InferRequest:
         for kind, ports in (("output", self._out_ports), ("input", self._in_ports)):
             for i, port in enumerate(ports):
                 self._keys.update(dict.fromkeys((port, *port.names), (kind, i)))
-        self._expected = [
+        self._expected: list[tuple[np.dtype[Any], tuple[int, ...] | None]] = [
             (p.element_type.numpy, tuple(p.shape) if p.partial_shape.is_static else None) for p in self._in_ports
         ]
+        """Per input, the dtype and a shape an array takes the fast path of :meth:`_checked_input` with:
+        the static shape, or the last shape accepted for a dynamic input."""
         self.remote_outputs = False
         """Set True to get device-resident outputs (remote tensors) when the device has them."""
 
@@ -259,9 +261,14 @@ class InferRequest:
             raise
 
     def _set_inputs_unlocked(self, inputs: Mapping[TensorKey, Any] | Sequence[Any]) -> None:
-        mapping = type(inputs) is dict or isinstance(inputs, Mapping)
+        given = type(inputs)
+        mapping = given is dict or (given is not list and given is not tuple and isinstance(inputs, Mapping))
         if not mapping and len(inputs) != len(self._in_ports):
             raise InferenceError(f"the model has {len(self._in_ports)} input(s), {len(inputs)} were given")
+        if given is list or given is tuple:  # in input order: every position exists
+            for index, tensor in enumerate(inputs):
+                self._inputs[index] = self._checked_input(index, tensor)
+            return
         items = inputs.items() if mapping else enumerate(inputs)  # type: ignore[union-attr]
         keys = self._keys
         for key, tensor in items:
@@ -408,6 +415,8 @@ class InferRequest:
             raise InferenceError(
                 f"input {port.any_name!r} has shape {list(array.shape)}; the model expects {port.partial_shape}"
             )
+        if array is tensor and not expected.is_string:  # (strings are checked value by value, every time)
+            self._expected[index] = (expected.numpy, array.shape)  # the next array of this shape: fast path
         return array
 
     def _checked_output_buffer(self, index: int, buffer: Any) -> np.ndarray:

@@ -33,7 +33,7 @@ def test_ports_keep_names_types_and_shapes_of_the_model(compiled: hs.CompiledMod
     assert compiled.input("b") == compiled.inputs[1] and compiled.output(1) == compiled.outputs[1]
 
 
-@pytest.mark.parametrize("keys", ["names", "indices", "ports", "list"])
+@pytest.mark.parametrize("keys", ["names", "indices", "ports", "list", "tuple"])
 def test_inputs_by_name_index_port_or_order_give_the_same_results(compiled: hs.CompiledModel, ab, keys: str) -> None:
     a, b = ab
     feeds: dict[str, Any] = {
@@ -41,6 +41,7 @@ def test_inputs_by_name_index_port_or_order_give_the_same_results(compiled: hs.C
         "indices": {0: a, 1: b},
         "ports": {compiled.inputs[0]: a, compiled.inputs[1]: b},
         "list": [a, b],
+        "tuple": (a, b),
     }
     results = compiled.create_infer_request().infer(feeds[keys])
     want_sum, want_prod = expected(a, b)
@@ -85,6 +86,9 @@ def test_results_look_up_by_index_name_and_port(compiled: hs.CompiledModel, ab) 
         ({"sum": "A"}, r"'sum' names an output, not an input"),
         ({5: "A"}, r"input index 5 does not exist; the model has 2 input\(s\)"),
         (["A"], r"the model has 2 input\(s\), 1 were given"),
+        (["A", "B", "B"], r"the model has 2 input\(s\), 3 were given"),
+        (["A", "A64"], r"input 'b' has element type float64; the model expects f32"),
+        (["OBJ", "B"], r"input 'a': object is not a tensor"),
         ({"a": "A"}, r"input\(s\) \['b'\] were not set"),
         ({"a": "A64", "b": "B"}, r"input 'a' has element type float64; the model expects f32"),
         ({"a": "AT", "b": "B"}, r"input 'a' has shape \[3, 2\]; the model expects \[2,3\]"),
@@ -209,3 +213,21 @@ def test_compiled_model_properties_name_the_model_and_requests(compiled: hs.Comp
         compiled.get_property("NOPE")
     with pytest.raises(KeyError, match="read-only"):
         compiled.set_property({"PERF_COUNT": True})
+
+
+def test_a_dynamic_input_checks_every_new_shape_and_dtype(core: hs.Core) -> None:
+    """Arrays of changing shapes for a ``[?, 3]`` input: compatible ones run (again after another
+    shape), an incompatible shape or a wrong dtype is refused even right after a shape that ran."""
+    x = hs.opset.parameter(hs.PartialShape([-1, 3]), hs.Type.f32, name="x")
+    model = hs.Model([hs.opset.multiply(x, np.float32(2))], [x])
+    request = core.compile_model(model, "TEMPLATE").create_infer_request()
+    for rows in (2, 2, 4, 2):
+        value = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)
+        np.testing.assert_array_equal(request.infer([value])[0], value * 2)
+    with pytest.raises(InferenceError, match=r"input 'x' has shape \[2, 4\]; the model expects \[\?,3\]"):
+        request.infer([np.zeros((2, 4), np.float32)])
+    with pytest.raises(InferenceError, match="input 'x' has element type float64"):
+        request.infer([np.zeros((2, 3), np.float64)])
+    with pytest.raises(InferenceError, match=r"input 'x' has shape \[3\]"):
+        request.infer({"x": np.zeros(3, np.float32)})
+    np.testing.assert_array_equal(request.infer({"x": np.ones((2, 3), np.float32)})[0], np.full((2, 3), 2.0))

@@ -150,3 +150,38 @@ def test_round_modes_and_out_of_domain_nans_match_numpy() -> None:
     with np.errstate(invalid="ignore"):
         np.testing.assert_allclose(got[0], np.acos(outside), rtol=1e-6)
         np.testing.assert_allclose(got[1], np.acosh(outside), rtol=1e-6)
+
+
+def _hswish(x: np.ndarray) -> np.ndarray:
+    """``x * min(max(x + 3, 0), 6) / 6`` in float64."""
+    wide = x.astype(np.float64)
+    return wide * np.clip(wide + 3, 0, 6) / 6
+
+
+@OPS
+@given(data=st.data(), dtype=st.sampled_from([np.float16, np.float32, np.float64]))
+def test_hswish_values_and_edges(data: st.DataObject, dtype: type) -> None:
+    """HSwish against numpy, with the gate's corners (-3, 3), zero and infinities among the values."""
+    drawn = data.draw(floats((11,), dtype, -8, 8))
+    x = np.concatenate([drawn, np.array([-3, 3, 0, -0.0, np.inf, 6, -6], dtype)])
+    px = param(x)
+    got = run_xla(single_op(opset.hswish(px), [px]), [x])[0]
+    assert got.dtype == dtype
+    rtol = 2e-3 if dtype == np.float16 else 1e-6
+    np.testing.assert_allclose(got.astype(np.float64), _hswish(x), rtol=rtol, atol=rtol)
+
+
+def test_hswish_before_pooling() -> None:
+    """HSwish feeding a spatial mean and an average pool (MobileNetV3's and PP-OCR rec's blocks)."""
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((1, 6, 6, 8)) * 4).astype(np.float32)
+    w = rng.standard_normal((5, 6, 1, 1)).astype(np.float32)
+    px = param(x)
+    act = opset.hswish(opset.convolution(px, w, [1, 1], [0, 0], [0, 0], [1, 1]))
+    mean = opset.reduce_mean(act, np.array([2, 3], np.int64), keep_dims=True)
+    pooled = opset.avg_pool(act, [3, 2], [0, 0], [0, 0], [3, 2], exclude_pad=True)
+    got_mean, got_pooled = run_xla(many_ops([mean, pooled], [px]), [x])
+    expected = _hswish(np.einsum("oc,nchw->nohw", w[:, :, 0, 0].astype(np.float64), x.astype(np.float64)))
+    np.testing.assert_allclose(got_mean, expected.mean(axis=(2, 3), keepdims=True), rtol=1e-5, atol=1e-5)
+    windows = expected.reshape(1, 5, 2, 3, 4, 2).mean(axis=(3, 5))
+    np.testing.assert_allclose(got_pooled, windows, rtol=1e-5, atol=1e-5)

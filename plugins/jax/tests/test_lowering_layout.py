@@ -140,3 +140,103 @@ def test_a_concat_of_chain_values_and_plain_ones_along_any_axis(data: st.DataObj
     expected = np.maximum(np.concatenate([conv, other, conv], axis=axis), 0)
     np.testing.assert_allclose(got_joined, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got_out, _pointwise(expected.astype(np.float32), mixer), rtol=1e-4, atol=1e-4)
+
+
+def _resized(x: np.ndarray, axis: int, scale: float, mode: str) -> np.ndarray:
+    """``x`` resized along ``axis`` by ``scale``, asymmetric coordinates (``i / scale``): the floor
+    neighbour (``nearest``) or the two neighbours' linear mix (``linear_onnx``)."""
+    in_len = x.shape[axis]
+    out_len = int(np.float32(in_len) * (np.float32(scale) + np.float32(1e-5)))
+    coords = np.arange(out_len, dtype=np.float32) / np.float32(scale)
+    if mode == "nearest":
+        return np.take(x, np.clip(np.floor(coords), 0, in_len - 1).astype(int), axis=axis)
+    coords = np.clip(coords.astype(np.float64), 0, in_len - 1)
+    low = np.floor(coords).astype(int)
+    high = np.minimum(low + 1, in_len - 1)
+    shape = [1] * x.ndim
+    shape[axis] = out_len
+    frac = (coords - low).reshape(shape)
+    return np.take(x, low, axis=axis) * (1 - frac) + np.take(x, high, axis=axis) * frac
+
+
+def _transposed_conv(x: np.ndarray, w: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    """A 2D transposed convolution, ``w`` ``[C, O, k, k]``: each input pixel adds its value times the
+    kernel at ``stride`` times its position; ``pad`` elements cut from each side."""
+    n, _, height, width = x.shape
+    k = w.shape[2]
+    full = np.zeros((n, w.shape[1], stride * (height - 1) + k, stride * (width - 1) + k))
+    for i in range(height):
+        for j in range(width):
+            block = np.einsum("nc,cokl->nokl", x[:, :, i, j].astype(np.float64), w.astype(np.float64))
+            full[:, :, i * stride : i * stride + k, j * stride : j * stride + k] += block
+    return full[:, :, pad : full.shape[2] - pad, pad : full.shape[3] - pad]
+
+
+@OPS
+@given(
+    data=st.data(),
+    mode=st.sampled_from(["nearest", "linear_onnx"]),
+    scales=st.tuples(st.sampled_from([0.5, 1.5, 2.0, 3.0]), st.sampled_from([1.0, 2.0, 2.5])),
+    pads=st.tuples(st.integers(0, 1), st.integers(0, 1)),
+    kernel_stride_pad=st.sampled_from([(2, 2, 0), (3, 2, 1), (2, 1, 0), (3, 3, 1)]),
+)
+def test_interpolate_transposed_convolution_batch_norm_and_prelu_in_a_chain(
+    data: st.DataObject,
+    mode: str,
+    scales: tuple[float, float],
+    pads: tuple[int, int],
+    kernel_stride_pad: tuple[int, int, int],
+) -> None:
+    """Convolution -> Interpolate (H and W, padded first) -> ConvolutionBackpropData -> BatchNormInference
+    -> PRelu (ONNX's Select form) -> Convolution, every value of the chain an output."""
+    k, stride, pad = kernel_stride_pad
+    x = data.draw(floats((2, 5, 4, 3), low=-2, high=2))
+    w = data.draw(floats((6, 5, 1, 1), low=-2, high=2))
+    up = data.draw(floats((6, 4, k, k), low=-1, high=1))
+    gamma, beta, mean = (data.draw(floats((4,), low=-2, high=2)) for _ in range(3))
+    variance = data.draw(floats((4,), low=0.5, high=2))
+    slope = data.draw(floats((4, 1, 1), low=-1, high=1))
+    mixer = data.draw(floats((3, 4, 1, 1), low=-2, high=2))
+    px = param(x)
+    first = opset.convolution(px, w, [1, 1], [0, 0], [0, 0], [1, 1])
+    resized = opset.interpolate(
+        first, np.array(scales, np.float32), mode, "scales", [0, 0, *pads], [0, 0, 0, pads[0]],
+        coordinate_transformation_mode="asymmetric", nearest_mode="floor", axes=np.array([2, 3], np.int64),
+    )  # fmt: skip
+    upsampled = opset.convolution_backprop_data(resized, up, [stride, stride], None, [pad, pad], [pad, pad], [1, 1])
+    normed = opset.batch_norm_inference(upsampled, gamma, beta, mean, variance, 1e-3)
+    zero = np.zeros((), np.float32)
+    prelu = opset.select(opset.greater_equal(normed, zero), normed, opset.multiply(normed, slope))
+    out = opset.convolution(prelu, mixer, [1, 1], [0, 0], [0, 0], [1, 1])
+    got = run_xla(hs.Model([resized, upsampled, normed, prelu, out], [px]), [x])
+
+    conv = np.pad(_pointwise(x, w), [(0, 0), (0, 0), (pads[0], 0), (pads[1], pads[0])])
+    resized_np = _resized(_resized(conv, 2, scales[0], mode), 3, scales[1], mode)
+    upsampled_np = _transposed_conv(resized_np.astype(np.float32), up, stride, pad)
+    per_channel = [v.astype(np.float64).reshape(1, 4, 1, 1) for v in (gamma, beta, mean, variance)]
+    normed_np = per_channel[0] * (upsampled_np - per_channel[2]) / np.sqrt(per_channel[3] + 1e-3) + per_channel[1]
+    prelu_np = np.where(normed_np >= 0, normed_np, normed_np * slope)
+    for value, expected in zip(got, [resized_np, upsampled_np, normed_np, prelu_np, _pointwise(prelu_np, mixer)]):
+        np.testing.assert_allclose(value, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_upsampling_and_batch_norm_keep_a_chain_channels_last() -> None:
+    """Convolution -> Interpolate (nearest, x2) -> ConvolutionBackpropData (2x2, stride 2) ->
+    BatchNormInference -> Convolution: no layout change between the ops, one at each end."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 8, 4, 4)).astype(np.float32)
+    px = param(x)
+    first = opset.convolution(px, np.ones((8, 8, 1, 1), np.float32), [1, 1], [0, 0], [0, 0], [1, 1])
+    resized = opset.interpolate(
+        first, np.array([2.0, 2.0], np.float32), "nearest", "scales",
+        coordinate_transformation_mode="asymmetric", nearest_mode="floor", axes=np.array([2, 3], np.int64),
+    )  # fmt: skip
+    up = opset.convolution_backprop_data(resized, np.ones((8, 8, 2, 2), np.float32), [2, 2])
+    params = [np.ones(8, np.float32)] * 4
+    out = opset.convolution(opset.batch_norm_inference(up, *params, 1e-5), np.ones((2, 8, 1, 1), np.float32),
+                            [1, 1], [0, 0], [0, 0], [1, 1])  # fmt: skip
+    jaxpr = jax.make_jaxpr(lower(hs.Model([out], [px])))(x)
+    names = [e.primitive.name for e in jaxpr.eqns]
+    assert names.count("transpose") == 3  # the input moved channels-last, the transposed convolution's
+    # block interleave, and the Result moved back
+    assert "gather" not in names  # an integer nearest upscale is a broadcast

@@ -1,5 +1,5 @@
 """XLA's lowerings of Erf and Gelu, which use ``lax.erf`` and ``lax.erfc`` (the array API has no error
-function); the other activations trace their definitions' array-API kernels."""
+function), and of HSwish; the other activations trace their definitions' array-API kernels."""
 
 from __future__ import annotations
 
@@ -24,3 +24,13 @@ def gelu(node: Node, x: jnp.ndarray) -> jnp.ndarray:
     if node.attrs["approximation_mode"] == "TANH":
         return gelu_tanh(x)
     return 0.5 * x * lax.erfc(-x / math.sqrt(2))  # erfc keeps the negative tail accurate
+
+
+@lowering("HSwish")
+def hswish(node: Node, x: jnp.ndarray) -> jnp.ndarray:
+    """``x * min(max(x / 6 + 1/2, 0), 1)``, the definition's ``x * min(max(x + 3, 0), 6) / 6`` with the
+    division moved into the gate. XLA:CPU otherwise fuses the division of the product into its
+    consumers (MobileNetV3's squeeze-and-excitation means, PP-OCR rec's average pool) as a multiply
+    by 1/6 that it materialises as a tensor-sized array on every call."""
+    x = widened(x)
+    return x * jnp.clip(x / 6 + 0.5, 0, 1)

@@ -175,31 +175,48 @@ def convolution(node: Node, x: jnp.ndarray, w: jnp.ndarray, channels_last: bool 
     return conv(x, w, strides, padding, dilations, groups=groups, channels_last=channels_last)
 
 
-def _scatter_by_product(x: jnp.ndarray, w: jnp.ndarray, begin: Sequence[int], out: Sequence[int]) -> jnp.ndarray:
+def _scatter_by_product(
+    x: jnp.ndarray, w: jnp.ndarray, begin: Sequence[int], out: Sequence[int], channels_last: bool = False
+) -> jnp.ndarray:
     """A transposed convolution whose kernel equals its strides: each input pixel writes its own
     ``kernel``-sized block, so the result is one product over the channels, its kernel axes then
     interleaved with the spatial ones, and the output window cut (or zero-padded) from it. XLA:CPU
     runs the general form as a convolution of the stride-dilated data, mostly over inserted zeros:
-    1.4-2x slower on PP-OCRv4 det's 2x2 upsamplers."""
-    rank, sizes, kernel = x.ndim - 2, x.shape[2:], w.shape[2:]
+    1.4-2x slower on PP-OCRv4 det's 2x2 upsamplers. ``x`` and the result are ``[N, ..., C]`` with
+    ``channels_last``."""
+    rank, kernel = x.ndim - 2, w.shape[2:]
+    sizes = x.shape[1:-1] if channels_last else x.shape[2:]
     product = jnp.tensordot(
-        x, w, axes=([1], [0]), precision=precision_of(x.dtype), preferred_element_type=accumulation(x.dtype)
+        x,
+        w,
+        axes=([x.ndim - 1 if channels_last else 1], [0]),
+        precision=precision_of(x.dtype),
+        preferred_element_type=accumulation(x.dtype),
     )  # [N, *sizes, O, *kernel]
-    order = [0, rank + 1, *(axis for i in range(rank) for axis in (1 + i, rank + 2 + i))]
-    full = jnp.transpose(product, order).reshape(x.shape[0], w.shape[1], *(n * k for n, k in zip(sizes, kernel)))
+    blocks = [n * k for n, k in zip(sizes, kernel)]
+    interleaved = [axis for i in range(rank) for axis in (1 + i, rank + 2 + i)]
+    if channels_last:
+        full = jnp.transpose(product, [0, *interleaved, rank + 1]).reshape(x.shape[0], *blocks, w.shape[1])
+    else:
+        full = jnp.transpose(product, [0, rank + 1, *interleaved]).reshape(x.shape[0], w.shape[1], *blocks)
     window = [(-b, o - (n * k - b), 0) for b, o, n, k in zip(begin, out, sizes, kernel)]
-    return lax.pad(full, jnp.zeros((), full.dtype), [(0, 0, 0), (0, 0, 0), *window])
+    none = (0, 0, 0)
+    return lax.pad(full, jnp.zeros((), full.dtype), [none, *window, none] if channels_last else [none, none, *window])
 
 
 @lowering("ConvolutionBackpropData")
-def convolution_backprop_data(node: Node, x: jnp.ndarray, w: jnp.ndarray, output_shape: object = None) -> jnp.ndarray:
+def convolution_backprop_data(
+    node: Node, x: jnp.ndarray, w: jnp.ndarray, output_shape: object = None, channels_last: bool = False
+) -> jnp.ndarray:
+    """ConvolutionBackpropData of ``x`` ``[N, C, ...]``, or ``[N, ..., C]`` with ``channels_last``
+    (the result too)."""
     attrs = node.attrs
-    kernel, sizes = w.shape[2:], x.shape[2:]
+    kernel, sizes = w.shape[2:], (x.shape[1:-1] if channels_last else x.shape[2:])
     strides, dilations = attrs["strides"], attrs["dilations"]
     target = None if output_shape is None else [int(v) for v in output_shape.reshape(-1)]  # type: ignore[attr-defined]
     begin, out = backprop_geometry(node, sizes, kernel, target)
     if tuple(kernel) == tuple(strides) and all(d == 1 for d in dilations):
-        return _scatter_by_product(x, w, begin, out)
+        return _scatter_by_product(x, w, begin, out, channels_last)
     # The transposed convolution is a convolution of the stride-dilated data with the flipped,
     # in/out-swapped filters; its pads select the output window of the full result (negative: crop,
     # past the end: zeros).
@@ -210,4 +227,4 @@ def convolution_backprop_data(node: Node, x: jnp.ndarray, w: jnp.ndarray, output
         edge = (k - 1) * d
         full = s * (size - 1) + edge + 1
         padding.append((edge - b, edge + b + o - full))
-    return conv(x, flipped, [1] * len(kernel), padding, dilations, lhs_dilation=strides)
+    return conv(x, flipped, [1] * len(kernel), padding, dilations, lhs_dilation=strides, channels_last=channels_last)

@@ -124,24 +124,46 @@ def _pillow(mode: str, in_len: int, out_len: int, a: float) -> np.ndarray:
     return _normalized(np.where((taps >= low) & (taps < high), values, 0.0))
 
 
+def _repeats(index: np.ndarray, in_len: int) -> int | None:
+    """``k`` when the nearest-neighbour table ``index`` repeats each source position ``k`` times in
+    order (an integer upscale): then the gather is a broadcast, which XLA fuses into its consumer."""
+    k, rest = divmod(index.size, in_len)
+    return k if rest == 0 and np.array_equal(index, np.repeat(np.arange(in_len), k)) else None
+
+
 @lowering("Interpolate")
-def interpolate(node: Node, image: jnp.ndarray, scales_or_sizes: np.ndarray, axes: np.ndarray | None = None) -> Any:
+def interpolate(
+    node: Node,
+    image: jnp.ndarray,
+    scales_or_sizes: np.ndarray,
+    axes: np.ndarray | None = None,
+    channels_last: bool = False,
+) -> Any:
+    """Interpolate of ``image`` ``[N, C, ...]``, or ``[N, ..., C]`` with ``channels_last`` (the layout
+    the graph lowers convolution chains in: :mod:`.layout`; the result is held the same way)."""
     attrs = node.attrs
-    plan = resize_plan(attrs, image.shape, scales_or_sizes, axes)
-    padded = jnp.pad(image, list(zip(plan.pads_begin, plan.pads_end)))
+    rank = image.ndim
+    order = [0, *range(2, rank), 1] if channels_last and rank > 2 else list(range(rank))  # graph axis held at i
+    held = [order.index(a) for a in range(rank)]  # where graph axis a is held
+    plan = resize_plan(attrs, [image.shape[held[a]] for a in range(rank)], scales_or_sizes, axes)
+    padded = jnp.pad(image, [(plan.pads_begin[a], plan.pads_end[a]) for a in order])
     out_dims, scales, resized = plan.output_dims, plan.scales, plan.resized
     mode = attrs["mode"]
     if mode == "nearest":
         result = padded
         for axis, scale in resized:
-            result = jnp.take(result, _nearest(attrs, scale, out_dims[axis], padded.shape[axis]), axis=axis)
+            in_len = padded.shape[held[axis]]
+            index = _nearest(attrs, scale, out_dims[axis], in_len)
+            k = _repeats(index, in_len)
+            at = held[axis]
+            result = jnp.take(result, index, axis=at) if k is None else jnp.repeat(result, k, axis=at)
         return result
     antialias = mode == "linear" and attrs["antialias"] and any(s < 1 for s in scales)
     integral = jnp.issubdtype(image.dtype, jnp.integer)
     compute = jnp.float64 if image.dtype == jnp.float64 else jnp.float32
     result = padded.astype(compute)
     for axis, scale in resized:
-        in_len, out_len = padded.shape[axis], out_dims[axis]
+        in_len, out_len = padded.shape[held[axis]], out_dims[axis]
         # The triangle filter jumps at the edge of its window: float32 coordinates could leave a
         # tiny weight there that normalisation inflates, so "linear" computes them in float64.
         precision = np.float64 if mode == "linear" else np.float32
@@ -154,10 +176,7 @@ def interpolate(node: Node, image: jnp.ndarray, scales_or_sizes: np.ndarray, axe
             weights = _cubic(coords, in_len, attrs["cube_coeff"])
         else:
             weights = _pillow(mode, in_len, out_len, attrs["cube_coeff"])
-        product = jnp.tensordot(
-            result, jnp.asarray(weights, compute), axes=([axis], [1]), precision=lax.Precision.HIGHEST
-        )
-        result = jnp.moveaxis(product, -1, axis)
+        result = _contract(result, jnp.asarray(weights, compute), held[axis])
     if integral:
         info = np.iinfo(image.dtype)
         return jnp.clip(jnp.sign(result) * jnp.floor(jnp.abs(result) + 0.5), info.min, info.max)

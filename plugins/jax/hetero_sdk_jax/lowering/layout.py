@@ -5,7 +5,8 @@ element-wise ops, reductions and depthwise loops of an ``NC...`` graph channels-
 convolution gets a layout change on each side (10-20 % of the PP-OCR direction classifier). So the
 graph interpreter lowers every floating-point convolution channels-last and tags its result
 (:class:`ChannelsLast`); an op that computes the same on either layout (element-wise ops,
-activations, reductions keeping their axes, Concat, MaxPool, AvgPool, convolutions) takes tagged
+activations, reductions keeping their axes, Concat, MaxPool, AvgPool, convolutions, transposed
+convolutions, Interpolate, BatchNormInference) takes tagged
 inputs as they are and gives a tagged result, and any other op gets its inputs moved back to
 ``NC...`` first (:meth:`ChannelsLast.channels_first`): Reshape, Transpose, MatMul, the outputs...
 """
@@ -21,14 +22,22 @@ import numpy as np
 from hetero_sdk import Node
 from hetero_sdk.ops import OPS, reduced_axes
 
-from hetero_sdk_jax.lowering.convolution import convolution, convolution_from_channels_first, few_channels
+from hetero_sdk_jax.lowering.convolution import (
+    convolution,
+    convolution_backprop_data,
+    convolution_from_channels_first,
+    few_channels,
+)
+from hetero_sdk_jax.lowering.image import interpolate
 from hetero_sdk_jax.lowering.pooling import avg_pool, max_pool
-from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering
+from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering, widened
 
 __all__ = ["ChannelsLast", "channels_last_lowering"]
 
 _CONVOLUTIONS = frozenset({"Convolution", "GroupConvolution"})
 _POOLS = {"MaxPool": max_pool, "AvgPool": avg_pool}
+_FIRST_INPUT_HELD = frozenset({"Interpolate", "ConvolutionBackpropData", "BatchNormInference"})
+"""Ops computed channels-last when their data (input 0) is held so, their other inputs as they are."""
 _REDUCTIONS = frozenset({"ReduceSum", "ReduceMean", "ReduceProd", "ReduceMax", "ReduceMin"})
 _LAYOUT_FREE_FAMILIES = frozenset({"elementwise", "activation"})
 """Op families whose every input broadcasts numpy-style to the output, value by value."""
@@ -84,6 +93,10 @@ def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringF
         return lowered.fn, args
     if kind in _POOLS and isinstance(inputs[0], ChannelsLast):
         return _pool, [inputs[0].array]
+    if kind in _FIRST_INPUT_HELD and isinstance(inputs[0], ChannelsLast):
+        if any(isinstance(v, ChannelsLast) for v in inputs[1:]):
+            return None
+        return _FIRST_INPUT_FNS[kind], [inputs[0].array, *inputs[1:]]
     if kind == "Concat":
         parts = [_moved(v, rank) for v in inputs]
         return None if any(p is None for p in parts) else (_concatenate, parts)
@@ -116,3 +129,16 @@ def _dtype(value: Any) -> Any:
 
 def _convolution(node: Node, x: Any, w: Any) -> Any:
     return convolution(node, x, w, channels_last=True)
+
+
+def _batch_norm(node: Node, x: Any, gamma: Any, beta: Any, mean: Any, variance: Any) -> Any:
+    """BatchNormInference's formula, its ``[C]`` parameters along the last axis."""
+    gamma, beta, mean, variance = (widened(v) for v in (gamma, beta, mean, variance))
+    return gamma * (widened(x) - mean) / jnp.sqrt(variance + node.attrs["epsilon"]) + beta
+
+
+_FIRST_INPUT_FNS: dict[str, LoweringFn] = {
+    "Interpolate": lambda node, x, *static: interpolate(node, x, *static, channels_last=True),
+    "ConvolutionBackpropData": lambda node, x, *rest: convolution_backprop_data(node, x, *rest, channels_last=True),
+    "BatchNormInference": _batch_norm,
+}
