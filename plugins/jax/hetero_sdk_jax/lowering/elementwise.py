@@ -37,12 +37,24 @@ def divide(node: Node, a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
 
 def corrected_quotient(a: jnp.ndarray, b: jnp.ndarray, quotient: jnp.ndarray) -> jnp.ndarray:
     """``quotient`` (``a / b`` within a few ulp) made correctly rounded: one Newton step on the residual
-    ``a - quotient * b`` (exact where the multiply-subtract is fused, as XLA:GPU fuses it), kept only where
-    finite so that infinities, NaNs and divisions by zero keep the plain quotient. Quotients near the
-    subnormal range stay as they are (devices flush a subnormal residual to zero)."""
-    residual = a - quotient * b
+    ``a - quotient * b``, computed exactly whether or not the device fuses multiply-adds (the product
+    split into its rounded value and error, Dekker's two-product), kept only where finite so that
+    infinities, NaNs and divisions by zero keep the plain quotient. Quotients near the subnormal range
+    stay as they are (devices flush a subnormal residual to zero)."""
+    product = quotient * b
+    q_high, q_low = _halves(quotient)
+    b_high, b_low = _halves(b)
+    error = ((q_high * b_high - product) + q_high * b_low + q_low * b_high) + q_low * b_low
+    residual = (a - product) - error
     better = quotient + residual / b
     return jnp.where(jnp.isfinite(better), better, quotient)
+
+
+def _halves(x: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """``x`` as ``high + low``, each with at most 12 significant bits (Veltkamp's split of an f32)."""
+    scaled = x * jnp.float32(4097.0)
+    high = scaled - (scaled - x)
+    return high, x - high
 
 
 @lowering("Power")
