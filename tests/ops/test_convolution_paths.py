@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nan_workspace import NanWorkspace
 
 import hetero_sdk as hs
 from hetero_sdk import opset
@@ -165,19 +166,6 @@ def test_depthwise_channel_blocks_of_any_size_match_a_direct_convolution(
     np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
 
 
-class _NanWorkspace:
-    """Lends buffers full of NaN: a kernel that reads an element it did not write shows it."""
-
-    def output(self, shape, dtype):
-        return np.full(shape, np.nan, dtype)
-
-    def temporary(self, name, shape, dtype):
-        return np.full(shape, np.nan, dtype)
-
-    def lent(self, value):
-        return True
-
-
 @settings(max_examples=40, deadline=None)
 @given(
     rank=st.sampled_from([1, 2, 2, 3]),
@@ -203,7 +191,7 @@ def test_the_stacked_tap_gemm_with_lent_buffers_matches_a_direct_convolution(ran
     x = rng.standard_normal((batch, c_in, *size)).astype(np.float32)
     expected = direct_convolution(x, w, 1, [1] * rank, pads, dilations)
     kernels = importlib.import_module("hetero_sdk.reference.convolution")
-    direct = kernels.grouped_convolution(conv, x, w[np.newaxis], _NanWorkspace())
+    direct = kernels.grouped_convolution(conv, x, w[np.newaxis], NanWorkspace())
     np.testing.assert_allclose(direct, expected, rtol=2e-5, atol=2e-5)
     request = hs.Core().compile_model(hs.Model([opset.relu(conv)], [param]), "TEMPLATE").create_infer_request()
     for _ in range(2):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nan_workspace import NanWorkspace
 
 import hetero_sdk as hs
 from hetero_sdk import opset
@@ -45,19 +46,6 @@ def _direct(x, w, strides, dilations, begin, end):
             window = padded[:, :, r : r + (rows - 1) * strides[0] + 1 : strides[0], c : c + (cols - 1) * strides[1] + 1]
             out += window * w[:, 0, 0, i, j].astype(np.float64)[None, :, None, None]
     return out
-
-
-class _NanWorkspace:
-    """Every buffer it lends is full of NaN: a kernel that reads an element it did not write shows it."""
-
-    def output(self, shape, dtype):
-        return np.full(shape, np.nan, dtype)
-
-    def temporary(self, name, shape, dtype):
-        return np.full(shape, np.nan, dtype)
-
-    def lent(self, value):
-        return True
 
 
 LAYER = st.fixed_dictionaries(
@@ -109,7 +97,7 @@ def test_a_wide_depthwise_convolution_computes_the_direct_sum(layers, batch, cha
                            np.maximum(a(_direct(v, w, s, d, *p) + b), 0))  # fmt: skip
         results.append(opset.relu(node))  # an op after it: its result is an intermediate
         direct = np.maximum(
-            kernel_of(node, _NanWorkspace(), value := rng.standard_normal(shape).astype(dtype), w, bias), 0
+            kernel_of(node, NanWorkspace(), value := rng.standard_normal(shape).astype(dtype), w, bias), 0
         )
         np.testing.assert_allclose(
             direct,
