@@ -52,12 +52,9 @@ def conv_cases(draw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(case=conv_cases())
-def test_every_convolution_path_matches_a_direct_convolution(case) -> None:
-    batch, c_in, out_channels, groups, kernel, size, strides, dilations, pads, seed = case
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((batch, c_in, *size)).astype(np.float32)
-    w = rng.standard_normal((out_channels, c_in // groups, *kernel)).astype(np.float32)
+def _check_against_direct_convolution(x, w, groups, strides, pads, dilations) -> None:
+    """The reference evaluator's (group) convolution of ``x`` by ``w`` against :func:`direct_convolution`."""
+    out_channels = w.shape[0]
     data = opset.parameter(list(x.shape), name="x")
     if groups == 1:
         conv = opset.convolution(data, w, strides, pads, pads, dilations)
@@ -67,6 +64,15 @@ def test_every_convolution_path_matches_a_direct_convolution(case) -> None:
     (result,) = evaluate(hs.Model([conv], [data]), [x])
     expected = direct_convolution(x, w, groups, strides, pads, dilations)
     np.testing.assert_allclose(result, expected, rtol=2e-5, atol=2e-5)
+
+
+@given(case=conv_cases())
+def test_every_convolution_path_matches_a_direct_convolution(case) -> None:
+    batch, c_in, out_channels, groups, kernel, size, strides, dilations, pads, seed = case
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, c_in, *size)).astype(np.float32)
+    w = rng.standard_normal((out_channels, c_in // groups, *kernel)).astype(np.float32)
+    _check_against_direct_convolution(x, w, groups, strides, pads, dilations)
 
 
 @settings(max_examples=60, deadline=None)
@@ -120,15 +126,7 @@ def test_kernels_wider_than_a_small_padded_plane_match_a_direct_convolution(rank
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((data.draw(st.integers(1, 2)), c_in, *size)).astype(np.float32)
     w = rng.standard_normal((out_channels, c_in // groups, *kernel)).astype(np.float32)
-    node = opset.parameter(list(x.shape), name="x")
-    if groups == 1:
-        conv = opset.convolution(node, w, strides, pads, pads, dilations)
-    else:
-        grouped = w.reshape(groups, out_channels // groups, *w.shape[1:])
-        conv = opset.group_convolution(node, grouped, strides, pads, pads, dilations)
-    (result,) = evaluate(hs.Model([conv], [node]), [x])
-    expected = direct_convolution(x, w, groups, strides, pads, dilations)
-    np.testing.assert_allclose(result, expected, rtol=2e-5, atol=2e-5)
+    _check_against_direct_convolution(x, w, groups, strides, pads, dilations)
 
 
 def test_a_large_depthwise_plane_matches_a_direct_convolution() -> None:
