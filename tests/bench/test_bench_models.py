@@ -4,16 +4,14 @@ written here (loops over kernel taps and heads rather than the bench's vectorise
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from bench_modules import load_bench_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,20 +20,8 @@ from hetero_sdk.frontend.onnx_export import export_model
 from hetero_sdk.hetero.plugin import HeteroPlugin
 from template_plugin import TemplatePlugin
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-models = _load("models")
-timing = _load("timing")
+models = load_bench_module("models")
+timing = load_bench_module("timing")
 
 TINY: dict[str, Callable[[], Any]] = {
     "mlp": lambda: models.mlp(batch=2, features=8, hidden=16, layers=3, classes=4),

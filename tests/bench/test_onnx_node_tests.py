@@ -3,17 +3,11 @@ float types do, not bit for bit through ``array_equal`` where NaN never equals N
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import ml_dtypes
 import numpy as np
+from bench_modules import load_bench_module
 
-_PATH = Path(__file__).parents[2] / "bench" / "onnx_node_tests.py"
-_SPEC = importlib.util.spec_from_file_location("onnx_node_tests", _PATH)
-assert _SPEC is not None and _SPEC.loader is not None
-node_tests = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(node_tests)
+node_tests = load_bench_module("onnx_node_tests")
 
 
 def test_bfloat16_outputs_with_nans_in_the_same_places_match() -> None:

@@ -3,32 +3,14 @@ and the devices' memory figures (TEMPLATE's peak, XLA's buffer assignment) as th
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import numpy as np
+from bench_modules import load_bench_module
 
 import hetero_sdk as hs
 from hetero_sdk import opset
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def _load(name: str) -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))  # run.py imports timing as a sibling module
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-run = _load("run")
-timing = _load("timing")
+run = load_bench_module("run")
+timing = load_bench_module("timing")
 
 
 def test_ratio_rows_carry_the_candidates_peak_memory() -> None:

