@@ -62,6 +62,7 @@ from hetero_sdk.ops.image import resize_plan
 from hetero_sdk.ops.image_resize import apply_resize, resize_tables
 from hetero_sdk.ops.indexing import scatter_positions
 from hetero_sdk.ops.linear_algebra import einsum_terms, matmul_shape
+from hetero_sdk.ops.normalization import batch_normalized
 from hetero_sdk.ops.reduction import reduced_axes, type_limits
 
 STRUCTURAL_OPS = frozenset(t for t, op in OPS.items() if op.structural)
@@ -70,7 +71,8 @@ STRUCTURAL_OPS = frozenset(t for t, op in OPS.items() if op.structural)
 __all__ = [
     "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INDEX_TYPES", "INT", "INTS",
     "Input", "LOWER_STRING", "NUMERIC_TYPES", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REAL_TYPES",
-    "REQUIRED", "STRING", "STRINGS", "STRUCTURAL_OPS", "as_output", "as_outputs", "backprop_geometry", "bodies",
+    "REQUIRED", "STRING", "STRINGS", "STRUCTURAL_OPS", "as_output", "as_outputs", "backprop_geometry",
+    "batch_normalized", "bodies",
     "constant_value", "define", "einsum_terms", "expect_rank", "expect_same_types", "gelu_tanh", "loop_iterations",
     "apply_resize", "matmul_shape", "reduced_axes", "resize_plan", "resize_tables", "resolve_pads",
     "scatter_positions", "sdk_op_types", "type_limits", "window_output_dims",

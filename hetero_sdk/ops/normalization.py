@@ -21,7 +21,7 @@ from hetero_sdk.shape import PartialShape
 
 __all__ = [
     "BATCH_NORM_INFERENCE", "EPS_MODES", "LOG_SOFTMAX", "LRN", "MVN", "SOFTMAX", "batch_norm_inference",
-    "log_softmax", "lrn", "mvn", "normalized_axes", "softmax",
+    "batch_normalized", "log_softmax", "lrn", "mvn", "normalized_axes", "softmax",
 ]  # fmt: skip
 
 EPS_MODES = ("inside_sqrt", "outside_sqrt")
@@ -48,10 +48,16 @@ def _infer_batch_norm_inference(node: Node) -> list[OutputSpec]:
 
 
 def _batch_norm_inference(node: Node, x: Any, gamma: Any, beta: Any, mean: Any, variance: Any) -> Any:
-    xp = namespace(x)
     per_channel = (-1,) + (1,) * (x.ndim - 2)
-    gamma, beta, mean, variance = (xp.reshape(widened(v), per_channel) for v in (gamma, beta, mean, variance))
-    return gamma * (widened(x) - mean) / xp.sqrt(variance + node.attrs["epsilon"]) + beta
+    gamma, beta, mean, variance = (namespace(x).reshape(v, per_channel) for v in (gamma, beta, mean, variance))
+    return batch_normalized(x, gamma, beta, mean, variance, node.attrs["epsilon"])
+
+
+def batch_normalized(x: Any, gamma: Any, beta: Any, mean: Any, variance: Any, epsilon: float) -> Any:
+    """BatchNormInference's formula, ``gamma * (x - mean) / sqrt(variance + epsilon) + beta`` (16-bit
+    floats widened), its parameters laid out to broadcast along ``x``'s channel axis wherever that is."""
+    gamma, beta, mean, variance = (widened(v) for v in (gamma, beta, mean, variance))
+    return gamma * (widened(x) - mean) / namespace(x).sqrt(variance + epsilon) + beta
 
 
 def _infer_mvn(node: Node) -> list[OutputSpec]:

@@ -20,7 +20,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node
-from hetero_sdk.ops import OPS, reduced_axes
+from hetero_sdk.ops import OPS, batch_normalized, reduced_axes
 
 from hetero_sdk_jax.lowering.convolution import (
     convolution,
@@ -30,7 +30,7 @@ from hetero_sdk_jax.lowering.convolution import (
 )
 from hetero_sdk_jax.lowering.image import interpolate
 from hetero_sdk_jax.lowering.pooling import avg_pool, max_pool
-from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering, widened
+from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering
 
 __all__ = ["ChannelsLast", "channels_last_lowering"]
 
@@ -132,9 +132,8 @@ def _convolution(node: Node, x: Any, w: Any) -> Any:
 
 
 def _batch_norm(node: Node, x: Any, gamma: Any, beta: Any, mean: Any, variance: Any) -> Any:
-    """BatchNormInference's formula, its ``[C]`` parameters along the last axis."""
-    gamma, beta, mean, variance = (widened(v) for v in (gamma, beta, mean, variance))
-    return gamma * (widened(x) - mean) / jnp.sqrt(variance + node.attrs["epsilon"]) + beta
+    """BatchNormInference, its ``[C]`` parameters along the last axis."""
+    return batch_normalized(x, gamma, beta, mean, variance, node.attrs["epsilon"])
 
 
 _FIRST_INPUT_FNS: dict[str, LoweringFn] = {
