@@ -115,7 +115,7 @@ class ExecutionPlan:
             live += array.nbytes
         peak = live + arena.nbytes
         refs: dict[int, int] = {}  # lent buffer id -> live values that are it or view it
-        owner = arena.owner
+        owner, ndarray = arena.owner, np.ndarray
         profile = context.profile is not None
         cancelled = context.cancelled.is_set
         with np.errstate(all="ignore"):  # IEEE 754 results (inf, nan) are the answer, not a warning
@@ -128,34 +128,38 @@ class ExecutionPlan:
                 if profile:
                     node = step.node
                     with context.timed(node.friendly_name, node.type_name, f"ref_{node.type_name}"):
-                        raw = step.kernel(step.node, *args)
+                        raw = step.kernel(node, *args)
                 else:
                     raw = step.kernel(step.node, *args)
-                for slot, value, dtype in zip(
-                    step.outs,
-                    (raw,) if type(raw) is np.ndarray or not isinstance(raw, (tuple, list)) else raw,
-                    step.out_dtypes,
-                ):
-                    if type(value) is not np.ndarray or value.dtype != dtype:
+                if type(raw) is ndarray and len(step.outs) == 1:  # the usual step: one array out
+                    results: Any = ((step.outs[0], raw, step.out_dtypes[0]),)
+                else:
+                    results = zip(step.outs, (raw,) if not isinstance(raw, (tuple, list)) else raw, step.out_dtypes)
+                for slot, value, dtype in results:
+                    if type(value) is not ndarray or value.dtype != dtype:
                         value = np.asarray(value).astype(dtype, copy=False)
                     env[slot] = value
                     owners[slot] = buffer = owner(value)
                     if buffer is None:
                         live += value.nbytes
                     else:
-                        refs[id(buffer)] = refs.get(id(buffer), 0) + 1
+                        key = id(buffer)
+                        refs[key] = refs.get(key, 0) + 1
                 if live + arena.nbytes > peak:
                     peak = live + arena.nbytes
                 for slot in step.release:
-                    value, env[slot] = env[slot], None
-                    buffer, owners[slot] = owners[slot], None
+                    buffer = owners[slot]
                     if buffer is None:
-                        live -= value.nbytes
-                    elif refs[id(buffer)] > 1:
-                        refs[id(buffer)] -= 1
+                        live -= env[slot].nbytes
                     else:
-                        del refs[id(buffer)]
-                        arena.give_back(buffer)
+                        owners[slot] = None
+                        key = id(buffer)
+                        if refs[key] > 1:
+                            refs[key] -= 1
+                        else:
+                            del refs[key]
+                            arena.give_back(buffer)
+                    env[slot] = None
         self.peak_bytes = peak
         outputs = [env[slot] for slot in self.output_slots]
         for value in outputs:

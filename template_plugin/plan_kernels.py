@@ -47,7 +47,8 @@ def _binary(ufunc: np.ufunc, op: str) -> Any:
     def binary(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndarray) -> Any:
         if a.dtype not in _FLOATS or b.dtype != a.dtype:
             return reference(node, a, b)
-        return ufunc(a, b, out=workspace.output(np.broadcast_shapes(a.shape, b.shape), a.dtype))
+        shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
+        return ufunc(a, b, out=workspace.output(shape, a.dtype))
 
     return binary
 
