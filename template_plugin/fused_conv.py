@@ -5,7 +5,9 @@ Produced by :class:`template_plugin.transformations.ConvolutionFusion`. The kern
 convolution as GEMMs over contiguous im2col columns (:func:`hetero_sdk.reference.convolution.grouped_convolution`),
 then adds the bias, applies the activation and the affine map in place on the product: no intermediate
 tensor per op.
-The results are bit-identical to the ops it replaces (same operations in the same order).
+The results are bit-identical to the ops it replaces (same operations in the same order), but for an
+hswish followed by a scale: HSwish's division by 6 joins the scale (``y * gate * (scale / 6)``, one pass
+over the result fewer; within 2 ulp of ``y * gate / 6 * scale``).
 """
 
 from __future__ import annotations
@@ -156,7 +158,10 @@ def finish(
         gate = np.add(y, three, out=None if workspace is None else workspace.temporary("gate", y.shape, y.dtype))
         np.clip(gate, 0, 6, out=gate)
         np.multiply(y, gate, out=y)
-        np.divide(y, np.asarray(6, y.dtype), out=y)
+        if scale is None:
+            np.divide(y, np.asarray(6, y.dtype), out=y)
+        else:
+            scale = np.divide(scale, np.asarray(6, y.dtype))
     if scale is not None:
         np.multiply(y, scale, out=y)
     if shift is not None:

@@ -114,7 +114,11 @@ def test_an_affine_map_after_the_activation_joins_the_fused_convolution(
     result = evaluate(model, [value])[0]
     if activation != "none":  # without one, the common optimizations fold the affine map into the filters
         assert fused.get_input_size() == (4 if shift is None else 5)
-        np.testing.assert_array_equal(result, evaluate(original, [value])[0])
+        unfused = evaluate(original, [value])[0]
+        if activation == "hswish":  # its division by 6 joins the scale: a rounding apart
+            np.testing.assert_allclose(result, unfused, rtol=3e-7, atol=1e-7)
+        else:
+            np.testing.assert_array_equal(result, unfused)
     expected = NUMPY_ACTIVATIONS[activation](_direct(value, dense) + bias.reshape(-1, 1, 1))
     expected = expected * scale.reshape(-1, 1, 1) + (0 if shift is None else shift.reshape(-1, 1, 1))
     np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
