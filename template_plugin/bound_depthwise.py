@@ -5,8 +5,9 @@ kernels at least :data:`~hetero_sdk.reference.convolution.ROW_GEMM_TAPS` wide) w
 the pads, the output sizes, the live taps, the strided view of the padded input and the filters' tap
 matrices; on small planes (PP-OCR cls: ``[2, 200, 2, 96]``) that costs as much as the arithmetic. This
 kernel works them out once per input shape and keeps them; it then does the same operations in the same
-order (bit-identical results), but for one thing: the tap columns' partial sums add up straight into
-the request's output buffer, cropped, instead of into a wide temporary then copied out.
+order (bit-identical results), but for one thing: per block of channels, the tap columns' partial sums
+add up in a wide temporary that stays in cache, and the bias add writes them cropped into the request's
+output buffer (the general kernel copies the whole wide result out, then adds the bias in a pass of its own).
 """
 
 from __future__ import annotations
@@ -75,8 +76,7 @@ def bind_depthwise(node: Node, filters: Any) -> Any:
             g = geometries[x.shape]
         if g is None or workspace is None or bias.dtype != dtype:
             return convolution_into(node, workspace, x, w, bias, scale, shift)
-        y = _convolve(g, workspace, x)
-        return finish(activation, workspace, np.add(y, bias, out=y), scale, shift)
+        return finish(activation, workspace, _convolve(g, workspace, x, bias), scale, shift)
 
     return depthwise
 
@@ -128,10 +128,11 @@ def _geometry(node: Node, shape: tuple[int, ...], filters: np.ndarray) -> _Geome
     )
 
 
-def _convolve(g: _Geometry, workspace: Workspace, x: np.ndarray) -> np.ndarray:
+def _convolve(g: _Geometry, workspace: Workspace, x: np.ndarray, bias: np.ndarray) -> np.ndarray:
     """Per block of channels, one small GEMM of each channel's taps ``[width, rows]`` with its ``rows``
     row-shifted copies of the padded input, whose partial sums add up shifted by each tap column's
-    offset into the result (see :func:`hetero_sdk.reference.convolution.grouped_convolution`)."""
+    offset (see :func:`hetero_sdk.reference.convolution.grouped_convolution`), then ``+ bias`` into the
+    result, cropped. ``bias`` holds one value, or one per channel, in any shape that broadcasts along axis 1."""
     padded = workspace.temporary("padded", g.padded, x.dtype)
     for region in g.borders:
         padded[region] = 0
@@ -143,20 +144,24 @@ def _convolve(g: _Geometry, workspace: Workspace, x: np.ndarray) -> np.ndarray:
     span = pixels + g.offsets[-1]
     shifted = workspace.temporary("depthwise columns", (batch, g.block, rows, span), x.dtype)
     sums = workspace.temporary("depthwise sums", (batch, g.block, width, span), x.dtype)
+    wide = workspace.temporary("depthwise rows", (batch, g.block, pixels), x.dtype)
     shifted[..., pixels:] = 0  # read by the last pixels' spare columns only
+    per_channel = bias.reshape(-1)
     y = workspace.output(g.out, x.dtype)
     for first in range(0, channels, g.block):
         last = min(channels, first + g.block)
         count = last - first
-        part, partial = shifted[:, :count], sums[:, :count]
+        part, partial, rows_sum = shifted[:, :count], sums[:, :count], wide[:, :count]
         np.copyto(part[..., :pixels].reshape(batch, count, rows, out_rows, breadth), view[:, first:last])
         np.matmul(g.columns[first:last], part, out=partial)
-        tap = [
-            partial[:, :, j, offset : offset + pixels].reshape(batch, count, out_rows, breadth)[..., :out_columns]
-            for j, offset in enumerate(g.offsets)
-        ]
-        target = y[:, first:last]
-        np.add(tap[0], tap[1], out=target)
+        tap = [partial[:, :, j, offset : offset + pixels] for j, offset in enumerate(g.offsets)]
+        np.add(tap[0], tap[1], out=rows_sum)
         for j in range(2, width):
-            np.add(target, tap[j], out=target)
+            np.add(rows_sum, tap[j], out=rows_sum)
+        block_bias = per_channel[first:last] if per_channel.size > 1 else per_channel
+        np.add(
+            rows_sum.reshape(batch, count, out_rows, breadth)[..., :out_columns],
+            block_bias.reshape(1, -1, 1, 1),
+            out=y[:, first:last],
+        )
     return y
