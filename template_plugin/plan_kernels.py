@@ -6,7 +6,6 @@ integer Convert without per-call type look-ups."""
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 import numpy as np
@@ -16,6 +15,8 @@ from hetero_sdk.ops import reduced_axes
 from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values
 from template_plugin.fused_conv import CONVOLUTION, convolution_into
 from template_plugin.fused_ops import FULLY_CONNECTED
+from template_plugin.reductions import mean
+from template_plugin.squeeze_excitation import SQUEEZE_EXCITATION, squeeze_excitation_into
 
 __all__ = ["IN_PLACE", "LENDING_KERNELS", "convert", "max_pool_without_indices", "reduce_mean"]
 
@@ -108,6 +109,7 @@ LENDING_KERNELS: dict[str, Any] = {
     "Sigmoid": _sigmoid,
     "Softmax": _softmax,
     FULLY_CONNECTED: _fully_connected,
+    SQUEEZE_EXCITATION: squeeze_excitation_into,
 }
 """Kernels that take the request's arena after the node (``kernel(node, arena, *inputs)``) and whose
 result is a buffer it lends or a fresh array, never a view of a temporary. The elementwise ones, Softmax
@@ -122,33 +124,13 @@ after its maximum along the axis)."""
 
 
 def reduce_mean(node: Node, x: Any, axes: Any) -> Any:
-    """``ReduceMean`` of a float32 or float64 input.
-
-    Over trailing axes of a contiguous input (global average pooling, a layer norm's statistics) the sums
-    are one BLAS matrix-vector product with a vector of ones, accumulated in the input's precision as
-    ONNX Runtime and OpenVINO do (a float32 mean is within ``(count - 1) * eps * mean(|x|)`` of the exact
-    one): 3-5x faster than a float64 reduction. Over other axes the sum is accumulated in float64 by
-    numpy's reduction (``dtype=float64``: chunks widened on the fly, not a widened copy of the input), as
-    the reference computes it. Then both divide by the count; other inputs go to the reference kernel."""
+    """``ReduceMean`` of a float32 or float64 input by :func:`template_plugin.reductions.mean` (float32
+    sums by BLAS over trailing axes, float64 accumulation over others); other inputs go to the reference
+    kernel."""
     axis = reduced_axes(x.ndim, axes)
-    count = math.prod(x.shape[a] for a in axis)
-    if type(x) is not np.ndarray or x.dtype not in _FLOATS or count == 0 or not axis:
+    if type(x) is not np.ndarray or x.dtype not in _FLOATS or not axis or 0 in (x.shape[a] for a in axis):
         return get_kernel("ReduceMean")(node, x, axes)
-    keep = node.attrs["keep_dims"]
-    if x.flags.c_contiguous and sorted(axis) == list(range(x.ndim - len(axis), x.ndim)):
-        sums = np.matmul(x.reshape(-1, count), _ones(count, x.dtype))
-        kept = x.shape[: x.ndim - len(axis)]
-        return np.divide(sums, count, out=sums).reshape(kept + (1,) * len(axis) if keep else kept)
-    total = np.add.reduce(x, axis=axis, dtype=np.float64, keepdims=keep)
-    return np.divide(total, count, out=total if isinstance(total, np.ndarray) else None)
-
-
-@functools.lru_cache(maxsize=64)
-def _ones(count: int, dtype: np.dtype[Any]) -> np.ndarray:
-    """A read-only vector of ``count`` ones (the right operand of :func:`reduce_mean`'s sums)."""
-    ones = np.ones(count, dtype)
-    ones.flags.writeable = False
-    return ones
+    return mean(x, axis, node.attrs["keep_dims"])
 
 
 @functools.lru_cache(maxsize=64)

@@ -39,7 +39,7 @@ def test_reduce_mean_equals_numpy_in_float64(x, keep, data) -> None:
         count = int(np.prod([x.shape[a] for a in reduced]))
         eps = float(np.finfo(np.float32).eps)
         magnitude = np.mean(np.abs(x.astype(np.float64)), axis=reduced, keepdims=keep)
-        bound = (count - 1) * eps * magnitude + eps * np.abs(exact)
+        bound = (count - 1) * eps * magnitude + eps * np.abs(exact) + np.finfo(np.float32).smallest_subnormal
         assert np.all(np.abs(result - exact) <= bound), np.max(np.abs(result - exact) - bound)
     else:
         np.testing.assert_allclose(result, exact.astype(np.float32), rtol=1e-6, atol=1e-6)
