@@ -27,7 +27,7 @@ def mean(x: np.ndarray, axis: tuple[int, ...], keep: bool) -> np.ndarray:
         sums = np.matmul(x.reshape(-1, count), _ones(count, x.dtype))
         kept = x.shape[: x.ndim - len(axis)]
         return np.divide(sums, count, out=sums).reshape(kept + (1,) * len(axis) if keep else kept)
-    total = np.add.reduce(x, axis=axis, dtype=np.float64, keepdims=keep)
+    total = np.sum(x, axis=axis, dtype=np.float64, keepdims=keep)
     return np.divide(total, count, out=total if isinstance(total, np.ndarray) else None)
 
 
