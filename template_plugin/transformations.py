@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from hetero_sdk.ops import reduced_axes
 from hetero_sdk.transformations import (
     COMMON_OPTIMIZATIONS,
     ConsumerMap,
@@ -18,13 +19,22 @@ from hetero_sdk.transformations import (
     constant_operand,
     replace_node,
 )
-from template_plugin.fused_conv import fused_convolution
+from template_plugin.bound_conv import is_pointwise
+from template_plugin.fused_conv import CONVOLUTION, fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
+from template_plugin.squeeze_excitation import squeeze_excitation
 
 if TYPE_CHECKING:
     from hetero_sdk import Model, Node, Output
 
-__all__ = ["COMMON_OPTIMIZATIONS", "ConvolutionFusion", "FullyConnectedFusion", "build_pass_manager", "transform_model"]
+__all__ = [
+    "COMMON_OPTIMIZATIONS",
+    "ConvolutionFusion",
+    "FullyConnectedFusion",
+    "SqueezeExcitationFusion",
+    "build_pass_manager",
+    "transform_model",
+]
 
 _ACTIVATIONS = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh"}
 _CONV_ACTIVATIONS = {"Relu": "relu", "HSwish": "hswish"}
@@ -154,13 +164,87 @@ def _channel_constant(node: Node, op: str, users: ConsumerMap) -> tuple[Node, Ou
     return follower, follower.input_value(1 - index)
 
 
+class SqueezeExcitationFusion:
+    """Fuses a squeeze-and-excitation block, ``Multiply(x, Clamp(TemplateConvolution(TemplateConvolution(
+    ReduceMean(x))))`` of f32 or f64, into ``TemplateSqueezeExcitation``.
+
+    The ReduceMean averages ``x`` over all its spatial axes and keeps them; both convolutions are
+    pointwise (:func:`~template_plugin.bound_conv.is_pointwise`) with Constant filters, a bias and no
+    affine map, the second one without an activation; every node of the block but ``x`` has one use.
+    The fused op takes the Multiply's friendly name and tensor names and records the block in
+    ``fused_names``.
+    """
+
+    name = "TemplateSqueezeExcitationFusion"
+
+    def run(self, model: Model) -> bool:
+        """Fuses every match in ``model``; returns True when one was fused."""
+        users = ConsumerMap(model)
+        changed = False
+        for node in model.get_ops():
+            if node.type_name == "Multiply":
+                changed |= self._fuse(model, node, users)
+        return changed
+
+    def _fuse(self, model: Model, multiply: Node, users: ConsumerMap) -> bool:
+        for index in (0, 1):
+            x, clamp = multiply.input_value(1 - index), multiply.input_value(index).node
+            if clamp.type_name != "Clamp" or len(users.of(clamp.output(0))) != 1:
+                continue
+            expand = _pointwise_source(clamp, users, ("none",))
+            if expand is None:
+                continue
+            reduce = _pointwise_source(expand, users, ("relu", "hswish", "none"))
+            if reduce is None:
+                continue
+            pool = reduce.input_value(0).node
+            if pool.type_name != "ReduceMean" or pool.input_value(0) != x:
+                continue
+            shape, axes = x.partial_shape, pool.input_value(1).node
+            if (
+                len(users.of(pool.output(0))) != 1
+                or not pool.attrs["keep_dims"]
+                or axes.type_name != "Constant"
+                or shape.rank < 3
+                or x.element_type.value not in _FUSED_TYPES
+                or multiply.output(0).partial_shape != shape
+                or sorted(reduced_axes(shape.rank, axes.attrs["value"])) != list(range(2, shape.rank))
+            ):
+                continue
+            fused = squeeze_excitation(
+                x,
+                reduce.input_value(1),
+                reduce.input_value(2),
+                expand.input_value(1),
+                expand.input_value(2),
+                reduce.attrs["activation"],
+                (clamp.attrs["min"], clamp.attrs["max"]),
+            )
+            replace_node(model, multiply, fused, fused=[pool, reduce, expand, clamp], consumers=users)
+            return True
+        return False
+
+
+def _pointwise_source(node: Node, users: ConsumerMap, activations: tuple[str, ...]) -> Node | None:
+    """The node feeding ``node``'s first input when it is a pointwise ``TemplateConvolution`` of Constant
+    filters, a bias and no affine map, with one of ``activations`` and ``node`` as its only use."""
+    source = node.input_value(0).node
+    if source.type_name != CONVOLUTION or source.get_input_size() != 3 or source.attrs["activation"] not in activations:
+        return None
+    filters = source.input_value(1).node
+    if filters.type_name != "Constant" or not is_pointwise(source, filters.attrs["value"]):
+        return None
+    return source if len(users.of(source.output(0))) == 1 else None
+
+
 def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     """TEMPLATE's pipeline, with the named passes (or groups) disabled.
 
     1. ``CommonOptimizations`` (:func:`~hetero_sdk.transformations.common_optimizations`), repeated
        to a fixed point;
     2. ``TemplateFullyConnectedFusion``;
-    3. ``TemplateConvolutionFusion``.
+    3. ``TemplateConvolutionFusion``;
+    4. ``TemplateSqueezeExcitationFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -168,6 +252,7 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_group(common_optimizations(), COMMON_OPTIMIZATIONS)
     manager.register_pass(FullyConnectedFusion())
     manager.register_pass(ConvolutionFusion())
+    manager.register_pass(SqueezeExcitationFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

@@ -1,4 +1,5 @@
-"""TEMPLATE's whole pipeline (linear-chain folding, HSwish, TemplateConvolution) on real published
+"""TEMPLATE's whole pipeline (linear-chain folding, HSwish, TemplateConvolution, squeeze-and-excitation
+blocks) on real published
 models: the transformed model computes what the untransformed one does, on the same inputs. Skips
 offline (the models' wheels are fetched once, see ``bench/real_models.py``)."""
 
@@ -29,6 +30,7 @@ def test_the_fused_real_convnet_computes_what_the_unfused_one_does(key: str) -> 
     plain = core.compile_model(converted, "TEMPLATE", {"TEMPLATE_DISABLE_TRANSFORMATIONS": True})
     kinds = [n.type_name for n in fused.get_runtime_model().get_ops()]
     assert kinds.count("TemplateConvolution") >= 10
+    assert kinds.count("TemplateSqueezeExcitation") >= 1  # all three models have SE blocks
     assert "Clamp" not in kinds or kinds.count("Clamp") < [n.type_name for n in converted.get_ops()].count("Clamp")
     expected = plain(model.feeds)
     results = fused(model.feeds)
