@@ -13,6 +13,7 @@ from hetero_sdk.ops import reduced_axes
 from hetero_sdk.transformations import (
     COMMON_OPTIMIZATIONS,
     ConsumerMap,
+    MatcherPass,
     PassManager,
     channel_scale,
     common_optimizations,
@@ -41,7 +42,7 @@ _CONV_ACTIVATIONS = {"Relu": "relu", "HSwish": "hswish"}
 _FUSED_TYPES = frozenset({"f32", "f64"})  # computed as the unfused ops are (f16 and bf16 widen per op)
 
 
-class FullyConnectedFusion:
+class FullyConnectedFusion(MatcherPass):
     """Fuses ``MatMul -> Add(bias Constant) [-> Relu | Sigmoid | Tanh | Gelu]`` into ``TemplateFullyConnected``.
 
     The pattern fires when the MatMul's output has exactly one use, the Add, whose other input is a
@@ -53,17 +54,9 @@ class FullyConnectedFusion:
     """
 
     name = "TemplateFullyConnectedFusion"
+    anchors = ("MatMul",)
 
-    def run(self, model: Model) -> bool:
-        """Fuses every match in ``model``; returns True when one was fused."""
-        users = ConsumerMap(model)
-        changed = False
-        for node in model.get_ops():
-            if node.type_name == "MatMul":
-                changed |= self._fuse(model, node, users)
-        return changed
-
-    def _fuse(self, model: Model, matmul: Node, users: ConsumerMap) -> bool:
+    def apply(self, model: Model, matmul: Node, users: ConsumerMap) -> bool:
         product = matmul.output(0)
         uses = users.of(product)
         if len(uses) != 1 or uses[0][0].type_name != "Add":
@@ -97,7 +90,7 @@ class FullyConnectedFusion:
         return True
 
 
-class ConvolutionFusion:
+class ConvolutionFusion(MatcherPass):
     """Fuses ``Convolution | GroupConvolution -> Add(per-channel Constant) [-> Relu | HSwish]
     [-> Multiply(per-channel Constant) [-> Add(per-channel Constant)]]`` of a real element type into
     ``TemplateConvolution``.
@@ -111,17 +104,9 @@ class ConvolutionFusion:
     """
 
     name = "TemplateConvolutionFusion"
+    anchors = ("Convolution", "GroupConvolution")
 
-    def run(self, model: Model) -> bool:
-        """Fuses every match in ``model``; returns True when one was fused."""
-        users = ConsumerMap(model)
-        changed = False
-        for node in model.get_ops():
-            if node.type_name in ("Convolution", "GroupConvolution"):
-                changed |= self._fuse(model, node, users)
-        return changed
-
-    def _fuse(self, model: Model, conv: Node, users: ConsumerMap) -> bool:
+    def apply(self, model: Model, conv: Node, users: ConsumerMap) -> bool:
         uses = users.of(conv.output(0))
         if len(uses) != 1 or uses[0][0].type_name != "Add" or conv.output(0).element_type.value not in _FUSED_TYPES:
             return False
@@ -164,7 +149,7 @@ def _channel_constant(node: Node, op: str, users: ConsumerMap) -> tuple[Node, Ou
     return follower, follower.input_value(1 - index)
 
 
-class SqueezeExcitationFusion:
+class SqueezeExcitationFusion(MatcherPass):
     """Fuses a squeeze-and-excitation block, ``Multiply(x, Clamp(TemplateConvolution(TemplateConvolution(
     ReduceMean(x))))`` of f32 or f64, into ``TemplateSqueezeExcitation``.
 
@@ -176,17 +161,9 @@ class SqueezeExcitationFusion:
     """
 
     name = "TemplateSqueezeExcitationFusion"
+    anchors = ("Multiply",)
 
-    def run(self, model: Model) -> bool:
-        """Fuses every match in ``model``; returns True when one was fused."""
-        users = ConsumerMap(model)
-        changed = False
-        for node in model.get_ops():
-            if node.type_name == "Multiply":
-                changed |= self._fuse(model, node, users)
-        return changed
-
-    def _fuse(self, model: Model, multiply: Node, users: ConsumerMap) -> bool:
+    def apply(self, model: Model, multiply: Node, users: ConsumerMap) -> bool:
         for index in (0, 1):
             x, clamp = multiply.input_value(1 - index), multiply.input_value(index).node
             if clamp.type_name != "Clamp" or len(users.of(clamp.output(0))) != 1:

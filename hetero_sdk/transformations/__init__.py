@@ -27,6 +27,7 @@ from hetero_sdk.transformations.fused_names import (
 )
 from hetero_sdk.transformations.graph_rewrite import (
     ConsumerMap,
+    MatcherPass,
     copy_runtime_info,
     eliminate_node,
     replace_node,
@@ -63,6 +64,7 @@ __all__ = [
     "ConvMultiplyFusion",
     "DeadCodeElimination",
     "FunctionPass",
+    "MatcherPass",
     "HSwishFusion",
     "ModelPass",
     "MultiplyMultiplyFusion",

@@ -13,7 +13,7 @@ import numpy as np
 
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.ops.activation import hswish
-from hetero_sdk.transformations.graph_rewrite import ConsumerMap, replace_node
+from hetero_sdk.transformations.graph_rewrite import ConsumerMap, MatcherPass, replace_node
 from hetero_sdk.transformations.linear_fusion import constant_operand
 
 if TYPE_CHECKING:
@@ -26,22 +26,14 @@ def _is_scalar(value: np.ndarray, expected: float, tolerance: float = 0.0) -> bo
     return value.size == 1 and abs(float(value.reshape(-1)[0]) - expected) <= tolerance
 
 
-class HSwishFusion:
+class HSwishFusion(MatcherPass):
     """Replaces ``Divide(Multiply(x, Clamp(Add(x, 3), 0, 6)), 6)`` (or ``Multiply(..., 1/6)``) by
     ``HSwish(x)``; the Add, Clamp and inner Multiply must have no consumer outside the pattern."""
 
     name = "HSwishFusion"
+    anchors = ("Divide", "Multiply")
 
-    def run(self, model: Model) -> bool:
-        """Fuses every match in ``model``; returns True when one was fused."""
-        users = ConsumerMap(model)
-        changed = False
-        for node in model.get_ops():
-            if node.type_name in ("Divide", "Multiply"):
-                changed |= self._fuse(model, node, users)
-        return changed
-
-    def _fuse(self, model: Model, last: Node, users: ConsumerMap) -> bool:
+    def apply(self, model: Model, last: Node, users: ConsumerMap) -> bool:
         found = constant_operand(last)
         if found is None:
             return False

@@ -14,7 +14,7 @@ from hetero_sdk.ops.basic import constant
 from hetero_sdk.ops.elementwise import add, multiply
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.transformations.fused_names import fused_names, set_fused_names
-from hetero_sdk.transformations.graph_rewrite import ConsumerMap, replace_node
+from hetero_sdk.transformations.graph_rewrite import ConsumerMap, MatcherPass, replace_node
 
 if TYPE_CHECKING:
     from hetero_sdk.graph.model import Model
@@ -35,7 +35,7 @@ def _channel_values(value: np.ndarray | None, channels: int, rank: int, axis: in
     return np.broadcast_to(value.reshape(-1), (channels,)).astype(np.float64)
 
 
-class ConvBatchNormFusion:
+class ConvBatchNormFusion(MatcherPass):
     """Folds each BatchNormInference whose statistics are constants into the Convolution or
     GroupConvolution (with constant filters) before it, through an optional per-channel bias Add.
 
@@ -44,17 +44,11 @@ class ConvBatchNormFusion:
     """
 
     name = "ConvBatchNormFusion"
+    anchors = ("BatchNormInference",)
 
-    def run(self, model: Model) -> bool:
-        """Folds every such pattern of ``model``; returns True when one was folded."""
-        users = ConsumerMap(model)
-        changed = False
-        for node in model.get_ops():
-            if node.type_name == "BatchNormInference" and node.output(0).element_type.is_real:
-                changed |= self._fold(model, node, users)
-        return changed
-
-    def _fold(self, model: Model, norm: Node, users: ConsumerMap) -> bool:
+    def apply(self, model: Model, norm: Node, users: ConsumerMap) -> bool:
+        if not norm.output(0).element_type.is_real:
+            return False
         stats = [constant_value(norm.input_value(i)) for i in range(1, 5)]
         if any(s is None for s in stats):
             return False
@@ -94,7 +88,7 @@ class ConvBatchNormFusion:
         return True
 
 
-class BatchNormDecomposition:
+class BatchNormDecomposition(MatcherPass):
     """Rewrites each BatchNormInference with constant statistics that no convolution absorbed into
     ``x * scale + shift`` with per-channel constants (OpenVINO's ``BatchNormDecomposition``), which the
     linear-chain fusions can then merge with the constant Adds and Multiplies around it.
@@ -103,17 +97,11 @@ class BatchNormDecomposition:
     """
 
     name = "BatchNormDecomposition"
+    anchors = ("BatchNormInference",)
 
-    def run(self, model: Model) -> bool:
-        """Decomposes every such BatchNormInference of ``model``; returns True when one was."""
-        users = ConsumerMap(model)
-        changed = False
-        for node in model.get_ops():
-            if node.type_name == "BatchNormInference" and node.output(0).element_type.is_real:
-                changed |= self._decompose(model, node, users)
-        return changed
-
-    def _decompose(self, model: Model, norm: Node, users: ConsumerMap) -> bool:
+    def apply(self, model: Model, norm: Node, users: ConsumerMap) -> bool:
+        if not norm.output(0).element_type.is_real:
+            return False
         stats = [constant_value(norm.input_value(i)) for i in range(1, 5)]
         data = norm.input_value(0)
         channels, rank = data.partial_shape[1], data.partial_shape.rank

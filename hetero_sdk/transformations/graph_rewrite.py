@@ -22,7 +22,7 @@ from hetero_sdk.transformations.fused_names import FUSED_NAMES, fused_names, mer
 if TYPE_CHECKING:
     from hetero_sdk.graph.model import Model
 
-__all__ = ["ConsumerMap", "copy_runtime_info", "eliminate_node", "replace_node", "replace_output"]
+__all__ = ["ConsumerMap", "MatcherPass", "copy_runtime_info", "eliminate_node", "replace_node", "replace_output"]
 
 Use = tuple["Node", int]
 
@@ -176,6 +176,32 @@ def eliminate_node(model: Model, node: Node, replacement: Output, consumers: Con
     merge_fused_names(producer, [node])
     users.detach(node)
     return True
+
+
+class MatcherPass:
+    """A pass that offers every node of some op types to :meth:`apply`, in topological order, with one
+    :class:`ConsumerMap` that the rewrite helpers keep up to date (OpenVINO's ``ov::pass::MatcherPass``
+    with a pattern rooted at an op type).
+
+    A subclass sets :attr:`name` and :attr:`anchors` and implements :meth:`apply`.
+    """
+
+    name = "MatcherPass"
+    anchors: tuple[str, ...] = ()
+    """The op types whose nodes :meth:`apply` is offered."""
+
+    def run(self, model: Model) -> bool:
+        """Offers every node of an :attr:`anchors` type to :meth:`apply`; returns True when one was rewritten."""
+        users = ConsumerMap(model)
+        changed = False
+        for node in model.get_ops():
+            if node.type_name in self.anchors:
+                changed |= self.apply(model, node, users)
+        return changed
+
+    def apply(self, model: Model, node: Node, users: ConsumerMap) -> bool:
+        """Rewrites the pattern rooted at ``node`` when it matches; returns True when it did."""
+        raise NotImplementedError
 
 
 def copy_runtime_info(sources: Sequence[Node], target: Node) -> None:

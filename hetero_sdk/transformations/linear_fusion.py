@@ -25,7 +25,7 @@ from hetero_sdk.ops.basic import constant
 from hetero_sdk.ops.elementwise import add, multiply
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.transformations.fused_names import fused_names, set_fused_names
-from hetero_sdk.transformations.graph_rewrite import ConsumerMap, replace_node
+from hetero_sdk.transformations.graph_rewrite import ConsumerMap, MatcherPass, replace_node
 
 if TYPE_CHECKING:
     from hetero_sdk.graph.model import Model
@@ -166,23 +166,15 @@ def channel_scale(value: np.ndarray, channels: int, rank: int) -> np.ndarray | N
     return np.broadcast_to(value.reshape(-1), (channels,))
 
 
-class ConvMultiplyFusion:
+class ConvMultiplyFusion(MatcherPass):
     """``conv(x, w) * s`` -> ``conv(x, w * s)``: a per-channel (or scalar) constant scale folded into
     the constant filters of a Convolution, GroupConvolution or ConvolutionBackpropData whose only
     consumer is the Multiply."""
 
     name = "ConvMultiplyFusion"
+    anchors = ("Multiply",)
 
-    def run(self, model: Model) -> bool:
-        """Folds every match in ``model``; returns True when one was folded."""
-        users = ConsumerMap(model)
-        changed = False
-        for node in model.get_ops():
-            if node.type_name == "Multiply":
-                changed |= self._fold(model, node, users)
-        return changed
-
-    def _fold(self, model: Model, node: Node, users: ConsumerMap) -> bool:
+    def apply(self, model: Model, node: Node, users: ConsumerMap) -> bool:
         found = constant_operand(node)
         if found is None or found[0].node.type_name not in _CONVOLUTIONS or users.count(found[0]) != 1:
             return False
