@@ -117,10 +117,10 @@ and TemplateFullyConnected (without an activation or with relu) compute f32 and 
 kernels do, into a lent buffer (no fresh array, whose pages fault in on every inference), and defer to
 the reference kernels for other element types."""
 
-IN_PLACE = frozenset({"Add", "Multiply", "Subtract", "Relu", "Clamp", "Sigmoid", "Softmax"})
+IN_PLACE = frozenset({"Add", "Multiply", "Subtract", "Relu", "Clamp", "Sigmoid", "Softmax", SQUEEZE_EXCITATION})
 """The lending kernels that may write their result over an input of the result's shape and dtype (their
 workspace's :meth:`output` may be that input: each element is read before it is written, Softmax's
-after its maximum along the axis)."""
+after its maximum along the axis, TemplateSqueezeExcitation's after its mean over the spatial axes)."""
 
 
 def reduce_mean(node: Node, x: Any, axes: Any) -> Any:

@@ -13,6 +13,7 @@ import hetero_sdk as hs
 from hetero_sdk import opset
 from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.transformations import fused_names
+from template_plugin.compiled_model import PEAK_MEMORY
 from template_plugin.squeeze_excitation import squeeze_excitation
 from template_plugin.transformations import transform_model
 
@@ -34,8 +35,10 @@ def _block(
     gate_first: bool = False,
     kernel: int = 1,
     extra_gate_use: bool = False,
+    intermediate: bool = False,
 ) -> tuple[hs.Model, dict[str, np.ndarray]]:
-    """``x * clamp(w2 @ act(w1 @ mean(x) + b1) + b2, 0, 1)`` built from the ops an ONNX import gives."""
+    """``x * clamp(w2 @ act(w1 @ mean(x) + b1) + b2, 0, 1)`` built from the ops an ONNX import gives (``x``
+    the model input, or ``relu`` of it when ``intermediate``)."""
     rng = np.random.default_rng(seed)
     channels, rank = shape[1], len(shape)
     weights = {
@@ -44,7 +47,8 @@ def _block(
         "w2": rng.standard_normal((channels, middle, *[1] * (rank - 2))).astype(np.float32),
         "b2": rng.standard_normal((1, channels, *[1] * (rank - 2))).astype(np.float32),
     }
-    x = opset.parameter(list(shape), name="x")
+    data = opset.parameter(list(shape), name="x")
+    x = opset.relu(data, name="intermediate") if intermediate else data
     pooled = opset.reduce_mean(x, np.array(axes or list(range(2, rank)), np.int64), True, name="pool")
     ones, zeros = [1] * (rank - 2), [0] * (rank - 2)
     pad = [kernel // 2] * (rank - 2)
@@ -55,7 +59,7 @@ def _block(
     y = opset.multiply(gate, x, name="scaled") if gate_first else opset.multiply(x, gate, name="scaled")
     y.output(0).set_names({"y"})
     outputs = [y, opset.relu(gate)] if extra_gate_use else [y]
-    return hs.Model(outputs, [x]), weights
+    return hs.Model(outputs, [data]), weights
 
 
 def _expected(x: np.ndarray, weights: dict[str, np.ndarray], activation: str) -> np.ndarray:
@@ -125,3 +129,20 @@ def test_mismatched_filters_get_a_clear_error_naming_the_node() -> None:
         squeeze_excitation(x, w1, b1, np.ones((8, 3, 1, 1), np.float32), np.ones((1, 8, 1, 1), np.float32), name="se")
     with pytest.raises(ModelValidationError, match="pointwise"):
         squeeze_excitation(x, np.ones((2, 8, 3, 3), np.float32), b1, np.ones((8, 2, 1, 1), np.float32), b1, name="se")
+
+
+def test_a_block_whose_input_dies_with_it_writes_over_that_input() -> None:
+    """The block's input (an intermediate read by nothing after the block) lends its buffer to the result:
+    with the model input alive to the end, the peak is that input and one buffer (two without), and the
+    values are numpy's."""
+    block, weights = _block((1, 16, 12, 12), 4, "relu", 3, intermediate=True)
+    data = block.get_parameters()[0]
+    model = hs.Model([opset.add(block.get_results()[0].input_value(0), data)], [data])
+    compiled = hs.Core().compile_model(model, "TEMPLATE")
+    assert "TemplateSqueezeExcitation" in _kinds(compiled.get_runtime_model())
+    value = np.random.default_rng(4).standard_normal((1, 16, 12, 12)).astype(np.float32)
+    expected = _expected(np.maximum(value, 0), weights, "relu") + value
+    request = compiled.create_infer_request()
+    for _ in range(2):
+        np.testing.assert_allclose(request.infer([value])[0], expected, rtol=1e-5, atol=1e-5)
+    assert compiled.get_property(PEAK_MEMORY) == 2 * value.nbytes
