@@ -193,6 +193,26 @@ def test_depthwise_taps_in_either_layout_match_numpy(
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
+@OPS
+@given(data=st.data(), multiplier=st.integers(1, 2))
+def test_stride_one_depthwise_rows_computed_across_the_padded_width_match_numpy(
+    data: st.DataObject, multiplier: int
+) -> None:
+    """The channels-last path for 2-D kernels up to 3x3 at stride 1 (each tap one contiguous run of the
+    flattened padded image, the spare columns cropped), with dilations and uneven pads."""
+    channels = data.draw(st.integers(1, 5))
+    sizes = (data.draw(st.integers(1, 7)), data.draw(st.integers(1, 7)))
+    kernel = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    dilations = [data.draw(st.integers(1, 2)) for _ in range(2)]
+    pads = [(data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))) for _ in range(2)]
+    assume(all(n + b + e >= (k - 1) * d + 1 for n, (b, e), k, d in zip(sizes, pads, kernel, dilations)))
+    x = data.draw(floats((2, channels, *sizes), low=-2, high=2))
+    w = data.draw(floats((channels * multiplier, 1, *kernel), low=-2, high=2))
+    got = depthwise_conv(jnp.asarray(np.moveaxis(x, 1, -1)), jnp.asarray(w), [1, 1], pads, dilations, True)
+    expected = _depthwise_numpy(x, w, [1, 1], pads, dilations)
+    np.testing.assert_allclose(np.moveaxis(np.asarray(got), -1, 1), expected, rtol=1e-5, atol=1e-5)
+
+
 def _convolution_numpy(x: np.ndarray, w: np.ndarray, strides, pads, dilations) -> np.ndarray:
     """``w`` ``[O, C, ...]`` over ``x`` ``[N, C, ...]`` (pads may be negative: crops), one loop per tap."""
     x = np.pad(x.astype(np.float64), [(0, 0), (0, 0), *[(max(b, 0), max(e, 0)) for b, e in pads]])

@@ -79,6 +79,9 @@ def depthwise_conv(
     if multiplier > 1:
         x = jnp.repeat(x, multiplier, axis=-1 if channels_last else 1)
     rank = len(padding)
+    plain = all(s == 1 for s in strides) and min(v for pads in padding for v in pads) >= 0
+    if channels_last and rank == 2 and max(w.shape[2:]) <= 3 and plain:  # stride 1, no crop
+        return _wide_depthwise(x, w, padding, dilations)
     first = 1 if channels_last else 2  # the first spatial axis
 
     def layout(channel: object, spatial: Sequence[object]) -> tuple[object, ...]:
@@ -99,6 +102,35 @@ def depthwise_conv(
         weight = w[(slice(None), 0, *tap)].reshape(layout(channels, [1] * rank))
         terms.append(window * weight.astype(window.dtype))
     return functools.reduce(operator.add, terms)
+
+
+def _wide_depthwise(
+    x: jnp.ndarray, w: jnp.ndarray, padding: Sequence[tuple[int, int]], dilations: Sequence[int]
+) -> jnp.ndarray:
+    """:func:`depthwise_conv` at stride 1 on ``[N, H, W, C]`` data, every output row computed across the
+    padded width: each tap is then ONE contiguous run of the flattened padded image, and the spare
+    columns are cropped at the end.
+
+    Read this way, no tap is the unpadded input itself: the ordinary form's centre tap,
+    ``slice(pad(x))``, is simplified by XLA to ``x``, whose producer XLA then fuses into this loop, so a
+    stem convolution feeding a depthwise layer (MobileNet, PP-LCNet) was computed twice, 27 taps per
+    element again (PP-LCNet's first two layers at 224x224: 490 -> 265 us). Measured as fast as the
+    ordinary form for 3x3 kernels and slower for 5x5 ones (the caller keeps those ordinary).
+    """
+    (height_pads, width_pads), (kernel_h, kernel_w) = padding, w.shape[2:]
+    # one spare row past the padded image keeps the last taps' reads of the spare columns inside it
+    padded = jnp.pad(x, [(0, 0), (height_pads[0], height_pads[1] + 1), width_pads, (0, 0)])
+    batch, rows, pitch, channels = padded.shape
+    out_h, out_w = rows - 1 - (kernel_h - 1) * dilations[0], pitch - (kernel_w - 1) * dilations[1]
+    flat = padded.reshape(batch, -1)
+    span = out_h * pitch * channels
+    terms = []
+    for i, j in np.ndindex(kernel_h, kernel_w):
+        start = (i * dilations[0] * pitch + j * dilations[1]) * channels
+        window = lax.slice(flat, (0, start), (batch, start + span)).reshape(batch, out_h * pitch, channels)
+        terms.append(window * w[:, 0, i, j].astype(window.dtype))
+    wide = functools.reduce(operator.add, terms).reshape(batch, out_h, pitch, channels)
+    return wide[:, :, :out_w, :]
 
 
 _MAX_FEW_CHANNELS, _MAX_FEW_CHANNEL_TERMS = 4, 64
