@@ -267,6 +267,20 @@ def test_convolution_with_negative_pads_crops_the_input() -> None:
     np.testing.assert_array_equal(got[0, 0], [5, 7, 9, 11])  # pairs of 2..6
 
 
+@pytest.mark.parametrize("dilation", [1, 2])
+def test_a_convolution_with_more_taps_than_outputs_matches_the_frames_written_here(dilation: int) -> None:
+    """An STFT as a 1-D convolution (Silero VAD's): a 64-tap window every 32 samples, 3 frames, so im2col
+    copies all taps at once; each output is a frame's dot product with each filter, written here."""
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 2, 160)).astype(np.float32), rng.standard_normal((5, 2, 64)).astype(np.float32)
+    (got,) = run(opset.convolution(x, w, [32], [0], [0], [dilation]), [])
+    span = 63 * dilation + 1
+    frames = [x[:, :, start : start + span : dilation] for start in range(0, 160 - span + 1, 32)]
+    expected = np.stack([np.einsum("nct,oct->no", frame, w) for frame in frames], axis=-1)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float64, np.int32, np.int8])
 def test_convolution_keeps_the_element_type(dtype: type) -> None:
     x = np.arange(2 * 9, dtype=np.float32).reshape(1, 2, 3, 3).astype(dtype)
