@@ -16,7 +16,7 @@ from hetero_sdk.runtime import RunContext
 from template_plugin.arena import Arena, Donation
 from template_plugin.bound_conv import bind_convolution
 from template_plugin.fused_conv import CONVOLUTION
-from template_plugin.plan_kernels import IN_PLACE, LENDING_KERNELS, convert, max_pool_without_indices, reduce_mean
+from template_plugin.plan_kernels import IN_PLACE, LENDING_KERNELS, PLAIN_KERNELS, max_pool_without_indices
 
 __all__ = ["ExecutionPlan", "Step"]
 
@@ -188,7 +188,7 @@ def _workspace(step: Step, args: list[Any], owners: list[Any], refs: dict[int, i
 def _kernel(node: Node, read: list[bool]) -> Kernel:
     """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
     (MaxPool without the indices nobody reads, the convolutions writing into the arena, a pointwise
-    TemplateConvolution bound to its constant filters, ReduceMean, integer Convert),
+    TemplateConvolution bound to its constant filters, ReduceMean, integer Convert, in-range Gather),
     else the reference kernel. A kernel may return fewer values than outputs: the rest stay unset."""
     if node.type_name == "MaxPool" and not read[1]:
         return max_pool_without_indices
@@ -197,10 +197,8 @@ def _kernel(node: Node, read: list[bool]) -> Kernel:
         return bind_convolution(node, filters.attrs["value"] if filters.type_name == "Constant" else None)
     if node.type_name in LENDING_KERNELS:
         return LENDING_KERNELS[node.type_name]
-    if node.type_name == "ReduceMean":
-        return reduce_mean
-    if node.type_name == "Convert":
-        return convert
+    if node.type_name in PLAIN_KERNELS:
+        return PLAIN_KERNELS[node.type_name]
     return get_kernel(node.type_name)
 
 

@@ -18,7 +18,15 @@ from template_plugin.fused_ops import FULLY_CONNECTED
 from template_plugin.reductions import mean
 from template_plugin.squeeze_excitation import SQUEEZE_EXCITATION, squeeze_excitation_into
 
-__all__ = ["IN_PLACE", "LENDING_KERNELS", "convert", "max_pool_without_indices", "reduce_mean"]
+__all__ = [
+    "IN_PLACE",
+    "LENDING_KERNELS",
+    "PLAIN_KERNELS",
+    "convert",
+    "gather",
+    "max_pool_without_indices",
+    "reduce_mean",
+]
 
 
 def _compact(y: np.ndarray, workspace: Workspace) -> np.ndarray:
@@ -154,6 +162,26 @@ def convert(node: Node, x: Any) -> Any:
     return (x if bounds is None else np.clip(x, *bounds)).astype(target)
 
 
+def gather(node: Node, x: Any, indices: Any, axis: Any) -> Any:
+    """``Gather`` of numpy arrays without batch dimensions whose indices all lie in range (negative ones
+    count from the end): one ``np.take``. The reference kernel, written for numpy and ``jax.numpy`` alike,
+    spends ~15 us on a handful of elements building its masks and per-batch stacks (shape subgraphs and
+    recurrent state slicing gather a few values per inference); other calls go to it."""
+    if type(x) is np.ndarray and type(indices) is np.ndarray and x.ndim and indices.dtype.kind in "iu":
+        batch = node.attrs["batch_dims"]
+        dim = int(np.asarray(axis).reshape(-1)[0]) % x.ndim
+        size = x.shape[dim]
+        if (batch if batch >= 0 else batch + indices.ndim) == 0 and (
+            indices.size == 0 or (size and indices.min() >= -size and indices.max() < size)
+        ):
+            return np.take(x, indices, axis=dim)
+    return get_kernel("Gather")(node, x, indices, axis)
+
+
 def max_pool_without_indices(node: Node, x: np.ndarray) -> tuple[np.ndarray]:
     """``MaxPool`` when nobody reads its indices: the values alone."""
     return (max_pool_values(node, x),)
+
+
+PLAIN_KERNELS: dict[str, Any] = {"ReduceMean": reduce_mean, "Convert": convert, "Gather": gather}
+"""TEMPLATE's own variants of reference kernels, with the same signature (``kernel(node, *inputs)``)."""

@@ -238,3 +238,25 @@ def test_integer_convert_saturates_at_the_destination_limits(source, target, sha
         expected = np.array([min(max(int(v), low), high) for v in values.reshape(-1)], target).reshape(shape)
     assert got.dtype == np.dtype(target) and got.shape == tuple(shape)
     np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    x=hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, max_side=5), elements=st.floats(-9, 9, width=32)),
+    data=st.data(),
+)
+def test_gather_takes_the_numpy_values_and_zeros_out_of_range(x, data) -> None:
+    """In-range indices (negative ones count from the end) take np.take's values; a model whose indices
+    stray out of range gets zeros there, as OpenVINO's Gather gives."""
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    size = x.shape[axis]
+    stray = data.draw(st.booleans())
+    low, high = (-size - 3, size + 2) if stray else (-size, size - 1)
+    indices = data.draw(hnp.arrays(np.int64, hnp.array_shapes(max_dims=2, max_side=4), elements=st.integers(low, high)))
+    param = opset.parameter(list(x.shape), name="x")
+    model = hs.Model([opset.gather(param, indices, np.int64(axis))], [param])
+    got = np.asarray(_compiled(model)(x)[0])
+    inside = (indices >= -size) & (indices < size)
+    taken = np.take(x, np.where(inside, indices, 0), axis=axis)
+    mask = inside.reshape((1,) * (axis % x.ndim) + indices.shape + (1,) * (x.ndim - axis % x.ndim - 1))
+    np.testing.assert_array_equal(got, np.where(mask, taken, np.float32(0)))
