@@ -86,6 +86,22 @@ def _tap_slices(
     return [_tap_slice(tap, dilations, out, strides) for tap in itertools.product(*(range(k) for k in kernel))]
 
 
+def _tap_view(
+    x: np.ndarray, kernel: Sequence[int], dilations: Sequence[int], grid: Sequence[int], strides: Sequence[int]
+) -> np.ndarray:
+    """A read-only view ``[N, C, *kernel, *grid]`` of ``x`` [N, C, spatial...]: its element
+    ``[n, c, t..., o...]`` is ``x[n, c, o * s + t * d...]``, the kernel running over the first
+    ``len(kernel)`` spatial axes (every axis, or all but the last for row copies)."""
+    pitch = x.strides[2:]
+    return np.lib.stride_tricks.as_strided(
+        x,
+        (*x.shape[:2], *kernel, *grid),
+        (*x.strides[:2], *(p * d for p, d in zip(pitch[: len(kernel)], dilations)),
+         *(p * s for p, s in zip(pitch, strides))),
+        writeable=False,
+    )  # fmt: skip
+
+
 def columns(
     x: np.ndarray,
     kernel: Sequence[int],
@@ -102,14 +118,7 @@ def columns(
     taps = math.prod(kernel)
     cols = _empty(workspace, "columns", (x.shape[0], x.shape[1], taps, *out), x.dtype)
     if taps > math.prod(out):
-        pitch = x.strides[2:]
-        view = np.lib.stride_tricks.as_strided(
-            x,
-            (*x.shape[:2], *kernel, *out),
-            (*x.strides[:2], *(p * d for p, d in zip(pitch, dilations)), *(p * s for p, s in zip(pitch, strides))),
-            writeable=False,
-        )
-        np.copyto(cols.reshape(*x.shape[:2], *kernel, *out), view)
+        np.copyto(cols.reshape(*x.shape[:2], *kernel, *out), _tap_view(x, kernel, dilations, out, strides))
     else:
         for i, window in enumerate(_tap_slices(tuple(kernel), tuple(dilations), tuple(out), tuple(strides))):
             cols[:, :, i] = x[window]
@@ -149,14 +158,9 @@ def _depthwise_rows(
     :param taps: ``[C, rows, width]``, the filters (``rows`` = the product of the kernel but its last axis).
     """
     batch, channels, width = x.shape[0], x.shape[1], kernel[-1]
-    grid, pitch = (*out[:-1], x.shape[-1]), x.strides[2:]
+    grid = (*out[:-1], x.shape[-1])
     pixels, rows, reach = math.prod(grid), taps.shape[1], (width - 1) * dilations[-1]
-    view = np.lib.stride_tricks.as_strided(
-        x,
-        (batch, channels, *kernel[:-1], *grid),
-        (*x.strides[:2], *(p * d for p, d in zip(pitch[:-1], dilations)), *(p * s for p, s in zip(pitch, strides))),
-        writeable=False,
-    )
+    view = _tap_view(x, kernel[:-1], dilations, grid, strides)
     columns = np.ascontiguousarray(np.swapaxes(taps, 1, 2))  # [C, width, rows]
     span = pixels + reach
     block = max(1, min(channels, ROW_BLOCK // (x.dtype.itemsize * batch * rows * span)))
@@ -208,13 +212,7 @@ def _depthwise(
     if wide and kernel[-1] >= ROW_GEMM_TAPS:
         return _depthwise_rows(x, taps.reshape(channels, -1, kernel[-1]), kernel, strides, dilations, out, workspace)
     grid = (*out[:-1], x.shape[-1]) if wide else tuple(out)
-    pitch = x.strides[2:]
-    view = np.lib.stride_tricks.as_strided(
-        x,
-        (batch, channels, *kernel, *grid),
-        (*x.strides[:2], *(p * d for p, d in zip(pitch, dilations)), *(p * s for p, s in zip(pitch, strides))),
-        writeable=False,
-    )
+    view = _tap_view(x, kernel, dilations, grid, strides)
     count, pixels = taps.shape[2], math.prod(grid)
     block = max(1, min(channels, _COLUMN_BLOCK // (dtype.itemsize * batch * count * max(pixels, 1))))
     if wide or workspace is None:
