@@ -5,13 +5,12 @@ integer Convert without per-call type look-ups."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import reduced_axes
+from hetero_sdk.ops import integer_saturation, reduced_axes
 from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values
 from template_plugin.fused_conv import CONVOLUTION, convolution_into
 from template_plugin.fused_ops import FULLY_CONNECTED
@@ -141,15 +140,6 @@ def reduce_mean(node: Node, x: Any, axes: Any) -> Any:
     return mean(x, axis, node.attrs["keep_dims"])
 
 
-@functools.lru_cache(maxsize=64)
-def _saturation(source: np.dtype[Any], target: np.dtype[Any]) -> tuple[int, int] | None:
-    """The bounds an integer ``source`` is clipped to before it becomes ``target`` (None: it fits)."""
-    low, high = np.iinfo(source), np.iinfo(target)
-    if high.min <= low.min and low.max <= high.max:
-        return None
-    return max(int(low.min), int(high.min)), min(int(low.max), int(high.max))
-
-
 def convert(node: Node, x: Any) -> Any:
     """``Convert`` between numpy integer types of 8 bits or more: saturated at the destination's limits
     (one clip, only where the source's range exceeds them), then cast, as the reference kernel computes it
@@ -158,7 +148,7 @@ def convert(node: Node, x: Any) -> Any:
     target = node.attrs["destination_type"].numpy
     if type(x) is not np.ndarray or x.dtype.kind not in "iu" or np.dtype(target).kind not in "iu":
         return get_kernel("Convert")(node, x)
-    bounds = _saturation(x.dtype, np.dtype(target))
+    bounds = integer_saturation(x.dtype, np.dtype(target))
     return (x if bounds is None else np.clip(x, *bounds)).astype(target)
 
 

@@ -53,7 +53,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     text,
 )
 from hetero_sdk.ops.activation import gelu_tanh
-from hetero_sdk.ops.basic import as_output, as_outputs
+from hetero_sdk.ops.basic import as_output, as_outputs, integer_saturation
 from hetero_sdk.ops.checks import INDEX_TYPES, NUMERIC_TYPES, REAL_TYPES, expect_rank, expect_same_types
 from hetero_sdk.ops.control_flow import bodies, loop_iterations
 from hetero_sdk.ops.convolution import backprop_geometry, resolve_pads, window_output_dims
@@ -73,7 +73,8 @@ __all__ = [
     "Input", "LOWER_STRING", "NUMERIC_TYPES", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REAL_TYPES",
     "REQUIRED", "STRING", "STRINGS", "STRUCTURAL_OPS", "as_output", "as_outputs", "backprop_geometry",
     "batch_normalized", "bodies",
-    "constant_value", "define", "einsum_terms", "expect_rank", "expect_same_types", "gelu_tanh", "loop_iterations",
+    "constant_value", "define", "einsum_terms", "expect_rank", "expect_same_types", "gelu_tanh", "integer_saturation",
+    "loop_iterations",
     "apply_resize", "matmul_shape", "reduced_axes", "resize_plan", "resize_tables", "resolve_pads",
     "scatter_positions", "sdk_op_types", "type_limits", "window_output_dims",
 ]  # fmt: skip

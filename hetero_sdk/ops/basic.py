@@ -3,6 +3,7 @@ factory accepts (nodes, ports, arrays, Python numbers) into the ports the graph 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from hetero_sdk.shape import PartialShape
 
 __all__ = [
     "BIT_CAST", "CONSTANT", "CONVERT", "PARAMETER", "RESULT", "as_output", "as_outputs", "bit_cast", "constant",
-    "convert", "parameter", "result",
+    "convert", "integer_saturation", "parameter", "result",
 ]  # fmt: skip
 
 
@@ -63,10 +64,9 @@ def _convert_values(x: Any, target: Type) -> Any:
     if source_type is Type.boolean:
         return xp.astype(xp.astype(x, carrier), target.numpy)
     if source_type.is_integral:
-        source = np.iinfo(x.dtype)
-        low, high = max(int(info.min), int(source.min)), min(int(info.max), int(source.max))
-        if low > source.min or high < source.max:
-            x = xp.clip(x, low, high)  # saturate instead of wrapping, as OpenVINO's Convert does
+        bounds = integer_saturation(np.dtype(x.dtype), np.dtype(target.numpy))
+        if bounds is not None:
+            x = xp.clip(x, *bounds)  # saturate instead of wrapping, as OpenVINO's Convert does
         return xp.astype(xp.astype(x, carrier), target.numpy)
     # Truncate toward zero, then saturate; NaN becomes 0. The bounds are compared in floating point
     # (float(2**63 - 1) is 2**63), so only values strictly inside are converted.
@@ -76,6 +76,16 @@ def _convert_values(x: Any, target: Type) -> Any:
     converted = xp.where(whole >= float(info.max), xp.asarray(info.max, dtype=carrier), converted)
     converted = xp.where(whole <= float(info.min), xp.asarray(info.min, dtype=carrier), converted)
     return xp.astype(converted, target.numpy)
+
+
+@functools.lru_cache(maxsize=128)
+def integer_saturation(source: np.dtype[Any], target: np.dtype[Any]) -> tuple[int, int] | None:
+    """The bounds Convert clips an integer ``source`` to before it becomes the integer ``target`` (any
+    width, 4-bit types included), or None when every ``source`` value fits."""
+    have, want = ml_dtypes.iinfo(source), ml_dtypes.iinfo(target)
+    if want.min <= have.min and have.max <= want.max:
+        return None
+    return max(int(have.min), int(want.min)), min(int(have.max), int(want.max))
 
 
 def _convert_strings(x: Any, source: Type, target: Type) -> Any:
