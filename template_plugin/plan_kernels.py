@@ -12,7 +12,7 @@ import numpy as np
 from hetero_sdk import Node
 from hetero_sdk.ops import integer_saturation, reduced_axes
 from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values
-from template_plugin.fused_conv import CONVOLUTION, convolution_into
+from template_plugin.fused_conv import CONVOLUTION, convolution_into, finish
 from template_plugin.fused_ops import FULLY_CONNECTED
 from template_plugin.reductions import mean
 from template_plugin.squeeze_excitation import SQUEEZE_EXCITATION, squeeze_excitation_into
@@ -100,8 +100,7 @@ def _fully_connected(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndar
     b = np.swapaxes(b, -1, -2) if node.attrs["transpose_b"] else b
     shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
     y = np.matmul(a, b, out=workspace.output(shape, a.dtype))  # matmul + bias [+ relu], as the reference
-    np.add(y, bias, out=y)
-    return np.maximum(y, np.zeros(y.shape[-1:], y.dtype), out=y) if activation == "relu" else y
+    return finish(activation, workspace, np.add(y, bias, out=y), None, None)
 
 
 LENDING_KERNELS: dict[str, Any] = {
