@@ -12,6 +12,7 @@ output buffer (the general kernel copies the whole wide result out, then adds th
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,10 @@ from hetero_sdk.ops import resolve_pads, window_output_dims
 from hetero_sdk.reference import ROW_BLOCK, ROW_GEMM_TAPS, Workspace, live_taps
 from template_plugin.fused_conv import convolution_into, finish
 
-__all__ = ["bind_depthwise"]
+__all__ = ["GEOMETRIES_KEPT", "bind_depthwise"]
+
+GEOMETRIES_KEPT = 16
+"""Input shapes whose geometry a bound kernel keeps (the last used; a model fed many shapes stays bounded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +49,8 @@ def bind_depthwise(node: Node, filters: Any) -> Any:
     f64) with a last stride of 1, else None. Input shapes whose live taps are narrower than
     :data:`~hetero_sdk.reference.convolution.ROW_GEMM_TAPS` or that crop (negative pads), calls with
     other filters or element types and calls without a workspace take
-    :func:`~template_plugin.fused_conv.convolution_into`."""
+    :func:`~template_plugin.fused_conv.convolution_into`. The geometries of the last
+    :data:`GEOMETRIES_KEPT` input shapes are kept (``kernel.geometries.cache_info()``)."""
     if not (
         node.attrs["grouped"]
         and isinstance(filters, np.ndarray)
@@ -57,7 +62,7 @@ def bind_depthwise(node: Node, filters: Any) -> Any:
         and node.attrs["strides"][-1] == 1
     ):
         return None
-    geometries: dict[tuple[int, ...], _Geometry | None] = {}
+    geometry = functools.lru_cache(maxsize=GEOMETRIES_KEPT)(lambda shape: _geometry(node, shape, filters))
     activation, dtype, channels = node.attrs["activation"], filters.dtype, filters.shape[0]
 
     def depthwise(
@@ -71,13 +76,12 @@ def bind_depthwise(node: Node, filters: Any) -> Any:
     ) -> np.ndarray:
         g = None
         if w is filters and workspace is not None and x.dtype == dtype and x.ndim == 4 and x.shape[1] == channels:
-            if x.shape not in geometries:
-                geometries[x.shape] = _geometry(node, x.shape, filters)
-            g = geometries[x.shape]
+            g = geometry(x.shape)
         if g is None or workspace is None or bias.dtype != dtype:
             return convolution_into(node, workspace, x, w, bias, scale, shift)
         return finish(activation, workspace, _convolve(g, workspace, x, bias), scale, shift)
 
+    depthwise.geometries = geometry  # type: ignore[attr-defined]  # (its cache_info() says what is kept)
     return depthwise
 
 

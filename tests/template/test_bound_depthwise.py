@@ -10,7 +10,7 @@ from nan_workspace import NanWorkspace
 
 import hetero_sdk as hs
 from hetero_sdk import opset
-from template_plugin.bound_depthwise import bind_depthwise
+from template_plugin.bound_depthwise import GEOMETRIES_KEPT, bind_depthwise
 from template_plugin.fused_conv import fused_convolution
 
 TYPES = {np.float32: hs.Type.f32, np.float64: hs.Type.f64}
@@ -131,3 +131,21 @@ def test_only_wide_float_depthwise_filters_with_a_last_stride_of_one_are_bound()
     assert bind_depthwise(node(narrow), narrow) is None
     grouped = np.ones((2, 1, 2, 5, 5), np.float32)
     assert bind_depthwise(node(grouped), grouped) is None  # two input channels per group
+
+
+def test_a_bound_kernel_keeps_the_geometries_of_the_last_input_shapes_only() -> None:
+    """Fed more input shapes than it keeps, the kernel stays bounded and still computes each shape right,
+    an evicted shape too when it comes back."""
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((3, 1, 1, 3, 5)).astype(np.float32)
+    bias = rng.standard_normal((1, 3, 1, 1)).astype(np.float32)
+    x = opset.parameter([1, 3, -1, -1], name="x")
+    node = fused_convolution(opset.group_convolution(x, w, [1, 1], [1, 2], [1, 2], [1, 1]), bias)
+    kernel = bind_depthwise(node, w)
+    shapes = [(1, 3, 2 + i % 5, 6 + i) for i in range(GEOMETRIES_KEPT + 4)]
+    for shape in [*shapes, shapes[0]]:
+        value = rng.standard_normal(shape).astype(np.float32)
+        got = kernel(node, NanWorkspace(), value, w, bias)
+        expected = _direct(value, w, (1, 1), (1, 1), (1, 2), (1, 2)) + bias
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    assert kernel.geometries.cache_info().currsize == GEOMETRIES_KEPT
