@@ -68,6 +68,10 @@ class XlaCompiledModel(CompiledModel):
         self.precision = compute_precision(dict(config))
         self._sharding = SingleDeviceSharding(device)
         self._exec_type = f"xla:{backend.platform}"
+        self.copy_ahead = backend.platform != "cpu"
+        """Whether host outputs are copied back as soon as the run is queued: on an accelerator each copy
+        then follows the computation on the device's stream, instead of waiting for the host to see the
+        run finish first, and several outputs copy at once; on the CPU the host array is a view."""
         self._lowerable = lowerable
         self.cache_size = int(config.get(SHAPE_CACHE_SIZE, DEFAULT_SHAPE_CACHE_SIZE))
         self._cache: ExecutableCache[Shapes, Executable] = ExecutableCache(self.cache_size)
@@ -105,7 +109,7 @@ class XlaCompiledModel(CompiledModel):
                 if type(value) is not np.ndarray:
                     inputs = [self._argument(v) for v in inputs]
                     break
-            return [np.asarray(o) for o in executable.call(*inputs)]
+            return self._to_host(executable.call(*inputs))
         if self.by_value is not None:
             return self.by_value.run(inputs, context)
         executable = executable or self._executable(tuple(tuple(v.shape) for v in inputs))
@@ -142,8 +146,11 @@ class XlaCompiledModel(CompiledModel):
     def _fetch(self, outputs: Sequence[jax.Array], context: RunContext) -> list[Any]:
         if context.remote_outputs:
             return [XlaTensor(o, self.device_name) for o in outputs]
-        if len(outputs) > 1 and self._exec_type != "xla:cpu":
-            for output in outputs:  # start every copy before waiting for the first
+        return self._to_host(outputs)
+
+    def _to_host(self, outputs: Sequence[jax.Array]) -> list[np.ndarray]:
+        if self.copy_ahead:
+            for output in outputs:
                 output.copy_to_host_async()
         return [np.asarray(o) for o in outputs]
 

@@ -91,10 +91,13 @@ def _numpy_forward(inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
     return [np.tanh((inputs["a"] + inputs["b"]) @ weights), inputs["a"].max(axis=1)]
 
 
-def test_the_fast_path_keeps_each_runs_results_and_honours_buffers_set_later() -> None:
+@pytest.mark.parametrize("copy_ahead", [False, True], ids=["copied-when-read", "copied-ahead"])
+def test_the_fast_path_keeps_each_runs_results_and_honours_buffers_set_later(copy_ahead: bool) -> None:
     """Without PERF_COUNT a static model runs the fast path: each inference's results stay its own,
-    an output buffer set between runs is written, and a request cancelled while idle runs again."""
+    an output buffer set between runs is written, and a request cancelled while idle runs again; with
+    the outputs read back as they are read on the CPU, and copied ahead as on an accelerator."""
     compiled = core().compile_model(_model(), "XLA")
+    compiled.copy_ahead = copy_ahead
     request = compiled.create_infer_request()
     first = request.infer(_inputs(1))
     second = request.infer([_inputs(2)["a"], _inputs(2)["b"]])
