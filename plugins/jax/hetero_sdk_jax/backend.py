@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jax
 from hetero_sdk.errors import DeviceUnavailableError
@@ -14,6 +16,8 @@ _INSTALL_HINTS = {
     "gpu": "install jax[cuda12] (NVIDIA) or jax[rocm] (AMD) and check that the driver sees the GPU",
     "tpu": "install jax[tpu] on a machine with TPU cores",
 }
+
+_GRAPH_MIN_SIZE = "xla_gpu_graph_min_graph_size"
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,20 @@ class Backend:
         """True where XLA's f32 division is not correctly rounded: CUDA GPUs, where it emits
         ``div.full.f32`` (within 2 ulp; about a third of random quotients are 1 ulp off, openxla/xla#37181)."""
         return self.platform == "cuda"
+
+    @property
+    def compiler_options(self) -> dict[str, Any]:
+        """The XLA options every executable on this backend is compiled with (``Lowered.compile``).
+
+        On CUDA GPUs: command buffers (CUDA graphs) from one op on, where XLA's default waits for five in
+        a row (``xla_gpu_graph_min_graph_size``): launched one by one, the kernels between two library
+        calls cost a launch each. On an H100 (one process per setting, medians of 200 runs) PP-OCR det
+        2296 -> 1347 us, cls 1570 -> 1059 us, LCNet 1195 -> 1004 us. An option already set in
+        ``XLA_FLAGS`` stays the user's.
+        """
+        if self.platform != "cuda" or _GRAPH_MIN_SIZE in os.environ.get("XLA_FLAGS", ""):
+            return {}
+        return {_GRAPH_MIN_SIZE: 1}
 
     def supports_bf16(self) -> bool:
         """True where XLA computes bf16: CPU, TPU, ROCm and CUDA GPUs of compute capability 8.0 or newer."""

@@ -178,13 +178,14 @@ class XlaCompiledModel(CompiledModel):
         compiled = compile_ahead(
             source, self._specs(shapes), self._sharding, self.x64,
             lambda: f"device {self.device_name}: XLA failed to compile '{self.model.friendly_name}' for input "
-            f"shapes {[list(s) for s in shapes]}",
+            f"shapes {[list(s) for s in shapes]}", self.backend.compiler_options,
         )  # fmt: skip
         return Executable(compiled, source=source)
 
     def _load(self, shapes: Shapes, exported: jax.export.Exported) -> Executable:
         with x64_scope(self.x64):
-            compiled = jax.jit(exported.call, out_shardings=self._sharding).lower(*self._specs(shapes)).compile()
+            lowered = jax.jit(exported.call, out_shardings=self._sharding).lower(*self._specs(shapes))
+            compiled = lowered.compile(self.backend.compiler_options)
         return Executable(compiled, exported=exported)
 
     # -- export and introspection -------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -83,15 +83,16 @@ class ExecutableCache(Generic[K, V]):
 
 
 def compile_ahead(source: Callable[..., Any], specs: Sequence[jax.ShapeDtypeStruct], sharding: Any, x64: bool | None,
-                  describe: Callable[[], str]) -> Any:  # fmt: skip
-    """``jax.jit(source).lower(*specs).compile()`` in the model's 64-bit mode.
+                  describe: Callable[[], str], options: Mapping[str, Any]) -> Any:  # fmt: skip
+    """``jax.jit(source).lower(*specs).compile(options)`` in the model's 64-bit mode.
 
     :param describe: what failed, for the message (``device X: XLA failed to compile 'm' for ...``).
+    :param options: XLA's compile options (:attr:`hetero_sdk_jax.backend.Backend.compiler_options`).
     :raises CompilationError: when XLA fails (SDK errors raised while tracing pass through as they are).
     """
     try:
         with x64_scope(x64):
-            return jax.jit(source, out_shardings=sharding).lower(*specs).compile()
+            return jax.jit(source, out_shardings=sharding).lower(*specs).compile(dict(options))
     except HeteroSDKError:
         raise
     except Exception as exc:

@@ -201,7 +201,7 @@ class ValueSpecializer:
         compiled = compile_ahead(
             source, specs, owner._sharding, owner.x64,
             lambda: f"device {owner.device_name}: XLA failed to compile '{owner.model.friendly_name}' for input "
-            f"shapes {[list(s) for s in shapes]} and the values of {self.input_names}",
+            f"shapes {[list(s) for s in shapes]} and the values of {self.input_names}", owner.backend.compiler_options,
         )  # fmt: skip
         self._compiles += 1
         return Executable(compiled, source=source)

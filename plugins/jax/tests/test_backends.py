@@ -12,10 +12,12 @@ from importlib.metadata import EntryPoint
 import hetero_sdk as hs
 import jax
 import pytest
-from hetero_sdk.errors import DeviceUnavailableError
+from hetero_sdk.errors import CompilationError, DeviceUnavailableError
 from template_plugin import TemplatePlugin
 
 from hetero_sdk_jax import gpu_plugin, tpu_plugin
+from hetero_sdk_jax.backend import Backend
+from hetero_sdk_jax.executable_cache import compile_ahead
 
 
 def _has(backend: str) -> bool:
@@ -97,3 +99,30 @@ def test_device_ids_map_to_jax_devices() -> None:
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
     done = subprocess.run([sys.executable, "-c", _TWO_DEVICES], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("platform", "xla_flags", "expected"),
+    [
+        ("cuda", "", {"xla_gpu_graph_min_graph_size": 1}),
+        ("cuda", "--xla_gpu_graph_min_graph_size=3", {}),  # the user's own setting stays
+        ("rocm", "", {}),
+        ("cpu", "", {}),
+    ],
+)
+def test_cuda_executables_are_compiled_with_graphs_from_one_op(
+    monkeypatch: pytest.MonkeyPatch, platform: str, xla_flags: str, expected: dict
+) -> None:
+    monkeypatch.setenv("XLA_FLAGS", xla_flags)
+    assert Backend("gpu", platform, ()).compiler_options == expected
+
+
+def test_compile_options_reach_xla() -> None:
+    """An option XLA does not know fails the compile with a CompilationError: the options are passed."""
+    spec = [jax.ShapeDtypeStruct((2,), "float32")]
+    sharding = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    with pytest.raises(CompilationError, match="no_such_option"):
+        compile_ahead(lambda x: x + 1, spec, sharding, False, lambda: "test", {"xla_no_such_option": 1})
+    options = {"xla_gpu_graph_min_graph_size": 1}
+    compiled = compile_ahead(lambda x: x + 1, spec, sharding, False, lambda: "test", options)
+    assert compiled(jax.numpy.ones(2, "float32")).tolist() == [2.0, 2.0]
