@@ -7,11 +7,10 @@ from concurrent.futures import Executor
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from threadpoolctl import ThreadpoolController
-
 from hetero_sdk import Model, rt_info
 from hetero_sdk.plugin import CompiledModel, RunContext
 from hetero_sdk.transformations import fused_names
+from template_plugin import blas
 from template_plugin.blob import write_blob
 from template_plugin.execution_plan import ExecutionPlan
 from template_plugin.transformations import transform_model
@@ -22,16 +21,6 @@ PEAK_MEMORY = "TEMPLATE_PEAK_MEMORY"
 """Read-only compiled-model property: the most bytes that inputs, intermediate results and the
 request's arena (buffers kept between its inferences) held at once during the last inference
 (constants excluded; 0 before the first)."""
-
-_controller: ThreadpoolController | None = None
-
-
-def _blas_controller() -> ThreadpoolController:
-    """The process's BLAS thread pools (inspected once: threadpoolctl reads the loaded libraries)."""
-    global _controller
-    if _controller is None:
-        _controller = ThreadpoolController()
-    return _controller
 
 
 class TemplateCompiledModel(CompiledModel):
@@ -46,17 +35,16 @@ class TemplateCompiledModel(CompiledModel):
             transform_model(self._runtime)
         self._plan = ExecutionPlan(self._runtime)
         self._last_profile: dict[str, float] = {}
+        blas.warn_if_slow()
         self._threads = int(config.get("INFERENCE_NUM_THREADS", 0))
-        if self._threads > 0:
-            pools = _blas_controller().select(user_api="blas").info()
-            if all(pool["num_threads"] <= self._threads for pool in pools):
-                self._threads = 0  # already within the limit: no per-call switching
+        if self._threads > 0 and all(pool["num_threads"] <= self._threads for pool in blas.pools()):
+            self._threads = 0  # already within the limit: no per-call switching
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Runs the execution plan, with BLAS limited to ``INFERENCE_NUM_THREADS`` threads when set
         (through threadpoolctl); records per-op times when profiling."""
         limit: AbstractContextManager[Any] = (
-            _blas_controller().limit(limits=self._threads, user_api="blas") if self._threads else nullcontext()
+            blas.threadpools().limit(limits=self._threads, user_api="blas") if self._threads else nullcontext()
         )
         with limit:
             outputs = self._plan.run(inputs, context)

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from hetero_sdk import Type
 from hetero_sdk import properties as props
 from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_bool, read_only, standard
+from template_plugin import properties as template_props
+from template_plugin.blas import describe as describe_blas
 
 __all__ = ["CAPABILITIES", "make_config"]
 
@@ -30,6 +32,7 @@ def make_config(device_ids: Callable[[], list[str]]) -> DeviceConfig:
             read_only(props.available_devices, compute=lambda _: device_ids()),
             read_only(props.device.full_name, compute=lambda i: f"Template reference device {i or '0'} (numpy)"),
             read_only(props.device.architecture, "numpy"),
+            read_only(template_props.blas, compute=lambda _: describe_blas()),
             read_only(props.device.capabilities, CAPABILITIES),
             read_only(props.caching_properties, [props.device.architecture, "TEMPLATE_DISABLE_TRANSFORMATIONS"]),
             read_only(props.range_for_async_infer_requests, (1, 8, 1)),
