@@ -35,7 +35,6 @@ class TemplateCompiledModel(CompiledModel):
             transform_model(self._runtime)
         self._plan = ExecutionPlan(self._runtime)
         self._last_profile: dict[str, float] = {}
-        blas.warn_if_slow()
         self._threads = int(config.get("INFERENCE_NUM_THREADS", 0))
         if self._threads > 0 and all(pool["num_threads"] <= self._threads for pool in blas.pools()):
             self._threads = 0  # already within the limit: no per-call switching

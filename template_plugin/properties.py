@@ -10,5 +10,5 @@ disable_transformations = Property("TEMPLATE_DISABLE_TRANSFORMATIONS")
 """Skip the transformation pipeline in compile_model and query_model (RW, bool, default False)."""
 
 blas = Property("TEMPLATE_BLAS")
-"""The BLAS library under TEMPLATE's matrix products, its version and kernels, and what to set when those
-kernels leave the CPU's AVX-512 unused (RO, str; see :mod:`template_plugin.blas`)."""
+"""The BLAS library under TEMPLATE's matrix products, its version and kernels, and whether
+``OPENBLAS_CORETYPE`` chose them (RO, str; see :mod:`template_plugin.blas`)."""
