@@ -91,8 +91,10 @@ def device_peak_bytes(compiled: Any, shapes: Sequence[Sequence[int]] | None = No
 
 
 def environment() -> dict[str, Any]:
-    """What the figures depend on: versions, CPU count, the thread variables and OpenBLAS's core type."""
+    """What the figures depend on: versions, CPU count, the thread variables, and the BLAS kernels numpy runs."""
     import numpy as np
+
+    from template_plugin.blas import describe as describe_blas
 
     info: dict[str, Any] = {
         "python": sys.version.split()[0],
@@ -100,9 +102,10 @@ def environment() -> dict[str, Any]:
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "threads": {v: os.environ.get(v) for v in THREAD_VARIABLES},
-        # OpenBLAS takes some AVX-512 CPUs (AMD Zen 4) for Haswell and runs its AVX2 kernels there;
-        # OPENBLAS_CORETYPE=SkylakeX set before numpy loads selects its AVX-512 ones (GEMMs ~1.9x)
+        # OpenBLAS runs the kernels OPENBLAS_CORETYPE names instead of the detected CPU's (some machines
+        # set Haswell for older builds): TEMPLATE's and numpy's figures depend on them, the others' do not
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+        "blas": describe_blas(),
     }
     for module in ("onnxruntime", "openvino"):
         try:
