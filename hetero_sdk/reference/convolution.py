@@ -6,6 +6,7 @@ import functools
 import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -229,25 +230,32 @@ def _depthwise(
     return result[..., : out[-1]] if wide else result
 
 
+def _stacked_taps(w: np.ndarray) -> np.ndarray:
+    """The filters ``w`` [O, C, k...] as :func:`_tap_products` multiplies them: every tap's ``[O, C]``
+    block stacked, ``[taps * O, C]``."""
+    outs, channels = w.shape[0], w.shape[1]
+    return np.ascontiguousarray(np.moveaxis(w.reshape(outs, channels, -1), 2, 0)).reshape(-1, channels)
+
+
 def _tap_products(
     x: np.ndarray,
-    w: np.ndarray,
+    stacked: np.ndarray,
+    kernel: Sequence[int],
     dilations: Sequence[int],
     out: Sequence[int],
     workspace: Workspace | None = None,
 ) -> np.ndarray:
     """A stride-1 convolution of the padded ``x`` [N, C, padded...] as ONE GEMM of every tap's filters
-    ``[taps * O, C]`` with the flattened input ``[C, padded pixels]``, then the taps' products summed
-    at their shifted offsets. It writes ``taps * O`` values per input pixel instead of im2col's
-    ``C * taps`` per output pixel: the cheaper choice when a layer has fewer outputs than inputs.
+    (``stacked``, :func:`_stacked_taps`) with the flattened input ``[C, padded pixels]``, then the taps'
+    products summed at their shifted offsets. It writes ``taps * O`` values per input pixel instead of
+    im2col's ``C * taps`` per output pixel: the cheaper choice when a layer has fewer outputs than inputs.
 
     :param workspace: lends the products and their sums (temporaries) and the result (its output).
     """
     batch, channels, padded = x.shape[0], x.shape[1], x.shape[2:]
-    outs, kernel = w.shape[0], w.shape[2:]
     pitch = [math.prod(padded[i + 1 :]) for i in range(len(padded))]
     taps = math.prod(kernel)
-    stacked = np.ascontiguousarray(np.moveaxis(w.reshape(outs, channels, taps), 2, 0)).reshape(taps * outs, channels)
+    outs = stacked.shape[0] // taps
     flat = x.reshape(batch, channels, -1)
     dtype = np.result_type(stacked, flat)
     products = _empty(workspace, "tap products", (batch, taps * outs, flat.shape[-1]), dtype)
@@ -303,6 +311,73 @@ def live_taps(
     return w[(slice(None),) * 3 + tuple(crop)], w_begin, w_end
 
 
+@dataclass(frozen=True, slots=True)
+class ConvolutionPlan:
+    """What :func:`grouped_convolution` works out from a node's attributes, the input shape and the
+    filters before any arithmetic: the pads, the output sizes, the route and the filters as that route
+    multiplies them. A caller with constant filters keeps it per input shape (:func:`plan_convolution`)
+    and runs it on each input (:func:`run_convolution`)."""
+
+    route: str  # "depthwise", "tap products", "pointwise" or "columns"
+    weights: np.ndarray  # depthwise: [G, m, 1, k...]; tap products: [taps * O, C]; else [G, Og, Cg * taps]
+    kernel: tuple[int, ...]  # the live taps' kernel
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    begin: tuple[int, ...]
+    end: tuple[int, ...]
+    out: tuple[int, ...]
+    wide: bool  # depthwise only: rows computed across the padded width (one spare padded row)
+
+
+def plan_convolution(node: Node, shape: Sequence[int], w: np.ndarray) -> ConvolutionPlan:
+    """The :class:`ConvolutionPlan` of ``node`` (a Convolution or GroupConvolution, or a node with
+    their attributes) on inputs of ``shape`` [N, G*Cg, ...] with filters ``w`` [G, Og, Cg, k...]."""
+    attrs = node.attrs
+    groups, per_group, c_in, kernel = w.shape[0], w.shape[1], w.shape[2], w.shape[3:]
+    strides, dilations, sizes = tuple(attrs["strides"]), tuple(attrs["dilations"]), tuple(shape[2:])
+    begin, end = resolve_pads(attrs["auto_pad"], sizes, kernel, strides, dilations,
+                              attrs["pads_begin"], attrs["pads_end"])  # fmt: skip
+    w = widened(w)
+    out = window_output_dims(node, sizes, kernel, strides, dilations, begin, end, "explicit")
+    w, begin, end = live_taps(w, sizes, out, strides, dilations, begin, end)
+    kernel, wide = tuple(w.shape[3:]), False
+    if c_in == 1 and groups > 1:
+        route, weights = "depthwise", w
+        wide = len(out) > 1 and strides[-1] == 1  # one spare row keeps the wide rows' reads inside x
+    elif groups == 1 and math.prod(kernel) > 1 and all(s == 1 for s in strides) and 16 <= c_in >= per_group:
+        route, weights = "tap products", _stacked_taps(w[0])
+    else:
+        pointwise = groups == 1 and math.prod(kernel) == 1 and not any(begin) and not any(end)
+        route = "pointwise" if pointwise else "columns"
+        weights = np.ascontiguousarray(w.reshape(groups, per_group, -1))
+    return ConvolutionPlan(route, weights, kernel, strides, dilations, tuple(begin), tuple(end), tuple(out), wide)
+
+
+def run_convolution(plan: ConvolutionPlan, x: np.ndarray, workspace: Workspace | None = None) -> np.ndarray:
+    """``x`` [N, G*Cg, ...] convolved as ``plan`` says: per group one GEMM ``w[Og, Cg*taps] @ columns[Cg*taps,
+    pixels]``, whose result is already in NC(D)HW order (see :func:`grouped_convolution`)."""
+    x, out, begin, end = widened(x), plan.out, plan.begin, plan.end
+    if plan.route == "depthwise":
+        padded = _padded(x, begin, [end[0] + plan.wide, *end[1:]], workspace)
+        return _depthwise(padded, plan.weights, plan.strides, plan.dilations, out, plan.wide, workspace)
+    if plan.route == "tap products":
+        return _tap_products(_padded(x, begin, end, workspace), plan.weights, plan.kernel, plan.dilations, out,
+                             workspace)  # fmt: skip
+    matrices, batch = plan.weights, x.shape[0]
+    groups, per_group = matrices.shape[0], matrices.shape[1]
+    if plan.route == "pointwise":
+        x = x[(slice(None), slice(None), *(slice(None, (o - 1) * s + 1, s) for o, s in zip(out, plan.strides)))]
+        cols = np.ascontiguousarray(x).reshape(batch, 1, x.shape[1], -1)
+    else:
+        cols = columns(_padded(x, begin, end, workspace), plan.kernel, plan.strides, plan.dilations, out, workspace)
+        cols = cols.reshape(batch, groups, -1, cols.shape[-1])
+    if workspace is None:
+        return np.matmul(matrices, cols).reshape(batch, groups * per_group, *out)  # [N, G, Og, pixels]
+    result = workspace.output((batch, groups * per_group, *out), np.result_type(matrices, cols))
+    np.matmul(matrices, cols, out=result.reshape(batch, groups, per_group, -1))
+    return result
+
+
 def grouped_convolution(node: Node, x: np.ndarray, w: np.ndarray, workspace: Workspace | None = None) -> np.ndarray:
     """``x`` [N, G*Cg, ...] with ``w`` [G, Og, Cg, k...] -> [N, G*Og, out...]: per group one GEMM
     ``w[Og, Cg*taps] @ columns[Cg*taps, pixels]``, whose result is already in NC(D)HW order. The result
@@ -311,33 +386,7 @@ def grouped_convolution(node: Node, x: np.ndarray, w: np.ndarray, workspace: Wor
     :param workspace: lends the padded input, the columns and the result (a wide depthwise result is a
         view of a temporary: the caller copies it out before the next call).
     """
-    attrs = node.attrs
-    groups, per_group, c_in, kernel = w.shape[0], w.shape[1], w.shape[2], w.shape[3:]
-    strides, dilations = attrs["strides"], attrs["dilations"]
-    begin, end = resolve_pads(attrs["auto_pad"], x.shape[2:], kernel, strides, dilations,
-                              attrs["pads_begin"], attrs["pads_end"])  # fmt: skip
-    x, w = widened(x), widened(w)
-    out = window_output_dims(node, x.shape[2:], kernel, strides, dilations, begin, end, "explicit")
-    w, begin, end = live_taps(w, x.shape[2:], out, strides, dilations, begin, end)
-    kernel, batch = w.shape[3:], x.shape[0]
-    if c_in == 1 and groups > 1:
-        wide = len(out) > 1 and strides[-1] == 1  # one spare row keeps the wide rows' reads inside x
-        padded = _padded(x, begin, [end[0] + wide, *end[1:]], workspace)
-        return _depthwise(padded, w, strides, dilations, out, wide, workspace)
-    if groups == 1 and math.prod(kernel) > 1 and all(s == 1 for s in strides) and 16 <= c_in >= per_group:
-        return _tap_products(_padded(x, begin, end, workspace), w[0], dilations, out, workspace)
-    if groups == 1 and math.prod(kernel) == 1 and not any(begin) and not any(end):
-        x = x[(slice(None), slice(None), *(slice(None, (o - 1) * s + 1, s) for o, s in zip(out, strides)))]
-        cols = np.ascontiguousarray(x).reshape(batch, 1, c_in, -1)
-    else:
-        cols = columns(_padded(x, begin, end, workspace), kernel, strides, dilations, out, workspace)
-        cols = cols.reshape(batch, groups, c_in * math.prod(kernel), -1)
-    matrices = np.ascontiguousarray(w.reshape(groups, per_group, -1))
-    if workspace is None:
-        return np.matmul(matrices, cols).reshape(batch, groups * per_group, *out)  # [N, G, Og, pixels]
-    result = workspace.output((batch, groups * per_group, *out), np.result_type(matrices, cols))
-    np.matmul(matrices, cols, out=result.reshape(batch, groups, per_group, -1))
-    return result
+    return run_convolution(plan_convolution(node, x.shape, w), x, workspace)
 
 
 @kernel("Convolution")
