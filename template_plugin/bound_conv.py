@@ -4,19 +4,24 @@ A pointwise convolution (every kernel size 1, stride 1, no padding, one group) i
 per image, ``filters [C_OUT, C_IN] @ x [C_IN, pixels]``, written into the request's arena: its kernel
 keeps the filters as that contiguous matrix and skips the general convolution's per-call geometry
 (pads, output sizes, live taps, im2col choice), which on small planes (squeeze-and-excitation blocks
-on ``[N, C, 1, 1]``) costs more than the product itself. Any other call (other filters, element types
-or ranks) takes :func:`~template_plugin.fused_conv.convolution_into`, as does every other convolution.
+on ``[N, C, 1, 1]``) costs more than the product itself. Wide depthwise convolutions have a kernel of
+their own (:mod:`template_plugin.bound_depthwise`). Every other convolution with constant float filters
+keeps the general convolution's plan (:func:`~hetero_sdk.reference.convolution.plan_convolution`) for the
+last input shapes it met, so that each call only runs it: Silero VAD's 1-D encoder convolutions on 1-3
+frames spent 70-80 % of their time working the plan out and rearranging their filters. Any other call
+(other filters, element types or ranks) takes :func:`~template_plugin.fused_conv.convolution_into`.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.reference import Workspace
-from template_plugin.bound_depthwise import bind_depthwise
+from hetero_sdk.reference import ConvolutionPlan, Workspace, plan_convolution
+from template_plugin.bound_depthwise import GEOMETRIES_KEPT, bind_depthwise
 from template_plugin.fused_conv import convolution_into, finish
 
 __all__ = ["bind_convolution", "is_pointwise"]
@@ -50,11 +55,37 @@ def bind_convolution(node: Node, filters: Any) -> Any:
     depthwise = bind_depthwise(node, filters)
     if depthwise is not None:
         return depthwise
-    if not isinstance(filters, np.ndarray) or filters.dtype not in _FLOATS or not is_pointwise(node, filters):
+    if not isinstance(filters, np.ndarray) or filters.dtype not in _FLOATS:
         return convolution_into
+    if not is_pointwise(node, filters):
+        return _planned(filters)
     rank = filters.ndim - (3 if node.attrs["grouped"] else 2)
     matrix = np.ascontiguousarray(filters.reshape(filters.shape[-rank - 2], -1))  # [C_OUT, C_IN]
     return _pointwise(node, filters, matrix)
+
+
+def _planned(filters: np.ndarray) -> Any:
+    """The kernel of a convolution with the constant ``filters``, keeping its plan per input shape (the
+    last :data:`~template_plugin.bound_depthwise.GEOMETRIES_KEPT`; ``kernel.plans.cache_info()``)."""
+
+    @functools.lru_cache(maxsize=GEOMETRIES_KEPT)
+    def plans(node: Node, shape: tuple[int, ...]) -> ConvolutionPlan:
+        return plan_convolution(node, shape, filters if node.attrs["grouped"] else filters[np.newaxis])
+
+    def planned(
+        node: Node,
+        workspace: Workspace | None,
+        x: np.ndarray,
+        w: np.ndarray,
+        bias: np.ndarray,
+        scale: np.ndarray | None = None,
+        shift: np.ndarray | None = None,
+    ) -> np.ndarray:
+        plan = plans(node, x.shape) if w is filters else None
+        return convolution_into(node, workspace, x, w, bias, scale, shift, plan)
+
+    planned.plans = plans  # type: ignore[attr-defined]
+    return planned
 
 
 def _pointwise(node: Node, filters: np.ndarray, matrix: np.ndarray) -> Any:

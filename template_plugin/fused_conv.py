@@ -33,7 +33,7 @@ from hetero_sdk.ops import (
     define,
     expect_same_types,
 )
-from hetero_sdk.reference import Workspace, grouped_convolution, kernel
+from hetero_sdk.reference import ConvolutionPlan, Workspace, grouped_convolution, kernel, run_convolution
 
 __all__ = [
     "CONVOLUTION",
@@ -131,13 +131,20 @@ def convolution_into(
     bias: np.ndarray,
     scale: np.ndarray | None = None,
     shift: np.ndarray | None = None,
+    plan: ConvolutionPlan | None = None,
 ) -> np.ndarray:
     """The ``TemplateConvolution`` kernel with its buffers lent by ``workspace`` (none: fresh arrays).
+
+    :param plan: the convolution's plan for ``x``'s shape and ``w``, kept by a caller whose filters are
+        constant (:func:`~hetero_sdk.reference.convolution.plan_convolution`); worked out here when None.
 
     The result is the workspace's :meth:`~hetero_sdk.reference.convolution.Workspace.output` or a fresh
     array, never a view of a temporary.
     """
-    y = grouped_convolution(node, x, w if node.attrs["grouped"] else w[np.newaxis], workspace)
+    if plan is None:
+        y = grouped_convolution(node, x, w if node.attrs["grouped"] else w[np.newaxis], workspace)
+    else:
+        y = run_convolution(plan, x, workspace)
     dtype = np.result_type(y, bias)
     if y.flags.c_contiguous and y.dtype == dtype and (workspace is None or y.base is None or workspace.lent(y)):
         y = np.add(y, bias, out=y)  # a fresh array or the workspace's output

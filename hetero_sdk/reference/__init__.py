@@ -20,11 +20,21 @@ from hetero_sdk.reference import (  # noqa: F401  (registration)
     text,
 )
 from hetero_sdk.reference.activation import erf_values, erfc_values
-from hetero_sdk.reference.convolution import ROW_BLOCK, ROW_GEMM_TAPS, Workspace, grouped_convolution, live_taps
+from hetero_sdk.reference.convolution import (
+    ROW_BLOCK,
+    ROW_GEMM_TAPS,
+    ConvolutionPlan,
+    Workspace,
+    grouped_convolution,
+    live_taps,
+    plan_convolution,
+    run_convolution,
+)
 from hetero_sdk.reference.pooling import max_pool_values
 from hetero_sdk.reference.registry import KERNELS, Kernel, evaluate, get_kernel, kernel, kernel_types, run_node
 
 __all__ = [
-    "KERNELS", "Kernel", "ROW_BLOCK", "ROW_GEMM_TAPS", "erf_values", "erfc_values", "evaluate", "get_kernel",
-    "grouped_convolution", "kernel", "kernel_types", "live_taps", "max_pool_values", "run_node", "Workspace",
+    "KERNELS", "ConvolutionPlan", "Kernel", "ROW_BLOCK", "ROW_GEMM_TAPS", "erf_values", "erfc_values", "evaluate",
+    "get_kernel", "grouped_convolution", "kernel", "kernel_types", "live_taps", "max_pool_values",
+    "plan_convolution", "run_convolution", "run_node", "Workspace",
 ]  # fmt: skip

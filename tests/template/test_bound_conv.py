@@ -1,12 +1,13 @@
-"""TEMPLATE's pointwise TemplateConvolution bound to its constant filters (one matrix product per image
-into the request's arena) against numpy written here, and the convolutions it leaves to the general
-kernel."""
+"""TEMPLATE's TemplateConvolution bound to its constant filters against numpy written here: pointwise
+ones (one matrix product per image into the request's arena), and every other one keeping the general
+convolution's plan per input shape; and the convolutions left to the general kernel."""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nan_workspace import NanWorkspace
 
 import hetero_sdk as hs
 from hetero_sdk import opset
@@ -75,15 +76,18 @@ def test_a_pointwise_convolution_computes_the_numpy_product(
         np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
 
 
-def test_only_constant_float_pointwise_filters_are_bound() -> None:
+def test_only_constant_float_filters_are_bound() -> None:
+    """Pointwise filters get the matrix-product kernel, other constant float filters a kernel keeping
+    plans; filters computed at run time and f16 filters take the general kernel."""
     rng = np.random.default_rng(0)
     w = rng.standard_normal((4, 3, 1, 1)).astype(np.float32)
     bias = np.zeros((1, 4, 1, 1), np.float32)
     _, pointwise = _fused((1, 3, 5, 5), w, bias, "none")
-    assert bind_convolution(pointwise, w) is not convolution_into
+    bound = bind_convolution(pointwise, w)
+    assert bound is not convolution_into and not hasattr(bound, "plans")
     assert bind_convolution(pointwise, None) is convolution_into  # filters computed at run time
     _, strided = _fused((1, 3, 5, 5), w, bias, "none", strides=[2, 1])
-    assert not is_pointwise(strided, w) and bind_convolution(strided, w) is convolution_into
+    assert not is_pointwise(strided, w) and hasattr(bind_convolution(strided, w), "plans")
     w3 = rng.standard_normal((4, 3, 3, 1)).astype(np.float32)
     _, tall = _fused((1, 3, 5, 5), w3, bias, "none")
     assert not is_pointwise(tall, w3)
@@ -106,3 +110,75 @@ def test_a_bound_kernel_given_other_filters_computes_with_those() -> None:
     got = bind_convolution(node, w)(node, None, x, other, bias)
     expected = np.maximum(np.einsum("oc,nchw->nohw", other[:, :, 0, 0].astype(np.float64), x) + bias, 0)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def _direct(x: np.ndarray, w: np.ndarray, strides, dilations, begin, end, groups: int) -> np.ndarray:
+    """Every output as the sum over input channels of its group and over taps of filter times padded
+    input, in float64 (``w`` [O, C / groups, k...], any spatial rank)."""
+    rank = x.ndim - 2
+    padded = np.pad(x.astype(np.float64), [(0, 0), (0, 0), *zip(begin, end)])
+    kernel = w.shape[2:]
+    out = [(padded.shape[2 + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1 for i in range(rank)]
+    per_group_in, per_group_out = x.shape[1] // groups, w.shape[0] // groups
+    result = np.zeros((x.shape[0], w.shape[0], *out))
+    for o in range(w.shape[0]):
+        group = o // per_group_out
+        for c in range(per_group_in):
+            for tap in np.ndindex(*kernel):
+                window = tuple(
+                    slice(t * d, t * d + (n - 1) * s + 1, s) for t, d, n, s in zip(tap, dilations, out, strides)
+                )
+                channel = padded[:, group * per_group_in + c][(slice(None), *window)]
+                result[:, o] += channel * float(w[(o, c, *tap)])
+    return result
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    rank=st.integers(1, 2),
+    batch=st.integers(1, 2),
+    groups=st.sampled_from([1, 1, 2]),
+    c_in=st.sampled_from([1, 3, 16, 18]),
+    c_out=st.integers(1, 6),
+    kernel=st.integers(1, 3),
+    stride=st.integers(1, 2),
+    dilation=st.integers(1, 2),
+    pads=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    sides=st.lists(st.integers(1, 7), min_size=2, max_size=3),
+    activation=st.sampled_from(sorted(ACTIVATIONS)),
+    seed=st.integers(0, 2**16),
+)
+def test_a_convolution_keeping_its_plans_computes_the_direct_sum(
+    rank, batch, groups, c_in, c_out, kernel, stride, dilation, pads, sides, activation, seed
+) -> None:
+    """Dense and grouped convolutions of rank 1 and 2 (every route of the general kernel: tap products
+    for 16+ input channels at stride 1, im2col columns, strided pointwise), strides, dilations and pads,
+    on a model with dynamic spatial sizes fed inputs of several sizes, then the first size again."""
+    rng = np.random.default_rng(seed)
+    c_in, c_out = c_in * groups, c_out * groups
+    w = rng.standard_normal((c_out, c_in // groups) + (kernel,) * rank).astype(np.float32)
+    bias = rng.standard_normal((1, c_out) + (1,) * rank).astype(np.float32)
+    strides, dilations = [stride] * rank, [dilation] * rank
+    begin, end = [pads[0]] * rank, [pads[1]] * rank
+    x = opset.parameter([batch, c_in] + [-1] * rank, name="x")
+    if groups == 1:
+        conv = opset.convolution(x, w, strides, begin, end, dilations, name="conv")
+        filters = w
+    else:
+        filters = w.reshape(groups, c_out // groups, *w.shape[1:])
+        conv = opset.group_convolution(x, filters, strides, begin, end, dilations, name="conv")
+    node = fused_convolution(conv, bias, activation, "fused")
+    request = hs.Core().compile_model(hs.Model([opset.relu(node)], [x]), "TEMPLATE").create_infer_request()
+    reach = (kernel - 1) * dilation + 1
+    shapes = [(batch, c_in, *[max(side, reach) + i for i in range(rank)]) for side in sides]
+    bound = bind_convolution(node, filters)
+    for shape in [*shapes, shapes[0]]:
+        value = rng.standard_normal(shape).astype(np.float32)
+        expected = ACTIVATIONS[activation](_direct(value, w, strides, dilations, begin, end, groups) + bias)
+        got = np.asarray(request.infer([value])[0])
+        np.testing.assert_allclose(got, np.maximum(expected, 0), rtol=1e-4, atol=1e-4)
+        direct = bound(node, NanWorkspace(), value, filters, bias)  # the bound kernel alone, its buffers NaN
+        np.testing.assert_allclose(direct, expected, rtol=1e-4, atol=1e-4)
+    if hasattr(bound, "plans"):  # (a 1-tap stride-1 unpadded layer is pointwise instead)
+        info = bound.plans.cache_info()
+        assert (info.misses, info.hits) == (len(set(shapes)), len(shapes) + 1 - len(set(shapes)))
