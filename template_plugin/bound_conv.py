@@ -15,6 +15,7 @@ frames spent 70-80 % of their time working the plan out and rearranging their fi
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ from hetero_sdk.reference import ConvolutionPlan, Workspace, plan_convolution
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT, bind_depthwise
 from template_plugin.fused_conv import convolution_into, finish
 
-__all__ = ["bind_convolution", "is_pointwise"]
+__all__ = ["bind_convolution", "is_pointwise", "kept_plans"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -58,19 +59,22 @@ def bind_convolution(node: Node, filters: Any) -> Any:
     if not isinstance(filters, np.ndarray) or filters.dtype not in _FLOATS:
         return convolution_into
     if not is_pointwise(node, filters):
-        return _planned(filters)
+        return _planned(filters, kept_plans(filters if node.attrs["grouped"] else filters[np.newaxis]))
     rank = filters.ndim - (3 if node.attrs["grouped"] else 2)
     matrix = np.ascontiguousarray(filters.reshape(filters.shape[-rank - 2], -1))  # [C_OUT, C_IN]
     return _pointwise(node, filters, matrix)
 
 
-def _planned(filters: np.ndarray) -> Any:
-    """The kernel of a convolution with the constant ``filters``, keeping its plan per input shape (the
-    last :data:`~template_plugin.bound_depthwise.GEOMETRIES_KEPT`; ``kernel.plans.cache_info()``)."""
+def kept_plans(w: np.ndarray) -> Callable[[Node, tuple[int, ...]], ConvolutionPlan]:
+    """``plan_convolution(node, shape, w)`` for the constant filters ``w`` [G, Og, Cg, k...], kept for the
+    last :data:`~template_plugin.bound_depthwise.GEOMETRIES_KEPT` (node, input shape) pairs met (its
+    ``cache_info()`` says how many)."""
+    return functools.lru_cache(maxsize=GEOMETRIES_KEPT)(lambda node, shape: plan_convolution(node, shape, w))
 
-    @functools.lru_cache(maxsize=GEOMETRIES_KEPT)
-    def plans(node: Node, shape: tuple[int, ...]) -> ConvolutionPlan:
-        return plan_convolution(node, shape, filters if node.attrs["grouped"] else filters[np.newaxis])
+
+def _planned(filters: np.ndarray, plans: Callable[[Node, tuple[int, ...]], ConvolutionPlan]) -> Any:
+    """The kernel of a convolution with the constant ``filters``, running the ``plans`` it keeps
+    (``kernel.plans``)."""
 
     def planned(
         node: Node,

@@ -16,7 +16,13 @@ from hetero_sdk.runtime import RunContext
 from template_plugin.arena import Arena, Donation
 from template_plugin.bound_conv import bind_convolution
 from template_plugin.fused_conv import CONVOLUTION
-from template_plugin.plan_kernels import IN_PLACE, LENDING_KERNELS, PLAIN_KERNELS, max_pool_without_indices
+from template_plugin.plan_kernels import (
+    IN_PLACE,
+    LENDING_KERNELS,
+    PLAIN_KERNELS,
+    bind_plain_convolution,
+    max_pool_without_indices,
+)
 
 __all__ = ["ExecutionPlan", "Step"]
 
@@ -187,14 +193,15 @@ def _workspace(step: Step, args: list[Any], owners: list[Any], refs: dict[int, i
 
 def _kernel(node: Node, read: list[bool]) -> Kernel:
     """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
-    (MaxPool without the indices nobody reads, the convolutions writing into the arena, a pointwise
-    TemplateConvolution bound to its constant filters, ReduceMean, integer Convert, in-range Gather),
+    (MaxPool without the indices nobody reads, the convolutions writing into the arena, bound to their
+    constant filters, ReduceMean, integer Convert, in-range Gather),
     else the reference kernel. A kernel may return fewer values than outputs: the rest stay unset."""
     if node.type_name == "MaxPool" and not read[1]:
         return max_pool_without_indices
-    if node.type_name == CONVOLUTION:
+    if node.type_name in (CONVOLUTION, "Convolution", "GroupConvolution"):
         filters = node.input_value(1).node
-        return bind_convolution(node, filters.attrs["value"] if filters.type_name == "Constant" else None)
+        value = filters.attrs["value"] if filters.type_name == "Constant" else None
+        return bind_convolution(node, value) if node.type_name == CONVOLUTION else bind_plain_convolution(node, value)
     if node.type_name in LENDING_KERNELS:
         return LENDING_KERNELS[node.type_name]
     if node.type_name in PLAIN_KERNELS:

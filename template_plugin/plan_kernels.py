@@ -11,7 +11,8 @@ import numpy as np
 
 from hetero_sdk import Node
 from hetero_sdk.ops import integer_saturation, reduced_axes
-from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values
+from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values, run_convolution
+from template_plugin.bound_conv import kept_plans
 from template_plugin.fused_conv import CONVOLUTION, convolution_into, finish
 from template_plugin.fused_ops import FULLY_CONNECTED
 from template_plugin.reductions import mean
@@ -21,6 +22,7 @@ __all__ = [
     "IN_PLACE",
     "LENDING_KERNELS",
     "PLAIN_KERNELS",
+    "bind_plain_convolution",
     "convert",
     "gather",
     "max_pool_without_indices",
@@ -43,6 +45,24 @@ def _convolution(node: Node, workspace: Workspace, x: np.ndarray, w: np.ndarray)
 
 def _group_convolution(node: Node, workspace: Workspace, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return _compact(grouped_convolution(node, x, w, workspace), workspace)
+
+
+def bind_plain_convolution(node: Node, filters: Any) -> Any:
+    """The kernel of a Convolution or GroupConvolution (one without a bias to fuse: Silero VAD's STFT):
+    with constant f32/f64 ``filters``, one that keeps its plans (:func:`~template_plugin.bound_conv.kept_plans`,
+    ``kernel.plans``); else the general one."""
+    general = LENDING_KERNELS[node.type_name]
+    if not isinstance(filters, np.ndarray) or filters.dtype not in _FLOATS:
+        return general
+    plans = kept_plans(filters if node.type_name == "GroupConvolution" else filters[np.newaxis])
+
+    def convolution(node: Node, workspace: Workspace, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        if w is not filters:
+            return general(node, workspace, x, w)
+        return _compact(run_convolution(plans(node, x.shape), x, workspace), workspace)
+
+    convolution.plans = plans  # type: ignore[attr-defined]
+    return convolution
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))

@@ -5,6 +5,7 @@ convolution's plan per input shape; and the convolutions left to the general ker
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nan_workspace import NanWorkspace
@@ -13,6 +14,7 @@ import hetero_sdk as hs
 from hetero_sdk import opset
 from template_plugin.bound_conv import bind_convolution, is_pointwise
 from template_plugin.fused_conv import convolution_into, fused_convolution
+from template_plugin.plan_kernels import bind_plain_convolution
 
 ACTIVATIONS = {
     "none": lambda y: y,
@@ -182,3 +184,28 @@ def test_a_convolution_keeping_its_plans_computes_the_direct_sum(
     if hasattr(bound, "plans"):  # (a 1-tap stride-1 unpadded layer is pointwise instead)
         info = bound.plans.cache_info()
         assert (info.misses, info.hits) == (len(set(shapes)), len(shapes) + 1 - len(set(shapes)))
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_a_plain_convolution_keeping_its_plans_computes_the_direct_sum(groups: int) -> None:
+    """A Convolution or GroupConvolution without a bias (TEMPLATE does not fuse it: Silero VAD's STFT)
+    keeps its plan per input shape: a strided 1-D layer on inputs of three lengths, then the first again."""
+    rng = np.random.default_rng(groups)
+    w = rng.standard_normal((6, 4 // groups, 5)).astype(np.float32)
+    x = opset.parameter([2, 4, -1], name="x")
+    if groups == 1:
+        filters, conv = w, opset.convolution(x, w, [2], [1], [2], [1], name="conv")
+    else:
+        filters = w.reshape(groups, 6 // groups, *w.shape[1:])
+        conv = opset.group_convolution(x, filters, [2], [1], [2], [1], name="conv")
+    compiled = hs.Core().compile_model(hs.Model([opset.relu(conv)], [x]), "TEMPLATE")
+    assert conv.type_name in {n.type_name for n in compiled.get_runtime_model().get_ops()}  # left unfused
+    request = compiled.create_infer_request()
+    kernel = bind_plain_convolution(conv, filters)
+    for length in (9, 16, 5, 9):
+        value = rng.standard_normal((2, 4, length)).astype(np.float32)
+        expected = _direct(value, w, [2], [1], [1], [2], groups)
+        np.testing.assert_allclose(request.infer([value])[0], np.maximum(expected, 0), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(kernel(conv, NanWorkspace(), value, filters), expected, rtol=1e-4, atol=1e-4)
+    info = kernel.plans.cache_info()
+    assert (info.misses, info.hits) == (3, 1)
