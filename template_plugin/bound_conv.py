@@ -14,6 +14,7 @@ frames spent 70-80 % of their time working the plan out and rearranging their fi
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -68,8 +69,19 @@ def bind_convolution(node: Node, filters: Any) -> Any:
 def kept_plans(w: np.ndarray) -> Callable[[Node, tuple[int, ...]], ConvolutionPlan]:
     """``plan_convolution(node, shape, w)`` for the constant filters ``w`` [G, Og, Cg, k...], kept for the
     last :data:`~template_plugin.bound_depthwise.GEOMETRIES_KEPT` (node, input shape) pairs met (its
-    ``cache_info()`` says how many)."""
-    return functools.lru_cache(maxsize=GEOMETRIES_KEPT)(lambda node, shape: plan_convolution(node, shape, w))
+    ``cache_info()`` says how many). Plans whose filters come out equal share one array of them, so that
+    a model fed many input shapes keeps one rearranged copy of each layer's filters, not one per shape."""
+    forms: list[np.ndarray] = []
+
+    def plan(node: Node, shape: tuple[int, ...]) -> ConvolutionPlan:
+        made = plan_convolution(node, shape, w)
+        for form in forms:
+            if form.shape == made.weights.shape and np.array_equal(form, made.weights):
+                return dataclasses.replace(made, weights=form)
+        forms.append(made.weights)
+        return made
+
+    return functools.lru_cache(maxsize=GEOMETRIES_KEPT)(plan)
 
 
 def _planned(filters: np.ndarray, plans: Callable[[Node, tuple[int, ...]], ConvolutionPlan]) -> Any:

@@ -209,3 +209,23 @@ def test_a_plain_convolution_keeping_its_plans_computes_the_direct_sum(groups: i
         np.testing.assert_allclose(kernel(conv, NanWorkspace(), value, filters), expected, rtol=1e-4, atol=1e-4)
     info = kernel.plans.cache_info()
     assert (info.misses, info.hits) == (3, 1)
+
+
+def test_plans_for_many_input_shapes_share_one_copy_of_the_rearranged_filters() -> None:
+    """A stride-1 layer with 16 input channels (its filters stacked per tap) fed three sizes keeps three
+    plans and one stacked copy of its filters; a 1-row input, whose live taps drop the kernel's first and
+    last rows, keeps a copy of its own."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 16, 3, 3)).astype(np.float32)
+    bias = np.zeros((1, 4, 1, 1), np.float32)
+    x = opset.parameter([1, 16, -1, -1], name="x")
+    node = fused_convolution(opset.convolution(x, w, [1, 1], [1, 1], [1, 1], [1, 1], name="conv"), bias)
+    kernel = bind_convolution(node, w)
+    shapes = [(1, 16, 5, 6), (1, 16, 7, 4), (1, 16, 6, 6), (1, 16, 1, 6)]
+    for shape in shapes:
+        value = rng.standard_normal(shape).astype(np.float32)
+        expected = _direct(value, w, [1, 1], [1, 1], [1, 1], [1, 1], 1)
+        np.testing.assert_allclose(kernel(node, NanWorkspace(), value, w, bias), expected, rtol=1e-4, atol=1e-4)
+    weights = [kernel.plans(node, shape).weights for shape in shapes]
+    assert weights[0] is weights[1] is weights[2] and weights[3] is not weights[0]
+    assert weights[3].shape[0] < weights[0].shape[0]  # fewer taps stacked
