@@ -32,7 +32,7 @@ from hetero_sdk.shape import DYNAMIC, PartialShape, broadcast_shapes
 
 __all__ = [
     "BROADCAST", "RANGE", "RESHAPE", "SHAPE_OF", "SQUEEZE", "TILE", "UNSQUEEZE", "broadcast", "range", "reshape",
-    "reshape_dims", "shape_of", "squeeze", "tile", "unsqueeze", "unsqueezed_dims",
+    "reshape_dims", "shape_of", "squeeze", "squeezed_dims", "tile", "unsqueeze", "unsqueezed_dims",
 ]  # fmt: skip
 
 _range = builtins.range
@@ -316,10 +316,15 @@ def _reshape_kernel(node: Node, x: Any, pattern: Any) -> Any:
     return namespace(x).reshape(x, reshape_dims(x.shape, _ints(pattern), node.attrs["special_zero"]))
 
 
+def squeezed_dims(shape: Sequence[int], axes: Sequence[int] | None) -> tuple[int, ...]:
+    """``shape`` without the dimensions at ``axes`` (of the input), or without every 1 when ``axes`` is
+    None or empty."""
+    chosen = {a % len(shape) for a in axes} if axes and shape else set()
+    return tuple(d for i, d in enumerate(shape) if (i not in chosen if chosen else d != 1))
+
+
 def _squeeze_kernel(node: Node, x: Any, *axes: Any) -> Any:
-    chosen = {a % x.ndim for a in _ints(axes[0])} if axes and x.ndim else set()
-    kept = [d for i, d in enumerate(x.shape) if (i not in chosen if chosen else d != 1)]
-    return namespace(x).reshape(x, tuple(kept))
+    return namespace(x).reshape(x, squeezed_dims(x.shape, _ints(axes[0]) if axes else None))
 
 
 def _unsqueeze_kernel(node: Node, x: Any, axes: Any) -> Any:
