@@ -21,6 +21,7 @@ from template_plugin.plan_kernels import (
     LENDING_KERNELS,
     PLAIN_KERNELS,
     bind_plain_convolution,
+    bind_view,
     max_pool_without_indices,
 )
 
@@ -194,7 +195,8 @@ def _workspace(step: Step, args: list[Any], owners: list[Any], refs: dict[int, i
 def _kernel(node: Node, read: list[bool]) -> Kernel:
     """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
     (MaxPool without the indices nobody reads, the convolutions writing into the arena, bound to their
-    constant filters, ReduceMean, integer Convert, in-range Gather),
+    constant filters, Reshape/Squeeze/Unsqueeze keeping their output shapes, ReduceMean, integer Convert,
+    in-range Gather),
     else the reference kernel. A kernel may return fewer values than outputs: the rest stay unset."""
     if node.type_name == "MaxPool" and not read[1]:
         return max_pool_without_indices
@@ -202,6 +204,9 @@ def _kernel(node: Node, read: list[bool]) -> Kernel:
         filters = node.input_value(1).node
         value = filters.attrs["value"] if filters.type_name == "Constant" else None
         return bind_convolution(node, value) if node.type_name == CONVOLUTION else bind_plain_convolution(node, value)
+    view = bind_view(node)
+    if view is not None:
+        return view
     if node.type_name in LENDING_KERNELS:
         return LENDING_KERNELS[node.type_name]
     if node.type_name in PLAIN_KERNELS:

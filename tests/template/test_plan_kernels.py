@@ -1,7 +1,8 @@
 """TEMPLATE's own ReduceMean (float32 sums by BLAS over trailing axes, float64 accumulation without a
 widened copy over others) against numpy's mean in float64, and the reference kernel's answers where it
 defers to it; its elementwise ops writing into the
-request's arena (over their dying inputs) against numpy written here."""
+request's arena (over their dying inputs) against numpy written here; its Reshape, Squeeze and Unsqueeze
+keeping their output shapes against numpy's."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import hetero_sdk as hs
 from hetero_sdk import opset
 from template_plugin.compiled_model import PEAK_MEMORY
 from template_plugin.fused_ops import fully_connected
+from template_plugin.plan_kernels import bind_view
 
 
 def _template_mean(x: np.ndarray, axes: list[int], keep: bool) -> np.ndarray:
@@ -260,3 +262,44 @@ def test_gather_takes_the_numpy_values_and_zeros_out_of_range(x, data) -> None:
     taken = np.take(x, np.where(inside, indices, 0), axis=axis)
     mask = inside.reshape((1,) * (axis % x.ndim) + indices.shape + (1,) * (x.ndim - axis % x.ndim - 1))
     np.testing.assert_array_equal(got, np.where(mask, taken, np.float32(0)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shapes=st.lists(st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(1, 3)), min_size=1, max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_reshape_squeeze_and_unsqueeze_with_constant_shapes_give_numpy_views(shapes, seed) -> None:
+    """Reshape (a 0 copying a dimension, a -1), Squeeze at a negative and a positive axis, Unsqueeze at
+    two axes, each keeping its output shape per input shape, on a model with dynamic dimensions fed
+    several shapes (repeats included): the numpy results."""
+    x = opset.parameter([1, -1, -1, -1], name="x")
+    reshaped = opset.reshape(x, np.array([0, -1, 1], np.int64), special_zero=True, name="reshape")
+    squeezed = opset.squeeze(opset.squeeze(reshaped, np.array([-1], np.int64)), np.array([0], np.int64))
+    unsqueezed = opset.unsqueeze(squeezed, np.array([0, -1], np.int64), name="unsqueeze")
+    nodes = (reshaped, squeezed, unsqueezed)
+    assert all(bind_view(node) is not None for node in nodes)
+    request = hs.Core().compile_model(hs.Model(list(nodes), [x]), "TEMPLATE").create_infer_request()
+    rng = np.random.default_rng(seed)
+    for shape in [*shapes, shapes[0]]:
+        value = rng.standard_normal((1, *shape)).astype(np.float32)
+        first = value.reshape(1, -1, 1)
+        expected = [first, first.reshape(-1), first.reshape(1, -1, 1)]
+        for got, want in zip(request.infer([value]).to_tuple(), expected):
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+
+
+def test_a_squeeze_without_axes_drops_every_one() -> None:
+    x = opset.parameter([1, 3, 1, 2], name="x")
+    squeezed = opset.squeeze(x)
+    assert bind_view(squeezed) is not None
+    value = np.arange(6, dtype=np.float32).reshape(1, 3, 1, 2)
+    got = hs.Core().compile_model(hs.Model([opset.relu(squeezed)], [x]), "TEMPLATE")(value)[0]
+    np.testing.assert_array_equal(got, np.squeeze(value))
+
+
+def test_a_reshape_to_a_computed_shape_keeps_the_reference_kernel() -> None:
+    x = opset.parameter([2, 3], name="x")
+    assert bind_view(opset.reshape(x, opset.shape_of(x), special_zero=False)) is None
+    assert bind_view(opset.relu(x)) is None
