@@ -19,7 +19,7 @@ from hetero_sdk.ops.checks import normalize_axis
 from hetero_sdk.ops.inputs import index_input, index_operand, index_vector, known_ints, static_length
 from hetero_sdk.shape import DYNAMIC
 
-__all__ = ["SLICE", "STRIDED_SLICE", "slice", "strided_slice"]
+__all__ = ["SLICE", "STRIDED_SLICE", "slice", "slice_index", "strided_slice", "strided_slice_index"]
 
 _slice = builtins.slice
 
@@ -152,30 +152,42 @@ def _ints(value: Any) -> list[int]:
     return [int(v) for v in np.asarray(value).reshape(-1)]
 
 
-def _slice_kernel(node: Node, x: Any, start: Any, stop: Any, step: Any, *axes: Any) -> Any:
-    index = [_slice(None)] * x.ndim
-    chosen = _ints(axes[0]) if axes else list(range(np.asarray(start).size))
-    for a, b, e, s in zip(chosen, _ints(start), _ints(stop), _ints(step)):
-        index[a % x.ndim] = _slice(b, e, s)
-    return x[tuple(index)]
+def slice_index(rank: int, start: Sequence[int], stop: Sequence[int], step: Sequence[int],
+                axes: Sequence[int] | None = None) -> tuple[Any, ...]:  # fmt: skip
+    """The numpy index of ``Slice`` on a tensor of ``rank`` dimensions (python slices clamp to each
+    dimension's length, as Slice does)."""
+    index = [_slice(None)] * rank
+    chosen = axes if axes is not None else range(len(start))
+    for a, b, e, s in zip(chosen, start, stop, step):
+        index[a % rank] = _slice(b, e, s)
+    return tuple(index)
 
 
-def _strided_slice_kernel(node: Node, x: Any, begin: Any, end: Any, *strides: Any) -> Any:
-    b, e = _ints(begin), _ints(end)
-    s = _ints(strides[0]) if strides else [1] * len(b)
-    masks = {m: node.attrs[m] + [0] * len(b) for m in node.attrs if m.endswith("_mask")}
+def strided_slice_index(node: Node, begin: Sequence[int], end: Sequence[int],
+                        strides: Sequence[int] | None = None) -> tuple[Any, ...]:  # fmt: skip
+    """The numpy index of the ``StridedSlice`` ``node`` (its masks) for ``begin``, ``end`` and ``strides``."""
+    s = strides if strides is not None else [1] * len(begin)
+    masks = {m: node.attrs[m] + [0] * len(begin) for m in node.attrs if m.endswith("_mask")}
     index: list[Any] = []
-    for i in range(len(b)):
+    for i in range(len(begin)):
         if masks["ellipsis_mask"][i]:
             index.append(Ellipsis)
         elif masks["new_axis_mask"][i]:
             index.append(None)
         elif masks["shrink_axis_mask"][i]:
-            index.append(b[i])
+            index.append(begin[i])
         else:
-            first = None if masks["begin_mask"][i] else b[i]
-            index.append(_slice(first, None if masks["end_mask"][i] else e[i], s[i]))
-    return x[tuple(index)]
+            first = None if masks["begin_mask"][i] else begin[i]
+            index.append(_slice(first, None if masks["end_mask"][i] else end[i], s[i]))
+    return tuple(index)
+
+
+def _slice_kernel(node: Node, x: Any, start: Any, stop: Any, step: Any, *axes: Any) -> Any:
+    return x[slice_index(x.ndim, _ints(start), _ints(stop), _ints(step), _ints(axes[0]) if axes else None)]
+
+
+def _strided_slice_kernel(node: Node, x: Any, begin: Any, end: Any, *strides: Any) -> Any:
+    return x[strided_slice_index(node, _ints(begin), _ints(end), _ints(strides[0]) if strides else None)]
 
 
 _DATA = Input("data")
