@@ -195,7 +195,7 @@ def _workspace(step: Step, args: list[Any], owners: list[Any], refs: dict[int, i
 def _kernel(node: Node, read: list[bool]) -> Kernel:
     """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
     (MaxPool without the indices nobody reads, the convolutions writing into the arena, bound to their
-    constant filters, Reshape/Squeeze/Unsqueeze keeping their output shapes, ReduceMean, integer Convert,
+    constant filters, Reshape/Squeeze/Unsqueeze/Slice/StridedSlice keeping their views, ReduceMean, integer Convert,
     in-range Gather),
     else the reference kernel. A kernel may return fewer values than outputs: the rest stay unset."""
     if node.type_name == "MaxPool" and not read[1]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from operator import itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from hetero_sdk import Node
 from hetero_sdk.ops import integer_saturation, reduced_axes
 from hetero_sdk.ops.shape_manipulation import reshape_dims, squeezed_dims, unsqueezed_dims
+from hetero_sdk.ops.slicing import slice_index, strided_slice_index
 from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values, run_convolution
 from template_plugin.bound_conv import kept_plans
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
@@ -192,29 +194,37 @@ def gather(node: Node, x: Any, indices: Any, axis: Any) -> Any:
     return get_kernel("Gather")(node, x, indices, axis)
 
 
-_VIEW_SHAPES: dict[str, Callable[[Node, tuple[int, ...], list[int] | None], tuple[int, ...]]] = {
-    "Reshape": lambda node, shape, pattern: reshape_dims(shape, pattern or [], node.attrs["special_zero"]),
-    "Squeeze": lambda node, shape, axes: squeezed_dims(shape, axes),
-    "Unsqueeze": lambda node, shape, axes: unsqueezed_dims(shape, axes or []),
+_Take = Callable[[np.ndarray], np.ndarray]
+
+_VIEWS: dict[str, Callable[[Node, list[list[int]], tuple[int, ...]], _Take]] = {
+    "Reshape": lambda node, given, shape: methodcaller(
+        "reshape", reshape_dims(shape, given[0], node.attrs["special_zero"])
+    ),
+    "Squeeze": lambda node, given, shape: methodcaller("reshape", squeezed_dims(shape, given[0] if given else None)),
+    "Unsqueeze": lambda node, given, shape: methodcaller("reshape", unsqueezed_dims(shape, given[0])),
+    "Slice": lambda node, given, shape: itemgetter(slice_index(len(shape), *given)),
+    "StridedSlice": lambda node, given, shape: itemgetter(strided_slice_index(node, *given)),
 }
+"""How each op takes its view of an input of a given shape, from its constant inputs (as integer lists)."""
 
 
 def bind_view(node: Node) -> Any:
-    """The kernel of a Reshape, Squeeze or Unsqueeze whose target shape or axes are a Constant (or a
-    Squeeze without axes): the output shape it keeps per input shape (the last 16), so that a call is one
-    numpy reshape, a view of its input, instead of the reference kernel's shape arithmetic (~2.5 us a
-    call; Silero VAD runs a dozen). None for other nodes."""
-    if node.type_name not in _VIEW_SHAPES:
+    """The kernel of a Reshape, Squeeze, Unsqueeze, Slice or StridedSlice whose other inputs are all
+    Constants: it keeps, per input shape (the last 16), how to take its result (a reshape to the output
+    shape, or a numpy index), so that a call is one numpy reshape or indexing, a view of its input,
+    instead of the reference kernel's shape and index arithmetic (~2.5-5 us a call; Silero VAD runs
+    about twenty). None for other nodes."""
+    if node.type_name not in _VIEWS:
         return None
-    given = [v.node for v in node.input_values()[1:]]
-    if any(source.type_name != "Constant" for source in given):
+    sources = [v.node for v in node.input_values()[1:]]
+    if any(source.type_name != "Constant" for source in sources):
         return None
-    values = [int(v) for v in np.asarray(given[0].attrs["value"]).reshape(-1)] if given else None
-    shape_for = _VIEW_SHAPES[node.type_name]
-    dims = functools.lru_cache(maxsize=GEOMETRIES_KEPT)(lambda shape: shape_for(node, shape, values))
+    given = [[int(v) for v in np.asarray(source.attrs["value"]).reshape(-1)] for source in sources]
+    how = _VIEWS[node.type_name]
+    take = functools.lru_cache(maxsize=GEOMETRIES_KEPT)(lambda shape: how(node, given, shape))
 
     def view(node: Node, x: Any, *constants: Any) -> Any:
-        return x.reshape(dims(x.shape)) if type(x) is np.ndarray else get_kernel(node.type_name)(node, x, *constants)
+        return take(x.shape)(x) if type(x) is np.ndarray else get_kernel(node.type_name)(node, x, *constants)
 
     return view
 

@@ -303,3 +303,29 @@ def test_a_reshape_to_a_computed_shape_keeps_the_reference_kernel() -> None:
     x = opset.parameter([2, 3], name="x")
     assert bind_view(opset.reshape(x, opset.shape_of(x), special_zero=False)) is None
     assert bind_view(opset.relu(x)) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shapes=st.lists(st.tuples(st.integers(1, 6), st.integers(1, 6)), min_size=1, max_size=3),
+    bounds=st.tuples(st.integers(-7, 7), st.integers(-8, 8), st.sampled_from([-2, -1, 1, 3])),
+    seed=st.integers(0, 2**16),
+)
+def test_slices_with_constant_bounds_give_numpy_slices(shapes, bounds, seed) -> None:
+    """Slice along a negative axis (bounds past the ends clamp, negative steps), and StridedSlice with
+    a new axis, a shrunk axis and an ignored end, keeping their index per input shape, on a model with
+    dynamic dimensions fed several shapes: numpy's slices of the same bounds."""
+    start, stop, step = bounds
+    x = opset.parameter([-1, -1], name="x")
+    sliced = opset.slice(x, [start], [stop], [step], [-1], name="slice")
+    strided = opset.strided_slice(x, [0, 0, 1], [0, 0, 9], [1, 1, 2], begin_mask=[0, 0, 0], end_mask=[0, 0, 1],
+                                  new_axis_mask=[1], shrink_axis_mask=[0, 1])  # fmt: skip
+    assert bind_view(sliced) is not None and bind_view(strided) is not None
+    request = hs.Core().compile_model(hs.Model([sliced, strided], [x]), "TEMPLATE").create_infer_request()
+    rng = np.random.default_rng(seed)
+    for shape in [*shapes, shapes[0]]:
+        value = rng.standard_normal(shape).astype(np.float32)
+        got = request.infer([value]).to_tuple()
+        for result, expected in zip(got, (value[:, start:stop:step], value[np.newaxis, 0, 1::2])):
+            assert result.shape == expected.shape
+            np.testing.assert_array_equal(result, expected)
