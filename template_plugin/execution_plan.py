@@ -20,6 +20,7 @@ from template_plugin.plan_kernels import (
     IN_PLACE,
     LENDING_KERNELS,
     PLAIN_KERNELS,
+    bind_pad,
     bind_plain_convolution,
     bind_view,
     max_pool_without_indices,
@@ -195,18 +196,17 @@ def _workspace(step: Step, args: list[Any], owners: list[Any], refs: dict[int, i
 def _kernel(node: Node, read: list[bool]) -> Kernel:
     """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
     (MaxPool without the indices nobody reads, the convolutions writing into the arena, bound to their
-    constant filters, Reshape/Squeeze/Unsqueeze/Slice/StridedSlice keeping their views, ReduceMean, integer Convert,
-    in-range Gather),
-    else the reference kernel. A kernel may return fewer values than outputs: the rest stay unset."""
+    constant filters, Reshape/Squeeze/Unsqueeze/Slice/StridedSlice keeping their views and Pad its
+    sources per input shape, ReduceMean, integer Convert, in-range Gather), else the reference kernel. A kernel may return fewer values than outputs: the rest stay unset."""
     if node.type_name == "MaxPool" and not read[1]:
         return max_pool_without_indices
     if node.type_name in (CONVOLUTION, "Convolution", "GroupConvolution"):
         filters = node.input_value(1).node
         value = filters.attrs["value"] if filters.type_name == "Constant" else None
         return bind_convolution(node, value) if node.type_name == CONVOLUTION else bind_plain_convolution(node, value)
-    view = bind_view(node)
-    if view is not None:
-        return view
+    bound = bind_view(node) or bind_pad(node)
+    if bound is not None:
+        return bound
     if node.type_name in LENDING_KERNELS:
         return LENDING_KERNELS[node.type_name]
     if node.type_name in PLAIN_KERNELS:

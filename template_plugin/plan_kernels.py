@@ -28,6 +28,7 @@ __all__ = [
     "IN_PLACE",
     "LENDING_KERNELS",
     "PLAIN_KERNELS",
+    "bind_pad",
     "bind_plain_convolution",
     "bind_view",
     "convert",
@@ -227,6 +228,53 @@ def bind_view(node: Node) -> Any:
         return take(x.shape)(x) if type(x) is np.ndarray else get_kernel(node.type_name)(node, x, *constants)
 
     return view
+
+
+def bind_pad(node: Node) -> Any:
+    """The kernel of a Pad whose pads are Constants: per input shape (the last 16) it keeps where every
+    output element comes from, so that a call is one ``np.take`` per padded axis (edge, reflect and
+    symmetric: the source positions are ``np.pad`` of each axis's positions, cropped as the reference
+    kernel crops negative pads) or a fill and one copy (constant), instead of ``np.pad``'s per-call
+    bookkeeping (~25 us for Silero VAD's 1-D reflect pad). None for other nodes."""
+    sources = [v.node for v in node.input_values()[1:3]]
+    if node.type_name != "Pad" or any(source.type_name != "Constant" for source in sources):
+        return None
+    begin, end = ([int(v) for v in np.asarray(source.attrs["value"]).reshape(-1)] for source in sources)
+    mode = node.attrs["pad_mode"]
+
+    @functools.lru_cache(maxsize=GEOMETRIES_KEPT)
+    def sources_of(shape: tuple[int, ...]) -> list[tuple[int, np.ndarray]]:
+        """Per padded or cropped axis, the input position of each output position."""
+        taken = []
+        for axis, (n, b, e) in enumerate(zip(shape, begin, end)):
+            if b or e:
+                positions = np.pad(np.arange(n), (max(b, 0), max(e, 0)), mode=mode)
+                taken.append((axis, positions[max(-b, 0) : len(positions) - max(-e, 0)]))
+        return taken
+
+    @functools.lru_cache(maxsize=GEOMETRIES_KEPT)
+    def windows_of(shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[slice, ...], tuple[slice, ...]]:
+        """The output shape, where the input goes in it, and which part of the input goes there."""
+        out = tuple(max(n + b + e, 0) for n, b, e in zip(shape, begin, end))
+        kept = tuple(max(min(n, n + e) - max(-b, 0), 0) for n, b, e in zip(shape, begin, end))
+        target = tuple(slice(max(b, 0), max(b, 0) + k) for b, k in zip(begin, kept))
+        source = tuple(slice(max(-b, 0), max(-b, 0) + k) for b, k in zip(begin, kept))
+        return out, target, source
+
+    def pad(node: Node, x: Any, *rest: Any) -> Any:
+        if type(x) is not np.ndarray or x.ndim != len(begin) or 0 in x.shape:
+            return get_kernel("Pad")(node, x, *rest)
+        if mode != "constant":
+            for axis, positions in sources_of(x.shape):
+                x = np.take(x, positions, axis=axis)
+            return x
+        out, target, source = windows_of(x.shape)
+        fill = np.asarray(rest[2]).reshape(()) if len(rest) > 2 else 0
+        padded = np.full(out, fill, x.dtype)
+        padded[target] = x[source]
+        return padded
+
+    return pad
 
 
 def max_pool_without_indices(node: Node, x: np.ndarray) -> tuple[np.ndarray]:

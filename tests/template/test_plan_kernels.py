@@ -15,7 +15,7 @@ import hetero_sdk as hs
 from hetero_sdk import opset
 from template_plugin.compiled_model import PEAK_MEMORY
 from template_plugin.fused_ops import fully_connected
-from template_plugin.plan_kernels import bind_view
+from template_plugin.plan_kernels import bind_pad, bind_view
 
 
 def _template_mean(x: np.ndarray, axes: list[int], keep: bool) -> np.ndarray:
@@ -329,3 +329,32 @@ def test_slices_with_constant_bounds_give_numpy_slices(shapes, bounds, seed) -> 
         for result, expected in zip(got, (value[:, start:stop:step], value[np.newaxis, 0, 1::2])):
             assert result.shape == expected.shape
             np.testing.assert_array_equal(result, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    mode=st.sampled_from(["constant", "edge", "reflect", "symmetric"]),
+    pads=st.lists(st.tuples(st.integers(-2, 4), st.integers(-2, 4)), min_size=2, max_size=2),
+    shapes=st.lists(st.tuples(st.integers(3, 6), st.integers(3, 6)), min_size=1, max_size=3),
+    fill=st.floats(-5, 5, width=32),
+    seed=st.integers(0, 2**16),
+)
+def test_pad_with_constant_pads_gives_numpys_pad_then_the_crop(mode, pads, shapes, fill, seed) -> None:
+    """Every mode, pads of either sign (negative ones crop after padding, so mirrors see the original
+    borders), a fill value, on a model with dynamic dimensions fed several shapes."""
+    begin, end = [p for p, _ in pads], [q for _, q in pads]
+    x = opset.parameter([-1, -1], name="x")
+    value = np.float32(fill) if mode == "constant" else None
+    padded = opset.pad(x, np.array(begin, np.int64), np.array(end, np.int64), mode, value, name="pad")
+    assert bind_pad(padded) is not None
+    request = hs.Core().compile_model(hs.Model([padded], [x]), "TEMPLATE").create_infer_request()
+    rng = np.random.default_rng(seed)
+    for shape in [*shapes, shapes[0]]:
+        data = rng.standard_normal(shape).astype(np.float32)
+        widths = [(max(p, 0), max(q, 0)) for p, q in pads]
+        options = {"constant_values": np.float32(fill)} if mode == "constant" else {}
+        full = np.pad(data, widths, mode=mode, **options)
+        expected = full[tuple(slice(max(-p, 0), n - max(-q, 0)) for (p, q), n in zip(pads, full.shape))]
+        got = request.infer([data])[0]
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
