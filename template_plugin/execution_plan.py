@@ -197,7 +197,8 @@ def _kernel(node: Node, read: list[bool]) -> Kernel:
     """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
     (MaxPool without the indices nobody reads, the convolutions writing into the arena, bound to their
     constant filters, Reshape/Squeeze/Unsqueeze/Slice/StridedSlice keeping their views and Pad its
-    sources per input shape, ReduceMean, integer Convert, in-range Gather), else the reference kernel. A kernel may return fewer values than outputs: the rest stay unset."""
+    sources per input shape, ReduceMean, integer Convert, in-range Gather), else the reference kernel.
+    A kernel may return fewer values than outputs: the rest stay unset."""
     if node.type_name == "MaxPool" and not read[1]:
         return max_pool_without_indices
     if node.type_name in (CONVOLUTION, "Convolution", "GroupConvolution"):

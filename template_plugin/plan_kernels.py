@@ -13,9 +13,15 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import integer_saturation, reduced_axes
-from hetero_sdk.ops.shape_manipulation import reshape_dims, squeezed_dims, unsqueezed_dims
-from hetero_sdk.ops.slicing import slice_index, strided_slice_index
+from hetero_sdk.ops import (
+    integer_saturation,
+    reduced_axes,
+    reshape_dims,
+    slice_index,
+    squeezed_dims,
+    strided_slice_index,
+    unsqueezed_dims,
+)
 from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values, run_convolution
 from template_plugin.bound_conv import kept_plans
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT

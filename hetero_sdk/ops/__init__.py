@@ -64,6 +64,8 @@ from hetero_sdk.ops.indexing import scatter_positions
 from hetero_sdk.ops.linear_algebra import einsum_terms, matmul_shape
 from hetero_sdk.ops.normalization import batch_normalized
 from hetero_sdk.ops.reduction import reduced_axes, type_limits
+from hetero_sdk.ops.shape_manipulation import reshape_dims, squeezed_dims, unsqueezed_dims
+from hetero_sdk.ops.slicing import slice_index, strided_slice_index
 
 STRUCTURAL_OPS = frozenset(t for t, op in OPS.items() if op.structural)
 """The op types that are graph structure, not computation: Parameter, Constant, Result."""
@@ -75,8 +77,9 @@ __all__ = [
     "batch_normalized", "bodies",
     "constant_value", "define", "einsum_terms", "expect_rank", "expect_same_types", "gelu_tanh", "integer_saturation",
     "loop_iterations",
-    "apply_resize", "matmul_shape", "reduced_axes", "resize_plan", "resize_tables", "resolve_pads",
-    "scatter_positions", "sdk_op_types", "type_limits", "window_output_dims",
+    "apply_resize", "matmul_shape", "reduced_axes", "reshape_dims", "resize_plan", "resize_tables", "resolve_pads",
+    "scatter_positions", "sdk_op_types", "slice_index", "squeezed_dims", "strided_slice_index", "type_limits",
+    "unsqueezed_dims", "window_output_dims",
 ]  # fmt: skip
 
 

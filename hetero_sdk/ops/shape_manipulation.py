@@ -317,8 +317,7 @@ def _reshape_kernel(node: Node, x: Any, pattern: Any) -> Any:
 
 
 def squeezed_dims(shape: Sequence[int], axes: Sequence[int] | None) -> tuple[int, ...]:
-    """``shape`` without the dimensions at ``axes`` (of the input), or without every 1 when ``axes`` is
-    None or empty."""
+    """``shape`` without the dimensions at ``axes``, or without every 1 when ``axes`` is None or empty."""
     chosen = {a % len(shape) for a in axes} if axes and shape else set()
     return tuple(d for i, d in enumerate(shape) if (i not in chosen if chosen else d != 1))
 
