@@ -201,6 +201,14 @@ def gather(node: Node, x: Any, indices: Any, axis: Any) -> Any:
     return get_kernel("Gather")(node, x, indices, axis)
 
 
+def _constant_ints(node: Node, inputs: slice) -> list[list[int]] | None:
+    """The values of ``node``'s ``inputs`` as integer lists, or None unless every one is a Constant."""
+    sources = [v.node for v in node.input_values()[inputs]]
+    if any(source.type_name != "Constant" for source in sources):
+        return None
+    return [[int(v) for v in np.asarray(source.attrs["value"]).reshape(-1)] for source in sources]
+
+
 _Take = Callable[[np.ndarray], np.ndarray]
 
 _VIEWS: dict[str, Callable[[Node, list[list[int]], tuple[int, ...]], _Take]] = {
@@ -221,12 +229,9 @@ def bind_view(node: Node) -> Any:
     shape, or a numpy index), so that a call is one numpy reshape or indexing, a view of its input,
     instead of the reference kernel's shape and index arithmetic (~2.5-5 us a call; Silero VAD runs
     about twenty). None for other nodes."""
-    if node.type_name not in _VIEWS:
+    given = _constant_ints(node, slice(1, None)) if node.type_name in _VIEWS else None
+    if given is None:
         return None
-    sources = [v.node for v in node.input_values()[1:]]
-    if any(source.type_name != "Constant" for source in sources):
-        return None
-    given = [[int(v) for v in np.asarray(source.attrs["value"]).reshape(-1)] for source in sources]
     how = _VIEWS[node.type_name]
     take = functools.lru_cache(maxsize=GEOMETRIES_KEPT)(lambda shape: how(node, given, shape))
 
@@ -242,10 +247,10 @@ def bind_pad(node: Node) -> Any:
     symmetric: the source positions are ``np.pad`` of each axis's positions, cropped as the reference
     kernel crops negative pads) or a fill and one copy (constant), instead of ``np.pad``'s per-call
     bookkeeping (~25 us for Silero VAD's 1-D reflect pad). None for other nodes."""
-    sources = [v.node for v in node.input_values()[1:3]]
-    if node.type_name != "Pad" or any(source.type_name != "Constant" for source in sources):
+    pads = _constant_ints(node, slice(1, 3)) if node.type_name == "Pad" else None
+    if pads is None:
         return None
-    begin, end = ([int(v) for v in np.asarray(source.attrs["value"]).reshape(-1)] for source in sources)
+    begin, end = pads
     mode = node.attrs["pad_mode"]
 
     @functools.lru_cache(maxsize=GEOMETRIES_KEPT)
