@@ -48,6 +48,7 @@ class CumulativeCompiledModel(CompiledModel):
             index = min(range(len(self.served)), key=lambda i: (self._in_flight[i], i))
             self._in_flight[index] += 1
         compiled = self.served[index].compiled
+        context.host_outputs_later = False  # a run counts as in flight until its outputs are on the host
         try:
             outputs = compiled.run(inputs_for(compiled, inputs), context)
         finally:

@@ -100,13 +100,7 @@ class InferRequest:
         """Sets several inputs, by key (index, name or port) or in order."""
         items = inputs.items() if isinstance(inputs, Mapping) else enumerate(inputs)
         for key, tensor in items:
-            if isinstance(key, int):
-                self.set_input_tensor(key, tensor)
-            else:
-                kind, index = self._find(key)
-                if kind != "input":
-                    raise InferenceError(f"{key!r} names an output, not an input")
-                self.set_input_tensor(index, tensor)
+            self.set_input_tensor(self._input_index(key), tensor)
 
     def get_input_tensor(self, index: int = 0) -> Any:
         """Input ``index`` as set (the request does not modify it)."""
@@ -243,7 +237,7 @@ class InferRequest:
                 raise RequestBusyError("the infer request is running; wait() for it before using it again")
             if self._cancel.is_set():  # (clearing takes the event's lock: only when needed)
                 self._cancel.clear()
-            self._context = RunContext(self._profiling, self.remote_outputs, self._cancel, self._state)
+            self._context = RunContext(self._profiling, self.remote_outputs, self._cancel, self._state, True)
         try:
             if inputs is not None:
                 if type(inputs) is dict or isinstance(inputs, (Mapping, list, tuple)):
@@ -273,14 +267,7 @@ class InferRequest:
         keys = self._keys
         for key, tensor in items:
             found = keys.get(key) if type(key) is str else None
-            if found is not None and found[0] == "input":
-                index = found[1]
-            elif isinstance(key, int):
-                index = self._position(key, self._in_ports, "input")
-            else:
-                kind, index = self._find(key)
-                if kind != "input":
-                    raise InferenceError(f"{key!r} names an output, not an input")
+            index = found[1] if found is not None and found[0] == "input" else self._input_index(key)
             self._inputs[index] = self._checked_input(index, tensor)
 
     def _run(self) -> None:
@@ -296,10 +283,7 @@ class InferRequest:
         except HeteroSDKError:
             raise
         except Exception as exc:
-            raise InferenceError(
-                f"device {self._compiled.device_name} failed to run '{self._compiled.get_property('NETWORK_NAME')}': "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
+            raise self._device_failure(exc) from exc
         if len(outputs) != len(self._out_ports):
             raise InferenceError(
                 f"device {self._compiled.device_name} returned {len(outputs)} outputs for {len(self._out_ports)}"
@@ -311,7 +295,7 @@ class InferRequest:
             return
         for i, buffer in enumerate(self._user_outputs):
             if buffer is not None:
-                value = np.asarray(outputs[i])
+                value = self._on_host(outputs[i])
                 if value.shape != buffer.shape:
                     raise InferenceError(
                         f"output {self._out_ports[i].any_name!r} has shape {list(value.shape)}, "
@@ -358,10 +342,24 @@ class InferRequest:
                     self._host_outputs = outputs
                     return outputs
             self._host_outputs = [
-                buffer if buffer is not None else (v if isinstance(v, np.ndarray) else np.asarray(v))
+                buffer if buffer is not None else (v if isinstance(v, np.ndarray) else self._on_host(v))
                 for v, buffer in zip(outputs, self._user_outputs)
             ]
         return self._host_outputs
+
+    def _on_host(self, value: Any) -> np.ndarray:
+        """An output as a host array: the device's run may end here (see ``RunContext.host_outputs_later``),
+        so its failure is reported here too."""
+        try:
+            return np.asarray(value)
+        except HeteroSDKError:
+            raise
+        except Exception as exc:
+            raise self._device_failure(exc) from exc
+
+    def _device_failure(self, exc: Exception) -> InferenceError:
+        device, network = self._compiled.device_name, self._compiled.get_property("NETWORK_NAME")
+        return InferenceError(f"device {device} failed to run '{network}': {type(exc).__name__}: {exc}")
 
     def _ensure_idle(self) -> None:
         if self.is_busy:
@@ -373,6 +371,14 @@ class InferRequest:
             return found
         names = sorted(n for p in (*self._in_ports, *self._out_ports) for n in p.names)
         raise InferenceError(f"no input or output named {key!r}; the model has: {', '.join(names)}")
+
+    def _input_index(self, key: TensorKey) -> int:
+        if isinstance(key, int):
+            return self._position(key, self._in_ports, "input")
+        kind, index = self._find(key)
+        if kind != "input":
+            raise InferenceError(f"{key!r} names an output, not an input")
+        return index
 
     @staticmethod
     def _position(index: int, ports: Sequence[Output], kind: str) -> int:

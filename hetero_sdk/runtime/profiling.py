@@ -44,9 +44,13 @@ class RunContext:
     :ivar state: a store that one infer request keeps for its whole life and passes to each of its runs
         (a device may keep buffers there between inferences: a request never runs twice at once), or
         None when the caller keeps none (the device then keeps nothing between runs).
+    :ivar host_outputs_later: True when the caller turns the outputs into host arrays itself, with
+        ``np.asarray``, once it needs them: a device whose runs end asynchronously may then return its
+        own arrays with their copies back still in flight, so that the caller's bookkeeping overlaps the
+        run instead of following it. An infer request sets it; other callers get host arrays.
     """
 
-    __slots__ = ("cancelled", "profile", "remote_outputs", "state")
+    __slots__ = ("cancelled", "host_outputs_later", "profile", "remote_outputs", "state")
 
     def __init__(
         self,
@@ -54,11 +58,13 @@ class RunContext:
         remote_outputs: bool = False,
         cancelled: threading.Event | None = None,
         state: dict[str, Any] | None = None,
+        host_outputs_later: bool = False,
     ) -> None:
         self.profile: list[ProfilingInfo] | None = [] if profile else None
         self.cancelled = cancelled if cancelled is not None else threading.Event()
         self.remote_outputs = remote_outputs
         self.state = state
+        self.host_outputs_later = host_outputs_later
 
     def check_cancelled(self) -> None:
         """:raises RequestCancelledError: when the request was cancelled."""

@@ -33,6 +33,22 @@ def test_every_capable_device_compiles_and_executes(core: hs.Core) -> None:
     np.testing.assert_allclose(compiled({"x": X})["y"], numpy_matmul_tanh(X), rtol=1e-6, atol=1e-6)
 
 
+def test_devices_hand_back_host_outputs_so_in_flight_counts_whole_runs(core: hs.Core) -> None:
+    """A request lets a device return outputs still being copied back; AUTO's devices do not get that,
+    or a run would stop counting as in flight before it ends."""
+    compiled = core.compile_model(matmul_tanh(), "AUTO:GPU,TEMPLATE", CUMULATIVE)
+    gpu = compiled.served[0].compiled
+    seen, honest = [], gpu.run
+
+    def recorded(inputs: Any, context: Any) -> Any:
+        seen.append(context.host_outputs_later)
+        return honest(inputs, context)
+
+    gpu.run = recorded  # type: ignore[method-assign]
+    np.testing.assert_allclose(compiled({"x": X})["y"], numpy_matmul_tanh(X), rtol=1e-6, atol=1e-6)
+    assert seen == [False]
+
+
 def test_a_request_goes_to_the_device_with_fewest_in_flight(core: hs.Core) -> None:
     """While the GPU holds a request, the next one runs on TEMPLATE; idle, the GPU (priority) wins."""
     compiled = core.compile_model(matmul_tanh(), "AUTO:GPU,TEMPLATE", CUMULATIVE)

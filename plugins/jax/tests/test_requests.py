@@ -6,10 +6,12 @@ import threading
 import time
 
 import hetero_sdk as hs
+import jax
 import numpy as np
 import pytest
 from hetero_sdk import Model, Type, opset
 from hetero_sdk.errors import InferenceError, RequestBusyError, RequestCancelledError
+from hetero_sdk.plugin import RunContext
 from hetero_sdk.reference import evaluate
 from xla_helpers import core
 
@@ -111,6 +113,23 @@ def test_the_fast_path_keeps_each_runs_results_and_honours_buffers_set_later(cop
     np.testing.assert_array_equal(buffer, _inputs(3)["a"].max(axis=1))
     assert third[1] is buffer and request.get_output_tensor(1) is buffer
     assert request.get_profiling_info() == []
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_run_returns_jax_arrays_only_to_callers_that_read_them_later(dynamic: bool) -> None:
+    """An infer request sets ``host_outputs_later``: the run hands back the JAX arrays as soon as it is
+    queued; any other caller gets host arrays. Both hold the same values."""
+    model = _model()
+    if dynamic:
+        model.reshape({"a": [-1, 8], "b": [-1, 8]})
+    compiled = core().compile_model(model, "XLA")
+    inputs = _inputs(4)
+    later = compiled.run([inputs["a"], inputs["b"]], RunContext(False, host_outputs_later=True))
+    now = compiled.run([inputs["a"], inputs["b"]], RunContext(False))
+    assert all(isinstance(o, jax.Array) for o in later) and all(type(o) is np.ndarray for o in now)
+    for got_later, got_now, want in zip(later, now, _numpy_forward(inputs)):
+        np.testing.assert_allclose(np.asarray(got_later), want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got_now, want, rtol=1e-5, atol=1e-5)
 
 
 def test_async_with_callbacks_timeouts_and_errors(compiled: hs.CompiledModel) -> None:

@@ -1,0 +1,120 @@
+"""``RunContext.host_outputs_later``: an infer request lets a device hand back outputs whose copies to the
+host are still in flight, and turns them into host arrays itself when they are read."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+import hetero_sdk as hs
+from hetero_sdk import opset
+from hetero_sdk.errors import InferenceError
+from hetero_sdk.plugin import CompiledModel, DeviceConfig, RunContext, hookimpl, read_only
+
+X = np.array([1.0, -2.0, 3.5], np.float32)
+
+
+class InFlight:
+    """An output still being copied back: an array-like that becomes ``value`` (or fails) when read."""
+
+    def __init__(self, value: np.ndarray, failure: Exception | None, reads: list[int]) -> None:
+        self.value, self.failure, self.reads = value, failure, reads
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        self.reads.append(1)
+        if self.failure is not None:
+            raise self.failure
+        return self.value if dtype is None else self.value.astype(dtype)
+
+
+class LaterModel(CompiledModel):
+    """Doubles its input; returns :class:`InFlight` outputs when the caller takes host outputs later."""
+
+    def __init__(self, model: hs.Model, device_name: str, config: dict[str, Any]) -> None:
+        super().__init__(model, device_name, config)
+        self.failure: Exception | None = None
+        self.reads: list[int] = []
+        self.seen: list[bool] = []
+
+    def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
+        self.seen.append(context.host_outputs_later)
+        doubled = np.asarray(inputs[0]) * np.float32(2)
+        return [InFlight(doubled, self.failure, self.reads) if context.host_outputs_later else doubled]
+
+
+class LaterDevice:
+    def __init__(self) -> None:
+        self.config = DeviceConfig([read_only("AVAILABLE_DEVICES", ["0"])])
+
+    @hookimpl
+    def get_property(self, name: str) -> Any:
+        return self.config.get(name)
+
+    @hookimpl
+    def set_property(self, properties: dict[str, Any]) -> None:
+        self.config.set(properties)
+
+    @hookimpl
+    def query_model(self, model: hs.Model, device_name: str) -> dict[str, str]:
+        return {n.friendly_name: device_name for n in model.get_ops()}
+
+    @hookimpl
+    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> CompiledModel:
+        return LaterModel(model.clone(), device_name, self.config.resolve(properties))
+
+
+@pytest.fixture
+def later(core: hs.Core) -> LaterModel:
+    core.register_plugin(LaterDevice(), "LATER")
+    x = opset.parameter([3], hs.Type.f32, name="x")
+    compiled = core.compile_model(hs.Model([opset.relu(x, name="y")], [x], name="later"), "LATER")
+    assert isinstance(compiled, LaterModel)
+    return compiled
+
+
+def test_a_request_takes_outputs_later_and_reads_them_as_host_arrays_once(later: LaterModel) -> None:
+    request = later.create_infer_request()
+    results = request.infer({"x": X})
+    assert later.seen == [True]
+    assert type(results["y"]) is np.ndarray
+    np.testing.assert_array_equal(results["y"], [2.0, -4.0, 7.0])
+    np.testing.assert_array_equal(request.get_output_tensor(0), [2.0, -4.0, 7.0])
+    assert later.reads == [1]  # the results and the output tensor share one host array
+
+
+def test_output_buffers_receive_outputs_taken_later(later: LaterModel) -> None:
+    request = later.create_infer_request()
+    buffer = np.zeros(3, np.float32)
+    request.set_output_tensor(0, buffer)
+    request.infer({"x": X})
+    np.testing.assert_array_equal(buffer, [2.0, -4.0, 7.0])
+    assert request.results["y"] is buffer
+
+
+def test_a_failure_met_while_reading_an_output_is_an_inference_error(later: LaterModel) -> None:
+    later.failure = RuntimeError("the device lost its context")
+    request = later.create_infer_request()
+    failed = "device LATER failed to run 'later': RuntimeError: the device lost"
+    with pytest.raises(InferenceError, match=failed) as info:
+        request.infer({"x": X})
+    assert isinstance(info.value.__cause__, RuntimeError)
+    later.failure = None
+    np.testing.assert_array_equal(request.infer({"x": X})["y"], [2.0, -4.0, 7.0])  # the request still works
+
+
+def test_async_results_are_read_when_asked(later: LaterModel) -> None:
+    request = later.create_infer_request()
+    request.start_async({"x": X})
+    request.wait()
+    assert later.reads == []
+    np.testing.assert_array_equal(request.results["y"], [2.0, -4.0, 7.0])
+    assert later.reads == [1]
+
+
+def test_callers_other_than_requests_get_host_arrays(later: LaterModel) -> None:
+    (output,) = later.run([X], RunContext(False))
+    assert later.seen == [False]
+    assert type(output) is np.ndarray
