@@ -48,6 +48,7 @@ class HeteroCompiledModel(CompiledModel):
         self.report = report
         self._release_after = _last_uses(split)
         self._remote = _remote_outputs(split, [c.device_name for c in self.compiled])
+        self._ends = _ends(split)
         self._profiled = [bool(c.get_property_or(props.enable_profiling, False)) for c in self.compiled]
         self._gates = _device_gates(self.compiled)
 
@@ -59,7 +60,9 @@ class HeteroCompiledModel(CompiledModel):
         requests in flight they form a pipeline (submodel k of one request runs while submodel k+1 of
         the request before it does), and a device never holds more requests' activations at once than
         it was planned for (``PIPELINE_PARALLEL``). Each submodel gets a store of its own inside the
-        request's :attr:`RunContext.state`, kept between inferences (TEMPLATE reuses its buffers)."""
+        request's :attr:`RunContext.state`, kept between inferences (TEMPLATE reuses its buffers). A
+        submodel whose outputs all leave the model may return them still copying back when the caller
+        reads them later (:attr:`RunContext.host_outputs_later`); the others finish before the next starts."""
         env: dict[str, Any] = dict(zip(self.split.inputs, inputs))
         env.update(self.split.constants)
         profile = context.profile
@@ -73,6 +76,7 @@ class HeteroCompiledModel(CompiledModel):
                 remote_outputs=self._remote[i],
                 cancelled=context.cancelled,
                 state=None if context.state is None else context.state.setdefault(f"hetero.submodel.{i}", {}),
+                host_outputs_later=context.host_outputs_later and self._ends[i],
             )
             with self._gates[i]:
                 outputs = compiled.run(args, sub_context)
@@ -232,6 +236,13 @@ def _remote_outputs(split: SplitModel, devices: Sequence[str]) -> list[bool]:
         )
         flags.append(ok)
     return flags
+
+
+def _ends(split: SplitModel) -> list[bool]:
+    """Whether each submodel's outputs are all model outputs that no other submodel reads."""
+    model_outputs = set(split.outputs)
+    consumers = {c.key: c.consumers for c in split.cuts}
+    return [all(key in model_outputs and not consumers.get(key) for key in sub.outputs) for sub in split.submodels]
 
 
 def _readable_properties(compiled: CompiledModel) -> dict[str, Any]:

@@ -12,7 +12,9 @@ import pytest
 import hetero_sdk as hs
 from hetero_sdk import opset
 from hetero_sdk.errors import InferenceError
+from hetero_sdk.hetero.plugin import HeteroPlugin
 from hetero_sdk.plugin import CompiledModel, DeviceConfig, RunContext, hookimpl, read_only
+from template_plugin import TemplatePlugin
 
 X = np.array([1.0, -2.0, 3.5], np.float32)
 
@@ -118,3 +120,28 @@ def test_callers_other_than_requests_get_host_arrays(later: LaterModel) -> None:
     (output,) = later.run([X], RunContext(False))
     assert later.seen == [False]
     assert type(output) is np.ndarray
+
+
+def test_hetero_lets_its_last_submodel_return_outputs_later_for_a_request() -> None:
+    core = hs.Core(plugins={"LATER": LaterDevice(), "HETERO": HeteroPlugin()}, autoload=False)
+    x = opset.parameter([3], hs.Type.f32, name="x")
+    compiled = core.compile_model(hs.Model([opset.relu(x, name="y")], [x], name="later"), "HETERO:LATER")
+    (submodel,) = compiled.compiled
+    np.testing.assert_array_equal(compiled.create_infer_request().infer({"x": X})["y"], [2.0, -4.0, 7.0])
+    (output,) = compiled.run([X], RunContext(False))
+    assert submodel.seen == [True, False]
+    assert type(output) is np.ndarray
+
+
+def test_a_submodel_that_feeds_another_finishes_before_the_next_starts() -> None:
+    core = hs.Core(
+        plugins={"LATER": LaterDevice(), "TEMPLATE": TemplatePlugin(), "HETERO": HeteroPlugin()}, autoload=False
+    )
+    x = opset.parameter([3], hs.Type.f32, name="x")
+    model = hs.Model([opset.negative(opset.relu(x, name="relu"), name="y")], [x], name="two")
+    for op in model.get_ops():
+        op.get_rt_info()["affinity"] = "TEMPLATE" if op.friendly_name == "y" else "LATER"
+    compiled = core.compile_model(model, "HETERO:LATER,TEMPLATE")
+    first = next(c for c in compiled.compiled if isinstance(c, LaterModel))
+    np.testing.assert_array_equal(compiled.create_infer_request().infer({"x": X})["y"], -2 * X)
+    assert first.seen == [False]
