@@ -121,14 +121,14 @@ class InferRequest:
         """Output ``index`` of the last inference (a remote tensor when :attr:`remote_outputs` is set)."""
         position = self._position(index, self._out_ports, "output")
         if self._outputs is None:
-            raise InferenceError("no inference has completed on this request yet; call infer() first")
+            raise InferenceError("no inference has completed on this request since it last started one")
         return self._outputs[position] if self.remote_outputs else self._host()[position]
 
     @property
     def results(self) -> InferResults:
         """The outputs of the last inference."""
         if self._outputs is None:
-            raise InferenceError("no inference has completed on this request yet; call infer() first")
+            raise InferenceError("no inference has completed on this request since it last started one")
         return InferResults(self._out_ports, self._host())
 
     # -- running ------------------------------------------------------------------------------------
@@ -238,6 +238,7 @@ class InferRequest:
             if self._cancel.is_set():  # (clearing takes the event's lock: only when needed)
                 self._cancel.clear()
             self._context = RunContext(self._profiling, self.remote_outputs, self._cancel, self._state, True)
+            self._outputs = self._host_outputs = None  # (kept, they would keep the device's memory busy)
         try:
             if inputs is not None:
                 if type(inputs) is dict or isinstance(inputs, (Mapping, list, tuple)):
@@ -348,8 +349,7 @@ class InferRequest:
         return self._host_outputs
 
     def _on_host(self, value: Any) -> np.ndarray:
-        """An output as a host array: the device's run may end here (see ``RunContext.host_outputs_later``),
-        so its failure is reported here too."""
+        """An output as a host array; the run may end here (``RunContext.host_outputs_later``), or fail."""
         try:
             return np.asarray(value)
         except HeteroSDKError:

@@ -3,6 +3,7 @@ host are still in flight, and turns them into host arrays itself when they are r
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,11 +41,18 @@ class LaterModel(CompiledModel):
         self.failure: Exception | None = None
         self.reads: list[int] = []
         self.seen: list[bool] = []
+        self.handed_out: list[weakref.ref[InFlight]] = []
+        self.alive_at_run: list[int] = []
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         self.seen.append(context.host_outputs_later)
+        self.alive_at_run.append(sum(ref() is not None for ref in self.handed_out))
         doubled = np.asarray(inputs[0]) * np.float32(2)
-        return [InFlight(doubled, self.failure, self.reads) if context.host_outputs_later else doubled]
+        if not context.host_outputs_later:
+            return [doubled]
+        output = InFlight(doubled, self.failure, self.reads)
+        self.handed_out.append(weakref.ref(output))
+        return [output]
 
 
 class LaterDevice:
@@ -85,6 +93,8 @@ def test_a_request_takes_outputs_later_and_reads_them_as_host_arrays_once(later:
     np.testing.assert_array_equal(results["y"], [2.0, -4.0, 7.0])
     np.testing.assert_array_equal(request.get_output_tensor(0), [2.0, -4.0, 7.0])
     assert later.reads == [1]  # the results and the output tensor share one host array
+    request.infer({"x": X})
+    assert later.alive_at_run == [0, 0]  # a request lets go of its last outputs before it runs again
 
 
 def test_output_buffers_receive_outputs_taken_later(later: LaterModel) -> None:
