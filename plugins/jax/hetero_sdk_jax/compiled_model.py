@@ -95,9 +95,10 @@ class XlaCompiledModel(CompiledModel):
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Moves the inputs to the device once, runs the executable, copies the outputs back (or keeps
-        them on the device when ``context.remote_outputs``). With ``context.host_outputs_later`` (an
-        infer request) and no profiling, the JAX arrays come back as soon as the run is queued, their
-        copies to the host started: the request's bookkeeping then overlaps the run.
+        them on the device when ``context.remote_outputs``). On an accelerator, with
+        ``context.host_outputs_later`` (an infer request) and no profiling, the JAX arrays come back as
+        soon as the run is queued, their copies to the host started: the request's bookkeeping then
+        overlaps the run.
 
         Host inputs are handed to the executable as numpy arrays: its C++ dispatch copies them to the
         device in the same call, several times faster than a separate ``jax.device_put`` for small
@@ -112,13 +113,13 @@ class XlaCompiledModel(CompiledModel):
                     inputs = [self._argument(v) for v in inputs]
                     break
             outputs = executable.call(*inputs)
-            return self._copying_back(outputs) if context.host_outputs_later else self._to_host(outputs)
+            return self._copying_back(outputs) if self._later(context) else self._to_host(outputs)
         if self.by_value is not None:
             return self.by_value.run(inputs, context)
         executable = executable or self._executable(tuple(tuple(v.shape) for v in inputs))
         if context.profile is None and not self.x64:  # the fast path: no context managers
             outputs = executable.compiled(*self._arguments(inputs))
-            if context.host_outputs_later and not context.remote_outputs:
+            if self._later(context) and not context.remote_outputs:
                 return self._copying_back(outputs)
             return self._fetch(outputs, context)
         with x64_scope(self.x64):
@@ -153,6 +154,10 @@ class XlaCompiledModel(CompiledModel):
         if context.remote_outputs:
             return [XlaTensor(o, self.device_name) for o in outputs]
         return self._to_host(outputs)
+
+    def _later(self, context: RunContext) -> bool:
+        # on the CPU the host array is a view of the finished run: nothing to overlap
+        return context.host_outputs_later and self.copy_ahead
 
     def _to_host(self, outputs: Sequence[jax.Array]) -> list[np.ndarray]:
         return [np.asarray(o) for o in self._copying_back(outputs)]

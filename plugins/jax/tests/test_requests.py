@@ -116,17 +116,21 @@ def test_the_fast_path_keeps_each_runs_results_and_honours_buffers_set_later(cop
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
-def test_run_returns_jax_arrays_only_to_callers_that_read_them_later(dynamic: bool) -> None:
-    """An infer request sets ``host_outputs_later``: the run hands back the JAX arrays as soon as it is
-    queued; any other caller gets host arrays. Both hold the same values."""
+@pytest.mark.parametrize("accelerator", [False, True], ids=["cpu", "accelerator"])
+def test_run_returns_jax_arrays_only_to_callers_that_read_them_later(dynamic: bool, accelerator: bool) -> None:
+    """An infer request sets ``host_outputs_later``: on an accelerator (copies ahead) the run hands back
+    the JAX arrays as soon as it is queued; on the CPU, and to any other caller, host arrays. All hold
+    the same values."""
     model = _model()
     if dynamic:
         model.reshape({"a": [-1, 8], "b": [-1, 8]})
     compiled = core().compile_model(model, "XLA")
+    compiled.copy_ahead = accelerator
     inputs = _inputs(4)
     later = compiled.run([inputs["a"], inputs["b"]], RunContext(False, host_outputs_later=True))
     now = compiled.run([inputs["a"], inputs["b"]], RunContext(False))
-    assert all(isinstance(o, jax.Array) for o in later) and all(type(o) is np.ndarray for o in now)
+    assert all(isinstance(o, jax.Array) if accelerator else type(o) is np.ndarray for o in later)
+    assert all(type(o) is np.ndarray for o in now)
     for got_later, got_now, want in zip(later, now, _numpy_forward(inputs)):
         np.testing.assert_allclose(np.asarray(got_later), want, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got_now, want, rtol=1e-5, atol=1e-5)
