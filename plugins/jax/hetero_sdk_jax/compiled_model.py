@@ -113,13 +113,15 @@ class XlaCompiledModel(CompiledModel):
                     inputs = [self._argument(v) for v in inputs]
                     break
             outputs = executable.call(*inputs)
-            return self._copying_back(outputs) if self._later(context) else self._to_host(outputs)
+            if context.host_outputs_later and self.copy_ahead:
+                return self._copying_back(outputs)
+            return self._to_host(outputs)
         if self.by_value is not None:
             return self.by_value.run(inputs, context)
         executable = executable or self._executable(tuple(tuple(v.shape) for v in inputs))
         if context.profile is None and not self.x64:  # the fast path: no context managers
             outputs = executable.compiled(*self._arguments(inputs))
-            if self._later(context) and not context.remote_outputs:
+            if context.host_outputs_later and self.copy_ahead and not context.remote_outputs:
                 return self._copying_back(outputs)
             return self._fetch(outputs, context)
         with x64_scope(self.x64):
@@ -155,17 +157,15 @@ class XlaCompiledModel(CompiledModel):
             return [XlaTensor(o, self.device_name) for o in outputs]
         return self._to_host(outputs)
 
-    def _later(self, context: RunContext) -> bool:
-        # on the CPU the host array is a view of the finished run: nothing to overlap
-        return context.host_outputs_later and self.copy_ahead
-
     def _to_host(self, outputs: Sequence[jax.Array]) -> list[np.ndarray]:
-        return [np.asarray(o) for o in self._copying_back(outputs)]
+        if self.copy_ahead:
+            outputs = self._copying_back(outputs)
+        return [np.asarray(o) for o in outputs]
 
     def _copying_back(self, outputs: Sequence[jax.Array]) -> list[jax.Array]:
-        if self.copy_ahead:
-            for output in outputs:
-                output.copy_to_host_async()
+        # on the CPU (no copies ahead) the host array is a view of the finished run: nothing to overlap
+        for output in outputs:
+            output.copy_to_host_async()
         return list(outputs)
 
     # -- compiling ----------------------------------------------------------------------------------
