@@ -49,6 +49,7 @@ class HeteroCompiledModel(CompiledModel):
         self._release_after = _last_uses(split)
         self._remote = _remote_outputs(split, [c.device_name for c in self.compiled])
         self._ends = _ends(split)
+        self._alone = _positions(split) if len(split.submodels) == 1 else None
         self._profiled = [bool(c.get_property_or(props.enable_profiling, False)) for c in self.compiled]
         self._gates = _device_gates(self.compiled)
 
@@ -63,21 +64,17 @@ class HeteroCompiledModel(CompiledModel):
         request's :attr:`RunContext.state`, kept between inferences (TEMPLATE reuses its buffers). A
         submodel whose outputs all leave the model may return them still copying back when the caller
         reads them later (:attr:`RunContext.host_outputs_later`); the others finish before the next starts."""
+        profile = context.profile
+        if self._alone is not None and profile is None:
+            return self._run_alone(inputs, context, *self._alone)
         env: dict[str, Any] = dict(zip(self.split.inputs, inputs))
         env.update(self.split.constants)
-        profile = context.profile
         for i, (sub, compiled) in enumerate(zip(self.split.submodels, self.compiled)):
             context.check_cancelled()
             started = time.perf_counter()
             args = [_to_device(env[key], compiled.device_name) for key in sub.inputs]
             transferred = time.perf_counter()
-            sub_context = RunContext(
-                profile is not None and self._profiled[i],
-                remote_outputs=self._remote[i],
-                cancelled=context.cancelled,
-                state=None if context.state is None else context.state.setdefault(f"hetero.submodel.{i}", {}),
-                host_outputs_later=context.host_outputs_later and self._ends[i],
-            )
+            sub_context = self._sub_context(i, context)
             with self._gates[i]:
                 outputs = compiled.run(args, sub_context)
             finished = time.perf_counter()
@@ -89,6 +86,27 @@ class HeteroCompiledModel(CompiledModel):
                     i, compiled.device_name, sub_context.profile or [], transferred - started, finished - transferred
                 )
         return [env[key] for key in self.split.outputs]
+
+    def _sub_context(self, i: int, context: RunContext) -> RunContext:
+        return RunContext(
+            context.profile is not None and self._profiled[i],
+            remote_outputs=self._remote[i],
+            cancelled=context.cancelled,
+            state=None if context.state is None else context.state.setdefault(f"hetero.submodel.{i}", {}),
+            host_outputs_later=context.host_outputs_later and self._ends[i],
+        )
+
+    def _run_alone(
+        self, inputs: Sequence[Any], context: RunContext, takes: list[int], gives: list[tuple[str, Any]]
+    ) -> list[Any]:
+        """The one submodel's run (not profiled): its inputs and the model's outputs picked by position."""
+        context.check_cancelled()
+        compiled = self.compiled[0]
+        args = [_to_device(inputs[i], compiled.device_name) for i in takes]
+        with self._gates[0]:
+            outputs = compiled.run(args, self._sub_context(0, context))
+        picked = {"submodel": outputs, "input": inputs}
+        return [picked[source][at] if source in picked else at for source, at in gives]
 
     @property
     def execution_devices(self) -> list[str]:
@@ -155,21 +173,27 @@ class _Gate:
         self._condition = threading.Condition()
         self._next_ticket = 0
         self._serving = 0
+        self._waiting = 0  # (notifying nobody still costs a Python call: only wake waiters there are)
 
     def __enter__(self) -> None:
         with self._condition:
             ticket = self._next_ticket
             self._next_ticket += 1
-            while ticket != self._serving or self._free == 0:
-                self._condition.wait()
+            if ticket != self._serving or self._free == 0:
+                self._waiting += 1
+                while ticket != self._serving or self._free == 0:
+                    self._condition.wait()
+                self._waiting -= 1
             self._serving += 1
             self._free -= 1
-            self._condition.notify_all()
+            if self._waiting:
+                self._condition.notify_all()
 
     def __exit__(self, *exc: object) -> None:
         with self._condition:
             self._free += 1
-            self._condition.notify_all()
+            if self._waiting:
+                self._condition.notify_all()
 
 
 def _device_gates(compiled: Sequence[CompiledModel]) -> list[_Gate]:
@@ -236,6 +260,22 @@ def _remote_outputs(split: SplitModel, devices: Sequence[str]) -> list[bool]:
         )
         flags.append(ok)
     return flags
+
+
+def _positions(split: SplitModel) -> tuple[list[int], list[tuple[str, Any]]]:
+    """For a model in one submodel: the position among the model's inputs of each of the submodel's,
+    and where each model output comes from (``("submodel", index)``, ``("input", index)`` or
+    ``("constant", value)``)."""
+    (sub,) = split.submodels
+    gives: list[tuple[str, Any]] = []
+    for key in split.outputs:
+        if key in sub.outputs:
+            gives.append(("submodel", sub.outputs.index(key)))
+        elif key in split.inputs:
+            gives.append(("input", split.inputs.index(key)))
+        else:
+            gives.append(("constant", split.constants[key]))
+    return [split.inputs.index(key) for key in sub.inputs], gives
 
 
 def _ends(split: SplitModel) -> list[bool]:

@@ -372,3 +372,26 @@ def test_a_misspelled_property_gets_a_hint_naming_every_listed_device(core: hs.C
         UnsupportedPropertyError, match=r"ACCEL, TEMPLATE .*'NUM_STREAM' \(did you mean NUM_STREAMS\?\)"
     ):
         core.compile_model(model, "HETERO:ACCEL,TEMPLATE", {"NUM_STREAM": 2})
+
+
+@pytest.mark.parametrize("perf_count", [False, True], ids=["fast-path", "profiled"])
+def test_one_submodel_passes_inputs_constants_and_its_outputs_in_model_order(core: hs.Core, perf_count: bool) -> None:
+    """A model HETERO runs as one submodel (its fast path, and the general loop when profiled): the
+    outputs in the model's order, one an input passed straight through, one a Constant."""
+    a = opset.parameter([2, 3], hs.Type.f32, name="a")
+    b = opset.parameter([2, 3], hs.Type.f32, name="b")
+    bias = np.array([1.0, -2.0, 0.5], np.float32)
+    results = [
+        opset.result(opset.add(opset.multiply(b, b, name="bb"), bias, name="bb_bias"), name="first"),
+        opset.result(a, name="same_a"),
+        opset.result(opset.constant(bias, name="bias"), name="bias_out"),
+        opset.result(opset.subtract(b, a, name="b_minus_a"), name="last"),
+    ]
+    model = hs.Model(results, [a, b], name="mixed")
+    compiled = core.compile_model(model, "HETERO:TEMPLATE", {"PERF_COUNT": perf_count})
+    assert compiled.get_property("HETERO_NUMBER_OF_SUBMODELS") == 1
+    rng = np.random.default_rng(5)
+    xa, xb = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    got = compiled.create_infer_request().infer({"a": xa, "b": xb}).to_tuple()
+    for value, want in zip(got, (xb * xb + bias, xa, bias, xb - xa), strict=True):
+        np.testing.assert_allclose(value, want, rtol=1e-6)
