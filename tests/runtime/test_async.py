@@ -12,7 +12,9 @@ import pytest
 import hetero_sdk as hs
 from hetero_sdk import opset
 from hetero_sdk.errors import InferenceError, RequestBusyError, RequestCancelledError
-from hetero_sdk.plugin import CompiledModel, DeviceConfig, PropertySpec, RunContext, as_bool, hookimpl, read_only
+from hetero_sdk.plugin import CompiledModel, RunContext
+
+from .devices import WholeModelDevice, compiled_relu
 
 
 class GatedModel(CompiledModel):
@@ -33,38 +35,12 @@ class GatedModel(CompiledModel):
             return [inputs[0] * 2]
 
 
-class GatedDevice:
-    def __init__(self) -> None:
-        self.config = DeviceConfig(
-            [PropertySpec("PERF_COUNT", default=False, convert=as_bool), read_only("AVAILABLE_DEVICES", ["0"])]
-        )
-
-    @hookimpl
-    def get_property(self, name: str) -> Any:
-        return self.config.get(name)
-
-    @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
-        self.config.set(properties)
-
-    @hookimpl
-    def query_model(self, model: hs.Model, device_name: str) -> dict[str, str]:
-        return {n.friendly_name: device_name for n in model.get_ops()}
-
-    @hookimpl
-    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> CompiledModel:
-        return GatedModel(model.clone(), device_name, self.config.resolve(properties))
-
-
 X = np.array([1.0, 2.0, 3.0], np.float32)
 
 
 @pytest.fixture
 def gated(core: hs.Core) -> GatedModel:
-    core.register_plugin(GatedDevice(), "GATED")
-    x = opset.parameter([3], hs.Type.f32, name="x")
-    compiled = core.compile_model(hs.Model([opset.relu(x, name="y")], [x], name="gated"), "GATED")
-    assert isinstance(compiled, GatedModel)
+    compiled = compiled_relu(core, GatedModel, "GATED")
     yield compiled
     compiled.gate.set()
     compiled.release()
@@ -201,7 +177,7 @@ def test_cancelled_error_is_a_runtime_error() -> None:
 
 @pytest.mark.parametrize("perf_count", [True, False])
 def test_profiling_info_after_async_follows_perf_count(core: hs.Core, perf_count: bool) -> None:
-    core.register_plugin(GatedDevice(), "GATED")
+    core.register_plugin(WholeModelDevice(GatedModel), "GATED")
     x = opset.parameter([3], hs.Type.f32, name="x")
     compiled = core.compile_model(hs.Model([x], [x]), "GATED", {"PERF_COUNT": perf_count})
     compiled.gate.set()  # type: ignore[attr-defined]

@@ -14,8 +14,10 @@ import hetero_sdk as hs
 from hetero_sdk import opset
 from hetero_sdk.errors import InferenceError
 from hetero_sdk.hetero.plugin import HeteroPlugin
-from hetero_sdk.plugin import CompiledModel, DeviceConfig, RunContext, hookimpl, read_only
+from hetero_sdk.plugin import CompiledModel, RunContext
 from template_plugin import TemplatePlugin
+
+from .devices import WholeModelDevice, compiled_relu
 
 X = np.array([1.0, -2.0, 3.5], np.float32)
 
@@ -55,34 +57,9 @@ class LaterModel(CompiledModel):
         return [output]
 
 
-class LaterDevice:
-    def __init__(self) -> None:
-        self.config = DeviceConfig([read_only("AVAILABLE_DEVICES", ["0"])])
-
-    @hookimpl
-    def get_property(self, name: str) -> Any:
-        return self.config.get(name)
-
-    @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
-        self.config.set(properties)
-
-    @hookimpl
-    def query_model(self, model: hs.Model, device_name: str) -> dict[str, str]:
-        return {n.friendly_name: device_name for n in model.get_ops()}
-
-    @hookimpl
-    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> CompiledModel:
-        return LaterModel(model.clone(), device_name, self.config.resolve(properties))
-
-
 @pytest.fixture
 def later(core: hs.Core) -> LaterModel:
-    core.register_plugin(LaterDevice(), "LATER")
-    x = opset.parameter([3], hs.Type.f32, name="x")
-    compiled = core.compile_model(hs.Model([opset.relu(x, name="y")], [x], name="later"), "LATER")
-    assert isinstance(compiled, LaterModel)
-    return compiled
+    return compiled_relu(core, LaterModel, "LATER")
 
 
 def test_a_request_takes_outputs_later_and_reads_them_as_host_arrays_once(later: LaterModel) -> None:
@@ -133,7 +110,7 @@ def test_callers_other_than_requests_get_host_arrays(later: LaterModel) -> None:
 
 
 def test_hetero_lets_its_last_submodel_return_outputs_later_for_a_request() -> None:
-    core = hs.Core(plugins={"LATER": LaterDevice(), "HETERO": HeteroPlugin()}, autoload=False)
+    core = hs.Core(plugins={"LATER": WholeModelDevice(LaterModel), "HETERO": HeteroPlugin()}, autoload=False)
     x = opset.parameter([3], hs.Type.f32, name="x")
     compiled = core.compile_model(hs.Model([opset.relu(x, name="y")], [x], name="later"), "HETERO:LATER")
     (submodel,) = compiled.compiled
@@ -145,7 +122,8 @@ def test_hetero_lets_its_last_submodel_return_outputs_later_for_a_request() -> N
 
 def test_a_submodel_that_feeds_another_finishes_before_the_next_starts() -> None:
     core = hs.Core(
-        plugins={"LATER": LaterDevice(), "TEMPLATE": TemplatePlugin(), "HETERO": HeteroPlugin()}, autoload=False
+        plugins={"LATER": WholeModelDevice(LaterModel), "TEMPLATE": TemplatePlugin(), "HETERO": HeteroPlugin()},
+        autoload=False,
     )
     x = opset.parameter([3], hs.Type.f32, name="x")
     model = hs.Model([opset.negative(opset.relu(x, name="relu"), name="y")], [x], name="two")
