@@ -20,9 +20,12 @@ process, each output checked against the numpy forward pass first:
 Latency: interleaved rounds, one request at a time; medians and p90s in microseconds, on one CPU
 thread (XLA's Eigen pool off, BLAS variables at 1; pin the process with ``taskset -c 0`` for
 XLA:CPU's own pool) so that figures taken on shared 2-core machines mean something; on a GPU the
-device does the work. Throughput: ``--requests`` inferences through an ``AsyncInferQueue`` of
-``--jobs`` requests, the devices compiled with ``NUM_STREAMS=--jobs`` (each op still single-threaded)
-and, for jax.jit, the same number of calls dispatched asynchronously, then read back.
+device does the work. ``+us paired``: the median of what each call of ``XLA`` and ``XLA executable``
+took over a ``jax.jit`` call of the same round, in ``--runs`` rounds of one call each in shuffled order
+(the host's drift cancels in each pair; see ``timing.paired_overhead``). Throughput: ``--requests``
+inferences through an ``AsyncInferQueue`` of ``--jobs`` requests, the devices compiled with
+``NUM_STREAMS=--jobs`` (each op still single-threaded) and, for jax.jit, the same number of calls
+dispatched asynchronously, then read back.
 """
 
 from __future__ import annotations
@@ -48,7 +51,15 @@ import numpy as np  # noqa: E402
 from hetero_sdk_jax import XlaPlugin  # noqa: E402
 from jax import lax  # noqa: E402
 from models import MODELS, BenchModel  # noqa: E402
-from timing import bench_arguments, device_peak_bytes, measure, print_table, summary, write_report  # noqa: E402
+from timing import (  # noqa: E402
+    bench_arguments,
+    device_peak_bytes,
+    measure,
+    paired_overhead,
+    print_table,
+    summary,
+    write_report,
+)
 
 import hetero_sdk as hs  # noqa: E402
 from template_plugin import TemplatePlugin  # noqa: E402
@@ -219,6 +230,8 @@ def bench(models: list[str], runs: int, warmup: int, requests: int, jobs: int) -
         bench_model = MODELS[name]()
         prepared = prepare(bench_model, core)
         stats = {runtime: summary(values) for runtime, values in measure(prepared["calls"], runs, warmup).items()}
+        ours = {name: prepared["calls"][name] for name in ("XLA", "XLA executable", "jax.jit")}
+        over = paired_overhead(ours, "jax.jit", runs)
         rates = throughput(bench_model, core, prepared, requests, jobs)
         xla = stats["XLA"]["median_us"]
         for runtime, s in stats.items():
@@ -227,6 +240,7 @@ def bench(models: list[str], runs: int, warmup: int, requests: int, jobs: int) -
                 "runtime": runtime,
                 **s,
                 "over_jax": s["median_us"] / stats["jax.jit"]["median_us"],
+                "paired_over_jax_us": over.get(runtime),
                 "xla_speedup": s["median_us"] / xla,
                 "throughput_ips": rates.get(runtime),
                 "compile_s": prepared["compile_s"].get(runtime),
@@ -248,6 +262,7 @@ def main(argv: list[str] | None = None) -> None:
         ("median_us", "median us"),
         ("p90_us", "p90 us"),
         ("over_jax", "x/jax.jit"),
+        ("paired_over_jax_us", "+us paired"),
         ("xla_speedup", "x/XLA"),
         ("throughput_ips", "infer/s"),
         ("compile_s", "compile s"),

@@ -10,13 +10,14 @@ import argparse
 import json
 import os
 import platform
+import random
 import statistics
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["THREAD_VARIABLES", "environment", "measure", "percentile", "print_table", "summary"]
+__all__ = ["THREAD_VARIABLES", "environment", "measure", "paired_overhead", "percentile", "print_table", "summary"]
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 """The variables each benchmark sets to 1 before numpy loads its BLAS."""
@@ -58,6 +59,36 @@ def measure(
                 timed.append(clock() - start)
         round_ += 1
     return times
+
+
+def paired_overhead(
+    candidates: Mapping[str, Callable[[], Any]],
+    reference: str,
+    runs: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, float]:
+    """Median microseconds each candidate takes over ``reference``, from ``runs`` rounds in which every
+    candidate makes one call, in an order shuffled each round (seeded), and each call is paired with
+    the reference's call of the same round.
+
+    The host's drift between rounds (another tenant, clocks) falls on both calls of a pair and cancels in
+    their difference, where the medians of separate blocks (:func:`measure`) keep it: on a shared or
+    virtualised host a wrapper's few microseconds over what it wraps are only seen this way.
+    """
+    names = list(candidates)
+    order, shuffle = names[:], random.Random(0).shuffle
+    took: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(runs):
+        shuffle(order)
+        for name in order:
+            call = candidates[name]
+            start = clock()
+            call()
+            took[name].append(clock() - start)
+    base = took[reference]
+    return {
+        name: statistics.median(t - b for t, b in zip(took[name], base)) * 1e6 for name in names if name != reference
+    }
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -3,7 +3,10 @@ and the devices' memory figures (TEMPLATE's peak, XLA's buffer assignment) as th
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pytest
 from bench_modules import load_bench_module
 
 import hetero_sdk as hs
@@ -57,3 +60,26 @@ def test_measure_times_every_call_on_the_clock_it_is_given() -> None:
     times = timing.measure({"a": call("a"), "b": call("b")}, runs=4, warmup=1, block=2, clock=lambda: next(ticks))
     assert times == {"a": [3] * 4, "b": [3] * 4}
     assert calls == {"a": 1 + 4 + 2, "b": 1 + 4 + 2}  # warm-up, timed, one untimed call per round
+
+
+def test_paired_overhead_is_the_median_difference_with_the_reference_call_of_each_round() -> None:
+    """A fake clock each call moves on by its own duration: the reference 10 us, "slower" 13 us except
+    in one round where it takes 40 us (an outlier the median ignores), "faster" 7 us."""
+    now = [0.0]
+    slow_rounds = iter([13e-6] * 5 + [40e-6] + [13e-6] * 5)
+    calls = {"reference": 0, "slower": 0, "faster": 0}
+
+    def call(name: str, seconds) -> Any:
+        def run() -> None:
+            calls[name] += 1
+            now[0] += seconds() if callable(seconds) else seconds
+
+        return run
+
+    over = timing.paired_overhead(
+        {"reference": call("reference", 10e-6), "slower": call("slower", lambda: next(slow_rounds)),
+         "faster": call("faster", 7e-6)},
+        "reference", runs=11, clock=lambda: now[0],
+    )  # fmt: skip
+    assert over == {"slower": pytest.approx(3.0), "faster": pytest.approx(-3.0)}
+    assert calls == {"reference": 11, "slower": 11, "faster": 11}
