@@ -238,7 +238,7 @@ class InferRequest:
             if self._cancel.is_set():  # (clearing takes the event's lock: only when needed)
                 self._cancel.clear()
             self._context = RunContext(self._profiling, self.remote_outputs, self._cancel, self._state, True)
-            self._outputs = self._host_outputs = None  # (kept, they would keep the device's memory busy)
+            self._outputs = self._host_outputs = None  # (held through the run, they hold its device memory)
         try:
             if inputs is not None:
                 if type(inputs) is dict or isinstance(inputs, (Mapping, list, tuple)):
