@@ -141,7 +141,7 @@ class InferRequest:
         :raises InferenceError: for wrong inputs or a device failure.
         :raises RequestBusyError: when an async inference is running on this request.
         """
-        self._start(inputs)
+        self._start(inputs, later=True)  # host outputs later: reading the results below waits for the run
         try:
             self._run()
         finally:
@@ -231,13 +231,13 @@ class InferRequest:
 
     # -- internals ----------------------------------------------------------------------------------
 
-    def _start(self, inputs: Any) -> None:
+    def _start(self, inputs: Any, later: bool = False) -> None:
         with self._lock:
             if self._context is not None:
                 raise RequestBusyError("the infer request is running; wait() for it before using it again")
             if self._cancel.is_set():  # (clearing takes the event's lock: only when needed)
                 self._cancel.clear()
-            self._context = RunContext(self._profiling, self.remote_outputs, self._cancel, self._state, True)
+            self._context = RunContext(self._profiling, self.remote_outputs, self._cancel, self._state, later)
             self._outputs = self._host_outputs = None  # (held through the run, they hold its device memory)
         try:
             if inputs is not None:

@@ -47,7 +47,8 @@ class RunContext:
     :ivar host_outputs_later: True when the caller turns the outputs into host arrays itself, with
         ``np.asarray``, once it needs them: a device whose runs end asynchronously may then return its
         own arrays with their copies back still in flight, so that the caller's bookkeeping overlaps the
-        run instead of following it. An infer request sets it; other callers get host arrays.
+        run instead of following it. ``InferRequest.infer`` sets it; other callers get host arrays (an
+        async inference's ``wait()`` and callback mean the run has ended).
     """
 
     __slots__ = ("cancelled", "host_outputs_later", "profile", "remote_outputs", "state")
