@@ -1,5 +1,5 @@
-"""``RunContext.host_outputs_later``: an infer request lets a device hand back outputs whose copies to the
-host are still in flight, and turns them into host arrays itself when they are read."""
+"""``RunContext.host_outputs_later``: a synchronous ``infer()`` lets a device hand back outputs whose copies
+to the host are still in flight, and turns them into host arrays itself when they are read."""
 
 from __future__ import annotations
 
