@@ -83,7 +83,7 @@ class XlaCompiledModel(CompiledModel):
             analysis.check(model, device_name)
             x64 = analysis.needs_x64 if x64 is None else x64
             self.by_value = ValueSpecializer(self, by_value) if by_value else None
-        self.x64 = x64
+        self.x64 = bool(x64)
         for shapes, exported in (executables or {}).items():
             self._cache.preload(shapes, self._load(shapes, exported))
         self.is_static = all(port.partial_shape.is_static for port in model.inputs)

@@ -82,7 +82,7 @@ class ExecutableCache(Generic[K, V]):
         return bool(self._items)
 
 
-def compile_ahead(source: Callable[..., Any], specs: Sequence[jax.ShapeDtypeStruct], sharding: Any, x64: bool | None,
+def compile_ahead(source: Callable[..., Any], specs: Sequence[jax.ShapeDtypeStruct], sharding: Any, x64: bool,
                   describe: Callable[[], str], options: Mapping[str, Any]) -> Any:  # fmt: skip
     """``jax.jit(source).lower(*specs).compile(options)`` in the model's 64-bit mode.
 

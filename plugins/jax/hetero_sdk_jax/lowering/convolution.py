@@ -10,6 +10,7 @@ import functools
 import math
 import operator
 from collections.abc import Sequence
+from typing import TypeVar
 
 import jax.numpy as jnp
 import numpy as np
@@ -21,6 +22,7 @@ from hetero_sdk_jax.lowering.linear_algebra import accumulation
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 
 _SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
+T = TypeVar("T")
 
 
 def conv(
@@ -84,7 +86,7 @@ def depthwise_conv(
         return _wide_depthwise(x, w, padding, dilations)
     first = 1 if channels_last else 2  # the first spatial axis
 
-    def layout(channel: object, spatial: Sequence[object]) -> tuple[object, ...]:
+    def layout(channel: T, spatial: Sequence[T]) -> tuple[T, ...]:
         return (*spatial, channel) if channels_last else (channel, *spatial)
 
     x = jnp.pad(x, [(0, 0), *layout((0, 0), [(max(b, 0), max(e, 0)) for b, e in padding])])
