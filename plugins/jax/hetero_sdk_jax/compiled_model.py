@@ -112,7 +112,7 @@ class XlaCompiledModel(CompiledModel):
                 if type(value) is not np.ndarray:
                     inputs = [self._argument(v) for v in inputs]
                     break
-            outputs = executable.call(*inputs)
+            outputs = executable.call(*inputs)  # (below: _fetch's choice, inline on this path)
             if context.host_outputs_later and self.copy_ahead:
                 return self._copying_back(outputs)
             return self._to_host(outputs)
@@ -120,10 +120,7 @@ class XlaCompiledModel(CompiledModel):
             return self.by_value.run(inputs, context)
         executable = executable or self._executable(tuple(tuple(v.shape) for v in inputs))
         if context.profile is None and not self.x64:  # the fast path: no context managers
-            outputs = executable.compiled(*self._arguments(inputs))
-            if context.host_outputs_later and self.copy_ahead and not context.remote_outputs:
-                return self._copying_back(outputs)
-            return self._fetch(outputs, context)
+            return self._fetch(executable.compiled(*self._arguments(inputs)), context)
         with x64_scope(self.x64):
             return self._run_scoped(executable, inputs, context)
 
@@ -153,8 +150,13 @@ class XlaCompiledModel(CompiledModel):
         return value if isinstance(value, np.ndarray) else np.asarray(value)
 
     def _fetch(self, outputs: Sequence[jax.Array], context: RunContext) -> list[Any]:
+        """The outputs as the caller takes them: remote tensors; on an accelerator, the JAX arrays with
+        their copies back started when the caller reads them later and the run is not profiled (its
+        transfer row times the copy); else host arrays (on the CPU, views of the finished run)."""
         if context.remote_outputs:
             return [XlaTensor(o, self.device_name) for o in outputs]
+        if context.host_outputs_later and self.copy_ahead and context.profile is None:
+            return self._copying_back(outputs)
         return self._to_host(outputs)
 
     def _to_host(self, outputs: Sequence[jax.Array]) -> list[np.ndarray]:
@@ -163,7 +165,6 @@ class XlaCompiledModel(CompiledModel):
         return [np.asarray(o) for o in outputs]
 
     def _copying_back(self, outputs: Sequence[jax.Array]) -> list[jax.Array]:
-        # on the CPU (no copies ahead) the host array is a view of the finished run: nothing to overlap
         for output in outputs:
             output.copy_to_host_async()
         return list(outputs)
