@@ -35,9 +35,10 @@ if TYPE_CHECKING:
 __all__ = ["ENABLE_STARTUP_FALLBACK", "AutoPlugin"]
 
 ENABLE_STARTUP_FALLBACK = "ENABLE_STARTUP_FALLBACK"
+"""OpenVINO's key: serve the first inferences from a reference device while the chosen one compiles."""
+
 CUMULATIVE_THROUGHPUT = "CUMULATIVE_THROUGHPUT"
 """The PERFORMANCE_HINT under which AUTO runs a model on every capable device at once."""
-"""OpenVINO's key: serve the first inferences from a reference device while the chosen one compiles."""
 
 _FORWARDED = (
     props.enable_profiling,
@@ -50,29 +51,14 @@ _FORWARDED = (
 _log = logging.getLogger(__name__)
 
 
-def _priorities(value: Any) -> str:
-    text = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
-    for name in filter(None, text.split(",")):
-        parse_device_name(name)
-    return text
-
-
-def _device_properties(value: Any) -> dict[str, dict[str, Any]]:
-    if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
-        raise TypeError("expected {device: {key: value}}")
-    return {str(k): dict(v) for k, v in value.items()}
-
-
 class AutoPlugin(ConfiguredDevice):
     """The AUTO device: picks the device for each model (OpenVINO's AUTO plugin)."""
 
     def __init__(self) -> None:
         self.config = DeviceConfig(
             [
-                PropertySpec(props.device.priorities, default="", convert=_priorities, allowed="'A,B,...'"),
-                PropertySpec(
-                    props.device.properties, default={}, convert=_device_properties, allowed="{device: {key: value}}"
-                ),
+                standard.device_priorities(),
+                standard.device_properties(),
                 PropertySpec(ENABLE_STARTUP_FALLBACK, default=True, convert=as_bool, allowed="True, False"),
                 standard.perf_count(),
                 standard.performance_hint(),

@@ -39,6 +39,7 @@ from hetero_sdk.plugin import (
     hookimpl,
     one_of,
     read_only,
+    standard,
 )
 from hetero_sdk.runtime import CompiledModel
 from hetero_sdk.serialization import model_from_bytes
@@ -49,13 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["HeteroPlugin"]
 
 
-def _priorities(value: Any) -> str:
-    text = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
-    for name in filter(None, text.split(",")):
-        parse_device_name(name)
-    return text
-
-
 def _distribution(value: Any) -> list[str]:
     values = [value] if isinstance(value, str) else list(value)
     for item in values:
@@ -64,22 +58,14 @@ def _distribution(value: Any) -> list[str]:
     return sorted({str(v) for v in values if v})
 
 
-def _device_properties(value: Any) -> dict[str, dict[str, Any]]:
-    if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
-        raise TypeError("expected {device: {key: value}}")
-    return {str(k): dict(v) for k, v in value.items()}
-
-
 class HeteroPlugin(ConfiguredDevice):
     """The HETERO device: one model over several devices."""
 
     def __init__(self) -> None:
         self.config = DeviceConfig(
             [
-                PropertySpec(props.device.priorities, default="", convert=_priorities, allowed="'A,B,...'"),
-                PropertySpec(
-                    props.device.properties, default={}, convert=_device_properties, allowed="{device: {key: value}}"
-                ),
+                standard.device_priorities(),
+                standard.device_properties(),
                 PropertySpec(props.enable_profiling, default=False, convert=as_bool, allowed="True, False"),
                 PropertySpec(
                     "HETERO_PARTITIONER",

@@ -12,15 +12,18 @@ to its own keys and lets :class:`ConfiguredDevice` answer ``get_property`` and `
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from hetero_sdk.device_name import parse_device_name
 from hetero_sdk.element_type import Type
 from hetero_sdk.plugin.config import Converter, DeviceConfig, PropertySpec, as_bool, as_element_type, as_int, one_of
 from hetero_sdk.plugin.hookspecs import hookimpl
 
 __all__ = [
-    "ConfiguredDevice", "device_id", "exclusive_async_requests", "execution_mode_hint", "inference_num_threads",
-    "inference_precision_hint", "num_streams", "perf_count", "performance_hint", "performance_hint_num_requests",
+    "ConfiguredDevice", "device_id", "device_priorities", "device_properties", "exclusive_async_requests",
+    "execution_mode_hint", "inference_num_threads", "inference_precision_hint", "num_streams", "perf_count",
+    "performance_hint", "performance_hint_num_requests",
 ]  # fmt: skip
 
 _PERFORMANCE_MODES = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
@@ -120,6 +123,31 @@ def exclusive_async_requests(default: bool = False) -> PropertySpec:
     :param default: whether it is on before any ``set_property``.
     """
     return _spec("EXCLUSIVE_ASYNC_REQUESTS", default, as_bool, _BOOLEANS)
+
+
+def device_priorities() -> PropertySpec:
+    """``MULTI_DEVICE_PRIORITIES``: a meta-device's candidate devices, in order (``"A,B"`` or ``["A", "B"]``,
+    read back as ``"A,B"``); each name is checked as a device name, none set by default."""
+    return PropertySpec("MULTI_DEVICE_PRIORITIES", default="", convert=_device_list, allowed="'A,B,...'")
+
+
+def device_properties() -> PropertySpec:
+    """``DEVICE_PROPERTIES``: the properties a meta-device passes on to each of its devices,
+    ``{device: {key: value}}``; none by default."""
+    return PropertySpec("DEVICE_PROPERTIES", default={}, convert=_per_device, allowed="{device: {key: value}}")
+
+
+def _device_list(value: Any) -> str:
+    text = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
+    for name in filter(None, text.split(",")):
+        parse_device_name(name)
+    return text
+
+
+def _per_device(value: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
+        raise TypeError("expected {device: {key: value}}")
+    return {str(k): dict(v) for k, v in value.items()}
 
 
 class ConfiguredDevice:
