@@ -33,7 +33,6 @@ os.environ["XLA_FLAGS"] = " ".join(
     [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false"]
 ).strip()  # before jax starts its backend
 
-import platform  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -43,7 +42,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 from hetero_sdk_jax import XlaPlugin  # noqa: E402
 from models import MODELS, BenchModel  # noqa: E402
-from timing import bench_arguments, percentile, print_table, write_report  # noqa: E402
+from timing import bench_arguments, jax_environment, percentile, print_table, write_report  # noqa: E402
 
 import hetero_sdk as hs  # noqa: E402
 from hetero_sdk.auto import AutoCompiledModel, AutoPlugin  # noqa: E402
@@ -141,19 +140,7 @@ def main(argv: list[str] | None = None) -> None:
     device = f"{jax.devices()[0].device_kind} ({jax.default_backend()})"
     print(f"device: {device}, jax {jax.__version__}, {args.runs} fresh compiles per mode")
     print_table(columns, rows)
-    write_report(args.json, args, _environment(), rows=rows)
-
-
-def _environment() -> dict[str, Any]:
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "jax": jax.__version__,
-        "device": f"{jax.devices()[0].device_kind} ({jax.default_backend()})",
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "threads": {v: os.environ.get(v) for v in (*THREAD_VARIABLES, "XLA_FLAGS")},
-    }
+    write_report(args.json, args, jax_environment(), rows=rows)
 
 
 if __name__ == "__main__":

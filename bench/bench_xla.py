@@ -40,7 +40,6 @@ os.environ["XLA_FLAGS"] = " ".join(
     [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false"]
 ).strip()  # before jax starts its backend
 
-import platform  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
 from typing import Any  # noqa: E402
@@ -54,6 +53,7 @@ from models import MODELS, BenchModel  # noqa: E402
 from timing import (  # noqa: E402
     bench_arguments,
     device_peak_bytes,
+    jax_environment,
     measure,
     paired_overhead,
     print_table,
@@ -270,20 +270,7 @@ def main(argv: list[str] | None = None) -> None:
     ]
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}), jax {jax.__version__}")
     print_table(columns, rows)
-    write_report(args.json, args, _environment(), rows=rows)
-
-
-def _environment() -> dict[str, Any]:
-    """What the figures depend on (without importing OpenVINO, whose exit hook forks under JAX's threads)."""
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "jax": jax.__version__,
-        "device": f"{jax.devices()[0].device_kind} ({jax.default_backend()})",
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "threads": {v: os.environ.get(v) for v in (*THREAD_VARIABLES, "XLA_FLAGS")},
-    }
+    write_report(args.json, args, jax_environment(), rows=rows)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["THREAD_VARIABLES", "environment", "measure", "paired_overhead", "percentile", "print_table", "summary"]
+__all__ = [
+    "THREAD_VARIABLES", "environment", "jax_environment", "measure", "paired_overhead", "percentile", "print_table",
+    "summary",
+]  # fmt: skip
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 """The variables each benchmark sets to 1 before numpy loads its BLAS."""
@@ -144,6 +147,23 @@ def environment() -> dict[str, Any]:
         except ImportError:
             info[module] = None
     return info
+
+
+def jax_environment() -> dict[str, Any]:
+    """What a JAX benchmark's figures depend on: versions, the JAX device, CPU count and the thread
+    variables with ``XLA_FLAGS`` (without importing OpenVINO, whose exit hook forks under JAX's threads)."""
+    import jax
+    import numpy as np
+
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "jax": jax.__version__,
+        "device": f"{jax.devices()[0].device_kind} ({jax.default_backend()})",
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "threads": {v: os.environ.get(v) for v in (*THREAD_VARIABLES, "XLA_FLAGS")},
+    }
 
 
 def print_table(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]) -> None:
