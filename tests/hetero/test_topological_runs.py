@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hetero_sdk.errors import PartitionError
-from hetero_sdk.hetero import check_partition, split_by_affinity
+from hetero_sdk.hetero import check_partition, split_by_affinity, topological_runs
 from hetero_sdk.hetero.topological_runs import split_default
 
 from .oracles import all_nodes, min_subgraphs, order_problem, quotient_cycle
@@ -108,6 +108,22 @@ def test_default_ignores_the_order_inside_successor_lists(case: Case, rnd: rando
 def test_default_width_must_be_positive() -> None:
     with pytest.raises(ValueError, match="width"):
         split_default({1: []}, {1: "A"}, width=0)
+
+
+def test_default_narrows_its_beam_past_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    rnd = random.Random(7)
+    successors: dict[int, list[int]] = {i: [] for i in range(400)}
+    for v in range(1, 400):
+        successors[rnd.randrange(max(0, v - 5), v)].append(v)
+    affinity = {v: rnd.choice("ABC") for v in successors}
+    wide = split_default(successors, affinity)
+    greedy = split_default(successors, affinity, width=1)
+    assert len(wide) < len(greedy)  # the full beam finds fewer runs on this graph
+    monkeypatch.setattr(topological_runs, "CHILD_BUDGET", 1)
+    narrowed = split_default(successors, affinity)
+    _assert_valid(Case(successors, affinity), narrowed)
+    assert len(wide) < len(narrowed)  # over budget from the first step, it narrows towards the greedy order
+    assert split_default(successors, affinity, width=32) == wide  # an explicit width is kept whatever the budget
 
 
 def _layered(n: int, devices: int, seed: int) -> tuple[dict[int, list[int]], dict[int, str]]:
