@@ -15,6 +15,7 @@ from hetero_sdk.errors import (
     CompilationError,
     HeteroSDKError,
     ModelFormatError,
+    PropertyValueError,
     UnsupportedPropertyError,
     did_you_mean,
 )
@@ -113,7 +114,7 @@ class HeteroPlugin(ConfiguredDevice):
             parts, _, _ = _pipeline(model, priorities, core, config)
             return _with_colourless(model, {n.friendly_name: p.device for p in parts for n in p.nodes})
         placement = assign_affinities(model, priorities, core, _per_device(config, priorities), require_all=False)
-        return _with_colourless(model, placement.device)
+        return _with_colourless(model, placement.device, placement.structural)
 
     @hookimpl
     def compile_model(
@@ -272,19 +273,24 @@ def _forward(
     core: Core,
     listed: Sequence[str],
 ) -> None:
-    """Passes HETERO-level keys to the devices that support them (of the ``listed`` ones, those the
-    model runs on); a device's own DEVICE_PROPERTIES win."""
-    supported = {d: core.get_property(d, props.supported_properties) for d in {*devices, *listed}}
+    """Passes HETERO-level keys to the devices the model runs on that support them; a device's own
+    DEVICE_PROPERTIES win. A key that no listed device supports (no device the model runs on, when none
+    is listed) is an error; one only an unused listed device supports goes nowhere.
+
+    :raises UnsupportedPropertyError: naming the key, the devices and the keys they have.
+    """
+    candidates = list(listed) or list(devices)
+    supported = {d: core.get_property(d, props.supported_properties) for d in {*devices, *candidates}}
     for key, value in forwarded.items():
-        takers = [d for d in devices if key in supported[d]]
-        if not takers:
-            known = {k for d in listed for k in supported[d]}
+        if not any(key in supported[d] for d in candidates):
+            known = {k for d in candidates for k in supported[d]}
             raise UnsupportedPropertyError(
-                f"no device of {', '.join(listed)} that runs this model supports property {key!r} "
+                f"no device of {', '.join(candidates)} supports property {key!r} "
                 f"({did_you_mean(key, known, listing='their properties')}); pass it per device in DEVICE_PROPERTIES"
             )
-        for device in takers:
-            device_config[device].setdefault(key, value)
+        for device in devices:
+            if key in supported[device]:
+                device_config[device].setdefault(key, value)
 
 
 def _partition(model: Model, placement: Placement, algorithm: str) -> SplitModel:
@@ -312,6 +318,8 @@ def _compile(
 ) -> CompiledModel:
     try:
         return core.compile_model(sub.model, sub.device, device_config.get(sub.device, {}))
+    except (PropertyValueError, UnsupportedPropertyError):
+        raise  # the configuration's fault, not the subgraph's: no other device would mend it
     except HeteroSDKError as exc:
         failure = exc
     if policy == "NEXT_DEVICE" and sub.device in priorities:
@@ -345,9 +353,13 @@ def _report(
     return PlacementReport(where, dict(placement.rejected_by), subgraphs, cuts, fallbacks, placement.manual)
 
 
-def _with_colourless(model: Model, device: Mapping[str, str]) -> dict[str, str]:
+def _with_colourless(
+    model: Model, device: Mapping[str, str], structural: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """query_model's answer: compute ops, plus Parameters and Constants with their first claimed
-    consumer's device, and Results with their producer's."""
+    consumer's device, and Results with their producer's; those that no compute op places (a Constant
+    or Parameter that only feeds Results, or nothing) take the device that claimed them in ``structural``
+    (:attr:`Placement.structural`)."""
     answer = dict(device)
     consumers = model.consumers()
     for node in model.get_ordered_ops():
@@ -356,6 +368,9 @@ def _with_colourless(model: Model, device: Mapping[str, str]) -> dict[str, str]:
                 if user.friendly_name in answer and not user.op.structural:
                     answer[node.friendly_name] = answer[user.friendly_name]
                     break
+            else:
+                if structural and node.friendly_name in structural:
+                    answer[node.friendly_name] = structural[node.friendly_name]
     for result in model.get_results():
         producer = result.input_value(0).node.friendly_name
         if producer in answer:

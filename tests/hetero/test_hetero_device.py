@@ -18,6 +18,7 @@ from hetero_sdk.errors import (
     CompilationError,
     DeviceNotFoundError,
     PartitionError,
+    PropertyValueError,
     UnsupportedOperationError,
     UnsupportedPropertyError,
 )
@@ -129,6 +130,63 @@ def test_manual_mode_with_unknown_device_names_it(core: hs.Core) -> None:
         op.get_rt_info()["affinity"] = "GPU"
     with pytest.raises(AffinityError, match=r"'GPU'.*use one of: TEMPLATE\.0, TEMPLATE\.1"):
         core.compile_model(model, "HETERO:TEMPLATE.0,TEMPLATE.1")
+
+
+@pytest.mark.parametrize("affinity", ["HETERO", "HETERO:TEMPLATE.0"])
+def test_an_affinity_to_hetero_itself_is_refused(core: hs.Core, affinity: str) -> None:
+    model, _, _ = _mlp()
+    for op in model.get_ops():
+        op.get_rt_info()["affinity"] = affinity
+    with pytest.raises(AffinityError, match=rf"'{affinity}' on .*names HETERO, which would split the model again"):
+        core.compile_model(model, "HETERO")
+
+
+def test_an_affinity_may_name_an_id_of_a_listed_device(core: hs.Core) -> None:
+    model, inputs, expected = _mlp()
+    for op in model.get_ops():
+        op.get_rt_info()["affinity"] = "TEMPLATE.1" if op.friendly_name == "sig" else "TEMPLATE"
+    compiled = core.compile_model(model, "HETERO:TEMPLATE")
+    np.testing.assert_allclose(compiled(inputs)["y"], expected, rtol=1e-5, atol=1e-6)
+    assert compiled.placement_report().placement["sig"] == ("TEMPLATE.1", 1)
+    model.get_ops()[-2].get_rt_info()["affinity"] = "TEMPLATE.5"
+    with pytest.raises(AffinityError, match=r"'TEMPLATE\.5'.*use one of: TEMPLATE$"):
+        core.compile_model(model, "HETERO:TEMPLATE")
+
+
+def test_query_model_places_constants_and_parameters_that_only_reach_results(core: hs.Core) -> None:
+    x = opset.parameter([2], hs.Type.f32, name="x")
+    unused = opset.parameter([3], hs.Type.f32, name="unused")
+    k = opset.constant(np.arange(3, dtype=np.float32), name="k")
+    model = hs.Model([opset.relu(x, name="y"), k, unused], [x, unused], "loose_ends")
+    answer = core.query_model(model, "HETERO:ACCEL,TEMPLATE")
+    assert answer == {name: "ACCEL" for name in core.query_model(model, "ACCEL")}
+    assert {"k", "unused", "x", "y"} <= answer.keys() and len(answer) == 7  # and the three Results
+
+
+def test_later_devices_are_asked_only_about_the_ops_earlier_ones_refused(core: hs.Core) -> None:
+    model, inputs, expected = _mlp()
+    asked: dict[str, set[str]] = {}
+    query = core.query_model
+
+    def spy(model: hs.Model, device: str, config: Any = None) -> dict[str, str]:
+        if not device.startswith("HETERO"):
+            asked[device] = {
+                n.friendly_name for n in model.get_ops() if n.type_name not in ("Parameter", "Constant", "Result")
+            }
+        return query(model, device, config)
+
+    core.query_model = spy  # type: ignore[method-assign]
+    compiled = core.compile_model(model, "HETERO:ACCEL,TEMPLATE")
+    assert asked == {"ACCEL": {"mm1", "relu", "sig", "mm2", "y"}, "TEMPLATE": {"sig"}}
+    np.testing.assert_allclose(compiled(inputs)["y"], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_wrong_value_for_a_device_stays_a_property_error(core: hs.Core) -> None:
+    model, _, _ = _mlp()
+    with pytest.raises(PropertyValueError, match="'FAST' is not a valid value for PERFORMANCE_HINT"):
+        core.compile_model(model, "HETERO:TEMPLATE", {"PERFORMANCE_HINT": "FAST"})
+    with pytest.raises(PropertyValueError, match="NUM_STREAMS"):
+        core.compile_model(model, "HETERO:TEMPLATE", {"DEVICE_PROPERTIES": {"TEMPLATE": {"NUM_STREAMS": -1}}})
 
 
 def test_combined_mode_edits_query_answer(core: hs.Core) -> None:

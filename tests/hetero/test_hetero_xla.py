@@ -89,3 +89,13 @@ def test_each_submodel_keeps_its_own_state_for_the_request_and_results_survive_t
     assert by_run[0] == by_run[1]  # the same request: the same store per submodel, run after run
     assert len({store for _, store in by_run[0]}) == 2  # one store per submodel
     assert {store for _, store in by_run[2]}.isdisjoint({store for _, store in by_run[0]})  # another request's own
+
+
+def test_a_key_only_an_unused_listed_device_supports_is_accepted_and_goes_nowhere(core: hs.Core) -> None:
+    x = hs.opset.parameter([1, 4], hs.Type.f32, name="x")
+    model = hs.Model([hs.opset.relu(x, name="y")], [x], "tiny")
+    assert "INFERENCE_NUM_THREADS" not in core.get_property("XLA", "SUPPORTED_PROPERTIES")
+    compiled = core.compile_model(model, "HETERO:XLA,TEMPLATE", {"INFERENCE_NUM_THREADS": 1})
+    assert compiled.get_property("EXECUTION_DEVICES") == ["XLA.0"]
+    assert "INFERENCE_NUM_THREADS" not in compiled.get_property("DEVICE_PROPERTIES")["XLA"]
+    np.testing.assert_array_equal(compiled({"x": np.array([[-1, 0, 2, -3]], np.float32)})["y"], [[0, 0, 2, 0]])
