@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import time
 import traceback
@@ -59,12 +60,11 @@ class ForkedRunner:
             ready = self._conn.poll(self._timeout)
             payload = self._conn.recv() if ready else None
         except (EOFError, OSError):
-            return self._synthesize(item, start, self._crash_message())
+            return self._synthesize(item, start, f"{self._crash_message()}; {self._rerun(item)}")
         if payload is None:
             self._kill()
-            return self._synthesize(
-                item, start, f"hung for more than {self._timeout:g} s (set --conformance-timeout to wait longer)"
-            )
+            hung = f"hung for more than {self._timeout:g} s (set --conformance-timeout to wait longer)"
+            return self._synthesize(item, start, f"{hung}; {self._rerun(item)}")
         if isinstance(payload, str):
             return self._synthesize(item, start, f"the conformance worker failed: {payload}")
         hook = self._config.hook
@@ -110,6 +110,16 @@ class ForkedRunner:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
             return f"device crashed the interpreter (killed by signal {name}, exit code {code})"
         return f"device crashed the interpreter (exit code {code})"
+
+    def _rerun(self, item: pytest.Item) -> str:
+        """How to run ``item`` again alone and in-process, where a crash prints its Python traceback."""
+        command = ["python -X faulthandler -m pytest --pyargs hetero_sdk.conformance"]
+        for option in ("device", "device_config", "conformance_plugin"):
+            value = self._config.getoption(option, None)
+            if value is not None:
+                command.append(f"--{option.replace('_', '-')} {shlex.quote(str(value))}")
+        command.append(f"--conformance-isolation none -k {shlex.quote(item.name)}")
+        return "to reproduce it: " + " ".join(command)
 
     def _kill(self) -> None:
         if self._pid is not None:

@@ -4,6 +4,7 @@ while the checks it does not break pass; crashes and hangs fail one check and th
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,22 @@ def test_after_a_crash_or_hang_the_run_goes_on_with_a_fresh_worker(kit_runs: Kit
         assert list(result.checks) == [f"{OP}[{broken}]", f"{OP}[{after}]"]
         assert result.outcome(f"{OP}[{after}]") == "passed"
     assert kit_runs["hanger"].checks[f"{OP}[Exp]"]["duration_s"] < 60
+
+
+def test_a_crash_says_how_to_rerun_the_check_alone_and_that_command_crashes_the_same_way(kit_runs: KitRuns) -> None:
+    result = kit_runs["crasher"]
+    message = result.checks[f"{OP}[Sigmoid]"]["message"]
+    command = message.split("to reproduce it: ", 1)[1]
+    assert command == (
+        "python -X faulthandler -m pytest --pyargs hetero_sdk.conformance --device CRASHER "
+        "--conformance-plugin tests.conformance.bad_plugins:CrashesOnSigmoid --conformance-isolation none "
+        "-k 'test_claimed_op_matches_template[Sigmoid]'"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    argv = [sys.executable, *shlex.split(command)[1:], "-p", "no:cacheprovider"]
+    done = subprocess.run(argv, cwd=result.directory, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1  # the device's os._exit(1), mid-check: pytest never gets to its summary
+    assert "passed" not in done.stdout and "failed" not in done.stdout, done.stdout[-2000:]
 
 
 def test_a_wrong_value_saves_a_reproduction_that_reproduces_it(kit_runs: KitRuns) -> None:
