@@ -29,6 +29,7 @@ __all__ = [
 _PERFORMANCE_MODES = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
 _EXECUTION_MODES = ("PERFORMANCE", "ACCURACY")
 _BOOLEANS = "True, False"
+_STREAMS_WORDS = ("AUTO", "NUMA")  # ov::streams::AUTO, and NUMA (deprecated there), both "from the hint" here
 
 
 def _spec(key: str, default: Any, convert: Converter, allowed: str) -> PropertySpec:
@@ -80,10 +81,14 @@ def num_streams(default: int = 0, maximum: int = 64) -> PropertySpec:
     """``NUM_STREAMS``: how many requests a compiled model runs at once, 0 meaning "from
     ``PERFORMANCE_HINT``" (1 for ``LATENCY``, more for the throughput modes).
 
+    OpenVINO's special values are accepted and read back as 0: ``"AUTO"`` (streams chosen from the
+    performance hint) and the deprecated ``"NUMA"``, which this SDK treats as ``AUTO``.
+
     :param default: the value before any ``set_property``.
     :param maximum: the largest number of streams the device accepts.
     """
-    return _spec("NUM_STREAMS", default, as_int(0, maximum), f"integers 0..{maximum} (0: from PERFORMANCE_HINT)")
+    allowed = f"integers 0..{maximum}, AUTO or NUMA (0, AUTO and NUMA: from PERFORMANCE_HINT)"
+    return _spec("NUM_STREAMS", default, _streams(as_int(0, maximum)), allowed)
 
 
 def inference_num_threads(default: int = 0) -> PropertySpec:
@@ -137,8 +142,20 @@ def device_properties() -> PropertySpec:
     return PropertySpec("DEVICE_PROPERTIES", default={}, convert=_per_device, allowed="{device: {key: value}}")
 
 
+def _streams(count: Converter) -> Converter:
+    def convert(value: Any) -> int:
+        return 0 if isinstance(value, str) and value in _STREAMS_WORDS else int(count(value))
+
+    return convert
+
+
 def _device_list(value: Any) -> str:
-    text = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        text = ",".join(value)
+    elif isinstance(value, str):
+        text = value
+    else:
+        raise TypeError(f"expected 'A,B,...' or a list of device names, got {type(value).__name__}")
     for name in filter(None, text.split(",")):
         parse_device_name(name)
     return text

@@ -33,7 +33,7 @@ DECLARED = [
     (standard.perf_count, "PERF_COUNT", False, "True, False"),
     (standard.performance_hint, "PERFORMANCE_HINT", "LATENCY", "LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT"),
     (standard.performance_hint_num_requests, "PERFORMANCE_HINT_NUM_REQUESTS", 0, "integers >= 0"),
-    (standard.num_streams, "NUM_STREAMS", 0, "integers 0..64 (0: from PERFORMANCE_HINT)"),
+    (standard.num_streams, "NUM_STREAMS", 0, "integers 0..64, AUTO or NUMA (0, AUTO and NUMA: from PERFORMANCE_HINT)"),
     (standard.inference_num_threads, "INFERENCE_NUM_THREADS", 0, "integers >= 0 (0: auto)"),
     (standard.execution_mode_hint, "EXECUTION_MODE_HINT", "PERFORMANCE", "PERFORMANCE, ACCURACY"),
     (standard.inference_precision_hint, "INFERENCE_PRECISION_HINT", Type.f32, "f32"),
@@ -56,6 +56,7 @@ ACCEPTED = [
     (standard.performance_hint, "CUMULATIVE_THROUGHPUT", "CUMULATIVE_THROUGHPUT"),
     (standard.performance_hint_num_requests, "4", 4), (standard.performance_hint_num_requests, 0, 0),
     (standard.num_streams, 64, 64), (standard.num_streams, "0", 0),
+    (standard.num_streams, "AUTO", 0), (standard.num_streams, "NUMA", 0),
     (standard.inference_num_threads, 8, 8), (standard.inference_num_threads, "1", 1),
     (standard.execution_mode_hint, "ACCURACY", "ACCURACY"),
     (standard.inference_precision_hint, "f32", Type.f32), (standard.inference_precision_hint, np.float32, Type.f32),
@@ -76,11 +77,12 @@ REJECTED = [
     (standard.performance_hint, "FAST"), (standard.performance_hint, "latency"),
     (standard.performance_hint_num_requests, -1), (standard.performance_hint_num_requests, 2.5),
     (standard.num_streams, 65), (standard.num_streams, -1), (standard.num_streams, "many"),
-    (standard.num_streams, True),
+    (standard.num_streams, True), (standard.num_streams, "auto"), (standard.num_streams, "HYBRID"),
     (standard.inference_num_threads, -2), (standard.inference_num_threads, None),
     (standard.execution_mode_hint, "FASTEST"),
     (standard.inference_precision_hint, "f16"), (standard.inference_precision_hint, np.int8),
     (standard.exclusive_async_requests, "sometimes"),
+    (standard.device_priorities, 123), (standard.device_priorities, ["TEMPLATE", 1]),
 ]  # fmt: skip
 
 
@@ -98,11 +100,11 @@ def test_wrong_values_raise_naming_the_key_and_the_allowed_values(
 @given(maximum=st.integers(1, 256), value=st.integers(-10, 300))
 def test_num_streams_accepts_exactly_zero_to_its_maximum(maximum: int, value: int) -> None:
     spec = standard.num_streams(maximum=maximum)
-    assert spec.allowed == f"integers 0..{maximum} (0: from PERFORMANCE_HINT)"
+    assert spec.allowed == f"integers 0..{maximum}, AUTO or NUMA (0, AUTO and NUMA: from PERFORMANCE_HINT)"
     if 0 <= value <= maximum:
         assert spec.check(value) == value
     else:
-        with pytest.raises(PropertyValueError, match=re.escape(f"0..{maximum} ")):
+        with pytest.raises(PropertyValueError, match=re.escape(f"0..{maximum}, ")):
             spec.check(value)
 
 
