@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import inspect
-import json
 import logging
 import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from hetero_sdk.core_config import agreeing_device_id, agreeing_priorities, store_in_cache, without_cache_dir
+from hetero_sdk.core_config import cache_file as cache_file_of
 from hetero_sdk.device_name import DeviceName, format_device_name, parse_device_name
 from hetero_sdk.errors import (
     BlobFormatError,
@@ -32,10 +31,10 @@ from hetero_sdk.frontend import ModelSource, read_model
 from hetero_sdk.graph.model import Model
 from hetero_sdk.plugin.discovery import discover, load_entry_point
 from hetero_sdk.plugin.manager import DevicePlugin, instantiate
+from hetero_sdk.properties import Config, as_config
 from hetero_sdk.runtime.compiled_model import CompiledModel
 from hetero_sdk.runtime.context import RemoteContext
 from hetero_sdk.runtime.version import SDK_VERSION, Version
-from hetero_sdk.serialization import model_to_bytes
 
 __all__ = ["Core"]
 
@@ -69,6 +68,7 @@ class Core:
         self._wrappers: list[Any] = []
         self._lock = threading.RLock()
         self._cache_dir: str | None = None
+        self._device_cache_dirs: dict[str, str] = {}  # CACHE_DIR set on one device; "" turns caching off
         if autoload:
             for name, ep in discover().items():
                 self._slots[name] = _Slot(loader=functools.partial(load_entry_point, ep))
@@ -177,15 +177,20 @@ class Core:
 
     # -- properties ---------------------------------------------------------------------------------
 
-    def set_property(self, device_name: str | Mapping[str, Any], properties: Mapping[str, Any] | None = None) -> None:
+    def set_property(self, device_name: str | Config, properties: Config | None = None) -> None:
         """Sets properties of a device (``set_property("TEMPLATE", {...})``) or of the Core
         (``set_property({"CACHE_DIR": path})``). Values set on a device reach later compiles.
 
+        A config is a dict, one ``(key, value)`` pair as a called typed property returns
+        (``set_property("TEMPLATE", properties.enable_profiling(True))``), or a list of pairs and dicts,
+        as in OpenVINO. ``CACHE_DIR`` set on a device applies to that device's compiles (and wins over
+        the Core's); ``""`` turns caching off for it.
+
         :raises UnsupportedPropertyError: for an unknown or read-only key.
-        :raises PropertyValueError: for a wrong value.
+        :raises PropertyValueError: for a wrong value, or a config of another form.
         """
-        if isinstance(device_name, Mapping):
-            for key, value in device_name.items():
+        if not isinstance(device_name, str):
+            for key, value in as_config(device_name).items():
                 if key not in _CORE_KEYS:
                     raise UnsupportedPropertyError(
                         f"{key!r} is not a Core property (Core properties: {', '.join(_CORE_KEYS)}); "
@@ -194,20 +199,27 @@ class Core:
                 self._cache_dir = str(value) if value else None
             return
         parsed = parse_device_name(device_name)
-        config = self._device_config(parsed, dict(properties or {}))
-        self._device(parsed.name).call("set_property", properties=config)
+        config = as_config(properties)
+        cache_dir = config.pop("CACHE_DIR", None)
+        device = self._device(parsed.name)
+        if config or cache_dir is None:
+            device.call("set_property", properties=self._device_config(parsed, config))
+        if cache_dir is not None:
+            self._device_cache_dirs[parsed.name] = str(cache_dir or "")
 
     def get_property(self, device_name: str | None, name: str | None = None, arguments: Any = None) -> Any:
         """A property of a device (``get_property("TEMPLATE", "FULL_DEVICE_NAME")``) or of the Core
-        (``get_property("CACHE_DIR")``)."""
+        (``get_property("CACHE_DIR")``). A device's ``CACHE_DIR`` is the one set on it, else the Core's."""
         if name is None or device_name is None:
             key = name if device_name is None else device_name
             if key == "CACHE_DIR":
                 return self._cache_dir or ""
             raise UnsupportedPropertyError(f"{key!r} is not a Core property; Core properties: {', '.join(_CORE_KEYS)}")
         parsed = parse_device_name(device_name)
-        args = self._device_config(parsed, dict(arguments or {}))
-        value = self._device(parsed.name).call("get_property", name=name, arguments=args)
+        device = self._device(parsed.name)
+        if name == "CACHE_DIR":
+            return self._device_cache_dirs.get(parsed.name, self._cache_dir or "")
+        value = device.call("get_property", name=name, arguments=self._device_config(parsed, as_config(arguments)))
         if value is None:
             raise PluginValidationError(f"device {parsed.name!r} returned None for property {name!r}")
         return value
@@ -225,10 +237,10 @@ class Core:
         """
         return read_model(model, weights)
 
-    def query_model(self, model: Model, device_name: str, config: Mapping[str, Any] | None = None) -> dict[str, str]:
+    def query_model(self, model: Model, device_name: str, config: Config | None = None) -> dict[str, str]:
         """Which device runs each op: ``{op friendly_name: device name}``; unsupported ops are absent."""
         parsed = parse_device_name(device_name)
-        properties = self._device_config(parsed, dict(config or {}))
+        properties = self._device_config(parsed, without_cache_dir(config))
         answer = self._device(parsed.name).call("query_model", model=model, properties=properties)
         if not isinstance(answer, Mapping):
             raise PluginValidationError(
@@ -240,36 +252,36 @@ class Core:
         self,
         model: Model | ModelSource,
         device_name: str | None = None,
-        config: Mapping[str, Any] | None = None,
+        config: Config | None = None,
         *,
         context: RemoteContext | None = None,
     ) -> CompiledModel:
-        """Compiles a model (or a model file) for a device (the first available one by default, or
-        the device of ``context``: the compiled model then works in that remote context).
+        """Compiles a model (or a model file) for ``device_name``, else the device of ``context`` (the
+        compiled model then works in that remote context), else ``AUTO`` as in OpenVINO when AUTO is
+        available, else the first of :attr:`available_devices`.
 
-        ``config`` wins over values set with :meth:`set_property` and does not change them.
-        With ``CACHE_DIR`` set, a compile exports its result there and the next identical compile
-        imports it (``LOADED_FROM_CACHE`` is then True).
+        ``config`` (any form :meth:`set_property` takes) wins over values set with :meth:`set_property`
+        and does not change them. With ``CACHE_DIR`` set (in ``config``, else on the device, else on the
+        Core), a compile exports its result there and the next identical compile imports it
+        (``LOADED_FROM_CACHE`` is then True).
 
         :raises CompilationError: when the device fails, naming it.
-        :raises DeviceNotFoundError: for an unknown device or id.
+        :raises DeviceNotFoundError: for an unknown device or id, or when no device is available.
         :raises DeviceUnavailableError: for a device that failed to load.
+        :raises PropertyValueError: for a wrong value, or ``MULTI_DEVICE_PRIORITIES`` or ``DEVICE_ID``
+            in ``config`` that differ from those in ``device_name``.
         """
         if not isinstance(model, Model):
             model = self.read_model(model)
-        if device_name is None and context is not None:
-            device_name = context.device_name
         if device_name is None:
-            devices = self.available_devices
-            if not devices:
-                raise DeviceNotFoundError("no device is available; install a device plugin or register one")
-            device_name = devices[0]
+            device_name = context.device_name if context is not None else self._default_device()
         parsed = parse_device_name(device_name)
-        config = dict(config or {})
-        cache_dir = config.pop("CACHE_DIR", None) or self._cache_dir
+        config = as_config(config)
+        cache_dir = config.pop("CACHE_DIR", self._device_cache_dirs.get(parsed.name, self._cache_dir))
         properties = self._device_config(parsed, config)
         device = self._device(parsed.name)
-        cache_file = None if context is not None else self._cache_file(cache_dir, model, parsed, properties, device)
+        cached = context is None and device.has_hook("import_model")
+        cache_file = cache_file_of(cache_dir, model, parsed, properties) if cached else None
         if cache_file is not None and cache_file.exists():
             try:
                 compiled = self._call_returning_compiled(
@@ -283,43 +295,45 @@ class Core:
             device, "compile_model", model=model, properties=properties, context=context
         )
         if cache_file is not None:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache_file.with_suffix(".tmp")
-            tmp.write_bytes(compiled.export_model())
-            tmp.replace(cache_file)
+            store_in_cache(cache_file, compiled.export_model())
         return compiled
 
     def import_model(
         self,
-        blob: bytes,
+        blob: bytes | bytearray | memoryview | BinaryIO,
         device_name: str | None = None,
-        config: Mapping[str, Any] | None = None,
+        config: Config | None = None,
         *,
         context: RemoteContext | None = None,
     ) -> CompiledModel:
-        """Rebuilds a compiled model from ``compiled.export_model()`` bytes on ``device_name`` (or on
-        the device of ``context``, working in that remote context).
+        """Rebuilds a compiled model from ``compiled.export_model()`` bytes (or a binary file object
+        holding them) on ``device_name`` (or on the device of ``context``, working in that remote context).
 
-        :raises BlobFormatError: for a truncated, corrupted, foreign or newer-version blob.
+        :raises BlobFormatError: for a truncated, corrupted, foreign or newer-version blob, or a
+            ``blob`` that is not bytes (a ``str``, a file opened in text mode).
         """
         if hasattr(blob, "read"):
             blob = blob.read()  # a file object, as OpenVINO accepts streams
+        if not isinstance(blob, (bytes, bytearray, memoryview)):
+            raise BlobFormatError(
+                f"import_model takes the bytes of compiled.export_model() or a file opened in binary mode, not "
+                f"{type(blob).__name__}; read a model file with core.read_model(path)"
+            )
         if device_name is None:
             if context is None:
                 raise DeviceNotFoundError("import_model needs a device name or a remote context")
             device_name = context.device_name
         parsed = parse_device_name(device_name)
-        properties = self._device_config(parsed, dict(config or {}))
+        properties = self._device_config(parsed, without_cache_dir(config))
         return self._call_returning_compiled(
             self._device(parsed.name), "import_model", blob=bytes(blob), properties=properties, context=context
         )
 
-    def create_context(self, device_name: str, properties: Mapping[str, Any] | None = None) -> RemoteContext:
+    def create_context(self, device_name: str, properties: Config | None = None) -> RemoteContext:
         """A new remote context of a device."""
         parsed = parse_device_name(device_name)
-        return self._device(parsed.name).call(
-            "create_context", properties=self._device_config(parsed, dict(properties or {}))
-        )
+        config = self._device_config(parsed, as_config(properties))
+        return self._device(parsed.name).call("create_context", properties=config)
 
     def get_default_context(self, device_name: str) -> RemoteContext:
         """The device's default remote context."""
@@ -394,16 +408,28 @@ class Core:
         return f"; use {', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else f"; use {choices[0]}"
 
     def _device_config(self, parsed: DeviceName, config: dict[str, Any]) -> dict[str, Any]:
+        """``config`` with what ``parsed`` says: its targets as MULTI_DEVICE_PRIORITIES, its id as DEVICE_ID."""
         if parsed.targets:
-            config["MULTI_DEVICE_PRIORITIES"] = ",".join(parsed.targets)
+            config["MULTI_DEVICE_PRIORITIES"] = agreeing_priorities(parsed, config.get("MULTI_DEVICE_PRIORITIES"))
         if parsed.device_id is not None:
             ids = self._device_ids(parsed.name)
             if parsed.device_id not in ids:
                 raise DeviceNotFoundError(
                     f"device {parsed.full!r} does not exist; {parsed.name} has ids: {', '.join(ids) or 'none'}"
                 )
-            config["DEVICE_ID"] = parsed.device_id
+            config["DEVICE_ID"] = agreeing_device_id(parsed, config.get("DEVICE_ID"))
         return config
+
+    def _default_device(self) -> str:
+        """``AUTO`` when it is available (OpenVINO's default), else the first available device."""
+        if "AUTO" in self._slots:
+            with contextlib.suppress(DeviceUnavailableError):
+                self._device("AUTO")
+                return "AUTO"
+        devices = self.available_devices
+        if not devices:
+            raise DeviceNotFoundError("no device is available; install a device plugin or register one")
+        return devices[0]
 
     def _call_returning_compiled(self, device: DevicePlugin, hook: str, **kwargs: Any) -> CompiledModel:
         try:
@@ -419,19 +445,3 @@ class Core:
                 device.plugin,
             )
         return compiled
-
-    def _cache_file(
-        self,
-        cache_dir: str | None,
-        model: Model,
-        parsed: DeviceName,
-        properties: Mapping[str, Any],
-        device: DevicePlugin,
-    ) -> Path | None:
-        if not cache_dir or not device.has_hook("import_model"):
-            return None
-        digest = hashlib.sha256(model_to_bytes(model))
-        digest.update(
-            json.dumps([str(parsed), SDK_VERSION, sorted((k, str(v)) for k, v in properties.items())]).encode()
-        )
-        return Path(cache_dir) / f"{digest.hexdigest()[:32]}.blob"

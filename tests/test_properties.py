@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hetero_sdk import properties
+from hetero_sdk.errors import PropertyValueError
 from hetero_sdk.properties import Mutability, Property
 from template_plugin import properties as template_properties
 
@@ -64,3 +65,49 @@ def test_mutability_values_are_ro_rw_wo() -> None:
 def test_public_names_are_listed_in_all() -> None:
     for name in properties.__all__:
         assert hasattr(properties, name), name
+
+
+# -- as_config: every form a config argument takes, as in OpenVINO ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (None, {}),
+        ({}, {}),
+        ({"PERF_COUNT": True}, {"PERF_COUNT": True}),
+        (properties.enable_profiling(True), {"PERF_COUNT": True}),
+        ([properties.enable_profiling(True), properties.num_streams(2)], {"PERF_COUNT": True, "NUM_STREAMS": 2}),
+        ((("PERF_COUNT", True), ("NUM_STREAMS", 2)), {"PERF_COUNT": True, "NUM_STREAMS": 2}),
+        ([{"PERF_COUNT": False}, ("NUM_STREAMS", 1), ("PERF_COUNT", True)], {"PERF_COUNT": True, "NUM_STREAMS": 1}),
+        ({properties.enable_profiling: "YES"}, {"PERF_COUNT": "YES"}),
+    ],
+)
+def test_as_config_reads_dicts_pairs_and_lists_of_them_later_entries_winning(given: object, expected: dict) -> None:
+    config = properties.as_config(given)  # type: ignore[arg-type]
+    assert config == expected
+    assert all(type(key) is str for key in config)
+
+
+def test_as_config_returns_a_new_dict() -> None:
+    given = {"PERF_COUNT": True}
+    config = properties.as_config(given)
+    config["NUM_STREAMS"] = 1
+    assert given == {"PERF_COUNT": True}
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ("PERF_COUNT", "str 'PERF_COUNT'"),
+        (5, "int 5"),
+        ((1, True), "entry 0 of the config is int 1"),
+        ([("PERF_COUNT", True), "NUM_STREAMS"], "entry 1 of the config is str 'NUM_STREAMS'"),
+        ([("PERF_COUNT", True, 1)], "entry 0 of the config is tuple"),
+    ],
+)
+def test_as_config_rejects_other_forms_naming_what_it_got(given: object, named: str) -> None:
+    with pytest.raises(PropertyValueError) as info:
+        properties.as_config(given)  # type: ignore[arg-type]
+    assert named in str(info.value)
+    assert "(key, value) pair" in str(info.value)

@@ -14,6 +14,7 @@ import numpy as np
 from hetero_sdk.errors import UnsupportedOperationError, UnsupportedPropertyError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Output
+from hetero_sdk.properties import Config, as_config
 from hetero_sdk.runtime.infer_request import InferRequest
 
 if TYPE_CHECKING:
@@ -158,12 +159,14 @@ class CompiledModel(abc.ABC):
         except UnsupportedPropertyError:
             return default
 
-    def set_property(self, properties: Mapping[str, Any]) -> None:
+    def set_property(self, properties: Config) -> None:
         """Compiled models are immutable: every key is read-only here.
 
-        :raises UnsupportedPropertyError: always, naming the key.
+        :param properties: a dict, a ``(key, value)`` pair or a list of them, as ``Core.set_property`` takes.
+        :raises UnsupportedPropertyError: naming the key, for any key.
+        :raises PropertyValueError: for a config of another form.
         """
-        for key in properties:
+        for key in as_config(properties):
             raise UnsupportedPropertyError(
                 f"property {key!r} of a compiled model is read-only; pass it to compile_model instead"
             )
