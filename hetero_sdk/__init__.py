@@ -1,6 +1,6 @@
 """hetero-sdk: run one ML model across several devices.
 
-The public names: the graph (:class:`Model`, :class:`Node`, :class:`Output`, :class:`Type`,
+The public names: the graph (:class:`Model`, :class:`Node`, :class:`Output`, :class:`Input`, :class:`Type`,
 :class:`PartialShape`), the opset (:mod:`hetero_sdk.opset`), :class:`Core` and what it returns, the
 properties (:mod:`hetero_sdk.properties`), the errors (:mod:`hetero_sdk.errors`), and
 :func:`convert_model`, which reads an ONNX (or native) model without a :class:`Core`.
@@ -11,7 +11,7 @@ from hetero_sdk.core import Core
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend import convert_model
 from hetero_sdk.frontend.save import save_model
-from hetero_sdk.graph import Model, Node, Output
+from hetero_sdk.graph import Input, Model, Node, Output
 from hetero_sdk.runtime import AsyncInferQueue, CompiledModel, InferRequest, ProfilingInfo
 from hetero_sdk.runtime.version import SDK_VERSION
 from hetero_sdk.shape import PartialShape
@@ -19,6 +19,6 @@ from hetero_sdk.shape import PartialShape
 __version__ = SDK_VERSION
 
 __all__ = [
-    "AsyncInferQueue", "CompiledModel", "Core", "InferRequest", "Model", "Node", "Output", "PartialShape",
+    "AsyncInferQueue", "CompiledModel", "Core", "InferRequest", "Input", "Model", "Node", "Output", "PartialShape",
     "ProfilingInfo", "Type", "__version__", "convert_model", "errors", "opset", "properties", "save_model",
 ]  # fmt: skip

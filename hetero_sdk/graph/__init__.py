@@ -1,6 +1,6 @@
-"""The model graph: nodes, output ports and models."""
+"""The model graph: nodes, their output and input ports, and models."""
 
 from hetero_sdk.graph.model import Model
-from hetero_sdk.graph.node import Node, Output
+from hetero_sdk.graph.node import Input, Node, Output
 
-__all__ = ["Model", "Node", "Output"]
+__all__ = ["Input", "Model", "Node", "Output"]

@@ -1,4 +1,4 @@
-"""Nodes and their output ports: the vertices and edges of a :class:`~hetero_sdk.Model`."""
+"""Nodes and their ports (outputs and inputs): the vertices and edges of a :class:`~hetero_sdk.Model`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.graph.op_def import OPS, OpDef
 from hetero_sdk.shape import PartialShape
 
-__all__ = ["Node", "Output"]
+__all__ = ["Input", "Node", "Output"]
 
 _name_counter = itertools.count()
 
@@ -120,6 +120,89 @@ class Output:
         )
 
 
+class Input:
+    """One input port of a node: where an edge of the graph ends (like ``ov.Input``).
+
+    Its element type and shape are those of the output port it consumes, its source output.
+    """
+
+    __slots__ = ("_index", "_node")
+
+    def __init__(self, node: Node, index: int) -> None:
+        self._node = node
+        self._index = index
+
+    @property
+    def node(self) -> Node:
+        """The node this input belongs to (the consumer)."""
+        return self._node
+
+    @property
+    def index(self) -> int:
+        """The input index on the consuming node."""
+        return self._index
+
+    def get_node(self) -> Node:
+        """The node this input belongs to (the consumer)."""
+        return self._node
+
+    def get_index(self) -> int:
+        """The input index on the consuming node."""
+        return self._index
+
+    @property
+    def source_output(self) -> Output:
+        """The output port this input consumes."""
+        return self._node.input_value(self._index)
+
+    def get_source_output(self) -> Output:
+        """The output port this input consumes."""
+        return self.source_output
+
+    def replace_source_output(self, value: Output) -> None:
+        """Reconnects this input to ``value``, as :meth:`Node.set_input`; re-run inference after."""
+        self._node.set_input(self._index, value)
+
+    @property
+    def element_type(self) -> Type:
+        """The element type of the consumed tensor."""
+        return self.source_output.element_type
+
+    @property
+    def partial_shape(self) -> PartialShape:
+        """The (partial) shape of the consumed tensor; ``-1`` marks a dynamic dimension."""
+        return self.source_output.partial_shape
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The static shape of the consumed tensor. :raises ValueError: when a dimension is dynamic."""
+        return self.source_output.shape
+
+    def get_element_type(self) -> Type:
+        """The element type of the consumed tensor."""
+        return self.element_type
+
+    def get_partial_shape(self) -> PartialShape:
+        """The (partial) shape of the consumed tensor."""
+        return self.partial_shape
+
+    def get_shape(self) -> tuple[int, ...]:
+        """The static shape of the consumed tensor. :raises ValueError: when a dimension is dynamic."""
+        return self.shape
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Input) and other._node is self._node and other._index == self._index
+
+    def __hash__(self) -> int:
+        return hash((id(self._node), self._index))
+
+    def __repr__(self) -> str:
+        return (
+            f"<Input: port {self._index} of {self._node.type_name} '{self._node.friendly_name}' "
+            f"{self.element_type.value}{self.partial_shape}>"
+        )
+
+
 class Node:
     """An operation in a model graph (like ``ov.Node``).
 
@@ -201,6 +284,18 @@ class Node:
         return dict(self.attrs)
 
     # -- inputs ------------------------------------------------------------------------------------
+
+    def inputs(self) -> list[Input]:
+        """The node's input ports, in input order (each knows its source output)."""
+        return [Input(self, i) for i in range(len(self._inputs))]
+
+    def input(self, index: int) -> Input:
+        """Input port ``index``. :raises IndexError: naming the node and its number of inputs."""
+        if not 0 <= index < len(self._inputs):
+            raise IndexError(
+                f"{self.type_name} '{self.friendly_name}' has {len(self._inputs)} input(s); port {index} does not exist"
+            )
+        return Input(self, index)
 
     def input_values(self) -> list[Output]:
         """The output ports this node consumes, in input order."""
