@@ -25,7 +25,8 @@ class Model:
     :param parameters: the Parameter nodes, in input order.
     :param name: the model's name (generated when omitted).
     :raises ModelValidationError: for a cycle, a Parameter consumed but not listed, a listed node that
-        is not a Parameter, or duplicate friendly names.
+        is not a Parameter, or two nodes given the same friendly name (a generated name that another
+        node's takes is generated anew instead).
     """
 
     def __init__(
@@ -120,6 +121,9 @@ class Model:
     def validate(self) -> None:
         """Re-checks the structure (cycles, dangling Parameters, duplicate names).
 
+        A node whose name was generated (built without ``name=``) and that another node's name
+        takes gets a new generated name; two given names that are equal are an error.
+
         :raises ModelValidationError: naming the offending node.
         """
         for p in self._parameters:
@@ -136,12 +140,18 @@ class Model:
                     f"model '{self._name}': Parameter '{node.friendly_name}' is consumed but not among the "
                     "model's parameters; pass it in Model(results, parameters)"
                 )
+            if node._name_generated:
+                continue
             other = seen.setdefault(node.friendly_name, node)
             if other is not node:
                 raise ModelValidationError(
                     f"model '{self._name}': two nodes are named '{node.friendly_name}' "
                     f"({other.type_name} and {node.type_name}); friendly names must be unique"
                 )
+        for node in ops:  # a generated name never takes a given one: the generated one changes
+            if node._name_generated:
+                node._rename_generated(seen)
+                seen[node.friendly_name] = node
 
     def validate_nodes_and_infer_types(self) -> None:
         """Re-runs shape and type inference over every node in order, then :meth:`validate`."""
@@ -189,6 +199,7 @@ class Model:
             inputs = [mapping[id(s.node)].output(s.index) for s in node.input_values()]
             attrs = {k: _copied(v) for k, v in node.attrs.items()}
             twin = Node(node.op, inputs, attrs, name=node.friendly_name)
+            twin._name_generated = node._name_generated
             twin._rt_info = copy.deepcopy(node._rt_info)
             for mine, theirs in zip(twin.outputs(), node.outputs()):
                 if theirs.explicit_names is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from hetero_sdk.element_type import Type
@@ -14,6 +14,11 @@ from hetero_sdk.shape import PartialShape
 __all__ = ["Input", "Node", "Output"]
 
 _name_counter = itertools.count()
+
+
+def _generated_name(type_name: str) -> str:
+    """``Relu_7``: the name of a node built without one (a Model renames it if a given name takes it)."""
+    return f"{type_name}_{next(_name_counter)}"
 
 
 class Output:
@@ -227,7 +232,8 @@ class Node:
         self._op = op if isinstance(op, OpDef) else OPS.get(op)
         self._inputs: list[Output] = list(inputs)
         self.attrs: dict[str, Any] = dict(attrs or {})
-        self._friendly_name = name if name is not None else f"{self._op.type_name}_{next(_name_counter)}"
+        self._friendly_name = name if name is not None else _generated_name(self._op.type_name)
+        self._name_generated = name is None  # a Model may rename it if a given name takes it
         self._rt_info: dict[str, Any] = {}
         self._output_types: list[Type] = []
         self._output_shapes: list[PartialShape] = []
@@ -261,6 +267,7 @@ class Node:
     @friendly_name.setter
     def friendly_name(self, name: str) -> None:
         self._friendly_name = name
+        self._name_generated = False
 
     def get_friendly_name(self) -> str:
         """The node's name, unique within its model."""
@@ -268,7 +275,13 @@ class Node:
 
     def set_friendly_name(self, name: str) -> None:
         """Renames the node."""
-        self._friendly_name = name
+        self.friendly_name = name
+
+    def _rename_generated(self, taken: Collection[str]) -> None:
+        """Gives a node whose name was generated a new generated name that is not in ``taken``."""
+        assert self._name_generated, "only generated names are changed"
+        while self._friendly_name in taken:
+            self._friendly_name = _generated_name(self._op.type_name)
 
     def get_rt_info(self) -> dict[str, Any]:
         """The mutable runtime-info dict; HETERO reads the key ``"affinity"``."""

@@ -113,6 +113,56 @@ def test_friendly_names_must_be_unique() -> None:
         hs.Model([second], [x], name="m")
 
 
+def _generated_number(node: hs.Node) -> int:
+    type_name, _, number = node.friendly_name.rpartition("_")
+    assert type_name == node.get_type_name() and number.isdigit(), node.friendly_name
+    return int(number)
+
+
+def test_a_generated_name_that_a_given_name_takes_is_generated_anew() -> None:
+    x = opset.parameter([1, 4], name="x")
+    r0 = opset.relu(x)
+    taken = f"Relu_{_generated_number(r0) + 1}"  # the name the next Relu built without one gets
+    a = opset.relu(r0, name=taken)
+    b = opset.relu(a)
+    assert b.friendly_name == taken  # the collision the model must resolve
+
+    model = hs.Model([b], [x], name="m")
+    names = [n.friendly_name for n in model.get_ops()]
+    assert len(names) == len(set(names))
+    assert a.friendly_name == taken  # a given name never changes
+    assert b.friendly_name not in {taken, r0.friendly_name, "x"}
+    assert b.friendly_name.startswith("Relu_")
+    assert model.output(0).get_node().input_value(0).node is b
+    np.testing.assert_array_equal(
+        evaluate(model, {"x": np.array([[-1, 2, -3, 4]], np.float32)})[0], np.array([[0, 2, 0, 4]], np.float32)
+    )
+
+
+def test_a_name_set_later_counts_as_given() -> None:
+    x = opset.parameter([2], name="x")
+    first = opset.relu(x)
+    second = opset.exp(first)
+    generated = first.friendly_name
+    second.set_friendly_name(generated)
+    hs.Model([second], [x], name="m")
+    assert second.friendly_name == generated and first.friendly_name != generated
+    first.friendly_name = generated
+    with pytest.raises(ModelValidationError, match=f"two nodes are named '{generated}' \\(Relu and Exp\\)"):
+        hs.Model([second], [x], name="m")
+
+
+def test_a_clone_keeps_generated_names_generated() -> None:
+    x = opset.parameter([2], name="x")
+    auto = opset.relu(x)
+    clone = hs.Model([auto], [x], name="m").clone()
+    twin = clone.get_ops()[1]
+    assert twin.friendly_name == auto.friendly_name
+    mixed = hs.Model([opset.exp(twin, name=auto.friendly_name)], [clone.get_parameters()[0]], name="mixed")
+    assert [n.friendly_name for n in mixed.get_ops()][2] == auto.friendly_name
+    assert twin.friendly_name != auto.friendly_name
+
+
 def test_clone_is_deep() -> None:
     model, nodes = diamond()
     model.get_rt_info()["precision"] = ["f32"]
