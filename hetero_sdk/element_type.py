@@ -8,6 +8,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from hetero_sdk.errors import ElementTypeError
+
 __all__ = ["Type", "as_strings"]
 
 
@@ -90,7 +92,8 @@ class Type(enum.Enum):
     def of(cls, value: Any) -> Type:
         """Converts a ``Type``, a numpy dtype (or anything ``np.dtype`` accepts) or a type name.
 
-        :raises TypeError: when the value names no supported element type; the message lists them.
+        :raises ElementTypeError: (a ``ModelValidationError`` and a ``TypeError``) when the value names no
+            supported element type; the message lists them.
         """
         if isinstance(value, Type):
             return value
@@ -105,7 +108,7 @@ class Type(enum.Enum):
         if dtype is not None and dtype.kind in "TU":  # any StringDType (na_object, coerce) or <U
             return cls.string
         names = ", ".join(cls.__members__)
-        raise TypeError(f"{value!r} is not a supported element type; use one of: {names}")
+        raise ElementTypeError(f"{value!r} is not a supported element type; use one of: {names}")
 
     def __repr__(self) -> str:
         return f"<Type: {self.value}>"

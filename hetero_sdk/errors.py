@@ -17,6 +17,7 @@ __all__ = [
     "DeviceNameError",
     "DeviceNotFoundError",
     "DeviceUnavailableError",
+    "ElementTypeError",
     "HeteroSDKError",
     "InferenceError",
     "ModelFormatError",
@@ -28,6 +29,7 @@ __all__ = [
     "PropertyValueError",
     "RequestBusyError",
     "RequestCancelledError",
+    "UnknownOpTypeError",
     "UnsupportedOperationError",
     "UnsupportedPropertyError",
     "did_you_mean",
@@ -49,6 +51,23 @@ class UnsupportedOperationError(HeteroSDKError, NotImplementedError):
 
 class ModelFormatError(HeteroSDKError, ValueError):
     """A model file is unreadable or malformed; the message names the file and the place."""
+
+
+class ElementTypeError(ModelValidationError, TypeError):
+    """A value names no supported element type (``"float99"``); the message lists the supported ones.
+
+    A :class:`ModelValidationError` (a node cannot have that type), and a ``TypeError`` as
+    ``np.dtype`` raises for an unknown type.
+    """
+
+
+class UnknownOpTypeError(UnsupportedOperationError, ModelFormatError):
+    """A model file or blob names an op type this SDK does not define; the message names the op type,
+    the node and the file.
+
+    An :class:`UnsupportedOperationError` (the op type is unknown) and a :class:`ModelFormatError` (the
+    file cannot be read), so handlers of either catch it.
+    """
 
 
 class DeviceNotFoundError(HeteroSDKError, LookupError):

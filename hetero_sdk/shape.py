@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import numbers
+import operator
 from collections.abc import Iterable, Iterator
 from typing import Any, overload
+
+from hetero_sdk.errors import ModelValidationError
 
 __all__ = ["DYNAMIC", "PartialShape"]
 
@@ -20,15 +24,25 @@ class PartialShape:
     __slots__ = ("_dims",)
 
     def __init__(self, dims: Iterable[int] = ()) -> None:
-        parsed = tuple(int(d) for d in dims)
+        """:param dims: the dimensions: integers (numpy's too, or their strings), ``-1`` for a dynamic one.
+        :raises ModelValidationError: for ``dims`` that is not a sequence of such integers, or a
+            dimension below -1, naming it.
+        """
+        if isinstance(dims, (str, bytes)) or not isinstance(dims, Iterable):
+            raise ModelValidationError(f"a shape is a list of dimensions (ints, -1 for a dynamic one), not {dims!r}")
+        given = list(dims)
+        parsed = tuple(_dimension(d, given) for d in given)
         for d in parsed:
             if d < DYNAMIC:
-                raise ValueError(f"dimension {d} in {list(parsed)} is negative; use -1 for a dynamic dimension")
+                raise ModelValidationError(f"dimension {d} in {given} is negative; use -1 for a dynamic dimension")
         self._dims = parsed
 
     @classmethod
     def of(cls, value: PartialShape | Iterable[int]) -> PartialShape:
-        """Returns ``value`` as a PartialShape (a list or tuple of ints is converted)."""
+        """Returns ``value`` as a PartialShape (a list or tuple of ints is converted).
+
+        :raises ModelValidationError: as the constructor does.
+        """
         return value if isinstance(value, PartialShape) else cls(value)
 
     @property
@@ -120,3 +134,16 @@ def broadcast_shapes(a: PartialShape, b: PartialShape) -> PartialShape | None:
         else:
             return None
     return PartialShape(dims)
+
+
+def _dimension(value: Any, dims: list[Any]) -> int:
+    """One dimension as an int: an integer (not a bool), a float without a fraction, or a string of an int."""
+    if not isinstance(value, bool):
+        try:
+            return int(value) if isinstance(value, str) else operator.index(value)
+        except (TypeError, ValueError):
+            if isinstance(value, numbers.Real) and float(value).is_integer():
+                return int(float(value))
+    raise ModelValidationError(
+        f"dimension {value!r} in {dims} is not an integer; dimensions are ints, -1 for a dynamic one"
+    )

@@ -12,7 +12,12 @@ import numpy as np
 import pytest
 
 import hetero_sdk as hs
-from hetero_sdk.errors import DeviceNotFoundError, UnsupportedPropertyError
+from hetero_sdk.errors import (
+    BlobFormatError,
+    DeviceNotFoundError,
+    UnsupportedOperationError,
+    UnsupportedPropertyError,
+)
 from template_plugin import TemplatePlugin
 
 
@@ -135,6 +140,24 @@ def test_import_model_accepts_bytes_and_file_objects(core: hs.Core, mlp, rng) ->
     for source in (blob, io.BytesIO(blob)):
         result = core.import_model(source, "TEMPLATE")({"x": x})[0]
         np.testing.assert_allclose(result, mlp.expected([x])[0], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("blob", ["not bytes", 12, None])
+def test_import_model_of_something_other_than_bytes_is_a_blob_format_error(core: hs.Core, blob: object) -> None:
+    with pytest.raises(BlobFormatError, match=f"not {type(blob).__name__}; read a model file with core.read_model"):
+        core.import_model(blob, "TEMPLATE")  # type: ignore[arg-type]
+    text_file = io.StringIO("text")
+    with pytest.raises(BlobFormatError, match="or a file opened in binary mode, not str"):
+        core.import_model(text_file, "TEMPLATE")  # type: ignore[arg-type]
+
+
+def test_read_model_of_a_file_with_an_unknown_op_type_names_it(core: hs.Core, mlp, tmp_path: Path) -> None:
+    path = tmp_path / "mlp.json"
+    hs.save_model(mlp.model, path)
+    relu = next(n.friendly_name for n in mlp.model.get_ops() if n.get_type_name() == "Relu")
+    path.write_text(path.read_text().replace('"type": "Relu"', '"type": "Frobnicate"'))
+    with pytest.raises(UnsupportedOperationError, match=rf"mlp.json: .*\(Frobnicate '{relu}'\).*'Frobnicate'"):
+        core.read_model(path)
 
 
 # -- CACHE_DIR ------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import numpy as np
 
 from hetero_sdk.array_api import namespace
 from hetero_sdk.element_type import Type
+from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.graph.op_def import ARRAY, ELEMENT_TYPE, PARTIAL_SHAPE, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.shape import PartialShape
@@ -207,8 +208,14 @@ def parameter(shape: Sequence[int] | PartialShape, dtype: Any = Type.f32, name: 
     :param shape: dimensions, ``-1`` for a dynamic one.
     :param dtype: element type (a ``Type`` or numpy dtype).
     :param name: friendly name; also the input's tensor name.
+    :raises ModelValidationError: for a shape that is not a list of integers >= -1, or a ``dtype`` that
+        names no element type (an ``ElementTypeError``, also a ``TypeError``), naming the Parameter.
     """
-    return Node(PARAMETER, [], {"element_type": Type.of(dtype), "shape": PartialShape.of(shape)}, name)
+    try:
+        attrs = {"element_type": Type.of(dtype), "shape": PartialShape.of(shape)}
+    except ModelValidationError as exc:
+        raise type(exc)(f"Parameter{'' if name is None else f' {name!r}'}: {exc}") from None
+    return Node(PARAMETER, [], attrs, name)
 
 
 def constant(value: Any, dtype: Any = None, name: str | None = None) -> Node:

@@ -7,11 +7,12 @@ sha256). ``read_model("model.json")`` reads both back exactly. ``model_to_bytes`
 ``model_from_bytes`` do the same with one byte string, for exported blobs.
 
 Reading never runs code from the files: no pickle, no eval, no imports named by the file. Every defect
-(truncation, corruption, a newer format version, malformed JSON, a missing weights file, an unknown op
-type, a dangling reference, an invalid graph) raises :class:`~hetero_sdk.errors.ModelFormatError`
-naming the file, the place and what to do. The layout is described in
-:mod:`hetero_sdk.serialization.schema`, :mod:`~hetero_sdk.serialization.values` and
-:mod:`~hetero_sdk.serialization.container`.
+(truncation, corruption, a newer format version, malformed JSON, a missing weights file, a dangling
+reference, an invalid graph) raises :class:`~hetero_sdk.errors.ModelFormatError` naming the file, the
+place and what to do; an unknown op type raises :class:`~hetero_sdk.errors.UnknownOpTypeError`, which
+is both an ``UnsupportedOperationError`` (as the error table has it) and a ``ModelFormatError``. The
+layout is described in :mod:`hetero_sdk.serialization.schema`, :mod:`~hetero_sdk.serialization.values`
+and :mod:`~hetero_sdk.serialization.container`.
 """
 
 from hetero_sdk.serialization.reader import model_from_bytes, read_model

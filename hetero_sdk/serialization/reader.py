@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, NoReturn
 
-from hetero_sdk.errors import ModelValidationError, UnsupportedOperationError
+from hetero_sdk.errors import ModelValidationError, UnknownOpTypeError, UnsupportedOperationError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node
 from hetero_sdk.ops import OPS
@@ -36,8 +36,10 @@ def read_model(path: str | os.PathLike[str], weights: str | os.PathLike[str] | N
         absent when the model has no weights.
     :raises ModelFormatError: when either file is missing, truncated, corrupted (checksum mismatch,
         offsets out of range), of a newer format version, not valid JSON, or describes an invalid
-        graph (an unknown op type, an unknown producer...); the message names the file, the place
-        (JSON path, node, line and column, or byte offset) and what to do.
+        graph (an unknown producer...); the message names the file, the place (JSON path, node, line
+        and column, or byte offset) and what to do.
+    :raises UnknownOpTypeError: (an ``UnsupportedOperationError`` and a ``ModelFormatError``) for a node
+        of an op type this SDK does not define, naming the op type, the node and the file.
     """
     path = Path(path)
     source = str(path)
@@ -65,6 +67,8 @@ def model_from_bytes(data: bytes | bytearray | memoryview, source: str = "<blob>
     :param source: a name for the bytes in error messages (the blob or file they came from).
     :raises ModelFormatError: for truncated, foreign, corrupted or newer-version bytes, or an invalid
         model; the message names ``source`` and the byte offset or node at fault.
+    :raises UnknownOpTypeError: (also a ``ModelFormatError``) for a node of an op type this SDK does not
+        define.
     """
     blob = data if isinstance(data, bytes) else bytes(data)
     document_bytes, weights, base = container.unpack(blob, source)
@@ -170,9 +174,8 @@ def _build_node(
     try:
         op = OPS.get(type_name)
     except UnsupportedOperationError as exc:
-        raise format_error(
-            source, f"{label}.type", str(exc), "register the op (import the module defining it) before reading"
-        ) from None
+        hint = "register the op (import the module defining it) before reading"
+        raise UnknownOpTypeError(str(format_error(source, f"{label}.type", str(exc), hint))) from None
     version = field(entry, "version", str, source, label, default=op.version)
     if version != op.version:
         raise format_error(

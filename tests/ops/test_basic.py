@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 import hetero_sdk as hs
 from hetero_sdk import opset
-from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.errors import ElementTypeError, ModelValidationError
 from hetero_sdk.reference import evaluate
 
 FAST = settings(max_examples=50, deadline=None)
@@ -165,6 +165,43 @@ def test_conversions_to_float_and_boolean_keep_values(raw: np.ndarray, source: t
     else:  # every value here (|v| <= 300, or an f16 rounding of one) is exact in the destination
         values = [float(v) for v in x.ravel()]
         assert out.astype(np.float64).ravel().tolist() == pytest.approx(values, rel=2**-8)
+
+
+@pytest.mark.parametrize(
+    ("shape", "problem"),
+    [
+        (["a"], "dimension 'a' in ['a'] is not an integer"),
+        ([2, 1.5], "dimension 1.5 in [2, 1.5] is not an integer"),
+        ([True], "dimension True in [True] is not an integer"),
+        ([None, 3], "dimension None in [None, 3] is not an integer"),
+        ("12", "a shape is a list of dimensions"),
+        (5, "a shape is a list of dimensions"),
+        ([4, -2], "dimension -2 in [4, -2] is negative"),
+    ],
+)
+def test_a_malformed_parameter_shape_is_a_model_validation_error_naming_the_parameter(
+    shape: object, problem: str
+) -> None:
+    with pytest.raises(ModelValidationError) as info:
+        opset.parameter(shape, hs.Type.f32, name="p")  # type: ignore[arg-type]
+    assert str(info.value).startswith("Parameter 'p': ")
+    assert problem in str(info.value)
+    assert "-1 for a dynamic" in str(info.value)
+
+
+def test_integral_dimensions_of_other_types_are_read_as_ints() -> None:
+    shape = opset.parameter([np.int64(2), 3.0, "4", -1]).get_output_partial_shape(0)
+    assert shape == [2, 3, 4, -1]
+    assert all(type(d) is int for d in shape.dims)
+
+
+def test_an_unknown_element_type_is_a_model_validation_error_and_a_type_error() -> None:
+    with pytest.raises(ElementTypeError) as info:
+        opset.parameter([1], "float99", name="p")
+    assert isinstance(info.value, ModelValidationError) and isinstance(info.value, TypeError)
+    assert str(info.value).startswith("Parameter 'p': 'float99' is not a supported element type; use one of: f32")
+    with pytest.raises(ElementTypeError, match="not a supported element type"):
+        opset.convert(opset.parameter([1]), "float99")
 
 
 def test_convert_keeps_the_shape_and_sets_the_type() -> None:

@@ -9,7 +9,7 @@ import struct
 import numpy as np
 import pytest
 
-from hetero_sdk.errors import ModelFormatError
+from hetero_sdk.errors import ModelFormatError, UnsupportedOperationError
 from hetero_sdk.reference import evaluate
 from hetero_sdk.serialization import model_from_bytes, model_to_bytes
 
@@ -118,4 +118,5 @@ def test_unknown_op_in_a_well_framed_blob(reference_model):
     blob = model_to_bytes(reference_model)
     document = _document(blob)
     document["nodes"][5]["type"] = "NotAnOp"
-    _fails(_repack(blob, document), "<blob>", "nodes[5]", "unknown op type 'NotAnOp'")
+    error = _fails(_repack(blob, document), "<blob>", "nodes[5]", "unknown op type 'NotAnOp'")
+    assert isinstance(error, UnsupportedOperationError)

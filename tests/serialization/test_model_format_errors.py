@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hetero_sdk.errors import ModelFormatError, ModelValidationError
+from hetero_sdk.errors import ModelFormatError, ModelValidationError, UnknownOpTypeError, UnsupportedOperationError
 from hetero_sdk.serialization import read_model, save_model
 
 
@@ -150,9 +150,15 @@ def test_missing_model_file(tmp_path):
     _fails(tmp_path / "absent.json", "absent.json", "does not exist")
 
 
-def test_unknown_op_type(saved):
+def test_unknown_op_type_is_an_unsupported_operation_naming_op_node_and_file(saved):
     _edit(saved[0], lambda d: _node(d, "scaled").update(type="FancyOp"))
-    _fails(saved[0], "m.json", "nodes[2] (FancyOp 'scaled').type", "unknown op type 'FancyOp'", "register")
+    with pytest.raises(UnsupportedOperationError) as info:  # the error table: "an op type is unknown"
+        read_model(saved[0])
+    assert isinstance(info.value, UnknownOpTypeError)
+    message = str(info.value)
+    for fragment in ("m.json", "nodes[2] (FancyOp 'scaled').type", "unknown op type 'FancyOp'", "register"):
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+    _fails(saved[0], "FancyOp")  # still a ModelFormatError, for code that catches the file's errors
 
 
 def test_op_of_another_opset_version(saved):
