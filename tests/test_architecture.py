@@ -12,7 +12,18 @@ ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_PACKAGES = sorted(str(p.parent.relative_to(ROOT)) for p in ROOT.glob("plugins/*/hetero_sdk_*/__init__.py"))
 """The device packages under ``plugins/`` (each ``hetero_sdk_<name>``)."""
 CORE_PACKAGES = ["graph", "ops", "reference", "serialization", "transformations", "plugin", "runtime", "hetero"]
-CORE_MODULES = ["core.py", "device_name.py", "blob.py", "errors.py", "properties.py", "shape.py", "element_type.py"]
+CORE_MODULES = [
+    "core.py",
+    "device_name.py",
+    "blob.py",
+    "errors.py",
+    "properties/__init__.py",
+    "properties/device.py",
+    "properties/hint.py",
+    "properties/hetero.py",
+    "shape.py",
+    "element_type.py",
+]
 DEVICE_LITERAL = re.compile(r"""["'](TEMPLATE|XLA|GPU|TPU)(\.\d+)?["']""")
 
 

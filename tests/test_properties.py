@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+import hetero_sdk as hs
 from hetero_sdk import properties
 from hetero_sdk.errors import PropertyValueError
 from hetero_sdk.properties import Mutability, Property
+from template_plugin import TemplatePlugin
 from template_plugin import properties as template_properties
 
 API_TABLE = [
@@ -65,6 +67,42 @@ def test_mutability_values_are_ro_rw_wo() -> None:
 def test_public_names_are_listed_in_all() -> None:
     for name in properties.__all__:
         assert hasattr(properties, name), name
+
+
+def test_the_groups_are_modules_imported_as_openvino_users_import_them() -> None:
+    import hetero_sdk.properties.device as device
+    import hetero_sdk.properties.hetero as hetero
+    import hetero_sdk.properties.hint as hints
+
+    assert hints is properties.hint and device is properties.device and hetero is properties.hetero
+    assert (hints.performance_mode, device.priorities, hetero.number_of_submodels) == (
+        "PERFORMANCE_HINT", "MULTI_DEVICE_PRIORITIES", "HETERO_NUMBER_OF_SUBMODELS"
+    )  # fmt: skip
+    for group in (device, hetero, hints):
+        assert all(hasattr(group, name) for name in group.__all__)
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ("PerformanceMode", ["LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT"]),
+        ("ExecutionMode", ["PERFORMANCE", "ACCURACY"]),
+        ("ModelDistributionPolicy", ["TENSOR_PARALLEL", "PIPELINE_PARALLEL"]),
+    ],
+)
+def test_hint_values_are_openvinos_and_equal_their_strings(values: str, expected: list[str]) -> None:
+    members = list(getattr(properties.hint, values))
+    assert [m.value for m in members] == expected
+    assert all(m == m.value for m in members)
+
+
+def test_a_hint_value_enum_is_a_valid_config_value() -> None:
+    core = hs.Core(plugins={"TEMPLATE": TemplatePlugin()}, autoload=False)
+    hints = properties.hint
+    core.set_property("TEMPLATE", [hints.performance_mode(hints.PerformanceMode.THROUGHPUT)])
+    assert core.get_property("TEMPLATE", hints.performance_mode) == "THROUGHPUT"
+    core.set_property("TEMPLATE", {hints.execution_mode: hints.ExecutionMode.ACCURACY})
+    assert core.get_property("TEMPLATE", "EXECUTION_MODE_HINT") == "ACCURACY"
 
 
 # -- as_config: every form a config argument takes, as in OpenVINO ----------------------------------------

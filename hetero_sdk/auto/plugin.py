@@ -174,7 +174,7 @@ class AutoPlugin(ConfiguredDevice):
                 )
         with self._explicit_lock:
             explicit = set(self._explicit)
-        standard_keys = {k: config[k] for k in _FORWARDED if k in properties or k in explicit}
+        standard_keys: dict[str, Any] = {k: config[k] for k in _FORWARDED if k in properties or k in explicit}
         return {**standard_keys, **extra}
 
     def _prepare(

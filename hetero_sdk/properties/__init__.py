@@ -3,17 +3,19 @@
 Each name is a :class:`Property`: a ``str`` equal to the OpenVINO key, so ``{properties.enable_profiling:
 True}`` and ``{"PERF_COUNT": True}`` are the same config. Calling a property builds a config entry:
 ``properties.enable_profiling(True) == ("PERF_COUNT", True)``; calling it with no argument gives the key.
+The groups are modules, as OpenVINO's are: ``import hetero_sdk.properties.hint as hints``, then
+``hints.performance_mode`` and ``hints.PerformanceMode.LATENCY``.
 :func:`as_config` turns any accepted config form (a dict, such pairs, or a list of them) into a dict.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping
-from types import SimpleNamespace
-from typing import Any, TypeAlias, overload
+from typing import Any, TypeAlias
 
 from hetero_sdk.errors import PropertyValueError
+from hetero_sdk.properties import device, hetero, hint
+from hetero_sdk.properties._key import Mutability, Property
 
 __all__ = [
     "Config", "Mutability", "Property", "as_config", "available_devices", "cache_dir", "caching_properties", "device",
@@ -23,32 +25,9 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Mutability(enum.StrEnum):
-    """Whether a property can be read (RO), read and written (RW), or only written (WO)."""
-
-    RO = "RO"
-    RW = "RW"
-    WO = "WO"
-
-
-class Property(str):
-    """A property key that can also build a ``(key, value)`` config entry when called."""
-
-    __slots__ = ()
-
-    @overload
-    def __call__(self) -> str: ...
-    @overload
-    def __call__(self, value: Any, /, *more: Any) -> tuple[str, Any]: ...
-    def __call__(self, *value: Any) -> str | tuple[str, Any]:
-        if not value:
-            return str(self)
-        if len(value) > 1:
-            return (str(self), ",".join(map(str, value)))  # device.priorities("GPU", "CPU")
-        return (str(self), value[0])
-
-
-Config: TypeAlias = Mapping[str, Any] | tuple[str, Any] | Iterable[Mapping[str, Any] | tuple[str, Any]]
+Config: TypeAlias = (
+    Mapping[str, Any] | Mapping[Property, Any] | tuple[str, Any] | Iterable[Mapping[str, Any] | tuple[str, Any]]
+)
 """What a config argument accepts, as OpenVINO does: ``{key: value}``, one ``(key, value)`` pair (what a
 called :class:`Property` returns), or a list or tuple of pairs and dicts."""
 
@@ -109,29 +88,3 @@ enable_profiling = Property("PERF_COUNT")
 num_streams = Property("NUM_STREAMS")
 inference_num_threads = Property("INFERENCE_NUM_THREADS")
 exclusive_async_requests = Property("EXCLUSIVE_ASYNC_REQUESTS")
-
-device = SimpleNamespace(
-    full_name=Property("FULL_DEVICE_NAME"),
-    architecture=Property("DEVICE_ARCHITECTURE"),
-    capabilities=Property("OPTIMIZATION_CAPABILITIES"),
-    id=Property("DEVICE_ID"),
-    priorities=Property("MULTI_DEVICE_PRIORITIES"),
-    properties=Property("DEVICE_PROPERTIES"),
-    total_mem_size=Property("DEVICE_TOTAL_MEM_SIZE"),
-)
-"""Device identity and HETERO's per-device settings (``properties.device.priorities`` ...)."""
-
-hint = SimpleNamespace(
-    performance_mode=Property("PERFORMANCE_HINT"),
-    num_requests=Property("PERFORMANCE_HINT_NUM_REQUESTS"),
-    inference_precision=Property("INFERENCE_PRECISION_HINT"),
-    execution_mode=Property("EXECUTION_MODE_HINT"),
-    model_distribution_policy=Property("MODEL_DISTRIBUTION_POLICY"),
-)
-"""High-level hints (``properties.hint.performance_mode`` ...)."""
-
-hetero = SimpleNamespace(
-    number_of_submodels=Property("HETERO_NUMBER_OF_SUBMODELS"),
-    placement_policy=Property("HETERO_PLACEMENT_POLICY"),
-)
-"""HETERO's own properties."""
