@@ -21,8 +21,9 @@ def _generated_name(type_name: str) -> str:
     return f"{type_name}_{next(_name_counter)}"
 
 
-class Output:
-    """One output port of a node: the tensor an edge of the graph carries (like ``ov.Output``)."""
+class _Port:
+    """What an output and an input port share: the node they belong to, their index on it, and the
+    element type and shape of the tensor there (OpenVINO's getters and the matching properties)."""
 
     __slots__ = ("_index", "_node")
 
@@ -32,31 +33,31 @@ class Output:
 
     @property
     def node(self) -> Node:
-        """The node that produces this tensor."""
+        """The node the port belongs to."""
         return self._node
 
     @property
     def index(self) -> int:
-        """The port index on the producing node."""
+        """The port's index on its node."""
         return self._index
 
     def get_node(self) -> Node:
-        """The node that produces this tensor."""
+        """The node the port belongs to."""
         return self._node
 
     def get_index(self) -> int:
-        """The port index on the producing node."""
+        """The port's index on its node."""
         return self._index
 
     @property
     def element_type(self) -> Type:
         """The element type of the tensor."""
-        return self._node._output_types[self._index]
+        raise NotImplementedError
 
     @property
     def partial_shape(self) -> PartialShape:
         """The (partial) shape of the tensor; ``-1`` marks a dynamic dimension."""
-        return self._node._output_shapes[self._index]
+        raise NotImplementedError
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -74,6 +75,34 @@ class Output:
     def get_shape(self) -> tuple[int, ...]:
         """The static shape. :raises ValueError: when a dimension is dynamic."""
         return self.shape
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, _Port)
+            and type(other) is type(self)
+            and other._node is self._node
+            and other._index == self._index
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self), id(self._node), self._index))
+
+
+class Output(_Port):
+    """One output port of a node: the tensor an edge of the graph carries (like ``ov.Output``); its
+    node is the producer."""
+
+    __slots__ = ()
+
+    @property
+    def element_type(self) -> Type:
+        """The element type of the tensor."""
+        return self._node._output_types[self._index]
+
+    @property
+    def partial_shape(self) -> PartialShape:
+        """The (partial) shape of the tensor; ``-1`` marks a dynamic dimension."""
+        return self._node._output_shapes[self._index]
 
     @property
     def names(self) -> set[str]:
@@ -112,12 +141,6 @@ class Output:
         """One tensor name, chosen deterministically (the smallest)."""
         return self.any_name
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Output) and other._node is self._node and other._index == self._index
-
-    def __hash__(self) -> int:
-        return hash((id(self._node), self._index))
-
     def __repr__(self) -> str:
         return (
             f"<Output: '{self.any_name}' from {self._node.type_name} '{self._node.friendly_name}' "
@@ -125,35 +148,11 @@ class Output:
         )
 
 
-class Input:
-    """One input port of a node: where an edge of the graph ends (like ``ov.Input``).
+class Input(_Port):
+    """One input port of a node: where an edge of the graph ends (like ``ov.Input``); its node is the
+    consumer. Its element type and shape are those of the output port it consumes, its source output."""
 
-    Its element type and shape are those of the output port it consumes, its source output.
-    """
-
-    __slots__ = ("_index", "_node")
-
-    def __init__(self, node: Node, index: int) -> None:
-        self._node = node
-        self._index = index
-
-    @property
-    def node(self) -> Node:
-        """The node this input belongs to (the consumer)."""
-        return self._node
-
-    @property
-    def index(self) -> int:
-        """The input index on the consuming node."""
-        return self._index
-
-    def get_node(self) -> Node:
-        """The node this input belongs to (the consumer)."""
-        return self._node
-
-    def get_index(self) -> int:
-        """The input index on the consuming node."""
-        return self._index
+    __slots__ = ()
 
     @property
     def source_output(self) -> Output:
@@ -177,29 +176,6 @@ class Input:
     def partial_shape(self) -> PartialShape:
         """The (partial) shape of the consumed tensor; ``-1`` marks a dynamic dimension."""
         return self.source_output.partial_shape
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """The static shape of the consumed tensor. :raises ValueError: when a dimension is dynamic."""
-        return self.source_output.shape
-
-    def get_element_type(self) -> Type:
-        """The element type of the consumed tensor."""
-        return self.element_type
-
-    def get_partial_shape(self) -> PartialShape:
-        """The (partial) shape of the consumed tensor."""
-        return self.partial_shape
-
-    def get_shape(self) -> tuple[int, ...]:
-        """The static shape of the consumed tensor. :raises ValueError: when a dimension is dynamic."""
-        return self.shape
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Input) and other._node is self._node and other._index == self._index
-
-    def __hash__(self) -> int:
-        return hash((id(self._node), self._index))
 
     def __repr__(self) -> str:
         return (
