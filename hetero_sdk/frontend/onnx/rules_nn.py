@@ -75,8 +75,13 @@ def conv_transpose(ctx: NodeContext) -> Outputs:
     window = window_attrs(ctx, spatial)
     output_shape = ctx.attr("output_shape", None)
     output_padding = ctx.attr("output_padding", [0] * spatial)
-    if window["auto_pad"] in ("same_upper", "same_lower"):
-        window, output_shape = _same_transposed_pads(ctx, x, w, window, output_shape, output_padding)
+    if output_shape is not None:
+        # ONNX crops total_padding // 2 elements at the start for SAME_UPPER, the rest (the odd one
+        # included) for every other auto_pad; the op's same_lower and same_upper crop exactly those
+        upper = window["auto_pad"] == "same_upper"
+        window = {**window, "auto_pad": "same_lower" if upper else "same_upper"}
+    elif window["auto_pad"] in ("same_upper", "same_lower"):
+        window = _same_transposed_pads(ctx, x, w, window, output_padding)
     group = ctx.attr("group", 1)
     # groups: each slice of input channels with its slice of filters, the results side by side
     xs = [x] if group == 1 else [_out(opset.split(x, ctx.const(1, _I64), group), i) for i in range(group)]
@@ -102,25 +107,24 @@ def _same_transposed_pads(
     x: Output,
     w: Output,
     window: dict[str, object],
-    output_shape: list[int] | None,
     output_padding: list[int],
-) -> tuple[dict[str, object], list[int] | None]:
-    """ConvTranspose's SAME padding as explicit pads, by ONNX's formula: the output is ``input * stride``
-    (or ``output_shape``), the total padding split with the odd one at the end (SAME_UPPER) or the
-    start (SAME_LOWER). Needs static spatial input and kernel sizes."""
+) -> dict[str, object]:
+    """ConvTranspose's SAME padding without ``output_shape`` as explicit pads, by ONNX's formula: the
+    output is ``input * stride``, the total padding split with the odd one at the end (SAME_UPPER) or
+    the start (SAME_LOWER). Needs static spatial input and kernel sizes."""
     inputs, kernel = x.partial_shape.dims[2:], w.partial_shape.dims[2:]
     if any(d < 0 for d in (*inputs, *kernel)):
         raise ctx.unsupported("auto_pad SAME with dynamic spatial input or kernel sizes")
     strides: list[int] = window["strides"]  # type: ignore[assignment]
     dilations: list[int] = window["dilations"]  # type: ignore[assignment]
-    wanted = output_shape[-len(inputs) :] if output_shape is not None else [d * s for d, s in zip(inputs, strides)]
+    wanted = [d * s for d, s in zip(inputs, strides)]
     begins, ends = [], []
     for size, k, stride, dilation, extra, out in zip(inputs, kernel, strides, dilations, output_padding, wanted):
         total = max(stride * (size - 1) + extra + (k - 1) * dilation + 1 - out, 0)
         small, large = total // 2, total - total // 2
         begins.append(small if window["auto_pad"] == "same_upper" else large)
         ends.append(large if window["auto_pad"] == "same_upper" else small)
-    return {**window, "pads_begin": begins, "pads_end": ends, "auto_pad": "explicit"}, None
+    return {**window, "pads_begin": begins, "pads_end": ends, "auto_pad": "explicit"}
 
 
 def _like(ctx: NodeContext, value: float, x: Output) -> Output:

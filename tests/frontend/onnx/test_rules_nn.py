@@ -94,6 +94,42 @@ def test_conv_transpose_same_padding_makes_input_times_stride(auto_pad: str, att
     assert want[0].shape[2:] == tuple(attrs.get("output_shape", [3 * strides[0], 4 * strides[1]]))  # type: ignore[index, call-overload]
 
 
+@pytest.mark.parametrize("auto_pad", ["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"])
+@pytest.mark.parametrize(
+    ("size", "kernel", "stride", "dilation", "extra", "out"),
+    [
+        (5, 3, 2, 1, 0, 10),
+        (5, 3, 2, 1, 0, 9),
+        (4, 3, 3, 1, 1, 11),
+        (4, 2, 2, 2, 0, 8),
+        (5, 3, 2, 1, 0, 12),
+        (3, 3, 1, 1, 0, 4),
+    ],
+)
+def test_conv_transpose_output_shape_crops_as_onnxruntime(
+    auto_pad: str, size: int, kernel: int, stride: int, dilation: int, extra: int, out: int
+) -> None:
+    """ONNX crops total_padding // 2 at the start for SAME_UPPER and the rest (the odd one) otherwise; odd
+    totals (1, 3), even ones and a negative one (zeros past the full result) are all here."""
+    inputs = {"x": _x(1, 2, size, size + 1), "w": _x(2, 3, kernel, kernel)}
+    attrs = {"strides": [stride] * 2, "dilations": [dilation] * 2, "output_padding": [extra] * 2}
+    model, feeds = node_model(
+        "ConvTranspose", inputs, 11, constants=["w"], auto_pad=auto_pad, output_shape=[out, out + 1], **attrs
+    )
+    want = check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+    assert want[0].shape[2:] == (out, out + 1)
+
+
+def test_conv_transpose_output_shape_with_dynamic_spatial_sizes() -> None:
+    """The crop is computed when the input's size is known, from what a run is given."""
+    w = _x(2, 3, 3, 3)
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], output_shape=[10, 8])
+    model = graph_model(
+        [node], [value_info("x", F32, [1, 2, "h", "w"])], [value_info("y", F32, [1, 3, 10, 8])], 11, {"w": w}
+    )
+    check(model, {"x": _x(1, 2, 5, 4)}, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize(
     "attrs",
     [
