@@ -92,24 +92,25 @@ def resize(
 
 
 def _scales_and_dims(
-    attrs: dict[str, Any], in_dims: Sequence[int], values: np.ndarray, roi: np.ndarray | None
+    attrs: dict[str, Any], in_dims: Sequence[int], values: np.ndarray
 ) -> tuple[list[float], list[int]]:
-    """The scale and the output length of each resized axis (in ``axes`` order)."""
-    axes = attrs["axes"]
-    lengths = [in_dims[a] for a in axes]
+    """The scale and the output length of each resized axis (in ``axes`` order).
+
+    With scales the length is ``floor(length * scale)`` whatever the crop of ``tf_crop_and_resize``, as
+    ONNX's shape inference, its reference evaluator and ONNX Runtime compute it (the operator text's
+    ``* (roi_end - roi_start)`` is followed by none of them).
+    """
+    lengths = [in_dims[a] for a in attrs["axes"]]
     if attrs["shape_calculation_mode"] == "scales":
         scales = [float(np.float32(v)) for v in values]
-        crops = [1.0] * len(axes)
-        if attrs["coordinate_transformation_mode"] == "tf_crop_and_resize" and roi is not None:
-            crops = [float(roi[len(axes) + i] - roi[i]) for i in range(len(axes))]
-        return scales, [math.floor(n * c * s) for n, c, s in zip(lengths, crops, scales)]
+        return scales, [math.floor(n * s) for n, s in zip(lengths, scales)]
     sizes = [int(v) for v in values]
     ratios = [s / n if n else 1.0 for s, n in zip(sizes, lengths)]
     policy = attrs["keep_aspect_ratio_policy"]
     if policy == "stretch":
         return ratios, sizes
     scale = min(ratios) if policy == "not_larger" else max(ratios)
-    return [scale] * len(axes), [math.floor(scale * n + 0.5) for n in lengths]  # halves round up
+    return [scale] * len(lengths), [math.floor(scale * n + 0.5) for n in lengths]  # halves round up
 
 
 def _source_positions(attrs: dict[str, Any], scale: float, length: int, out_len: int, crop: Sequence[float]) -> Any:
@@ -214,7 +215,7 @@ def resize_tables(
     axes = attrs["axes"]
     values = np.asarray(values).reshape(-1)
     roi_values = None if roi is None else np.asarray(roi, np.float64).reshape(-1)
-    scales, out_lengths = _scales_and_dims(attrs, in_dims, values, roi_values)
+    scales, out_lengths = _scales_and_dims(attrs, in_dims, values)
     dims = list(in_dims)
     tables = []
     for i, axis in enumerate(axes):

@@ -80,6 +80,21 @@ def test_crop_outside_the_input_takes_the_extrapolation_value() -> None:
     np.testing.assert_allclose(got, [[1.5, 3.0, -1.0]])
 
 
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_crop_with_scales_keeps_length_times_scale(mode: str) -> None:
+    """ONNX's shape inference, onnx.reference and ONNX Runtime give floor(length * scale) outputs, the crop
+    only choosing where they sample: 5 * 1.6 = 8 and 4 * 0.9 = 3.6 -> 3, not 5 * 0.6 * 1.6 = 4.8 -> 4."""
+    x = np.arange(20, dtype=F32).reshape(4, 5)  # 5 * row + column: linear sampling gives 5 * r + c exactly
+    roi = np.array([0.1, 0.2, 0.7, 0.8], F32)
+    rows = 0.1 * 3 + np.arange(3) * 0.6 * 3 / 2  # start * (length - 1) + i * crop * (length - 1) / (out - 1)
+    columns = 0.2 * 4 + np.arange(8) * 0.6 * 4 / 7  # no position ends in .5
+    attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize"}
+    got = run(x, np.array([0.9, 1.6], F32), roi, shape_calculation_mode="scales", axes=[0, 1], **attrs)
+    if mode == "nearest":
+        rows, columns = np.round(rows), np.round(columns)
+    np.testing.assert_allclose(got, 5 * rows[:, None] + columns[None, :], rtol=1e-5, atol=1e-5)
+
+
 def test_bad_axes_and_values_are_typed_errors() -> None:
     image = opset.parameter([1, 4], F32)
     with pytest.raises(ModelValidationError, match="distinct integers"):

@@ -125,6 +125,22 @@ def test_resize_19_tf_crop_and_resize_extrapolates(mode: str) -> None:
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("opset", [11, 13, 19])
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_resize_tf_crop_and_resize_by_scales_gives_length_times_scale(opset: int, mode: str) -> None:
+    """With scales the output is floor(length * scale) (5 * 1.6 = 8, 6 * 0.7 = 4.2 -> 4) as ONNX Runtime
+    and ONNX's shape inference make it, not floor(length * crop * scale)."""
+    roi = np.array([0, 0, 0.1, 0.2, 1, 1, 0.9, 0.8], F32)
+    inputs = {"x": _x(1, 2, 5, 6), "roi": roi, "scales": np.array([1, 1, 1.6, 0.7], F32)}
+    model, feeds = node_model(
+        "Resize", inputs, opset, constants=["roi", "scales"], mode=mode,
+        coordinate_transformation_mode="tf_crop_and_resize",
+    )  # fmt: skip
+    inferred = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    want = check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5)
+    assert want[0].shape == tuple(inferred) == (1, 2, 8, 4)
+
+
 def test_resize_19_cubic_exclude_outside_with_another_coefficient() -> None:
     inputs = {"x": _x(1, 1, 4, 4), "roi": None, "scales": np.array([1, 1, 0.8, 1.5], F32)}
     model, feeds = node_model("Resize", inputs, 19, constants=["scales"], mode="cubic", cubic_coeff_a=-0.5,
