@@ -93,9 +93,14 @@ def _onnx_resize(
     return _out(node)
 
 
+_OPSET_10_NEAREST = "simple"
+"""How Resize-10 and Upsample round a source position (their ONNX text does not say): ONNX Runtime (and OpenVINO's
+Interpolate ``simple``) truncates when upsampling an axis and rounds up when downsampling it."""
+
+
 @rule("Resize", since=10)
 def resize_10(ctx: NodeContext) -> Outputs:
-    return [_interpolate(ctx, ctx.input(0), ctx.input(1), "scales", None, "asymmetric", "floor")]
+    return [_interpolate(ctx, ctx.input(0), ctx.input(1), "scales", None, "asymmetric", _OPSET_10_NEAREST)]
 
 
 @rule("Resize", since=11)
@@ -114,12 +119,12 @@ def resize_11(ctx: NodeContext) -> Outputs:
 @rule("Upsample", since=7)
 def upsample_7(ctx: NodeContext) -> Outputs:
     scales = ctx.const(ctx.attr("scales"), np.float32)
-    return [_interpolate(ctx, ctx.input(0), scales, "scales", None, "asymmetric", "floor")]
+    return [_interpolate(ctx, ctx.input(0), scales, "scales", None, "asymmetric", _OPSET_10_NEAREST)]
 
 
 @rule("Upsample", since=9)
 def upsample_9(ctx: NodeContext) -> Outputs:
-    return [_interpolate(ctx, ctx.input(0), ctx.input(1), "scales", None, "asymmetric", "floor")]
+    return [_interpolate(ctx, ctx.input(0), ctx.input(1), "scales", None, "asymmetric", _OPSET_10_NEAREST)]
 
 
 _GRID_MODES = {

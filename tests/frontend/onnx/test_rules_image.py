@@ -24,6 +24,18 @@ def test_resize_10_scales_nearest_and_linear() -> None:
         check(model, feeds, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize(
+    "scales", [[1, 1, 0.7, 1.7], [1, 1, 0.5, 0.4], [1, 1, 0.6, 2.5], [1, 2, 1.3, 0.8], [1, 1, 3, 0.34]]
+)
+def test_resize_10_nearest_rounds_up_when_downsampling_and_truncates_when_upsampling(scales: list[float]) -> None:
+    x = np.arange(2 * 5 * 6, dtype=F32).reshape(1, 2, 5, 6)
+    model, feeds = node_model("Resize", {"x": x, "scales": np.array(scales, F32)}, 10, constants=["scales"])
+    want = check(model, feeds, ("TEMPLATE", "XLA"))
+    if scales == [1, 1, 0.7, 1.7]:  # rows 0 / 0.7 = 0, 1 / 0.7 = 1.43 -> 2, 2.86 -> 3; columns j / 1.7 truncated
+        rows, columns = np.array([0, 2, 3]), np.trunc(np.arange(10) / np.float32(1.7)).astype(int)
+        np.testing.assert_array_equal(want[0], x[:, :, rows][:, :, :, columns])
+
+
 @pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
 @pytest.mark.parametrize("transform", ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"])
 def test_resize_11_upsampling_by_scales(mode: str, transform: str) -> None:
