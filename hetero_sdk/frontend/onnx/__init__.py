@@ -34,8 +34,9 @@ from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its
     rules_text,
     rules_training,
 )
-from hetero_sdk.frontend.onnx.loader import load_proto
+from hetero_sdk.frontend.onnx.loader import check_proto, load_proto
 from hetero_sdk.frontend.onnx.rules import RULES
+from hetero_sdk.frontend.onnx.support import refuse_unsupported
 from hetero_sdk.frontend.onnx.translator import GraphTranslator
 from hetero_sdk.graph.model import Model
 from hetero_sdk.shape import PartialShape
@@ -60,21 +61,39 @@ def convert_onnx(
         or outside the model's folder.
     :raises ModelValidationError: for a graph that fails ONNX's checks, or a node a rule rejects.
     :raises UnsupportedOperationError: listing every node no rule translates (op type, domain, opset
-        version and node name), or an opset older than :data:`MIN_OPSET`.
+        version and node name; checked before ONNX's checker, so that an op ONNX does not define is
+        listed too), or an opset older than :data:`MIN_OPSET` or newer than the installed ``onnx`` knows.
     """
     loaded = load_proto(model)
     proto = loaded.proto
+    versions = {entry.domain: entry.version for entry in proto.opset_import}
+    _check_opsets(versions, loaded.source)
+    refuse_unsupported(proto.graph, versions, loaded.source, {(f.domain, f.name) for f in proto.functions})
+    check_proto(loaded)
     if proto.functions:
         proto = onnx.inliner.inline_local_functions(proto)
-    versions = {entry.domain: entry.version for entry in proto.opset_import}
+    return GraphTranslator(versions, loaded.source, input_shapes).translate(proto)
+
+
+def _check_opsets(versions: Mapping[str, int], source: str) -> None:
+    """Refuses an ``ai.onnx`` opset older than :data:`MIN_OPSET`, and ``ai.onnx`` or ``ai.onnx.ml`` opsets
+    newer than the installed ``onnx`` knows (their ops and changes are unknown to it and to the rules)."""
     default = versions.get("", versions.get("ai.onnx"))
     if default is not None and default < MIN_OPSET:
         raise UnsupportedOperationError(
-            f"{loaded.source}: ONNX opset {default} is older than {MIN_OPSET}, the oldest hetero-sdk reads; "
+            f"{source}: ONNX opset {default} is older than {MIN_OPSET}, the oldest hetero-sdk reads; "
             f"upgrade it with onnx.version_converter.convert_version(model, {MIN_OPSET})"
         )
-    model_out = GraphTranslator(versions, loaded.source, input_shapes).translate(proto)
-    return model_out
+    newest = {"ai.onnx": (default, onnx.defs.onnx_opset_version())}
+    newest["ai.onnx.ml"] = (versions.get("ai.onnx.ml"), onnx.defs.onnx_ml_opset_version())
+    for domain, (version, known) in newest.items():
+        if version is not None and version > known:
+            raise UnsupportedOperationError(
+                f"{source}: the model imports {domain} opset {version}, newer than {known}, the newest the installed "
+                f"onnx {onnx.__version__} knows; install an onnx that knows opset {version} "
+                f"(pip install -U onnx), or, where the model uses nothing newer, convert it with "
+                f"onnx.version_converter.convert_version(model, {known})"
+            )
 
 
 def is_onnx(data: bytes) -> bool:

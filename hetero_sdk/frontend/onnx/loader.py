@@ -1,6 +1,6 @@
 """Reading an ONNX file into an ``onnx.ModelProto``: parsing, external data kept inside the model's
-folder, and ONNX's own checker. Parsing is protobuf decoding by the ``onnx`` package: no code from the
-file runs."""
+folder, and ONNX's own checker (run once the nodes are known to translate). Parsing is protobuf
+decoding by the ``onnx`` package: no code from the file runs."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from onnx import external_data_helper
 
 from hetero_sdk.errors import ModelFormatError, ModelValidationError
 
-__all__ = ["LoadedProto", "load_proto"]
+__all__ = ["LoadedProto", "check_proto", "load_proto"]
 
 _MAX_DETAIL = 600
 """Characters of the checker's message kept in the error (it can list a whole node)."""
@@ -30,12 +30,11 @@ class LoadedProto:
 
 
 def load_proto(model: str | os.PathLike[str] | bytes | onnx.ModelProto) -> LoadedProto:
-    """Parses ``model`` (a path, the file's bytes, or a ``ModelProto``), loads its external data and
-    runs ONNX's checker.
+    """Parses ``model`` (a path, the file's bytes, or a ``ModelProto``) and loads its external data
+    (:func:`check_proto` runs ONNX's checker on the result).
 
     :raises ModelFormatError: for a missing, truncated or corrupted file, or external data that is
         missing or lies outside the model's folder.
-    :raises ModelValidationError: for a graph that fails ONNX's checks, naming the node.
     """
     if isinstance(model, onnx.ModelProto):
         loaded = LoadedProto(model, f"ONNX model '{model.graph.name or '<unnamed>'}'")
@@ -51,7 +50,6 @@ def load_proto(model: str | os.PathLike[str] | bytes | onnx.ModelProto) -> Loade
             raise ModelFormatError(f"{path}: cannot read the model file: {exc.strerror or exc}") from None
         loaded = LoadedProto(_parse(data, str(path)), str(path))
         _check_external_data(loaded, path.resolve().parent)
-    _check(loaded)
     return loaded
 
 
@@ -124,7 +122,11 @@ def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
                 yield from _tensors(body)
 
 
-def _check(loaded: LoadedProto) -> None:
+def check_proto(loaded: LoadedProto) -> None:
+    """Runs ONNX's checker on ``loaded``.
+
+    :raises ModelValidationError: for a graph that fails ONNX's checks, naming the node.
+    """
     try:
         onnx.checker.check_model(loaded.proto)
     except onnx.checker.ValidationError as exc:

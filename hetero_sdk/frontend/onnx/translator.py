@@ -17,9 +17,10 @@ import onnx
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import HeteroSDKError, ModelValidationError, UnsupportedOperationError
-from hetero_sdk.frontend.onnx.functions import function_body, has_function
+from hetero_sdk.frontend.onnx.functions import function_body
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import find_rule
+from hetero_sdk.frontend.onnx.support import refuse_unsupported
 from hetero_sdk.frontend.onnx.types import element_type, tensor_value
 from hetero_sdk.frontend.onnx.values import TensorSequence, Value, describe
 from hetero_sdk.graph.model import Model
@@ -29,7 +30,7 @@ from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.rt_info import DIM_NAMES
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
-__all__ = ["Body", "GraphTranslator", "unsupported_nodes"]
+__all__ = ["Body", "GraphTranslator"]
 
 Signature = tuple[Type, PartialShape]
 
@@ -146,11 +147,7 @@ class GraphTranslator:
         """The Model of ``proto``'s main graph. :raises UnsupportedOperationError: listing every node no
         rule translates. :raises ModelValidationError: naming the node a rule rejects."""
         graph = proto.graph
-        missing = unsupported_nodes(graph, self._versions)
-        if missing:
-            raise UnsupportedOperationError(
-                f"{self._source}: {len(missing)} ONNX node(s) have no translation: " + "; ".join(missing)
-            )
+        refuse_unsupported(graph, self._versions, self._source)
         namer = _Namer()
         initializer_names = {t.name for t in graph.initializer}
         scope = _Scope(None, namer, {t.name: t for t in graph.initializer}, None)
@@ -367,25 +364,3 @@ def _tensor(value: Value, name: str, body: str | None = None) -> Output:
         f"output '{name}' of {where} is {describe(value)}: hetero-sdk's models give tensors only (sequences "
         "and optionals are resolved while translating and cannot leave a graph)"
     )
-
-
-def unsupported_nodes(graph: onnx.GraphProto, versions: Mapping[str, int]) -> list[str]:
-    """Every node of ``graph`` and its sub-graphs that no rule translates, described for the error."""
-    found = []
-    for index, node in enumerate(graph.node):
-        domain = "" if node.domain in ("", "ai.onnx") else node.domain
-        version = versions.get(domain)
-        if version is None or (
-            find_rule(domain, node.op_type, version) is None and not has_function(node.op_type, version, domain)
-        ):
-            shown = node.domain or "ai.onnx"
-            found.append(
-                f"{node.op_type} (domain {shown}, opset {version if version is not None else 'not imported'}) "
-                f"node '{node.name or f'{node.op_type}_{index}'}'"
-            )
-        for attribute in node.attribute:
-            if attribute.HasField("g"):
-                found += unsupported_nodes(attribute.g, versions)
-            for body in attribute.graphs:
-                found += unsupported_nodes(body, versions)
-    return found

@@ -84,6 +84,67 @@ def test_every_unsupported_node_is_listed_at_once() -> None:
     assert "'fine'" not in message
 
 
+def test_ops_onnx_does_not_define_are_listed_with_the_others_before_onnxs_checker_runs() -> None:
+    """onnx.checker stops at the first op it has no schema for; the listing names each of them and why."""
+    nodes = [
+        helper.make_node("NoSuchOp", ["x"], ["a"], name="invented"),
+        helper.make_node("Col2Im", ["a", "s", "b"], ["c"], name="too_new"),  # ONNX has Col2Im from opset 18
+        helper.make_node("RandomNormalLike", ["c"], ["y"], name="noise"),
+    ]
+    inputs = [value_info("x", np.float32, [2]), value_info("s", np.int64, [2]), value_info("b", np.int64, [2])]
+    graph = helper.make_graph(nodes, "g", inputs, [value_info("y", np.float32, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(onnx.checker.ValidationError, match="No Op registered for NoSuchOp"):
+        onnx.checker.check_model(model)
+    with pytest.raises(UnsupportedOperationError) as caught:
+        hs.convert_model(model)
+    message = str(caught.value)
+    assert "3 ONNX node(s)" in message
+    assert "NoSuchOp (domain ai.onnx, opset 17: not an ONNX operator) node 'invented'" in message
+    assert "Col2Im (domain ai.onnx, opset 17: ONNX defines Col2Im from opset 18 on) node 'too_new'" in message
+    assert "RandomNormalLike (domain ai.onnx, opset 17) node 'noise'" in message
+    assert "supported_ops()" in message
+
+
+def test_a_call_of_a_model_local_function_is_translated_through_its_body() -> None:
+    body = [helper.make_node("Neg", ["a"], ["n"]), helper.make_node("Relu", ["n"], ["b"])]
+    function = helper.make_function("local", "NegRelu", ["a"], ["b"], body, [helper.make_opsetid("", 17)])
+    graph = helper.make_graph(
+        [helper.make_node("NegRelu", ["x"], ["y"], name="call", domain="local")], "g",
+        [value_info("x", np.float32, [3])], [value_info("y", np.float32, [3])],
+    )  # fmt: skip
+    imports = [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    model = helper.make_model(graph, opset_imports=imports, functions=[function])
+    got = hs.Core().compile_model(model, "TEMPLATE")({"x": np.array([-1.0, 0.5, 2.0], np.float32)})["y"]
+    np.testing.assert_array_equal(got, [1.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize(("domain", "newest"), [("", onnx.defs.onnx_opset_version()), ("ai.onnx.ml", None)])
+def test_an_opset_newer_than_the_installed_onnx_knows_is_refused(domain: str, newest: int | None) -> None:
+    newest = newest or onnx.defs.onnx_ml_opset_version()
+    imports = [helper.make_opsetid(domain, newest + 1)] + ([helper.make_opsetid("", 17)] if domain else [])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="r")], "g", [value_info("x", np.float32, [2])],
+        [value_info("y", np.float32, [2])],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=imports)
+    shown = domain or "ai.onnx"
+    with pytest.raises(
+        UnsupportedOperationError, match=rf"{shown} opset {newest + 1}, newer than {newest}.*pip install"
+    ):
+        hs.convert_model(model)
+
+
+def test_the_newest_opset_the_installed_onnx_knows_is_read() -> None:
+    newest = onnx.defs.onnx_opset_version()
+    model = graph_model(
+        [helper.make_node("Relu", ["x"], ["y"])], [value_info("x", np.float32, [2])],
+        [value_info("y", np.float32, [2])], newest,
+    )  # fmt: skip
+    got = hs.Core().compile_model(model, "TEMPLATE")({"x": np.array([-1.0, 2.0], np.float32)})["y"]
+    np.testing.assert_array_equal(got, [0.0, 2.0])
+
+
 def test_an_opset_older_than_7_is_refused_with_the_upgrade_path() -> None:
     model = graph_model(
         [helper.make_node("Relu", ["x"], ["y"])],
