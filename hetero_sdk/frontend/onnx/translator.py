@@ -21,7 +21,7 @@ from hetero_sdk.frontend.onnx.functions import function_body
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import find_rule
 from hetero_sdk.frontend.onnx.support import refuse_unsupported
-from hetero_sdk.frontend.onnx.types import element_type, tensor_value
+from hetero_sdk.frontend.onnx.types import ELEMENT_TYPES, element_type, onnx_type_name, tensor_value
 from hetero_sdk.frontend.onnx.values import TensorSequence, Value, describe
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node, Output
@@ -321,6 +321,7 @@ class GraphTranslator:
         results = []
         for value_info in graph.output:
             port = _tensor(scope.lookup(value_info.name, f"graph output '{value_info.name}'"), value_info.name)
+            self._check_declared_type(graph, value_info, port)
             if port in claimed or port.node.type_name == "Parameter":
                 copy = convert(port, port.element_type, name=scope.namer.unique(value_info.name))
                 port = copy.output(0)
@@ -328,6 +329,24 @@ class GraphTranslator:
             claimed.add(port)
             results.append(port)
         return results
+
+    def _check_declared_type(self, graph: onnx.GraphProto, value_info: onnx.ValueInfoProto, port: Output) -> None:
+        """Refuses a graph output whose declared element type is not the one its node gives (ONNX Runtime
+        refuses it too); a declared shape that differs is left to the translated one, as ONNX Runtime does."""
+        declared = ELEMENT_TYPES.get(value_info.type.tensor_type.elem_type)
+        if declared is None or declared == port.element_type:
+            return
+        name = value_info.name
+        found = [(i, n) for i, n in enumerate(graph.node) if name in n.output]
+        source = f"the input or initializer '{name}'"
+        if found:
+            index, producer = found[0]
+            source = f"node '{producer.name or f'{producer.op_type}_{index}'}' ({producer.op_type})"
+        raise ModelValidationError(
+            f"{self._source}: graph output '{name}' is declared {onnx_type_name(value_info.type.tensor_type.elem_type)}"
+            f" ({declared}), but {source} gives {port.element_type} (opset {self._versions.get('', 'not imported')}); "
+            f"correct the output's elem_type in the file (onnx.shape_inference.infer_shapes shows the inferred one)"
+        )
 
     def _body(self, graph: onnx.GraphProto, name: str, outer: _Scope, signatures: Sequence[Signature | None]) -> Body:
         namer = _Namer()

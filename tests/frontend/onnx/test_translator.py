@@ -257,3 +257,42 @@ def test_initializer_values_are_read_only_constants() -> None:
     model = graph_model([add], [x], [y], 17, {"c": np.arange(3, dtype=np.float32)})
     constant = next(n for n in hs.convert_model(model).get_ops() if n.type_name == "Constant")
     assert not constant.attrs["value"].flags.writeable
+
+
+def _relu_model(elem_type: int, shape: list[int | str] | None) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["c"], to=onnx.TensorProto.INT64), helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [value_info("x", np.float32, ["n", 2])],
+        [value_info("c", np.int64, ["n", 2]), helper.make_tensor_value_info("y", elem_type, shape)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_an_output_declared_of_another_element_type_than_its_node_gives_is_refused() -> None:
+    """ONNX Runtime refuses the model too; it used to run, giving float32 where the file says int32."""
+    with pytest.raises(ModelValidationError) as caught:
+        hs.convert_model(_relu_model(onnx.TensorProto.INT32, ["n", 2]))
+    message = str(caught.value)
+    assert "graph output 'y' is declared INT32" in message
+    assert "node 'Relu_1' (Relu) gives f32" in message
+
+
+@pytest.mark.parametrize(
+    ("elem_type", "shape"),
+    [
+        (onnx.TensorProto.FLOAT, ["n", 2]),
+        (0, ["n", 2]),
+        (onnx.TensorProto.FLOAT, [4, 3]),
+        (onnx.TensorProto.FLOAT, ["m"]),
+    ],
+)
+def test_outputs_of_the_right_or_unknown_type_keep_running_whatever_their_declared_shape(
+    elem_type: int, shape: list[int | str] | None
+) -> None:
+    """A declared shape that differs from the translated one (here [4, 3] for [n, 2]) is left to the
+    translated shape, as ONNX Runtime does (it warns and runs)."""
+    x = np.array([[-1.0, 2.5]], np.float32)
+    results = _run(hs.convert_model(_relu_model(elem_type, shape)), "TEMPLATE", x=x)
+    np.testing.assert_array_equal(results["y"], [[0.0, 2.5]])
+    np.testing.assert_array_equal(results["c"], [[-1, 2]])
