@@ -76,8 +76,9 @@ def mod(ctx: NodeContext) -> Outputs:
     return [_out(factory(ctx.input(0), ctx.input(1)))]
 
 
-@rule(*_VARIADIC, since=8)
+@rule(*_VARIADIC)
 def variadic(ctx: NodeContext) -> Outputs:
+    # before opset 8 the inputs had one shape: broadcasting them changes nothing
     values = [ctx.input(i) for i in range(len(ctx.inputs))]
     total = reduce(lambda a, b: _out(_VARIADIC[ctx.op_type](a, b)), values)
     if ctx.op_type == "Mean" and len(values) > 1:
