@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 from onnx_models import FEW, check, graph_model, node_model, value_info
 
+import hetero_sdk as hs
+from hetero_sdk.errors import ModelValidationError
+
 F32, I64 = np.float32, np.int64
 RNG = np.random.default_rng(11)
 
@@ -310,3 +313,55 @@ def test_range_takes_one_element_vectors_as_its_scalars() -> None:
     inputs = [value_info(k, v.dtype, v.shape) for k, v in feeds.items()]
     model = graph_model([node], inputs, [value_info("y", np.int64, ["n"])], 17, full_check=False)
     check(model, feeds, ("TEMPLATE",), expected=[np.arange(1, 9, 3)])
+
+
+@pytest.mark.parametrize(
+    ("opset", "mode"), [(7, None), (11, "DCR"), (11, "CRD"), (13, None), (13, "CRD"), (21, "DCR"), (21, "CRD")]
+)
+def test_depth_to_space_in_each_mode_matches_onnxruntime(opset: int, mode: str | None) -> None:
+    attrs = {"mode": mode} if mode else {}  # an attribute from opset 11 on, DCR by default
+    model, feeds = node_model("DepthToSpace", {"x": _x(2, 12, 2, 3)}, opset, blocksize=2, **attrs)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+@pytest.mark.parametrize("opset", [7, 13, 21])
+@pytest.mark.parametrize("blocksize", [2, 3])
+def test_space_to_depth_matches_onnxruntime(opset: int, blocksize: int) -> None:
+    model, feeds = node_model("SpaceToDepth", {"x": _x(2, 3, 6, 12)}, opset, blocksize=blocksize)
+    check(model, feeds, ("TEMPLATE", "XLA"))
+
+
+def _space_to_depth(x: np.ndarray, b: int, mode: str) -> np.ndarray:
+    """ONNX's definition of SpaceToDepth-28, in numpy."""
+    n, c, h, w = x.shape
+    blocks = x.reshape(n, c, h // b, b, w // b, b)
+    order = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+    return blocks.transpose(order).reshape(n, c * b * b, h // b, w // b)
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_space_to_depth_28_modes_and_depth_to_space_undo_it(mode: str) -> None:
+    x = _x(1, 2, 4, 6)
+    model, feeds = node_model("SpaceToDepth", {"x": x}, 28, blocksize=2, mode=mode)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[_space_to_depth(x, 2, mode)])
+    model, feeds = node_model("DepthToSpace", {"x": _space_to_depth(x, 2, mode)}, 28, blocksize=2, mode=mode)
+    check(model, feeds, ("TEMPLATE", "XLA"), expected=[x])
+
+
+def test_depth_to_space_and_space_to_depth_with_dynamic_dims_match_onnxruntime() -> None:
+    nodes = [
+        helper.make_node("DepthToSpace", ["x"], ["d"], blocksize=2, mode="CRD"),
+        helper.make_node("SpaceToDepth", ["x"], ["s"], blocksize=2),
+    ]
+    inputs = [value_info("x", F32, ["n", "c", "h", "w"])]
+    outputs = [value_info("d", F32, ["n", None, None, None]), value_info("s", F32, ["n", None, None, None])]
+    model = graph_model(nodes, inputs, outputs, 13)
+    check(model, {"x": _x(2, 8, 4, 6)}, ("TEMPLATE", "XLA"))
+    check(model, {"x": _x(1, 4, 2, 2)}, ("TEMPLATE", "XLA"))
+
+
+def test_depth_to_space_with_channels_that_do_not_split_into_blocks_names_the_node() -> None:
+    model, _ = node_model("DepthToSpace", {"x": _x(1, 6, 2, 2)}, 13, blocksize=2)
+    model.graph.node[0].name = "d2s"
+    with pytest.raises(ModelValidationError, match=r"d2s.*6 channels do not split into blocks of 2x2"):
+        hs.convert_model(model)
