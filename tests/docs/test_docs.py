@@ -148,7 +148,8 @@ def test_properties_page_names_every_typed_property() -> None:
     text = _page("reference/properties.md")
     names = [n for n in properties.__all__ if isinstance(getattr(properties, n), properties.Property)]
     for group in ("device", "hint", "hetero"):
-        names += [f"{group}.{n}" for n in vars(getattr(properties, group))]
+        module = getattr(properties, group)
+        names += [f"{group}.{n}" for n in module.__all__ if isinstance(getattr(module, n), properties.Property)]
     assert [n for n in names if f"`properties.{n}`" not in text] == []
 
 
