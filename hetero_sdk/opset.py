@@ -39,7 +39,7 @@ from hetero_sdk.ops.basic import bit_cast, constant, convert, parameter, result
 from hetero_sdk.ops.control_flow import if_op, loop, scan
 from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
 from hetero_sdk.ops.convolution_col2im import col2im
-from hetero_sdk.ops.convolution_deform import deform_conv
+from hetero_sdk.ops.convolution_deform import deformable_convolution
 from hetero_sdk.ops.cumulative import cum_prod, cum_sum
 from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk, unique
 from hetero_sdk.ops.detection_roi import roi_align
@@ -98,8 +98,8 @@ __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "avg_pool", "batch_norm_inference", "bit_cast",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
     "broadcast", "ceil", "ceiling", "clamp", "col2im", "concat", "constant", "convert", "convolution",
-    "convolution_backprop_data", "cos", "cosh", "cum_prod", "cum_sum", "deform_conv", "det", "divide", "einsum",
-    "equal", "erf", "exp", "floor", "floor_mod", "gather", "gather_elements", "gather_nd", "gelu", "greater",
+    "convolution_backprop_data", "cos", "cosh", "cum_prod", "cum_sum", "deformable_convolution", "det", "divide",
+    "einsum", "equal", "erf", "exp", "floor", "floor_mod", "gather", "gather_elements", "gather_nd", "gelu", "greater",
     "greater_equal", "grid_sample", "group_convolution", "gru_sequence", "hswish", "if_op", "interpolate",
     "label_encoder", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or", "loop",
     "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "mel_weight_matrix", "minimum", "mod", "multiply", "mvn",

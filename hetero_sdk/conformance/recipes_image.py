@@ -1,6 +1,7 @@
 """Case recipes of the image and region ops whose operands constrain each other: GridSample (a grid per data
 batch, with one coordinate per spatial axis), Resize (values per resized axis, crops) and ROIAlign (regions
-within the feature maps, batch indices in range), Col2Im (as many columns as the image holds blocks)."""
+within the feature maps, batch indices in range), Col2Im (as many columns as the image holds blocks),
+DeformableConvolution (offsets and mask for each output position and tap)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from hetero_sdk import opset
 from hetero_sdk.conformance.case_builder import F32, FLOATS, I64, Builder, OpCase, recipe
+from hetero_sdk.ops.convolution import resolve_pads
 
 
 @recipe("GridSample")
@@ -83,3 +85,30 @@ def _col2im(b: Builder, op_type: str) -> OpCase:
         dilations, pads, strides, name="op",
     )  # fmt: skip
     return b.case(op_type, node, "accumulate", math.prod(block), block=block, strides=strides)
+
+
+@recipe("DeformableConvolution")
+def _deformable_convolution(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    group, deformable = b.integer(1, 2), b.integer(1, 2)
+    kernel, dilations = [b.integer(1, 3), b.integer(1, 2)], [b.integer(1, 2), b.integer(1, 2)]
+    strides = [b.integer(1, 2), b.integer(1, 2)]
+    pads_begin, pads_end = [b.integer(0, 1), b.integer(0, 1)], [b.integer(0, 1), b.integer(0, 1)]
+    auto_pad, pad = b.pick(("explicit", "valid", "same_upper", "same_lower")), b.flag()
+    channels = group * deformable * b.integer(1, 2)
+    size = [b.integer(d * (k - 1) + 1, 5) for d, k in zip(dilations, kernel)]
+    data = b.values([b.integer(1, 2), channels, *size], dtype, -2, 2)
+    filters = b.operand(b.values([group * b.integer(1, 2), channels // group, *kernel], dtype, -1, 1), "filters")
+    begin, end = resolve_pads(auto_pad, size, kernel, strides, dilations, pads_begin, pads_end)
+    dims = [(n + p + q - d * (k - 1) - 1) // s + 1
+            for n, p, q, d, k, s in zip(size, begin, end, dilations, kernel, strides)]  # fmt: skip
+    taps = deformable * math.prod(kernel)
+    # quarter steps plus an eighth: no sample lands on an edge, where the two interpolation modes jump
+    offsets = (np.floor(b.values([data.shape[0], 2 * taps, *dims], F32, -2, 2) * 4) / 4 + 0.125).astype(dtype)
+    mask = b.operand(b.values([data.shape[0], taps, *dims], dtype, 0, 1), "mask") if b.flag() else None
+    node = opset.deformable_convolution(
+        b.input(data, "x"), b.operand(offsets, "offsets"), filters, strides, pads_begin, pads_end, dilations, mask,
+        auto_pad, group, deformable, pad, name="op",
+    )  # fmt: skip
+    attrs = {"group": group, "deformable_group": deformable, "auto_pad": auto_pad, "bilinear_interpolation_pad": pad}
+    return b.case(op_type, node, "accumulate", 4 * channels * math.prod(kernel), **attrs)

@@ -24,7 +24,6 @@ WITHOUT_CASES = {
     "NonMaxSuppression",
     "STFT",
     "MelWeightMatrix",
-    "DeformConv",
     "StringNormalizer",
     "StringSplit",
     "StringConcat",

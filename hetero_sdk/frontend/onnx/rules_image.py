@@ -168,12 +168,19 @@ def col2im(ctx: NodeContext) -> Outputs:
 
 @rule("DeformConv", since=19)
 def deform_conv(ctx: NodeContext) -> Outputs:
+    """OpenVINO's DeformableConvolution with ``bilinear_interpolation_pad`` (ONNX samples zeros past the
+    edges), then the bias added per output channel, as OpenVINO's ONNX frontend translates it."""
     x = ctx.input(0)
     if x.partial_shape.rank != 4:
         raise ctx.unsupported(f"a {x.partial_shape.rank}-D DeformConv (2-D images only)")
-    node = opset.deform_conv(
-        x, ctx.input(1), ctx.input(2), ctx.optional_input(3), ctx.optional_input(4),
-        strides=ctx.attr("strides", [1, 1]), pads=ctx.attr("pads", [0, 0, 0, 0]),
-        dilations=ctx.attr("dilations", [1, 1]), group=ctx.attr("group", 1), offset_group=ctx.attr("offset_group", 1),
+    pads = ctx.attr("pads", [0, 0, 0, 0])
+    node = opset.deformable_convolution(
+        x, ctx.input(2), ctx.input(1), strides=ctx.attr("strides", [1, 1]), pads_begin=pads[:2],
+        pads_end=pads[2:], dilations=ctx.attr("dilations", [1, 1]), mask=ctx.optional_input(4),
+        group=ctx.attr("group", 1), deformable_group=ctx.attr("offset_group", 1), bilinear_interpolation_pad=True,
     )  # fmt: skip
-    return [_out(node)]
+    bias = ctx.optional_input(3)
+    if bias is None:
+        return [_out(node)]
+    channels = opset.reshape(bias, ctx.const([1, -1, 1, 1], _I64), special_zero=False)
+    return [_out(opset.add(node, channels))]

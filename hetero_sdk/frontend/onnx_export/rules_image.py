@@ -1,11 +1,12 @@
 """Export rules of the image and region ops ONNX has under the same meaning: GridSample, Resize,
-ROIAlign, Col2Im and DeformConv (Interpolate's rule is in :mod:`.rules_nn`), and the signal ops STFT and
-MelWeightMatrix."""
+ROIAlign, Col2Im and DeformableConvolution (as DeformConv; Interpolate's rule is in :mod:`.rules_nn`),
+and the signal ops STFT and MelWeightMatrix."""
 
 from __future__ import annotations
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx_export.context import ExportContext, exporter, onnx_type
+from hetero_sdk.frontend.onnx_export.rules_nn import _window
 
 __all__: list[str] = []
 
@@ -109,9 +110,20 @@ def mel_weight_matrix(ctx: ExportContext) -> None:
     ctx.emit1("MelWeightMatrix", inputs, ctx.out(), output_datatype=onnx_type(ctx.attrs["output_type"]))
 
 
-@exporter("DeformConv")
-def deform_conv(ctx: ExportContext) -> None:
+@exporter("DeformableConvolution")
+def deformable_convolution(ctx: ExportContext) -> None:
+    attrs = ctx.attrs
     if ctx.opset < 19:
-        raise ctx.unsupported(f"DeformConv in ONNX opset {ctx.opset} (ONNX defines it from opset 19)")
-    inputs = [ctx.input(i) for i in range(ctx.current.get_input_size())]
-    ctx.emit1("DeformConv", inputs, ctx.out(), **ctx.attrs)
+        raise ctx.unsupported(f"DeformableConvolution in ONNX opset {ctx.opset} (ONNX's DeformConv is from opset 19)")
+    if not attrs["bilinear_interpolation_pad"]:
+        raise ctx.unsupported(
+            "bilinear_interpolation_pad=False (a sample near the edge reads the edge pixel; ONNX's DeformConv reads "
+            "zeros, as bilinear_interpolation_pad=True does)"
+        )
+    window = _window(ctx, list(ctx.port(2).partial_shape.dims[2:]))
+    if "auto_pad" in window:
+        raise ctx.unsupported(
+            f"auto_pad {attrs['auto_pad']} with dynamic spatial dims (DeformConv takes explicit pads)"
+        )
+    inputs = [ctx.input(0), ctx.input(2), ctx.input(1)] + (["", ctx.input(3)] if ctx.has_input(3) else [])
+    ctx.emit1("DeformConv", inputs, ctx.out(), group=attrs["group"], offset_group=attrs["deformable_group"], **window)

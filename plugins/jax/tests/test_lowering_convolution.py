@@ -1,4 +1,5 @@
-"""Convolution, GroupConvolution and ConvolutionBackpropData on XLA match the reference (1D to 3D)."""
+"""Convolution, GroupConvolution and ConvolutionBackpropData on XLA match the reference (1D to 3D); so do
+Col2Im and DeformableConvolution."""
 
 from __future__ import annotations
 
@@ -155,6 +156,28 @@ def test_col2im(data: st.DataObject) -> None:
     px = param(x)
     node = opset.col2im(px, np.array(image, np.int64), np.array(block, np.int64), None, pads, strides)
     check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-5)
+
+
+@OPS
+@given(data=st.data(), auto_pad=st.sampled_from(AUTO_PADS), pad=st.booleans(), masked=st.booleans())
+def test_deformable_convolution(data: st.DataObject, auto_pad: str, pad: bool, masked: bool) -> None:
+    group, deformable = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
+    channels, kernel = 2 * group * deformable, (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    geometry = data.draw(window(2, negative_pads=False))
+    x = data.draw(floats((2, channels, 6, 5), np.float32, -2, 2))
+    filters = data.draw(floats((2 * group, channels // group, *kernel), np.float32, -2, 2))
+    attrs = {"auto_pad": auto_pad, "group": group, "deformable_group": deformable, "bilinear_interpolation_pad": pad}
+    taps = deformable * kernel[0] * kernel[1]
+    unknown = opset.parameter([2, 2 * taps, -1, -1], np.float32)  # the output's size decides the offsets'
+    probe = build(opset.deformable_convolution, param(x), unknown, filters, **geometry, **attrs)
+    dims = probe.get_output_partial_shape(0).dims[2:]
+    # quarter steps plus an eighth: no sample lands exactly on an edge, where the modes switch
+    offsets = np.floor(data.draw(floats((2, 2 * taps, *dims), np.float32, -3, 3)) * 4) / 4 + np.float32(0.125)
+    arrays = [x, offsets] + ([data.draw(floats((2, taps, *dims), np.float32, 0, 1))] if masked else [])
+    params = [param(a, f"p{i}") for i, a in enumerate(arrays)]
+    node = opset.deformable_convolution(params[0], params[1], filters, **geometry, mask=params[2] if masked else None,
+                                        **attrs)  # fmt: skip
+    check_against_reference(single_op(node, params), arrays, rtol=1e-4, atol=1e-4)
 
 
 def _depthwise_numpy(x: np.ndarray, w: np.ndarray, strides, pads, dilations) -> np.ndarray:

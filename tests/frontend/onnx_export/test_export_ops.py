@@ -46,7 +46,8 @@ PARTLY_EXPORTABLE = {
     "GridSample": "ONNX opsets before 16 (5-D data before 20)",
     "Resize": "ONNX opsets before 19, which lack its attributes",
     "Col2Im": "ONNX opsets before 18, where ONNX defines it",
-    "DeformConv": "ONNX opsets before 19, where ONNX defines it",
+    "DeformableConvolution": "bilinear_interpolation_pad=False (ONNX's DeformConv reads zeros past the edges), "
+    "auto_pad same_* on dynamic spatial dims, ONNX opsets before 19",
     "STFT": "ONNX opsets before 17, where ONNX defines it",
     "MelWeightMatrix": "ONNX opsets before 17, where ONNX defines it",
     "ROIAlign": "aligned_mode 'half_pixel_for_nn', which ONNX lacks",
