@@ -72,19 +72,19 @@ def _roi_align(b: Builder, op_type: str) -> OpCase:
 @recipe("Col2Im")
 def _col2im(b: Builder, op_type: str) -> OpCase:
     dtype = b.pick(FLOATS)
-    rank = 2  # ONNX Runtime, which checks the export of these cases, misplaces 1-D blocks past the first channel
-    block = [b.integer(1, 3) for _ in range(rank)]
-    dilations, strides = [b.integer(1, 2) for _ in range(rank)], [b.integer(1, 2) for _ in range(rank)]
-    pads = [b.integer(0, 1) for _ in range(2 * rank)]
+    block = [b.integer(1, 3) for _ in range(2)]
+    dilations, strides = [b.integer(1, 2) for _ in range(2)], [b.integer(1, 2) for _ in range(2)]
+    pads_begin, pads_end = [b.integer(0, 1) for _ in range(2)], [b.integer(0, 1) for _ in range(2)]
     image = [b.integer(d * (k - 1) + 1, 5) for d, k in zip(dilations, block)]
-    counts = [(i + pads[a] + pads[rank + a] - (d * (k - 1) + 1)) // s + 1
-              for a, (i, d, k, s) in enumerate(zip(image, dilations, block, strides))]  # fmt: skip
-    data = b.values([b.integer(1, 2), b.integer(1, 2) * math.prod(block), math.prod(counts)], dtype, -2, 2)
+    counts = [(i + p + q - (d * (k - 1) + 1)) // s + 1
+              for i, p, q, d, k, s in zip(image, pads_begin, pads_end, dilations, block, strides)]  # fmt: skip
+    batch = [b.integer(1, 2)] if b.flag() else []
+    data = b.values([*batch, b.integer(1, 2) * math.prod(block), math.prod(counts)], dtype, -2, 2)
     node = opset.col2im(
         b.input(data, "x"), opset.constant(np.array(image, I64)), opset.constant(np.array(block, I64)),
-        dilations, pads, strides, name="op",
+        strides, dilations, pads_begin, pads_end, name="op",
     )  # fmt: skip
-    return b.case(op_type, node, "accumulate", math.prod(block), block=block, strides=strides)
+    return b.case(op_type, node, "accumulate", math.prod(block), block=block, strides=strides, batched=bool(batch))
 
 
 @recipe("DeformableConvolution")

@@ -1,5 +1,5 @@
-"""Col2Im (ONNX's, outside OpenVINO's opsets): sliding blocks, one per column, summed back into an image,
-the inverse arrangement of im2col.
+"""Col2Im (OpenVINO opset 15): sliding blocks, one per column, summed back into a 2-D image, the inverse
+arrangement of im2col (``torch.nn.Fold``).
 
 One array-API kernel serves every device: each kernel offset's blocks are spread over the image by the
 strides (interleaving zeros) and shifted into place by padding, then summed, so no scatter is needed.
@@ -8,6 +8,7 @@ strides (interleaving zeros) and shifted into place by padding, then summed, so 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from itertools import product
 from typing import Any
 
@@ -26,64 +27,74 @@ __all__ = ["col2im", "col2im_geometry"]
 
 def col2im(
     data: Any,
-    image_shape: Any,
-    block_shape: Any,
-    dilations: list[int] | None = None,
-    pads: list[int] | None = None,
-    strides: list[int] | None = None,
+    output_size: Any,
+    kernel_size: Any,
+    strides: Sequence[int] | None = None,
+    dilations: Sequence[int] | None = None,
+    pads_begin: Sequence[int] | None = None,
+    pads_end: Sequence[int] | None = None,
     name: str | None = None,
 ) -> Node:
-    """Sums sliding blocks back into images (``Col2Im``, ONNX opset 18).
+    """Sums sliding blocks back into 2-D images (``Col2Im``, OpenVINO opset 15).
 
-    :param data: ``[N, C * prod(block_shape), L]``: one block per column, ``L`` blocks.
-    :param image_shape: 1-D: the image's spatial dims (before ``pads`` are cut off).
-    :param block_shape: 1-D: the block's spatial dims.
-    :param dilations: per spatial axis (default 1); ``strides`` likewise.
-    :param pads: ``[begins..., ends...]`` (default 0): padding the blocks reach into, cut off.
+    :param data: ``[N, C * kH * kW, L]`` (or ``[C * kH * kW, L]``, unbatched): one block per column, ``L``
+        blocks, as many as fit the padded image.
+    :param output_size: ``[H, W]``: the image's spatial dims.
+    :param kernel_size: ``[kH, kW]``: the block's spatial dims.
+    :param strides: ``[sH, sW]`` between blocks (default ``[1, 1]``).
+    :param dilations: ``[dH, dW]`` between a block's elements (default ``[1, 1]``).
+    :param pads_begin: ``[top, left]`` (default 0): padding the blocks reach into, cut off; ``pads_end``:
+        ``[bottom, right]`` likewise.
+    :param name: the node's friendly name.
+    :returns: the node; its output is ``[N, C, H, W]`` (``[C, H, W]`` unbatched).
     """
-    inputs = [as_output(data), as_output(image_shape), as_output(block_shape)]
-    attrs = {"dilations": list(dilations or []), "pads": list(pads or []), "strides": list(strides or [])}
+    inputs = [as_output(data), as_output(output_size), as_output(kernel_size)]
+    attrs = {
+        "strides": list(strides or [1, 1]),
+        "dilations": list(dilations or [1, 1]),
+        "pads_begin": list(pads_begin or [0, 0]),
+        "pads_end": list(pads_end or [0, 0]),
+    }
     return Node(COL2IM, inputs, attrs, name)
 
 
-def col2im_geometry(attrs: dict[str, Any], image: list[int], block: list[int]) -> tuple[list[int], ...]:
-    """``(dilations, begins, ends, strides, blocks per axis)`` of a Col2Im with these image and block dims."""
-    rank = len(image)
-    dilations = attrs["dilations"] or [1] * rank
-    pads = attrs["pads"] or [0] * (2 * rank)
-    strides = attrs["strides"] or [1] * rank
-    begins, ends = pads[:rank], pads[rank:]
-    counts = [
-        (i + b + e - (d * (k - 1) + 1)) // s + 1
-        for i, b, e, d, k, s in zip(image, begins, ends, dilations, block, strides)
-    ]
-    return dilations, begins, ends, strides, counts
+def col2im_geometry(attrs: dict[str, Any], image: list[int], block: list[int]) -> list[int]:
+    """The blocks per spatial axis of a Col2Im with these attributes and image and block dims."""
+    rows = zip(image, attrs["pads_begin"], attrs["pads_end"], attrs["dilations"], block, attrs["strides"])
+    return [(i + b + e - (d * (k - 1) + 1)) // s + 1 for i, b, e, d, k, s in rows]
 
 
 def _col2im(node: Node) -> list[OutputSpec]:
-    data = expect_rank(node, 0, 3, what="data")
-    rank = expect_rank(node, 1, 1, what="image_shape")[0]
-    expect_rank(node, 2, 1, what="block_shape")
-    for key, factor in (("dilations", 1), ("strides", 1), ("pads", 2)):
+    data = expect_rank(node, 0, 2, 3, what="data")
+    for index, what in ((1, "output_size"), (2, "kernel_size")):
+        count = expect_rank(node, index, 1, what=what)[0]
+        if count not in (2, DYNAMIC):
+            raise node.error(f"{what} must hold 2 values (the image is 2-D), not {count}")
+    for key in ("strides", "dilations", "pads_begin", "pads_end"):
         values = node.attrs[key]
-        if values and rank != DYNAMIC and len(values) != factor * rank:
+        if len(values) != 2 or any(v < (0 if key.startswith("pads") else 1) for v in values):
+            least = "non-negative" if key.startswith("pads") else "positive"
+            raise node.error(f"attribute {key}={values} must hold 2 {least} values")
+    batch, (columns, blocks) = ([data[0]] if data.rank == 3 else []), data.dims[-2:]
+    image, kernel = constant_value(node.input_value(1)), constant_value(node.input_value(2))
+    size = DYNAMIC
+    if kernel is not None:
+        kernel_dims = [int(v) for v in kernel.reshape(-1)]
+        size = math.prod(kernel_dims)
+        if size < 1 or (columns != DYNAMIC and columns % size):
             raise node.error(
-                f"attribute {key} has {len(values)} values; {factor * rank} are due for {rank} spatial axes"
+                f"data's {columns} rows must be a multiple of the kernel's {size} elements ({kernel_dims})"
             )
-    image, block = constant_value(node.input_value(1)), constant_value(node.input_value(2))
-    if image is None or block is None:
-        spatial = [DYNAMIC] * max(rank, 0)
-        return [(node.input_value(0).element_type, PartialShape([data[0], DYNAMIC, *spatial]))]
-    image_dims, block_dims = [int(v) for v in image.reshape(-1)], [int(v) for v in block.reshape(-1)]
-    size = math.prod(block_dims)
-    if size < 1 or (data[1] != DYNAMIC and data[1] % size):
-        raise node.error(f"data's dimension 1 ({data[1]}) must be a multiple of the block size {size} ({block_dims})")
-    counts = col2im_geometry(node.attrs, image_dims, block_dims)[4]
-    if any(c < 1 for c in counts) or (data[2] != DYNAMIC and data[2] != math.prod(counts)):
-        raise node.error(f"data has {data[2]} blocks; an image {image_dims} with these blocks, pads, strides and "
-                         f"dilations holds {counts} = {math.prod(counts)}")  # fmt: skip
-    channels = DYNAMIC if data[1] == DYNAMIC else data[1] // size
-    return [(node.input_value(0).element_type, PartialShape([data[0], channels, *image_dims]))]
+    channels = DYNAMIC if DYNAMIC in (columns, size) else columns // size
+    if image is None:
+        return [(node.input_value(0).element_type, PartialShape([*batch, channels, DYNAMIC, DYNAMIC]))]
+    image_dims = [int(v) for v in image.reshape(-1)]
+    if kernel is not None:
+        counts = col2im_geometry(node.attrs, image_dims, kernel_dims)
+        if any(c < 1 for c in counts) or (blocks != DYNAMIC and blocks != math.prod(counts)):
+            raise node.error(f"data has {blocks} blocks; an image {image_dims} with these blocks, pads, strides and "
+                             f"dilations holds {counts} = {math.prod(counts)}")  # fmt: skip
+    return [(node.input_value(0).element_type, PartialShape([*batch, channels, *image_dims]))]
 
 
 def _spread(xp: Any, piece: Any, axis: int, stride: int, before: int, total: int) -> Any:
@@ -105,11 +116,15 @@ def _spread(xp: Any, piece: Any, axis: int, stride: int, before: int, total: int
     return xp.concat([parts[0], piece, *parts[1:]] if before > 0 else [piece, *parts], axis=axis)
 
 
-def _col2im_kernel(node: Node, data: Any, image_shape: Any, block_shape: Any) -> Any:
+def _col2im_kernel(node: Node, data: Any, output_size: Any, kernel_size: Any) -> Any:
     xp = namespace(data)
-    image = [int(v) for v in np.asarray(image_shape).reshape(-1)]
-    block = [int(v) for v in np.asarray(block_shape).reshape(-1)]
-    dilations, begins, ends, strides, counts = col2im_geometry(node.attrs, image, block)
+    if data.ndim == 2:
+        return _col2im_kernel(node, data[None, ...], output_size, kernel_size)[0, ...]
+    image = [int(v) for v in np.asarray(output_size).reshape(-1)]
+    block = [int(v) for v in np.asarray(kernel_size).reshape(-1)]
+    attrs = node.attrs
+    dilations, begins, ends, strides = attrs["dilations"], attrs["pads_begin"], attrs["pads_end"], attrs["strides"]
+    counts = col2im_geometry(attrs, image, block)
     batch, channels = data.shape[0], data.shape[1] // math.prod(block)
     columns = xp.reshape(data, (batch, channels, *block, *counts))
     padded = [i + b + e for i, b, e in zip(image, begins, ends)]
@@ -129,17 +144,18 @@ COL2IM = define(
         "convolution",
         _col2im,
         inputs=(
-            Input("data", NUMERIC_TYPES, doc="[N, C * prod(block_shape), L]: one block per column"),
-            Input("image_shape", INDEX_TYPES, decides_shape=True, doc="1-D: the image's spatial dims"),
-            Input("block_shape", INDEX_TYPES, decides_shape=True, doc="1-D: the block's spatial dims"),
+            Input("data", NUMERIC_TYPES, doc="[N, C * kH * kW, L] or [C * kH * kW, L]: one block per column"),
+            Input("output_size", INDEX_TYPES, decides_shape=True, doc="[H, W]: the image's spatial dims"),
+            Input("kernel_size", INDEX_TYPES, decides_shape=True, doc="[kH, kW]: the block's spatial dims"),
         ),
         attrs=(
-            Attr("dilations", INTS, [], doc="per spatial axis (default 1)"),
-            Attr("pads", INTS, [], doc="begins then ends (default 0): cut off the summed image"),
-            Attr("strides", INTS, [], doc="per spatial axis (default 1)"),
+            Attr("strides", INTS, [1, 1], doc="[sH, sW] between blocks"),
+            Attr("dilations", INTS, [1, 1], doc="[dH, dW] between a block's elements"),
+            Attr("pads_begin", INTS, [0, 0], doc="[top, left]: cut off the summed image"),
+            Attr("pads_end", INTS, [0, 0], doc="[bottom, right]: cut off the summed image"),
         ),
-        version="onnx18",
+        version="opset15",
         evaluate=_col2im_kernel,
-        doc="Sums sliding blocks (columns) back into images: the inverse arrangement of im2col.",
+        doc="Sums sliding blocks (columns) back into 2-D images: the inverse arrangement of im2col.",
     )
 )

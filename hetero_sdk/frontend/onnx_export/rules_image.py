@@ -89,8 +89,16 @@ def roi_align(ctx: ExportContext) -> None:
 def col2im(ctx: ExportContext) -> None:
     if ctx.opset < 18:
         raise ctx.unsupported(f"Col2Im in ONNX opset {ctx.opset} (ONNX defines it from opset 18)")
-    attrs = {k: v or None for k, v in ctx.attrs.items()}
-    ctx.emit1("Col2Im", [ctx.input(0), ctx.i64(1), ctx.i64(2)], ctx.out(), **attrs)
+    attrs = ctx.attrs
+    pads = list(attrs["pads_begin"]) + list(attrs["pads_end"])
+    window = {"strides": attrs["strides"], "dilations": attrs["dilations"], "pads": pads}
+    data, out = ctx.input(0), ctx.out()
+    batched = ctx.rank(0) == 3
+    if not batched:  # ONNX's Col2Im takes a batch: add one, and take it away after
+        data = ctx.emit1("Unsqueeze", [data, ctx.const([0])])
+    result = ctx.emit1("Col2Im", [data, ctx.i64(1), ctx.i64(2)], out if batched else None, **window)
+    if not batched:
+        ctx.emit1("Squeeze", [result, ctx.const([0])], out)
 
 
 @exporter("STFT")

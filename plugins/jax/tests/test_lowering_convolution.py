@@ -144,17 +144,17 @@ def test_half_precision_depthwise_convolution_sums_in_f32() -> None:
 
 
 @OPS
-@given(data=st.data())
-def test_col2im(data: st.DataObject) -> None:
-    rank = data.draw(st.integers(1, 3))
-    block = [data.draw(st.integers(1, 3)) for _ in range(rank)]
-    strides = [data.draw(st.integers(1, 2)) for _ in range(rank)]
-    pads = [data.draw(st.integers(0, 1)) for _ in range(2 * rank)]
+@given(data=st.data(), batched=st.booleans())
+def test_col2im(data: st.DataObject, batched: bool) -> None:
+    block = [data.draw(st.integers(1, 3)) for _ in range(2)]
+    strides = [data.draw(st.integers(1, 2)) for _ in range(2)]
+    pads = [data.draw(st.integers(0, 1)) for _ in range(4)]
     image = [data.draw(st.integers(k, 5)) for k in block]
-    counts = [(i + pads[a] + pads[rank + a] - k) // s + 1 for a, (i, k, s) in enumerate(zip(image, block, strides))]
-    x = data.draw(floats((1, 2 * int(np.prod(block)), int(np.prod(counts))), np.float32, -3, 3))
+    counts = [(i + pads[a] + pads[2 + a] - k) // s + 1 for a, (i, k, s) in enumerate(zip(image, block, strides))]
+    shape = (1, 2 * int(np.prod(block)), int(np.prod(counts)))
+    x = data.draw(floats(shape if batched else shape[1:], np.float32, -3, 3))
     px = param(x)
-    node = opset.col2im(px, np.array(image, np.int64), np.array(block, np.int64), None, pads, strides)
+    node = opset.col2im(px, np.array(image, np.int64), np.array(block, np.int64), strides, None, pads[:2], pads[2:])
     check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-5)
 
 

@@ -1,9 +1,11 @@
-"""The image rules (Resize, Upsample, GridSample) compute what ONNX Runtime computes."""
+"""The image rules (Resize, Upsample, GridSample, RoiAlign, Col2Im) compute what ONNX Runtime computes."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx.reference import ReferenceEvaluator
 from onnx_models import check, node_model
 
@@ -182,16 +184,24 @@ def test_roi_align_with_adaptive_sampling_runs_on_template_and_is_declined_by_xl
     assert not any("RoiAlign" in name for name in supported)
 
 
-@pytest.mark.parametrize(
-    ("image", "block", "attrs"),
-    [([5, 5], [2, 3], {}), ([6, 5], [2, 2], {"strides": [2, 1], "pads": [1, 0, 1, 1], "dilations": [1, 2]})],
-)
-def test_col2im(image: list[int], block: list[int], attrs: dict) -> None:
-    strides, dil = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
-    pads = attrs.get("pads", [0, 0, 0, 0])
-    counts = [(i + pads[a] + pads[2 + a] - (d * (k - 1) + 1)) // s + 1
+@settings(max_examples=12, deadline=None)
+@given(data=st.data(), rank=st.integers(1, 3), constant=st.booleans())
+def test_col2im_of_each_rank_on_template_and_xla(data: st.DataObject, rank: int, constant: bool) -> None:
+    """2-D as OpenVINO's Col2Im, other ranks as one Col2Im per axis; image and block shapes given as
+    constants or at run time. The expectation: ONNX Runtime for 2-D, ONNX's reference evaluator otherwise
+    (ONNX Runtime misplaces 1-D blocks past the first channel)."""
+    block = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+    dil, strides = (
+        [data.draw(st.integers(1, 2)) for _ in range(rank)],
+        [data.draw(st.integers(1, 2)) for _ in range(rank)],
+    )
+    pads = [data.draw(st.integers(0, 1)) for _ in range(2 * rank)]
+    image = [data.draw(st.integers(d * (k - 1) + 1, 5)) for d, k in zip(dil, block)]
+    counts = [(i + pads[a] + pads[rank + a] - (d * (k - 1) + 1)) // s + 1
               for a, (i, k, d, s) in enumerate(zip(image, block, dil, strides))]  # fmt: skip
-    inputs = {"x": _x(2, 3 * block[0] * block[1], counts[0] * counts[1])}
+    inputs = {"x": _x(2, 3 * int(np.prod(block)), int(np.prod(counts)))}
     inputs |= {"image": np.array(image, I64), "block": np.array(block, I64)}
-    model, feeds = node_model("Col2Im", inputs, 18, constants=["image", "block"], **attrs)
-    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, atol=1e-5)
+    attrs = {"strides": strides, "pads": pads, "dilations": dil}
+    model, feeds = node_model("Col2Im", inputs, 18, constants=["image", "block"] if constant else [], **attrs)
+    expected = None if rank == 2 else ReferenceEvaluator(model).run(None, feeds)
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, atol=1e-5, expected=expected)
