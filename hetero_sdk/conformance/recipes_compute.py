@@ -1,5 +1,5 @@
 """Case recipes of the compute families: MatMul, Einsum, reductions, normalizations, convolutions, pooling, TopK,
-Unique."""
+Unique, STFT."""
 
 from __future__ import annotations
 
@@ -287,3 +287,16 @@ def _unique(b: Builder, op_type: str) -> OpCase:
     index_type, count_type = b.pick((I32, I64)), b.pick((I32, I64))
     node = opset.unique(b.input(data, "x"), axis_node, sort, index_type, count_type, name="op")
     return b.case(op_type, [node.output(i) for i in range(4)], "exact", axis=axis, sorted=sort)
+
+
+@recipe("STFT")
+def _stft(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    size = b.integer(1, 10)
+    batch = [b.integer(1, 2)] if b.flag() else []
+    signal = b.values([*batch, b.integer(size, 24)], dtype, -2, 2)
+    window = b.operand(b.values([b.integer(1, size)], dtype, 0, 1), "window")
+    transpose = b.flag()
+    node = opset.stft(b.input(signal, "x"), window, np.array(size, I64), np.array(b.integer(1, 4), I64), transpose,
+                      name="op")  # fmt: skip
+    return b.case(op_type, node, "accumulate", size, frame_size=size, transpose_frames=transpose)

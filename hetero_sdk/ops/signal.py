@@ -1,7 +1,7 @@
-"""Signal ops of ONNX outside OpenVINO's opsets: STFT (short-time Fourier transforms of windowed frames)
-and MelWeightMatrix (triangular mel-scale filter banks).
+"""Signal ops: STFT (OpenVINO opset 15: short-time Fourier transforms of windowed frames of a real
+signal) and MelWeightMatrix (ONNX's, outside OpenVINO's opsets: triangular mel-scale filter banks).
 
-Both have one array-API kernel. Their shapes follow values (the frame step and length; the bin counts),
+Both have one array-API kernel. Their shapes follow values (the frame size and step; the bin counts),
 which XLA, whose shapes are static, needs known while compiling: it gets them as static inputs.
 """
 
@@ -16,7 +16,7 @@ from hetero_sdk.element_type import Type
 from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import BOOL, ELEMENT_TYPE, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
-from hetero_sdk.ops.checks import INDEX_TYPES, NUMERIC_TYPES, REAL_TYPES, expect_rank
+from hetero_sdk.ops.checks import INDEX_TYPES, NUMERIC_TYPES, REAL_TYPES, expect_rank, expect_same_types
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
@@ -24,21 +24,25 @@ __all__ = ["mel_weight_matrix", "stft"]
 
 
 def stft(
-    signal: Any, frame_step: Any, frame_length: Any, window: Any = None, onesided: bool = True, name: str | None = None
+    signal: Any, window: Any, frame_size: Any, frame_step: Any, transpose_frames: bool, name: str | None = None
 ) -> Node:
-    """The short-time Fourier transform of ``signal`` (``STFT``, ONNX opset 17).
+    """The short-time Fourier transform of a real signal (``STFT``, OpenVINO opset 15): the one-sided DFT
+    of each frame of ``frame_size`` samples, ``frame_step`` apart, multiplied by the window.
 
-    :param signal: ``[batch, length, 1]`` (real) or ``[batch, length, 2]`` (complex: real, imaginary).
+    :param signal: ``[batch, length]`` or ``[length]``, real.
+    :param window: ``[window_length]``, ``window_length <= frame_size``: centred in the frame (zeros on
+        either side, the odd one after), it multiplies each frame.
+    :param frame_size: scalar: the samples per frame (and the DFT length).
     :param frame_step: scalar: the samples between the starts of two frames.
-    :param frame_length: scalar: the samples per frame (and the DFT length).
-    :param window: ``[frame_length]``: multiplies each frame (default: ones).
-    :param onesided: keep only the ``frame_length // 2 + 1`` non-redundant bins (real signals).
-    :returns: ``[batch, frames, bins, 2]``, ``frames = (length - frame_length) // frame_step + 1``.
+    :param transpose_frames: False: ``[batch, frames, bins, 2]``; True: ``[batch, bins, frames, 2]``
+        (real, imaginary last; no batch axis for a 1-D signal), ``frames = (length - frame_size) //
+        frame_step + 1``, ``bins = frame_size // 2 + 1``.
+    :param name: the node's friendly name.
+    :returns: the node.
     """
-    inputs = [as_output(signal), as_output(frame_step), as_output(frame_length)]
-    if window is not None:
-        inputs.append(as_output(window))
-    return Node(STFT, inputs, {"onesided": bool(onesided)}, name)
+    inputs = [as_output(signal)]
+    inputs += [as_output(window, like=inputs[0]), as_output(frame_size), as_output(frame_step)]
+    return Node(STFT, inputs, {"transpose_frames": bool(transpose_frames)}, name)
 
 
 def _scalar(node: Node, index: int) -> int | None:
@@ -47,45 +51,44 @@ def _scalar(node: Node, index: int) -> int | None:
 
 
 def _stft(node: Node) -> list[OutputSpec]:
-    signal = expect_rank(node, 0, 3, what="signal")
-    if signal[2] not in (1, 2, DYNAMIC):
-        raise node.error(f"signal is {signal}; its last dimension holds 1 (real) or 2 (complex) components")
-    if signal[2] == 2 and node.attrs["onesided"]:
-        raise node.error("a one-sided transform takes a real signal ([batch, length, 1]); set onesided=False")
-    step, length = _scalar(node, 1), _scalar(node, 2)
-    if node.get_input_size() > 3:
-        window = expect_rank(node, 3, 1, what="window")[0]
-        if length is not None and window not in (length, DYNAMIC):
-            raise node.error(f"window has {window} values; frame_length is {length}")
+    element_type = expect_same_types(node, 0, 1)
+    signal = expect_rank(node, 0, 1, 2, what="signal")
+    window = expect_rank(node, 1, 1, what="window")[0]
+    for index, what in ((2, "frame_size"), (3, "frame_step")):
+        expect_rank(node, index, 0, what=what)
+    size, step = _scalar(node, 2), _scalar(node, 3)
+    length = signal[-1]
     if step is not None and step < 1:
         raise node.error(f"frame_step {step} must be positive")
-    if length is not None and (length < 1 or (signal[1] != DYNAMIC and length > signal[1])):
-        raise node.error(f"frame_length {length} must be in [1, {signal[1]}] (the signal's length)")
-    frames = DYNAMIC if DYNAMIC in (signal[1],) or step is None or length is None else (signal[1] - length) // step + 1
-    bins = DYNAMIC if length is None else (length // 2 + 1 if node.attrs["onesided"] else length)
-    return [(node.input_value(0).element_type, PartialShape([signal[0], frames, bins, 2]))]
+    if size is not None and (size < 1 or (length != DYNAMIC and size > length)):
+        raise node.error(f"frame_size {size} must be in [1, {length}] (the signal's length)")
+    if size is not None and window != DYNAMIC and window > size:
+        raise node.error(f"window has {window} values, more than frame_size {size}")
+    frames = DYNAMIC if length == DYNAMIC or step is None or size is None else (length - size) // step + 1
+    bins = DYNAMIC if size is None else size // 2 + 1
+    dims = [bins, frames] if node.attrs["transpose_frames"] else [frames, bins]
+    return [(element_type, PartialShape([*signal.dims[:-1], *dims, 2]))]
 
 
-def _stft_kernel(node: Node, signal: Any, frame_step: Any, frame_length: Any, window: Any = None) -> Any:
-    xp = namespace(signal)
+def _stft_kernel(node: Node, signal: Any, window: Any, frame_size: Any, frame_step: Any) -> Any:
+    xp = namespace(signal, window)
     x = widened(signal)
-    step, length = int(np.asarray(frame_step).reshape(-1)[0]), int(np.asarray(frame_length).reshape(-1)[0])
-    frames = (signal.shape[1] - length) // step + 1
-    starts = np.arange(frames)[:, None] * step + np.arange(length)[None, :]
-    framed = xp.take(x, xp.asarray(starts.reshape(-1).astype(np.int32)), axis=1)
-    framed = xp.reshape(framed, (signal.shape[0], frames, length, signal.shape[2]))  # [B, F, N, parts]
-    if window is not None:
-        framed = framed * xp.reshape(xp.astype(widened(window), x.dtype), (1, 1, length, 1))
-    bins = length // 2 + 1 if node.attrs["onesided"] else length
-    angle = 2 * np.pi * ((np.arange(length)[:, None] * np.arange(bins)[None, :]) % length) / length
+    size, step = int(np.asarray(frame_size).reshape(-1)[0]), int(np.asarray(frame_step).reshape(-1)[0])
+    frames = (signal.shape[-1] - size) // step + 1
+    starts = np.arange(frames)[:, None] * step + np.arange(size)[None, :]
+    framed = xp.take(x, xp.asarray(starts.reshape(-1).astype(np.int32)), axis=-1)
+    framed = xp.reshape(framed, (*signal.shape[:-1], frames, size))
+    before = (size - window.shape[0]) // 2
+    pieces = [xp.zeros((before,), dtype=x.dtype), xp.astype(widened(window), x.dtype),
+              xp.zeros((size - window.shape[0] - before,), dtype=x.dtype)]  # fmt: skip
+    framed = framed * xp.concat(pieces)
+    bins = size // 2 + 1
+    angle = 2 * np.pi * ((np.arange(size)[:, None] * np.arange(bins)[None, :]) % size) / size
     cos, sin = xp.asarray(np.cos(angle), dtype=x.dtype), xp.asarray(np.sin(angle), dtype=x.dtype)
-    real = framed[..., 0]
-    imag = framed[..., 1] if signal.shape[2] == 2 else None
-    # (re + i im)(cos - i sin): re cos + im sin, im cos - re sin
-    out_re, out_im = xp.matmul(real, cos), -xp.matmul(real, sin)
-    if imag is not None:
-        out_re, out_im = out_re + xp.matmul(imag, sin), out_im + xp.matmul(imag, cos)
-    return xp.astype(xp.stack([out_re, out_im], axis=-1), signal.dtype)
+    out = xp.stack([xp.matmul(framed, cos), -xp.matmul(framed, sin)], axis=-1)  # [..., frames, bins, 2]
+    if node.attrs["transpose_frames"]:
+        out = xp.permute_dims(out, (*range(out.ndim - 3), out.ndim - 2, out.ndim - 3, out.ndim - 1))
+    return xp.astype(out, signal.dtype)
 
 
 def mel_weight_matrix(
@@ -149,15 +152,15 @@ STFT = define(
         "signal",
         _stft,
         inputs=(
-            Input("signal", REAL_TYPES, doc="[batch, length, 1 or 2]"),
+            Input("signal", REAL_TYPES, doc="[batch, length] or [length], real"),
+            Input("window", REAL_TYPES, doc="[window_length <= frame_size]: centred in each frame"),
+            Input("frame_size", INDEX_TYPES, decides_shape=True, doc="scalar: samples per frame, the DFT length"),
             Input("frame_step", INDEX_TYPES, decides_shape=True, doc="scalar: samples between frame starts"),
-            Input("frame_length", INDEX_TYPES, decides_shape=True, doc="scalar: samples per frame"),
-            Input("window", REAL_TYPES, optional=True, doc="[frame_length]; ones by default"),
         ),
-        attrs=(Attr("onesided", BOOL, True, doc="only the frame_length // 2 + 1 non-redundant bins"),),
-        version="onnx17",
+        attrs=(Attr("transpose_frames", BOOL, doc="bins before frames in the output"),),
+        version="opset15",
         evaluate=_stft_kernel,
-        doc="Short-time Fourier transform: the DFT of each windowed frame, as [batch, frames, bins, 2].",
+        doc="Short-time Fourier transform: the one-sided DFT of each windowed frame, as [batch, frames, bins, 2].",
     )
 )
 MEL_WEIGHT_MATRIX = define(

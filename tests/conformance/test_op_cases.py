@@ -22,7 +22,6 @@ WITHOUT_CASES = {
     "Interpolate",
     "NonZero",
     "NonMaxSuppression",
-    "STFT",
     "MelWeightMatrix",
     "StringNormalizer",
     "StringSplit",

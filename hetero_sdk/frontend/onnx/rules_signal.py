@@ -1,6 +1,7 @@
 """Rules for ONNX's signal ops: DFT, as products with cosine and sine matrices along the signal axis
 (MatMul, which every device has), for signal lengths and axes known while translating; STFT and
-MelWeightMatrix, the opset's ops of the same names."""
+STFT as OpenVINO's STFT of each real part (ONNX's two-sided and complex transforms built from it), and
+MelWeightMatrix, the opset's op of the same name."""
 
 from __future__ import annotations
 
@@ -127,16 +128,49 @@ def _dft_any_axis(ctx: NodeContext) -> Output:
 
 @rule("STFT", since=17)
 def stft(ctx: NodeContext) -> Outputs:
-    signal, window = ctx.input(0), ctx.optional_input(2)
-    length = ctx.optional_input(3)
-    if length is None:
+    """OpenVINO's STFT of the signal (a window of ones when none is given). What OpenVINO's op lacks is
+    built from it: the two-sided spectrum of a real signal by conjugate symmetry (``X[N - k] =
+    conj(X[k])``), and a complex signal's spectrum by linearity (``STFT(a) + i STFT(b)``)."""
+    signal, window, size = ctx.input(0), ctx.optional_input(2), ctx.optional_input(3)
+    shape = signal.partial_shape
+    if shape.rank != 3 or shape[2] not in (1, 2):
+        raise ctx.error(f"signal is {shape}; expected [batch, length, 1] (real) or [batch, length, 2] (complex)")
+    onesided, parts = bool(ctx.attr("onesided", 1)), shape[2]
+    if parts == 2 and onesided:
+        raise ctx.error("onesided=1 takes a real signal ([batch, length, 1]); this one is complex")
+    if size is None:
         if window is None:
             raise ctx.error("STFT needs a window (input 2) or a frame_length (input 3)")
-        length = opset.gather(opset.shape_of(window, Type.i64), ctx.const(0, _I64), ctx.const(0, _I64)).output(0)
-    onesided = bool(ctx.attr("onesided", 1))
-    if signal.partial_shape.rank == 3 and signal.partial_shape[2] == 2 and onesided:
-        raise ctx.error("onesided=1 takes a real signal ([batch, length, 1]); this one is complex")
-    return [opset.stft(signal, ctx.input(1), length, window, onesided).output(0)]
+        size = _out(opset.gather(opset.shape_of(window, Type.i64), ctx.const(0, _I64), ctx.const(0, _I64)))
+    size = _out(opset.convert(size, Type.i64))
+    if window is None:
+        ones = ctx.const(np.array(1, signal.element_type.numpy))
+        window = _out(opset.broadcast(ones, opset.reshape(size, ctx.const([1], _I64), special_zero=False)))
+    spectra = []
+    for part in range(parts):
+        real = opset.squeeze(opset.gather(signal, ctx.const([part], _I64), ctx.const(2, _I64)), ctx.const([2], _I64))
+        half = _out(opset.stft(real, window, size, ctx.input(1), transpose_frames=False))
+        spectra.append(half if onesided else _two_sided(ctx, half, size))
+    if parts == 1:
+        return [spectra[0]]
+    # (a_re + i a_im) + i (b_re + i b_im): re = a_re - b_im, im = a_im + b_re
+    swapped = opset.gather(spectra[1], ctx.const([1, 0], _I64), ctx.const(-1, _I64))
+    turned = opset.multiply(swapped, ctx.const(np.array([-1, 1], signal.element_type.numpy)))
+    return [_out(opset.add(spectra[0], turned))]
+
+
+def _two_sided(ctx: NodeContext, half: Output, size: Output) -> Output:
+    """The ``size`` bins of a real signal's spectrum from its first ``size // 2 + 1`` (axis 2): the
+    bins after them are the conjugates of bins ``(size - 1) // 2`` down to 1."""
+    last = opset.divide(opset.subtract(opset.reshape(size, ctx.const([1], _I64), False), ctx.const([1], _I64)),
+                        ctx.const([2], _I64))  # fmt: skip
+    mirrored = opset.slice(half, last, ctx.const([0], _I64), ctx.const([-1], _I64), ctx.const([2], _I64))
+    conjugate = opset.multiply(mirrored, ctx.const(np.array([1, -1], half.element_type.numpy)))
+    return _out(opset.concat([half, conjugate], 2))
+
+
+def _out(node: object) -> Output:
+    return node.output(0)  # type: ignore[attr-defined, no-any-return]
 
 
 @rule("MelWeightMatrix", since=17)

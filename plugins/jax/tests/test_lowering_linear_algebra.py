@@ -57,11 +57,11 @@ def test_every_f32_product_is_compiled_at_highest_precision() -> None:
     # XLA:GPU runs an f32 product of default precision in TF32 (~1e-3 relative error); on the CPU the
     # compiled HLO still says which precision each product asked for. STFT and Einsum come from the
     # kernels shared with TEMPLATE (plain matmuls), MatMul and Convolution from the plugin's own lowering.
-    signal, a = param(np.zeros((1, 64, 1), np.float32), "signal"), param(np.zeros((4, 16), np.float32), "a")
+    signal, a = param(np.zeros((1, 64), np.float32), "signal"), param(np.zeros((4, 16), np.float32), "a")
     image = param(np.zeros((1, 2, 8, 8), np.float32), "image")
     window = np.hanning(16).astype(np.float32)
     nodes = [
-        opset.stft(signal, np.array(8, np.int64), np.array(16, np.int64), window, True),
+        opset.stft(signal, window, np.array(16, np.int64), np.array(8, np.int64), False),
         opset.einsum([a, a], "ij,kj->ik"),
         opset.matmul(a, np.ones((16, 3), np.float32)),
         opset.convolution(image, np.ones((3, 2, 3, 3), np.float32), [1, 1], [0, 0], [0, 0], [1, 1]),

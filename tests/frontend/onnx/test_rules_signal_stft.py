@@ -1,10 +1,13 @@
-"""STFT and MelWeightMatrix: against numpy's FFT of frames cut in the test, and against onnx.reference
-(an oracle) for the mel filters; on TEMPLATE and XLA (frame sizes constant), and exported back."""
+"""ONNX's STFT (through OpenVINO's STFT: two-sided and complex transforms built from it) and
+MelWeightMatrix: against numpy's FFT of frames cut in the test and against ONNX Runtime, against
+onnx.reference (an oracle) for the mel filters; on TEMPLATE and XLA, and exported back."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 from onnx_models import check, graph_model, node_model, value_info
@@ -41,6 +44,32 @@ def test_stft_is_the_fft_of_each_windowed_frame(parts: int, onesided: int, windo
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-4, expected=[expected])
 
 
+@settings(max_examples=12, deadline=None)
+@given(data=st.data(), parts=st.integers(1, 2), windowed=st.booleans(), constant=st.booleans())
+def test_stft_matches_numpy_and_onnxruntime(data: st.DataObject, parts: int, windowed: bool, constant: bool) -> None:
+    """Each frame length (odd and even: the mirrored half differs), one- and two-sided, real and complex,
+    frame sizes constant or given at run time; ONNX Runtime checks the real signals' transforms too."""
+    length, step = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 4))
+    onesided = 0 if parts == 2 else data.draw(st.integers(0, 1))
+    signal = RNG.standard_normal((2, data.draw(st.integers(length, 24)), parts)).astype(F32)
+    window = RNG.uniform(0, 1, length).astype(F32) if windowed else None
+    inputs = {"signal": signal, "step": np.array(step, I64), "window": window}
+    if not windowed:
+        inputs["length"] = np.array(length, I64)
+    if constant:
+        model, feeds = node_model("STFT", inputs, 17, constants=["step", "window", "length"], onesided=onesided)
+    else:  # ONNX's shape inference leaves the output without a shape: it is declared with symbols
+        feeds = {k: np.asarray(v) for k, v in inputs.items() if v is not None}
+        names = ["signal", "step", "window" if windowed else "", *([] if windowed else ["length"])]
+        node = helper.make_node("STFT", names, ["y"], onesided=onesided)
+        values = [value_info(k, v.dtype, v.shape) for k, v in feeds.items()]
+        model = graph_model([node], values, [value_info("y", F32, [2, "frames", "bins", 2])], 17)
+    expected = numpy_stft(signal, step, length, window, bool(onesided))
+    check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-4, expected=[expected])
+    if parts == 1:
+        check(model, feeds, ("TEMPLATE",), rtol=1e-4, atol=1e-4)
+
+
 def test_stft_frame_sizes_given_at_run_time_run_on_template() -> None:
     signal = RNG.standard_normal((1, 64, 1)).astype(F32)
     feeds = {"signal": signal, "step": np.array(8, I64), "length": np.array(16, I64)}
@@ -64,9 +93,15 @@ def test_mel_weight_matrix_matches_onnx_reference(mels: int, length: int, rate: 
     assert got[0].shape == (length // 2 + 1, mels) and got[0].max() == 1.0  # every triangle peaks at 1
 
 
-def test_stft_and_mel_weight_matrix_export_as_themselves() -> None:
-    signal = opset.parameter([1, 32, 1], F32, name="signal")
-    spectrum = opset.stft(signal, np.array(4, I64), np.array(8, I64), np.hanning(8).astype(F32), name="stft")
+@pytest.mark.parametrize(
+    ("batched", "transpose_frames", "window"), [(True, False, 8), (False, True, 5), (True, True, 6)]
+)
+def test_stft_and_mel_weight_matrix_export_as_themselves(batched: bool, transpose_frames: bool, window: int) -> None:
+    """A 1-D signal, transposed frames and a window shorter than the frame (padded, centred) export too."""
+    shape = [2, 32] if batched else [32]
+    signal = opset.parameter(shape, F32, name="signal")
+    spectrum = opset.stft(signal, np.hanning(window).astype(F32), np.array(8, I64), np.array(4, I64),
+                          transpose_frames, name="stft")  # fmt: skip
     bank = opset.mel_weight_matrix(
         np.array(3, I64), np.array(8, I64), np.array(8000, I64), np.array(0, F32), np.array(4000, F32), name="mel"
     )
@@ -76,8 +111,9 @@ def test_stft_and_mel_weight_matrix_export_as_themselves() -> None:
         "STFT",
         "MelWeightMatrix",
     ]
-    x = RNG.standard_normal((1, 32, 1)).astype(F32)
+    x = RNG.standard_normal(shape).astype(F32)
     want = [np.asarray(v) for v in ReferenceEvaluator(proto).run(None, {"signal": x})]
     got = hs.Core().compile_model(model, "TEMPLATE")([x]).to_tuple()
     for g, w in zip(got, want):
+        assert np.asarray(g).shape == w.shape
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-4, atol=1e-4)

@@ -48,7 +48,7 @@ PARTLY_EXPORTABLE = {
     "Col2Im": "ONNX opsets before 18, where ONNX defines it",
     "DeformableConvolution": "bilinear_interpolation_pad=False (ONNX's DeformConv reads zeros past the edges), "
     "auto_pad same_* on dynamic spatial dims, ONNX opsets before 19",
-    "STFT": "ONNX opsets before 17, where ONNX defines it",
+    "STFT": "ONNX opsets before 17, where ONNX defines it; a frame_size or window length not static",
     "MelWeightMatrix": "ONNX opsets before 17, where ONNX defines it",
     "ROIAlign": "aligned_mode 'half_pixel_for_nn', which ONNX lacks",
     "LRN": "windows over other axes than an NCHW tensor's channels, or of an even size (what ONNX Runtime runs)",
