@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx_export.context import ExportContext, exporter, onnx_type
-from hetero_sdk.frontend.onnx_export.rules_nn import _window
+from hetero_sdk.frontend.onnx_export.rules_nn import window_attributes
 
 __all__: list[str] = []
 
@@ -146,7 +146,7 @@ def deformable_convolution(ctx: ExportContext) -> None:
             "bilinear_interpolation_pad=False (a sample near the edge reads the edge pixel; ONNX's DeformConv reads "
             "zeros, as bilinear_interpolation_pad=True does)"
         )
-    window = _window(ctx, list(ctx.port(2).partial_shape.dims[2:]))
+    window = window_attributes(ctx, list(ctx.port(2).partial_shape.dims[2:]))
     if "auto_pad" in window:
         raise ctx.unsupported(
             f"auto_pad {attrs['auto_pad']} with dynamic spatial dims (DeformConv takes explicit pads)"

@@ -12,12 +12,12 @@ from hetero_sdk.frontend.onnx_export.context import ExportContext, exporter
 from hetero_sdk.ops.image import interpolate_pads
 from hetero_sdk.shape import DYNAMIC
 
-__all__: list[str] = []
+__all__ = ["window_attributes"]
 
 _AUTO_PAD = {"explicit": "NOTSET", "same_upper": "SAME_UPPER", "same_lower": "SAME_LOWER", "valid": "VALID"}
 
 
-def _window(ctx: ExportContext, kernel: list[int] | None, dilations: bool = True) -> dict[str, Any]:
+def window_attributes(ctx: ExportContext, kernel: list[int] | None, dilations: bool = True) -> dict[str, Any]:
     """ONNX's strides, pads, dilations and auto_pad of a convolution or pooling node. With static
     spatial dims and a known ``kernel``, ``same_*`` and ``valid`` become explicit pads (ONNX Runtime
     refuses dilations with ``SAME_*``)."""
@@ -72,7 +72,7 @@ def _kernel(ctx: ExportContext) -> list[int]:
 
 @exporter("Convolution")
 def convolution(ctx: ExportContext) -> None:
-    ctx.emit1("Conv", [ctx.input(0), ctx.input(1)], ctx.out(), **_window(ctx, _kernel(ctx)))
+    ctx.emit1("Conv", [ctx.input(0), ctx.input(1)], ctx.out(), **window_attributes(ctx, _kernel(ctx)))
 
 
 @exporter("GroupConvolution")
@@ -86,12 +86,12 @@ def group_convolution(ctx: ExportContext) -> None:
         raise ctx.unsupported("grouped filters of dynamic shape (ONNX needs the group count)")
     else:
         filters = ctx.emit1("Reshape", [ctx.input(1), ctx.const([dims[0] * dims[1], *dims[2:]], name="shape")])
-    ctx.emit1("Conv", [ctx.input(0), filters], ctx.out(), group=groups, **_window(ctx, _kernel(ctx)))
+    ctx.emit1("Conv", [ctx.input(0), filters], ctx.out(), group=groups, **window_attributes(ctx, _kernel(ctx)))
 
 
 @exporter("ConvolutionBackpropData")
 def convolution_backprop_data(ctx: ExportContext) -> None:
-    window = _window(ctx, None)
+    window = window_attributes(ctx, None)
     padding = list(ctx.attrs["output_padding"])
     if any(padding):
         window["output_padding"] = padding
@@ -108,7 +108,7 @@ def convolution_backprop_data(ctx: ExportContext) -> None:
 @exporter("MaxPool")
 def max_pool(ctx: ExportContext) -> None:
     attrs = ctx.attrs
-    window = _window(ctx, list(attrs["kernel_shape"]))
+    window = window_attributes(ctx, list(attrs["kernel_shape"]))
     if attrs["rounding_type"] == "ceil":
         _ceil_windows_fit(ctx, window, list(attrs["kernel_shape"]))
     window.update(kernel_shape=list(attrs["kernel_shape"]), ceil_mode=int(attrs["rounding_type"] == "ceil"))
@@ -129,7 +129,7 @@ def max_pool(ctx: ExportContext) -> None:
 @exporter("AvgPool")
 def avg_pool(ctx: ExportContext) -> None:
     attrs = ctx.attrs
-    window = _window(ctx, list(attrs["kernel_shape"]), dilations=False)
+    window = window_attributes(ctx, list(attrs["kernel_shape"]), dilations=False)
     if attrs["rounding_type"] == "ceil":
         _ceil_windows_fit(ctx, window, list(attrs["kernel_shape"]))
     ctx.emit1(
