@@ -159,7 +159,9 @@ def make_config(device_ids: Callable[[], list[str]], memory: Callable[[str | Non
             PropertySpec(LOCAL_NUM_CPUS, default=os.cpu_count() or 1, convert=as_int(1), allowed="integers >= 1"),
             PropertySpec(TIMEOUT, default=120.0, convert=_seconds, allowed="seconds > 0"),
             read_only(props.available_devices, compute=lambda _: device_ids()),
-            read_only(props.device.full_name, compute=lambda i: f"Ray actor {i or '0'} (a device of a Ray host)"),
+            read_only(
+                props.device.full_name, compute=lambda i: f"Ray actor {i or '0'} (a remote device on a Ray cluster)"
+            ),
             read_only(props.device.architecture, "ray"),
             read_only(props.device.capabilities, ["FP32", "EXPORT_IMPORT"]),
             read_only(props.caching_properties, [props.device.architecture, TARGET_DEVICE]),
