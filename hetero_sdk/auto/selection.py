@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hetero_sdk.auto.priorities import DeviceKind, device_kind
-from hetero_sdk.errors import HeteroSDKError, UnsupportedOperationError
+from hetero_sdk.errors import HeteroSDKError, PropertyValueError, UnsupportedOperationError, UnsupportedPropertyError
 
 if TYPE_CHECKING:
     from hetero_sdk import Core, Model
@@ -55,14 +55,16 @@ class Selector:
         self.compute = [n.friendly_name for n in model.get_ordered_ops() if not n.op.structural]
         self.declined: dict[str, list[str]] = {}
         self.claims: dict[str, dict[str, str]] = {}
+        self.failures: dict[str, HeteroSDKError] = {}
 
     def runs_all(self, device: str) -> bool:
         """True when ``device`` claims every compute op (a device whose query fails claims none)."""
         if device not in self.declined:
             try:
                 claimed = self.core.query_model(self.model, device, self.configs.get(device, {}))
-            except HeteroSDKError:
+            except HeteroSDKError as exc:
                 claimed = {}
+                self.failures[device] = exc
             self.claims[device] = claimed
             self.declined[device] = [op for op in self.compute if op not in claimed]
         return not self.declined[device]
@@ -83,12 +85,15 @@ class Selector:
                 return Selection(device, self.candidates, dict(self.declined))
         unplaced = [op for op in self.compute if all(op in self.declined[d] for d in self.candidates)]
         asked = ", ".join(self.candidates)
+        refused = [e for e in self.failures.values() if isinstance(e, (PropertyValueError, UnsupportedPropertyError))]
+        if unplaced and len(refused) == len(self.candidates):
+            raise refused[0]  # every candidate refused the configuration: that is the error, not the ops
         if unplaced:
             shown = ", ".join(f"{op} ({self._type(op)})" for op in unplaced[:8])
             more = f" and {len(unplaced) - 8} more" if len(unplaced) > 8 else ""
             raise UnsupportedOperationError(
                 f"no device runs {shown}{more} of model '{self.model.friendly_name}' (asked: {asked}); "
-                "add a device that supports them to MULTI_DEVICE_PRIORITIES"
+                "add a device that supports them to MULTI_DEVICE_PRIORITIES" + self._failed()
             )
         if HETERO_DEVICE not in self.core.registered_devices:
             raise UnsupportedOperationError(
@@ -96,6 +101,12 @@ class Selector:
                 f"{HETERO_DEVICE} device that would split it is not registered"
             )
         return Selection(f"{HETERO_DEVICE}:{','.join(self.candidates)}", self.candidates, dict(self.declined))
+
+    def _failed(self) -> str:
+        """The candidates whose query_model failed, and why (for an error message), or ''."""
+        if not self.failures:
+            return ""
+        return "; query_model failed on " + "; ".join(f"{d}: {type(e).__name__}: {e}" for d, e in self.failures.items())
 
     def startup_device(self, selected: str) -> str | None:
         """A reference candidate, other than ``selected``, that runs the whole model; None when

@@ -8,7 +8,7 @@ import pytest
 
 import hetero_sdk as hs
 from hetero_sdk.auto import AutoPlugin
-from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.errors import PropertyValueError, UnsupportedOperationError
 from template_plugin import TemplatePlugin
 
 from .devices import FakeDevice, make_core, matmul_tanh, numpy_matmul_tanh
@@ -74,3 +74,10 @@ def test_a_device_failing_to_compile_passes_the_model_to_the_next_that_runs_it()
     assert compiled.get_property("EXECUTION_DEVICES") == ["TEMPLATE.0"]
     assert "failed on purpose" in compiled.selection.failures["ACCEL"]
     np.testing.assert_allclose(compiled({"x": X})["y"], numpy_matmul_tanh(X), rtol=1e-6, atol=1e-6)
+
+
+def test_a_value_every_candidate_refuses_is_a_property_error_not_an_unsupported_op(core: hs.Core) -> None:
+    with pytest.raises(PropertyValueError, match="65 is not a valid value for NUM_STREAMS"):
+        core.compile_model(matmul_tanh(), "AUTO:TEMPLATE", {"NUM_STREAMS": 65})
+    with pytest.raises(PropertyValueError, match="'f8' is not a valid value for INFERENCE_PRECISION_HINT"):
+        core.compile_model(matmul_tanh(), "AUTO:TEMPLATE", {"INFERENCE_PRECISION_HINT": "f8"})
