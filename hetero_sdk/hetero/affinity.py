@@ -126,7 +126,12 @@ def _manual(ops: Sequence[Node], priorities: Sequence[str], core: Core) -> dict[
             f"manual affinities are incomplete: {len(missing)} op(s) have none: {', '.join(missing[:20])}; "
             "set node.get_rt_info()['affinity'] on every op, or remove all affinities for automatic mode"
         )
-    device = {n.friendly_name: str(n.get_rt_info()[rt_info.AFFINITY]) for n in ops}
+    given = {n.friendly_name: n.get_rt_info()[rt_info.AFFINITY] for n in ops}
+    odd = {op: value for op, value in given.items() if not isinstance(value, str)}
+    if odd:
+        where = ", ".join(f"{op}: {value!r} ({type(value).__name__})" for op, value in list(odd.items())[:10])
+        raise AffinityError(f"affinities must be device names (strings); {where}")
+    device: dict[str, str] = given
     splitting = sorted({name for name in device.values() if _splits(name)})
     if splitting:
         ops_on = [op for op, d in device.items() if d == splitting[0]]

@@ -141,6 +141,14 @@ def test_an_affinity_to_hetero_itself_is_refused(core: hs.Core, affinity: str) -
         core.compile_model(model, "HETERO")
 
 
+def test_an_affinity_that_is_not_a_string_is_named_as_such(core: hs.Core) -> None:
+    model, _, _ = _mlp()
+    for op in model.get_ops():
+        op.get_rt_info()["affinity"] = 7 if op.friendly_name == "sig" else "TEMPLATE"
+    with pytest.raises(AffinityError, match=r"must be device names \(strings\); sig: 7 \(int\)"):
+        core.compile_model(model, "HETERO:TEMPLATE")
+
+
 def test_an_affinity_may_name_an_id_of_a_listed_device(core: hs.Core) -> None:
     model, inputs, expected = _mlp()
     for op in model.get_ops():
