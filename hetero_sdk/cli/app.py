@@ -77,13 +77,24 @@ class _Group(click.Group):
 
 
 def _unknown_option(exc: click.NoSuchOption, argv: Sequence[str]) -> str:
-    """The option as typed: click reads ``-api`` as ``-a`` followed by ``pi`` and reports ``-a``; the
-    user wrote ``-api``. Suggestions come from the command's own options."""
+    """The option as typed: click reads ``-apii`` as ``-a`` followed by ``pii`` and reports ``-a``; the
+    user wrote ``-apii``, the first argument starting with ``-a`` that is not itself an option of the
+    command (``-niter 2 -nthreads x`` names ``-nthreads``, not ``-niter``). Suggestions come from the
+    command's own options."""
+    known = (
+        [opt for param in exc.ctx.command.params for opt in (*param.opts, *param.secondary_opts)]
+        if exc.ctx is not None
+        else []
+    )
+    reported = exc.option_name
     typed = next(
-        (arg for arg in argv if arg.startswith(exc.option_name) and not arg.startswith("--")),
-        exc.option_name,
-    ).split("=", 1)[0]
-    known = [opt for param in exc.ctx.command.params for opt in param.opts] if exc.ctx is not None else []
+        (
+            name
+            for name in (arg.split("=", 1)[0] for arg in argv)
+            if name.startswith(reported) and not name.startswith("--") and name not in known
+        ),
+        reported,
+    )
     hint = suggest(typed, known)
     return f"no such option {typed!r}" + (f"; {hint}" if hint else "")
 

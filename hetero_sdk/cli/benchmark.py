@@ -1,9 +1,7 @@
 """``hetero-sdk benchmark [-m MODEL]``: the main job. Compile a model (an ONNX or native file, or the
 built-in detection sample by default, split over ``HETERO:XLA,TEMPLATE`` when XLA is installed), show
 the partition, check the results against the reference evaluator, and time it as OpenVINO's
-benchmark_app does, with its options (``-m``, ``-d``, ``-shape``, ``-b``, ``-i``, ``-niter``, ``-t``,
-``-nireq``, ``-nstreams``, ``-api``, ``-hint``, ``-pc``, ``-report_type``, ``-report_folder``) and its
-report (Count, Duration, Latency, Throughput)."""
+benchmark_app does, with its single-dash options and its report (Count, Duration, Latency, Throughput)."""
 
 from __future__ import annotations
 
@@ -16,6 +14,7 @@ import click
 
 from hetero_sdk.cli.check import CheckResult, check_results
 from hetero_sdk.cli.context import EXIT_FAILURE, LOAD_CONFIG, apply_config_file, get_core
+from hetero_sdk.cli.dash_options import NOT_TAKEN, DashOptionCommand
 from hetero_sdk.cli.input_files import InputData, load_input_files
 from hetero_sdk.cli.measure import Timing, perf_counters, run_async, run_sync
 from hetero_sdk.cli.models import (
@@ -174,7 +173,12 @@ def _print(
                 out.table(columns, [[row[k] for k in keys] for row in rows])
 
 
-@click.command(short_help="Split, check and time a model (the main job).", context_settings={"show_default": True})
+@click.command(
+    cls=DashOptionCommand,
+    not_taken=NOT_TAKEN,
+    short_help="Split, check and time a model (the main job).",
+    context_settings={"show_default": True},
+)
 @click.argument("model", required=False)
 @click.option(
     "-m",

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from hetero_sdk.cli.context import EXIT_USAGE, CLIError, get_core
+from hetero_sdk.cli.dash_options import DashOptionCommand
 from hetero_sdk.cli.models import LoadedModel, load_model
 from hetero_sdk.cli.output import Printer, emit_json, status
 from hetero_sdk.cli.shapes import SHAPES, InputShapes
@@ -44,7 +45,9 @@ def output_path(loaded: LoadedModel, spec: str, output: str | None) -> Path:
     return target
 
 
-@click.command(short_help="Convert a model (ONNX...) to the native .json + .bin format, like ovc.")
+@click.command(
+    cls=DashOptionCommand, short_help="Convert a model (ONNX...) to the native .json + .bin format, like ovc."
+)
 @click.argument("model")
 @click.option(
     "-o",

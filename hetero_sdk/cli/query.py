@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from hetero_sdk.cli.context import EXIT_USAGE, LOAD_CONFIG, CLIError, apply_config_file, get_core
+from hetero_sdk.cli.dash_options import DashOptionCommand
 from hetero_sdk.cli.dot import placement_dot
 from hetero_sdk.cli.models import LoadedModel, default_device, load_model, model_source, validate_device
 from hetero_sdk.cli.output import Printer, emit_json, status
@@ -144,7 +145,7 @@ def _render(dot_text: str, fmt: str, target: str) -> None:
         raise CLIError(f"Graphviz failed to draw {target}: {message}")
 
 
-@click.command(short_help="Show where each op of a model runs, and why.")
+@click.command(cls=DashOptionCommand, short_help="Show where each op of a model runs, and why.")
 @click.argument("model", required=False)
 @click.option("-m", "--model", "model_option", metavar="MODEL", help="The model, as benchmark_app spells it.")
 @click.option(
