@@ -257,8 +257,8 @@ def _print(
 @LOAD_CONFIG
 @click.option("--seed", type=int, default=0, help="Seed of the random inputs.")
 @click.option("--check/--no-check", default=True, help="Compare the outputs with the reference evaluator.")
-@click.option("--rtol", type=float, default=1e-4, help="Relative tolerance of the results check.")
-@click.option("--atol", type=float, default=1e-5, help="Absolute tolerance of the results check.")
+@click.option("--rtol", type=click.FloatRange(min=0), default=1e-4, help="Relative tolerance of the results check.")
+@click.option("--atol", type=click.FloatRange(min=0), default=1e-5, help="Absolute tolerance of the results check.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
 @click.pass_context

@@ -105,3 +105,11 @@ def test_option_values_and_short_forms_are_not_checked(
     monkeypatch.chdir(tmp_path)
     data = parse_json(invoke("benchmark", "mlp", "-d", "TEMPLATE", "-t2", "-niter", "1", "--report", "-odd", "--json"))
     assert data["iterations"] == 1 and (tmp_path / "-odd").is_file()
+
+
+@pytest.mark.parametrize("option", ["--rtol", "--atol"])
+def test_tolerances_are_not_negative(invoke: Invoke, option: str) -> None:
+    result = invoke("benchmark", "mlp", "-d", "TEMPLATE", "-niter", "1", option, "-1")
+    assert_one_line_error(result, f"'{option}'", "-1.0 is not in the range x>=0", exit_code=2)
+    data = parse_json(invoke("benchmark", "mlp", "-d", "TEMPLATE", "-niter", "1", option, "0", "--json"))
+    assert data["check"]["status"] in ("PASS", "FAIL")
