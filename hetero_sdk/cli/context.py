@@ -59,13 +59,15 @@ def apply_config_file(core: Core, path: str | None, device: str) -> dict[str, An
     the entry of ``device``'s own name becomes the compile config (returned), the others are set on
     their devices with ``core.set_property``.
 
-    :raises CLIError: for an unreadable file, bad JSON, or an entry that is not an object of properties.
+    :raises OSError: for a missing or unreadable file.
+    :raises CLIError: for bad JSON, or an entry that is not an object of properties.
     """
     if path is None:
         return {}
+    text = Path(path).read_text()  # a missing file is an OSError: FileNotFoundError, exit 1
     try:
-        document = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
+        document = json.loads(text)
+    except ValueError as exc:
         raise CLIError(f"-load_config {path}: cannot read it as JSON: {exc}", EXIT_USAGE) from None
     if not isinstance(document, dict) or not all(isinstance(v, dict) for v in document.values()):
         raise CLIError(

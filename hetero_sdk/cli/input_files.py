@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hetero_sdk.cli.context import EXIT_USAGE, CLIError
+from hetero_sdk.cli.context import EXIT_FAILURE, EXIT_USAGE, CLIError
 from hetero_sdk.errors import did_you_mean
 from hetero_sdk.graph import Model, Output
 
@@ -56,7 +56,7 @@ def parse_input_spec(text: str) -> dict[str | None, list[Path]]:
             name, location = (s.strip() for s in part.split(":", 1))
         path = Path(location)
         if not path.exists():
-            raise CLIError(f"-i: no such file or folder: {location}", EXIT_USAGE)
+            raise CLIError(f"FileNotFoundError: -i {location}: no such file or directory", EXIT_FAILURE)
         files = sorted(f for f in path.iterdir() if f.is_file()) if path.is_dir() else [path]
         if not files:
             raise CLIError(f"-i: the folder {location} holds no files", EXIT_USAGE)

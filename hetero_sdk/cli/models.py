@@ -10,9 +10,11 @@ from typing import Any
 import click
 import numpy as np
 
+from hetero_sdk.cli.context import CLIError
 from hetero_sdk.cli.shapes import InputShapes, resolve_shapes, with_batch
 from hetero_sdk.core import Core
 from hetero_sdk.device_name import parse_device_name
+from hetero_sdk.errors import did_you_mean
 from hetero_sdk.frontend import convert_model
 from hetero_sdk.graph import Model, Output
 from hetero_sdk.samples import SAMPLES, get_sample
@@ -74,7 +76,7 @@ def load_model(core: Core, spec: str, shapes: InputShapes | None = None, batch: 
     An ONNX file gets its shapes while it is translated (as OpenVINO's ``ovc --input``: what they make
     static folds); any other model through :meth:`Model.reshape` (as benchmark_app's ``-shape``).
 
-    :raises click.BadParameter: when ``spec`` is neither a file nor a sample.
+    :raises CLIError: ``FileNotFoundError`` (exit 1) when ``spec`` is neither a file nor a sample.
     :raises CLIError: when a shape names no input or has the wrong rank.
     :raises ModelFormatError: when the file is not a readable model.
     :raises ModelValidationError: when the model cannot take the shapes (naming the node).
@@ -84,10 +86,10 @@ def load_model(core: Core, spec: str, shapes: InputShapes | None = None, batch: 
         loaded = LoadedModel(core.read_model(path), str(path))
     elif spec in SAMPLES:
         loaded = LoadedModel(get_sample(spec), f"sample:{spec}")
-    else:
-        raise click.BadParameter(
-            f"{spec!r} is neither a model file nor a built-in sample ({', '.join(sorted(SAMPLES))})",
-            param_hint="MODEL",
+    else:  # as benchmark_app: a missing model is an error (exit 1), not a wrong command line
+        raise CLIError(
+            f"FileNotFoundError: no such file or directory: {spec}, nor a built-in sample; "
+            + did_you_mean(spec, SAMPLES, listing="built-in samples")
         )
     resolved = resolve_shapes(loaded.model, shapes, loaded.describe()) if shapes else {}
     if batch is not None:

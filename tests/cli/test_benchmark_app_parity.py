@@ -190,7 +190,11 @@ def test_i_unknown_input_name_and_missing_file(invoke: Invoke, tmp_path: Path, b
     shaped = ("benchmark", "-m", str(path), "-shape", "a[3,2],b[3,2]", "-niter", "1")
     assert_one_line_error(invoke(*shaped, "-i", f"bb:{b_npy}"), "no input 'bb'; did you mean b?", exit_code=2)
     assert_one_line_error(invoke(*shaped, "-i", str(b_npy)), "has 2 inputs (a, b); name the one", exit_code=2)
-    assert_one_line_error(invoke(*shaped, "-i", "missing.npy"), "no such file or folder: missing.npy", exit_code=2)
+    assert_one_line_error(
+        invoke(*shaped, "-i", "missing.npy"),
+        "FileNotFoundError: -i missing.npy: no such file or directory",
+        exit_code=1,
+    )
 
 
 def test_report_type_writes_benchmark_app_csv_files(invoke: Invoke, tmp_path: Path) -> None:

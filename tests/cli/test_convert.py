@@ -74,7 +74,9 @@ def test_a_sample_converts_and_a_native_file_is_not_overwritten(
 
 
 def test_missing_unreadable_and_untranslatable_models_are_one_line(invoke: Invoke, tmp_path: Path) -> None:
-    assert_one_line_error(invoke("convert", str(tmp_path / "absent.onnx")), "absent.onnx", exit_code=2)
+    assert_one_line_error(
+        invoke("convert", str(tmp_path / "absent.onnx")), "FileNotFoundError", "absent.onnx", exit_code=1
+    )
     garbage = tmp_path / "garbage.onnx"
     garbage.write_bytes(b"\x08\x07not a protobuf at all")
     assert_one_line_error(invoke("convert", str(garbage)), "ModelFormatError", "garbage.onnx", exit_code=1)

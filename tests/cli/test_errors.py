@@ -31,10 +31,22 @@ def test_malformed_device_name_is_a_usage_error(invoke: Invoke) -> None:
 
 
 def test_missing_model_file_is_one_line_naming_it(invoke: Invoke) -> None:
+    """As benchmark_app, a missing model is an error (exit 1), not a wrong command line."""
     result = invoke("query", "no/such/model.json", "-d", "TEMPLATE")
-    assert_one_line_error(result, "'no/such/model.json'", "detection, mlp", exit_code=2)
-    result = invoke("benchmark", "missing.json", "-niter", "1")
-    assert_one_line_error(result, "'missing.json'", exit_code=2)
+    assert_one_line_error(
+        result, "FileNotFoundError: no such file or directory: no/such/model.json", "detection, mlp", exit_code=1
+    )
+    for command in (["benchmark", "-niter", "1", "-m"], ["convert"], ["query"]):
+        result = invoke(*command, "missing.onnx")
+        assert_one_line_error(result, "FileNotFoundError: no such file or directory: missing.onnx", exit_code=1)
+    assert_one_line_error(invoke("benchmark", "mpl", "-niter", "1"), "did you mean mlp?", exit_code=1)
+
+
+def test_missing_load_config_file_is_a_file_not_found_error(invoke: Invoke, tmp_path: Path) -> None:
+    result = invoke("benchmark", "mlp", "-niter", "1", "-load_config", str(tmp_path / "nosuch.json"))
+    assert_one_line_error(result, "FileNotFoundError: no such file or directory: ", "nosuch.json", exit_code=1)
+    result = invoke("query", "mlp", "-load_config", str(tmp_path / "nosuch.json"))
+    assert_one_line_error(result, "FileNotFoundError: ", exit_code=1)
 
 
 def test_malformed_model_file_is_one_line_naming_the_file(invoke: Invoke, tmp_path: Path) -> None:
@@ -79,10 +91,10 @@ def test_console_script_prints_one_line_without_library_warnings(tmp_path: Path)
         timeout=120,
         check=False,
     )
-    assert done.returncode == 2
+    assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        f"hetero-sdk: error: UsageError: Invalid value for MODEL: '{tmp_path / 'absent.json'}' is neither a "
-        "model file nor a built-in sample (detection, mlp) (see 'hetero-sdk query --help')"
+        f"hetero-sdk: error: FileNotFoundError: no such file or directory: {tmp_path / 'absent.json'}, nor a "
+        "built-in sample; built-in samples: detection, mlp"
     ]
     assert done.stdout == ""
 
@@ -91,10 +103,10 @@ def test_console_script_prints_one_line_without_library_warnings(tmp_path: Path)
     ("args", "error_type", "exit_code"),
     [
         (("benchmark", "-apii", "sync"), "UsageError", 2),
-        (("benchmark", "-m", "no-such-model"), "UsageError", 2),
+        (("benchmark", "-m", "no-such-model"), "FileNotFoundError", 1),
         (("benchmark", "-d", "hetero:xla"), "UsageError", 2),
         (("query", "mlp", "-d", "ACCELL"), "DeviceNotFoundError", 1),
-        (("benchmark", "mlp", "-d", "TEMPLATE", "-load_config", "/no/such/config.json"), "UsageError", 2),
+        (("benchmark", "mlp", "-d", "TEMPLATE", "-load_config", "/no/such/config.json"), "FileNotFoundError", 1),
         (("conformance", "TEMPLAT"), "DeviceNotFoundError", 1),
         (("benchmark", "mlp", "-d", "TEMPLATE", "-nstreams", "x"), "UsageError", 2),
     ],
