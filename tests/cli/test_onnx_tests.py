@@ -4,10 +4,16 @@ no frontend rule translates)."""
 
 from __future__ import annotations
 
+import functools
 import json
+import warnings
 from pathlib import Path
 
 import pytest
+
+from hetero_sdk.conformance.onnx_node import run_node_tests
+from hetero_sdk.conformance.onnx_node.cases import NodeCase
+from hetero_sdk.conformance.onnx_node.execute import CaseResult, DeviceRunner
 
 from .helpers import Invoke, assert_one_line_error
 
@@ -95,3 +101,32 @@ def test_update_expected_needs_a_file_for_a_device_without_one(invoke: Invoke) -
 
 def test_an_unknown_device_is_a_one_line_error(invoke: Invoke) -> None:
     assert_one_line_error(invoke("onnx-tests", "NPU", "--include", CASES), "NPU", exit_code=1)
+
+
+class _WarningRunner(DeviceRunner):
+    """TEMPLATE, warning as JAX does on the cases' own data (and failing ``test_abs`` when told to)."""
+
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__("TEMPLATE")
+        self.fail = fail
+
+    def run(self, case: NodeCase) -> CaseResult:
+        warnings.warn("overflow encountered in cast", RuntimeWarning, stacklevel=1)
+        warnings.warn("a library's deprecation", DeprecationWarning, stacklevel=1)
+        if self.fail:
+            raise ValueError("a real error stays in the results")
+        return super().run(case)
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_workers_keep_warnings_out_of_the_output_and_errors_in_the_results(
+    capfd: pytest.CaptureFixture[str], fail: bool
+) -> None:
+    run = run_node_tests("TEMPLATE", include="^test_abs$", factory=functools.partial(_WarningRunner, fail))
+    result = run.results["test_abs"]
+    if fail:
+        assert result.status == "error" and "ValueError: a real error stays in the results" in result.reason
+    else:
+        assert result.status == "passed"
+    captured = capfd.readouterr()
+    assert "Warning" not in captured.err + captured.out, captured.err
