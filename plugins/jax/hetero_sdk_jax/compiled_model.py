@@ -17,7 +17,7 @@ import jax
 import jax.export
 import numpy as np
 from hetero_sdk import Model, rt_info
-from hetero_sdk.errors import InferenceError
+from hetero_sdk.errors import CompilationError, InferenceError
 from hetero_sdk.plugin import CompiledModel, RunContext
 from hetero_sdk.transformations import fused_names
 from jax.sharding import SingleDeviceSharding
@@ -27,7 +27,7 @@ from hetero_sdk_jax.config import DEFAULT_SHAPE_CACHE_SIZE, SHAPE_CACHE_SIZE, co
 from hetero_sdk_jax.context import XlaTensor, x64_scope
 from hetero_sdk_jax.executable_cache import Executable, ExecutableCache, compile_ahead
 from hetero_sdk_jax.export import export_blob
-from hetero_sdk_jax.lowering import lower, specialize
+from hetero_sdk_jax.lowering import check_extents, lower, specialize
 from hetero_sdk_jax.specialization import ValueSpecializer, plan_values
 
 __all__ = ["XlaCompiledModel"]
@@ -188,7 +188,11 @@ class XlaCompiledModel(CompiledModel):
                 f"the imported model '{self.model.friendly_name}' holds executables for input shapes {known} "
                 f"only, not {[list(s) for s in shapes]}; export it again from a compile for these shapes"
             )
-        graph = self.model if self.is_static else specialize(self.model, shapes)
+        if self.is_static:
+            graph = self.model
+            check_extents(graph, CompilationError, " (from the model's constants)")
+        else:
+            graph = specialize(self.model, shapes)
         source = lower(graph, self.precision, self.backend.divides_inexactly)
         compiled = compile_ahead(
             source, self._specs(shapes), self._sharding, self.x64,

@@ -22,14 +22,16 @@ from hetero_sdk_jax.lowering import (  # noqa: F401  (each family registers its 
     shape_manipulation,
     text,
 )
-from hetero_sdk_jax.lowering.graph import Analysis, analyze, lower, specialize
+from hetero_sdk_jax.lowering.graph import MAX_TENSOR_BYTES, Analysis, analyze, check_extents, lower, specialize
 from hetero_sdk_jax.lowering.registry import LOWERINGS, Lowering, get_lowering, lowering, lowering_types
 
 __all__ = [
     "LOWERINGS",
+    "MAX_TENSOR_BYTES",
     "Analysis",
     "Lowering",
     "analyze",
+    "check_extents",
     "get_lowering",
     "lower",
     "lowering",

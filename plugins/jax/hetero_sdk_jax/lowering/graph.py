@@ -9,6 +9,7 @@ shape (axes, target shapes, pads...) must be known: XLA compiles for static shap
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Model, Node, PartialShape, Type
-from hetero_sdk.errors import CompilationError, HeteroSDKError, UnsupportedOperationError
+from hetero_sdk.errors import CompilationError, HeteroSDKError, InferenceError, UnsupportedOperationError
 from hetero_sdk.ops import bodies
 from hetero_sdk.reference import kernel_types, run_node
 
@@ -25,10 +26,14 @@ from hetero_sdk_jax.lowering.elementwise import EXACT_DIVISION
 from hetero_sdk_jax.lowering.layout import ChannelsLast, channels_last_lowering
 from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, LoweringFn, get_lowering
 
-__all__ = ["Analysis", "analyze", "lower", "specialize"]
+__all__ = ["MAX_TENSOR_BYTES", "Analysis", "analyze", "check_extents", "lower", "specialize"]
 
 _KNOWN, _KNOWN_WITH_SHAPES, _TRACED = 0, 1, 2
 _WIDE = frozenset({Type.i64, Type.u64, Type.f64})
+_INT64_MAX = 2**63 - 1
+
+MAX_TENSOR_BYTES = 1 << 40
+"""The largest tensor (in bytes, 1 TiB) a shape may give before XLA sees it: no device holds more."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +174,7 @@ def specialize(model: Model, shapes: Sequence[Sequence[int]]) -> Model:
     (``Model.reshape``; control-flow bodies follow).
 
     :raises CompilationError: when a tensor's shape stays dynamic (it depends on input values).
+    :raises InferenceError: when a tensor's shape is too large to exist (see :func:`check_extents`).
     """
     clone = model.clone()
     clone.reshape({index: PartialShape(shape) for index, shape in enumerate(shapes)})
@@ -179,7 +185,35 @@ def specialize(model: Model, shapes: Sequence[Sequence[int]]) -> Model:
                     f"XLA: {node.type_name} '{node.friendly_name}' output {i} has the dynamic shape "
                     f"{node.get_output_partial_shape(i)} for input shapes {[list(s) for s in shapes]}"
                 )
+    check_extents(clone, InferenceError, f" for input shapes {[list(s) for s in shapes]}" if shapes else "")
     return clone
+
+
+def check_extents(model: Model, error: type[HeteroSDKError], where: str = "") -> None:
+    """Rejects a model whose static tensors cannot exist: a dimension or an element count beyond int64,
+    or more than :data:`MAX_TENSOR_BYTES` bytes.
+
+    XLA computes extents in int64 and aborts the process (a C++ ``BadStatusOr`` access) when a product
+    overflows, so shapes computed from input values are checked here before JAX sees them.
+
+    :param error: the error to raise (``InferenceError`` where the inputs decide the shapes).
+    :param where: appended to the message (``" for input shapes [...]"``).
+    """
+    for node in model.get_ops():
+        for i in range(node.get_output_size()):
+            shape = node.get_output_partial_shape(i)
+            if shape.is_dynamic:
+                continue
+            dims = [int(d) for d in shape.to_shape()]
+            elements = math.prod(dims)
+            size = -(-elements * node.get_output_element_type(i).bitwidth // 8)
+            if max(dims, default=0) <= _INT64_MAX and elements <= _INT64_MAX and size <= MAX_TENSOR_BYTES:
+                continue
+            raise error(
+                f"XLA: {node.type_name} '{node.friendly_name}' output {i} would have the shape {dims}{where}: "
+                f"{elements} elements, {size} bytes, more than any device holds (XLA takes at most "
+                f"{MAX_TENSOR_BYTES} bytes a tensor, and int64 extents)"
+            )
 
 
 def lower(model: Model, precision: Type = Type.f32, exact_division: bool = False) -> Callable[..., tuple[Any, ...]]:
