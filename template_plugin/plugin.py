@@ -10,6 +10,7 @@ from typing import Any
 from hetero_sdk import Model, __version__
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
+from hetero_sdk.errors import BlobFormatError
 from hetero_sdk.plugin import (
     ConfiguredDevice,
     HostContext,
@@ -63,9 +64,14 @@ class TemplatePlugin(ConfiguredDevice):
     @hookimpl
     def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str) -> TemplateCompiledModel:
         model, stored = read_blob(blob)
-        stored.pop(props.device.id, None)
-        config = self.config.resolve({**stored, **properties})
-        return TemplateCompiledModel(model, self._device(device_name, config), config, self._executor_for(config))
+        config = self.config.resolve({**self.config.from_blob(stored, "TEMPLATE blob frame 'config'"), **properties})
+        try:
+            return TemplateCompiledModel(model, self._device(device_name, config), config, self._executor_for(config))
+        except Exception as exc:  # the frames parse, and yet the model does not compile: the blob is crafted
+            raise BlobFormatError(
+                f"TEMPLATE blob frame 'model' does not compile on {device_name}: {type(exc).__name__}: {exc}; "
+                "export the model again"
+            ) from exc
 
     @hookimpl
     def create_context(self, properties: dict[str, Any], device_name: str) -> RemoteContext:

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetero_sdk.element_type import Type
-from hetero_sdk.errors import PropertyValueError, UnsupportedPropertyError, did_you_mean
+from hetero_sdk.errors import (
+    BlobFormatError,
+    HeteroSDKError,
+    PropertyValueError,
+    UnsupportedPropertyError,
+    did_you_mean,
+)
 from hetero_sdk.properties import Mutability
 
 __all__ = ["DeviceConfig", "PropertySpec", "as_bool", "as_element_type", "as_int", "one_of"]
@@ -169,6 +175,27 @@ class DeviceConfig:
         }
         merged.update(overrides)
         return merged
+
+    def from_blob(self, stored: Any, where: str) -> dict[str, Any]:
+        """The property values an exported blob stores (``DEVICE_ID`` left out: the importing call
+        picks the device), checked as :meth:`set` checks them.
+
+        :param stored: the parsed JSON value the blob holds.
+        :param where: the blob and frame or field, for the message (``"TEMPLATE blob frame 'config'"``).
+        :raises BlobFormatError: when ``stored`` is not a JSON object, or holds a key or value this
+            device rejects (naming the key, chained to the property error).
+        """
+        if not isinstance(stored, Mapping):
+            raise BlobFormatError(
+                f"{where} is {type(stored).__name__}, not a JSON object of property values; export the model again"
+            )
+        try:
+            _, values = self._validated({k: v for k, v in stored.items() if k != "DEVICE_ID"})
+        except HeteroSDKError as exc:
+            raise BlobFormatError(
+                f"{where} holds a configuration this device rejects: {exc}; export the model again"
+            ) from exc
+        return values
 
     def _stored(self, spec: PropertySpec, device_id: str | None) -> Any:
         if spec.key == "DEVICE_ID" and device_id is not None:
