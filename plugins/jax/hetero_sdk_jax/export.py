@@ -23,7 +23,7 @@ import jax.export
 import numpy as np
 from hetero_sdk import Model, Type, opset, rt_info
 from hetero_sdk import properties as props
-from hetero_sdk.errors import BlobFormatError, ModelFormatError, UnsupportedOperationError
+from hetero_sdk.errors import BlobFormatError, UnsupportedOperationError
 from hetero_sdk.plugin import pack_blob, unpack_blob
 from hetero_sdk.serialization import model_from_bytes, model_to_bytes
 
@@ -93,33 +93,94 @@ def import_blob(blob: bytes, platform: str) -> ImportedBlob:
         raise BlobFormatError("XLA blob lacks its 'header' frame; export the model again")
     try:
         header = json.loads(frames["header"])
-        if not isinstance(header, dict):
-            raise ValueError("the header is not a JSON object")
-        if int(header.get("format", 0)) > FORMAT_VERSION:
-            raise BlobFormatError(
-                f"XLA blob format {header['format']} is newer than this plugin reads ({FORMAT_VERSION}); "
-                "upgrade hetero-sdk-jax"
-            )
-        if header["platform"] != platform:
-            raise BlobFormatError(
-                f"XLA blob was compiled for platform {header['platform']!r}; this device runs on {platform!r}"
-            )
-        executables = {}
+    except ValueError as exc:
+        raise BlobFormatError(f"XLA blob frame 'header' is not JSON: {exc}") from exc
+    _check_header(header, platform)
+    try:
+        executables, names = {}, {}
         for entry in header["executables"]:
-            shapes = tuple(tuple(int(d) for d in shape) for shape in entry["input_shapes"])
-            executables[shapes] = _deserialize(frames, str(entry["frame"]))
+            shapes = tuple(tuple(shape) for shape in entry["input_shapes"])
+            if shapes in executables:
+                raise BlobFormatError(
+                    f"XLA blob header field 'executables' holds input shapes {entry['input_shapes']} twice"
+                )
+            executables[shapes] = _deserialize(frames, entry["frame"])
+            names[shapes] = entry["frame"]
         if header["graph"]:
             if "model" not in frames:
                 raise BlobFormatError("XLA blob of a dynamic model lacks its 'model' frame")
             model = model_from_bytes(frames["model"], source="XLA blob")
         else:
             model = _stand_in(header)
-        _check_signature(header, executables)
-        return ImportedBlob(model, bool(header["graph"]), executables, bool(header["x64"]), dict(header["config"]))
+        _check_signature(header, executables, names)
+        return ImportedBlob(model, header["graph"], executables, header["x64"], header["config"])
     except BlobFormatError:
         raise
-    except (ModelFormatError, KeyError, TypeError, ValueError) as exc:
+    except Exception as exc:  # a header that passed the checks and still fails: the blob is crafted
         raise BlobFormatError(f"XLA blob is malformed: {type(exc).__name__}: {exc}") from exc
+
+
+def _check_header(header: Any, platform: str) -> None:
+    """Checks every header field's type and range (what :func:`export_blob` writes).
+
+    :raises BlobFormatError: naming the field and what it holds.
+    """
+    if not isinstance(header, dict):
+        raise BlobFormatError(f"XLA blob frame 'header' is a JSON {type(header).__name__}, not an object")
+    version = header.get("format")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise BlobFormatError(
+            f"XLA blob header field 'format' is {version!r}, not a format version (1 to {FORMAT_VERSION})"
+        )
+    if version > FORMAT_VERSION:
+        raise BlobFormatError(
+            f"XLA blob format {str(version)[:20]} is newer than this plugin reads ({FORMAT_VERSION}); "
+            "upgrade hetero-sdk-jax"
+        )
+    for field, kind in (("model", str), ("platform", str), ("precision", str), ("x64", bool), ("graph", bool),
+                        ("config", dict), ("inputs", list), ("outputs", list), ("executables", list)):  # fmt: skip
+        if not isinstance(header.get(field), kind):
+            raise BlobFormatError(
+                f"XLA blob header field {field!r} is {header.get(field)!r}, not a JSON {_JSON_NAMES[kind]}"
+            )
+    if header["platform"] != platform:
+        raise BlobFormatError(
+            f"XLA blob was compiled for platform {header['platform']!r}; this device runs on {platform!r}"
+        )
+    for field in ("inputs", "outputs"):
+        for i, port in enumerate(header[field]):
+            where = f"XLA blob header field '{field}[{i}]'"
+            if not isinstance(port, dict) or not isinstance(port.get("friendly_name"), str):
+                raise BlobFormatError(f"{where} is {port!r}, not a port (friendly_name, names, type, shape)")
+            names, shape = port.get("names"), port.get("shape")
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise BlobFormatError(f"{where}.names is {names!r}, not a list of tensor names")
+            if port.get("type") not in _TYPE_NAMES:
+                raise BlobFormatError(f"{where}.type is {port.get('type')!r}, not an element type")
+            if not isinstance(shape, list) or not all(_is_int(d) and d >= -1 for d in shape):
+                raise BlobFormatError(f"{where}.shape is {shape!r}, not a list of dimensions (-1 when dynamic)")
+    for i, entry in enumerate(header["executables"]):
+        where = f"XLA blob header field 'executables[{i}]'"
+        if not isinstance(entry, dict) or not isinstance(entry.get("frame"), str):
+            raise BlobFormatError(f"{where} is {entry!r}, not an executable (frame, input_shapes)")
+        shapes = entry.get("input_shapes")
+        if (
+            not isinstance(shapes, list)
+            or len(shapes) != len(header["inputs"])
+            or not all(isinstance(s, list) and all(_is_int(d) and 0 <= d < 2**63 for d in s) for s in shapes)
+        ):
+            raise BlobFormatError(
+                f"{where}.input_shapes is {shapes!r}, not one static shape for each of the "
+                f"{len(header['inputs'])} inputs"
+            )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_JSON_NAMES = {str: "string", bool: "boolean", dict: "object", list: "array"}
+_TYPE_NAMES = frozenset(t.value for t in Type)
 
 
 _NOT_STORED = frozenset(
@@ -179,15 +240,42 @@ def _stand_in(header: dict[str, Any]) -> Model:
     return Model(results, parameters, name=str(header["model"]))
 
 
-def _check_signature(header: dict[str, Any], executables: dict[Shapes, jax.export.Exported]) -> None:
-    own_shapes = tuple(tuple(int(d) for d in p["shape"]) for p in header["inputs"])
+def _check_signature(
+    header: dict[str, Any], executables: dict[Shapes, jax.export.Exported], names: dict[Shapes, str]
+) -> None:
+    """Checks each executable's signature (how many inputs and outputs, their element types and shapes)
+    against the header's ports, so that a crafted executable fails at import, not at inference."""
+    own_shapes = tuple(tuple(p["shape"]) for p in header["inputs"])
     if not header["graph"] and own_shapes not in executables:
         raise BlobFormatError(f"XLA blob holds no executable for its inputs' shapes {[list(s) for s in own_shapes]}")
-    types = [np.dtype(Type(p["type"]).numpy) for p in header["inputs"]]
-    out_types = [np.dtype(Type(p["type"]).numpy) for p in header["outputs"]]
+    ports = {"inputs": header["inputs"], "outputs": header["outputs"]}
     for shapes, exported in executables.items():
-        avals = [(tuple(a.shape), np.dtype(a.dtype)) for a in exported.in_avals]
-        if avals != list(zip(shapes, types)):
-            raise BlobFormatError(f"XLA blob executable for {list(shapes)} takes {avals}, not the header's inputs")
-        if [np.dtype(a.dtype) for a in exported.out_avals] != out_types:
-            raise BlobFormatError("XLA blob executable returns other element types than the header's outputs")
+        frame = names[shapes]
+        trees = (
+            jax.tree_util.tree_structure(((0,) * len(header["inputs"]), {})),
+            jax.tree_util.tree_structure((0,) * len(header["outputs"])),
+        )
+        if (exported.in_tree, exported.out_tree) != trees or exported.nr_devices != 1:
+            raise BlobFormatError(
+                f"XLA blob frame {frame!r} takes {exported.in_tree} on {exported.nr_devices} device(s) and returns "
+                f"{exported.out_tree}, not the header's {len(header['inputs'])} inputs and "
+                f"{len(header['outputs'])} outputs on one device"
+            )
+        if header["platform"] not in exported.platforms:
+            raise BlobFormatError(
+                f"XLA blob frame {frame!r} runs on {list(exported.platforms)}, not the header's {header['platform']!r}"
+            )
+        for field, avals in (("inputs", exported.in_avals), ("outputs", exported.out_avals)):
+            got = [(list(a.shape), np.dtype(a.dtype).name) for a in avals]
+            want = [(p["shape"], np.dtype(Type(p["type"]).numpy).name) for p in ports[field]]
+            fits = len(got) == len(want) and all(
+                kind == wanted_kind and len(shape) == len(wanted) and all(w in (-1, d) for d, w in zip(shape, wanted))
+                for (shape, kind), (wanted, wanted_kind) in zip(got, want)
+            )
+            if field == "inputs":
+                fits = fits and [shape for shape, _ in got] == [list(s) for s in shapes]
+            if not fits:
+                raise BlobFormatError(
+                    f"XLA blob frame {frame!r} has {field} {got}, not the header's {field} {want}"
+                    + (f" for input shapes {[list(s) for s in shapes]}" if field == "inputs" else "")
+                )

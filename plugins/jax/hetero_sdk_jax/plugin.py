@@ -9,7 +9,7 @@ import jax
 from hetero_sdk import Model, Node, Type
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
-from hetero_sdk.errors import PropertyValueError, UnsupportedOperationError
+from hetero_sdk.errors import BlobFormatError, PropertyValueError, UnsupportedOperationError
 from hetero_sdk.plugin import ConfiguredDevice, RemoteContext, SupportTable, Version, hookimpl
 from hetero_sdk.reference import kernel_types
 
@@ -90,7 +90,7 @@ class XlaPlugin(ConfiguredDevice):
         self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str
     ) -> XlaCompiledModel:
         imported = import_blob(blob, self.backend.platform)
-        stored = {k: v for k, v in imported.config.items() if k in self.config.specs and k != props.device.id}
+        stored = self.config.from_blob(imported.config, "XLA blob header field 'config'")
         for key in _FROM_BLOB:
             spec = self.config.spec(key)
             if key in properties and key in stored and spec.check(properties[key]) != spec.check(stored[key]):
@@ -101,16 +101,22 @@ class XlaPlugin(ConfiguredDevice):
         config = self.config.resolve({**stored, **properties})
         device_id = self._device_id(config, context)
         config[props.device.id] = device_id
-        return XlaCompiledModel(
-            imported.model,
-            format_device_name(device_name, device_id),
-            config,
-            self.backend,
-            self.backend.device(device_id),
-            lowerable=imported.lowerable,
-            executables=imported.executables,
-            x64=imported.x64,
-        )
+        try:
+            return XlaCompiledModel(
+                imported.model,
+                format_device_name(device_name, device_id),
+                config,
+                self.backend,
+                self.backend.device(device_id),
+                lowerable=imported.lowerable,
+                executables=imported.executables,
+                x64=imported.x64,
+            )
+        except Exception as exc:  # the header checks out and the executables still fail: the blob is crafted
+            raise BlobFormatError(
+                f"XLA blob does not load on {device_name}: its executables or its 'model' frame fail: "
+                f"{type(exc).__name__}: {exc}; export the model again"
+            ) from exc
 
     @hookimpl
     def create_context(self, properties: dict[str, Any], device_name: str) -> XlaContext:

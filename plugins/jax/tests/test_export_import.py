@@ -121,7 +121,7 @@ def test_truncated_foreign_and_forged_blobs_raise_blob_format_errors() -> None:
     for change, message in (
         ({"platform": "tpu"}, "platform 'tpu'"),
         ({"format": 99}, "newer"),
-        ({"inputs": 5}, "malformed"),
+        ({"inputs": 5}, "field 'inputs' is 5, not a JSON array"),
         ({"executables": [{"frame": "executable.0", "input_shapes": [[3, 6], [2]]}]}, "no executable"),
     ):
         forged = dict(frames, header=json.dumps({**header, **change}).encode())
