@@ -77,13 +77,86 @@ def read_blob(blob: bytes) -> HeteroBlob:
     :raises BlobFormatError: for a blob of another device or format version, truncated or malformed.
     """
     frames = unpack_blob(blob, BLOB_FORMAT)
+    for name in ("header", "model"):
+        if name not in frames:
+            raise BlobFormatError(f"HETERO blob lacks its {name!r} frame; export the model again")
     try:
         header = json.loads(frames["header"])
+    except ValueError as exc:
+        raise BlobFormatError(f"HETERO blob frame 'header' is not JSON: {exc}") from exc
+    _check_header(header)
+    for i in range(len(header["submodels"])):
+        if f"submodel{i}" not in frames:
+            raise BlobFormatError(f"HETERO blob lacks frame 'submodel{i}' named in its header")
+    try:
         model = model_from_bytes(frames["model"], source="HETERO blob")
-        payloads = [frames[f"submodel{i}"] for i in range(len(header["submodels"]))]
-    except (KeyError, TypeError, ValueError, ModelFormatError) as exc:
-        raise BlobFormatError(f"HETERO blob is malformed: {type(exc).__name__}: {exc}") from exc
-    return HeteroBlob(header, model, payloads)
+    except ModelFormatError as exc:
+        raise BlobFormatError(f"HETERO blob frame 'model' is malformed: {exc}") from exc
+    return HeteroBlob(header, model, [frames[f"submodel{i}"] for i in range(len(header["submodels"]))])
+
+
+def _check_header(header: Any) -> None:
+    """Checks the type of every header field and that the cuts name existing submodels.
+
+    :raises BlobFormatError: naming the field and what it holds.
+    """
+    if not isinstance(header, dict):
+        raise BlobFormatError(f"HETERO blob frame 'header' is a JSON {type(header).__name__}, not an object")
+    for field, kind in _FIELDS.items():
+        if not isinstance(header.get(field), kind):
+            raise BlobFormatError(
+                f"HETERO blob header field {field!r} is {header.get(field)!r:.200}, not a JSON {_JSON_NAMES[kind]}"
+            )
+    for field in ("inputs", "outputs"):
+        if not _strings(header[field]):
+            raise BlobFormatError(f"HETERO blob header field {field!r} is {header[field]!r:.200}, not tensor names")
+    count = len(header["submodels"])
+    for i, entry in enumerate(header["submodels"]):
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("device"), str)
+            or not _strings(entry.get("inputs"))
+            or not _strings(entry.get("outputs"))
+            or entry.get("payload") not in ("device", "model")
+        ):
+            raise BlobFormatError(
+                f"HETERO blob header field 'submodels[{i}]' is {entry!r:.200}, not a submodel "
+                "(device, inputs, outputs, payload 'device' or 'model')"
+            )
+    inputs = {key for entry in header["submodels"] for key in entry["inputs"]}
+    for i, cut in enumerate(header["cuts"]):
+        if (
+            not isinstance(cut, list)
+            or len(cut) != 3
+            or cut[0] not in inputs
+            or not _index(cut[1], count)
+            or not isinstance(cut[2], list)
+            or not all(_index(c, count) for c in cut[2])
+        ):
+            raise BlobFormatError(
+                f"HETERO blob header field 'cuts[{i}]' is {cut!r:.200}, not [tensor, producer, consumers] "
+                f"naming a submodel input and submodels 0 to {count - 1}"
+            )
+
+
+_FIELDS = {
+    "model": str,
+    "inputs": list,
+    "outputs": list,
+    "submodels": list,
+    "cuts": list,
+    "config": dict,
+    "report": dict,
+}
+_JSON_NAMES = {str: "string", dict: "object", list: "array"}
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _index(value: Any, count: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < count
 
 
 def _is_json(value: Any) -> bool:

@@ -165,33 +165,55 @@ class HeteroPlugin(ConfiguredDevice):
     ) -> HeteroCompiledModel:
         parsed = read_blob(blob)
         header, model = parsed.header, parsed.model
+        stored = header["config"]
+        own = self.config.from_blob(
+            {k: v for k, v in stored.items() if k in self.config.specs}, "HETERO blob header field 'config'"
+        )
         submodels = []
         compiled = []
-        try:
-            for i, (entry, payload) in enumerate(zip(header["submodels"], parsed.payloads)):
-                device = entry["device"]
-                config = dict(properties.get(props.device.properties, {}).get(device, {}))
+        for i, (entry, payload) in enumerate(zip(header["submodels"], parsed.payloads)):
+            device = entry["device"]
+            config = dict(properties.get(props.device.properties, {}).get(device, {}))
+            try:
                 if entry["payload"] == "device":
                     sub_compiled = core.import_model(payload, device, config)
                 else:
-                    sub_compiled = core.compile_model(
-                        model_from_bytes(payload, source=f"HETERO blob submodel{i}"), device, config
-                    )
-                compiled.append(sub_compiled)
-                submodels.append(
-                    Submodel(
-                        i, device, sub_compiled.get_runtime_model(), tuple(entry["inputs"]), tuple(entry["outputs"])
-                    )
-                )
+                    sub_model = model_from_bytes(payload, source=f"HETERO blob submodel{i}")
+                    sub_compiled = core.compile_model(sub_model, device, config)
+            except (BlobFormatError, ModelFormatError) as exc:
+                raise BlobFormatError(f"HETERO blob frame 'submodel{i}' for {device}: {exc}") from exc
+            compiled.append(sub_compiled)
+            submodels.append(
+                Submodel(i, device, sub_compiled.get_runtime_model(), tuple(entry["inputs"]), tuple(entry["outputs"]))
+            )
+        known = {
+            k for entry in header["submodels"] for k in core.get_property(entry["device"], props.supported_properties)
+        }
+        for key in stored.keys() - own.keys() - known:
+            raise BlobFormatError(
+                f"HETERO blob header field 'config' holds {key!r}, a property neither HETERO nor its devices "
+                f"({', '.join(sorted({e['device'] for e in header['submodels']}))}) support; export the model again"
+            )
+        try:
             report = PlacementReport.from_dict(header["report"])
-        except (KeyError, TypeError, ValueError, ModelFormatError) as exc:
-            raise BlobFormatError(f"HETERO blob is malformed: {type(exc).__name__}: {exc}") from exc
-        cuts = _cuts_of(header["cuts"], submodels, compiled)
-        split = SplitModel(
-            tuple(submodels), tuple(header["inputs"]), tuple(header["outputs"]), output_constants(model), cuts
-        )
-        config = {**header["config"], **properties}
-        return HeteroCompiledModel(model, device_name, split, compiled, config, report)
+        except Exception as exc:  # an informative field, rebuilt as it is: any defect is the blob's
+            raise BlobFormatError(
+                f"HETERO blob header field 'report' is malformed: {type(exc).__name__}: {exc}"
+            ) from exc
+        try:
+            cuts = _cuts_of(header["cuts"], submodels, compiled)
+            split = SplitModel(
+                tuple(submodels), tuple(header["inputs"]), tuple(header["outputs"]), output_constants(model), cuts
+            )
+            config = {**{k: v for k, v in stored.items() if k not in own}, **own, **properties}
+            return HeteroCompiledModel(model, device_name, split, compiled, config, report)
+        except (UnsupportedPropertyError, PropertyValueError):
+            raise  # the caller's properties
+        except Exception as exc:  # the frames parse, and yet the split does not fit the submodels
+            raise BlobFormatError(
+                f"HETERO blob header fields 'inputs', 'outputs', 'cuts' or 'submodels' do not fit the submodels' "
+                f"ports: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _resolve(self, properties: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         own = {k: v for k, v in properties.items() if k in self.config.specs}
