@@ -127,17 +127,33 @@ def split(ctx: NodeContext) -> Outputs:
         lengths_output = None if lengths is None else ctx.const(lengths, _I64)
     else:
         lengths_output = ctx.optional_input(1)
-        count = ctx.attr("num_outputs", count) if ctx.version >= 18 else count
+        if ctx.version >= 18 and ctx.has_attr("num_outputs"):
+            count = _split_count(ctx, lengths_output is None)
     if lengths_output is None:
         size = x.partial_shape[axis]
         if size >= 0 and size % count:  # opset 18: the last part is smaller
             part = -(-size // count)
+            if size < part * (count - 1):  # as ONNX Runtime refuses it
+                raise ctx.error(f"{count} outputs of {part} element(s) along axis {axis} need more than its "
+                                f"{size} element(s), which leaves the last output a negative length",
+                                "use fewer outputs, or give the split lengths")  # fmt: skip
             lengths_output = ctx.const([part] * (count - 1) + [size - part * (count - 1)], _I64)
         else:
             node = opset.split(x, ctx.const(axis, _I64), num_splits=count)
             return [_out(node, i) for i in range(count)]
     node = opset.variadic_split(x, ctx.const(axis, _I64), lengths_output)
     return [_out(node, i) for i in range(node.get_output_size())]
+
+
+def _split_count(ctx: NodeContext, without_lengths: bool) -> int:
+    """Split-18's ``num_outputs``, checked against the outputs the node lists."""
+    count = ctx.attr("num_outputs")
+    if count < 1 or count != ctx.output_count:
+        raise ctx.error(f"num_outputs is {count} but the node lists {ctx.output_count} output(s)",
+                        "set num_outputs to the number of outputs (at least 1)")  # fmt: skip
+    if not without_lengths:
+        raise ctx.error("num_outputs and the split input are both given", "give one of them")
+    return int(count)
 
 
 @rule("Slice")
