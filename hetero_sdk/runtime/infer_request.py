@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetero_sdk.element_type import as_strings
 from hetero_sdk.errors import (
     HeteroSDKError,
     InferenceError,
@@ -19,6 +18,7 @@ from hetero_sdk.errors import (
 from hetero_sdk.graph.node import Output
 from hetero_sdk.runtime.context import RemoteTensor
 from hetero_sdk.runtime.infer_results import InferResults, TensorKey
+from hetero_sdk.runtime.input_values import checked_strings, from_python
 from hetero_sdk.runtime.profiling import ProfilingInfo, RunContext
 
 if TYPE_CHECKING:
@@ -405,13 +405,13 @@ class InferRequest:
         elif expected.is_string and isinstance(tensor, (list, tuple, str)):
             array = np.asarray(tensor, dtype=object)
         elif isinstance(tensor, (list, tuple, int, float, bool, np.generic)):
-            array = np.asarray(tensor, dtype=expected.numpy)
+            array = from_python(port, tensor)
         else:
             raise InferenceError(
                 f"input {port.any_name!r}: {type(tensor).__name__} is not a tensor; pass a numpy array"
             )
         if expected.is_string:
-            array = _checked_strings(port, array)
+            array = checked_strings(port, array)
         if array.dtype != expected.numpy:
             raise InferenceError(
                 f"input {port.any_name!r} has element type {array.dtype}; the model expects {expected.value} "
@@ -435,15 +435,3 @@ class InferRequest:
                 f"expected {port.element_type.value}{port.partial_shape}"
             )
         return buffer
-
-
-def _checked_strings(port: Output, array: np.ndarray) -> np.ndarray:
-    """A ``string`` input as StringDType, from StringDType, ``<U`` or object arrays of ``str``."""
-    strings = as_strings(array)
-    if strings is None:
-        what = "an object array holding non-str items (bytes? decode them)" if array.dtype == object else array.dtype
-        raise InferenceError(
-            f"input {port.any_name!r} is {what}; the model expects string: pass "
-            "np.array([...], dtype=np.dtypes.StringDType()), a <U array or an object array of str"
-        )
-    return strings
