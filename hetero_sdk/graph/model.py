@@ -119,20 +119,26 @@ class Model:
     # -- validation and copies ---------------------------------------------------------------------
 
     def validate(self) -> None:
-        """Re-checks the structure (cycles, dangling Parameters, duplicate names).
+        """Re-checks the structure (cycles, dangling or repeated Parameters, duplicate names).
 
         A node whose name was generated (built without ``name=``) and that another node's name
         takes gets a new generated name; two given names that are equal are an error.
 
         :raises ModelValidationError: naming the offending node.
         """
+        listed: set[int] = set()
         for p in self._parameters:
             if not isinstance(p, Node) or p.type_name != "Parameter":
                 raise ModelValidationError(
                     f"model '{self._name}': {p!r} is listed as a parameter but is not a Parameter node"
                 )
+            if id(p) in listed:
+                raise ModelValidationError(
+                    f"model '{self._name}': Parameter '{p.friendly_name}' is listed twice among the model's "
+                    "parameters; list each Parameter once"
+                )
+            listed.add(id(p))
         ops = self.get_ops()
-        listed = {id(p) for p in self._parameters}
         seen: dict[str, Node] = {}
         for node in ops:
             if node.type_name == "Parameter" and id(node) not in listed:

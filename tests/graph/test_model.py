@@ -97,6 +97,12 @@ def test_listed_parameters_must_be_parameter_nodes() -> None:
         hs.Model([r], [x, r], name="m")
 
 
+def test_a_parameter_listed_twice_is_refused_naming_it() -> None:
+    x = opset.parameter([2], name="x")
+    with pytest.raises(ModelValidationError, match=r"model 'm': Parameter 'x' is listed twice"):
+        hs.Model([opset.relu(x)], [x, x], name="m")
+
+
 def test_an_unused_listed_parameter_is_kept_first() -> None:
     x = opset.parameter([2], name="x")
     unused = opset.parameter([5], name="unused")
