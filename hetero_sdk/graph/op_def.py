@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from hetero_sdk.element_type import Type
-from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.errors import UnsupportedOperationError, suggest
 from hetero_sdk.registry import Registry
 from hetero_sdk.shape import PartialShape
 
@@ -277,7 +277,8 @@ class OpDef:
     def check(self, node: Node) -> None:
         """Checks ``node``'s input count, input element types and attributes, filling defaults.
 
-        Attributes the definition does not declare are kept as they are.
+        An attribute the definition does not declare is an error: a misspelt one would otherwise be
+        ignored and its default used.
 
         :raises ModelValidationError: naming the node and what does not fit.
         """
@@ -294,6 +295,14 @@ class OpDef:
                     f"{spec.label(index)} has element type {value.element_type.value}; expected one of: {allowed}"
                 )
         attrs = node.attrs
+        known = [a.name for a in self.attrs]
+        unknown = [name for name in attrs if name not in known]
+        if unknown:
+            declared = ", ".join(known) if known else "none"
+            raise node.error(
+                f"{self.type_name} has no attribute {unknown[0]!r} (its attributes: {declared})"
+                + (f"; {hint}" if (hint := suggest(unknown[0], known)) else "")
+            )
         for attr in self.attrs:
             if attr.name in attrs:
                 attrs[attr.name] = attr.normalize(node, attrs[attr.name])

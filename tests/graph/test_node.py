@@ -7,6 +7,7 @@ import pytest
 
 import hetero_sdk as hs
 from hetero_sdk import opset
+from hetero_sdk.errors import ModelValidationError
 
 
 def _matmul() -> tuple[hs.Node, hs.Node, hs.Node]:
@@ -55,3 +56,13 @@ def test_replace_source_output_reconnects_the_input() -> None:
     add.input(1).replace_source_output(y.output(0))
     assert add.input_values() == [x.output(0), y.output(0)]
     assert repr(add.input(1)) == "<Input: port 1 of Add 'add' f32[4]>"
+
+
+def test_an_attribute_the_op_does_not_declare_is_refused_naming_the_node_and_the_known_ones() -> None:
+    x, w, _ = _matmul()
+    wf = opset.convert(w, hs.Type.f32, name="wf")
+    with pytest.raises(ModelValidationError) as info:
+        hs.Node("MatMul", [x.output(0), wf.output(0)], {"transposeB": True}, name="mm")
+    message = str(info.value)
+    assert "MatMul 'mm'" in message and "'transposeB'" in message
+    assert "transpose_a, transpose_b" in message and "did you mean transpose_b" in message

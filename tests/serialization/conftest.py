@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 import hetero_sdk as hs
 from hetero_sdk import opset
+from hetero_sdk.graph.op_def import ANY, OPS, Attr
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -85,3 +87,18 @@ def build_reference_model() -> hs.Model:
 def reference_model() -> hs.Model:
     """A fresh :func:`build_reference_model`."""
     return build_reference_model()
+
+
+@pytest.fixture
+def relu_taking() -> Iterator[Callable[..., None]]:
+    """``relu_taking("a", "b")`` makes Relu declare attributes ``a`` and ``b`` of any value until the test
+    ends: the format tests carry every kind of value on one node, and an op rejects attributes it does
+    not declare."""
+    original = OPS.get("Relu")
+
+    def declare(*names: str) -> None:
+        attrs = tuple(Attr(name, ANY, None) for name in names)
+        OPS.register("Relu", dataclasses.replace(original, attrs=attrs), replace=True)
+
+    yield declare
+    OPS.register("Relu", original, replace=True)

@@ -295,3 +295,13 @@ def test_integer_too_long_to_parse(saved):
     text = path.read_text("utf-8")
     path.write_text(text.replace('"version": 1,', '"version": 1' + "0" * 5000 + ","), "utf-8")
     _fails(path, "m.json", "malformed JSON", "digits")
+
+
+def test_a_misspelt_attribute_is_refused_naming_the_file_and_node_rather_than_ignored(saved):
+    _edit(saved[0], lambda d: _node(d, "y")["attrs"].update(maximum=1.0))
+    _fails(saved[0], "m.json", "nodes[6] (Clamp 'y')", "has no attribute 'maximum'", "did you mean max")
+
+
+def test_a_parameter_listed_twice_in_the_file_is_refused_naming_it(saved):
+    _edit(saved[0], lambda d: d.update(parameters=["x", "x"]))
+    _fails(saved[0], "m.json", "Parameter 'x' is listed twice")

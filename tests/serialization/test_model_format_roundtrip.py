@@ -112,7 +112,7 @@ def test_document_is_readable_and_weights_are_aligned_with_checksums(tmp_path):
     assert document["weights"]["size"] == len(weights)
 
 
-def test_every_attribute_kind_round_trips_exactly(tmp_path, same_model, bit_equal):
+def test_every_attribute_kind_round_trips_exactly(tmp_path, same_model, bit_equal, relu_taking):
     nan_with_payload = struct.unpack("<d", struct.pack("<Q", 0x7FF8_0000_0000_BEEF))[0]
     attrs = {
         "nan": math.nan,
@@ -142,6 +142,7 @@ def test_every_attribute_kind_round_trips_exactly(tmp_path, same_model, bit_equa
         "zero_d": np.array(-7, np.int32),
         "fortran": np.asfortranarray(np.arange(12, dtype=np.float64).reshape(3, 4)),
     }
+    relu_taking(*attrs)
     x = opset.parameter([2], hs.Type.f32, name="x")
     odd = Node("Relu", [x.output(0)], attrs, name="odd")
     clamp = opset.clamp(odd, -math.inf, math.inf, name="unbounded")
@@ -242,7 +243,8 @@ def test_rt_info_that_is_not_plain_json_is_refused_at_save(tmp_path, reference_m
         (np.ma.masked_array([1.0]), "MaskedArray"),
     ],
 )
-def test_attribute_values_the_format_cannot_hold_are_refused_at_save(value, mentions):
+def test_attribute_values_the_format_cannot_hold_are_refused_at_save(value, mentions, relu_taking):
+    relu_taking("odd")
     x = opset.parameter([1], hs.Type.f32, name="x")
     model = hs.Model([Node("Relu", [x.output(0)], {"odd": value}, name="r")], [x], name="m")
     with pytest.raises(ModelFormatError) as info:
