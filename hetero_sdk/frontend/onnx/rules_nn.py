@@ -13,7 +13,7 @@ from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.graph.node import Output
 
-__all__ = ["channel_bias", "convolve", "window_attrs"]
+__all__ = ["channel_bias", "checked_group", "convolve", "window_attrs"]
 
 _I64 = np.int64
 _AUTO_PAD = {"NOTSET": "explicit", "SAME_UPPER": "same_upper", "SAME_LOWER": "same_lower", "VALID": "valid"}
@@ -26,6 +26,8 @@ def _out(node: object, index: int = 0) -> Output:
 def window_attrs(ctx: NodeContext, spatial: int) -> dict[str, object]:
     """The strides, pads, dilations and auto_pad of a convolution or pooling node."""
     pads = ctx.attr("pads", [0] * 2 * spatial)
+    if any(p < 0 for p in pads):  # ONNX Runtime refuses them too; the op would crop
+        raise ctx.error(f"pads {pads} are negative", "pads add zeros around the input and must be 0 or more")
     auto_pad = ctx.attr("auto_pad", "NOTSET")
     if auto_pad not in _AUTO_PAD:
         raise ctx.error(f"auto_pad must be one of {', '.join(_AUTO_PAD)}, not '{auto_pad}'")
@@ -51,7 +53,7 @@ def convolve(ctx: NodeContext, x: Output, w: Output) -> Output:
     without its bias, shared with ConvInteger and QLinearConv."""
     spatial = x.partial_shape.rank - 2
     window = window_attrs(ctx, spatial)
-    group = ctx.attr("group", 1)
+    group = checked_group(ctx, x, w)
     if group == 1:
         y = _out(opset.convolution(x, w, **window))  # type: ignore[arg-type]
     else:
@@ -61,6 +63,18 @@ def convolve(ctx: NodeContext, x: Output, w: Output) -> Output:
         grouped = opset.reshape(w, ctx.const([group, dims[0] // group, *dims[1:]], _I64), special_zero=False)
         y = _out(opset.group_convolution(x, grouped, **window))  # type: ignore[arg-type]
     return y
+
+
+def checked_group(ctx: NodeContext, x: Output, w: Output) -> int:
+    """A convolution's ``group``: at least 1, and dividing the input channels and the weights' first
+    dim where they are static (filters for Conv, input channels for ConvTranspose)."""
+    group = ctx.attr("group", 1)
+    if group < 1:
+        raise ctx.error(f"group is {group}", "group counts channel groups and must be 1 or more")
+    for what, size in (("input channels", x.partial_shape[1]), ("weights' first dim", w.partial_shape[0])):
+        if size >= 0 and size % group:
+            raise ctx.error(f"group {group} does not divide the {size} {what}", "use a group that divides both")
+    return int(group)
 
 
 @rule("Conv")
@@ -82,7 +96,7 @@ def conv_transpose(ctx: NodeContext) -> Outputs:
         window = {**window, "auto_pad": "same_lower" if upper else "same_upper"}
     elif window["auto_pad"] in ("same_upper", "same_lower"):
         window = _same_transposed_pads(ctx, x, w, window, output_padding)
-    group = ctx.attr("group", 1)
+    group = checked_group(ctx, x, w)
     # groups: each slice of input channels with its slice of filters, the results side by side
     xs = [x] if group == 1 else [_out(opset.split(x, ctx.const(1, _I64), group), i) for i in range(group)]
     ws = [w] if group == 1 else [_out(opset.split(w, ctx.const(0, _I64), group), i) for i in range(group)]

@@ -62,6 +62,7 @@ def max_unpool(ctx: NodeContext) -> Outputs:
     dims = x.partial_shape.dims
     kernel = ctx.attr("kernel_shape")
     spatial = len(kernel)
+    window_attrs(ctx, spatial)  # checks the pads
     strides, pads = ctx.attr("strides", [1] * spatial), ctx.attr("pads", [0] * 2 * spatial)
     if any(d < 0 for d in dims):
         raise ctx.unsupported("a dynamic input shape")

@@ -336,6 +336,9 @@ def one_hot(ctx: NodeContext) -> Outputs:
     """``values[1]`` where an index equals its position along the new ``axis``, else ``values[0]``;
     negative indices count from ``depth`` (as OpenVINO's frontend decomposes it, with existing ops)."""
     indices = _out(opset.convert(ctx.input(0), Type.i64))
+    known = ctx.constant_input(1)
+    if known is not None and known.size == 1 and known.reshape(()) < 1:
+        raise ctx.error(f"depth is {known.reshape(()).item()}", "depth is the number of classes and must be 1 or more")
     depth = _out(opset.convert(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False), Type.i64))
     values = ctx.input(2)
     rank = indices.partial_shape.rank + 1

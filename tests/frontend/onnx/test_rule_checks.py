@@ -61,3 +61,44 @@ def test_split_18_of_two_elements_into_three_gives_an_empty_last_part() -> None:
     model = _model("Split", {"x": (F32, [2])}, 3, 18, num_outputs=3)
     x = np.array([1.0, 2.0], F32)
     check(model, {"x": x}, expected=[x[:1], x[1:], x[2:]])
+
+
+@pytest.mark.parametrize(("group", "problem"), [(0, "group is 0"), (-2, "group is -2"), (3, "group 3 does not divide")])
+@pytest.mark.parametrize("op_type", ["Conv", "ConvTranspose"])
+def test_conv_group_must_be_positive_and_divide_the_channels(op_type: str, group: int, problem: str) -> None:
+    weights = {"w": np.ones((4, 1, 1, 1), F32)}
+    model = _model(op_type, {"x": (F32, [1, 4, 3, 3])}, 1, 17, weights, rank=4, group=group)
+    with pytest.raises(ModelValidationError, match=rf"{op_type} 'n'.*{problem}"):
+        hs.convert_model(model)
+
+
+@pytest.mark.parametrize(
+    ("op_type", "attributes"),
+    [
+        ("Conv", {}),
+        ("ConvTranspose", {}),
+        ("MaxPool", {"kernel_shape": [1, 1]}),
+        ("AveragePool", {"kernel_shape": [1, 1]}),
+        ("LpPool", {"kernel_shape": [1, 1]}),
+    ],
+)
+def test_negative_pads_are_refused_as_onnxruntime_refuses_them(op_type: str, attributes: dict[str, object]) -> None:
+    weights = {"w": np.ones((1, 1, 1, 1), F32)} if op_type.startswith("Conv") else {}
+    model = _model(op_type, {"x": (F32, [1, 1, 3, 3])}, 1, 17, weights, rank=4, pads=[-1, -1, 0, 0], **attributes)
+    with pytest.raises(ModelValidationError, match=rf"{op_type} 'n'.*pads \[-1, -1, 0, 0\] are negative"):
+        hs.convert_model(model)
+
+
+def test_conv_with_zero_pads_and_a_dividing_group_still_computes_the_depthwise_product() -> None:
+    x = np.arange(8, dtype=F32).reshape(1, 2, 2, 2)
+    model = _model("Conv", {"x": (F32, [1, 2, 2, 2])}, 1, 17, {"w": np.array([2, 3], F32).reshape(2, 1, 1, 1)},
+                   rank=4, group=2, pads=[0, 0, 0, 0])  # fmt: skip
+    check(model, {"x": x}, expected=[x * np.array([2, 3], F32).reshape(1, 2, 1, 1)])
+
+
+@pytest.mark.parametrize("depth", [0, -3])
+def test_one_hot_with_a_constant_depth_below_1_is_refused(depth: int) -> None:
+    constants = {"d": np.array(depth, I64), "v": np.array([0, 1], F32)}
+    model = _model("OneHot", {"i": (I64, [2])}, 1, 11, constants, rank=2)
+    with pytest.raises(ModelValidationError, match=rf"OneHot 'n'.*depth is {depth}"):
+        hs.convert_model(model)
