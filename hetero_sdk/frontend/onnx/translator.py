@@ -199,8 +199,10 @@ class GraphTranslator:
         else:
             dtype = element_type(tensor_type.elem_type, f"{self._source}: {where}")
         if tensor_type.HasField("shape"):
-            dims = [d.dim_value if d.HasField("dim_value") else DYNAMIC for d in tensor_type.shape.dim]
-            symbols = [d.dim_param if d.HasField("dim_param") and d.dim_param else None for d in tensor_type.shape.dim]
+            shape_dims = tensor_type.shape.dim
+            # a negative dim_value (-1, -5: some exporters' "unknown") is dynamic, as ONNX Runtime reads it
+            dims = [d.dim_value if d.dim_value >= 0 and d.HasField("dim_value") else DYNAMIC for d in shape_dims]
+            symbols = [d.dim_param if d.HasField("dim_param") and d.dim_param else None for d in shape_dims]
             shape = PartialShape(dims)
             if fallback is not None and fallback[1].rank == shape.rank:
                 shape = fallback[1].merge(shape) or shape

@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from onnx_models import conv_relu_model, graph_model, value_info
+from onnx_models import check, conv_relu_model, graph_model, value_info
 
 import hetero_sdk as hs
 from hetero_sdk import rt_info
@@ -296,3 +296,14 @@ def test_outputs_of_the_right_or_unknown_type_keep_running_whatever_their_declar
     results = _run(hs.convert_model(_relu_model(elem_type, shape)), "TEMPLATE", x=x)
     np.testing.assert_array_equal(results["y"], [[0.0, 2.5]])
     np.testing.assert_array_equal(results["c"], [[-1, 2]])
+
+
+def test_a_negative_input_dim_other_than_minus_1_is_dynamic_as_onnxruntime_reads_it() -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g", [value_info("x", np.float32, [-1, -5])],
+        [value_info("y", np.float32, [-1, -5])],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    assert hs.convert_model(model).inputs[0].partial_shape == hs.PartialShape([-1, -1])
+    x = np.array([[-1.0, 2.0, -3.0]], np.float32)
+    check(model, {"x": x}, expected=[np.maximum(x, 0)])
