@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Model, Node
-from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.errors import InferenceError, RequestCancelledError, UnsupportedOperationError
 from hetero_sdk.reference import Kernel, get_kernel
 from hetero_sdk.runtime import RunContext
 from template_plugin.arena import Arena, Donation
@@ -126,48 +126,54 @@ class ExecutionPlan:
         owner, ndarray = arena.owner, np.ndarray
         profile = context.profile is not None
         cancelled = context.cancelled.is_set
-        with np.errstate(all="ignore"):  # IEEE 754 results (inf, nan) are the answer, not a warning
-            for step in self.steps:
-                if cancelled():
-                    context.check_cancelled()
-                args = [env[a] for a in step.args]
-                if step.lends:
-                    args.insert(0, _workspace(step, args, owners, refs, arena) if step.donors else arena)
-                if profile:
-                    node = step.node
-                    with context.timed(node.friendly_name, node.type_name, f"ref_{node.type_name}"):
-                        raw = step.kernel(node, *args)
-                else:
-                    raw = step.kernel(step.node, *args)
-                if type(raw) is ndarray and len(step.outs) == 1:  # the usual step: one array out
-                    results: Any = ((step.outs[0], raw, step.out_dtypes[0]),)
-                else:
-                    results = zip(step.outs, (raw,) if not isinstance(raw, (tuple, list)) else raw, step.out_dtypes)
-                for slot, value, dtype in results:
-                    if type(value) is not ndarray or value.dtype != dtype:
-                        value = np.asarray(value).astype(dtype, copy=False)
-                    env[slot] = value
-                    owners[slot] = buffer = owner(value)
-                    if buffer is None:
-                        live += value.nbytes
+        step: Step | None = None
+        try:  # around the loop, not around each step: free until a kernel fails; `step` names it
+            with np.errstate(all="ignore"):  # IEEE 754 results (inf, nan) are the answer, not a warning
+                for step in self.steps:
+                    if cancelled():
+                        context.check_cancelled()
+                    args = [env[a] for a in step.args]
+                    if step.lends:
+                        args.insert(0, _workspace(step, args, owners, refs, arena) if step.donors else arena)
+                    if profile:
+                        node = step.node
+                        with context.timed(node.friendly_name, node.type_name, f"ref_{node.type_name}"):
+                            raw = step.kernel(node, *args)
                     else:
-                        key = id(buffer)
-                        refs[key] = refs.get(key, 0) + 1
-                if live + arena.nbytes > peak:
-                    peak = live + arena.nbytes
-                for slot in step.release:
-                    buffer = owners[slot]
-                    if buffer is None:
-                        live -= env[slot].nbytes
+                        raw = step.kernel(step.node, *args)
+                    if type(raw) is ndarray and len(step.outs) == 1:  # the usual step: one array out
+                        results: Any = ((step.outs[0], raw, step.out_dtypes[0]),)
                     else:
-                        owners[slot] = None
-                        key = id(buffer)
-                        if refs[key] > 1:
-                            refs[key] -= 1
+                        results = zip(step.outs, (raw,) if not isinstance(raw, (tuple, list)) else raw, step.out_dtypes)
+                    for slot, value, dtype in results:
+                        if type(value) is not ndarray or value.dtype != dtype:
+                            value = np.asarray(value).astype(dtype, copy=False)
+                        env[slot] = value
+                        owners[slot] = buffer = owner(value)
+                        if buffer is None:
+                            live += value.nbytes
                         else:
-                            del refs[key]
-                            arena.give_back(buffer)
-                    env[slot] = None
+                            key = id(buffer)
+                            refs[key] = refs.get(key, 0) + 1
+                    if live + arena.nbytes > peak:
+                        peak = live + arena.nbytes
+                    for slot in step.release:
+                        buffer = owners[slot]
+                        if buffer is None:
+                            live -= env[slot].nbytes
+                        else:
+                            owners[slot] = None
+                            key = id(buffer)
+                            if refs[key] > 1:
+                                refs[key] -= 1
+                            else:
+                                del refs[key]
+                                arena.give_back(buffer)
+                        env[slot] = None
+        except (InferenceError, RequestCancelledError):
+            raise
+        except Exception as exc:
+            raise _failure(step, exc) from exc
         self.peak_bytes = peak
         outputs = [env[slot] for slot in self.output_slots]
         for value in outputs:
@@ -175,6 +181,19 @@ class ExecutionPlan:
             if buffer is not None:
                 arena.hand_over(buffer)
         return outputs
+
+
+def _failure(step: Step | None, exc: Exception) -> InferenceError:
+    """A kernel's failure as an :class:`InferenceError` naming the node it ran for."""
+    if step is None:
+        return InferenceError(f"TEMPLATE failed before running a node: {type(exc).__name__}: {exc}")
+    node = step.node
+    where = f"{node.type_name} '{node.friendly_name}'"
+    said = str(exc)
+    said = said[len(where) :].lstrip(": ") if said.startswith(where) else f"{type(exc).__name__}: {said}"
+    if isinstance(exc, MemoryError) or "too big" in said or "Maximum allowed size" in said:
+        said += "; its output does not fit in memory: check the sizes its inputs ask for"
+    return InferenceError(f"TEMPLATE failed to run {where}: {said}")
 
 
 def _donors(node: Node, args: list[int], dead: list[int]) -> tuple[int, ...]:
