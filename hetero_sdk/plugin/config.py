@@ -22,7 +22,7 @@ from hetero_sdk.errors import (
 )
 from hetero_sdk.properties import Mutability
 
-__all__ = ["DeviceConfig", "PropertySpec", "as_bool", "as_element_type", "as_int", "one_of"]
+__all__ = ["INT_MAX", "DeviceConfig", "PropertySpec", "as_bool", "as_element_type", "as_int", "one_of"]
 
 Converter = Callable[[Any], Any]
 
@@ -66,15 +66,19 @@ def as_bool(value: Any) -> bool:
     raise ValueError("expected True/False or 'YES'/'NO'")
 
 
-def as_int(minimum: int = 0, maximum: int | None = None) -> Converter:
+INT_MAX = 2**31 - 1
+"""The largest value :func:`as_int` accepts by default: OpenVINO's integer properties are 32-bit."""
+
+
+def as_int(minimum: int = 0, maximum: int = INT_MAX) -> Converter:
     """A converter accepting integers (or their strings) in ``[minimum, maximum]``."""
 
     def convert(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise TypeError(f"expected an integer, got {type(value).__name__}")
         number = int(value)
-        if number < minimum or (maximum is not None and number > maximum):
-            raise ValueError(f"must be in [{minimum}, {'inf' if maximum is None else maximum}]")
+        if not minimum <= number <= maximum:
+            raise ValueError(f"must be in [{minimum}, {maximum}]")
         return number
 
     return convert

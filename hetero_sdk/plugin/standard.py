@@ -17,7 +17,16 @@ from typing import Any
 
 from hetero_sdk.device_name import parse_device_name
 from hetero_sdk.element_type import Type
-from hetero_sdk.plugin.config import Converter, DeviceConfig, PropertySpec, as_bool, as_element_type, as_int, one_of
+from hetero_sdk.plugin.config import (
+    INT_MAX,
+    Converter,
+    DeviceConfig,
+    PropertySpec,
+    as_bool,
+    as_element_type,
+    as_int,
+    one_of,
+)
 from hetero_sdk.plugin.hookspecs import hookimpl
 
 __all__ = [
@@ -74,7 +83,7 @@ def performance_hint_num_requests(default: int = 0) -> PropertySpec:
 
     :param default: the value before any ``set_property``.
     """
-    return _spec("PERFORMANCE_HINT_NUM_REQUESTS", default, as_int(0), "integers >= 0")
+    return _spec("PERFORMANCE_HINT_NUM_REQUESTS", default, as_int(0), f"integers 0..{INT_MAX}")
 
 
 def num_streams(default: int = 0, maximum: int = 64) -> PropertySpec:
@@ -96,7 +105,7 @@ def inference_num_threads(default: int = 0) -> PropertySpec:
 
     :param default: the value before any ``set_property``.
     """
-    return _spec("INFERENCE_NUM_THREADS", default, as_int(0), "integers >= 0 (0: auto)")
+    return _spec("INFERENCE_NUM_THREADS", default, as_int(0), f"integers 0..{INT_MAX} (0: auto)")
 
 
 def execution_mode_hint(default: str = "PERFORMANCE") -> PropertySpec:
