@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import CancelledError, Future
@@ -177,7 +178,10 @@ class InferRequest:
 
         :raises RequestCancelledError: when the inference was cancelled.
         :raises InferenceError: when it failed.
+        :raises TypeError: when ``timeout`` is not a number of seconds (a string, a bool).
         """
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)):
+            raise TypeError(f"wait_for takes a timeout in seconds (a number, or None: no limit), not {timeout!r}")
         future = self._future
         if future is None:
             return True

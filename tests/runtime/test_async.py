@@ -60,6 +60,13 @@ def test_wait_on_an_idle_request_returns_at_once(gated: GatedModel) -> None:
     assert request.wait_for(0) is True
 
 
+@pytest.mark.parametrize("timeout", ["1", True, [1]])
+def test_wait_for_refuses_a_timeout_that_is_not_a_number_of_seconds(gated: GatedModel, timeout: object) -> None:
+    request = gated.create_infer_request()
+    with pytest.raises(TypeError, match=r"wait_for takes a timeout in seconds"):
+        request.wait_for(timeout)  # type: ignore[arg-type]
+
+
 def test_wait_for_times_out_while_running_then_reports_completion(gated: GatedModel) -> None:
     request = gated.create_infer_request()
     request.start_async({"x": X})
