@@ -1,6 +1,6 @@
 """Case recipes of the shape-manipulation family: Reshape, Transpose, Concat, Split, VariadicSplit,
 Squeeze, Unsqueeze, Broadcast, Tile, Pad, Gather, GatherElements, CumSum, CumProd, Slice, StridedSlice, ShapeOf,
-Range."""
+Range, DepthToSpace, SpaceToDepth."""
 
 from __future__ import annotations
 
@@ -258,3 +258,19 @@ def _range(b: Builder, op_type: str) -> OpCase:
     case = b.case(op_type, node, "simple", start=start, stop=stop, step=step)
     case.atol *= scale
     return case
+
+
+@recipe("DepthToSpace", "SpaceToDepth")
+def _depth_to_space(b: Builder, op_type: str) -> OpCase:
+    spatial = b.shape(1, 3, 1, 3)
+    block = b.integer(1, 3 if len(spatial) < 3 else 2)
+    mode = b.pick(("blocks_first", "depth_first"))
+    channels = b.integer(1, 2)
+    if op_type == "DepthToSpace":
+        shape = [b.integer(1, 2), channels * block ** len(spatial), *spatial]
+        factory = opset.depth_to_space
+    else:
+        shape = [b.integer(1, 2), channels, *(d * block for d in spatial)]
+        factory = opset.space_to_depth
+    node = factory(b.input(_data(b, shape), "x"), mode, block, name="op")
+    return b.case(op_type, node, "exact", mode=mode, block_size=block)

@@ -43,6 +43,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     indexing,
     linear_algebra,
     movement,
+    movement_blocks,
     normalization,
     pooling,
     recurrent,

@@ -231,3 +231,18 @@ def reduce(ctx: ExportContext) -> None:
         keepdims=int(ctx.attrs["keep_dims"]),
         noop_with_empty_axes=1,
     )
+
+
+_ONNX_BLOCK_MODES = {"blocks_first": "DCR", "depth_first": "CRD"}
+"""OpenVINO's DepthToSpace and SpaceToDepth modes as ONNX names them."""
+
+
+@exporter("DepthToSpace", "SpaceToDepth")
+def depth_to_space(ctx: ExportContext) -> None:
+    op, mode = ctx.current.type_name, ctx.attrs["mode"]
+    if ctx.rank(0) != 4:
+        raise ctx.unsupported(f"{ctx.rank(0)}-D data (ONNX's {op} takes 4-D [N, C, H, W] only)")
+    if op == "SpaceToDepth" and mode == "depth_first" and ctx.opset < 28:
+        raise ctx.unsupported(f"mode 'depth_first' in ONNX opset {ctx.opset} (ONNX's SpaceToDepth has CRD from 28)")
+    attrs = {"mode": _ONNX_BLOCK_MODES[mode]} if op == "DepthToSpace" or mode == "depth_first" else {}
+    ctx.emit1(op, [ctx.input(0)], ctx.out(), blocksize=ctx.attrs["block_size"], **attrs)

@@ -51,6 +51,8 @@ PARTLY_EXPORTABLE = {
     "STFT": "ONNX opsets before 17, where ONNX defines it; a frame_size or window length not static",
     "MelWeightMatrix": "ONNX opsets before 17, where ONNX defines it",
     "ROIAlign": "aligned_mode 'half_pixel_for_nn', which ONNX lacks",
+    "DepthToSpace": "data of other than 4-D (ONNX's is [N, C, H, W] only)",
+    "SpaceToDepth": "data of other than 4-D (ONNX's is [N, C, H, W] only); mode 'depth_first' before ONNX opset 28",
     "LRN": "windows over other axes than an NCHW tensor's channels, or of an even size (what ONNX Runtime runs)",
 }
 """Op types exported for most attribute values; the others raise UnsupportedOperationError naming why."""
