@@ -369,69 +369,38 @@ def eye_like(ctx: NodeContext) -> Outputs:
     return [_out(opset.convert(diagonal, dtype))]
 
 
-# -- DepthToSpace, SpaceToDepth: a reshape, a transpose and a reshape, as ONNX defines them ----------------
+# -- DepthToSpace, SpaceToDepth: OpenVINO's ops of the same names -----------------------------------------
 
-_Dim = tuple[int | None, int, int]
-"""One dimension of a target shape: ``x.shape[axis] * factor // divisor`` (axis None: ``factor``)."""
-
-
-def _shape_of_dims(ctx: NodeContext, x: Output, dims: list[_Dim]) -> Output:
-    static = x.partial_shape.dims
-    if all(axis is None or static[axis] >= 0 for axis, _, _ in dims):
-        return ctx.const([(1 if a is None else static[a]) * f // d for a, f, d in dims], _I64)
-    shape_of = opset.shape_of(x)
-    pieces = []
-    for axis, factor, divisor in dims:
-        piece = ctx.const([factor], _I64)
-        if axis is not None:
-            piece = _out(opset.gather(shape_of, ctx.const([axis], _I64), ctx.const(0, _I64)))
-            if factor != 1:
-                piece = _out(opset.multiply(piece, ctx.const([factor], _I64)))
-            if divisor != 1:
-                piece = _out(opset.divide(piece, ctx.const([divisor], _I64), python_division=False))
-        pieces.append(piece)
-    return _out(opset.concat(pieces, axis=0))
+_BLOCK_MODES = {"DCR": "blocks_first", "CRD": "depth_first"}
+"""ONNX's modes as OpenVINO names them: DCR splits the channels block first, CRD channels first."""
 
 
 def _blocks(ctx: NodeContext) -> tuple[Output, int, str]:
-    """The input (NCHW), the block size and the mode of DepthToSpace or SpaceToDepth, checked."""
+    """The input (NCHW), the block size and OpenVINO's mode of DepthToSpace or SpaceToDepth, checked."""
     x, blocksize, mode = ctx.input(0), ctx.attr("blocksize"), ctx.attr("mode", "DCR")
     if x.partial_shape.rank != 4:
         raise ctx.error(f"the input must be 4-D [N, C, H, W], not {x.partial_shape.rank}-D")
     if blocksize < 1:
         raise ctx.error(f"blocksize must be positive, not {blocksize}")
-    if mode not in ("DCR", "CRD"):
+    if mode not in _BLOCK_MODES:
         raise ctx.error(f"mode must be DCR or CRD, not '{mode}'")
     _, channels, height, width = x.partial_shape.dims
     if ctx.op_type == "DepthToSpace" and channels >= 0 and channels % (blocksize * blocksize):
         raise ctx.error(f"{channels} channels do not split into blocks of {blocksize}x{blocksize}")
     if ctx.op_type == "SpaceToDepth" and any(d >= 0 and d % blocksize for d in (height, width)):
         raise ctx.error(f"height and width {height}x{width} must be multiples of blocksize {blocksize}")
-    return x, blocksize, mode
-
-
-def _rearrange(ctx: NodeContext, x: Output, split: list[_Dim], order: list[int], joined: list[_Dim]) -> Output:
-    blocks = opset.reshape(x, _shape_of_dims(ctx, x, split), special_zero=False)
-    moved = opset.transpose(blocks, ctx.const(order, _I64))
-    return _out(opset.reshape(moved, _shape_of_dims(ctx, x, joined), special_zero=False))
+    return x, blocksize, _BLOCK_MODES[mode]
 
 
 @rule("DepthToSpace")
 def depth_to_space(ctx: NodeContext) -> Outputs:
     """Opset 1 (DCR only), 11 (``mode``), 13 and 28 (more types): one computation."""
     x, b, mode = _blocks(ctx)
-    joined: list[_Dim] = [(0, 1, 1), (1, 1, b * b), (2, b, 1), (3, b, 1)]
-    if mode == "DCR":
-        split: list[_Dim] = [(0, 1, 1), (None, b, 1), (None, b, 1), (1, 1, b * b), (2, 1, 1), (3, 1, 1)]
-        return [_rearrange(ctx, x, split, [0, 3, 4, 1, 5, 2], joined)]
-    split = [(0, 1, 1), (1, 1, b * b), (None, b, 1), (None, b, 1), (2, 1, 1), (3, 1, 1)]
-    return [_rearrange(ctx, x, split, [0, 1, 4, 2, 5, 3], joined)]
+    return [_out(opset.depth_to_space(x, mode, b))]
 
 
 @rule("SpaceToDepth")
 def space_to_depth(ctx: NodeContext) -> Outputs:
     """Opset 1, 13 (more types) and 28 (``mode``, CRD besides the DCR order of the older versions)."""
     x, b, mode = _blocks(ctx)
-    split: list[_Dim] = [(0, 1, 1), (1, 1, 1), (2, 1, b), (None, b, 1), (3, 1, b), (None, b, 1)]
-    order = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
-    return [_rearrange(ctx, x, split, order, [(0, 1, 1), (1, b * b, 1), (2, 1, b), (3, 1, b)])]
+    return [_out(opset.space_to_depth(x, mode, b))]

@@ -365,3 +365,13 @@ def test_depth_to_space_with_channels_that_do_not_split_into_blocks_names_the_no
     model.graph.node[0].name = "d2s"
     with pytest.raises(ModelValidationError, match=r"d2s.*6 channels do not split into blocks of 2x2"):
         hs.convert_model(model)
+
+
+@pytest.mark.parametrize(("op", "onnx_mode", "mode"), [
+    ("DepthToSpace", "DCR", "blocks_first"), ("DepthToSpace", "CRD", "depth_first"),
+    ("SpaceToDepth", "DCR", "blocks_first"), ("SpaceToDepth", "CRD", "depth_first"),
+])  # fmt: skip
+def test_depth_to_space_and_space_to_depth_become_the_ops_of_the_same_names(op: str, onnx_mode: str, mode: str) -> None:
+    model, _ = node_model(op, {"x": _x(1, 4, 2, 2)}, 28, blocksize=2, mode=onnx_mode)
+    nodes = [n for n in hs.convert_model(model).get_ops() if n.type_name not in ("Parameter", "Result")]
+    assert [(n.type_name, n.attrs["mode"], n.attrs["block_size"]) for n in nodes] == [(op, mode, 2)]
