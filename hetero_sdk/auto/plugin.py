@@ -211,18 +211,27 @@ class AutoPlugin(ConfiguredDevice):
 
     def _compile_first_that_works(self, model: Model, selection: Selection, selector: _AutoSelector) -> Served:
         """Compiles on the chosen device; if that fails, on the next candidates that run the whole model
-        (but the startup device, which already serves the model)."""
+        (but the startup device, which already serves the model), asked only then: a compile that works
+        queries no further device (a remote one would start its cluster to answer)."""
         core = selector.core
-        order = [selection.device]
-        if not selection.device.startswith(f"{HETERO_DEVICE}:"):
-            order += [d for d in selector.whole_model_devices(after=selection.device) if d != selection.startup]
-        for device in order:
+        chosen = selection.device
+        try:
+            return Served(chosen, core.compile_model(model, chosen, _compile_config(chosen, selector.configs)))
+        except HeteroSDKError as exc:
+            if chosen.startswith(f"{HETERO_DEVICE}:"):
+                raise
+            failure = exc
+        selection.failures[chosen] = f"{type(failure).__name__}: {failure}"
+        after = selector.candidates[selector.candidates.index(chosen) + 1 :]
+        fallbacks = [d for d in after if d != selection.startup]
+        if not any(selector.runs_all(d) for d in fallbacks):
+            raise failure
+        _log.warning("AUTO: %s failed to compile '%s': %s", chosen, model.friendly_name, failure)
+        for device in (d for d in fallbacks if selector.runs_all(d)):
             try:
                 return Served(device, core.compile_model(model, device, _compile_config(device, selector.configs)))
             except HeteroSDKError as exc:
                 selection.failures[device] = f"{type(exc).__name__}: {exc}"
-                if len(order) == 1:
-                    raise
                 _log.warning("AUTO: %s failed to compile '%s': %s", device, model.friendly_name, exc)
         tried = "; ".join(f"{d}: {why}" for d, why in selection.failures.items())
         raise CompilationError(f"AUTO: every device that runs '{model.friendly_name}' failed to compile it: {tried}")
