@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hetero_sdk.device_name import DeviceName, parse_device_name
+from hetero_sdk.device_name import DeviceName
 from hetero_sdk.errors import PropertyValueError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.properties import Config, as_config
@@ -50,8 +50,6 @@ def agreeing_priorities(parsed: DeviceName, value: Any) -> str:
             f"{value!r} is not a valid value for MULTI_DEVICE_PRIORITIES; allowed: 'A,B,...' or a list of "
             f"device names (the device string {str(parsed)!r} already gives {targets!r})"
         )
-    for name in filter(None, given.split(",")):
-        parse_device_name(name)
     if given != targets:
         raise PropertyValueError(
             f"MULTI_DEVICE_PRIORITIES {given!r} in the config conflicts with the device string {str(parsed)!r}, "

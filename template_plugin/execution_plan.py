@@ -126,7 +126,6 @@ class ExecutionPlan:
         owner, ndarray = arena.owner, np.ndarray
         profile = context.profile is not None
         cancelled = context.cancelled.is_set
-        step: Step | None = None
         try:  # around the loop, not around each step: free until a kernel fails; `step` names it
             with np.errstate(all="ignore"):  # IEEE 754 results (inf, nan) are the answer, not a warning
                 for step in self.steps:
@@ -183,10 +182,8 @@ class ExecutionPlan:
         return outputs
 
 
-def _failure(step: Step | None, exc: Exception) -> InferenceError:
+def _failure(step: Step, exc: Exception) -> InferenceError:
     """A kernel's failure as an :class:`InferenceError` naming the node it ran for."""
-    if step is None:
-        return InferenceError(f"TEMPLATE failed before running a node: {type(exc).__name__}: {exc}")
     node = step.node
     where = f"{node.type_name} '{node.friendly_name}'"
     said = str(exc)

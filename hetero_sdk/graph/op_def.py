@@ -295,9 +295,9 @@ class OpDef:
                     f"{spec.label(index)} has element type {value.element_type.value}; expected one of: {allowed}"
                 )
         attrs = node.attrs
-        known = [a.name for a in self.attrs]
-        unknown = [name for name in attrs if name not in known]
+        unknown = [name for name in attrs if self.attr(name) is None]
         if unknown:
+            known = [a.name for a in self.attrs]
             declared = ", ".join(known) if known else "none"
             raise node.error(
                 f"{self.type_name} has no attribute {unknown[0]!r} (its attributes: {declared})"

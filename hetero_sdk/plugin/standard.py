@@ -153,7 +153,7 @@ def device_properties() -> PropertySpec:
 
 def _streams(count: Converter) -> Converter:
     def convert(value: Any) -> int:
-        return 0 if isinstance(value, str) and value in _STREAMS_WORDS else int(count(value))
+        return 0 if isinstance(value, str) and value in _STREAMS_WORDS else count(value)
 
     return convert
 
