@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from hetero_sdk import properties as props
 from hetero_sdk import rt_info
-from hetero_sdk.errors import AffinityError, HeteroSDKError, UnsupportedOperationError
+from hetero_sdk.device_name import parse_device_name
+from hetero_sdk.errors import AffinityError, DeviceNameError, HeteroSDKError, UnsupportedOperationError
 from hetero_sdk.graph import Model, Node
 from hetero_sdk.hetero.subgraph import Subgraph
 from hetero_sdk.hetero.submodels import split_model
@@ -140,9 +141,10 @@ def _manual(ops: Sequence[Node], priorities: Sequence[str], core: Core) -> dict[
             f"affinity {splitting[0]!r} on {', '.join(ops_on[:10])} names HETERO, which would split the model "
             f"again: name the device that runs each op, one of: {', '.join(choices)}"
         )
+    refused = {name for name in set(device.values()) if not _allowed(name, priorities, core)}
     unknown: dict[str, list[str]] = {}
     for op, name in device.items():
-        if not _allowed(name, priorities, core):
+        if name in refused:
             unknown.setdefault(name, []).append(op)
     if unknown:
         where = "; ".join(f"{d!r} on {', '.join(ops_[:10])}" for d, ops_ in sorted(unknown.items()))
@@ -153,7 +155,7 @@ def _manual(ops: Sequence[Node], priorities: Sequence[str], core: Core) -> dict[
 
 def _splits(name: str) -> bool:
     """True for HETERO itself (``HETERO``, ``HETERO.0``, ``HETERO:A,B``): an affinity to it would split again."""
-    return name.split(":")[0].split(".")[0] == HETERO
+    return _plugin_name(name) == HETERO
 
 
 def _allowed(name: str, priorities: Sequence[str], core: Core) -> bool:
@@ -161,9 +163,17 @@ def _allowed(name: str, priorities: Sequence[str], core: Core) -> bool:
     ``TEMPLATE`` is listed); any registered device when none is listed."""
     if name in priorities:
         return True
-    if priorities and name.split(".")[0] not in priorities:
+    if priorities and _plugin_name(name) not in priorities:
         return False
     return _known(core, name)
+
+
+def _plugin_name(name: str) -> str | None:
+    """The plugin part of a device string (``TEMPLATE`` of ``TEMPLATE.1``), None when it is malformed."""
+    try:
+        return parse_device_name(name).name
+    except DeviceNameError:
+        return None
 
 
 def _known(core: Core, name: str) -> bool:
