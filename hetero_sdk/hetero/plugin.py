@@ -169,6 +169,13 @@ class HeteroPlugin(ConfiguredDevice):
         own = self.config.from_blob(
             {k: v for k, v in stored.items() if k in self.config.specs}, "HETERO blob header field 'config'"
         )
+        devices = sorted({entry["device"] for entry in header["submodels"]})
+        known = {k for device in devices for k in core.get_property(device, props.supported_properties)}
+        if extra := sorted(stored.keys() - own.keys() - known):  # before any submodel is compiled
+            raise BlobFormatError(
+                f"HETERO blob header field 'config' holds {extra[0]!r}, a property neither HETERO nor its devices "
+                f"({', '.join(devices)}) support; export the model again"
+            )
         submodels = []
         compiled = []
         for i, (entry, payload) in enumerate(zip(header["submodels"], parsed.payloads)):
@@ -185,14 +192,6 @@ class HeteroPlugin(ConfiguredDevice):
             compiled.append(sub_compiled)
             submodels.append(
                 Submodel(i, device, sub_compiled.get_runtime_model(), tuple(entry["inputs"]), tuple(entry["outputs"]))
-            )
-        known = {
-            k for entry in header["submodels"] for k in core.get_property(entry["device"], props.supported_properties)
-        }
-        for key in stored.keys() - own.keys() - known:
-            raise BlobFormatError(
-                f"HETERO blob header field 'config' holds {key!r}, a property neither HETERO nor its devices "
-                f"({', '.join(sorted({e['device'] for e in header['submodels']}))}) support; export the model again"
             )
         try:
             report = PlacementReport.from_dict(header["report"])
