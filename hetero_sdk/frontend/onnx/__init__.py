@@ -70,8 +70,9 @@ def convert_onnx(
     _check_opsets(versions, loaded.source)
     refuse_unsupported(proto.graph, versions, loaded.source, {(f.domain, f.name) for f in proto.functions})
     check_proto(loaded)
-    if proto.functions:
+    if proto.functions:  # their bodies' ops, now in the graph, are checked as the graph's were
         proto = onnx.inliner.inline_local_functions(proto)
+        refuse_unsupported(proto.graph, versions, loaded.source)
     return GraphTranslator(versions, loaded.source, input_shapes).translate(proto)
 
 

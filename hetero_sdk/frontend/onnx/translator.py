@@ -20,7 +20,6 @@ from hetero_sdk.errors import HeteroSDKError, ModelValidationError, UnsupportedO
 from hetero_sdk.frontend.onnx.functions import function_body
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import find_rule
-from hetero_sdk.frontend.onnx.support import refuse_unsupported
 from hetero_sdk.frontend.onnx.types import ELEMENT_TYPES, element_type, onnx_type_name, tensor_value
 from hetero_sdk.frontend.onnx.values import TensorSequence, Value, describe
 from hetero_sdk.graph.model import Model
@@ -144,10 +143,10 @@ class GraphTranslator:
         self._input_shapes = dict(input_shapes or {})
 
     def translate(self, proto: onnx.ModelProto) -> Model:
-        """The Model of ``proto``'s main graph. :raises UnsupportedOperationError: listing every node no
-        rule translates. :raises ModelValidationError: naming the node a rule rejects."""
+        """The Model of ``proto``'s main graph, whose nodes the caller has checked with
+        :func:`~hetero_sdk.frontend.onnx.support.refuse_unsupported`. :raises ModelValidationError: naming
+        the node a rule rejects."""
         graph = proto.graph
-        refuse_unsupported(graph, self._versions, self._source)
         namer = _Namer()
         initializer_names = {t.name for t in graph.initializer}
         scope = _Scope(None, namer, {t.name: t for t in graph.initializer}, None)
