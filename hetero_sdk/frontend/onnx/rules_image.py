@@ -9,6 +9,7 @@ from hetero_sdk import opset
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.frontend.onnx.rules_nn import channel_bias, window_attrs
 from hetero_sdk.graph.node import Output
 
 __all__: list[str] = []
@@ -203,14 +204,8 @@ def deform_conv(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     if x.partial_shape.rank != 4:
         raise ctx.unsupported(f"a {x.partial_shape.rank}-D DeformConv (2-D images only)")
-    pads = ctx.attr("pads", [0, 0, 0, 0])
     node = opset.deformable_convolution(
-        x, ctx.input(2), ctx.input(1), strides=ctx.attr("strides", [1, 1]), pads_begin=pads[:2],
-        pads_end=pads[2:], dilations=ctx.attr("dilations", [1, 1]), mask=ctx.optional_input(4),
-        group=ctx.attr("group", 1), deformable_group=ctx.attr("offset_group", 1), bilinear_interpolation_pad=True,
+        x, ctx.input(2), ctx.input(1), mask=ctx.optional_input(4), group=ctx.attr("group", 1),
+        deformable_group=ctx.attr("offset_group", 1), bilinear_interpolation_pad=True, **window_attrs(ctx, 2),
     )  # fmt: skip
-    bias = ctx.optional_input(3)
-    if bias is None:
-        return [_out(node)]
-    channels = opset.reshape(bias, ctx.const([1, -1, 1, 1], _I64), special_zero=False)
-    return [_out(opset.add(node, channels))]
+    return [channel_bias(ctx, _out(node), ctx.optional_input(3))]

@@ -5,6 +5,8 @@ in :mod:`.rules_pooling`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from hetero_sdk import opset
@@ -23,7 +25,7 @@ def _out(node: object, index: int = 0) -> Output:
     return node.output(index)  # type: ignore[attr-defined, no-any-return]
 
 
-def window_attrs(ctx: NodeContext, spatial: int) -> dict[str, object]:
+def window_attrs(ctx: NodeContext, spatial: int) -> dict[str, Any]:
     """The strides, pads, dilations and auto_pad of a convolution or pooling node."""
     pads = ctx.attr("pads", [0] * 2 * spatial)
     if any(p < 0 for p in pads):  # ONNX Runtime refuses them too; the op would crop
@@ -55,13 +57,13 @@ def convolve(ctx: NodeContext, x: Output, w: Output) -> Output:
     window = window_attrs(ctx, spatial)
     group = checked_group(ctx, x, w)
     if group == 1:
-        y = _out(opset.convolution(x, w, **window))  # type: ignore[arg-type]
+        y = _out(opset.convolution(x, w, **window))
     else:
         dims = w.partial_shape.dims
         if dims[0] < 0:
             raise ctx.unsupported("a grouped convolution with a dynamic number of filters")
         grouped = opset.reshape(w, ctx.const([group, dims[0] // group, *dims[1:]], _I64), special_zero=False)
-        y = _out(opset.group_convolution(x, grouped, **window))  # type: ignore[arg-type]
+        y = _out(opset.group_convolution(x, grouped, **window))
     return y
 
 
@@ -107,7 +109,7 @@ def conv_transpose(ctx: NodeContext) -> Outputs:
                 wg,
                 output_shape=None if output_shape is None else ctx.const(output_shape[-spatial:], _I64),
                 output_padding=output_padding,
-                **window,  # type: ignore[arg-type]
+                **window,
             )
         )
         for xg, wg in zip(xs, ws)
@@ -185,7 +187,7 @@ def lp_pool(ctx: NodeContext) -> Outputs:
         begin, end, strides = window["pads_begin"], window["pads_end"], window["strides"]
         total = _out(opset.group_convolution(_lp_sum(ctx, x, p), ones, strides, begin, end, dilations))  # type: ignore[arg-type]
         return [_lp_root(ctx, total, p)]
-    mean = opset.avg_pool(_lp_sum(ctx, x, p), kernel_shape=kernel, exclude_pad=False, **window)  # type: ignore[arg-type]
+    mean = opset.avg_pool(_lp_sum(ctx, x, p), kernel_shape=kernel, exclude_pad=False, **window)
     total = _out(opset.multiply(mean, _like(ctx, float(np.prod(kernel)), x)))
     return [_lp_root(ctx, total, p)]
 

@@ -34,7 +34,7 @@ def max_pool(ctx: NodeContext) -> Outputs:
         x,
         kernel_shape=ctx.attr("kernel_shape"),
         rounding_type="ceil" if ctx.attr("ceil_mode", 0) else "floor",
-        **window,  # type: ignore[arg-type]
+        **window,
     )
     values, indices = _out(node, 0), _out(node, 1)
     kept = _kept_windows(ctx, x, window)
@@ -145,7 +145,7 @@ def average_pool(ctx: NodeContext) -> Outputs:
         kernel_shape=ctx.attr("kernel_shape"),
         exclude_pad=not ctx.attr("count_include_pad", 0),
         rounding_type="ceil" if ctx.attr("ceil_mode", 0) else "floor",
-        **window,  # type: ignore[arg-type]
+        **window,
     )
     return [_out(node)]
 
