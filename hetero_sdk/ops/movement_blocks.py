@@ -8,13 +8,13 @@ whether the block index comes before the remaining channels (``blocks_first``) o
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from hetero_sdk.array_api import namespace
 from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import INT, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
+from hetero_sdk.ops.checks import dim_mul
 from hetero_sdk.shape import DYNAMIC
 
 __all__ = ["DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "depth_to_space", "space_to_depth"]
@@ -66,7 +66,7 @@ def _depth_to_space(node: Node) -> list[OutputSpec]:
     if channels != DYNAMIC and channels % group:
         raise node.error(f"{channels} channels of data {dims} are not a multiple of block_size**{k} = {group}")
     out = [dims[0], DYNAMIC if channels == DYNAMIC else channels // group]
-    out += [DYNAMIC if d == DYNAMIC else d * block for d in dims[2:]]
+    out += [dim_mul(d, block) for d in dims[2:]]
     return [(node.input_value(0).element_type, out)]
 
 
@@ -76,7 +76,7 @@ def _space_to_depth(node: Node) -> list[OutputSpec]:
         if d != DYNAMIC and d % block:
             raise node.error(f"spatial dimension {axis} of data {dims} ({d}) is not a multiple of block_size={block}")
     channels = dims[1]
-    out = [dims[0], DYNAMIC if channels == DYNAMIC else channels * block**k]
+    out = [dims[0], dim_mul(channels, block**k)]
     out += [DYNAMIC if d == DYNAMIC else d // block for d in dims[2:]]
     return [(node.input_value(0).element_type, out)]
 
@@ -108,7 +108,7 @@ def _space_to_depth_kernel(node: Node, x: Any) -> Any:
     inner, outer = [3 + 2 * d for d in range(k)], [2 + 2 * d for d in range(k)]
     head = [0, *inner, 1] if node.attrs["mode"] == "blocks_first" else [0, 1, *inner]
     moved = xp.permute_dims(split, tuple(head + outer))
-    return xp.reshape(moved, (n, c * math.prod((block,) * k), *(d // block for d in spatial)))
+    return xp.reshape(moved, (n, c * block**k, *(d // block for d in spatial)))
 
 
 # -- definitions ----------------------------------------------------------------------------------------
