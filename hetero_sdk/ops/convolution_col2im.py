@@ -19,6 +19,7 @@ from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import INTS, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import INDEX_TYPES, NUMERIC_TYPES, expect_rank
+from hetero_sdk.ops.convolution import check_window_attrs
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
@@ -70,11 +71,7 @@ def _col2im(node: Node) -> list[OutputSpec]:
         count = expect_rank(node, index, 1, what=what)[0]
         if count not in (2, DYNAMIC):
             raise node.error(f"{what} must hold 2 values (the image is 2-D), not {count}")
-    for key in ("strides", "dilations", "pads_begin", "pads_end"):
-        values = node.attrs[key]
-        if len(values) != 2 or any(v < (0 if key.startswith("pads") else 1) for v in values):
-            least = "non-negative" if key.startswith("pads") else "positive"
-            raise node.error(f"attribute {key}={values} must hold 2 {least} values")
+    check_window_attrs(node, 2, "strides", "dilations", "pads_begin", "pads_end")
     batch, (columns, blocks) = ([data[0]] if data.rank == 3 else []), data.dims[-2:]
     image, kernel = constant_value(node.input_value(1)), constant_value(node.input_value(2))
     size = DYNAMIC
