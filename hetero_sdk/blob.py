@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Mapping
+from typing import Any
 
 from hetero_sdk.errors import BlobFormatError
 
-__all__ = ["BLOB_VERSION", "pack_blob", "unpack_blob"]
+__all__ = ["BLOB_VERSION", "check_header_fields", "pack_blob", "unpack_blob"]
 
 BLOB_VERSION = 1
 _MAGIC = b"HSDKBLOB"
@@ -88,3 +89,24 @@ def _take(data: memoryview, offset: int, size: int, what: str) -> bytes:
             f"blob is truncated: {what} at offset {offset} needs {size} bytes, {len(data) - offset} remain"
         )
     return bytes(data[offset : offset + size])
+
+
+_JSON_NAMES = {str: "string", bool: "boolean", int: "integer", dict: "object", list: "array"}
+
+
+def check_header_fields(header: Any, fields: Mapping[str, type], where: str) -> dict[str, Any]:
+    """A blob's parsed JSON header, checked to be an object whose ``fields`` hold values of their JSON
+    types (a boolean is not taken for an integer).
+
+    :param header: what the header frame parsed to.
+    :param fields: field name to ``str``, ``bool``, ``int``, ``dict`` or ``list``.
+    :param where: the blob, for the message (``"XLA blob"``).
+    :raises BlobFormatError: naming the first field that is missing or of another type, and what it holds.
+    """
+    if not isinstance(header, dict):
+        raise BlobFormatError(f"{where} frame 'header' is a JSON {type(header).__name__}, not an object")
+    for field, kind in fields.items():
+        value = header.get(field)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise BlobFormatError(f"{where} header field {field!r} is {value!r:.200}, not a JSON {_JSON_NAMES[kind]}")
+    return header

@@ -229,7 +229,7 @@ _API_SECTIONS: list[tuple[str, str, list[str]]] = [
         "takes a plain per-op predicate instead.",
         ["SupportTable", "Limit", "SupportAnswer", "get_supported_nodes"],
     ),
-    ("Blobs", "", ["pack_blob", "unpack_blob"]),
+    ("Blobs", "", ["pack_blob", "unpack_blob", "check_header_fields"]),
     ("Remote memory", "", ["RemoteContext", "HostContext", "RemoteTensor"]),
 ]
 

@@ -13,7 +13,7 @@ from hetero_sdk.errors import BlobFormatError, ModelFormatError, UnsupportedOper
 from hetero_sdk.graph import Model
 from hetero_sdk.hetero.report import PlacementReport
 from hetero_sdk.hetero.submodels import SplitModel
-from hetero_sdk.plugin import pack_blob, unpack_blob
+from hetero_sdk.plugin import check_header_fields, pack_blob, unpack_blob
 from hetero_sdk.runtime import CompiledModel
 from hetero_sdk.serialization import model_from_bytes, model_to_bytes
 
@@ -100,13 +100,7 @@ def _check_header(header: Any) -> None:
 
     :raises BlobFormatError: naming the field and what it holds.
     """
-    if not isinstance(header, dict):
-        raise BlobFormatError(f"HETERO blob frame 'header' is a JSON {type(header).__name__}, not an object")
-    for field, kind in _FIELDS.items():
-        if not isinstance(header.get(field), kind):
-            raise BlobFormatError(
-                f"HETERO blob header field {field!r} is {header.get(field)!r:.200}, not a JSON {_JSON_NAMES[kind]}"
-            )
+    check_header_fields(header, _FIELDS, "HETERO blob")
     for field in ("inputs", "outputs"):
         if not _strings(header[field]):
             raise BlobFormatError(f"HETERO blob header field {field!r} is {header[field]!r:.200}, not tensor names")
@@ -139,7 +133,7 @@ def _check_header(header: Any) -> None:
             )
 
 
-_FIELDS = {
+_FIELDS: dict[str, type] = {
     "model": str,
     "inputs": list,
     "outputs": list,
@@ -148,7 +142,6 @@ _FIELDS = {
     "config": dict,
     "report": dict,
 }
-_JSON_NAMES = {str: "string", dict: "object", list: "array"}
 
 
 def _strings(value: Any) -> bool:

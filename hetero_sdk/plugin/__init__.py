@@ -8,7 +8,7 @@ declares which op types, element types and attribute limits the device runs, and
 with a reason for each declined op.
 """
 
-from hetero_sdk.blob import pack_blob, unpack_blob
+from hetero_sdk.blob import check_header_fields, pack_blob, unpack_blob
 from hetero_sdk.plugin import standard
 from hetero_sdk.plugin.config import DeviceConfig, PropertySpec, as_bool, as_element_type, as_int, one_of, read_only
 from hetero_sdk.plugin.hookspecs import hookimpl
@@ -31,6 +31,6 @@ __all__ = [
     "Check", "CompiledModel", "ConfiguredDevice", "DeviceConfig", "HostContext", "Limit", "Mutability",
     "ProfilingInfo", "PropertySpec", "RemoteContext", "RemoteTensor", "RunContext", "Status", "SupportAnswer",
     "SupportTable", "Version", "as_bool",
-    "as_element_type", "as_int", "get_supported_nodes", "hookimpl", "one_of", "pack_blob", "read_only",
-    "standard", "unpack_blob",
+    "as_element_type", "as_int", "check_header_fields", "get_supported_nodes", "hookimpl", "one_of", "pack_blob",
+    "read_only", "standard", "unpack_blob",
 ]  # fmt: skip

@@ -24,7 +24,7 @@ import numpy as np
 from hetero_sdk import Model, Type, opset, rt_info
 from hetero_sdk import properties as props
 from hetero_sdk.errors import BlobFormatError, UnsupportedOperationError
-from hetero_sdk.plugin import pack_blob, unpack_blob
+from hetero_sdk.plugin import check_header_fields, pack_blob, unpack_blob
 from hetero_sdk.serialization import model_from_bytes, model_to_bytes
 
 if TYPE_CHECKING:
@@ -125,10 +125,9 @@ def _check_header(header: Any, platform: str) -> None:
 
     :raises BlobFormatError: naming the field and what it holds.
     """
-    if not isinstance(header, dict):
-        raise BlobFormatError(f"XLA blob frame 'header' is a JSON {type(header).__name__}, not an object")
-    version = header.get("format")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+    check_header_fields(header, {"format": int}, "XLA blob")
+    version = header["format"]
+    if version < 1:
         raise BlobFormatError(
             f"XLA blob header field 'format' is {version!r}, not a format version (1 to {FORMAT_VERSION})"
         )
@@ -137,12 +136,7 @@ def _check_header(header: Any, platform: str) -> None:
             f"XLA blob format {str(version)[:20]} is newer than this plugin reads ({FORMAT_VERSION}); "
             "upgrade hetero-sdk-jax"
         )
-    for field, kind in (("model", str), ("platform", str), ("precision", str), ("x64", bool), ("graph", bool),
-                        ("config", dict), ("inputs", list), ("outputs", list), ("executables", list)):  # fmt: skip
-        if not isinstance(header.get(field), kind):
-            raise BlobFormatError(
-                f"XLA blob header field {field!r} is {header.get(field)!r}, not a JSON {_JSON_NAMES[kind]}"
-            )
+    check_header_fields(header, _FIELDS, "XLA blob")
     if header["platform"] != platform:
         raise BlobFormatError(
             f"XLA blob was compiled for platform {header['platform']!r}; this device runs on {platform!r}"
@@ -179,7 +173,10 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-_JSON_NAMES = {str: "string", bool: "boolean", dict: "object", list: "array"}
+_FIELDS: dict[str, type] = {
+    "model": str, "platform": str, "precision": str, "x64": bool, "graph": bool, "config": dict, "inputs": list,
+    "outputs": list, "executables": list,
+}  # fmt: skip
 _TYPE_NAMES = frozenset(t.value for t in Type)
 
 
