@@ -65,8 +65,9 @@ class TemplatePlugin(ConfiguredDevice):
     def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str) -> TemplateCompiledModel:
         model, stored = read_blob(blob)
         config = self.config.resolve({**self.config.from_blob(stored, "TEMPLATE blob frame 'config'"), **properties})
+        device, executor = self._device(device_name, config), self._executor_for(config)
         try:
-            return TemplateCompiledModel(model, self._device(device_name, config), config, self._executor_for(config))
+            return TemplateCompiledModel(model, device, config, executor)
         except Exception as exc:  # the frames parse, and yet the model does not compile: the blob is crafted
             raise BlobFormatError(
                 f"TEMPLATE blob frame 'model' does not compile on {device_name}: {type(exc).__name__}: {exc}; "

@@ -93,7 +93,7 @@ class XlaPlugin(ConfiguredDevice):
         stored = self.config.from_blob(imported.config, "XLA blob header field 'config'")
         for key in _FROM_BLOB:
             spec = self.config.spec(key)
-            if key in properties and key in stored and spec.check(properties[key]) != spec.check(stored[key]):
+            if key in properties and key in stored and spec.check(properties[key]) != stored[key]:
                 raise PropertyValueError(
                     f"{key}={properties[key]!r} differs from the imported model's {stored[key]!r}, with which its "
                     "executables were compiled; compile the model again to change it"
@@ -101,13 +101,14 @@ class XlaPlugin(ConfiguredDevice):
         config = self.config.resolve({**stored, **properties})
         device_id = self._device_id(config, context)
         config[props.device.id] = device_id
+        name, device = format_device_name(device_name, device_id), self.backend.device(device_id)
         try:
             return XlaCompiledModel(
                 imported.model,
-                format_device_name(device_name, device_id),
+                name,
                 config,
                 self.backend,
-                self.backend.device(device_id),
+                device,
                 lowerable=imported.lowerable,
                 executables=imported.executables,
                 x64=imported.x64,
