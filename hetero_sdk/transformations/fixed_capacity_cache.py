@@ -32,6 +32,7 @@ from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node, Output
+from hetero_sdk.ops.folding import constant_value
 
 __all__ = ["FixedCapacityCache", "PAST_LENGTH", "with_fixed_capacity_cache"]
 
@@ -106,6 +107,11 @@ class _Cache:
     axis: int
 
     @property
+    def past(self) -> Output:
+        """The cache as the model reads it: the buffer, or its rows reordered by a beam index."""
+        return self.concat.input_value(0)
+
+    @property
     def new(self) -> Output:
         return self.concat.input_value(1)
 
@@ -115,7 +121,7 @@ def _cache(model: Model, past: str, present: str) -> _Cache:
     result_port = model.output(present)
     grown = result_port.node.input_value(0).node if result_port.node.type_name == "Result" else result_port.node
     inputs = grown.input_values()
-    if grown.type_name != "Concat" or len(inputs) != 2 or inputs[0] != parameter_port:
+    if grown.type_name != "Concat" or len(inputs) != 2 or _cache_read(inputs[0]) != parameter_port:
         raise ModelValidationError(
             f"output {present!r} is not Concat({past!r}, new): a fixed-capacity cache needs the cache to grow "
             f"by one Concat of the past and the new rows (it is {grown.type_name} '{grown.friendly_name}')"
@@ -123,7 +129,20 @@ def _cache(model: Model, past: str, present: str) -> _Cache:
     rank = parameter_port.partial_shape.rank
     axis = int(grown.attrs["axis"])
     axis = axis + rank if axis < 0 else axis
+    if axis == 0:
+        raise ModelValidationError(f"output {present!r} grows along axis 0, the batch; a cache grows along another")
     return _Cache(past, parameter_port.node, grown, axis)
+
+
+def _cache_read(value: Output) -> Output:
+    """The cache input ``value`` reads: itself, or the input of a Gather along the batch axis (the rows
+    reordered by optimum-intel's ``beam_idx``)."""
+    node = value.node
+    if node.type_name == "Gather" and node.attrs.get("batch_dims", 0) == 0:
+        axis = constant_value(node.input_value(2))
+        if axis is not None and int(axis) == 0:
+            return node.input_value(0)
+    return value
 
 
 def _split_past_lengths(
@@ -136,11 +155,11 @@ def _split_past_lengths(
         raise ModelValidationError(f"the caches grow along different axes {sorted(axes)}; one axis is needed")
     length: dict[Output, Output] = {}
     value: dict[Output, Output] = {}
-    by_parameter = {id(c.parameter): c for c in caches}
+    by_read = {id(source.node): c for c in caches for source in {c.past, c.parameter.output(0)}}
     new_rows = _new_rows(model, caches)
     for node in model.get_ops():
-        if node.type_name == "ShapeOf" and id(node.input_value(0).node) in by_parameter:
-            cache = by_parameter[id(node.input_value(0).node)]
+        if node.type_name == "ShapeOf" and id(node.input_value(0).node) in by_read:
+            cache = by_read[id(node.input_value(0).node)]
             both = _shape_in_both_worlds(cache, new_rows, past_length, node)
             length[node.output(0)], value[node.output(0)] = both
         elif _is_shape_math(node) and any(v in length for v in node.input_values()):
@@ -263,7 +282,7 @@ def _scatter_into_buffer(cache: _Cache, past_length: Output, users: dict[Output,
     indices = opset.broadcast(
         opset.reshape(positions, opset.constant(np.array(column, np.int64)), False), shape
     ).output(0)
-    scattered = opset.scatter_elements_update(cache.parameter.output(0), indices, new, axis=a)
+    scattered = opset.scatter_elements_update(cache.past, indices, new, axis=a)
     for user, index in users.get(cache.concat.output(0), []):
         user.set_input(index, scattered.output(0))
     names = cache.concat.output(0).explicit_names
