@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
-    "AFFINITY", "DIM_NAMES", "DONATABLE", "EXEC_TYPE", "LAYER_TYPE", "ORIGINAL_NAMES", "PERF_COUNTER", "RUNTIME_PRECISION",
-    "SUBGRAPH",
+    "AFFINITY", "DIM_NAMES", "DONATABLE", "EXEC_TYPE", "LAYER_TYPE", "ORIGINAL_NAMES", "PERF_COUNTER",
+    "RUNTIME_PRECISION", "SUBGRAPH",
 ]  # fmt: skip
 
 AFFINITY: Final = "affinity"
