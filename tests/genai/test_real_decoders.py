@@ -4,8 +4,10 @@ ONNX Runtime."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from decoders import ARCHS, PATHS, decoder_config, greedy_with, ort_greedy
+from decoders import ARCHS, PATHS, TOKENIZER, decoder_config, greedy_with, ort_greedy
 
 import hetero_sdk as hs
 from hetero_sdk import rt_info
@@ -57,6 +59,15 @@ def test_reads_with_the_cache_interface_the_exporter_declared(core: hs.Core, arc
     assert {o.any_name: str(o.partial_shape) for o in model.outputs} == {
         "logits": f"[?,?,{config.vocab}]",
     } | {name: cache for name in presents}  # fmt: skip
+
+
+def test_the_tokenizer_covers_each_decoders_vocabulary_exactly() -> None:
+    tokenizer = json.loads(TOKENIZER.read_text(encoding="utf-8"))
+    ids = set(tokenizer["model"]["vocab"].values()) | {t["id"] for t in tokenizer["added_tokens"]}
+    assert tokenizer["model"]["type"] == "BPE"
+    assert {t["content"]: t["id"] for t in tokenizer["added_tokens"]} == {"<|endoftext|>": 0}
+    for arch in ARCHS:
+        assert ids == set(range(decoder_config(PATHS[arch]).vocab)), arch
 
 
 @pytest.mark.parametrize("arch", ARCHS)
