@@ -12,6 +12,7 @@ import numpy as np
 from hetero_sdk.errors import ModelValidationError, PortNotFoundError, did_you_mean
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.graph.reshape import InputKey, ShapeLike, reshape_model
+from hetero_sdk.graph.variables import Variable, check_variables, variables_of
 
 __all__ = ["Model"]
 
@@ -24,9 +25,11 @@ class Model:
     :param results: Result nodes, or outputs (each wrapped in a new Result node).
     :param parameters: the Parameter nodes, in input order.
     :param name: the model's name (generated when omitted).
+    :param sinks: the nodes that have effects but no consumers: the Assign nodes of a stateful model
+        (see :mod:`hetero_sdk.ops.state`), as ``ov.Model``'s sinks.
     :raises ModelValidationError: for a cycle, a Parameter consumed but not listed, a listed node that
-        is not a Parameter, or two nodes given the same friendly name (a generated name that another
-        node's takes is generated anew instead).
+        is not a Parameter, two nodes given the same friendly name (a generated name that another
+        node's takes is generated anew instead), or variables whose ReadValue and Assign do not pair up.
     """
 
     def __init__(
@@ -34,6 +37,7 @@ class Model:
         results: Sequence[Node | Output] | Node | Output,
         parameters: Sequence[Node],
         name: str | None = None,
+        sinks: Sequence[Node | Output] | None = None,
     ) -> None:
         if isinstance(results, (Node, Output)):
             results = [results]
@@ -41,6 +45,7 @@ class Model:
             r if isinstance(r, Node) and r.type_name == "Result" else _result(r) for r in results
         ]
         self._parameters: list[Node] = list(parameters)
+        self._sinks: list[Node] = [_sink(s) for s in sinks or ()]
         self._name = name if name is not None else f"Model{next(_model_counter)}"
         self._rt_info: dict[str, Any] = {}
         self.validate()
@@ -78,6 +83,51 @@ class Model:
         """The Result nodes, in output order."""
         return list(self._results)
 
+    def get_sinks(self) -> list[Node]:
+        """The sinks (the Assign nodes), in the order they were given."""
+        return list(self._sinks)
+
+    @property
+    def sinks(self) -> list[Node]:
+        """The sinks (the Assign nodes)."""
+        return list(self._sinks)
+
+    def add_sinks(self, sinks: Sequence[Node | Output]) -> None:
+        """Adds sinks (Assign nodes); the nodes they reach join the model.
+
+        :raises ModelValidationError: when a node is not an Assign, or the model is no longer valid;
+            the sinks are then not added.
+        """
+        before = list(self._sinks)
+        self._sinks += [_sink(s) for s in sinks if not any(_sink(s) is k for k in self._sinks)]
+        try:
+            self.validate()
+        except ModelValidationError:
+            self._sinks = before
+            raise
+
+    def remove_sink(self, sink: Node | Output) -> None:
+        """Removes a sink; what only it reached leaves the model.
+
+        :raises ModelValidationError: when ``sink`` is not one of the model's sinks (listing them).
+        """
+        node = sink.node if isinstance(sink, Output) else sink
+        kept = [s for s in self._sinks if s is not node]
+        if len(kept) == len(self._sinks):
+            listed = ", ".join(s.friendly_name for s in self._sinks) or "none"
+            raise ModelValidationError(
+                f"model '{self._name}': {getattr(node, 'friendly_name', node)!r} is not a sink; its sinks: {listed}"
+            )
+        self._sinks = kept
+
+    def get_variables(self) -> list[Variable]:
+        """The variables (one per ReadValue/Assign pair), in topological order of their ReadValue."""
+        return variables_of(self.get_ops())
+
+    def is_stateful(self) -> bool:
+        """True when the model keeps state between inferences: it has variables."""
+        return bool(self._sinks) or any(n.type_name == "ReadValue" for n in self.get_ops())
+
     @property
     def inputs(self) -> list[Output]:
         """The model's input ports (one per Parameter)."""
@@ -98,7 +148,7 @@ class Model:
 
     def get_ops(self) -> list[Node]:
         """Every node, in topological order (Parameters first, in input order)."""
-        return _topological_order(self._parameters, self._results)
+        return _topological_order(self._parameters, [*self._results, *self._sinks])
 
     def get_ordered_ops(self) -> list[Node]:
         """Every node, in topological order (the same order as :meth:`get_ops`)."""
@@ -119,7 +169,8 @@ class Model:
     # -- validation and copies ---------------------------------------------------------------------
 
     def validate(self) -> None:
-        """Re-checks the structure (cycles, dangling or repeated Parameters, duplicate names).
+        """Re-checks the structure (cycles, dangling or repeated Parameters, duplicate names, variables
+        whose ReadValue and Assign do not pair up).
 
         A node whose name was generated (built without ``name=``) and that another node's name
         takes gets a new generated name; two given names that are equal are an error.
@@ -138,6 +189,11 @@ class Model:
                     "parameters; list each Parameter once"
                 )
             listed.add(id(p))
+        for sink in self._sinks:
+            if not isinstance(sink, Node) or sink.type_name != "Assign":
+                raise ModelValidationError(
+                    f"model '{self._name}': {sink!r} is listed as a sink but is not an Assign node"
+                )
         ops = self.get_ops()
         seen: dict[str, Node] = {}
         for node in ops:
@@ -154,6 +210,7 @@ class Model:
                     f"model '{self._name}': two nodes are named '{node.friendly_name}' "
                     f"({other.type_name} and {node.type_name}); friendly names must be unique"
                 )
+        check_variables(self._name, ops, self._sinks)
         for node in ops:  # a generated name never takes a given one: the generated one changes
             if node._name_generated:
                 node._rename_generated(seen)
@@ -211,14 +268,20 @@ class Model:
                 if theirs.explicit_names is not None:
                     mine.set_names(theirs.explicit_names)
             mapping[id(node)] = twin
-        clone = Model([mapping[id(r)] for r in self._results], [mapping[id(p)] for p in self._parameters], self._name)
+        clone = Model(
+            [mapping[id(r)] for r in self._results],
+            [mapping[id(p)] for p in self._parameters],
+            self._name,
+            sinks=[mapping[id(s)] for s in self._sinks],
+        )
         clone._rt_info = copy.deepcopy(self._rt_info)
         return clone
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{o.any_name}: {o.element_type.value}{o.partial_shape}" for o in self.inputs)
         outs = ", ".join(f"{o.any_name}: {o.element_type.value}{o.partial_shape}" for o in self.outputs)
-        return f"<Model: '{self._name}' ({ins}) -> ({outs})>"
+        state = f" [variables: {', '.join(v.variable_id for v in self.get_variables())}]" if self._sinks else ""
+        return f"<Model: '{self._name}' ({ins}) -> ({outs}){state}>"
 
 
 def _port(ports: list[Output], key: int | str, kind: str, model: str) -> Output:
@@ -276,6 +339,11 @@ def _copied(value: Any) -> Any:
     if isinstance(value, Model):
         return value.clone()
     return copy.deepcopy(value)
+
+
+def _sink(value: Node | Output) -> Node:
+    """The node a sink is given as (a node, or one of its ports)."""
+    return value.node if isinstance(value, Output) else value
 
 
 def _result(value: Node | Output) -> Node:
