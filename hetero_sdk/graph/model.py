@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,9 +41,7 @@ class Model:
     ) -> None:
         if isinstance(results, (Node, Output)):
             results = [results]
-        self._results: list[Node] = [
-            r if isinstance(r, Node) and r.type_name == "Result" else _result(r) for r in results
-        ]
+        self._results: list[Node] = [_result_of(r) for r in results]
         self._parameters: list[Node] = list(parameters)
         self._sinks: list[Node] = [_sink(s) for s in sinks or ()]
         self._name = name if name is not None else f"Model{next(_model_counter)}"
@@ -83,6 +81,41 @@ class Model:
         """The Result nodes, in output order."""
         return list(self._results)
 
+    def add_parameters(self, parameters: Sequence[Node]) -> None:
+        """Appends Parameters to the model's inputs.
+
+        :raises ModelValidationError: when one is not a Parameter or is listed already.
+        """
+        self._edit(lambda: self._parameters.extend(parameters))
+
+    def remove_parameter(self, parameter: Node) -> None:
+        """Removes a Parameter (no longer consumed) from the model's inputs.
+
+        :raises ModelValidationError: when it is not an input of the model, or is still consumed.
+        """
+        self._edit(lambda: self._parameters.remove(_listed_node(self._parameters, parameter, "parameter", self._name)))
+
+    def add_results(self, results: Sequence[Node | Output]) -> None:
+        """Appends outputs (Result nodes, or ports each wrapped in a new Result)."""
+        self._edit(lambda: self._results.extend(_result_of(r) for r in results))
+
+    def remove_result(self, result: Node) -> None:
+        """Removes a Result from the model's outputs.
+
+        :raises ModelValidationError: when it is not one of the model's Results (listing them).
+        """
+        self._edit(lambda: self._results.remove(_listed_node(self._results, result, "result", self._name)))
+
+    def _edit(self, change: Callable[[], None]) -> None:
+        """Applies ``change`` to the lists of parameters, results and sinks, then validates; all or nothing."""
+        saved = list(self._parameters), list(self._results), list(self._sinks)
+        try:
+            change()
+            self.validate()
+        except (ModelValidationError, ValueError):
+            self._parameters, self._results, self._sinks = saved
+            raise
+
     def get_sinks(self) -> list[Node]:
         """The sinks (the Assign nodes), in the order they were given."""
         return list(self._sinks)
@@ -98,27 +131,14 @@ class Model:
         :raises ModelValidationError: when a node is not an Assign, or the model is no longer valid;
             the sinks are then not added.
         """
-        before = list(self._sinks)
-        self._sinks += [_sink(s) for s in sinks if not any(_sink(s) is k for k in self._sinks)]
-        try:
-            self.validate()
-        except ModelValidationError:
-            self._sinks = before
-            raise
+        self._edit(lambda: self._sinks.extend(_sink(s) for s in sinks if not any(_sink(s) is k for k in self._sinks)))
 
     def remove_sink(self, sink: Node | Output) -> None:
         """Removes a sink; what only it reached leaves the model.
 
         :raises ModelValidationError: when ``sink`` is not one of the model's sinks (listing them).
         """
-        node = sink.node if isinstance(sink, Output) else sink
-        kept = [s for s in self._sinks if s is not node]
-        if len(kept) == len(self._sinks):
-            listed = ", ".join(s.friendly_name for s in self._sinks) or "none"
-            raise ModelValidationError(
-                f"model '{self._name}': {getattr(node, 'friendly_name', node)!r} is not a sink; its sinks: {listed}"
-            )
-        self._sinks = kept
+        self._sinks.remove(_listed_node(self._sinks, _sink(sink), "sink", self._name))
 
     def get_variables(self) -> list[Variable]:
         """The variables (one per ReadValue/Assign pair), in topological order of their ReadValue."""
@@ -339,6 +359,20 @@ def _copied(value: Any) -> Any:
     if isinstance(value, Model):
         return value.clone()
     return copy.deepcopy(value)
+
+
+def _listed_node(nodes: list[Node], node: Node, kind: str, model: str) -> Node:
+    """``node`` when it is among ``nodes``, else an error listing them."""
+    if any(n is node for n in nodes):
+        return node
+    listed = ", ".join(n.friendly_name for n in nodes) or "none"
+    name = getattr(node, "friendly_name", node)
+    raise ModelValidationError(f"model '{model}': {name!r} is not one of its {kind}s; its {kind}s: {listed}")
+
+
+def _result_of(value: Node | Output) -> Node:
+    """A Result node as given, or a new Result consuming ``value``."""
+    return value if isinstance(value, Node) and value.type_name == "Result" else _result(value)
 
 
 def _sink(value: Node | Output) -> Node:

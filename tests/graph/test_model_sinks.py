@@ -94,7 +94,7 @@ def test_add_and_remove_sinks() -> None:
     write = opset.assign(opset.multiply(read, 2.0, name="twice"), "v", name="write")
     model.add_sinks([write])
     assert model.get_sinks() == [write] and {"read", "twice"} <= {n.friendly_name for n in model.get_ops()}
-    with pytest.raises(ModelValidationError, match="is not a sink; its sinks: write"):
+    with pytest.raises(ModelValidationError, match="is not one of its sinks; its sinks: write"):
         model.remove_sink(opset.relu(x))
     model.remove_sink(write)
     assert model.get_sinks() == [] and "read" not in {n.friendly_name for n in model.get_ops()}
@@ -122,3 +122,21 @@ def test_reshape_reaches_the_nodes_only_sinks_reach() -> None:
     model = hs.Model([opset.relu(x, name="r")], [x], sinks=[write])
     model.reshape([5, 3])
     assert model.get_sinks()[0].get_output_partial_shape(0) == PartialShape([5, 3])
+
+
+def test_parameters_and_results_are_added_and_removed() -> None:
+    x = opset.parameter([2], np.float32, name="x")
+    y = opset.parameter([2], np.float32, name="y")
+    relu = opset.relu(x, name="r")
+    model = hs.Model([relu], [x])
+    model.add_parameters([y])
+    model.add_results([opset.negative(y, name="n")])
+    assert [p.any_name for p in model.inputs] == ["x", "y"] and [p.any_name for p in model.outputs] == ["r", "n"]
+    with pytest.raises(ModelValidationError, match="Parameter 'y' is consumed but not among"):
+        model.remove_parameter(y)
+    assert [p.any_name for p in model.inputs] == ["x", "y"]  # unchanged
+    model.remove_result(model.get_results()[1])
+    model.remove_parameter(y)
+    assert [p.any_name for p in model.inputs] == ["x"] and [p.any_name for p in model.outputs] == ["r"]
+    with pytest.raises(ModelValidationError, match="is not one of its results; its results"):
+        model.remove_result(opset.result(relu))
