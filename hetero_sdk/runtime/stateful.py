@@ -110,7 +110,8 @@ class StatefulCompiledModel(CompiledModel):
         for value, variable, index in zip(values, form.variables, form.init_of):
             if value is None:
                 if index is None:
-                    value = np.zeros(variable.data_shape.to_shape(), variable.data_type.numpy)
+                    shape = [0 if d < 0 else d for d in variable.data_shape]  # (a dynamic one starts empty)
+                    value = np.zeros(shape, variable.data_type.numpy)
                 else:
                     assert computed is not None
                     value = computed[index]

@@ -12,7 +12,14 @@ import hetero_sdk as hs
 from hetero_sdk import Type, opset
 from hetero_sdk.errors import ModelValidationError, PortNotFoundError
 from hetero_sdk.reference import evaluate
-from hetero_sdk.transformations import BEAM_IDX, find_kv_cache_pairs, make_stateless
+from hetero_sdk.transformations import (
+    BEAM_IDX,
+    DeadCodeElimination,
+    PassManager,
+    common_optimizations,
+    find_kv_cache_pairs,
+    make_stateless,
+)
 
 CACHE = [f"past_key_values.{layer}.{kind}" for layer in range(LAYERS) for kind in ("key", "value")]
 
@@ -126,3 +133,17 @@ def test_an_empty_cache_before_the_first_step_matches_numpy() -> None:
     got = evaluate(decoder(), [ids, *empty_cache(1)])
     np.testing.assert_allclose(got[0], logits, rtol=1e-5, atol=1e-5)
     assert got[1].shape == present[0].shape == (1, HEADS, 3, HEAD_DIM)
+
+
+def test_the_common_passes_keep_the_sinks_and_the_variables() -> None:
+    model = hs.make_stateful(decoder())
+    variables = model.get_variables()
+    manager = PassManager()
+    manager.register_group([*common_optimizations(), DeadCodeElimination()], "CommonOptimizations")
+    manager.run_passes(model)
+    assert model.get_variables() == variables
+    assert {s.attrs["variable_id"] for s in model.get_sinks()} == set(CACHE)
+    ids = np.array([[1, 2]])
+    form = make_stateless(model)
+    logits, _ = decoder_step(ids, empty_cache(1))
+    np.testing.assert_allclose(evaluate(form.model, [ids, *empty_cache(1)])[0], logits, rtol=1e-5, atol=1e-5)
