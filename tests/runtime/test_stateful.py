@@ -8,6 +8,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from stateful_models import HEAD_DIM, HEADS, LAYERS, accumulator, decoder, decoder_step, empty_cache
 
 import hetero_sdk as hs
@@ -67,6 +70,31 @@ def test_a_state_is_read_and_set(core: hs.Core, device: str) -> None:
     np.testing.assert_array_equal(request.infer([X])[0], 1 + X)
     state.reset()
     np.testing.assert_array_equal(request.infer([X])[0], X)
+
+
+_VALUES = hnp.arrays(np.float32, (2, 3), elements=st.floats(-100, 100, width=32))
+_STEPS = st.lists(
+    st.one_of(st.tuples(st.just("infer"), _VALUES), st.tuples(st.just("set"), _VALUES), st.just(("reset", None))),
+    max_size=8,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=_STEPS)
+def test_any_sequence_of_inferences_sets_and_resets_keeps_the_running_sum(core: hs.Core, steps: list[Any]) -> None:
+    request = core.compile_model(accumulator(), "TEMPLATE").create_infer_request()
+    total = np.zeros((2, 3), np.float32)
+    for action, value in steps:
+        if action == "infer":
+            total = total + value
+            np.testing.assert_array_equal(request.infer([value])[0], total)
+        elif action == "set":
+            request.query_state()[0].state = value
+            total = value.copy()
+        else:
+            request.reset_state()
+            total = np.zeros((2, 3), np.float32)
+        np.testing.assert_array_equal(request.query_state()[0].state.data, total)
 
 
 @pytest.mark.parametrize(
