@@ -4,6 +4,7 @@ blob, imports on the device it came from, and a malformed one is a BlobFormatErr
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -84,3 +85,13 @@ def test_a_missing_frame_or_a_corrupted_model_is_a_blob_format_error(core: hs.Co
     cut[-1] ^= 0xFF
     with pytest.raises(BlobFormatError, match="checksum mismatch"):
         core.import_model(bytes(cut), "TEMPLATE")
+
+
+def test_a_cached_compile_of_a_stateful_model_loads_the_device_s_blob(core: hs.Core, tmp_path: Path) -> None:
+    model = hs.make_stateful(decoder())
+    first = core.compile_model(model, "TEMPLATE", {"CACHE_DIR": str(tmp_path)})
+    again = core.compile_model(model, "TEMPLATE", {"CACHE_DIR": str(tmp_path)})
+    assert not first.get_property("LOADED_FROM_CACHE") and again.get_property("LOADED_FROM_CACHE")
+    ids = np.array([[3, 1]])
+    want, _ = decoder_step(ids, empty_cache(1))
+    np.testing.assert_allclose(again.create_infer_request().infer([ids])[0], want, rtol=1e-5, atol=1e-5)
