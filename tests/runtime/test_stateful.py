@@ -15,8 +15,9 @@ from stateful_models import HEAD_DIM, HEADS, LAYERS, accumulator, decoder, decod
 
 import hetero_sdk as hs
 from hetero_sdk.auto import AutoPlugin
-from hetero_sdk.errors import InferenceError, RequestBusyError
+from hetero_sdk.errors import InferenceError, RequestBusyError, UnsupportedOperationError
 from hetero_sdk.hetero.plugin import HeteroPlugin
+from hetero_sdk.reference import evaluate
 from hetero_sdk.runtime import RemoteTensor
 from hetero_sdk.runtime.stateful import StatefulCompiledModel
 from hetero_sdk.runtime.variable_state import VariableBuffer
@@ -184,3 +185,8 @@ def test_the_cache_starts_empty_with_the_prompt_s_batch(core: hs.Core) -> None:
     assert all(s.state.shape == (0, HEADS, 0, HEAD_DIM) for s in request.query_state())  # no value yet
     request.infer({"input_ids": np.zeros((3, 2), np.int64)})
     assert [s.state.shape for s in request.query_state()] == [(3, HEADS, 2, HEAD_DIM)] * (2 * LAYERS)
+
+
+def test_the_reference_evaluator_refuses_a_stateful_model() -> None:
+    with pytest.raises(UnsupportedOperationError, match=r"'accumulator' is stateful.*make_stateless"):
+        evaluate(accumulator(), [X])
