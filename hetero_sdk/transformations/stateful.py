@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetero_sdk.element_type import Type
-from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.errors import ModelValidationError, PortNotFoundError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.graph.variables import Variable
@@ -111,7 +111,12 @@ def make_stateful(model: Model, pairs: Mapping[str, str] | None = None, *, beam_
 
 
 def _pair(model: Model, input_name: str, output_name: str) -> tuple[Node, Node]:
-    param, res = model.input(input_name).node, model.output(output_name).node
+    try:
+        param, res = model.input(input_name).node, model.output(output_name).node
+    except PortNotFoundError as exc:
+        ins = ", ".join(p.any_name for p in model.inputs) or "none"
+        outs = ", ".join(p.any_name for p in model.outputs) or "none"
+        raise PortNotFoundError(f"make_stateful: {exc}; its inputs: {ins}; its outputs: {outs}") from None
     given, fed = param.output(0), res.input_value(0)
     if given.element_type != fed.element_type or given.partial_shape.merge(fed.partial_shape) is None:
         raise ModelValidationError(
