@@ -145,8 +145,8 @@ class Model:
         return variables_of(self.get_ops())
 
     def is_stateful(self) -> bool:
-        """True when the model keeps state between inferences: it has variables."""
-        return bool(self._sinks) or any(n.type_name == "ReadValue" for n in self.get_ops())
+        """True when the model keeps state between inferences: it has variables (each written by a sink)."""
+        return bool(self._sinks)
 
     @property
     def inputs(self) -> list[Output]:
