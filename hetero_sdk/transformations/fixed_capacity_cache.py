@@ -60,6 +60,7 @@ class FixedCapacityCache:
         returns the updated buffer.
     :ivar axes: per cache input name, the axis the cache grows along.
     :ivar pairs: per cache input name, the output name that returns its updated buffer.
+    :ivar rows: the input whose axis counts the rows a step adds (``input_ids``, axis 1).
     :ivar padded_inputs: inputs whose last axis spans the keys (the attention mask): the caller pads
         them with zeros to the capacity.
     """
@@ -67,6 +68,7 @@ class FixedCapacityCache:
     model: Model
     axes: dict[str, int]
     pairs: dict[str, str]
+    rows: tuple[str, int]
     padded_inputs: list[str] = field(default_factory=list)
 
 
@@ -88,7 +90,8 @@ def with_fixed_capacity_cache(model: Model, pairs: Mapping[str, str]) -> FixedCa
     past_length = opset.parameter([], Type.i64, name=PAST_LENGTH)
     past_length.output(0).set_names({PAST_LENGTH})
     users = model.consumers()
-    length_world, value_world = _split_past_lengths(model, caches, past_length.output(0), users)
+    rows = _new_rows(model)
+    length_world, value_world = _split_past_lengths(model, caches, rows, past_length.output(0), users)
     _rewire_consumers(model, length_world, value_world, users)
     for cache in caches:
         _scatter_into_buffer(cache, past_length.output(0), users)
@@ -96,7 +99,8 @@ def with_fixed_capacity_cache(model: Model, pairs: Mapping[str, str]) -> FixedCa
     rewritten.get_rt_info().update(model.get_rt_info())
     rewritten.validate_nodes_and_infer_types()
     padded = [p.any_name for p in rewritten.inputs if "attention_mask" in p.names]
-    return FixedCapacityCache(rewritten, {c.name: c.axis for c in caches}, dict(pairs), padded)
+    rows_input = (rows[0].any_name, rows[1])
+    return FixedCapacityCache(rewritten, {c.name: c.axis for c in caches}, dict(pairs), rows_input, padded)
 
 
 @dataclass
@@ -146,7 +150,11 @@ def _cache_read(value: Output) -> Output:
 
 
 def _split_past_lengths(
-    model: Model, caches: list[_Cache], past_length: Output, users: dict[Output, list[tuple[Node, int]]]
+    model: Model,
+    caches: list[_Cache],
+    new_rows: tuple[Output, int],
+    past_length: Output,
+    users: dict[Output, list[tuple[Node, int]]],
 ) -> tuple[dict[Output, Output], dict[Output, Output]]:
     """Both copies of every small integer computation that reads a cache's shape: by original output,
     the one that sees ``capacity - new_length`` as the past length, and the one that sees the value."""
@@ -156,7 +164,6 @@ def _split_past_lengths(
     length: dict[Output, Output] = {}
     value: dict[Output, Output] = {}
     by_read = {id(source.node): c for c in caches for source in {c.past, c.parameter.output(0)}}
-    new_rows = _new_rows(model, caches)
     for node in model.get_ops():
         if node.type_name == "ShapeOf" and id(node.input_value(0).node) in by_read:
             cache = by_read[id(node.input_value(0).node)]
@@ -170,17 +177,17 @@ def _split_past_lengths(
     return length, value
 
 
-def _new_rows(model: Model, caches: list[_Cache]) -> tuple[Output, int]:
-    """Where the number of rows a step adds is read: the token input's sequence axis, as decoders
-    name it; else the new rows of the cache computed first (which holds for graphs whose positions do
-    not depend on the cache length through a shape)."""
+def _new_rows(model: Model) -> tuple[Output, int]:
+    """The input whose axis counts the rows a step adds to every cache: the token input, as decoders
+    name it (reading it from a cache's new rows would make each layer depend on the layers after it)."""
     for port in model.inputs:
         axis = _SEQUENCE_INPUTS.get(port.any_name)
         if axis is not None and (port.partial_shape.rank or 0) > axis:
             return port, axis
-    order = {id(node): i for i, node in enumerate(model.get_ops())}
-    first = min(caches, key=lambda c: order[id(c.new.node)])
-    return first.new, first.axis
+    raise ModelValidationError(
+        f"model '{model.friendly_name}' has no input {' or '.join(_SEQUENCE_INPUTS)}, so the rows each step adds "
+        "to its caches are unknown; a fixed-capacity cache needs the decoder's token input"
+    )
 
 
 def _is_shape_math(node: Node) -> bool:
