@@ -86,6 +86,10 @@ class XlaCompiledModel(CompiledModel):
         self.x64 = bool(x64)
         for shapes, exported in (executables or {}).items():
             self._cache.preload(shapes, self._load(shapes, exported))
+        self._donated = tuple(
+            i for i, parameter in enumerate(model.get_parameters()) if parameter.get_rt_info().get(rt_info.DONATABLE)
+        )
+        """The inputs whose buffers an executable may reuse (:data:`hetero_sdk.rt_info.DONATABLE`)."""
         self.is_static = all(port.partial_shape.is_static for port in model.inputs)
         self._static: Executable | None = None  # the only executable of a static model
         if self.is_static and self.by_value is None and (lowerable or self._cache):
@@ -197,7 +201,7 @@ class XlaCompiledModel(CompiledModel):
         compiled = compile_ahead(
             source, self._specs(shapes), self._sharding, self.x64,
             lambda: f"device {self.device_name}: XLA failed to compile '{self.model.friendly_name}' for input "
-            f"shapes {[list(s) for s in shapes]}", self.backend.compiler_options,
+            f"shapes {[list(s) for s in shapes]}", self.backend.compiler_options, self._donated,
         )  # fmt: skip
         return Executable(compiled, source=source)
 

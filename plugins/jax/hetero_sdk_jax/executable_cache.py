@@ -83,16 +83,19 @@ class ExecutableCache(Generic[K, V]):
 
 
 def compile_ahead(source: Callable[..., Any], specs: Sequence[jax.ShapeDtypeStruct], sharding: Any, x64: bool,
-                  describe: Callable[[], str], options: Mapping[str, Any]) -> Any:  # fmt: skip
+                  describe: Callable[[], str], options: Mapping[str, Any],
+                  donated: tuple[int, ...] = ()) -> Any:  # fmt: skip
     """``jax.jit(source).lower(*specs).compile(options)`` in the model's 64-bit mode.
 
     :param describe: what failed, for the message (``device X: XLA failed to compile 'm' for ...``).
     :param options: XLA's compile options (:attr:`hetero_sdk_jax.backend.Backend.compiler_options`).
+    :param donated: the arguments whose buffers XLA may reuse for outputs (``donate_argnums``).
     :raises CompilationError: when XLA fails (SDK errors raised while tracing pass through as they are).
     """
     try:
         with x64_scope(x64):
-            return jax.jit(source, out_shardings=sharding).lower(*specs).compile(dict(options))
+            jitted = jax.jit(source, out_shardings=sharding, donate_argnums=donated)
+            return jitted.lower(*specs).compile(dict(options))
     except HeteroSDKError:
         raise
     except Exception as exc:
