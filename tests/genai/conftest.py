@@ -11,7 +11,10 @@ import hetero_sdk as hs
 from hetero_sdk.genai import LLMPipeline
 from template_plugin import TemplatePlugin
 
-LLAMA = Path("/tmp/dec/llama_tiny.onnx")
+DECODERS = Path(__file__).parents[1] / "data" / "decoders"
+PATHS = {arch: DECODERS / f"{arch}.onnx" for arch in ("llama", "qwen2", "gpt2")}
+LLAMA = PATHS["llama"]
+TOKENIZER = DECODERS / "tokenizer.json"
 
 
 def ort_greedy(path: Path, prompt: list[int], count: int) -> list[int]:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import hetero_sdk as hs
+
 from hetero_sdk.genai import EncodedResults, GenerationConfig, LLMPipeline
 
-from .conftest import LLAMA, ort_greedy
+from .conftest import LLAMA, PATHS, ort_greedy
 
 PROMPT = [1, 17, 42, 99, 256, 7]
 OTHER = [5, 300, 11]
@@ -23,6 +25,12 @@ def reference() -> dict[tuple[int, ...], list[int]]:
 
 def test_greedy_tokens_are_onnx_runtimes(llama_pipeline: LLMPipeline, reference: dict) -> None:
     assert llama_pipeline.generate(PROMPT, max_new_tokens=48) == reference[tuple(PROMPT)]
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "gpt2"])
+def test_greedy_tokens_of_other_architectures_are_onnx_runtimes(template_core: hs.Core, arch: str) -> None:
+    pipeline = LLMPipeline(PATHS[arch], "TEMPLATE", core=template_core)
+    assert pipeline.generate(PROMPT, max_new_tokens=40) == ort_greedy(PATHS[arch], PROMPT, 40)
 
 
 def test_an_array_prompt_gives_the_same_tokens(llama_pipeline: LLMPipeline, reference: dict) -> None:
