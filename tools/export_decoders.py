@@ -28,8 +28,13 @@ SIZES: dict[str, dict[str, int]] = {
     "tiny": dict(layers=4, hidden=64, intermediate=128, heads=4, kv_heads=2, vocab=512, positions=256),
     "medium": dict(layers=8, hidden=512, intermediate=1376, heads=8, kv_heads=4, vocab=32000, positions=1024),
 }
+INIT_RANGE = {"tiny": 0.4, "medium": 0.02}
+"""The weights' standard deviation: transformers' 0.02 makes a tiny decoder nearly repeat its input; at 0.4
+its greedy tokens vary and the best logit leads the next by more than 1e-3 (f32 noise cannot flip them)."""
 SEED = 0
 TOKENIZER_VOCAB = 512
+EOS_ID = 0
+"""``<|endoftext|>``, the tokenizer's first token: the decoders' bos/eos id."""
 
 
 def _config(arch: str, size: str) -> Any:
@@ -37,16 +42,17 @@ def _config(arch: str, size: str) -> Any:
     from transformers import GPT2Config, LlamaConfig, Qwen2Config
 
     s = SIZES[size]
-    if arch == "gpt2":
+    common = dict(initializer_range=INIT_RANGE[size], bos_token_id=EOS_ID, eos_token_id=EOS_ID)
+    if arch == "gpt2":  # input and output embeddings tied, as GPT-2's
         return GPT2Config(
             vocab_size=s["vocab"], n_embd=s["hidden"], n_inner=s["intermediate"], n_layer=s["layers"],
-            n_head=s["heads"], n_positions=s["positions"],
+            n_head=s["heads"], n_positions=s["positions"], **common,
         )  # fmt: skip
     cls = {"llama": LlamaConfig, "qwen2": Qwen2Config}[arch]
     return cls(
         vocab_size=s["vocab"], hidden_size=s["hidden"], intermediate_size=s["intermediate"],
         num_hidden_layers=s["layers"], num_attention_heads=s["heads"], num_key_value_heads=s["kv_heads"],
-        max_position_embeddings=s["positions"], tie_word_embeddings=False,
+        max_position_embeddings=s["positions"], tie_word_embeddings=False, **common,
     )  # fmt: skip
 
 
