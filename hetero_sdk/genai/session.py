@@ -47,12 +47,7 @@ class DecoderSession(abc.ABC):
         self.capacity = capacity
         self.request: InferRequest = compiled.create_infer_request()
         self.inputs: dict[str, Output] = {port.any_name: port for port in compiled.inputs}
-        name = compiled.model.friendly_name
-        if "input_ids" not in self.inputs:
-            raise ModelValidationError(
-                f"model '{name}' has no 'input_ids' input, so it is not a decoder the pipeline can drive "
-                f"(inputs: {', '.join(self.inputs)})"
-            )
+        _require_input_ids(compiled)
         outputs = {port.any_name: port for port in compiled.outputs}
         self.logits: Output = outputs.get("logits", compiled.outputs[0])
         self.vocab_size: int | None = _vocab_size(compiled.model, self.logits)
@@ -189,6 +184,7 @@ def open_session(compiled: CompiledModel, capacity: int | None = None) -> Decode
 
     :raises ModelValidationError: when it is neither, naming its inputs.
     """
+    _require_input_ids(compiled)
     names = [port.any_name for port in compiled.inputs]
     if any(PAST_INPUT.match(name) for name in names):
         return ExplicitCacheSession(compiled, capacity)
@@ -201,6 +197,15 @@ def open_session(compiled: CompiledModel, capacity: int | None = None) -> Decode
         f"inputs nor state variables (inputs: {', '.join(names)}); export it with its cache "
         "(use_cache=True) or make it stateful with hetero_sdk.make_stateful"
     )
+
+
+def _require_input_ids(compiled: CompiledModel) -> None:
+    names = [port.any_name for port in compiled.inputs]
+    if "input_ids" not in names:
+        raise ModelValidationError(
+            f"model '{compiled.model.friendly_name}' has no 'input_ids' input, so it is not a decoder the "
+            f"pipeline can drive (inputs: {', '.join(names)})"
+        )
 
 
 def _vocab_size(model: Model, logits: Output) -> int | None:

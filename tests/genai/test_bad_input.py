@@ -14,7 +14,7 @@ from hetero_sdk.errors import HeteroSDKError, InferenceError, ModelValidationErr
 from hetero_sdk.genai import GenerationConfig, LLMPipeline
 from hetero_sdk.genai.session import ExplicitCacheSession
 
-from .conftest import LLAMA, ort_greedy
+from .ort_decoding import LLAMA, ort_greedy
 
 PROMPT = [3, 1, 4, 1, 5]
 

@@ -10,7 +10,7 @@ import hetero_sdk as hs
 
 from hetero_sdk.genai import EncodedResults, GenerationConfig, LLMPipeline
 
-from .conftest import LLAMA, PATHS, ort_greedy
+from .ort_decoding import LLAMA, PATHS, ort_greedy
 
 PROMPT = [1, 17, 42, 99, 256, 7]
 OTHER = [5, 300, 11]

@@ -10,7 +10,7 @@ import hetero_sdk as hs
 from hetero_sdk.genai import LLMPipeline
 from template_plugin import TemplatePlugin
 
-from .conftest import LLAMA, ort_greedy
+from .ort_decoding import LLAMA, ort_greedy
 
 jax_plugin = pytest.importorskip("hetero_sdk_jax")
 

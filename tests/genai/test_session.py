@@ -15,7 +15,7 @@ from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.genai import LLMPipeline
 from hetero_sdk.genai.session import PAST_INPUT, ExplicitCacheSession, StatefulSession, open_session
 
-from .conftest import LLAMA, ort_greedy
+from .ort_decoding import LLAMA, ort_greedy
 
 
 class VariableState:
