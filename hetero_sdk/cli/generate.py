@@ -65,9 +65,7 @@ def _tokenizer(path: str | None) -> Tokenizer | None:
 @click.command(short_help="Generate tokens with a decoder (greedy or sampled).")
 @click.argument("model", required=False)
 @click.option("-m", "--model", "model_option", metavar="MODEL", help="The decoder, as benchmark_app spells it.")
-@click.option(
-    "-d", "--device", callback=validate_device, help=f"The device to generate on [default: {DEFAULT_DEVICE}]"
-)
+@click.option("-d", "--device", callback=validate_device, help=f"The device to generate on [default: {DEFAULT_DEVICE}]")
 @click.option("--prompt-ids", callback=parse_ids, metavar="IDS", help="The prompt as token ids: 1,2,3.")
 @click.option("--prompt", "prompt_text", metavar="TEXT", help="The prompt as text (needs --tokenizer).")
 @click.option(
@@ -127,7 +125,7 @@ def generate(
     with status(f"compiling {loaded.model.friendly_name} on {device}"):
         pipeline = LLMPipeline(loaded.model, device, tokenizer=text_tokens, config=properties, core=core)
     prompt: Any = prompt_ids if prompt_ids is not None else prompt_text
-    with progress(f"generating on {device}", max_new_tokens, by_time=False, enabled=None if not as_json else False) as bar:
+    with progress(f"generating on {device}", max_new_tokens, by_time=False, enabled=False if as_json else None) as bar:
 
         def advance(_: Any) -> None:
             bar.advance()

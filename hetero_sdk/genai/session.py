@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -159,15 +160,17 @@ class StatefulSession(DecoderSession):
 
     def __init__(self, compiled: CompiledModel, capacity: int | None = None) -> None:
         super().__init__(compiled, capacity)
-        if not callable(getattr(self.request, "reset_state", None)):
+        reset_state = getattr(self.request, "reset_state", None)
+        if not callable(reset_state):
             raise ModelValidationError(
                 f"model '{compiled.model.friendly_name}': its requests keep no state (no reset_state()); "
                 "a stateful decoder needs a runtime with ReadValue/Assign variables"
             )
+        self._reset_state: Callable[[], None] = reset_state
 
     def reset(self) -> None:
         super().reset()
-        self.request.reset_state()
+        self._reset_state()
 
     def _cache_inputs(self) -> dict[str, np.ndarray]:
         if "beam_idx" in self.inputs:

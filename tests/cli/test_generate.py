@@ -6,15 +6,13 @@ and these tests are about the command (the pipeline's tests compile with them)."
 
 from __future__ import annotations
 
-import json
 import sys
 
 import pytest
-
 from genai.ort_decoding import LLAMA, TOKENIZER, ort_greedy
-from hetero_sdk.genai import GenerationConfig, LLMPipeline
 
 import hetero_sdk as hs
+from hetero_sdk.genai import GenerationConfig, LLMPipeline
 
 from .helpers import Invoke, assert_one_line_error, make_core, parse_json
 
@@ -77,7 +75,11 @@ def test_generate_samples_with_a_seed_as_the_pipeline_does(invoke: Invoke, accel
 def test_generate_stops_at_a_stop_id(invoke: Invoke) -> None:
     greedy = ort_greedy(LLAMA, PROMPT, 20)
     stop = greedy[6]
-    data = parse_json(invoke("generate", str(LLAMA), "--prompt-ids", "1,17,42,99,256,7", "-n", "20", "--stop-ids", str(stop), "--json"))
+    data = parse_json(
+        invoke(
+            "generate", str(LLAMA), "--prompt-ids", "1,17,42,99,256,7", "-n", "20", "--stop-ids", str(stop), "--json"
+        )
+    )
     assert data["generated_ids"] == greedy[: greedy.index(stop)]
 
 
@@ -114,4 +116,3 @@ def test_without_the_tokenizers_library_the_error_names_the_extra(
     monkeypatch.setitem(sys.modules, "tokenizers", None)  # import tokenizers now raises ImportError
     result = invoke("generate", str(LLAMA), "--tokenizer", str(TOKENIZER), "--prompt", "hi")
     assert_one_line_error(result, "pip install 'hetero-sdk[genai]'", exit_code=2)
-    json.dumps(result.stderr)

@@ -68,15 +68,15 @@ def test_a_model_without_a_cache_is_refused_naming_its_inputs(template_core: hs.
     table = opset.constant(np.ones((8, 4), np.float32), name="embedding")
     logits = opset.gather(table, ids, opset.constant(np.int64(0)), name="logits")
     model = hs.Model([logits], [ids], name="no_cache")
-    with pytest.raises(ModelValidationError, match="model 'no_cache' keeps no cache.*inputs: input_ids"):
+    with pytest.raises(ModelValidationError, match=r"model 'no_cache' keeps no cache.*inputs: input_ids"):
         LLMPipeline(model, "TEMPLATE", core=template_core)
 
 
 def test_a_missing_model_file_is_an_error_naming_it(template_core: hs.Core, tmp_path: Any) -> None:
-    with pytest.raises((HeteroSDKError, OSError), match="absent.onnx"):
+    with pytest.raises((HeteroSDKError, OSError), match=r"absent\.onnx"):
         LLMPipeline(tmp_path / "absent.onnx", "TEMPLATE", core=template_core)
 
 
 def test_a_sampling_config_set_as_default_is_checked(llama_pipeline: LLMPipeline) -> None:
-    with pytest.raises(PropertyValueError, match="GenerationConfig.top_k"):
+    with pytest.raises(PropertyValueError, match=r"GenerationConfig\.top_k"):
         llama_pipeline.set_generation_config(GenerationConfig(top_k=-2))

@@ -49,7 +49,7 @@ def test_numpy_integers_are_accepted() -> None:
     ],
 )
 def test_a_bad_field_is_a_property_value_error_naming_it(fields: dict[str, Any], named: str) -> None:
-    with pytest.raises(PropertyValueError, match=f"GenerationConfig.{named} "):
+    with pytest.raises(PropertyValueError, match=rf"GenerationConfig\.{named} "):
         GenerationConfig(**fields).validate()
 
 
@@ -61,5 +61,5 @@ def test_updated_copies_and_refuses_unknown_fields() -> None:
     config = GenerationConfig(max_new_tokens=4)
     changed = config.updated(max_new_tokens=9, do_sample=True)
     assert (changed.max_new_tokens, changed.do_sample, config.max_new_tokens) == (9, True, 4)
-    with pytest.raises(UnsupportedPropertyError, match="max_new_token.*max_new_tokens"):
+    with pytest.raises(UnsupportedPropertyError, match=r"max_new_token.*max_new_tokens"):
         config.updated(max_new_token=3)

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import hetero_sdk as hs
-
 from hetero_sdk.genai import EncodedResults, GenerationConfig, LLMPipeline
 
 from .ort_decoding import LLAMA, PATHS, ort_greedy
