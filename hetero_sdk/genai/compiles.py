@@ -3,8 +3,8 @@
 A device that compiles one executable per input shape (XLA) says so through public attributes of its
 compiled model, read here by duck typing (the SDK never imports a device): ``compile_count``, the
 number of executables compiled so far, or ``cached_shapes``, the input shapes of the executables it
-keeps (a shape that appears after a run was compiled by that run). A meta device's ``compiled``
-list (HETERO's submodels) is searched too. A device that tells neither is not counted.
+keeps (a shape that appears after a run was compiled by that run). The compiled models inside a
+wrapper's ``compiled`` (HETERO's submodels, a stateful model's explicit form) are searched too. A device that tells neither is not counted.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ __all__ = ["CompileCounter"]
 def _reporting(compiled: Any) -> list[Any]:
     """``compiled`` and the compiled models inside it that report their executables."""
     found = [compiled] if _snapshot(compiled) is not None else []
-    for inner in getattr(compiled, "compiled", None) or ():
-        if isinstance(inner, CompiledModel):
-            found += _reporting(inner)
+    inner = getattr(compiled, "compiled", None)
+    for part in [inner] if isinstance(inner, CompiledModel) else inner if isinstance(inner, (list, tuple)) else ():
+        if isinstance(part, CompiledModel):
+            found += _reporting(part)
     return found
 
 

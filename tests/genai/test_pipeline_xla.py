@@ -35,3 +35,11 @@ def test_greedy_tokens_are_onnx_runtimes_and_compiles_are_counted(xla_core: hs.C
     assert results.perf_metrics.compile_count == 3
     again = pipeline.generate(PROMPT, max_new_tokens=3, return_results=True)
     assert again.tokens == results.tokens and again.perf_metrics.compile_count == 0
+
+
+def test_a_stateful_decoder_on_xla_gives_onnx_runtimes_tokens(xla_core: hs.Core) -> None:
+    model = hs.make_stateful(xla_core.read_model(LLAMA), beam_idx=True)
+    pipeline = LLMPipeline(model, "XLA", core=xla_core)
+    results = pipeline.generate(PROMPT, max_new_tokens=3, return_results=True)
+    assert results.tokens == [ort_greedy(LLAMA, PROMPT, 3)]
+    assert results.perf_metrics.compile_count == 3

@@ -122,3 +122,16 @@ def test_the_vocabulary_comes_from_the_embedding_when_the_logits_do_not_say_it(t
     session = ExplicitCacheSession(template_core.compile_model(model, "TEMPLATE"))
     assert session.vocab_size == 11
     assert session.pairs == {"past_key_values.0.key": "present.0.key"}
+
+
+@pytest.mark.parametrize("beam_idx", [False, True])
+def test_a_decoder_made_stateful_gives_onnx_runtimes_tokens(template_core: hs.Core, beam_idx: bool) -> None:
+    model = hs.make_stateful(template_core.read_model(LLAMA), beam_idx=beam_idx)
+    pipeline = LLMPipeline(model, "TEMPLATE", core=template_core)
+    assert isinstance(pipeline.session, StatefulSession)
+    prompt, other = [4, 8, 15, 16, 23, 42], [42, 23, 16, 15, 8, 4]
+    assert pipeline.generate(prompt, max_new_tokens=32) == ort_greedy(LLAMA, prompt, 32)
+    # the next generation starts from a reset state; a batch of one length shares one request
+    assert pipeline.generate([prompt, other, [7, 7]], max_new_tokens=8) == [
+        ort_greedy(LLAMA, p, 8) for p in (prompt, other, [7, 7])
+    ]
