@@ -4,7 +4,8 @@ A device that compiles one executable per input shape (XLA) says so through publ
 compiled model, read here by duck typing (the SDK never imports a device): ``compile_count``, the
 number of executables compiled so far, or ``cached_shapes``, the input shapes of the executables it
 keeps (a shape that appears after a run was compiled by that run). The compiled models inside a
-wrapper's ``compiled`` (HETERO's submodels, a stateful model's explicit form) are searched too. A device that tells neither is not counted.
+wrapper's ``compiled`` (HETERO's submodels, a stateful model's explicit form) are searched too. A
+device that tells neither is not counted.
 """
 
 from __future__ import annotations
