@@ -152,20 +152,20 @@ class LLMPipeline:
         started = time.perf_counter()
         compiled_before = self.session.compiles.total
         rng = np.random.default_rng(config.rng_seed)
-        first_token: list[float] = []
-        on_token = self._on_token(streamer, first_token)
+        sink = _TokenSink(streamer, self.tokenizer)
         results: list[list[int]] = [[] for _ in prompts]
         for length in sorted({len(p) for p in prompts}):
             rows = [i for i, p in enumerate(prompts) if len(p) == length]
-            tokens = self._generate_batch(np.array([prompts[i] for i in rows], np.int64), config, rng, on_token)
+            tokens = self._generate_batch(np.array([prompts[i] for i in rows], np.int64), config, rng, sink.push)
             for row, generated in zip(rows, tokens):
                 results[row] = generated
+        sink.finish()
         ended = time.perf_counter()
         compiled_after = self.session.compiles.total
         metrics = PerfMetrics(
             num_input_tokens=sum(len(p) for p in prompts),
             num_generated_tokens=sum(len(r) for r in results),
-            ttft_ms=((first_token[0] if first_token else ended) - started) * 1e3,
+            ttft_ms=((sink.first_token or ended) - started) * 1e3,
             generate_duration_ms=(ended - started) * 1e3,
             compile_count=None if compiled_after is None else compiled_after - (compiled_before or 0),
         )
@@ -212,23 +212,6 @@ class LLMPipeline:
                     f"{len(prompt) + config.max_new_tokens} tokens, more than the cache's capacity of {capacity}"
                 )
 
-    def _on_token(self, streamer: Streamer | None, first_token: list[float]) -> Callable[[int], bool]:
-        """What happens to each chosen token: the first one's time is noted; the streamer gets it
-        (its text piece with a tokenizer). Returns True to stop."""
-        text = TextStream(self.tokenizer) if streamer is not None and self.tokenizer is not None else None
-
-        def on_token(token: int) -> bool:
-            if not first_token:
-                first_token.append(time.perf_counter())
-            if streamer is None:
-                return False
-            if text is None:
-                return bool(streamer(token))
-            piece = text.push(token)
-            return bool(streamer(piece)) if piece else False
-
-        return on_token
-
     def _generate_batch(
         self, prompts: np.ndarray, config: GenerationConfig, rng: np.random.Generator, on_token: Callable[[int], bool]
     ) -> list[list[int]]:
@@ -262,6 +245,33 @@ class LLMPipeline:
         if return_results:
             return DecodedResults(texts, results, metrics)
         return texts[0] if single else texts
+
+
+class _TokenSink:
+    """Where each chosen token goes: the first one's time is noted, and the streamer gets it (its
+    text piece with a tokenizer; what a piece held back at the end, when the generation ends)."""
+
+    def __init__(self, streamer: Streamer | None, tokenizer: Tokenizer | None) -> None:
+        self.streamer = streamer
+        self.text = TextStream(tokenizer) if streamer is not None and tokenizer is not None else None
+        self.first_token: float | None = None
+
+    def push(self, token: int) -> bool:
+        """Takes one token; True when the streamer asks to stop."""
+        if self.first_token is None:
+            self.first_token = time.perf_counter()
+        if self.streamer is None:
+            return False
+        if self.text is None:
+            return bool(self.streamer(token))
+        piece = self.text.push(token)
+        return bool(self.streamer(piece)) if piece else False
+
+    def finish(self) -> None:
+        """Gives the streamer the text held back, if any."""
+        rest = self.text.flush() if self.text is not None else ""
+        if rest and self.streamer is not None:
+            self.streamer(rest)
 
 
 def _ids(values: Sequence[Any], index: int) -> list[int]:

@@ -74,3 +74,9 @@ class TextStream:
             return ""
         piece, self.printed = text[self.printed :], len(text)
         return piece
+
+    def flush(self) -> str:
+        """The text not given yet (an unfinished character at the end, as U+FFFD)."""
+        text = self.tokenizer.decode(self.ids)
+        piece, self.printed = text[self.printed :], max(self.printed, len(text))
+        return piece
