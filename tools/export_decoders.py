@@ -110,13 +110,16 @@ def export_decoder(arch: str, size: str, out_dir: Path | str) -> Path:
 def _training_text(lines: int = 4000) -> list[str]:
     """Deterministic English-like text to train the tokenizer on (no download)."""
     rng = random.Random(SEED)
-    words = (
-        "the a one model token layer cache key value past present attention head query graph node device "
-        "tensor shape runs reads writes decodes generates small large fast slow every each first last "
-        "and or but with without from into over under before after while because if then is are was be "
-        "hello world python numpy kernel plugin hetero template xla compile step loop greedy sample"
-    ).split()
+    words = _WORDS.split()
     return [" ".join(rng.choice(words) for _ in range(rng.randint(4, 16))) + rng.choice(".!?,;") for _ in range(lines)]
+
+
+_WORDS = (
+    "the a one model token layer cache key value past present attention head query graph node device "
+    "tensor shape runs reads writes decodes generates small large fast slow every each first last "
+    "and or but with without from into over under before after while because if then is are was be "
+    "hello world python numpy kernel plugin hetero template xla compile step loop greedy sample"
+)
 
 
 def train_tokenizer(out_dir: Path | str, vocab_size: int = TOKENIZER_VOCAB) -> Path:
