@@ -9,12 +9,14 @@ from __future__ import annotations
 import sys
 
 import pytest
-from genai.ort_decoding import LLAMA, TOKENIZER, ort_greedy
+from decoders import PATHS, TOKENIZER, ort_greedy
 
 import hetero_sdk as hs
 from hetero_sdk.genai import GenerationConfig, LLMPipeline
 
 from .helpers import Invoke, assert_one_line_error, make_core, parse_json
+
+LLAMA = PATHS["llama"]
 
 tokenizers = pytest.importorskip("tokenizers")
 PROMPT = [1, 17, 42, 99, 256, 7]

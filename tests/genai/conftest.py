@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from decoders import PATHS
 
 import hetero_sdk as hs
 from hetero_sdk.genai import LLMPipeline
 from template_plugin import TemplatePlugin
 
-from .ort_decoding import LLAMA
+LLAMA = PATHS["llama"]
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from decoders import PATHS, ort_greedy
 
 import hetero_sdk as hs
 from hetero_sdk import opset
@@ -14,7 +15,7 @@ from hetero_sdk.errors import HeteroSDKError, InferenceError, ModelValidationErr
 from hetero_sdk.genai import GenerationConfig, LLMPipeline
 from hetero_sdk.genai.session import ExplicitCacheSession
 
-from .ort_decoding import LLAMA, ort_greedy
+LLAMA = PATHS["llama"]
 
 PROMPT = [3, 1, 4, 1, 5]
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from decoders import PATHS, ort_greedy
 
 import hetero_sdk as hs
 from hetero_sdk.genai import EncodedResults, GenerationConfig, LLMPipeline
 
-from .ort_decoding import LLAMA, PATHS, ort_greedy
+LLAMA = PATHS["llama"]
 
 PROMPT = [1, 17, 42, 99, 256, 7]
 OTHER = [5, 300, 11]

@@ -5,12 +5,13 @@ step's past length changes every token, so these tests generate a few tokens onl
 from __future__ import annotations
 
 import pytest
+from decoders import PATHS, ort_greedy
 
 import hetero_sdk as hs
 from hetero_sdk.genai import LLMPipeline
 from template_plugin import TemplatePlugin
 
-from .ort_decoding import LLAMA, ort_greedy
+LLAMA = PATHS["llama"]
 
 jax_plugin = pytest.importorskip("hetero_sdk_jax")
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from decoders import PATHS, ort_greedy
 
 import hetero_sdk as hs
 from hetero_sdk import opset
@@ -15,7 +16,7 @@ from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.genai import LLMPipeline
 from hetero_sdk.genai.session import PAST_INPUT, ExplicitCacheSession, StatefulSession, open_session
 
-from .ort_decoding import LLAMA, ort_greedy
+LLAMA = PATHS["llama"]
 
 
 class VariableState:

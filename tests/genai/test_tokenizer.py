@@ -7,12 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from decoders import PATHS, TOKENIZER, ort_greedy
 
 from hetero_sdk.errors import ModelFormatError
 from hetero_sdk.genai import DecodedResults, LLMPipeline, Tokenizer
 from hetero_sdk.genai.tokenizer import TextStream
 
-from .ort_decoding import LLAMA, TOKENIZER, ort_greedy
+LLAMA = PATHS["llama"]
 
 tokenizers = pytest.importorskip("tokenizers")
 TEXT = "the quick brown fox"
