@@ -136,3 +136,36 @@ def test_a_decoder_made_stateful_gives_onnx_runtimes_tokens(template_core: hs.Co
     assert pipeline.generate([prompt, other, [7, 7]], max_new_tokens=8) == [
         ort_greedy(LLAMA, p, 8) for p in (prompt, other, [7, 7])
     ]
+
+
+def counting_decoder() -> hs.Model:
+    """A decoder whose next token is a closed form of what the session feeds it: the position
+    (``position_ids``), plus the attention mask's length, plus the past's length, modulo 64; its
+    one-layer cache keeps the ids it was given (``[batch, 1, length, 1]``)."""
+    ids = opset.parameter([-1, -1], hs.Type.i64, name="input_ids")
+    mask = opset.parameter([-1, -1], hs.Type.i64, name="attention_mask")
+    positions = opset.parameter([-1, -1], hs.Type.i64, name="position_ids")
+    past = opset.parameter([-1, 1, -1, 1], hs.Type.f32, name="past_key_values.0.key")
+
+    def dim(node: hs.Node, axis: int) -> hs.Node:
+        return opset.gather(opset.shape_of(node), opset.constant(np.int64(axis)), opset.constant(np.int64(0)))
+
+    target = opset.floor_mod(opset.add(opset.add(positions, dim(mask, 1)), dim(past, 2)), opset.constant(np.int64(64)))
+    column = opset.unsqueeze(opset.convert(target, hs.Type.f32), opset.constant(np.int64(2)))
+    vocabulary = opset.constant(np.arange(64, dtype=np.float32))
+    logits = opset.negative(opset.abs(opset.subtract(vocabulary, column)), name="logits")
+    given = opset.unsqueeze(opset.convert(ids, hs.Type.f32), opset.constant(np.array([1, 3], np.int64)))
+    present = opset.concat([past, given], axis=2, name="present.0.key")
+    return hs.Model([logits, present], [ids, mask, positions, past], name="counting")
+
+
+def test_the_explicit_cache_session_feeds_positions_mask_and_past_as_the_model_expects(
+    template_core: hs.Core,
+) -> None:
+    pipeline = LLMPipeline(counting_decoder(), "TEMPLATE", core=template_core)
+    assert pipeline.session.vocab_size == 64
+    # prompt of 3: position 2, mask 3, past 0 -> 5; then step i: position 2+i, mask 3+i, past 2+i
+    assert pipeline.generate([9, 9, 9], max_new_tokens=5) == [5, 10, 13, 16, 19]
+    assert pipeline.generate([[1, 2], [3, 4]], max_new_tokens=3) == [[3, 7, 10]] * 2
+    cache = pipeline.session._cache_inputs()["past_key_values.0.key"]
+    assert cache[:, 0, :, 0].tolist() == [[1, 2, 3, 7], [3, 4, 3, 7]]  # the prompts, then the tokens fed back
