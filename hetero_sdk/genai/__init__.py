@@ -12,9 +12,17 @@ pipe.generate([1, 2, 3], GenerationConfig(max_new_tokens=16, do_sample=True, top
 """
 
 from hetero_sdk.genai.config import GenerationConfig
-from hetero_sdk.genai.pipeline import DecodedResults, EncodedResults, LLMPipeline, PerfMetrics, Streamer
+from hetero_sdk.genai.pipeline import (
+    DecodedResults,
+    EncodedResults,
+    LLMPipeline,
+    PerfMetrics,
+    Streamer,
+    StreamerBase,
+)
 from hetero_sdk.genai.tokenizer import Tokenizer
 
 __all__ = [
-    "DecodedResults", "EncodedResults", "GenerationConfig", "LLMPipeline", "PerfMetrics", "Streamer", "Tokenizer",
+    "DecodedResults", "EncodedResults", "GenerationConfig", "LLMPipeline", "PerfMetrics", "Streamer", "StreamerBase",
+    "Tokenizer",
 ]  # fmt: skip

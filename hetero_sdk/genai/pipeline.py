@@ -27,11 +27,32 @@ from hetero_sdk.genai.session import DecoderSession, open_session
 from hetero_sdk.genai.tokenizer import TextStream, Tokenizer
 from hetero_sdk.graph import Model
 
-__all__ = ["DecodedResults", "EncodedResults", "LLMPipeline", "PerfMetrics", "Streamer"]
+__all__ = ["DecodedResults", "EncodedResults", "LLMPipeline", "PerfMetrics", "Streamer", "StreamerBase"]
 
-Streamer = Callable[[Any], "bool | None"]
+Streamer = Callable[[Any], Any]
 """Called with each generated token (its id, or its text with a tokenizer); returning True stops
-the generation, as OpenVINO GenAI's streamer."""
+the generation, as OpenVINO GenAI's streamer. An object with ``write(token)`` and optionally
+``end()`` (OpenVINO GenAI's ``StreamerBase``) works too: ``write`` returning True, or a status
+named ``STOP`` or ``CANCEL``, stops; ``end()`` is called when the generation ends."""
+
+
+class StreamerBase:
+    """A streamer object, as OpenVINO GenAI's ``StreamerBase``: subclass it (or write any object with
+    these methods) and pass it as ``streamer``."""
+
+    def write(self, token: Any) -> Any:
+        """Takes one token (its id, or its text with a tokenizer); True stops the generation."""
+        raise NotImplementedError
+
+    def end(self) -> None:
+        """Called once the generation ends."""
+
+
+def _stops(answer: Any) -> bool:
+    """Whether a streamer's answer asks to stop: True, or OpenVINO GenAI's ``StreamingStatus.STOP``/``CANCEL``."""
+    if isinstance(answer, (bool, np.bool_)):
+        return bool(answer)
+    return getattr(answer, "name", None) in ("STOP", "CANCEL")
 
 
 @dataclass(frozen=True)
@@ -120,7 +141,7 @@ class LLMPipeline:
         self,
         inputs: str | Sequence[str] | Sequence[int] | Sequence[Sequence[int]] | np.ndarray,
         generation_config: GenerationConfig | None = None,
-        streamer: Streamer | None = None,
+        streamer: Streamer | StreamerBase | None = None,
         *,
         return_results: bool = False,
         **changes: Any,
@@ -251,8 +272,10 @@ class _TokenSink:
     """Where each chosen token goes: the first one's time is noted, and the streamer gets it (its
     text piece with a tokenizer; what a piece held back at the end, when the generation ends)."""
 
-    def __init__(self, streamer: Streamer | None, tokenizer: Tokenizer | None) -> None:
-        self.streamer = streamer
+    def __init__(self, streamer: Any, tokenizer: Tokenizer | None) -> None:
+        write = getattr(streamer, "write", None)
+        self.streamer: Streamer | None = write if callable(write) else streamer
+        self.end = getattr(streamer, "end", None) if callable(write) else None
         self.text = TextStream(tokenizer) if streamer is not None and tokenizer is not None else None
         self.first_token: float | None = None
 
@@ -263,15 +286,17 @@ class _TokenSink:
         if self.streamer is None:
             return False
         if self.text is None:
-            return bool(self.streamer(token))
+            return _stops(self.streamer(token))
         piece = self.text.push(token)
-        return bool(self.streamer(piece)) if piece else False
+        return _stops(self.streamer(piece)) if piece else False
 
     def finish(self) -> None:
-        """Gives the streamer the text held back, if any."""
+        """Gives the streamer the text held back, if any, and calls its ``end()`` if it has one."""
         rest = self.text.flush() if self.text is not None else ""
         if rest and self.streamer is not None:
             self.streamer(rest)
+        if callable(self.end):
+            self.end()
 
 
 def _ids(values: Sequence[Any], index: int) -> list[int]:

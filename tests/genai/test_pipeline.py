@@ -3,12 +3,14 @@ batches give each prompt its own tokens, sampling is seeded, stop tokens and the
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 import pytest
 from decoders import PATHS, ort_greedy
 
 import hetero_sdk as hs
-from hetero_sdk.genai import EncodedResults, GenerationConfig, LLMPipeline
+from hetero_sdk.genai import EncodedResults, GenerationConfig, LLMPipeline, StreamerBase
 
 LLAMA = PATHS["llama"]
 
@@ -110,6 +112,32 @@ def test_a_streamer_returning_true_stops_the_generation(llama_pipeline: LLMPipel
 
     tokens = llama_pipeline.generate(PROMPT, max_new_tokens=20, streamer=three_then_stop)
     assert streamed == tokens == reference[tuple(PROMPT)][:3]
+
+
+def test_a_streamer_object_writes_each_token_and_ends(llama_pipeline: LLMPipeline, reference: dict) -> None:
+    class Status(enum.Enum):  # OpenVINO GenAI's StreamingStatus
+        RUNNING = 0
+        STOP = 1
+
+    class Collect(StreamerBase):
+        def __init__(self) -> None:
+            self.tokens: list[int] = []
+            self.ended = 0
+
+        def write(self, token: int) -> Status:
+            self.tokens.append(token)
+            return Status.STOP if len(self.tokens) == 4 else Status.RUNNING
+
+        def end(self) -> None:
+            self.ended += 1
+
+    streamer = Collect()
+    assert llama_pipeline.generate(PROMPT, max_new_tokens=20, streamer=streamer) == reference[tuple(PROMPT)][:4]
+    assert (streamer.tokens, streamer.ended) == (reference[tuple(PROMPT)][:4], 1)
+
+
+def test_only_true_stops_a_callable_streamer(llama_pipeline: LLMPipeline) -> None:
+    assert len(llama_pipeline.generate(PROMPT, max_new_tokens=6, streamer=lambda token: 1)) == 6
 
 
 def test_results_carry_the_performance_metrics(llama_pipeline: LLMPipeline, reference: dict) -> None:
