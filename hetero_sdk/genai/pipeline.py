@@ -20,12 +20,13 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk.core import Core
-from hetero_sdk.errors import InferenceError
+from hetero_sdk.errors import InferenceError, ModelValidationError
 from hetero_sdk.genai.config import GenerationConfig
 from hetero_sdk.genai.logits import next_tokens
-from hetero_sdk.genai.session import DecoderSession, open_session
+from hetero_sdk.genai.session import PAST_INPUT, DecoderSession, open_session
 from hetero_sdk.genai.tokenizer import TextStream, Tokenizer
 from hetero_sdk.graph import Model
+from hetero_sdk.transformations import make_stateful
 
 __all__ = ["DecodedResults", "EncodedResults", "LLMPipeline", "PerfMetrics", "Streamer", "StreamerBase"]
 
@@ -100,6 +101,10 @@ class LLMPipeline:
 
     The decoder keeps its cache either as inputs and outputs (``past_key_values.N.key|value`` in,
     ``present.N.key|value`` out: torch and optimum exports) or as state (``hetero_sdk.make_stateful``).
+    A decoder of the first kind is made stateful (a copy: ``model`` is not changed), as OpenVINO GenAI
+    runs optimum-intel's stateful exports: the cache then stays in the request, on the device, and on a
+    device that compiles per input shape (XLA) in fixed-capacity buffers, so a generation compiles a
+    bounded number of executables instead of one per token.
 
     :param model: a model file (ONNX, native) or a :class:`~hetero_sdk.Model`.
     :param device: the device to compile it on (``TEMPLATE``, ``XLA``, ``HETERO:XLA,TEMPLATE``...).
@@ -120,7 +125,9 @@ class LLMPipeline:
         core: Core | None = None,
     ) -> None:
         self.tokenizer = tokenizer if tokenizer is None or isinstance(tokenizer, Tokenizer) else Tokenizer(tokenizer)
-        compiled = (core or Core()).compile_model(model, device, dict(config or {}))
+        core = core or Core()
+        graph = model if isinstance(model, Model) else core.read_model(model)
+        compiled = core.compile_model(_stateful(graph), device, dict(config or {}))
         self.session: DecoderSession = open_session(compiled)
         self.generation_config = GenerationConfig()
         """The configuration ``generate`` uses when given none."""
@@ -307,3 +314,14 @@ def _ids(values: Sequence[Any], index: int) -> list[int]:
             raise InferenceError(f"prompt {index} holds {value!r} at position {position}; token ids are integers")
         ids.append(int(value))
     return ids
+
+
+def _stateful(model: Model) -> Model:
+    """``model`` itself when it is stateful or has no ``past_key_values``/``present`` pairs; else a
+    stateful copy."""
+    if model.is_stateful() or not any(PAST_INPUT.match(port.any_name) for port in model.inputs):
+        return model
+    try:
+        return make_stateful(model.clone())
+    except ModelValidationError:  # pairs that cannot be variables: the pipeline feeds the cache itself
+        return model

@@ -1,6 +1,7 @@
-"""LLMPipeline on XLA and HETERO:XLA,TEMPLATE: ONNX Runtime's greedy tokens, and the executables the
-device compiled reported in the metrics. XLA compiles one executable per input shape, and a decode
-step's past length changes every token, so these tests generate a few tokens only."""
+"""LLMPipeline on XLA and HETERO:XLA,TEMPLATE: ONNX Runtime's greedy tokens over 64 tokens, and the
+executables the device compiled reported in the metrics. XLA compiles one executable per input shape;
+the pipeline runs the decoder stateful, its caches in fixed-capacity buffers, so a generation compiles
+one executable for the prompt and one per capacity the buffers grow to (64 rows, then 128)."""
 
 from __future__ import annotations
 
@@ -30,17 +31,17 @@ def test_greedy_tokens_are_onnx_runtimes_and_compiles_are_counted(xla_core: hs.C
 
         xla_core.register_plugin(HeteroPlugin(), "HETERO")
     pipeline = LLMPipeline(LLAMA, device, core=xla_core)
-    results = pipeline.generate(PROMPT, max_new_tokens=3, return_results=True)
-    assert results.tokens == [ort_greedy(LLAMA, PROMPT, 3)]
-    # one executable per input shape: the prompt, then past lengths 4 and 5
+    results = pipeline.generate(PROMPT, max_new_tokens=64, return_results=True)
+    assert results.tokens == [ort_greedy(LLAMA, PROMPT, 64)]
+    # the prompt at 64 rows, steps at 64 rows, steps at 128 rows (4 + 64 rows do not fit in 64)
     assert results.perf_metrics.compile_count == 3
-    again = pipeline.generate(PROMPT, max_new_tokens=3, return_results=True)
+    again = pipeline.generate(PROMPT, max_new_tokens=64, return_results=True)
     assert again.tokens == results.tokens and again.perf_metrics.compile_count == 0
 
 
 def test_a_stateful_decoder_on_xla_gives_onnx_runtimes_tokens(xla_core: hs.Core) -> None:
     model = hs.make_stateful(xla_core.read_model(LLAMA), beam_idx=True)
     pipeline = LLMPipeline(model, "XLA", core=xla_core)
-    results = pipeline.generate(PROMPT, max_new_tokens=3, return_results=True)
-    assert results.tokens == [ort_greedy(LLAMA, PROMPT, 3)]
-    assert results.perf_metrics.compile_count == 3
+    results = pipeline.generate(PROMPT, max_new_tokens=8, return_results=True)
+    assert results.tokens == [ort_greedy(LLAMA, PROMPT, 8)]
+    assert results.perf_metrics.compile_count == 2  # the prompt and the steps, at 64 rows

@@ -1,10 +1,8 @@
-"""The decoder sessions: the stateful one drives a request that keeps the cache itself (emulated here
-over the explicit-cache decoder, as the spec's query_state/reset_state describe it) to the same tokens
-as ONNX Runtime, and the vocabulary is found in the embedding when the logits do not say it."""
+"""The decoder sessions: the explicit-cache one feeds the cache back itself, the stateful one drives a
+request that keeps it; both give ONNX Runtime's tokens, and the vocabulary is found in the embedding
+when the logits do not say it."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import pytest
@@ -14,101 +12,40 @@ import hetero_sdk as hs
 from hetero_sdk import opset
 from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.genai import LLMPipeline
-from hetero_sdk.genai.session import PAST_INPUT, ExplicitCacheSession, StatefulSession, open_session
+from hetero_sdk.genai.session import ExplicitCacheSession, StatefulSession, open_session
+from hetero_sdk.runtime import StatefulInferRequest
 
 LLAMA = PATHS["llama"]
 
 
-class VariableState:
-    """One variable of the emulated request: its name and value."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.state: np.ndarray | None = None
-
-    def reset(self) -> None:
-        self.state = None
-
-
-class StatefulRequest:
-    """A request that keeps the explicit-cache decoder's present tensors as its state: callers give
-    input_ids, attention_mask and beam_idx only, as they would to a model made stateful."""
-
-    def __init__(self, inner: hs.CompiledModel) -> None:
-        self.request = inner.create_infer_request()
-        self.pasts = [p for p in inner.inputs if PAST_INPUT.match(p.any_name)]
-        self.variables = [VariableState(p.any_name) for p in self.pasts]
-        self.seen: list[dict[str, Any]] = []
-
-    def query_state(self) -> list[VariableState]:
-        return self.variables
-
-    def reset_state(self) -> None:
-        for variable in self.variables:
-            variable.reset()
-
-    def infer(self, inputs: dict[str, np.ndarray]) -> Any:
-        self.seen.append({name: np.array(value) for name, value in inputs.items()})
-        batch = inputs["input_ids"].shape[0]
-        assert inputs["beam_idx"].tolist() == list(range(batch))
-        feed = {"input_ids": inputs["input_ids"], "attention_mask": inputs["attention_mask"]}
-        for port, variable in zip(self.pasts, self.variables):
-            _, heads, _, width = port.partial_shape.dims
-            empty = np.zeros((batch, heads, 0, width), np.float32)
-            feed[port.any_name] = empty if variable.state is None else variable.state
-        results = self.request.infer(feed)
-        for variable in self.variables:
-            variable.state = np.asarray(results["present" + variable.name[len("past_key_values") :]])
-        return results
-
-
-class StatefulCompiled:
-    """The explicit-cache compiled decoder seen as a stateful one: no cache inputs, a beam_idx input."""
-
-    def __init__(self, inner: hs.CompiledModel) -> None:
-        self.model = inner.model
-        beam = opset.parameter([-1], hs.Type.i32, name="beam_idx").output(0)
-        self.inputs = [p for p in inner.inputs if not PAST_INPUT.match(p.any_name)] + [beam]
-        self.outputs = [p for p in inner.outputs if p.any_name == "logits"]
-        self.inner = inner
-        self.requests: list[StatefulRequest] = []
-
-    def create_infer_request(self) -> StatefulRequest:
-        self.requests.append(StatefulRequest(self.inner))
-        return self.requests[-1]
-
-
 @pytest.fixture(scope="module")
-def stateful(llama_pipeline: LLMPipeline) -> StatefulCompiled:
-    return StatefulCompiled(llama_pipeline.session.compiled)
+def explicit(template_core: hs.Core) -> hs.CompiledModel:
+    """The explicit-cache decoder compiled as exported (its requests keep no state)."""
+    return template_core.compile_model(template_core.read_model(LLAMA), "TEMPLATE")
 
 
-def test_the_session_is_chosen_by_the_model(llama_pipeline: LLMPipeline, stateful: StatefulCompiled) -> None:
-    assert isinstance(llama_pipeline.session, ExplicitCacheSession)
-    assert isinstance(open_session(stateful), StatefulSession)  # type: ignore[arg-type]
+def test_the_session_is_chosen_by_the_model(llama_pipeline: LLMPipeline, explicit: hs.CompiledModel) -> None:
+    assert isinstance(open_session(explicit), ExplicitCacheSession)
+    # the pipeline runs an explicit-cache decoder made stateful (a copy), as OpenVINO GenAI runs optimum's
+    assert isinstance(llama_pipeline.session, StatefulSession)
+    assert [p.any_name for p in llama_pipeline.session.compiled.inputs] == ["input_ids", "attention_mask"]
 
 
-def test_a_stateful_session_gives_onnx_runtimes_tokens(llama_pipeline: LLMPipeline, stateful: StatefulCompiled) -> None:
+def test_the_explicit_cache_session_gives_onnx_runtimes_tokens(
+    llama_pipeline: LLMPipeline, explicit: hs.CompiledModel
+) -> None:
     pipeline = LLMPipeline.__new__(LLMPipeline)
     pipeline.tokenizer = None
     pipeline.generation_config = llama_pipeline.generation_config
-    pipeline.session = StatefulSession(stateful)  # type: ignore[arg-type]
+    pipeline.session = ExplicitCacheSession(explicit)
     prompt = [2, 7, 1, 8, 2, 8]
     assert pipeline.generate(prompt, max_new_tokens=24) == ort_greedy(LLAMA, prompt, 24)
-    # a second generation starts from a reset state, and a batch runs in one request
     assert pipeline.generate([prompt, prompt], max_new_tokens=4) == [ort_greedy(LLAMA, prompt, 4)] * 2
-    request = stateful.requests[-1]
-    masks = [seen["attention_mask"].shape for seen in request.seen[-4:]]
-    assert masks == [(2, 6), (2, 7), (2, 8), (2, 9)]
 
 
-def test_a_request_without_state_cannot_back_a_stateful_session(stateful: StatefulCompiled) -> None:
-    stateful.create_infer_request = lambda: object()  # type: ignore[method-assign, assignment, return-value]
-    try:
-        with pytest.raises(ModelValidationError, match="its requests keep no state"):
-            StatefulSession(stateful)  # type: ignore[arg-type]
-    finally:
-        del stateful.create_infer_request
+def test_a_request_without_state_cannot_back_a_stateful_session(explicit: hs.CompiledModel) -> None:
+    with pytest.raises(ModelValidationError, match="its requests keep no state"):
+        StatefulSession(explicit)
 
 
 def test_the_vocabulary_comes_from_the_embedding_when_the_logits_do_not_say_it(template_core: hs.Core) -> None:
@@ -167,5 +104,10 @@ def test_the_explicit_cache_session_feeds_positions_mask_and_past_as_the_model_e
     # prompt of 3: position 2, mask 3, past 0 -> 5; then step i: position 2+i, mask 3+i, past 2+i
     assert pipeline.generate([9, 9, 9], max_new_tokens=5) == [5, 10, 13, 16, 19]
     assert pipeline.generate([[1, 2], [3, 4]], max_new_tokens=3) == [[3, 7, 10]] * 2
-    cache = pipeline.session._cache_inputs()["past_key_values.0.key"]
-    assert cache[:, 0, :, 0].tolist() == [[1, 2, 3, 7], [3, 4, 3, 7]]  # the prompts, then the tokens fed back
+    request = pipeline.session.request
+    assert isinstance(request, StatefulInferRequest)  # the pipeline made the decoder stateful
+    (cache,) = request.query_state()
+    assert cache.state.data[:, 0, :, 0].tolist() == [
+        [1, 2, 3, 7],
+        [3, 4, 3, 7],
+    ]  # the prompts, then the tokens fed back
