@@ -79,7 +79,7 @@ def test_xla_decodes_64_tokens_with_three_executables(xla_llama: FixedCapacityCo
     assert len(xla_llama.compiled.cached_shapes) == 3  # a second generation compiles nothing
 
 
-@pytest.mark.parametrize("name", ["qwen2", "gpt2"])
+@pytest.mark.parametrize("name", ["qwen2"])  # (GPT-2 on XLA: the HETERO test below, where XLA runs it all)
 def test_xla_gives_onnxruntime_s_tokens_for_every_architecture(core: hs.Core, name: str) -> None:
     request = core.compile_model(hs.make_stateful(core.read_model(PATHS[name])), "XLA").create_infer_request()
     assert stateful_greedy(request, PROMPT, 24) == ort_greedy(PATHS[name], PROMPT, 24)
