@@ -124,7 +124,12 @@ class ExternalData:
                 tensor, f"external data field 'location' {location!r} holds a NUL byte, which no file name has"
             )
         relative = Path(location)
-        target = (self.folder / relative).resolve()
+        try:
+            target = (self.folder / relative).resolve()
+        except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long for the system
+            raise self._error(
+                tensor, f"external data field 'location' {location!r} cannot be resolved: {exc}"
+            ) from None
         if relative.is_absolute() or ".." in relative.parts or not target.is_relative_to(self.folder):
             raise self._error(
                 tensor,
@@ -132,12 +137,15 @@ class ExternalData:
                 f"folder {self.folder}; external data must lie beside the model",
             )
         if target not in self._maps:
-            if not target.is_file():
-                raise self._error(
-                    tensor,
-                    f"the external data file '{location}' is missing from {self.folder}; copy it beside the model",
-                )
-            self._maps[target] = _map(target)
+            try:
+                if not target.is_file():
+                    raise self._error(
+                        tensor,
+                        f"the external data file '{location}' is missing from {self.folder}; copy it beside the model",
+                    )
+                self._maps[target] = _map(target)
+            except OSError as exc:
+                raise self._error(tensor, f"the external data file '{location}' cannot be read: {exc}") from None
         return target
 
     def _count(self, tensor: onnx.TensorProto, fields: dict[str, str], name: str) -> int | None:
