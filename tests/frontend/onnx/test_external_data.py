@@ -12,8 +12,10 @@ import onnx
 import onnxruntime as ort
 import pytest
 from hetero_sdk_jax import XlaPlugin
+from hypothesis import given
+from hypothesis import strategies as st
 from onnx import external_data_helper, helper, numpy_helper
-from onnx_models import value_info
+from onnx_models import FEW, value_info
 
 import hetero_sdk as hs
 from hetero_sdk.errors import ModelFormatError
@@ -209,3 +211,29 @@ def test_onnxs_checker_still_runs_on_a_model_with_external_data(tmp_path: Path) 
     path = _save(model, tmp_path)
     with pytest.raises(hs.errors.HeteroSDKError, match="ghost"):
         hs.convert_model(path)
+
+
+@FEW
+@given(
+    field=st.sampled_from(["offset", "length", "location"]),
+    text=st.one_of(st.text(max_size=12), st.integers(-(2**70), 2**70).map(str)),
+)
+def test_any_field_text_gives_the_bytes_it_names_or_a_model_format_error(
+    tmp_path_factory: pytest.TempPathFactory, field: str, text: str
+) -> None:
+    folder = tmp_path_factory.mktemp("fuzzed")
+    path = _save(_decoder_like_model(), folder)
+    original = onnx.load(path, load_external_data=False)
+    _edit_reference(path, "w2", **{field: text})
+    try:
+        model = hs.convert_model(path)
+    except ModelFormatError as error:
+        assert ("tensor 'w2'" in str(error) and f"'{field}'" in str(error)) or "missing" in str(error)
+        return
+    value = _initializers(model)["w2"]  # accepted: then it is the declared bytes at the offset in the file
+    entries = {e.key: e.value for t in original.graph.initializer if t.name == "w2" for e in t.external_data}
+    entries[field] = text
+    data = (folder / entries["location"]).read_bytes()
+    start = int(entries["offset"])
+    expected = np.frombuffer(data[start : start + WEIGHTS["w2"].nbytes], np.float32).reshape(WEIGHTS["w2"].shape)
+    np.testing.assert_array_equal(value, expected)
