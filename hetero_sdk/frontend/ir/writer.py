@@ -1,0 +1,159 @@
+"""Writing a :class:`~hetero_sdk.Model` as OpenVINO IR v11: ``model.xml`` (the ``<net>``: layers with
+type, version, data attributes, ports with precision and dims, edges, rt_info) and ``model.bin`` (every
+Constant's bytes, 4-bit types packed two to a byte, low nibble first)."""
+
+from __future__ import annotations
+
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk.element_type import Type
+from hetero_sdk.errors import ModelFormatError, UnsupportedOperationError
+from hetero_sdk.frontend.ir.vocabulary import format_value, ir_attr_name, ir_type_name, join_names, precision_of
+from hetero_sdk.graph.model import Model
+from hetero_sdk.graph.node import Node
+
+__all__ = ["save_ir"]
+
+_ALIGNMENT = 8
+_XML_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def save_ir(model: Model, path: str | os.PathLike[str]) -> None:
+    """Writes ``model`` as ``path`` (``model.xml``) and ``model.bin`` beside it.
+
+    :raises UnsupportedOperationError: listing every node whose op has no IR form (an ONNX-only op,
+        a sub-graph op), by name and type.
+    :raises ModelFormatError: for an attribute or rt_info value IR cannot hold, naming the node.
+    """
+    path = Path(path)
+    nodes = model.get_ordered_ops()
+    refused = [n for n in nodes if _no_ir_form(n)]
+    if refused:
+        listed = ", ".join(f"'{n.friendly_name}' ({n.type_name} {n.version})" for n in refused)
+        raise UnsupportedOperationError(
+            f"{path}: these nodes have no OpenVINO IR form: {listed}; save as .json (hetero-sdk's format) instead"
+        )
+    ids = {id(n): i for i, n in enumerate(nodes)}
+    net = ET.Element("net", {"name": model.friendly_name or "model", "version": "11"})
+    layers = ET.SubElement(net, "layers")
+    edges = ET.SubElement(net, "edges")
+    weights = bytearray()
+    for node in nodes:
+        layer = ET.SubElement(
+            layers,
+            "layer",
+            {"id": str(ids[id(node)]), "name": node.friendly_name, "type": ir_type_name(node.type_name),
+             "version": node.version},
+        )  # fmt: skip
+        data = _data(node, weights, str(path))
+        if data:
+            ET.SubElement(layer, "data", data)
+        _rt_info(ET.SubElement(layer, "rt_info"), node.get_rt_info(), node)
+        count = node.get_input_size()
+        if count:
+            group = ET.SubElement(layer, "input")
+            for i, value in enumerate(node.input_values()):
+                _port(group, i, value.element_type, value.partial_shape.dims, None)
+                source_port = value.node.get_input_size() + value.index
+                ends = {
+                    "from-layer": ids[id(value.node)],
+                    "from-port": source_port,
+                    "to-layer": ids[id(node)],
+                    "to-port": i,
+                }
+                ET.SubElement(edges, "edge", {k: str(v) for k, v in ends.items()})
+        if node.get_output_size() and node.type_name != "Result":
+            group = ET.SubElement(layer, "output")
+            for i, out in enumerate(node.outputs()):
+                _port(group, count + i, out.element_type, out.partial_shape.dims, out.get_names())
+    _model_rt_info(ET.SubElement(net, "rt_info"), model.get_rt_info())
+    ET.indent(net, "\t")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(ET.tostring(net, encoding="utf-8", xml_declaration=True) + b"\n")
+    path.with_suffix(".bin").write_bytes(bytes(weights))
+
+
+def _no_ir_form(node: Node) -> bool:
+    return not node.version.startswith("opset") or any(
+        isinstance(v, Model) or (isinstance(v, np.ndarray) and node.type_name != "Constant")
+        for v in node.attrs.values()
+    )
+
+
+def _data(node: Node, weights: bytearray, source: str) -> dict[str, str]:
+    if node.type_name == "Constant":
+        return _constant(node, weights, source)
+    data = {}
+    for name, value in node.attrs.items():
+        try:
+            data[ir_attr_name(node.type_name, name)] = format_value(value)
+        except TypeError as exc:
+            raise ModelFormatError(
+                f"{source}: node '{node.friendly_name}' ({node.type_name}) attribute '{name}': {exc}"
+            ) from None
+    return data
+
+
+def _constant(node: Node, weights: bytearray, source: str) -> dict[str, str]:
+    value = node.attrs["value"]
+    element_type = Type.of(value.dtype)
+    if element_type is Type.string:
+        raise ModelFormatError(f"{source}: Constant '{node.friendly_name}' holds strings, which IR Consts cannot")
+    weights.extend(b"\0" * (-len(weights) % _ALIGNMENT))
+    offset = len(weights)
+    if element_type.bitwidth == 4:
+        nibbles = np.asarray(value).astype(np.int8).reshape(-1).astype(np.uint8) & 0x0F
+        if nibbles.size % 2:
+            nibbles = np.append(nibbles, np.uint8(0))
+        weights.extend((nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8).tobytes())
+    else:
+        weights.extend(np.ascontiguousarray(value).tobytes())
+    return {
+        "element_type": element_type.value,
+        "shape": ",".join(str(d) for d in value.shape),
+        "offset": str(offset),
+        "size": str(len(weights) - offset),
+    }
+
+
+def _port(group: ET.Element, port_id: int, element_type: Type, dims: tuple[int, ...], names: set[str] | None) -> None:
+    attrs = {"id": str(port_id), "precision": precision_of(element_type)}
+    if names:
+        attrs["names"] = join_names(names)
+    port = ET.SubElement(group, "port", attrs)
+    for d in dims:
+        ET.SubElement(port, "dim").text = str(d)
+
+
+def _rt_info(element: ET.Element, info: dict[str, Any], node: Node) -> None:
+    for key, value in info.items():
+        if isinstance(value, dict):
+            attrs = {"name": key, "version": "0", **{k: str(v) for k, v in value.items()}}
+        else:
+            attrs = {"name": key, "version": "0", "value": _text(value)}
+        ET.SubElement(element, "attribute", attrs)
+
+
+def _model_rt_info(element: ET.Element, info: dict[str, Any]) -> None:
+    for key, value in info.items():
+        child = (
+            ET.SubElement(element, key) if _XML_NAME.fullmatch(key) else ET.SubElement(element, "info", {"name": key})
+        )
+        if isinstance(value, dict):
+            _model_rt_info(child, value)
+        else:
+            child.set("value", _text(value))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)

@@ -1,0 +1,163 @@
+"""OpenVINO IR written by OpenVINO itself (``ov.save_model``) read here and run on every device against
+OpenVINO's CPU at f32, and IR written here read by OpenVINO with equal results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from bench_modules import load_bench_module
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hetero_sdk as hs
+from hetero_sdk import opset
+
+ov = pytest.importorskip("openvino")
+ov_ops = pytest.importorskip("openvino.opset13")
+
+EXACT = {"INFERENCE_PRECISION_HINT": "f32"}
+DEVICES = ["TEMPLATE", "XLA", "HETERO:XLA,TEMPLATE"]
+RTOL, ATOL = 1e-4, 1e-4
+real_models = load_bench_module("real_models")
+VISION = sorted(k for k in real_models.MODELS if k != "silero-vad")  # OpenVINO's ONNX frontend refuses Silero's If
+
+
+def openvino_outputs(model: Any, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """OpenVINO's CPU results at f32: the reference."""
+    compiled = ov.Core().compile_model(model, "CPU", EXACT)
+    result = compiled(feeds)
+    return [np.asarray(result[out]) for out in compiled.outputs]
+
+
+def save_openvino_ir(source: Any, folder: Path, compress: bool) -> Path:
+    path = folder / "m.xml"
+    ov.save_model(
+        ov.convert_model(source) if not isinstance(source, ov.Model) else source, path, compress_to_fp16=compress
+    )
+    return path
+
+
+def fetch(key: str) -> Any:
+    model = real_models.MODELS[key]
+    try:
+        return model, real_models.fetch(model)
+    except real_models.FetchError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.parametrize(
+    ("key", "device", "compress"),
+    [(k, d, False) for k in VISION for d in DEVICES] + [(k, "TEMPLATE", True) for k in VISION],
+)
+def test_real_model_saved_by_openvino_matches_openvino_cpu(
+    key: str, device: str, compress: bool, tmp_path: Path
+) -> None:
+    model, onnx_path = fetch(key)
+    ov_model = ov.convert_model(onnx_path)
+    if model.input_shapes:
+        ov_model.reshape(model.input_shapes)
+    path = save_openvino_ir(ov_model, tmp_path, compress)
+    expected = openvino_outputs(ov.Core().read_model(path), model.feeds)
+    ours = hs.Core().read_model(path)
+    compiled = hs.Core().compile_model(ours, device)
+    results = compiled(model.feeds)
+    for i, value in enumerate(expected):
+        np.testing.assert_allclose(results[i], value, rtol=RTOL, atol=ATOL, err_msg=f"output {i}")
+
+
+def _attention_model() -> Any:
+    q = ov_ops.parameter([1, 2, -1, 8], np.float32, name="q")
+    k = ov_ops.parameter([1, 2, -1, 8], np.float32, name="k")
+    v = ov_ops.parameter([1, 2, -1, 8], np.float32, name="v")
+    mask = ov_ops.parameter([1, 1, -1, -1], np.float32, name="mask")
+    causal = ov_ops.scaled_dot_product_attention(q, k, v, causal=True)
+    masked = ov_ops.scaled_dot_product_attention(q, k, v, mask, ov_ops.constant(np.float32(0.3)))
+    return ov.Model([causal, masked], [q, k, v, mask], "attention")
+
+
+def _quantized_model() -> Any:
+    """NNCF's forms: FakeQuantize on the activations, u8/i4 weights with a zero point and a scale."""
+    x = ov_ops.parameter([-1, 6], np.float32, name="x")
+    low, high = ov_ops.constant(np.float32(-1.0)), ov_ops.constant(np.float32(1.5))
+    fq = ov_ops.fake_quantize(x, low, high, low, high, 256)
+    w8 = ov_ops.constant(np.arange(24, dtype=np.uint8).reshape(4, 6) * 9, dtype=ov.Type.u8)
+    dequantized = ov_ops.multiply(
+        ov_ops.subtract(
+            ov_ops.convert(w8, "f32"), ov_ops.convert(ov_ops.constant(np.full((4, 1), 100, np.uint8)), "f32")
+        ),
+        ov_ops.constant(np.full((4, 1), 0.01, np.float32)),
+    )
+    w4 = ov_ops.constant(np.array([[-8, -3, 0, 1, 5, 7]] * 3, np.int8), dtype=ov.Type.i4)
+    scaled4 = ov_ops.multiply(ov_ops.convert(w4, "f32"), ov_ops.constant(np.float32(0.25)))
+    y = ov_ops.matmul(fq, dequantized, False, True)
+    z = ov_ops.matmul(fq, scaled4, False, True)
+    hard = ov_ops.hard_sigmoid(y, ov_ops.constant(np.float32(0.2)), ov_ops.constant(np.float32(0.5)))
+    return ov.Model([hard, z, ov_ops.is_nan(z)], [x], "quantized")
+
+
+BUILT = {"attention": _attention_model, "quantized": _quantized_model}
+
+
+def _feeds(key: str, rng: np.random.Generator, length: int) -> dict[str, np.ndarray]:
+    if key == "attention":
+        q, k, v = (rng.standard_normal((1, 2, length, 8)).astype(np.float32) for _ in range(3))
+        return {"q": q, "k": k, "v": v, "mask": rng.standard_normal((1, 1, length, length)).astype(np.float32)}
+    return {"x": (rng.standard_normal((length, 6)) * 2).astype(np.float32)}
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("key", sorted(BUILT))
+@pytest.mark.parametrize("device", DEVICES)
+def test_built_model_saved_by_openvino_matches_openvino_cpu(
+    key: str, device: str, compress: bool, tmp_path: Path
+) -> None:
+    path = save_openvino_ir(BUILT[key](), tmp_path, compress)
+    feeds = _feeds(key, np.random.default_rng(0), 5)
+    expected = openvino_outputs(ov.Core().read_model(path), feeds)
+    results = hs.Core().compile_model(hs.Core().read_model(path), device)(feeds)
+    for i, value in enumerate(expected):
+        np.testing.assert_allclose(results[i], value, rtol=RTOL, atol=ATOL, err_msg=f"output {i}")
+
+
+@settings(max_examples=10, deadline=None)
+@given(length=st.integers(1, 7), seed=st.integers(0, 2**32 - 1))
+def test_attention_and_quantization_on_template_match_openvino_for_any_length(length: int, seed: int) -> None:
+    import tempfile
+
+    for key, build in BUILT.items():
+        with tempfile.TemporaryDirectory() as folder:
+            path = save_openvino_ir(build(), Path(folder), False)
+            feeds = _feeds(key, np.random.default_rng(seed), length)
+            expected = openvino_outputs(ov.Core().read_model(path), feeds)
+            results = hs.Core().compile_model(hs.Core().read_model(path), "TEMPLATE")(feeds)
+        for i, value in enumerate(expected):
+            np.testing.assert_allclose(results[i], value, rtol=RTOL, atol=ATOL, err_msg=f"{key} output {i}")
+
+
+def test_ir_saved_here_loads_in_openvino_and_computes_the_same(tmp_path: Path) -> None:
+    x = opset.parameter([-1, 3, 8, 8], np.float32, name="image")
+    w = np.random.default_rng(1).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    conv = opset.convolution(x, w, [1, 1], [1, 1], [1, 1], [1, 1], name="conv")
+    pooled = opset.max_pool(opset.relu(conv), [2, 2], [1, 1], [0, 0], [0, 0], [2, 2], name="pool")
+    out = opset.softmax(opset.reshape(pooled.output(0), [0, -1], True), 1, name="probs")
+    model = hs.Model([out], [x], "tiny")
+    model.get_rt_info()["framework"] = {"name": "hetero-sdk"}
+    path = tmp_path / "tiny.xml"
+    hs.save_model(model, path)
+    feeds = {"image": np.random.default_rng(2).standard_normal((2, 3, 8, 8)).astype(np.float32)}
+    expected = openvino_outputs(ov.Core().read_model(path), feeds)
+    independent = _numpy_tiny(feeds["image"], w)
+    np.testing.assert_allclose(expected[0], independent, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hs.Core().compile_model(model, "TEMPLATE")(feeds)[0], expected[0], rtol=RTOL, atol=ATOL)
+
+
+def _numpy_tiny(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    conv = np.maximum(np.einsum("nchwij,ocij->nohw", windows, w), 0)
+    pooled = conv.reshape(2, 4, 4, 2, 4, 2).max(axis=(3, 5)).reshape(2, -1)
+    e = np.exp(pooled - pooled.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
