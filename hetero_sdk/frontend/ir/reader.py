@@ -28,10 +28,12 @@ from hetero_sdk.frontend.ir.safe_xml import parse_xml
 from hetero_sdk.frontend.ir.vocabulary import (
     ATTR_NAMES,
     IR_ONLY_ATTRS,
+    OLDER_DEFAULTS,
     OLDER_VERSIONS,
     OP_NAMES,
     PRECISIONS,
     parse_value,
+    port_rt_info_key,
     split_names,
 )
 from hetero_sdk.graph.model import Model
@@ -224,6 +226,9 @@ class _IRReader:
                 attrs[name] = parse_value(spec, value)
             except ValueError as exc:
                 raise self.error(f"{label} attribute '{key}'", f"{value!r} does not read: {exc}") from None
+        older = OLDER_DEFAULTS.get((type_name, layer.get("version", "")))
+        if older is not None:
+            attrs.update(older(attrs))
         if type_name == "Parameter":
             for key in ("shape", "element_type"):
                 if key not in text:
@@ -251,6 +256,9 @@ class _IRReader:
         names = port.get("names")
         if names:
             node.output(index).set_names(split_names(names))
+        rt = port.find("rt_info")
+        if rt is not None:
+            node.get_rt_info()[port_rt_info_key(index)] = _layer_rt_info(rt)
 
     # -- weights --------------------------------------------------------------------------------------
 
@@ -341,7 +349,7 @@ def _layer_rt_info(element: ET.Element) -> dict[str, Any]:
         if not name:
             continue
         extra = {k: v for k, v in attribute.attrib.items() if k not in ("name", "version")}
-        info[name] = extra.get("value", "") if set(extra) <= {"value"} else extra
+        info[name] = extra.get(name if name in extra else "value", "") if len(extra) <= 1 else extra
     return info
 
 

@@ -11,14 +11,18 @@ from hetero_sdk.graph.op_def import Attr
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = [
-    "ATTR_NAMES", "IR_ONLY_ATTRS", "OLDER_VERSIONS", "OP_NAMES", "PRECISIONS", "format_value", "ir_attr_name",
-    "ir_type_name", "parse_dims", "parse_value", "precision_of", "split_names", "join_names",
+    "ATTR_NAMES", "IR_ONLY_ATTRS", "OLDER_DEFAULTS", "OLDER_VERSIONS", "OP_NAMES", "PRECISIONS", "WRITTEN_VERSIONS",
+    "format_value", "ir_attr_name", "ir_type_name", "join_names", "parse_dims", "parse_value", "port_rt_info_key",
+    "precision_of", "split_names",
 ]  # fmt: skip
 
 OP_NAMES = {"Const": "Constant", "ReLU": "Relu", "SoftMax": "Softmax"}
 """IR type names that differ from the SDK's (IR -> SDK)."""
 
 _IR_NAMES = {ours: ir for ir, ours in OP_NAMES.items()}
+
+WRITTEN_VERSIONS = {"HSwish": "opset4"}
+"""Versions written for SDK ops whose label differs from the opset OpenVINO defines them in."""
 
 ATTR_NAMES: dict[str, dict[str, str]] = {
     "AvgPool": {"kernel": "kernel_shape", "exclude-pad": "exclude_pad"},
@@ -46,9 +50,13 @@ OLDER_VERSIONS: dict[str, frozenset[str]] = {
     "Gelu": frozenset({"opset2"}),  # erf only: opset7's default
     "Squeeze": frozenset({"opset15"}),  # allow_axis_skip=false is opset1's semantics
     "MaxPool": frozenset({"opset1"}),  # one output: opset8's first with dilations 1
-    "Round": frozenset(),
 }
 """Versions of an op, other than the SDK's own, whose semantics are a subset of the SDK's version."""
+
+OLDER_DEFAULTS = {
+    ("MaxPool", "opset1"): lambda attrs: {"dilations": [1] * len(attrs.get("kernel_shape", []))},
+}
+"""Attributes an older version lacks, as the SDK's version spells its semantics (by type and version)."""
 
 PRECISIONS = {
     "FP32": Type.f32, "FP16": Type.f16, "BF16": Type.bf16, "FP64": Type.f64, "I4": Type.i4, "I8": Type.i8,
@@ -60,6 +68,12 @@ PRECISIONS = {
 _PRECISION_NAMES = {t: name for name, t in PRECISIONS.items()}
 
 _ESCAPED_COMMA = re.compile(r"(?<!\\),")
+
+
+def port_rt_info_key(index: int) -> str:
+    """The key of a node's rt_info holding output port ``index``'s rt_info (``{"layout": "[N,C,H,W]"}``):
+    the SDK's ports carry no rt_info of their own."""
+    return f"output:{index}"
 
 
 def ir_type_name(type_name: str) -> str:

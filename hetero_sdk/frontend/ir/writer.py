@@ -14,7 +14,15 @@ import numpy as np
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelFormatError, UnsupportedOperationError
-from hetero_sdk.frontend.ir.vocabulary import format_value, ir_attr_name, ir_type_name, join_names, precision_of
+from hetero_sdk.frontend.ir.vocabulary import (
+    WRITTEN_VERSIONS,
+    format_value,
+    ir_attr_name,
+    ir_type_name,
+    join_names,
+    port_rt_info_key,
+    precision_of,
+)
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node
 
@@ -49,12 +57,13 @@ def save_ir(model: Model, path: str | os.PathLike[str]) -> None:
             layers,
             "layer",
             {"id": str(ids[id(node)]), "name": node.friendly_name, "type": ir_type_name(node.type_name),
-             "version": node.version},
+             "version": WRITTEN_VERSIONS.get(node.type_name, node.version)},
         )  # fmt: skip
         data = _data(node, weights, str(path))
         if data:
             ET.SubElement(layer, "data", data)
-        _rt_info(ET.SubElement(layer, "rt_info"), node.get_rt_info(), node)
+        ports = {port_rt_info_key(i) for i in range(node.get_output_size())}
+        _rt_info(ET.SubElement(layer, "rt_info"), {k: v for k, v in node.get_rt_info().items() if k not in ports})
         count = node.get_input_size()
         if count:
             group = ET.SubElement(layer, "input")
@@ -71,7 +80,10 @@ def save_ir(model: Model, path: str | os.PathLike[str]) -> None:
         if node.get_output_size() and node.type_name != "Result":
             group = ET.SubElement(layer, "output")
             for i, out in enumerate(node.outputs()):
-                _port(group, count + i, out.element_type, out.partial_shape.dims, out.get_names())
+                port = _port(group, count + i, out.element_type, out.partial_shape.dims, out.get_names())
+                port_info = node.get_rt_info().get(port_rt_info_key(i))
+                if isinstance(port_info, dict) and port_info:
+                    _rt_info(ET.SubElement(port, "rt_info"), port_info)
     _model_rt_info(ET.SubElement(net, "rt_info"), model.get_rt_info())
     ET.indent(net, "\t")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,21 +134,25 @@ def _constant(node: Node, weights: bytearray, source: str) -> dict[str, str]:
     }
 
 
-def _port(group: ET.Element, port_id: int, element_type: Type, dims: tuple[int, ...], names: set[str] | None) -> None:
+def _port(
+    group: ET.Element, port_id: int, element_type: Type, dims: tuple[int, ...], names: set[str] | None
+) -> ET.Element:
     attrs = {"id": str(port_id), "precision": precision_of(element_type)}
     if names:
         attrs["names"] = join_names(names)
     port = ET.SubElement(group, "port", attrs)
     for d in dims:
         ET.SubElement(port, "dim").text = str(d)
+    return port
 
 
-def _rt_info(element: ET.Element, info: dict[str, Any], node: Node) -> None:
+def _rt_info(element: ET.Element, info: dict[str, Any]) -> None:
+    """Layer or port rt_info: ``<attribute name= version= value=>``; a layout's field is ``layout``."""
     for key, value in info.items():
         if isinstance(value, dict):
-            attrs = {"name": key, "version": "0", **{k: str(v) for k, v in value.items()}}
+            attrs = {"name": key, "version": "0", **{k: _text(v) for k, v in value.items()}}
         else:
-            attrs = {"name": key, "version": "0", "value": _text(value)}
+            attrs = {"name": key, "version": "0", ("layout" if key == "layout" else "value"): _text(value)}
         ET.SubElement(element, "attribute", attrs)
 
 

@@ -61,7 +61,7 @@ def test_a_hand_written_ir_reads_with_names_layout_dynamic_dims_and_rt_info(tmp_
     (x,) = model.get_parameters()
     assert x.friendly_name == "x" and x.output(0).get_names() == {"x", "input,0"}
     assert x.get_output_partial_shape(0) == [-1, 3]
-    assert x.get_rt_info()["layout"] == {"layout": "[N,C]"}
+    assert x.get_rt_info()["layout"] == "[N,C]"
     assert model.get_rt_info()["framework"] == {"name": "test"}
     assert model.outputs[0].get_names() == {"y"}
     data = np.arange(6, dtype=np.float32).reshape(2, 3)

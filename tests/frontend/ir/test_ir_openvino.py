@@ -161,3 +161,67 @@ def _numpy_tiny(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     pooled = conv.reshape(2, 4, 4, 2, 4, 2).max(axis=(3, 5)).reshape(2, -1)
     e = np.exp(pooled - pooled.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("key", VISION)
+def test_real_model_read_here_and_saved_here_runs_in_openvino_unchanged(key: str, tmp_path: Path) -> None:
+    model, onnx_path = fetch(key)
+    ov_model = ov.convert_model(onnx_path)
+    if model.input_shapes:
+        ov_model.reshape(model.input_shapes)
+    path = save_openvino_ir(ov_model, tmp_path, False)
+    expected = openvino_outputs(ov.Core().read_model(path), model.feeds)
+    hs.save_model(hs.Core().read_model(path), tmp_path / "again.xml")
+    again = ov.Core().read_model(tmp_path / "again.xml")
+    assert [sorted(p.get_names()) for p in again.inputs] == [sorted(p.get_names()) for p in ov_model.inputs]
+    for i, value in enumerate(openvino_outputs(again, model.feeds)):
+        np.testing.assert_allclose(value, expected[i], rtol=RTOL, atol=ATOL, err_msg=f"output {i}")
+
+
+def test_layouts_and_dynamic_dims_set_in_openvino_survive_a_save_here(tmp_path: Path) -> None:
+    x = ov_ops.parameter([-1, 3, -1, -1], np.float32, name="image")
+    x.set_layout(ov.Layout("NCHW"))
+    model = ov.Model([ov_ops.relu(x)], [x], "layout")
+    model.set_rt_info("hetero-sdk test", ["framework", "name"])
+    ov.save_model(model, tmp_path / "m.xml")
+    ours = hs.Core().read_model(tmp_path / "m.xml")
+    assert ours.get_parameters()[0].get_output_partial_shape(0) == [-1, 3, -1, -1]
+    hs.save_model(ours, tmp_path / "again.xml")
+    again = ov.Core().read_model(tmp_path / "again.xml")
+    assert again.inputs[0].get_node().get_layout() == ov.Layout("NCHW")
+    assert again.inputs[0].get_partial_shape() == ov.PartialShape([-1, 3, -1, -1])
+    assert again.get_rt_info(["framework", "name"]).astype(str) == "hetero-sdk test"
+
+
+OLDER = {
+    "MaxPool-1": lambda x: pytest.importorskip("openvino.opset1").max_pool(x, [1, 1], [0, 0], [0, 0], [2, 2]),
+    "SoftMax-1": lambda x: pytest.importorskip("openvino.opset1").softmax(x, 1),
+    "Gather-7": lambda x: pytest.importorskip("openvino.opset7").gather(x, ov_ops.constant(np.array([2, 0])), 1),
+    "Gather-1": lambda x: pytest.importorskip("openvino.opset1").gather(
+        x, ov_ops.constant(np.array([1])), ov_ops.constant(np.int64(2))
+    ),
+    "TopK-3": lambda x: pytest.importorskip("openvino.opset3").topk(x, ov_ops.constant(np.int64(2)), 1, "max", "value"),
+    "HSwish-4": lambda x: ov_ops.hswish(x),
+    "Gelu-2": lambda x: pytest.importorskip("openvino.opset2").gelu(x),
+}
+
+
+@pytest.mark.parametrize("key", sorted(OLDER))
+def test_older_op_versions_with_a_subset_of_the_semantics_read_and_match(key: str, tmp_path: Path) -> None:
+    x = ov_ops.parameter([2, 3, 4, 4], np.float32, name="x")
+    node = OLDER[key](x)
+    ov.save_model(ov.Model([node.output(0)], [x], "older"), tmp_path / "m.xml")
+    feeds = {"x": np.random.default_rng(3).standard_normal((2, 3, 4, 4)).astype(np.float32)}
+    expected = openvino_outputs(ov.Core().read_model(tmp_path / "m.xml"), feeds)
+    got = hs.Core().compile_model(hs.Core().read_model(tmp_path / "m.xml"), "TEMPLATE")(feeds)
+    np.testing.assert_allclose(got[0], expected[0], rtol=RTOL, atol=ATOL)
+
+
+def test_a_version_with_other_semantics_is_refused_naming_the_layer(tmp_path: Path) -> None:
+    opset1 = pytest.importorskip("openvino.opset1")
+    x = ov_ops.parameter([1, 3, 4, 4], np.float32, name="x")
+    interpolate = opset1.interpolate(x, ov_ops.constant(np.array([8, 8])), {"axes": [2, 3], "mode": "nearest"})
+    interpolate.set_friendly_name("upsample")
+    ov.save_model(ov.Model([interpolate], [x]), tmp_path / "m.xml")
+    with pytest.raises(hs.errors.ModelFormatError, match=r"'upsample', Interpolate opset1\).*opset11"):
+        hs.Core().read_model(tmp_path / "m.xml")
