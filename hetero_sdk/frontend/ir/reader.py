@@ -24,6 +24,7 @@ import numpy as np
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelFormatError, UnknownOpTypeError
+from hetero_sdk.frontend.ir.decompression import decompress_in_f32
 from hetero_sdk.frontend.ir.safe_xml import parse_xml
 from hetero_sdk.frontend.ir.vocabulary import (
     ATTR_NAMES,
@@ -197,6 +198,10 @@ class _IRReader:
             node = constant(self._const(attrs, label), name=layer.get("name"), share=True)
         else:
             node = self._build(type_name, ir_type, inputs, attrs, layer, label)
+        rt = layer.find("rt_info")
+        if rt is not None:
+            node.get_rt_info().update(_layer_rt_info(rt))
+        node = decompress_in_f32(node)
         outputs = _ports(layer, "output")
         if len(outputs) > node.get_output_size():
             raise self.error(label, f"lists {len(outputs)} output ports; {ir_type} has {node.get_output_size()}")
@@ -204,9 +209,6 @@ class _IRReader:
         for i, port in enumerate(outputs):
             index[port.get("id", "")] = i
             self._check_port(node, i, port, label)
-        rt = layer.find("rt_info")
-        if rt is not None:
-            node.get_rt_info().update(_layer_rt_info(rt))
         return node, index
 
     def _build(

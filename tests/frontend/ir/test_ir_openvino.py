@@ -18,7 +18,8 @@ from hetero_sdk import opset
 ov = pytest.importorskip("openvino")
 ov_ops = pytest.importorskip("openvino.opset13")
 
-EXACT = {"INFERENCE_PRECISION_HINT": "f32"}
+EXACT = {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
+"""OpenVINO's CPU at f32, without quantizing activations on the fly for compressed weights."""
 DEVICES = ["TEMPLATE", "XLA", "HETERO:XLA,TEMPLATE"]
 RTOL, ATOL = 1e-4, 1e-4
 real_models = load_bench_module("real_models")
@@ -225,3 +226,71 @@ def test_a_version_with_other_semantics_is_refused_naming_the_layer(tmp_path: Pa
     ov.save_model(ov.Model([interpolate], [x]), tmp_path / "m.xml")
     with pytest.raises(hs.errors.ModelFormatError, match=r"'upsample', Interpolate opset1\).*opset11"):
         hs.Core().read_model(tmp_path / "m.xml")
+
+
+DECODERS = Path(__file__).resolve().parents[2] / "data" / "decoders"
+
+
+def _decoder_feeds(model: Any, past: int = 3, new: int = 4) -> dict[str, np.ndarray]:
+    """A step with ``past`` cached positions and ``new`` tokens: random ids and caches, a full mask."""
+    rng = np.random.default_rng(0)
+    feeds: dict[str, np.ndarray] = {}
+    for port in model.inputs:
+        name = port.any_name
+        if name == "input_ids":
+            feeds[name] = rng.integers(0, 50, (1, new)).astype(np.int64)
+        elif name == "attention_mask":
+            feeds[name] = np.ones((1, past + new), np.int64)
+        elif name == "position_ids":
+            feeds[name] = np.arange(past, past + new, dtype=np.int64)[None]
+        else:  # a cache: [batch, heads, past, head size]
+            dims = [1, port.partial_shape[1].get_length(), past, port.partial_shape[3].get_length()]
+            feeds[name] = rng.standard_normal(dims).astype(np.float32)
+    return feeds
+
+
+@pytest.mark.parametrize(
+    ("name", "device"),
+    [("gpt2", d) for d in DEVICES] + [("llama", "TEMPLATE"), ("qwen2", "TEMPLATE")],
+)
+def test_decoder_saved_by_openvino_matches_openvino_cpu(name: str, device: str, tmp_path: Path) -> None:
+    path = save_openvino_ir(DECODERS / f"{name}.onnx", tmp_path, False)
+    ov_model = ov.Core().read_model(path)
+    feeds = _decoder_feeds(ov_model)
+    expected = openvino_outputs(ov_model, feeds)
+    results = hs.Core().compile_model(hs.Core().read_model(path), device)(feeds)
+    for i, value in enumerate(expected):
+        np.testing.assert_allclose(results[i], value, rtol=RTOL, atol=ATOL, err_msg=f"output {i}")
+
+
+def _mlp() -> Any:
+    rng = np.random.default_rng(4)
+    x = ov_ops.parameter([-1, 64], np.float32, name="x")
+    w1, w2 = (rng.standard_normal(s).astype(np.float32) for s in ((128, 64), (32, 128)))
+    hidden = ov_ops.relu(ov_ops.matmul(x, ov_ops.constant(w1), False, True))
+    return ov.Model([ov_ops.matmul(hidden, ov_ops.constant(w2), False, True)], [x], "mlp")
+
+
+NNCF_MODES = ["INT8_ASYM", "INT8_SYM", "INT4_SYM", "INT4_ASYM", "QUANTIZE"]
+
+
+@pytest.mark.parametrize("mode", NNCF_MODES)
+@pytest.mark.parametrize("device", ["TEMPLATE", "XLA"])
+def test_models_compressed_or_quantized_by_nncf_match_openvino_cpu(mode: str, device: str, tmp_path: Path) -> None:
+    nncf = pytest.importorskip("nncf")
+    rng = np.random.default_rng(5)
+    if mode == "QUANTIZE":
+        data = nncf.Dataset([rng.standard_normal((2, 64)).astype(np.float32) for _ in range(4)])
+        model = nncf.quantize(_mlp(), data, subset_size=4)
+    else:
+        grouped = {} if mode.startswith("INT8") else {"ratio": 1.0, "group_size": 32, "all_layers": True}
+        model = nncf.compress_weights(_mlp(), mode=getattr(nncf.CompressWeightsMode, mode), **grouped)
+    path = save_openvino_ir(model, tmp_path, False)
+    written = path.read_text()
+    expected_types = {"INT8_ASYM": "u8", "INT8_SYM": "i8", "INT4_SYM": "i4", "INT4_ASYM": "u4", "QUANTIZE": "i8"}
+    assert f'element_type="{expected_types[mode]}"' in written
+    assert mode != "QUANTIZE" or 'type="FakeQuantize"' in written
+    feeds = {"x": rng.standard_normal((3, 64)).astype(np.float32)}
+    expected = openvino_outputs(ov.Core().read_model(path), feeds)
+    results = hs.Core().compile_model(hs.Core().read_model(path), device)(feeds)
+    np.testing.assert_allclose(results[0], expected[0], rtol=RTOL, atol=ATOL)
