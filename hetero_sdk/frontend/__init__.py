@@ -47,7 +47,7 @@ def convert_model(model: ModelSource | Any, input: Mapping[str, Sequence[int] | 
         model, Model
     ):
         raise ModelFormatError(
-            "input shapes are applied while translating an ONNX model; for a native model call model.reshape(...)"
+            "input shapes are applied while translating an ONNX model; for a native or IR model call model.reshape(...)"
         )
     return convert_onnx(model, shapes)
 
@@ -80,16 +80,18 @@ def read_model(model: ModelSource | Any, weights: str | os.PathLike[str] | None 
         return convert_onnx(path)
     if suffix == ".xml":
         return read_ir(path, weights)
-    if suffix == ".json" or weights is not None:
+    if suffix == ".json":
         return read_native(path, weights)
     try:
         with path.open("rb") as file:
             head = file.read(_SNIFF_BYTES)
     except OSError as exc:
+        if weights is not None:  # the native reader names what is missing
+            return read_native(path, weights)
         raise ModelFormatError(f"{path}: cannot read the model file: {exc.strerror or exc}") from None
     if is_ir(head):
         return read_ir(path, weights)
-    if head.lstrip()[:1] == b"{":
+    if weights is not None or head.lstrip()[:1] == b"{":
         return read_native(path, weights)
     if is_onnx(path.read_bytes()):
         return convert_onnx(path)

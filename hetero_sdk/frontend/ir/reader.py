@@ -179,6 +179,11 @@ class _IRReader:
             raise UnknownOpTypeError(
                 f"{self.source}: {label}: the op type {ir_type} ({version}) is not defined by hetero-sdk"
             )
+        if layer.find("body") is not None or layer.find("then_body") is not None:
+            raise UnknownOpTypeError(
+                f"{self.source}: {label}: layers with sub-graphs ({ir_type}) are not read from IR yet; "
+                "convert the source model (ONNX) instead"
+            )
         op = OPS.get(type_name)
         if version != op.version and version not in OLDER_VERSIONS.get(type_name, ()):
             raise ModelFormatError(

@@ -69,6 +69,22 @@ def test_a_hand_written_ir_reads_with_names_layout_dynamic_dims_and_rt_info(tmp_
     np.testing.assert_array_equal(out, data + WEIGHTS)
 
 
+@pytest.mark.parametrize("version", ["10", "11"])
+def test_ir_v10_and_v11_read_and_a_path_without_suffix_is_told_by_its_content(version: str, tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD.replace('version="11"', f'version="{version}"', 1))
+    bare = tmp_path / "model"
+    bare.write_bytes(path.read_bytes())
+    model = hs.Core().read_model(bare, weights=path.with_suffix(".bin"))
+    (out,) = evaluate(model, [np.ones((1, 3), np.float32)])
+    np.testing.assert_array_equal(out, [1 + WEIGHTS])
+
+
+def test_a_layer_with_a_sub_graph_is_refused_naming_it(tmp_path: Path) -> None:
+    xml = GOOD.replace('<data auto_broadcast="numpy"/>', '<data auto_broadcast="numpy"/><body><layers/></body>', 1)
+    with pytest.raises(UnknownOpTypeError, match=r"layer 2 \('sum', Add opset1\).*sub-graphs"):
+        hs.Core().read_model(write(tmp_path, xml))
+
+
 def test_weights_are_read_only_views_of_the_mapped_bin(tmp_path: Path) -> None:
     model = hs.Core().read_model(write(tmp_path, GOOD))
     const = next(n for n in model.get_ops() if n.type_name == "Constant")
