@@ -23,6 +23,7 @@ from hetero_sdk.cli.models import (
     load_model,
     model_source,
     random_inputs,
+    require_registered,
     validate_device,
 )
 from hetero_sdk.cli.output import Printer, emit_json, progress, status
@@ -299,6 +300,8 @@ def benchmark(
         raise click.UsageError("-nireq applies to --api async; sync runs one request", ctx)
     pc = pc or report_type in ("average_counters", "detailed_counters")
     core = get_core(ctx)
+    if device is not None:
+        require_registered(core, device)
     loaded = load_model(core, model_source(ctx, model, model_option) or DEFAULT_MODEL, shape, batch)
     require_static(loaded.model, loaded.describe())
     random = random_inputs(loaded.model, seed)

@@ -13,7 +13,14 @@ import click
 from hetero_sdk.cli.context import EXIT_USAGE, LOAD_CONFIG, CLIError, apply_config_file, get_core
 from hetero_sdk.cli.dash_options import DashOptionCommand
 from hetero_sdk.cli.dot import placement_dot
-from hetero_sdk.cli.models import LoadedModel, default_device, load_model, model_source, validate_device
+from hetero_sdk.cli.models import (
+    LoadedModel,
+    default_device,
+    load_model,
+    model_source,
+    require_registered,
+    validate_device,
+)
 from hetero_sdk.cli.output import Printer, emit_json, status
 from hetero_sdk.cli.shapes import SHAPES, InputShapes
 from hetero_sdk.graph import Model
@@ -194,6 +201,8 @@ def query(
     if (svg_file or png_file) and shutil.which("dot") is None:
         raise CLIError(GRAPHVIZ_HINT, EXIT_USAGE)
     core = get_core(ctx)
+    if device is not None:
+        require_registered(core, device)
     loaded = load_model(core, spec, shape)
     device = device or default_device(core)
     config = apply_config_file(core, config_file, device)
