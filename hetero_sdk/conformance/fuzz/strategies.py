@@ -17,8 +17,10 @@ import onnx
 from hypothesis import strategies as st
 from onnx import AttributeProto, TensorProto
 
+from hetero_sdk.blob import pack_blob, unpack_blob
 from hetero_sdk.conformance.fuzz.outcome import Case
 from hetero_sdk.conformance.fuzz.seeds import OnnxSeed
+from hetero_sdk.serialization.container import MAGIC, pack, unpack
 
 __all__ = ["EDGE_INTS", "blob_cases", "byte_edits", "native_cases", "onnx_cases"]
 
@@ -243,15 +245,18 @@ def _onnx_case(draw: st.DrawFn, seeds: tuple[OnnxSeed, ...]) -> Case:
     files: dict[str, bytes] = {}
     for _ in range(draw(st.integers(1, 2))):
         family = draw(st.sampled_from(["structure", "attribute", "attribute", "types", "external", "none"]))
-        if family == "structure":
-            labels.append(_structure(draw, model))
-        elif family == "attribute":
-            labels.append(_attribute(draw, model))
-        elif family == "types":
-            labels.append(_types_and_shapes(draw, model))
-        elif family == "external" and not files:
-            label, files = _external_data(draw, model)
-            labels.append(label)
+        try:  # a mutation that an earlier one made impossible (an unreadable tensor) is skipped
+            if family == "structure":
+                labels.append(_structure(draw, model))
+            elif family == "attribute":
+                labels.append(_attribute(draw, model))
+            elif family == "types":
+                labels.append(_types_and_shapes(draw, model))
+            elif family == "external" and not files:
+                label, files = _external_data(draw, model)
+                labels.append(label)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            labels.append(f"{family}:skipped")
     data = model.SerializeToString()
     tail = draw(st.sampled_from(["none", "none", "none", "bytes", "rename_bytes"]))
     if tail == "bytes":
@@ -288,10 +293,71 @@ def _document_edit(draw: st.DrawFn, data: bytes) -> tuple[bytes, str]:
     return data[:at] + draw(st.sampled_from([b"9", b"0", b"-", b"e", b'"'])) + data[at + 1 :], "json:digit"
 
 
+_JSON_VALUES: tuple[object, ...] = (
+    *EDGE_INTS,
+    -1.5,
+    1e308,
+    "",
+    "\x00",
+    "é",
+    "../x",
+    "__import__('os')",
+    None,
+    True,
+    [],
+    {},
+    [0] * 64,
+)
+
+
+def _json_paths(tree: object, path: tuple[object, ...] = (), out: list | None = None) -> list[tuple[object, ...]]:
+    """Every path (keys and indices) to a value of a JSON tree, the first 2,000."""
+    out = [] if out is None else out
+    if len(out) < 2000:
+        out.append(path)
+        items = tree.items() if isinstance(tree, dict) else enumerate(tree) if isinstance(tree, list) else ()
+        for key, child in items:
+            _json_paths(child, (*path, key), out)
+    return out
+
+
+def _json_tree_edit(draw: st.DrawFn, document: bytes) -> tuple[bytes, str]:
+    """A JSON document with one value replaced by an edge value, or removed."""
+    try:
+        tree = json.loads(document)
+    except ValueError:
+        return document, "json:none"
+    paths = [p for p in _json_paths(tree) if p]
+    if not paths:
+        return document, "json:none"
+    path = draw(st.sampled_from(paths))
+    parent = tree
+    for key in path[:-1]:
+        parent = parent[key]  # type: ignore[index]
+    if draw(st.integers(0, 4)) == 0:
+        del parent[path[-1]]  # type: ignore[attr-defined]
+        how = "drop"
+    else:
+        parent[path[-1]] = draw(st.sampled_from(_JSON_VALUES))  # type: ignore[index]
+        how = "set"
+    return json.dumps(tree).encode(), f"json:{how}:{'/'.join(map(str, path))[-80:]}"
+
+
+def _resealed_native(draw: st.DrawFn, data: bytes) -> tuple[bytes, str]:
+    """The native bytes with an edit of the JSON document and the header's checksum made right again,
+    as a broken exporter would write them: only the reader's own checks stand in the way."""
+    document, weights, _ = unpack(data, "seed")
+    edited, label = _json_tree_edit(draw, bytes(document))
+    return pack(edited, bytes(weights)), f"resealed {label}"
+
+
 @st.composite
 def _native_case(draw: st.DrawFn, seeds: tuple[tuple[str, bytes], ...]) -> Case:
     name, data = draw(st.sampled_from(seeds))
-    if draw(st.integers(0, 3)) == 0:
+    how = draw(st.sampled_from(["resealed", "resealed", "document", "bytes"]))
+    if how == "resealed":
+        data, label = _resealed_native(draw, data)
+    elif how == "document":
         data, label = _document_edit(draw, data)
     else:
         data, label = draw(byte_edits(data))
@@ -299,17 +365,41 @@ def _native_case(draw: st.DrawFn, seeds: tuple[tuple[str, bytes], ...]) -> Case:
 
 
 def native_cases(seeds: list[tuple[str, bytes]]) -> st.SearchStrategy[Case]:
-    """Native-format bytes (:func:`~hetero_sdk.serialization.model_to_bytes`) with byte and JSON edits."""
+    """Native-format bytes (:func:`~hetero_sdk.serialization.model_to_bytes`) with byte and JSON edits,
+    most with the checksum made right again."""
     return _native_case(tuple(seeds))
+
+
+def _resealed_blob(draw: st.DrawFn, blob: bytes) -> tuple[bytes, str]:
+    """The blob with one frame edited (a native model's or a JSON header's contents, else its bytes)
+    and the frame checksums made right again."""
+    (name_length,) = struct.unpack_from("<H", blob, 10)
+    owner = blob[16 : 16 + name_length].decode()
+    frames = unpack_blob(blob, owner)
+    name = draw(st.sampled_from(sorted(frames)))
+    payload = frames[name]
+    if payload.startswith(MAGIC):
+        payload, label = _resealed_native(draw, payload)
+    elif payload.startswith(b"{"):
+        payload, label = _json_tree_edit(draw, payload)
+    elif payload.startswith(b"HSDKBLOB"):  # a HETERO submodel's own blob
+        payload, label = _resealed_blob(draw, payload)
+    else:
+        payload, label = draw(byte_edits(payload))
+    return pack_blob(owner, {**frames, name: payload}), f"resealed {name}: {label}"
 
 
 @st.composite
 def _blob_case(draw: st.DrawFn, seeds: tuple[tuple[str, bytes], ...]) -> Case:
     device, blob = draw(st.sampled_from(seeds))
-    data, label = draw(byte_edits(blob))
+    if draw(st.integers(0, 3)) == 0:
+        data, label = draw(byte_edits(blob))
+    else:
+        data, label = _resealed_blob(draw, blob)
     return Case("blob", data, device=device, label=f"{device} {label}")
 
 
 def blob_cases(seeds: list[tuple[str, bytes]]) -> st.SearchStrategy[Case]:
-    """Exported blobs, as (device, bytes), with byte edits, imported on their device."""
+    """Exported blobs, as (device, bytes), with byte edits or resealed edits of a frame, imported on
+    their device."""
     return _blob_case(tuple(seeds))
