@@ -7,6 +7,7 @@ from __future__ import annotations
 import pickle
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -14,8 +15,11 @@ import pytest
 from fuzz_helpers import crashes, hangs, hangs_in_reference
 
 import hetero_sdk.conformance.fuzz.evaluation as evaluate_module
+from hetero_sdk import Type
 from hetero_sdk.conformance.fuzz import Case, CaseRunner, Outcome, Tally, built_seeds, evaluate, save_finding
+from hetero_sdk.conformance.fuzz.evaluation import make_inputs
 from hetero_sdk.errors import ModelFormatError
+from hetero_sdk.shape import PartialShape
 
 
 def _dense() -> Case:
@@ -106,3 +110,12 @@ def test_a_finding_is_saved_with_its_files_and_counted(tmp_path: Path) -> None:
     tally.add(outcome)
     tally.add(Outcome("equal"))
     assert tally.cases == 2 and "hang: no answer" in tally.report()
+
+
+@pytest.mark.parametrize(("dims", "made"), [((2, -1), True), ((0, 2**62), False), ((2048, 1024), False)])
+def test_inputs_too_large_to_make_are_not_made(dims: tuple[int, ...], made: bool) -> None:
+    port = SimpleNamespace(partial_shape=PartialShape(dims), element_type=Type.boolean, any_name="x")
+    inputs = make_inputs(SimpleNamespace(inputs=[port]))
+    assert (inputs is not None) == made
+    if inputs is not None:
+        assert inputs["x"].shape == (2, 2) and inputs["x"].dtype == np.bool_  # a dynamic dimension is 2
