@@ -7,7 +7,6 @@ import functools
 import inspect
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any, BinaryIO
 
 from hetero_sdk.core_config import agreeing_device_id, agreeing_priorities, store_in_cache, without_cache_dir
 from hetero_sdk.core_config import cache_file as cache_file_of
+from hetero_sdk.core_hints import device_not_found
 from hetero_sdk.device_name import DeviceName, format_device_name, parse_device_name
 from hetero_sdk.errors import (
     BlobFormatError,
@@ -25,7 +25,6 @@ from hetero_sdk.errors import (
     HeteroSDKError,
     PluginValidationError,
     UnsupportedPropertyError,
-    suggest,
 )
 from hetero_sdk.frontend import ModelSource, read_model
 from hetero_sdk.graph.model import Model
@@ -40,8 +39,6 @@ __all__ = ["Core"]
 
 _log = logging.getLogger(__name__)
 _CORE_KEYS = ("CACHE_DIR",)
-_HARDWARE_NAMES = ("CPU", "GPU", "NPU", "TPU")
-"""Kinds of hardware that OpenVINO users write as device names (``-d CPU``)."""
 
 
 @dataclass
@@ -141,12 +138,8 @@ class Core:
     def available_devices(self) -> list[str]:
         """The devices that loaded and have hardware: ``NAME``, or ``NAME.ID`` for each id when a
         device has several. Devices that failed to load are in :attr:`unavailable_devices`."""
-        return self._available(sorted(self._slots))
-
-    def _available(self, names: Iterable[str]) -> list[str]:
-        """:attr:`available_devices` among ``names`` (each loaded when it was not)."""
         found: list[str] = []
-        for name in names:
+        for name in sorted(self._slots):
             try:
                 ids = self._device_ids(name)
             except Exception as exc:  # a broken third-party plugin must not break the host
@@ -379,63 +372,10 @@ class Core:
             ids = ids.split(",") if ids else []
         return [str(i) for i in ids or []]
 
-    def _lists_ids(self, name: str) -> bool:
-        """Whether the device loads and lists its ids (none, for a meta device such as HETERO)."""
-        try:
-            self._device_ids(name)
-        except Exception:  # a broken third-party plugin must not break the host
-            return False
-        return True
-
     def _not_found(self, name: str) -> DeviceNotFoundError:
-        known = sorted(self._slots)
-        close = suggest(name, known)
-        hint = self._multi_hint(name) or self._hardware_hint(name) or self._unloaded_hint(name)
-        hint = hint or (f"; {close}" if close else "")
-        return DeviceNotFoundError(f"no device {name!r}; registered: {', '.join(known) or 'none'}{hint}")
-
-    def _multi_hint(self, name: str) -> str:
-        """OpenVINO's ``MULTI`` (deprecated there for AUTO with the cumulative hint) when AUTO is here."""
-        if name.upper() != "MULTI" or "AUTO" not in self._slots:
-            return ""
-        return (
-            "; MULTI is AUTO with PERFORMANCE_HINT=CUMULATIVE_THROUGHPUT (as in OpenVINO 2025): compile on "
-            "'AUTO:XLA,TEMPLATE' with that hint, or run hetero-sdk benchmark -d AUTO:XLA,TEMPLATE "
-            "-hint cumulative_throughput"
-        )
-
-    def _hardware_hint(self, name: str) -> str:
-        """For a hardware name that names no device here (OpenVINO's ``CPU``): the available devices
-        that report it in DEVICE_ARCHITECTURE or FULL_DEVICE_NAME first, then the other devices.
-
-        Only devices already loaded are asked: a wrong device name is answered at once, without
-        importing or starting any device (a JAX backend, a Ray cluster).
-        """
         with self._lock:
             loaded = sorted(n for n, slot in self._slots.items() if slot.plugin is not None)
-        available = self._available(loaded)
-        runs_on: list[str] = []
-        for device in available:
-            with contextlib.suppress(HeteroSDKError):
-                reported = [str(self.get_property(device, key)) for key in ("DEVICE_ARCHITECTURE", "FULL_DEVICE_NAME")]
-                if name.lower() in re.findall(r"[a-z0-9]+", " ".join(reported).lower()):
-                    runs_on.append(device)
-        if not runs_on:
-            return ""
-        plain = {parse_device_name(d).name for d in available}
-        meta = [d for d in loaded if d not in plain and self._lists_ids(d)]
-        choices = [f"{d} (runs on the {name} here)" for d in runs_on] + [d for d in available if d not in runs_on]
-        choices += meta
-        return f"; use {', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else f"; use {choices[0]}"
-
-    def _unloaded_hint(self, name: str) -> str:
-        """For a hardware name when the devices that may run on it are not loaded (so not asked)."""
-        if name.upper() not in _HARDWARE_NAMES or all(slot.plugin is not None for slot in self._slots.values()):
-            return ""
-        return (
-            f"; {name} names hardware, not a device: `hetero-sdk devices` (or each device's FULL_DEVICE_NAME) "
-            "shows which devices run on it"
-        )
+        return device_not_found(name, sorted(self._slots), loaded, self._device_ids, self.get_property)
 
     def _device_config(self, parsed: DeviceName, config: dict[str, Any]) -> dict[str, Any]:
         """``config`` with what ``parsed`` says: its targets as MULTI_DEVICE_PRIORITIES, its id as DEVICE_ID."""

@@ -20,15 +20,7 @@ from hetero_sdk.graph import Model, Output
 from hetero_sdk.samples import SAMPLES, get_sample
 from hetero_sdk.shape import PartialShape
 
-__all__ = [
-    "LoadedModel",
-    "default_device",
-    "load_model",
-    "model_source",
-    "random_inputs",
-    "require_registered",
-    "validate_device",
-]
+__all__ = ["LoadedModel", "default_device", "load_model", "model_source", "random_inputs", "validate_device"]
 
 MAIN_JOB_DEVICES = ("XLA", "TEMPLATE")
 """The main job's HETERO priorities: the accelerator first, TEMPLATE for what it refuses."""
@@ -119,18 +111,6 @@ def default_device(core: Core) -> str:
     if all(d in available for d in MAIN_JOB_DEVICES):
         return "HETERO:" + ",".join(MAIN_JOB_DEVICES)
     return "TEMPLATE"
-
-
-def require_registered(core: Core, device: str) -> None:
-    """Raises the Core's :class:`~hetero_sdk.errors.DeviceNotFoundError` when ``device`` (or one of its
-    targets, ``HETERO:A,B``) names no registered device, before any model is read or device loaded.
-
-    :raises DeviceNotFoundError: naming the unknown device and the registered ones.
-    """
-    parsed = parse_device_name(device)
-    for name in (parsed.name, *(parse_device_name(t).name for t in parsed.targets)):
-        if name not in core.registered_devices:
-            core.get_property(name, "FULL_DEVICE_NAME")  # raises the Core's own message, loading nothing
 
 
 def validate_device(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
