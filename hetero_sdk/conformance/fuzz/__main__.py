@@ -31,6 +31,7 @@ from hetero_sdk.conformance.fuzz.runner import CaseRunner
 from hetero_sdk.conformance.fuzz.seeds import CI_NODE_TESTS, blob_seeds, built_seeds, native_seeds, node_test_seeds
 from hetero_sdk.conformance.fuzz.strategies import blob_cases, native_cases, onnx_cases
 
+_CHUNK = 200
 _INSTALL = (
     'atheris is not installed: pip install "hetero-sdk[fuzz]" (or pip install atheris), or use --engine hypothesis'
 )
@@ -50,10 +51,10 @@ def _hypothesis(strategy: st.SearchStrategy[Case], args: argparse.Namespace) -> 
     stop_at = time.monotonic() + args.minutes * 60
     with CaseRunner(args.time_limit) as runner:
 
-        @settings(max_examples=args.examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @settings(max_examples=_CHUNK, deadline=None, database=None, suppress_health_check=list(HealthCheck))
         @given(strategy)
         def run(case: Case) -> None:
-            if time.monotonic() > stop_at:
+            if time.monotonic() > stop_at or tally.cases >= args.examples:
                 return
             outcome = runner.run(case)
             tally.add(outcome)
@@ -63,7 +64,8 @@ def _hypothesis(strategy: st.SearchStrategy[Case], args: argparse.Namespace) -> 
             if tally.cases % 500 == 0:
                 print(tally.report(), flush=True)
 
-        run()
+        while time.monotonic() < stop_at and tally.cases < args.examples:
+            run()  # chunks of fresh random cases, so that the time limit ends the run promptly
     print(tally.report())
     return 1 if tally.findings else 0
 
