@@ -3,9 +3,9 @@
 Ray's ``ray.init()`` starts a local instance by forking this process for each of its node processes
 (GCS, raylet, ...), with Python code run in the child before ``exec``; with JAX's threads running here
 that may deadlock (JAX warns: ``os.fork() was called ... JAX is multithreaded``). So a local instance
-is started by a helper process of its own (``python -m hetero_sdk_ray.local_head``, started with
-``posix_spawn``-like ``subprocess`` semantics, no Python code between fork and exec), and this process
-joins it as a driver. The helper lives as long as this process: it stops its instance when its stdin
+is started by a helper process of its own (``python -m hetero_sdk_ray.local_head``, started by
+``subprocess`` without a ``preexec_fn``, so no Python code runs between fork and exec), and this
+process joins it as a driver. The helper lives as long as this process: it stops its instance when its stdin
 closes (this process exited or called :meth:`LocalHead.stop`).
 
 Run as a script, this module is that helper.
@@ -24,6 +24,9 @@ import tempfile
 import threading
 from typing import IO, Any
 
+import ray
+from ray._private.utils import read_ray_address  # Ray's reader of its record (there is no public one)
+
 __all__ = ["LocalHead", "live_local_cluster"]
 
 _START_TIMEOUT_S = 120.0
@@ -36,8 +39,6 @@ def live_local_cluster() -> str | None:
     The record is Ray's own (``ray_current_cluster`` in Ray's temp folder, ``RAY_TMPDIR`` or /tmp);
     a cluster answers when its GCS port accepts a connection.
     """
-    from ray._private.utils import read_ray_address  # Ray's reader of its record (no public one)
-
     recorded = read_ray_address()
     if not recorded:
         return None
@@ -109,8 +110,6 @@ class LocalHead:
 
 def _serve(num_cpus: int) -> int:
     """The helper: starts the instance, prints its address as one JSON line, waits for stdin to close."""
-    import ray
-
     try:
         ray.init(
             address="local", num_cpus=num_cpus, include_dashboard=False, logging_level=logging.ERROR,
