@@ -114,7 +114,7 @@ def test_a_finding_is_saved_with_its_files_and_counted(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("dims", "made"), [((2, -1), True), ((0, 2**62), False), ((2048, 1024), False)])
 def test_inputs_too_large_to_make_are_not_made(dims: tuple[int, ...], made: bool) -> None:
-    port = SimpleNamespace(partial_shape=PartialShape(dims), element_type=Type.boolean, any_name="x")
+    port = SimpleNamespace(partial_shape=PartialShape(dims), element_type=Type.boolean, names={"x"}, any_name="x")
     inputs = make_inputs(SimpleNamespace(inputs=[port]))
     assert (inputs is not None) == made
     if inputs is not None:

@@ -64,13 +64,13 @@ def _core() -> Core:
 
 
 def make_inputs(model: Any, seed: int = 0) -> dict[str, np.ndarray] | None:
-    """Random inputs for ``model``'s (or a compiled model's) inputs, by name: floats standard normal,
-    integers in [0, 3), booleans fair; dynamic dimensions 2. None when they would exceed
-    :data:`MAX_INPUT_ELEMENTS`."""
+    """Random inputs for ``model``'s (or a compiled model's) inputs, in input order, by name (``#i`` for
+    an input without names): floats standard normal, integers in [0, 3), booleans fair; dynamic
+    dimensions 2. None when they would exceed :data:`MAX_INPUT_ELEMENTS`."""
     rng = np.random.default_rng(seed)
     inputs: dict[str, np.ndarray] = {}
     total = 0
-    for port in model.inputs:
+    for index, port in enumerate(model.inputs):
         shape = tuple(d if d >= 0 else 2 for d in port.partial_shape.dims)
         total += int(np.prod(shape, dtype=object))
         if total > MAX_INPUT_ELEMENTS or any(d > MAX_INPUT_ELEMENTS for d in shape):  # (2**62, 0): empty, unmakeable
@@ -86,7 +86,7 @@ def make_inputs(model: Any, seed: int = 0) -> dict[str, np.ndarray] | None:
                 value = rng.integers(0, 3, shape).astype(dtype)
             else:
                 value = rng.standard_normal(shape).astype(dtype)
-        inputs[port.any_name] = value
+        inputs[port.any_name if port.names else f"#{index}"] = value
     return inputs
 
 
@@ -148,7 +148,7 @@ def _evaluate(case: Case, folder: Path, on_phase: Callable[[str], None]) -> Outc
         inputs = make_inputs(compiled)
         if inputs is None:
             return Outcome(NOT_RUN, "inputs too large to make")
-        got = compiled(inputs).to_tuple()
+        got = compiled(list(inputs.values())).to_tuple()  # by position: an input may have no name
     except HeteroSDKError as exc:
         if events:
             return Outcome(CODE_RUN, events[0], {"events": events})
