@@ -4,6 +4,8 @@ exporter) raise BlobFormatError naming the header field or frame, at import, nev
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +15,8 @@ from hetero_sdk import Model, Type, opset
 from hetero_sdk.errors import BlobFormatError
 from hetero_sdk.plugin import pack_blob, unpack_blob
 from xla_helpers import core
+
+from hetero_sdk_jax import export
 
 
 def _frames() -> dict[str, bytes]:
@@ -93,3 +97,26 @@ def test_every_single_byte_corruption_of_an_executable_imports_cleanly_or_is_a_b
             except BlobFormatError:
                 continue
             np.testing.assert_array_equal(imported({"x": x})[0], x)  # the byte did not matter
+
+
+def test_stablehlo_that_mlir_never_finishes_reading_is_refused_in_bounded_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # MLIR's reader loops forever on some corrupted modules (a fuzzed blob did); stand in for it
+    release = threading.Event()
+    monkeypatch.setattr(export.jax_mlir, "deserialize_portable_artifact", lambda module: release.wait())
+    monkeypatch.setattr(export, "READ_LIMIT_S", 0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(BlobFormatError, match=r"frame 'executable.0': its StableHLO could not be read within"):
+            _import(_frames())
+    finally:
+        release.set()
+    assert time.monotonic() - started < 30
+
+
+def test_stablehlo_that_mlir_cannot_read_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unreadable(module: bytes) -> None:
+        raise RuntimeError("invalid attribute index: 8433")
+
+    monkeypatch.setattr(export.jax_mlir, "deserialize_portable_artifact", unreadable)
+    with pytest.raises(BlobFormatError, match="holds StableHLO that cannot be read: invalid attribute index"):
+        _import(_frames())
