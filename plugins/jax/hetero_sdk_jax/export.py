@@ -16,7 +16,6 @@ as Python, and the original graph is not traced again for the shapes the blob ho
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +26,8 @@ from hetero_sdk import properties as props
 from hetero_sdk.errors import BlobFormatError, UnsupportedOperationError
 from hetero_sdk.plugin import check_header_fields, pack_blob, unpack_blob
 from hetero_sdk.serialization import model_from_bytes, model_to_bytes
-from jax._src.interpreters.mlir import make_ir_context  # the context JAX reads StableHLO in (no public one)
-from jax.extend import mlir as jax_mlir
+
+from hetero_sdk_jax.stablehlo_check import StableHloChecker
 
 if TYPE_CHECKING:
     from hetero_sdk_jax.compiled_model import Shapes, XlaCompiledModel
@@ -209,8 +208,8 @@ def _port(output: Any, friendly_name: str) -> dict[str, Any]:
     }
 
 
-READ_LIMIT_S = 5.0
-"""The longest reading an executable's StableHLO may take at import, plus a second per MB of it."""
+_STABLEHLO = StableHloChecker()
+"""Reads each imported module in a helper process first (see :mod:`hetero_sdk_jax.stablehlo_check`)."""
 
 
 def _deserialize(frames: dict[str, bytes], frame: str) -> jax.export.Exported:
@@ -220,39 +219,8 @@ def _deserialize(frames: dict[str, bytes], frame: str) -> jax.export.Exported:
         exported = jax.export.deserialize(bytearray(frames[frame]))
     except Exception as exc:  # flatbuffer or StableHLO errors: the payload is not an exported module
         raise BlobFormatError(f"XLA blob frame {frame!r} is not a serialized jax.export module: {exc}") from exc
-    _check_readable(exported.mlir_module_serialized, frame)
+    _STABLEHLO.check(exported.mlir_module_serialized, frame)
     return exported
-
-
-def _check_readable(module: bytes, frame: str) -> None:
-    """Reads the StableHLO of an executable once, in a thread with a time limit (:data:`READ_LIMIT_S`,
-    plus a second per MB): MLIR's bytecode reader never returns on some corrupted modules (found by
-    fuzzing), and a blob must not hang its importer. On a timeout the thread is left behind (a native
-    call cannot be stopped); the import fails at once.
-
-    :raises BlobFormatError: when the module cannot be read, or not within the limit.
-    """
-    finished = threading.Event()
-    failures: list[Exception] = []
-
-    def read() -> None:
-        try:
-            with make_ir_context():
-                jax_mlir.deserialize_portable_artifact(module)
-        except Exception as exc:  # MLIR's errors: the module is not StableHLO
-            failures.append(exc)
-        finally:
-            finished.set()
-
-    threading.Thread(target=read, name=f"read XLA blob frame {frame}", daemon=True).start()
-    limit = READ_LIMIT_S + len(module) / 1e6
-    if not finished.wait(limit):
-        raise BlobFormatError(
-            f"XLA blob frame {frame!r}: its StableHLO could not be read within {limit:.0f} s (MLIR's reader does "
-            "not finish on this corrupted module); export the model again"
-        )
-    if failures:
-        raise BlobFormatError(f"XLA blob frame {frame!r} holds StableHLO that cannot be read: {failures[0]}")
 
 
 def _stand_in(header: dict[str, Any]) -> Model:
