@@ -5,6 +5,8 @@ run while a file is read; and a valid model's result equals ONNX Runtime's."""
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -119,3 +121,21 @@ def test_inputs_too_large_to_make_are_not_made(dims: tuple[int, ...], made: bool
     assert (inputs is not None) == made
     if inputs is not None:
         assert inputs["x"].shape == (2, 2) and inputs["x"].dtype == np.bool_  # a dynamic dimension is 2
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ([sys.executable, "-c", "pass"], "code_run"),  # a program started while a file is read
+        ([sys.executable, "-m", "hetero_sdk_jax.stablehlo_check"], "typed_error"),  # XLA's own reader helper
+    ],
+)
+def test_starting_a_program_while_reading_is_code_run_unless_it_is_a_devices_helper(
+    monkeypatch: pytest.MonkeyPatch, command: list[str], kind: str
+) -> None:
+    def starts(case: Case, folder: Path) -> Any:
+        subprocess.run(command, stdin=subprocess.DEVNULL, check=False)
+        raise ModelFormatError("refused afterwards")
+
+    monkeypatch.setattr(evaluate_module, "_ours", starts)
+    assert evaluate(_dense()).kind == kind

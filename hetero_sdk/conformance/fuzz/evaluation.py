@@ -51,10 +51,18 @@ _CODE_EVENTS = frozenset(
 _watch: dict[str, list[str] | None] = {"events": None}
 
 
+_OWN_HELPERS = ("hetero_sdk_jax.stablehlo_check",)
+"""Modules that devices run as helper processes with a fixed command while reading a file (XLA reads a
+blob's StableHLO in one first): starting them is not code from the file."""
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     events = _watch["events"]
-    if events is not None and event in _CODE_EVENTS:
-        events.append(f"{event}{args!r:.200}")
+    if events is None or event not in _CODE_EVENTS:
+        return
+    if event == "subprocess.Popen" and list(args[1]) in ([sys.executable, "-m", m] for m in _OWN_HELPERS):
+        return
+    events.append(f"{event}{args!r:.200}")
 
 
 @functools.cache
