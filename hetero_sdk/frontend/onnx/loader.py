@@ -14,6 +14,7 @@ from google.protobuf.message import DecodeError
 from onnx import external_data_helper
 
 from hetero_sdk.errors import ModelFormatError, ModelValidationError
+from hetero_sdk.frontend.onnx.strings import check_strings
 
 __all__ = ["LoadedProto", "check_proto", "load_proto"]
 
@@ -33,10 +34,11 @@ def load_proto(model: str | os.PathLike[str] | bytes | onnx.ModelProto) -> Loade
     """Parses ``model`` (a path, the file's bytes, or a ``ModelProto``) and loads its external data
     (:func:`check_proto` runs ONNX's checker on the result).
 
-    :raises ModelFormatError: for a missing, truncated or corrupted file, or external data that is
-        missing or lies outside the model's folder.
+    :raises ModelFormatError: for a missing, truncated or corrupted file, a name that is not UTF-8
+        text, or external data that is missing or lies outside the model's folder.
     """
     if isinstance(model, onnx.ModelProto):
+        check_strings(model, "ONNX model")
         loaded = LoadedProto(model, f"ONNX model '{model.graph.name or '<unnamed>'}'")
         _check_external_data(loaded, None)
     elif isinstance(model, (bytes, bytearray, memoryview)):
@@ -67,6 +69,7 @@ def _parse(data: bytes, source: str) -> onnx.ModelProto:
             f"{source}: not an ONNX model: no graph or IR version in {len(data)} bytes; hetero-sdk reads "
             ".onnx files and its own .json format"
         )
+    check_strings(proto, source)
     return proto
 
 
@@ -126,9 +129,20 @@ def check_proto(loaded: LoadedProto) -> None:
     """Runs ONNX's checker on ``loaded``.
 
     :raises ModelValidationError: for a graph that fails ONNX's checks, naming the node.
+    :raises ModelFormatError: for a model that Python's protobuf parsed but ONNX's C++ side cannot.
     """
     try:
         onnx.checker.check_model(loaded.proto)
     except onnx.checker.ValidationError as exc:
         detail = " ".join(str(exc).split())[:_MAX_DETAIL] or type(exc).__name__
         raise ModelValidationError(f"{loaded.source}: the graph fails ONNX's checks: {detail}") from None
+    except UnicodeDecodeError as exc:  # the checker quoted text of the model that is not UTF-8
+        raise ModelValidationError(
+            f"{loaded.source}: the graph fails ONNX's checks, whose message quotes text that is not UTF-8 "
+            f"({exc.object[max(exc.start - 60, 0) : exc.end + 20]!r}); fix the names where the model is made"
+        ) from None
+    except ValueError as exc:  # onnx's "Unable to parse proto from the given bytes"
+        raise ModelFormatError(
+            f"{loaded.source}: ONNX's checker cannot parse the model that protobuf read ({exc}); the file is "
+            "corrupted or written by a non-conforming exporter: export it again"
+        ) from None
