@@ -281,7 +281,7 @@ CONCAT = define(
         "movement",
         _concat,
         inputs=(Input("inputs", variadic=True),),
-        attrs=(Attr("axis", INT, doc="in [-rank, rank-1]"),),
+        attrs=(Attr("axis", INT, doc="in [-rank, rank-1]", axis_of=0),),
         evaluate=kernels.concat,
         doc="Joins tensors along axis; the other dimensions must match.",
     )
@@ -333,7 +333,7 @@ GATHER_ELEMENTS = define(
         "movement",
         _gather_elements,
         inputs=(_DATA, Input("indices", INDEX_TYPES, doc="of data's rank; the output's shape")),
-        attrs=(Attr("axis", INT, 0, doc="the axis indices index, in [-rank, rank)"),),
+        attrs=(Attr("axis", INT, 0, doc="the axis indices index, in [-rank, rank)", axis_of=0),),
         version="opset6",
         evaluate=kernels.gather_elements,
         doc="Takes one element of data per element of indices along axis.",
