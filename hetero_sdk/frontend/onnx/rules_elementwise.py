@@ -72,7 +72,7 @@ def pow_(ctx: NodeContext) -> Outputs:
 
 @rule("Mod", since=10)
 def mod(ctx: NodeContext) -> Outputs:
-    factory = opset.mod if ctx.attr("fmod", 0) else opset.floor_mod
+    factory = opset.mod if ctx.flag("fmod", False) else opset.floor_mod
     return [_out(factory(ctx.input(0), ctx.input(1)))]
 
 
@@ -281,7 +281,7 @@ def is_inf(ctx: NodeContext) -> Outputs:
     negative = opset.equal(x, _scalar(ctx, -math.inf, x))
     found = [
         n
-        for n, wanted in ((positive, ctx.attr("detect_positive", 1)), (negative, ctx.attr("detect_negative", 1)))
+        for n, wanted in ((positive, ctx.flag("detect_positive", True)), (negative, ctx.flag("detect_negative", True)))
         if wanted
     ]
     if not found:
