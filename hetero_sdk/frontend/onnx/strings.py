@@ -11,7 +11,10 @@ decodes attributes when a rule reads them; tensor strings are data.)
 
 from __future__ import annotations
 
-from google.protobuf.descriptor import FieldDescriptor
+import functools
+from typing import Any
+
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from hetero_sdk.errors import ModelFormatError
@@ -45,11 +48,13 @@ def _first_invalid(message: Message, path: str, node: str = "") -> tuple[str, by
     """``(path, bytes, node)`` of the first undecodable string under ``message``, or None."""
     if message.DESCRIPTOR.full_name == "onnx.NodeProto":
         node = _node_label(message)
-    for field, value in message.ListFields():
-        if field.type not in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE) or field.name == "doc_string":
-            continue  # numbers and bytes (tensor data) hold no name; doc strings are prose no one reads
-        repeated = field.is_repeated
-        items = list(enumerate(value)) if repeated else [(None, value)]
+    for field in _text_fields(message.DESCRIPTOR):
+        if field.is_repeated:
+            items: list[tuple[int | None, Any]] = list(enumerate(getattr(message, field.name)))
+        elif message.HasField(field.name):
+            items = [(None, getattr(message, field.name))]
+        else:
+            continue
         for index, item in items:
             where = f"{path}.{field.name}" + ("" if index is None else f"[{index}]")
             if field.type == FieldDescriptor.TYPE_STRING and not isinstance(item, str):
@@ -59,6 +64,14 @@ def _first_invalid(message: Message, path: str, node: str = "") -> tuple[str, by
                 if found is not None:
                     return found
     return None
+
+
+@functools.cache
+def _text_fields(descriptor: Descriptor) -> tuple[FieldDescriptor, ...]:
+    """The fields of a message type that hold names or messages: numbers and bytes (tensor data) are
+    never read, so a large initializer is not copied; doc strings are prose no one reads."""
+    kinds = (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE)
+    return tuple(f for f in descriptor.fields if f.type in kinds and f.name != "doc_string")
 
 
 def _node_label(node: Message) -> str:
