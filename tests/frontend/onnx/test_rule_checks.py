@@ -247,3 +247,13 @@ def test_compress_with_a_condition_longer_than_the_axis_drops_the_extra_entries_
     expected = np.compress(condition[:size], x, axis=axis)
     assert check(model, feeds)[0].shape == expected.shape
     check(model, feeds, expected=[expected])
+
+
+@pytest.mark.parametrize("direction", [2, -1, 2**40])
+def test_a_scan_direction_other_than_0_or_1_is_refused_by_the_ops_declared_domain(direction: int) -> None:
+    model = _model("Scan", {"x": (F32, [3, 2])}, 1, 11, rank=2, body=_scan_body(0, 1, 1), num_scan_inputs=1,
+                   scan_input_directions=[direction])  # fmt: skip
+    with pytest.raises(
+        ModelValidationError, match=rf"Scan.*scan_input_directions=\[{direction}\] is outside its domain 0..1"
+    ):
+        hs.convert_model(model)
