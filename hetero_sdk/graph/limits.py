@@ -6,7 +6,7 @@ proportion to such a size (unrolling a body once per batch entry, building a con
 one output per slice), a crafted or broken file could make reading it hang or exhaust memory. Each such
 place checks the size against a :class:`Limit` first, before it does any of the work, and refuses an
 absurd one with a :class:`~hetero_sdk.errors.ModelValidationError` that names the node, the size and
-the limit.
+the limit (or, for optional work such as constant folding, skips it).
 
 Every limit is listed in :data:`LIMITS` (and in the ONNX frontend's documentation); a program that
 reads models larger than these may raise one, e.g. ``hetero_sdk.graph.limits.UNROLLED_COPIES.value = 10_000``.
@@ -20,7 +20,7 @@ from typing import Final
 
 from hetero_sdk.errors import ModelValidationError
 
-__all__ = ["CONSTANT_ELEMENTS", "LIMITS", "LISTED_VALUES", "Limit", "UNROLLED_COPIES"]
+__all__ = ["CONSTANT_ELEMENTS", "FOLDED_ELEMENTS", "LIMITS", "LISTED_VALUES", "Limit", "RANK", "UNROLLED_COPIES"]
 
 
 @dataclass
@@ -35,6 +35,10 @@ class Limit:
     name: str
     value: int
     what: str
+
+    def allows(self, count: int) -> bool:
+        """Whether ``count`` is within the limit (for work that is skipped, not refused, beyond it)."""
+        return count <= self.value
 
     def check(self, count: int, why: str, error: Callable[[str], Exception] = ModelValidationError) -> None:
         """Refuses ``count`` when it exceeds the limit; call it before doing the work.
@@ -61,5 +65,13 @@ CONSTANT_ELEMENTS: Final = Limit("CONSTANT_ELEMENTS", 1 << 26, "elements of cons
 LISTED_VALUES: Final = Limit("LISTED_VALUES", 1 << 16, "listed values")
 """Inputs, outputs or per-item values a node lists (Scan's scan inputs, a sequence's items)."""
 
-LIMITS: Final = (UNROLLED_COPIES, CONSTANT_ELEMENTS, LISTED_VALUES)
+RANK: Final = Limit("RANK", 64, "dimensions")
+"""Dimensions of a shape an op takes from the length of an input (Reshape's target shape, Tile's repeats,
+Unsqueeze's axes): numpy holds at most 64."""
+
+FOLDED_ELEMENTS: Final = Limit("FOLDED_ELEMENTS", 1 << 16, "elements of a value folded while building")
+"""Elements of a value computed while building (constant folding of shapes and constants): a larger
+value, input or output, is not folded, and stays computed at run time (never an error)."""
+
+LIMITS: Final = (UNROLLED_COPIES, CONSTANT_ELEMENTS, LISTED_VALUES, RANK, FOLDED_ELEMENTS)
 """Every limit, for docs and tests."""

@@ -257,3 +257,26 @@ def test_a_scan_direction_other_than_0_or_1_is_refused_by_the_ops_declared_domai
         ModelValidationError, match=rf"Scan.*scan_input_directions=\[{direction}\] is outside its domain 0..1"
     ):
         hs.convert_model(model)
+
+
+def _feeding(producer: onnx.NodeProto, consumer: str, constants: dict[str, np.ndarray]) -> ModelProto:
+    """``consumer(x, producer(...))``: a value of a declared size used as a shape or lengths input."""
+    node = helper.make_node(consumer, ["x", "made"], ["y0"], name="n")
+    graph = helper.make_graph([producer, node], "g", [value_info("x", F32, [2])], [value_info("y0", F32, ["a"])],
+                              [numpy_helper.from_array(v, k) for k, v in constants.items()])  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("size", [2**20, 2**34])
+def test_a_shape_input_of_a_huge_declared_length_is_refused_without_computing_it(size: int) -> None:
+    # folding the Range would allocate size * 8 bytes (128 GiB for 2**34): it is skipped, and the rank refused
+    made = helper.make_node("Range", ["a", "b", "c"], ["made"])
+    bounds = {"a": np.array(0, I64), "b": np.array(size, I64), "c": np.array(1, I64)}
+    with pytest.raises(ModelValidationError, match=rf"Reshape 'n'.*{size:,} dimensions.*limits.RANK"):
+        hs.convert_model(_feeding(made, "Reshape", bounds))
+
+
+def test_split_lengths_of_a_huge_declared_length_are_refused_without_computing_them() -> None:
+    made = helper.make_node("ConstantOfShape", ["s"], ["made"], value=numpy_helper.from_array(np.array([1], I64)))
+    with pytest.raises(ModelValidationError, match=r"Split 'n'.*17,179,869,184 listed values.*LISTED_VALUES"):
+        hs.convert_model(_feeding(made, "Split", {"s": np.array([2**34], I64)}))
