@@ -1,0 +1,1 @@
+"""Tests of generative models: decoders with a KV cache, state and the generation loop."""
