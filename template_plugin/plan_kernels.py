@@ -25,6 +25,7 @@ from hetero_sdk.ops import (
 from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values, run_convolution
 from template_plugin.bound_conv import kept_plans
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
+from template_plugin.direct_kernels import broadcast_shape
 from template_plugin.fused_conv import CONVOLUTION, convolution_into, finish
 from template_plugin.fused_ops import FULLY_CONNECTED
 from template_plugin.reductions import mean
@@ -89,7 +90,7 @@ def _binary(ufunc: np.ufunc, op: str) -> Any:
     def binary(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndarray) -> Any:
         if a.dtype not in _FLOATS or b.dtype != a.dtype:
             return reference(node, a, b)
-        shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
+        shape = a.shape if a.shape == b.shape else broadcast_shape(a.shape, b.shape)
         return ufunc(a, b, out=workspace.output(shape, a.dtype))
 
     return binary
@@ -121,9 +122,9 @@ def _softmax(node: Node, workspace: Workspace, x: np.ndarray) -> Any:
     if x.dtype not in _FLOATS:
         return get_kernel("Softmax")(node, x)
     axis = node.attrs["axis"]  # exp(x - max) / sum, as the reference
-    y = np.subtract(x, np.max(x, axis=axis, keepdims=True), out=workspace.output(x.shape, x.dtype))
+    y = np.subtract(x, x.max(axis=axis, keepdims=True), out=workspace.output(x.shape, x.dtype))
     np.exp(y, out=y)
-    return np.divide(y, np.sum(y, axis=axis, keepdims=True), out=y)
+    return np.divide(y, y.sum(axis=axis, keepdims=True), out=y)
 
 
 def _fully_connected(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> Any:
