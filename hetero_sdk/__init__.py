@@ -12,13 +12,15 @@ from hetero_sdk.element_type import Type
 from hetero_sdk.frontend import convert_model
 from hetero_sdk.frontend.save import save_model
 from hetero_sdk.graph import Input, Model, Node, Output
-from hetero_sdk.runtime import AsyncInferQueue, CompiledModel, InferRequest, ProfilingInfo
+from hetero_sdk.runtime import AsyncInferQueue, CompiledModel, InferRequest, ProfilingInfo, Tensor, VariableState
 from hetero_sdk.runtime.version import SDK_VERSION
 from hetero_sdk.shape import PartialShape
+from hetero_sdk.transformations.stateful import make_stateful
 
 __version__ = SDK_VERSION
 
 __all__ = [
     "AsyncInferQueue", "CompiledModel", "Core", "InferRequest", "Input", "Model", "Node", "Output", "PartialShape",
-    "ProfilingInfo", "Type", "__version__", "convert_model", "errors", "opset", "properties", "save_model",
+    "ProfilingInfo", "Tensor", "Type", "VariableState", "__version__", "convert_model", "errors", "make_stateful",
+    "opset", "properties", "save_model",
 ]  # fmt: skip

@@ -16,7 +16,7 @@ from typing import Any
 
 from hetero_sdk.errors import BlobFormatError
 
-__all__ = ["BLOB_VERSION", "check_header_fields", "pack_blob", "unpack_blob"]
+__all__ = ["BLOB_VERSION", "blob_device", "check_header_fields", "pack_blob", "unpack_blob"]
 
 BLOB_VERSION = 1
 _MAGIC = b"HSDKBLOB"
@@ -33,6 +33,15 @@ def pack_blob(device: str, frames: Mapping[str, bytes]) -> bytes:
         digest = hashlib.sha256(name_bytes + payload).digest()
         parts += [_FRAME.pack(len(name_bytes), len(payload), digest), name_bytes, payload]
     return b"".join(parts)
+
+
+def blob_device(blob: bytes | bytearray | memoryview) -> str | None:
+    """The device name a blob made by :func:`pack_blob` was packed for, or None when ``blob`` is not one."""
+    data = memoryview(blob)
+    if bytes(data[:8]) != _MAGIC or len(data) < _HEAD.size:
+        return None
+    _, _, name_len, _ = _HEAD.unpack_from(data)
+    return bytes(data[_HEAD.size : _HEAD.size + name_len]).decode(errors="replace")
 
 
 def unpack_blob(blob: bytes, device: str) -> dict[str, bytes]:

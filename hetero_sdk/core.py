@@ -13,7 +13,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from hetero_sdk.core_config import agreeing_device_id, agreeing_priorities, store_in_cache, without_cache_dir
+from hetero_sdk.core_config import (
+    agreeing_device_id,
+    agreeing_priorities,
+    multi_hint,
+    store_in_cache,
+    without_cache_dir,
+)
 from hetero_sdk.core_config import cache_file as cache_file_of
 from hetero_sdk.device_name import DeviceName, format_device_name, parse_device_name
 from hetero_sdk.errors import (
@@ -34,6 +40,7 @@ from hetero_sdk.plugin.manager import DevicePlugin, instantiate
 from hetero_sdk.properties import Config, as_config
 from hetero_sdk.runtime.compiled_model import CompiledModel
 from hetero_sdk.runtime.context import RemoteContext
+from hetero_sdk.runtime.stateful import compile_stateful, import_stateful, is_stateful_blob, query_stateful
 from hetero_sdk.runtime.version import SDK_VERSION, Version
 
 __all__ = ["Core"]
@@ -239,6 +246,8 @@ class Core:
 
     def query_model(self, model: Model, device_name: str, config: Config | None = None) -> dict[str, str]:
         """Which device runs each op: ``{op friendly_name: device name}``; unsupported ops are absent."""
+        if model.is_stateful():  # ReadValue and Assign go where the explicit form's Parameter and Result go
+            return query_stateful(self, model, device_name, config)
         parsed = parse_device_name(device_name)
         properties = self._device_config(parsed, without_cache_dir(config))
         answer = self._device(parsed.name).call("query_model", model=model, properties=properties)
@@ -273,6 +282,8 @@ class Core:
         """
         if not isinstance(model, Model):
             model = self.read_model(model)
+        if model.is_stateful():  # the device compiles the explicit form; the wrapper keeps the state
+            return compile_stateful(self, model, device_name, config, context)
         if device_name is None:
             device_name = context.device_name if context is not None else self._default_device()
         parsed = parse_device_name(device_name)
@@ -319,6 +330,8 @@ class Core:
                 f"import_model takes the bytes of compiled.export_model() or a file opened in binary mode, not "
                 f"{type(blob).__name__}; read a model file with core.read_model(path)"
             )
+        if is_stateful_blob(blob):
+            return import_stateful(self, bytes(blob), device_name, config, context)
         if device_name is None:
             if context is None:
                 raise DeviceNotFoundError("import_model needs a device name or a remote context")
@@ -376,18 +389,8 @@ class Core:
     def _not_found(self, name: str) -> DeviceNotFoundError:
         known = sorted(self._slots)
         close = suggest(name, known)
-        hint = self._multi_hint(name) or self._hardware_hint(name) or (f"; {close}" if close else "")
+        hint = multi_hint(name, self._slots) or self._hardware_hint(name) or (f"; {close}" if close else "")
         return DeviceNotFoundError(f"no device {name!r}; registered: {', '.join(known) or 'none'}{hint}")
-
-    def _multi_hint(self, name: str) -> str:
-        """OpenVINO's ``MULTI`` (deprecated there for AUTO with the cumulative hint) when AUTO is here."""
-        if name.upper() != "MULTI" or "AUTO" not in self._slots:
-            return ""
-        return (
-            "; MULTI is AUTO with PERFORMANCE_HINT=CUMULATIVE_THROUGHPUT (as in OpenVINO 2025): compile on "
-            "'AUTO:XLA,TEMPLATE' with that hint, or run hetero-sdk benchmark -d AUTO:XLA,TEMPLATE "
-            "-hint cumulative_throughput"
-        )
 
     def _hardware_hint(self, name: str) -> str:
         """For a hardware name that names no device here (OpenVINO's ``CPU``): the available devices

@@ -84,6 +84,7 @@ from hetero_sdk.ops.reduction import reduce_max, reduce_mean, reduce_min, reduce
 from hetero_sdk.ops.shape_manipulation import broadcast, range, reshape, shape_of, squeeze, tile, unsqueeze
 from hetero_sdk.ops.signal import mel_weight_matrix, stft
 from hetero_sdk.ops.slicing import slice, strided_slice
+from hetero_sdk.ops.state import assign, read_value
 from hetero_sdk.ops.text import (
     label_encoder,
     regex_full_match,
@@ -96,7 +97,8 @@ ceil = ceiling
 """Alias of :func:`ceiling` (OpenVINO's op is named Ceiling)."""
 
 __all__ = [
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "avg_pool", "batch_norm_inference", "bit_cast",
+    "abs", "acos", "acosh", "add", "asin", "asinh", "assign", "atan", "atanh", "avg_pool", "batch_norm_inference",
+    "bit_cast",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
     "broadcast", "ceil", "ceiling", "clamp", "col2im", "concat", "constant", "convert", "convolution",
     "convolution_backprop_data", "cos", "cosh", "cum_prod", "cum_sum", "deformable_convolution",
@@ -105,7 +107,8 @@ __all__ = [
     "greater_equal", "grid_sample", "group_convolution", "gru_sequence", "hswish", "if_op", "interpolate",
     "label_encoder", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or", "loop",
     "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "mel_weight_matrix", "minimum", "mod", "multiply", "mvn",
-    "negative", "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range", "reduce_max",
+    "negative", "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range", "read_value",
+    "reduce_max",
     "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "regex_full_match", "relu", "reshape", "resize",
     "result", "reverse_sequence", "rnn_sequence", "roi_align", "round", "scan", "scatter_elements_update",
     "scatter_nd_update", "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "space_to_depth",

@@ -2,5 +2,6 @@
 
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Input, Node, Output
+from hetero_sdk.graph.variables import Variable
 
-__all__ = ["Input", "Model", "Node", "Output"]
+__all__ = ["Input", "Model", "Node", "Output", "Variable"]

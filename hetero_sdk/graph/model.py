@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,7 @@ import numpy as np
 from hetero_sdk.errors import ModelValidationError, PortNotFoundError, did_you_mean
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.graph.reshape import InputKey, ShapeLike, reshape_model
+from hetero_sdk.graph.variables import Variable, check_variables, variables_of
 
 __all__ = ["Model"]
 
@@ -24,9 +25,11 @@ class Model:
     :param results: Result nodes, or outputs (each wrapped in a new Result node).
     :param parameters: the Parameter nodes, in input order.
     :param name: the model's name (generated when omitted).
+    :param sinks: the nodes that have effects but no consumers: the Assign nodes of a stateful model
+        (see :mod:`hetero_sdk.ops.state`), as ``ov.Model``'s sinks.
     :raises ModelValidationError: for a cycle, a Parameter consumed but not listed, a listed node that
-        is not a Parameter, or two nodes given the same friendly name (a generated name that another
-        node's takes is generated anew instead).
+        is not a Parameter, two nodes given the same friendly name (a generated name that another
+        node's takes is generated anew instead), or variables whose ReadValue and Assign do not pair up.
     """
 
     def __init__(
@@ -34,13 +37,13 @@ class Model:
         results: Sequence[Node | Output] | Node | Output,
         parameters: Sequence[Node],
         name: str | None = None,
+        sinks: Sequence[Node | Output] | None = None,
     ) -> None:
         if isinstance(results, (Node, Output)):
             results = [results]
-        self._results: list[Node] = [
-            r if isinstance(r, Node) and r.type_name == "Result" else _result(r) for r in results
-        ]
+        self._results: list[Node] = [_result_of(r) for r in results]
         self._parameters: list[Node] = list(parameters)
+        self._sinks: list[Node] = [_sink(s) for s in sinks or ()]
         self._name = name if name is not None else f"Model{next(_model_counter)}"
         self._rt_info: dict[str, Any] = {}
         self.validate()
@@ -78,6 +81,73 @@ class Model:
         """The Result nodes, in output order."""
         return list(self._results)
 
+    def add_parameters(self, parameters: Sequence[Node]) -> None:
+        """Appends Parameters to the model's inputs.
+
+        :raises ModelValidationError: when one is not a Parameter or is listed already.
+        """
+        self._edit(lambda: self._parameters.extend(parameters))
+
+    def remove_parameter(self, parameter: Node) -> None:
+        """Removes a Parameter (no longer consumed) from the model's inputs.
+
+        :raises ModelValidationError: when it is not an input of the model, or is still consumed.
+        """
+        self._edit(lambda: self._parameters.remove(_listed_node(self._parameters, parameter, "parameter", self._name)))
+
+    def add_results(self, results: Sequence[Node | Output]) -> None:
+        """Appends outputs (Result nodes, or ports each wrapped in a new Result)."""
+        self._edit(lambda: self._results.extend(_result_of(r) for r in results))
+
+    def remove_result(self, result: Node) -> None:
+        """Removes a Result from the model's outputs.
+
+        :raises ModelValidationError: when it is not one of the model's Results (listing them).
+        """
+        self._edit(lambda: self._results.remove(_listed_node(self._results, result, "result", self._name)))
+
+    def _edit(self, change: Callable[[], None]) -> None:
+        """Applies ``change`` to the lists of parameters, results and sinks, then validates; all or nothing."""
+        saved = list(self._parameters), list(self._results), list(self._sinks)
+        try:
+            change()
+            self.validate()
+        except (ModelValidationError, ValueError):
+            self._parameters, self._results, self._sinks = saved
+            raise
+
+    def get_sinks(self) -> list[Node]:
+        """The sinks (the Assign nodes), in the order they were given."""
+        return list(self._sinks)
+
+    @property
+    def sinks(self) -> list[Node]:
+        """The sinks (the Assign nodes)."""
+        return list(self._sinks)
+
+    def add_sinks(self, sinks: Sequence[Node | Output]) -> None:
+        """Adds sinks (Assign nodes); the nodes they reach join the model.
+
+        :raises ModelValidationError: when a node is not an Assign, or the model is no longer valid;
+            the sinks are then not added.
+        """
+        self._edit(lambda: self._sinks.extend(_sink(s) for s in sinks if not any(_sink(s) is k for k in self._sinks)))
+
+    def remove_sink(self, sink: Node | Output) -> None:
+        """Removes a sink; what only it reached leaves the model.
+
+        :raises ModelValidationError: when ``sink`` is not one of the model's sinks (listing them).
+        """
+        self._sinks.remove(_listed_node(self._sinks, _sink(sink), "sink", self._name))
+
+    def get_variables(self) -> list[Variable]:
+        """The variables (one per ReadValue/Assign pair), in topological order of their ReadValue."""
+        return variables_of(self.get_ops())
+
+    def is_stateful(self) -> bool:
+        """True when the model keeps state between inferences: it has variables (each written by a sink)."""
+        return bool(self._sinks)
+
     @property
     def inputs(self) -> list[Output]:
         """The model's input ports (one per Parameter)."""
@@ -98,7 +168,7 @@ class Model:
 
     def get_ops(self) -> list[Node]:
         """Every node, in topological order (Parameters first, in input order)."""
-        return _topological_order(self._parameters, self._results)
+        return _topological_order(self._parameters, [*self._results, *self._sinks])
 
     def get_ordered_ops(self) -> list[Node]:
         """Every node, in topological order (the same order as :meth:`get_ops`)."""
@@ -119,7 +189,8 @@ class Model:
     # -- validation and copies ---------------------------------------------------------------------
 
     def validate(self) -> None:
-        """Re-checks the structure (cycles, dangling or repeated Parameters, duplicate names).
+        """Re-checks the structure (cycles, dangling or repeated Parameters, duplicate names, variables
+        whose ReadValue and Assign do not pair up).
 
         A node whose name was generated (built without ``name=``) and that another node's name
         takes gets a new generated name; two given names that are equal are an error.
@@ -138,6 +209,11 @@ class Model:
                     "parameters; list each Parameter once"
                 )
             listed.add(id(p))
+        for sink in self._sinks:
+            if not isinstance(sink, Node) or sink.type_name != "Assign":
+                raise ModelValidationError(
+                    f"model '{self._name}': {sink!r} is listed as a sink but is not an Assign node"
+                )
         ops = self.get_ops()
         seen: dict[str, Node] = {}
         for node in ops:
@@ -154,6 +230,7 @@ class Model:
                     f"model '{self._name}': two nodes are named '{node.friendly_name}' "
                     f"({other.type_name} and {node.type_name}); friendly names must be unique"
                 )
+        check_variables(self._name, ops, self._sinks)
         for node in ops:  # a generated name never takes a given one: the generated one changes
             if node._name_generated:
                 node._rename_generated(seen)
@@ -211,14 +288,20 @@ class Model:
                 if theirs.explicit_names is not None:
                     mine.set_names(theirs.explicit_names)
             mapping[id(node)] = twin
-        clone = Model([mapping[id(r)] for r in self._results], [mapping[id(p)] for p in self._parameters], self._name)
+        clone = Model(
+            [mapping[id(r)] for r in self._results],
+            [mapping[id(p)] for p in self._parameters],
+            self._name,
+            sinks=[mapping[id(s)] for s in self._sinks],
+        )
         clone._rt_info = copy.deepcopy(self._rt_info)
         return clone
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{o.any_name}: {o.element_type.value}{o.partial_shape}" for o in self.inputs)
         outs = ", ".join(f"{o.any_name}: {o.element_type.value}{o.partial_shape}" for o in self.outputs)
-        return f"<Model: '{self._name}' ({ins}) -> ({outs})>"
+        state = f" [variables: {', '.join(v.variable_id for v in self.get_variables())}]" if self._sinks else ""
+        return f"<Model: '{self._name}' ({ins}) -> ({outs}){state}>"
 
 
 def _port(ports: list[Output], key: int | str, kind: str, model: str) -> Output:
@@ -276,6 +359,25 @@ def _copied(value: Any) -> Any:
     if isinstance(value, Model):
         return value.clone()
     return copy.deepcopy(value)
+
+
+def _listed_node(nodes: list[Node], node: Node, kind: str, model: str) -> Node:
+    """``node`` when it is among ``nodes``, else an error listing them."""
+    if any(n is node for n in nodes):
+        return node
+    listed = ", ".join(n.friendly_name for n in nodes) or "none"
+    name = getattr(node, "friendly_name", node)
+    raise ModelValidationError(f"model '{model}': {name!r} is not one of its {kind}s; its {kind}s: {listed}")
+
+
+def _result_of(value: Node | Output) -> Node:
+    """A Result node as given, or a new Result consuming ``value``."""
+    return value if isinstance(value, Node) and value.type_name == "Result" else _result(value)
+
+
+def _sink(value: Node | Output) -> Node:
+    """The node a sink is given as (a node, or one of its ports)."""
+    return value.node if isinstance(value, Output) else value
 
 
 def _result(value: Node | Output) -> Node:

@@ -378,9 +378,9 @@ def _with_colourless(
     model: Model, device: Mapping[str, str], structural: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """query_model's answer: compute ops, plus Parameters and Constants with their first claimed
-    consumer's device, and Results with their producer's; those that no compute op places (a Constant
-    or Parameter that only feeds Results, or nothing) take the device that claimed them in ``structural``
-    (:attr:`Placement.structural`)."""
+    consumer's device, and Results and sinks with their producer's; those that no compute op places (a
+    Constant or Parameter that only feeds Results, or nothing) take the device that claimed them in
+    ``structural`` (:attr:`Placement.structural`)."""
     answer = dict(device)
     consumers = model.consumers()
     for node in model.get_ordered_ops():
@@ -392,7 +392,7 @@ def _with_colourless(
             else:
                 if structural and node.friendly_name in structural:
                     answer[node.friendly_name] = structural[node.friendly_name]
-    for result in model.get_results():
+    for result in [*model.get_results(), *model.get_sinks()]:  # (a sink: an Assign, with its producer)
         producer = result.input_value(0).node.friendly_name
         if producer in answer:
             answer[result.friendly_name] = answer[producer]

@@ -51,6 +51,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     shape_manipulation,
     signal,
     slicing,
+    state,
     text,
 )
 from hetero_sdk.ops.activation import gelu_tanh

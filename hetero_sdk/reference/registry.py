@@ -67,7 +67,13 @@ def evaluate(model: Model, inputs: Mapping[str, Any] | Sequence[Any]) -> list[np
     :param inputs: arrays by input tensor name, or in parameter order.
     :returns: one array per model output, in order.
     :raises InferenceError: for missing or extra inputs, or wrong shapes or element types.
+    :raises UnsupportedOperationError: for a stateful model (it keeps no state between calls).
     """
+    if model.is_stateful():
+        raise UnsupportedOperationError(
+            f"model '{model.friendly_name}' is stateful; evaluate runs one call and keeps no state: evaluate its "
+            "explicit form (hetero_sdk.transformations.make_stateless(model).model), or compile it on TEMPLATE"
+        )
     parameters = model.get_parameters()
     if isinstance(inputs, Mapping):
         by_name = {name: p for p in parameters for name in p.output(0).names}

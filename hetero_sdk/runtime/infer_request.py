@@ -21,6 +21,7 @@ from hetero_sdk.runtime.context import RemoteTensor
 from hetero_sdk.runtime.infer_results import InferResults, TensorKey
 from hetero_sdk.runtime.input_values import checked_strings, from_python
 from hetero_sdk.runtime.profiling import ProfilingInfo, RunContext
+from hetero_sdk.runtime.tensor import Tensor
 
 if TYPE_CHECKING:
     from hetero_sdk.runtime.compiled_model import CompiledModel
@@ -111,7 +112,7 @@ class InferRequest:
             raise InferenceError(f"input {self._in_ports[position].any_name!r} has not been set")
         return value
 
-    def set_output_tensor(self, index: int, buffer: np.ndarray) -> None:
+    def set_output_tensor(self, index: int, buffer: np.ndarray | Tensor) -> None:
         """Makes inference write output ``index`` into ``buffer`` (a writable array of the right shape)."""
         self._ensure_idle()
         position = self._position(index, self._out_ports, "output")
@@ -397,6 +398,8 @@ class InferRequest:
                 return tensor
         port = self._in_ports[index]
         expected = port.element_type
+        if isinstance(tensor, Tensor):
+            tensor = tensor.data
         if isinstance(tensor, np.ndarray):
             array = tensor
         elif isinstance(tensor, RemoteTensor):
@@ -431,6 +434,8 @@ class InferRequest:
 
     def _checked_output_buffer(self, index: int, buffer: Any) -> np.ndarray:
         port = self._out_ports[index]
+        if isinstance(buffer, Tensor):
+            buffer = buffer.data
         if not isinstance(buffer, np.ndarray) or not buffer.flags.writeable:
             raise InferenceError(f"output buffer for {port.any_name!r} must be a writable numpy array")
         if buffer.dtype != port.element_type.numpy or not port.partial_shape.compatible(buffer.shape):

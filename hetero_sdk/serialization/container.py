@@ -29,12 +29,15 @@ MAGIC = b"HSDKMODL"
 _HEADER = struct.Struct("<8sIIQQQ32s")
 
 
-def pack(document: bytes, weights: bytes) -> bytes:
-    """One byte string holding ``document`` and ``weights``."""
+def pack(document: bytes, weights: bytes, version: int = FORMAT_VERSION) -> bytes:
+    """One byte string holding ``document`` and ``weights``.
+
+    :param version: the format version the document is written in (the header repeats it).
+    """
     start = _HEADER.size + len(document)
     weights_at = start + (-start % ALIGNMENT)
     header = _HEADER.pack(
-        MAGIC, FORMAT_VERSION, _HEADER.size, len(document), weights_at, len(weights), hashlib.sha256(document).digest()
+        MAGIC, version, _HEADER.size, len(document), weights_at, len(weights), hashlib.sha256(document).digest()
     )
     return b"".join((header, document, bytes(weights_at - start), weights))
 

@@ -133,9 +133,10 @@ def _build_graph(document: dict[str, Any], weights: WeightsView, source: str, pa
         by_name[node.friendly_name] = node
     parameters = _listed(document, "parameters", "Parameter", by_name, source)
     results = _listed(document, "results", "Result", by_name, source)
+    sinks = _listed(document, "sinks", "Assign", by_name, source) if "sinks" in document else []
     name = field(document, "name", str, source, path, default=None)
     try:
-        model = Model(results, parameters, name)
+        model = Model(results, parameters, name, sinks=sinks)
     except ModelValidationError as exc:
         raise format_error(source, path, f"the graph is invalid: {exc}", _EDITED) from exc
     reached = {id(n) for n in model.get_ops()}

@@ -5,7 +5,10 @@ document's top level::
 
     {"format": "hetero-sdk-model", "version": 1, "name": ..., "rt_info": {...},
      "weights": {"size": ..., "sha256": ..., "alignment": 64},
-     "parameters": [node names], "results": [node names], "nodes": [...]}
+     "parameters": [node names], "results": [node names], "sinks": [node names], "nodes": [...]}
+
+``sinks`` (the Assign nodes of a stateful model) came with version 2; a document without sinks is
+written as version 1 and leaves the key out, so that older SDKs still read it.
 
 Each node, in topological order::
 
@@ -29,6 +32,7 @@ __all__ = [
     "DTYPES",
     "FORMAT_NAME",
     "FORMAT_VERSION",
+    "STATELESS_VERSION",
     "SUBGRAPH_TAG",
     "RESAVE_HINT",
     "dtype_name",
@@ -40,8 +44,11 @@ __all__ = [
 FORMAT_NAME = "hetero-sdk-model"
 """The value of the document's ``format`` key."""
 
-FORMAT_VERSION = 1
-"""The format version this SDK writes, and the newest it reads."""
+FORMAT_VERSION = 2
+"""The newest format version this SDK reads and writes (2: ``sinks``, for stateful models)."""
+
+STATELESS_VERSION = 1
+"""The version written for a model without sinks: version 1 holds it, and older SDKs read it."""
 
 SUBGRAPH_TAG = "$model"
 """The key of the one-key object holding a sub-graph attribute (an If's branches, a Loop's body): the

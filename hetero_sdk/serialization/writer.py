@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from hetero_sdk.graph.model import Model
 from hetero_sdk.serialization import container
-from hetero_sdk.serialization.schema import FORMAT_NAME, FORMAT_VERSION, SUBGRAPH_TAG, format_error
+from hetero_sdk.serialization.schema import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    STATELESS_VERSION,
+    SUBGRAPH_TAG,
+    format_error,
+)
 from hetero_sdk.serialization.values import encode_attr, rt_info_to_json
 from hetero_sdk.serialization.weights import WeightsBuilder
 
@@ -58,7 +64,7 @@ def model_to_bytes(model: Model) -> bytes:
     """
     weights = WeightsBuilder()
     document = model_to_document(model, weights, "<blob>")
-    return container.pack(_dump(document, pretty=False), weights.getvalue())
+    return container.pack(_dump(document, pretty=False), weights.getvalue(), document["version"])
 
 
 def model_to_document(model: Model, weights: WeightsBuilder, source: str) -> dict[str, Any]:
@@ -66,9 +72,11 @@ def model_to_document(model: Model, weights: WeightsBuilder, source: str) -> dic
 
     :param source: the destination's name, for error messages.
     """
-    document: dict[str, Any] = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "name": None, "rt_info": None}
+    document: dict[str, Any] = {"format": FORMAT_NAME, "version": STATELESS_VERSION, "name": None, "rt_info": None}
     document["weights"] = None  # keeps its place before the graph; filled once the arrays are stored
     document.update(_graph(model, weights, source, "model"))
+    if _has_sinks(document):
+        document["version"] = FORMAT_VERSION
     document["weights"] = weights.summary()
     return document
 
@@ -83,8 +91,20 @@ def _graph(model: Model, weights: WeightsBuilder, source: str, where: str) -> di
         "rt_info": rt_info_to_json(model.get_rt_info(), f"{where} rt_info", source),
         "parameters": [p.friendly_name for p in model.get_parameters()],
         "results": [r.friendly_name for r in model.get_results()],
+        **({"sinks": [s.friendly_name for s in model.get_sinks()]} if model.get_sinks() else {}),
         "nodes": [_node_entry(node, weights, source) for node in model.get_ops()],
     }
+
+
+def _has_sinks(graph: dict[str, Any]) -> bool:
+    """Whether a graph document or one of its sub-graphs lists sinks (format version 2)."""
+    if "sinks" in graph:
+        return True
+    return any(
+        isinstance(value, dict) and SUBGRAPH_TAG in value and _has_sinks(value[SUBGRAPH_TAG])
+        for node in graph["nodes"]
+        for value in node["attrs"].values()
+    )
 
 
 def _node_entry(node: Node, weights: WeightsBuilder, source: str) -> dict[str, Any]:

@@ -50,8 +50,16 @@ from hetero_sdk.transformations.pass_manager import (
     PassManager,
     PassRecord,
 )
+from hetero_sdk.transformations.stateful import (
+    BEAM_IDX,
+    StatelessForm,
+    find_kv_cache_pairs,
+    make_stateful,
+    make_stateless,
+)
 
 __all__ = [
+    "BEAM_IDX",
     "COMMON_OPTIMIZATIONS",
     "DISABLE_CONSTANT_FOLDING",
     "FUSED_NAMES",
@@ -73,14 +81,18 @@ __all__ = [
     "PassGroup",
     "PassManager",
     "PassRecord",
+    "StatelessForm",
     "channel_scale",
     "clear_fused_names",
     "common_optimizations",
     "constant_operand",
     "copy_runtime_info",
     "eliminate_node",
+    "find_kv_cache_pairs",
     "fused_names",
     "is_nop",
+    "make_stateful",
+    "make_stateless",
     "merge_fused_names",
     "replace_node",
     "replace_output",

@@ -73,8 +73,8 @@ def test_flipped_padding_byte_fails_the_whole_file_checksum(saved):
 
 
 def test_newer_format_version_says_which_version_each_side_has(saved):
-    _edit(saved[0], lambda d: d.update(version=2))
-    _fails(saved[0], "m.json", "format version 2", "reads versions up to 1", "upgrade")
+    _edit(saved[0], lambda d: d.update(version=3))
+    _fails(saved[0], "m.json", "format version 3", "reads versions up to 2", "upgrade")
 
 
 @pytest.mark.parametrize("version", [0, -1])

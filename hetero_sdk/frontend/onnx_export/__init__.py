@@ -56,7 +56,8 @@ def export_model(model: Model, opset: int | None = None) -> onnx.ModelProto:
         installed ``onnx`` knows; default :data:`DEFAULT_OPSET`.
     :returns: the ``onnx.ModelProto``; ``SerializeToString()`` gives the file's bytes.
     :raises UnsupportedOperationError: listing every node (bodies included) ONNX cannot express, each
-        with its op type, friendly name and the reason; or for an opset out of range.
+        with its op type, friendly name and the reason; for an opset out of range; or for a stateful
+        model (ReadValue and Assign: ONNX has no state).
     :raises ModelValidationError: when the model's structure is invalid.
     """
     version = DEFAULT_OPSET if opset is None else int(opset)
@@ -67,6 +68,7 @@ def export_model(model: Model, opset: int | None = None) -> onnx.ModelProto:
             f"(the newest the installed onnx knows); the default is {DEFAULT_OPSET}"
         )
     model.validate()
+    _refuse_state(model)
     _check_types(model, version)
     graph = GraphExporter(version).export(model)
     imports = [helper.make_opsetid("", version)]
@@ -84,6 +86,20 @@ _TYPE_SINCE = {
     Type.f4e2m1: 23, Type.f8e8m0: 24, Type.i2: 25, Type.u2: 25,
 }  # fmt: skip
 """The ONNX opset that introduced each element type newer than opset 18."""
+
+
+def _refuse_state(model: Model) -> None:
+    """Raises for a stateful model: ONNX graphs keep no state between runs."""
+    state = [
+        f"{n.type_name} '{n.friendly_name}'" for n in model.get_ordered_ops() if n.type_name in ("ReadValue", "Assign")
+    ]
+    if state:
+        variables = ", ".join(v.variable_id for v in model.get_variables())
+        raise UnsupportedOperationError(
+            f"model '{model.friendly_name}' is stateful (variables: {variables}; nodes {', '.join(state)}) and ONNX "
+            "has no state: ReadValue and Assign have no ONNX counterpart; export the model before "
+            "hetero_sdk.make_stateful, with the state as inputs and outputs"
+        )
 
 
 def _check_types(model: Model, version: int) -> None:

@@ -252,3 +252,12 @@ def test_a_real_model_round_trips() -> None:
     want = onnxruntime(original, {"x": x})[0]
     np.testing.assert_allclose(onnxruntime(exported, {"x": x})[0], want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(evaluate(hs.convert_model(exported), {"x": x})[0], want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_stateful_model_is_refused_naming_its_state_ops() -> None:
+    x = opset.parameter([2], np.float32, name="x")
+    read = opset.read_value(None, "acc", [2], hs.Type.f32, name="read")
+    total = opset.add(read, x, name="sum")
+    model = hs.Model([total], [x], "acc", sinks=[opset.assign(total, "acc", name="write")])
+    with pytest.raises(UnsupportedOperationError, match="variables: acc; nodes ReadValue 'read', Assign 'write'"):
+        export_model(model)

@@ -1,0 +1,216 @@
+"""Running stateful models on any device: the device compiles the explicit form
+(:func:`~hetero_sdk.transformations.make_stateless`), and :class:`StatefulCompiledModel` feeds it the
+variables each infer request keeps.
+
+A request's variables live in its :class:`~hetero_sdk.runtime.variable_state.VariableBuffer` objects,
+one per variable, kept in the request's run state (``RunContext.state``). Each inference reads them
+(the initial values, computed on the host by :mod:`hetero_sdk.reference`, where a variable has no value
+yet), runs the device's compiled model with remote outputs where the device has them, and keeps the
+new values as the device returned them: on XLA the cache stays on the device between inferences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hetero_sdk.errors import BlobFormatError
+from hetero_sdk.graph.model import Model
+from hetero_sdk.reference import evaluate
+from hetero_sdk.runtime.compiled_model import CompiledModel
+from hetero_sdk.runtime.infer_request import InferRequest
+from hetero_sdk.runtime.profiling import RunContext
+from hetero_sdk.runtime.stateful_blob import is_stateful_blob, pack_stateful, unpack_stateful
+from hetero_sdk.runtime.variable_state import BufferFactory, VariableBuffer, VariableState
+from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+from hetero_sdk.transformations.stateful import StatelessForm, make_stateless
+
+if TYPE_CHECKING:
+    from hetero_sdk.core import Core
+    from hetero_sdk.properties import Config
+    from hetero_sdk.runtime.context import RemoteContext
+
+__all__ = [
+    "StatefulCompiledModel", "StatefulInferRequest", "compile_stateful", "import_stateful", "is_stateful_blob",
+    "query_stateful",
+]  # fmt: skip
+
+_BUFFERS = "hetero_sdk.variables"  # the key of a request's buffers in its run state
+_DEVICE_STATE = "hetero_sdk.variables/device"  # the run state the device's compiled model keeps
+
+
+class StatefulCompiledModel(CompiledModel):
+    """A stateful model compiled on a device: its ports are the stateful model's, and its requests
+    (:class:`StatefulInferRequest`) keep the variables.
+
+    :param model: the stateful model (a clone the compiled model owns).
+    :param form: its explicit form; ``compiled`` was compiled from ``form.model``.
+    :param compiled: the device's compiled model of the explicit form.
+    :param buffer: makes each variable's buffer for a new request (:class:`VariableBuffer`: keep the
+        value the device returned).
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        form: StatelessForm,
+        compiled: CompiledModel,
+        buffer: BufferFactory = VariableBuffer,
+    ) -> None:
+        super().__init__(model, compiled.device_name, compiled.config)
+        self.form = form
+        self.compiled = compiled
+        self.buffer = buffer
+        self.loaded_from_cache = compiled.loaded_from_cache
+        self._inputs = len(model.inputs)
+        self._outputs = len(model.outputs)
+
+    def create_infer_request(self) -> StatefulInferRequest:
+        """A new request, its variables at their initial values."""
+        return StatefulInferRequest(self)
+
+    def new_buffers(self) -> list[VariableBuffer]:
+        """The buffers of a new request, one per variable in :attr:`form` order."""
+        return [self.buffer(v) for v in self.form.variables]
+
+    def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
+        """Runs the device's compiled model on the inputs and the variables, and keeps the new values."""
+        state = context.state if context.state is not None else {}  # (None: the caller keeps no state)
+        buffers: list[VariableBuffer] | None = state.get(_BUFFERS)
+        if buffers is None:
+            buffers = state[_BUFFERS] = self.new_buffers()
+        values = [b.get() for b in buffers]
+        if any(v is None for v in values):
+            values = self._initial(values, inputs)
+        inner = RunContext(
+            context.profile is not None,
+            remote_outputs=True,
+            cancelled=context.cancelled,
+            state=state.setdefault(_DEVICE_STATE, {}),
+        )
+        outputs = self.compiled.run([*inputs, *values], inner)
+        if context.profile is not None and inner.profile:
+            context.profile.extend(inner.profile)
+        for buffer, value in zip(buffers, outputs[self._outputs :]):
+            buffer.set(value)
+        mine = list(outputs[: self._outputs])
+        if context.remote_outputs or context.host_outputs_later:
+            return mine
+        return [v if isinstance(v, np.ndarray) else np.asarray(v) for v in mine]
+
+    def _initial(self, values: list[Any], inputs: Sequence[Any]) -> list[Any]:
+        """``values`` with each missing one replaced by the variable's initial value."""
+        form = self.form
+        computed = None
+        if form.init is not None and any(v is None and i is not None for v, i in zip(values, form.init_of)):
+            computed = evaluate(form.init, [np.asarray(x) for x in inputs])
+        filled = []
+        for value, variable, index in zip(values, form.variables, form.init_of):
+            if value is None:
+                if index is None:
+                    shape = [0 if d < 0 else d for d in variable.data_shape]  # (a dynamic one starts empty)
+                    value = np.zeros(shape, variable.data_type.numpy)
+                else:
+                    assert computed is not None
+                    value = computed[index]
+            filled.append(value)
+        return filled
+
+    def get_property(self, name: str) -> Any:
+        """The device's compiled model's properties, with this model's name."""
+        if name == "NETWORK_NAME":
+            return self._model.friendly_name
+        return self.compiled.get_property(name)
+
+    def get_runtime_model(self) -> Model:
+        """The explicit form as the device runs it."""
+        return self.compiled.get_runtime_model()
+
+    @property
+    def execution_devices(self) -> list[str]:
+        """The devices that run the explicit form."""
+        return self.compiled.execution_devices
+
+    def export_model(self) -> bytes:
+        """A stateful blob (:mod:`hetero_sdk.runtime.stateful_blob`): the stateful model, its variables
+        and the device's own blob; ``Core.import_model`` on the same device rebuilds it."""
+        return pack_stateful(
+            model_to_bytes(self._model), self.form.variables, self.device_name, self.compiled.export_model()
+        )
+
+    def release(self) -> None:
+        """Stops this compiled model's threads and the device's."""
+        super().release()
+        self.compiled.release()
+
+
+class StatefulInferRequest(InferRequest):
+    """An infer request of a stateful model: it keeps the model's variables between inferences
+    (``query_state``, ``reset_state``); two requests keep two independent states."""
+
+    def __init__(self, compiled_model: StatefulCompiledModel) -> None:
+        super().__init__(compiled_model)
+        self._buffers = compiled_model.new_buffers()
+        self._state[_BUFFERS] = self._buffers
+
+    def query_state(self) -> list[VariableState]:
+        """The request's variables, one :class:`VariableState` each."""
+        return [VariableState(self, b) for b in self._buffers]
+
+    def reset_state(self) -> None:
+        """Resets every variable: the next inference starts from the initial values."""
+        self.ensure_idle()
+        for buffer in self._buffers:
+            buffer.reset()
+
+    def ensure_idle(self) -> None:
+        """:raises RequestBusyError: while an inference runs on the request."""
+        self._ensure_idle()
+
+
+def compile_stateful(
+    core: Core, model: Model, device_name: str | None, config: Config | None, context: RemoteContext | None
+) -> StatefulCompiledModel:
+    """``Core.compile_model`` of a stateful model: the Core compiles the explicit form on the device, and
+    the result is wrapped."""
+    form = make_stateless(model)
+    return StatefulCompiledModel(
+        model.clone(), form, core.compile_model(form.model, device_name, config, context=context)
+    )
+
+
+def import_stateful(
+    core: Core, blob: bytes, device_name: str | None, config: Config | None, context: RemoteContext | None
+) -> StatefulCompiledModel:
+    """``Core.import_model`` of a :meth:`StatefulCompiledModel.export_model` blob: the Core imports the
+    device's own blob on the device, and the result is wrapped.
+
+    :raises BlobFormatError: for a malformed blob, or variables that are not the model's.
+    """
+    variables, model_bytes, inner = unpack_stateful(blob)
+    try:
+        model = model_from_bytes(model_bytes, "the stateful blob's model")
+    except ValueError as exc:
+        raise BlobFormatError(f"stateful blob: its model does not read: {exc}") from exc
+    form = make_stateless(model)
+    if tuple(variables) != form.variables:
+        raise BlobFormatError(
+            f"stateful blob: its header lists variables {[v.variable_id for v in variables]}, its model has "
+            f"{[v.variable_id for v in form.variables]}; export the model again"
+        )
+    return StatefulCompiledModel(model, form, core.import_model(inner, device_name, config, context=context))
+
+
+def query_stateful(core: Core, model: Model, device_name: str, config: Config | None) -> dict[str, str]:
+    """``Core.query_model`` of a stateful model: the device answers for the explicit form, whose Parameters
+    and Results carry the names of the ReadValues and Assigns they replace; each variable's initial-value
+    nodes go where its ReadValue goes."""
+    form = make_stateless(model)
+    answer = core.query_model(form.model, device_name, config)
+    readers = [n.friendly_name for n in model.get_ordered_ops() if n.type_name == "ReadValue"]
+    for reader, nodes in zip(readers, form.init_nodes):
+        if reader in answer:
+            answer.update(dict.fromkeys(nodes, answer[reader]))
+    return answer
