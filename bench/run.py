@@ -35,7 +35,7 @@ SUITE = {
     "decoders": (
         "bench_decoders.py",
         ["--rounds", "9", "--cpu-time"],
-        ["--rounds", "3", "--tokens", "16", "--medium-tokens", "8", "--xla-explicit-tokens", "3", "--cpu-time"],
+        ["--rounds", "3", "--tokens", "16", "--medium-tokens", "8", "--xla-probe-tokens", "3", "--cpu-time"],
     ),
 }
 """Each benchmark's script, and its arguments for a full and a ``--quick`` run (the full run takes the
