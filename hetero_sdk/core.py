@@ -40,7 +40,7 @@ from hetero_sdk.plugin.manager import DevicePlugin, instantiate
 from hetero_sdk.properties import Config, as_config
 from hetero_sdk.runtime.compiled_model import CompiledModel
 from hetero_sdk.runtime.context import RemoteContext
-from hetero_sdk.runtime.stateful import compile_stateful, import_stateful, is_stateful_blob, query_stateful
+from hetero_sdk.runtime.stateful_compile import compile_stateful, import_stateful, is_stateful_blob, query_stateful
 from hetero_sdk.runtime.version import SDK_VERSION, Version
 
 __all__ = ["Core"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
-    "AFFINITY", "DIM_NAMES", "EXEC_TYPE", "LAYER_TYPE", "ORIGINAL_NAMES", "PERF_COUNTER", "RUNTIME_PRECISION",
-    "SUBGRAPH",
+    "AFFINITY", "DIM_NAMES", "DONATABLE", "EXEC_TYPE", "LAYER_TYPE", "ORIGINAL_NAMES", "PERF_COUNTER",
+    "RUNTIME_PRECISION", "SUBGRAPH",
 ]  # fmt: skip
 
 AFFINITY: Final = "affinity"
@@ -18,6 +18,11 @@ device it runs on."""
 DIM_NAMES: Final = "dim_names"
 """On a Parameter read from a file: the symbolic name of each dimension (``"batch"``), None where the
 file names none; a named dimension is dynamic (``-1``) in the shape."""
+
+DONATABLE: Final = "donatable"
+"""On a Parameter: True when the caller never reads the input's value after an inference (a cache
+buffer the model returns updated), so a device may write an output into its memory (XLA's buffer
+donation)."""
 
 SUBGRAPH: Final = "subgraph"
 """On a HETERO runtime model's op: the index of the subgraph it belongs to."""

@@ -35,6 +35,7 @@ SDK_LAYERS: tuple[tuple[str, ...], ...] = (
     ("",),  # the package facade, hetero_sdk/__init__.py: what users and plugins import
     ("hetero", "auto", "onnx_backend"),
     ("samples", "conformance"),
+    ("genai",),  # generation loops over a decoder: uses Core, above the devices; the CLI's generate uses it
     ("cli",),
 )
 """hetero_sdk's layers, lowest first: a module never imports one of a higher layer."""

@@ -1,4 +1,5 @@
-"""The ``hetero-sdk`` command line: ``devices``, ``query``, ``benchmark``, ``convert`` and ``conformance``.
+"""The ``hetero-sdk`` command line: ``devices``, ``query``, ``benchmark``, ``convert``, ``generate``,
+``conformance``, ``onnx-tests`` and ``new-plugin``.
 
 Each command prints rich tables on a terminal, plain text when piped, and JSON with ``--json``;
 errors are one line on stderr with a non-zero exit status.

@@ -15,6 +15,7 @@ from hetero_sdk.cli.conformance import conformance
 from hetero_sdk.cli.context import EXIT_FAILURE, EXIT_USAGE, CLIError
 from hetero_sdk.cli.convert import convert
 from hetero_sdk.cli.devices import devices
+from hetero_sdk.cli.generate import generate
 from hetero_sdk.cli.new_plugin import new_plugin
 from hetero_sdk.cli.onnx_tests import onnx_tests
 from hetero_sdk.cli.query import query
@@ -127,6 +128,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     hetero-sdk benchmark --time 2         the main job: split, check and time the sample model
     hetero-sdk benchmark -m model.onnx -shape "[1,3,224,224]"   the same on your model
     hetero-sdk convert model.onnx         save a model in the native .json + .bin format
+    hetero-sdk generate -m decoder.onnx --prompt-ids 1,2,3 -n 32   generate tokens with a decoder
     hetero-sdk conformance TEMPLATE       run the conformance kit on a device
     hetero-sdk onnx-tests XLA             ONNX's backend node tests on a device, per op
     hetero-sdk new-plugin npu             scaffold a device package, hetero-sdk-npu
@@ -134,5 +136,5 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.ensure_object(dict)["debug"] = debug
 
 
-for _command in (devices, query, benchmark, convert, conformance, onnx_tests, new_plugin):
+for _command in (devices, query, benchmark, convert, generate, conformance, onnx_tests, new_plugin):
     cli.add_command(_command)

@@ -16,26 +16,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetero_sdk.errors import BlobFormatError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.reference import evaluate
 from hetero_sdk.runtime.compiled_model import CompiledModel
 from hetero_sdk.runtime.infer_request import InferRequest
 from hetero_sdk.runtime.profiling import RunContext
-from hetero_sdk.runtime.stateful_blob import is_stateful_blob, pack_stateful, unpack_stateful
+from hetero_sdk.runtime.stateful_blob import pack_stateful
 from hetero_sdk.runtime.variable_state import BufferFactory, VariableBuffer, VariableState
-from hetero_sdk.serialization import model_from_bytes, model_to_bytes
-from hetero_sdk.transformations.stateful import StatelessForm, make_stateless
+from hetero_sdk.serialization import model_to_bytes
+from hetero_sdk.transformations.stateful import StatelessForm
 
 if TYPE_CHECKING:
-    from hetero_sdk.core import Core
-    from hetero_sdk.properties import Config
-    from hetero_sdk.runtime.context import RemoteContext
+    pass
 
-__all__ = [
-    "StatefulCompiledModel", "StatefulInferRequest", "compile_stateful", "import_stateful", "is_stateful_blob",
-    "query_stateful",
-]  # fmt: skip
+__all__ = ["StatefulCompiledModel", "StatefulInferRequest"]
 
 _BUFFERS = "hetero_sdk.variables"  # the key of a request's buffers in its run state
 _DEVICE_STATE = "hetero_sdk.variables/device"  # the run state the device's compiled model keeps
@@ -90,15 +84,23 @@ class StatefulCompiledModel(CompiledModel):
             cancelled=context.cancelled,
             state=state.setdefault(_DEVICE_STATE, {}),
         )
-        outputs = self.compiled.run([*inputs, *values], inner)
+        outputs = self.compiled.run(self.arguments(inputs, buffers, values), inner)
         if context.profile is not None and inner.profile:
             context.profile.extend(inner.profile)
-        for buffer, value in zip(buffers, outputs[self._outputs :]):
-            buffer.set(value)
+        self.keep(inputs, buffers, outputs[self._outputs :])
         mine = list(outputs[: self._outputs])
         if context.remote_outputs or context.host_outputs_later:
             return mine
         return [v if isinstance(v, np.ndarray) else np.asarray(v) for v in mine]
+
+    def arguments(self, inputs: Sequence[Any], buffers: list[VariableBuffer], values: list[Any]) -> list[Any]:
+        """What the device's compiled model takes: the inputs, then each variable's value."""
+        return [*inputs, *values]
+
+    def keep(self, inputs: Sequence[Any], buffers: list[VariableBuffer], values: Sequence[Any]) -> None:
+        """Keeps the variables' new values (the device's extra outputs) in the request's buffers."""
+        for buffer, value in zip(buffers, values):
+            buffer.set(value)
 
     def _initial(self, values: list[Any], inputs: Sequence[Any]) -> list[Any]:
         """``values`` with each missing one replaced by the variable's initial value."""
@@ -168,49 +170,3 @@ class StatefulInferRequest(InferRequest):
     def ensure_idle(self) -> None:
         """:raises RequestBusyError: while an inference runs on the request."""
         self._ensure_idle()
-
-
-def compile_stateful(
-    core: Core, model: Model, device_name: str | None, config: Config | None, context: RemoteContext | None
-) -> StatefulCompiledModel:
-    """``Core.compile_model`` of a stateful model: the Core compiles the explicit form on the device, and
-    the result is wrapped."""
-    form = make_stateless(model)
-    return StatefulCompiledModel(
-        model.clone(), form, core.compile_model(form.model, device_name, config, context=context)
-    )
-
-
-def import_stateful(
-    core: Core, blob: bytes, device_name: str | None, config: Config | None, context: RemoteContext | None
-) -> StatefulCompiledModel:
-    """``Core.import_model`` of a :meth:`StatefulCompiledModel.export_model` blob: the Core imports the
-    device's own blob on the device, and the result is wrapped.
-
-    :raises BlobFormatError: for a malformed blob, or variables that are not the model's.
-    """
-    variables, model_bytes, inner = unpack_stateful(blob)
-    try:
-        model = model_from_bytes(model_bytes, "the stateful blob's model")
-    except ValueError as exc:
-        raise BlobFormatError(f"stateful blob: its model does not read: {exc}") from exc
-    form = make_stateless(model)
-    if tuple(variables) != form.variables:
-        raise BlobFormatError(
-            f"stateful blob: its header lists variables {[v.variable_id for v in variables]}, its model has "
-            f"{[v.variable_id for v in form.variables]}; export the model again"
-        )
-    return StatefulCompiledModel(model, form, core.import_model(inner, device_name, config, context=context))
-
-
-def query_stateful(core: Core, model: Model, device_name: str, config: Config | None) -> dict[str, str]:
-    """``Core.query_model`` of a stateful model: the device answers for the explicit form, whose Parameters
-    and Results carry the names of the ReadValues and Assigns they replace; each variable's initial-value
-    nodes go where its ReadValue goes."""
-    form = make_stateless(model)
-    answer = core.query_model(form.model, device_name, config)
-    readers = [n.friendly_name for n in model.get_ordered_ops() if n.type_name == "ReadValue"]
-    for reader, nodes in zip(readers, form.init_nodes):
-        if reader in answer:
-            answer.update(dict.fromkeys(nodes, answer[reader]))
-    return answer

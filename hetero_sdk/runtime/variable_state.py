@@ -47,6 +47,15 @@ class VariableBuffer:
         """Forgets the value: the next inference starts from the initial value."""
         self._value = None
 
+    def value(self) -> Any:
+        """The variable's value as the model sees it (what :attr:`VariableState.state` reads), or None."""
+        return self.get()
+
+    def assign(self, value: np.ndarray) -> None:
+        """Sets the variable's value as the model sees it (a checked host array, from
+        :attr:`VariableState.state`)."""
+        self.set(value)
+
 
 BufferFactory = Callable[[Variable], VariableBuffer]
 """Makes the buffer of one variable for a new infer request (:class:`VariableBuffer` by default)."""
@@ -73,7 +82,7 @@ class VariableState:
         """The value the next inference reads, copied to the host. Before the first inference and
         after a reset: zeros of the variable's shape, each dynamic dimension 0 (the initial value, when
         it depends on no input)."""
-        value = self._buffer.get()
+        value = self._buffer.value()
         if value is None:
             shape = [0 if d < 0 else d for d in self._buffer.variable.data_shape]
             return Tensor(self._buffer.variable.data_type, shape)
@@ -102,7 +111,7 @@ class VariableState:
                 f"variable '{variable.variable_id}' is {variable.data_type.value}{variable.data_shape}; the state "
                 f"given is {array.dtype}{list(array.shape)}: give an array of the variable's type and shape"
             )
-        self._buffer.set(array)
+        self._buffer.assign(array)
 
     def reset(self) -> None:
         """Forgets the value: the next inference reads the initial value."""

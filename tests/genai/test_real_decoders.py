@@ -76,9 +76,11 @@ def test_greedy_tokens_on_template_equal_onnx_runtime(core: hs.Core, arch: str) 
     assert _greedy(core, arch, "TEMPLATE", NEW_TOKENS) == expected
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", ["gpt2"])
 def test_greedy_tokens_on_hetero_xla_template_equal_onnx_runtime(core: hs.Core, arch: str) -> None:
-    """XLA runs every node of these decoders, so HETERO places them all there."""
+    """XLA runs every node of these decoders, so HETERO places them all there. The explicit cache grows
+    every step, so XLA compiles each step anew: one architecture, a few tokens (the stateful form's 64
+    tokens over HETERO, in fixed-capacity buffers: tests/runtime/test_stateful_decoders.py)."""
     _needs_xla(core)
     expected = ort_greedy(PATHS[arch], PROMPT, XLA_NEW_TOKENS)
     assert _greedy(core, arch, "HETERO:XLA,TEMPLATE", XLA_NEW_TOKENS) == expected

@@ -73,7 +73,7 @@ def convert_onnx(
     if proto.functions:  # their bodies' ops, now in the graph, are checked as the graph's were
         proto = onnx.inliner.inline_local_functions(proto)
         refuse_unsupported(proto.graph, versions, loaded.source)
-    return GraphTranslator(versions, loaded.source, input_shapes).translate(proto)
+    return GraphTranslator(versions, loaded.source, input_shapes, loaded.external).translate(proto)
 
 
 def _check_opsets(versions: Mapping[str, int], source: str) -> None:

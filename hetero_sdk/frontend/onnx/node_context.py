@@ -11,6 +11,7 @@ import onnx
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelValidationError, UnsupportedOperationError
+from hetero_sdk.frontend.onnx.external_data import ExternalData
 from hetero_sdk.frontend.onnx.types import tensor_value
 from hetero_sdk.frontend.onnx.values import TensorSequence, Value, describe
 from hetero_sdk.graph.node import Output
@@ -31,6 +32,7 @@ class NodeContext:
     :param version: the opset version of the node's domain in the model.
     :param name: the unique friendly name its main SDK node gets.
     :param subgraphs: translates a sub-graph attribute: ``subgraphs(graph, signatures, inline)``.
+    :param external: the model's external data, where a tensor attribute may keep its values.
     """
 
     def __init__(
@@ -40,8 +42,10 @@ class NodeContext:
         version: int,
         name: str,
         subgraphs: Callable[..., Any],
+        external: ExternalData | None = None,
     ) -> None:
         self.proto = proto
+        self.external = external
         self.inputs = list(inputs)
         self.version = version
         self.name = name
@@ -154,7 +158,7 @@ class NodeContext:
         if kind == onnx.AttributeProto.STRINGS:
             return [s.decode("utf-8") for s in attribute.strings]
         if kind == onnx.AttributeProto.TENSOR:
-            return tensor_value(attribute.t, f"{self.describe()} attribute '{name}'")
+            return tensor_value(attribute.t, f"{self.describe()} attribute '{name}'", self.external)
         if kind == onnx.AttributeProto.GRAPH:
             return attribute.g
         raise self.unsupported(f"attribute '{name}' of kind {onnx.AttributeProto.AttributeType.Name(kind)}")

@@ -37,7 +37,7 @@ def compute_precision(config: dict[str, Any]) -> Type:
 def make_config(backend: Backend, device_name: str) -> DeviceConfig:
     """The property table of a device on ``backend`` registered as ``device_name``."""
     precisions = (Type.f32, Type.bf16) if backend.supports_bf16() else (Type.f32,)
-    capabilities = ["FP32", *(["BF16"] if Type.bf16 in precisions else []), "EXPORT_IMPORT"]
+    capabilities = ["FP32", *(["BF16"] if Type.bf16 in precisions else []), "EXPORT_IMPORT", props.device.STATIC_SHAPES]
     memory = [read_only(props.device.total_mem_size, compute=backend.memory_limit)] if backend.reports_memory() else []
     return DeviceConfig(
         [

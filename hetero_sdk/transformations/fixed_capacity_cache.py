@@ -1,0 +1,297 @@
+"""A KV cache of fixed capacity: the explicit-cache decoder rewritten so that its cache inputs are
+buffers of any capacity, written in place, and the filled length is a value, not a shape.
+
+An exported decoder grows each cache by ``present = Concat(past, new, axis)`` and reads the past
+length from ``ShapeOf(past)``: the length is a shape, so a compiler that specialises on shapes (XLA)
+builds a new executable for every token. OpenVINO GenAI's static NPU pipeline and JAX serving keep the
+cache in a buffer of fixed capacity instead; this pass does that to the graph:
+
+- each ``Concat(past, new, axis)`` becomes a scatter of ``new`` into the buffer ``past`` at the rows
+  ``past_length ... past_length + new_length - 1``: ``present`` is the updated buffer (same capacity);
+- the past length read from ``ShapeOf(past)`` is split in two worlds. Where it decides a shape (a
+  ``Range`` limit, a ``Reshape``/``Broadcast`` target, ...) it reads ``capacity - new_length``, so that
+  ``past + new`` is the buffer's capacity and every key-axis tensor has the buffer's length; where it is
+  a value (positions for the rotary embedding, ...) it reads the new ``past_length`` input;
+- a ``Range`` whose start is the past length is written ``start + Range(0, stop - start)``, so that
+  its length does not depend on the past length and its values do.
+
+Keys at rows ``>= past_length + new_length`` are masked by the decoder's own causal mask (key ``j`` is
+seen by query ``i`` only when ``j <= past_length + i``), and the caller pads the attention mask with
+zeros to the capacity: the logits are those of the model run with the cache as exported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hetero_sdk import opset
+from hetero_sdk.element_type import Type
+from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.graph.model import Model
+from hetero_sdk.graph.node import Node, Output
+from hetero_sdk.ops.folding import constant_value
+
+__all__ = ["FixedCapacityCache", "PAST_LENGTH", "with_fixed_capacity_cache"]
+
+PAST_LENGTH = "past_length"
+"""The name of the input the rewritten model takes the filled length of its cache buffers from."""
+
+_SHAPE_MATH = frozenset(
+    {
+        "Slice", "StridedSlice", "Squeeze", "Unsqueeze", "Reshape", "Concat", "Gather", "Add", "Subtract",
+        "Multiply", "Divide", "Convert", "Maximum", "Minimum", "Negative", "FloorMod",
+    }
+)  # fmt: skip
+"""Ops that compute small integer shape vectors and scalars: copied into both worlds."""
+
+_SEQUENCE_INPUTS = {"input_ids": 1, "inputs_embeds": 1}
+"""Decoder inputs whose axis counts the tokens a step adds (the rows each cache grows by)."""
+
+
+@dataclass
+class FixedCapacityCache:
+    """What :func:`with_fixed_capacity_cache` made: the rewritten model and how to feed it.
+
+    :ivar model: the rewritten model; its cache inputs take buffers whose ``axes`` have any capacity
+        (the same for every cache), its ``past_length`` input the rows filled, and each cache output
+        returns the updated buffer.
+    :ivar axes: per cache input name, the axis the cache grows along.
+    :ivar pairs: per cache input name, the output name that returns its updated buffer.
+    :ivar rows: the input whose axis counts the rows a step adds (``input_ids``, axis 1).
+    :ivar padded_inputs: inputs whose last axis spans the keys (the attention mask): the caller pads
+        them with zeros to the capacity.
+    """
+
+    model: Model
+    axes: dict[str, int]
+    pairs: dict[str, str]
+    rows: tuple[str, int]
+    padded_inputs: list[str] = field(default_factory=list)
+
+
+def with_fixed_capacity_cache(model: Model, pairs: Mapping[str, str]) -> FixedCapacityCache:
+    """The explicit-cache decoder ``model`` rewritten to keep its caches in fixed-capacity buffers
+    (see the module's docstring). ``model`` is left unchanged.
+
+    :param pairs: cache input name -> the output name that returns the grown cache (as
+        :func:`~hetero_sdk.make_stateful` takes them).
+    :raises ModelValidationError: when a cache output is not ``Concat(past, new)`` of its input, the
+        caches grow along different axes, or the model already has a ``past_length`` input.
+    """
+    if not pairs:
+        raise ModelValidationError("with_fixed_capacity_cache needs at least one cache (input, output) pair")
+    model = model.clone()
+    if any(PAST_LENGTH in port.names for port in model.inputs):
+        raise ModelValidationError(f"model '{model.friendly_name}' already has an input named {PAST_LENGTH!r}")
+    caches = [_cache(model, past, present) for past, present in pairs.items()]
+    past_length = opset.parameter([], Type.i64, name=PAST_LENGTH)
+    past_length.output(0).set_names({PAST_LENGTH})
+    users = model.consumers()
+    rows = _new_rows(model)
+    length_world, value_world = _split_past_lengths(model, caches, rows, past_length.output(0), users)
+    _rewire_consumers(model, length_world, value_world, users)
+    for cache in caches:
+        _scatter_into_buffer(cache, past_length.output(0), users)
+    rewritten = Model(model.get_results(), [*model.get_parameters(), past_length], model.friendly_name)
+    rewritten.get_rt_info().update(model.get_rt_info())
+    rewritten.validate_nodes_and_infer_types()
+    padded = [p.any_name for p in rewritten.inputs if "attention_mask" in p.names]
+    rows_input = (rows[0].any_name, rows[1])
+    return FixedCapacityCache(rewritten, {c.name: c.axis for c in caches}, dict(pairs), rows_input, padded)
+
+
+@dataclass
+class _Cache:
+    name: str
+    parameter: Node
+    concat: Node
+    axis: int
+
+    @property
+    def past(self) -> Output:
+        """The cache as the model reads it: the buffer, or its rows reordered by a beam index."""
+        return self.concat.input_value(0)
+
+    @property
+    def new(self) -> Output:
+        return self.concat.input_value(1)
+
+
+def _cache(model: Model, past: str, present: str) -> _Cache:
+    parameter_port = model.input(past)
+    result_port = model.output(present)
+    grown = result_port.node.input_value(0).node if result_port.node.type_name == "Result" else result_port.node
+    inputs = grown.input_values()
+    if grown.type_name != "Concat" or len(inputs) != 2 or _cache_read(inputs[0]) != parameter_port:
+        raise ModelValidationError(
+            f"output {present!r} is not Concat({past!r}, new): a fixed-capacity cache needs the cache to grow "
+            f"by one Concat of the past and the new rows (it is {grown.type_name} '{grown.friendly_name}')"
+        )
+    rank = parameter_port.partial_shape.rank
+    axis = int(grown.attrs["axis"])
+    axis = axis + rank if axis < 0 else axis
+    if axis == 0:
+        raise ModelValidationError(f"output {present!r} grows along axis 0, the batch; a cache grows along another")
+    return _Cache(past, parameter_port.node, grown, axis)
+
+
+def _cache_read(value: Output) -> Output:
+    """The cache input ``value`` reads: itself, or the input of a Gather along the batch axis (the rows
+    reordered by optimum-intel's ``beam_idx``)."""
+    node = value.node
+    if node.type_name == "Gather" and node.attrs.get("batch_dims", 0) == 0:
+        axis = constant_value(node.input_value(2))
+        if axis is not None and int(axis) == 0:
+            return node.input_value(0)
+    return value
+
+
+def _split_past_lengths(
+    model: Model,
+    caches: list[_Cache],
+    new_rows: tuple[Output, int],
+    past_length: Output,
+    users: dict[Output, list[tuple[Node, int]]],
+) -> tuple[dict[Output, Output], dict[Output, Output]]:
+    """Both copies of every small integer computation that reads a cache's shape: by original output,
+    the one that sees ``capacity - new_length`` as the past length, and the one that sees the value."""
+    axes = {c.axis for c in caches}
+    if len(axes) != 1:
+        raise ModelValidationError(f"the caches grow along different axes {sorted(axes)}; one axis is needed")
+    length: dict[Output, Output] = {}
+    value: dict[Output, Output] = {}
+    by_read = {id(source.node): c for c in caches for source in {c.past, c.parameter.output(0)}}
+    for node in model.get_ops():
+        if node.type_name == "ShapeOf" and id(node.input_value(0).node) in by_read:
+            cache = by_read[id(node.input_value(0).node)]
+            both = _shape_in_both_worlds(cache, new_rows, past_length, node)
+            length[node.output(0)], value[node.output(0)] = both
+        elif _is_shape_math(node) and any(v in length for v in node.input_values()):
+            for world in (length, value):
+                twin = Node(node.op, [world.get(v, v) for v in node.input_values()], dict(node.attrs))
+                world[node.output(0)] = twin.output(0)
+    _normalize_ranges(model, length, value, users)
+    return length, value
+
+
+def _new_rows(model: Model) -> tuple[Output, int]:
+    """The input whose axis counts the rows a step adds to every cache: the token input, as decoders
+    name it (reading it from a cache's new rows would make each layer depend on the layers after it)."""
+    for port in model.inputs:
+        axis = _SEQUENCE_INPUTS.get(port.any_name)
+        if axis is not None and (port.partial_shape.rank or 0) > axis:
+            return port, axis
+    raise ModelValidationError(
+        f"model '{model.friendly_name}' has no input {' or '.join(_SEQUENCE_INPUTS)}, so the rows each step adds "
+        "to its caches are unknown; a fixed-capacity cache needs the decoder's token input"
+    )
+
+
+def _is_shape_math(node: Node) -> bool:
+    if node.type_name not in _SHAPE_MATH or node.get_output_size() != 1:
+        return False
+    out = node.outputs()[0]
+    rank = out.partial_shape.rank
+    return out.element_type.is_integral and rank is not None and rank <= 1
+
+
+def _shape_in_both_worlds(
+    cache: _Cache, new_rows: tuple[Output, int], past_length: Output, shape_node: Node
+) -> tuple[Output, Output]:
+    output_type = shape_node.attrs["output_type"]
+    buffer_shape = opset.shape_of(cache.parameter, output_type).output(0)
+    rank = cache.parameter.output(0).partial_shape.rank
+    a = cache.axis
+
+    def part(source: Output, start: int, stop: int) -> Output:
+        return opset.slice(source, [start], [stop], [1], [0]).output(0)
+
+    before, capacity, after = part(buffer_shape, 0, a), part(buffer_shape, a, a + 1), part(buffer_shape, a + 1, rank)
+    rows, axis = new_rows
+    new_length = part(opset.shape_of(rows, output_type).output(0), axis, axis + 1)
+    as_length = opset.concat([before, opset.subtract(capacity, new_length).output(0), after], 0).output(0)
+    filled = opset.reshape(_as_type(past_length, output_type), opset.constant(np.array([1], np.int64)), False).output(0)
+    as_value = opset.concat([before, filled, after], 0).output(0)
+    return as_length, as_value
+
+
+def _as_type(value: Output, element_type: Type) -> Output:
+    return value if value.element_type == element_type else opset.convert(value, element_type).output(0)
+
+
+def _normalize_ranges(
+    model: Model,
+    length: dict[Output, Output],
+    value: dict[Output, Output],
+    users: dict[Output, list[tuple[Node, int]]],
+) -> None:
+    """``Range(start, stop, step)`` with a start read from a cache's shape becomes
+    ``start + Range(0, stop - start, step)``: its length no longer depends on the past length."""
+    for node in model.get_ops():
+        if node.type_name != "Range" or node.input_value(0) not in length:
+            continue
+        start, stop, step = node.input_values()
+        output_type = node.attrs["output_type"]
+        count = opset.subtract(length.get(stop, stop), length[start])
+        zero = opset.constant(np.zeros((), start.element_type.numpy))
+        offsets = opset.range(zero, count, step, output_type)
+        shifted = opset.add(offsets, _as_type(value[start], output_type)).output(0)
+        for user, index in users.pop(node.output(0), []):
+            user.set_input(index, shifted)
+
+
+def _rewire_consumers(
+    model: Model,
+    length: dict[Output, Output],
+    value: dict[Output, Output],
+    users: dict[Output, list[tuple[Node, int]]],
+) -> None:
+    """Every consumer outside the copied computations takes the copy its input's role asks for: the
+    length world where the input decides a shape, the value world elsewhere."""
+    copied = {id(v.node) for v in (*length.values(), *value.values())}
+    originals = set(length)
+    for node in _all_nodes(model.get_results(), length.values(), value.values()):
+        if id(node) in copied:
+            continue
+        for index, source in enumerate(node.input_values()):
+            if source not in originals:
+                continue
+            spec = node.op.input_spec(index)
+            world = length if spec is not None and spec.decides_shape else value
+            node.set_input(index, world[source])
+
+
+def _all_nodes(results: Iterable[Node], *extra: Iterable[Output]) -> list[Node]:
+    seen: dict[int, Node] = {}
+    stack = [*results, *(o.node for group in extra for o in group)]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        stack.extend(v.node for v in node.input_values())
+    return list(seen.values())
+
+
+def _scatter_into_buffer(cache: _Cache, past_length: Output, users: dict[Output, list[tuple[Node, int]]]) -> None:
+    new = cache.new
+    a = cache.axis
+    shape = opset.shape_of(new).output(0)
+    count = opset.squeeze(opset.slice(shape, [a], [a + 1], [1], [0]), opset.constant(np.array([0], np.int64))).output(0)
+    rows = opset.range(opset.constant(np.zeros((), np.int64)), count, opset.constant(np.ones((), np.int64)), Type.i64)
+    positions = opset.add(rows, past_length).output(0)
+    rank = new.partial_shape.rank
+    column = [1] * rank
+    column[a] = -1
+    indices = opset.broadcast(
+        opset.reshape(positions, opset.constant(np.array(column, np.int64)), False), shape
+    ).output(0)
+    scattered = opset.scatter_elements_update(cache.past, indices, new, axis=a)
+    for user, index in users.get(cache.concat.output(0), []):
+        user.set_input(index, scattered.output(0))
+    names = cache.concat.output(0).explicit_names
+    if names:
+        scattered.output(0).set_names(names)

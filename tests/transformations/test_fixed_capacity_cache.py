@@ -1,0 +1,140 @@
+"""with_fixed_capacity_cache: a decoder whose cache grows by Concat and whose positions and causal
+mask read the past length from the cache's shape, rewritten to write into buffers of fixed capacity,
+gives the attention a numpy decoder written here gives, step by step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hetero_sdk as hs
+from hetero_sdk import opset
+from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.reference import evaluate
+from hetero_sdk.transformations.fixed_capacity_cache import PAST_LENGTH, with_fixed_capacity_cache
+
+VOCAB, DIM, POSITIONS = 11, 4, 64
+rng = np.random.default_rng(7)
+EMBED = rng.standard_normal((VOCAB, DIM)).astype(np.float32)
+POSITION_TABLE = rng.standard_normal((POSITIONS, DIM)).astype(np.float32)
+PAIRS = {"past": "present"}
+
+
+def _decoder(start_positions_at_past: bool = False) -> hs.Model:
+    """One attention layer in the exporters' style: ``present = Concat(past, new)``, positions from the
+    past length read by ShapeOf, a causal mask from ``Range(0, past + new)``, the attention mask read at
+    the key positions."""
+    ids = opset.parameter([1, -1], hs.Type.i64, name="input_ids")
+    mask = opset.parameter([1, -1], hs.Type.i64, name="attention_mask")
+    past = opset.parameter([1, -1, DIM], name="past")
+    zero, one = np.int64(0), np.int64(1)
+    past_len = opset.squeeze(opset.slice(opset.shape_of(past), [1], [2], [1]), [0])
+    seq = opset.squeeze(opset.slice(opset.shape_of(ids), [1], [2], [1]), [0])
+    total = opset.add(past_len, seq)
+    if start_positions_at_past:
+        positions = opset.range(past_len, total, one, hs.Type.i64)
+    else:
+        positions = opset.add(opset.range(zero, seq, one, hs.Type.i64), past_len)
+    x = opset.gather(EMBED, ids, 0)
+    new = opset.add(x, opset.gather(POSITION_TABLE, positions, 0))
+    present = opset.concat([past, new], 1, name="grow")
+    present.output(0).set_names({"present"})
+    keys = opset.range(zero, total, one, hs.Type.i64)
+    causal = opset.less_equal(opset.unsqueeze(keys, [0]), opset.unsqueeze(positions, [1]))
+    allowed = opset.logical_and(causal, opset.not_equal(opset.gather(mask, keys, 1), zero))
+    scores = opset.matmul(new, present, transpose_b=True)
+    masked = opset.select(allowed, scores, np.float32(-1e30))
+    attended = opset.matmul(opset.softmax(masked, -1), present, name="attended")
+    attended.output(0).set_names({"attended"})
+    return hs.Model([attended, present], [ids, mask, past])
+
+
+def _numpy_step(ids: np.ndarray, past: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    p = past.shape[1]
+    positions = p + np.arange(ids.shape[1])
+    new = EMBED[ids] + POSITION_TABLE[positions]
+    present = np.concatenate([past, new], axis=1)
+    scores = new @ present.transpose(0, 2, 1)
+    allowed = np.arange(present.shape[1])[None, :] <= positions[:, None]
+    scores = np.where(allowed, scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return (weights / weights.sum(-1, keepdims=True)) @ present, present
+
+
+@pytest.mark.parametrize("start_positions_at_past", [False, True], ids=["range_plus_past", "range_from_past"])
+@given(prompt=st.integers(1, 6), steps=st.integers(1, 5), capacity_slack=st.integers(0, 4))
+@settings(max_examples=6, deadline=None)
+def test_rewritten_decoder_gives_the_attention_of_a_growing_cache(
+    start_positions_at_past: bool, prompt: int, steps: int, capacity_slack: int
+) -> None:
+    fixed = with_fixed_capacity_cache(_decoder(start_positions_at_past), PAIRS)
+    assert fixed.axes == {"past": 1} and fixed.padded_inputs == ["attention_mask"]
+    capacity = prompt + steps + capacity_slack
+    ids = np.random.default_rng(prompt).integers(0, VOCAB, (1, prompt))
+    buffer = np.zeros((1, capacity, DIM), np.float32)
+    past = np.zeros((1, 0, DIM), np.float32)
+    for _ in range(steps):
+        expected, past = _numpy_step(ids, past)
+        filled = past.shape[1] - ids.shape[1]
+        mask = np.zeros((1, capacity), np.int64)
+        mask[:, : past.shape[1]] = 1
+        attended, buffer = evaluate(
+            fixed.model, {"input_ids": ids, "attention_mask": mask, "past": buffer, PAST_LENGTH: np.int64(filled)}
+        )
+        np.testing.assert_allclose(attended, expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(buffer[:, : past.shape[1]], past, rtol=1e-6)
+        assert buffer.shape == (1, capacity, DIM)
+        ids = np.array([[int(attended[0, -1].argmax()) % VOCAB]])
+
+
+def test_the_past_length_never_decides_a_shape() -> None:
+    """Every shape of the rewritten model follows from input shapes: on XLA one executable serves
+    every step of a generation."""
+    fixed = with_fixed_capacity_cache(_decoder(True), PAIRS)
+    core = hs.Core()
+    compiled = core.compile_model(fixed.model, "TEMPLATE")
+    for filled in (0, 3, 7):
+        inputs = {
+            "input_ids": np.array([[1]]),
+            "attention_mask": np.ones((1, 8), np.int64),
+            "past": np.zeros((1, 8, DIM), np.float32),
+            PAST_LENGTH: np.int64(filled),
+        }
+        assert compiled(inputs)["present"].shape == (1, 8, DIM)
+    for node in fixed.model.get_ops():
+        for index, source in enumerate(node.input_values()):
+            spec = node.op.input_spec(index)
+            if spec is not None and spec.decides_shape:
+                assert PAST_LENGTH not in _ancestor_names(source), node
+
+
+def _ancestor_names(output: hs.graph.Output) -> set[str]:
+    """The nodes whose values ``output``'s value depends on (a ShapeOf reads no value)."""
+    seen, stack, names = set(), [output.node], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.add(node.friendly_name)
+        if node.type_name != "ShapeOf":
+            stack.extend(v.node for v in node.input_values())
+    return names
+
+
+def test_a_cache_that_does_not_grow_by_concat_is_refused_naming_it() -> None:
+    x = opset.parameter([1, -1, DIM], name="past")
+    doubled = opset.multiply(x, np.float32(2), name="doubled")
+    doubled.output(0).set_names({"present"})
+    with pytest.raises(ModelValidationError, match=r"'present' is not Concat\('past', new\).*Multiply 'doubled'"):
+        with_fixed_capacity_cache(hs.Model([doubled], [x]), PAIRS)
+
+
+def test_the_model_given_is_left_unchanged() -> None:
+    model = _decoder()
+    before = [n.type_name for n in model.get_ops()]
+    with_fixed_capacity_cache(model, PAIRS)
+    assert [n.type_name for n in model.get_ops()] == before
+    assert [p.any_name for p in model.inputs] == ["input_ids", "attention_mask", "past"]
