@@ -213,23 +213,25 @@ def stateful(request: Any, counter: Any = None) -> Generate:
 
 
 def pipeline(llm: Any, config_class: Any) -> Generate:
-    """Greedy generation by ``LLMPipeline.generate``, the first token timed by its streamer."""
+    """Greedy generation by ``LLMPipeline.generate`` (no stop token), the first token timed by its
+    streamer, the compiles from its metrics."""
 
     def generate(prompt: list[int], n: int) -> Generation:
         first: list[float] = []
-        config = config_class(max_new_tokens=n, do_sample=False, stop_token_ids=set(), eos_token_id=-1)
+        config = config_class(max_new_tokens=n, do_sample=False, stop_token_ids=set(), eos_token_id=None)
 
-        def streamer(*_: Any) -> bool:
+        def streamer(_: Any) -> bool:
             if not first:
                 first.append(CLOCK())
             return False
 
         start = CLOCK()
-        tokens = llm.generate(prompt, config, streamer)
+        results = llm.generate(prompt, config, streamer, return_results=True)
         end = CLOCK()
-        tokens = [int(t) for t in np.asarray(tokens).reshape(-1)][-n:]
         ttft = (first[0] if first else end) - start
-        return Generation(tokens, ttft, (end - start - ttft) / max(n - 1, 1))
+        tokens = [int(t) for t in results.tokens[0]]
+        compiles = results.perf_metrics.compile_count
+        return Generation(tokens, ttft, (end - start - ttft) / max(n - 1, 1), compiles)
 
     return generate
 
@@ -307,11 +309,7 @@ def sdk_candidates(core: hs.Core, decoder: Decoder, device: str, ways: Sequence[
         except ImportError:
             found[f"{device} genai"] = "hetero_sdk.genai.LLMPipeline is not in this build of the SDK"
         else:
-            llm = (
-                LLMPipeline(str(decoder.path), device, config=config)
-                if config
-                else LLMPipeline(str(decoder.path), device)
-            )
+            llm = LLMPipeline(decoder.path, device, config=dict(config), core=core)
             found[f"{device} genai"] = pipeline(llm, GenerationConfig)
     return found
 
@@ -366,7 +364,12 @@ def measure_generations(
                     note = f"compiles per token: one generation of {probe} tokens, its time mostly compiling"
                     results[name] = Measured([first], first=first, tokens=probe, note=note)
                     continue
+                probed_compiles = first.compiles
+            else:
+                probed_compiles = None
             first = generate(prompt, n)
+            if probed_compiles is not None and first.compiles is not None:
+                first.compiles += probed_compiles  # the probe compiled the first steps' executables
         except Exception as exc:  # a runtime that cannot run the model: shown, not fatal
             results[name] = Measured(skipped=f"fails: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
             continue
