@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +22,8 @@ from hetero_sdk.serialization.weights import WeightsBuilder
 from hetero_sdk.serialization.writer import model_to_document
 
 __all__ = [
-    "agreeing_device_id", "agreeing_priorities", "cache_file", "multi_hint", "store_in_cache", "without_cache_dir",
+    "agreeing_device_id", "agreeing_priorities", "cache_file", "store_in_cache", "without_cache_dir",
 ]  # fmt: skip
-
-
-def multi_hint(name: str, devices: Collection[str]) -> str:
-    """What to say for OpenVINO's ``MULTI`` (deprecated there for AUTO with the cumulative hint) when AUTO
-    is among ``devices``; "" for other names."""
-    if name.upper() != "MULTI" or "AUTO" not in devices:
-        return ""
-    return (
-        "; MULTI is AUTO with PERFORMANCE_HINT=CUMULATIVE_THROUGHPUT (as in OpenVINO 2025): compile on "
-        "'AUTO:XLA,TEMPLATE' with that hint, or run hetero-sdk benchmark -d AUTO:XLA,TEMPLATE "
-        "-hint cumulative_throughput"
-    )
 
 
 def without_cache_dir(config: Config | None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from google.protobuf.message import DecodeError
 
 from hetero_sdk.errors import ModelFormatError, ModelValidationError
 from hetero_sdk.frontend.onnx.external_data import ExternalData, uses_external_data
+from hetero_sdk.frontend.onnx.strings import check_strings
 
 __all__ = ["LoadedProto", "check_proto", "load_proto"]
 
@@ -42,10 +43,12 @@ def load_proto(model: str | os.PathLike[str] | bytes | onnx.ModelProto) -> Loade
     """Parses ``model`` (a path, the file's bytes, or a ``ModelProto``) and checks and maps its external
     data (:func:`check_proto` runs ONNX's checker on the result).
 
-    :raises ModelFormatError: for a missing, truncated or corrupted file, or external data that is
-        missing, lies outside the model's folder or has a malformed field (naming the tensor and field).
+    :raises ModelFormatError: for a missing, truncated or corrupted file, a name that is not UTF-8 text,
+        or external data that is missing, lies outside the model's folder or has a malformed field
+        (naming the tensor and field).
     """
     if isinstance(model, onnx.ModelProto):
+        check_strings(model, "ONNX model")
         source = f"ONNX model '{model.graph.name or '<unnamed>'}'"
         return LoadedProto(model, source, external=_external_data(model, source, None))
     if isinstance(model, (bytes, bytearray, memoryview)):
@@ -75,6 +78,7 @@ def _parse(data: bytes, source: str) -> onnx.ModelProto:
             f"{source}: not an ONNX model: no graph or IR version in {len(data)} bytes; hetero-sdk reads "
             ".onnx files and its own .json format"
         )
+    check_strings(proto, source)
     return proto
 
 
@@ -128,6 +132,7 @@ def check_proto(loaded: LoadedProto) -> None:
     references are :class:`~hetero_sdk.frontend.onnx.external_data.ExternalData`'s to check).
 
     :raises ModelValidationError: for a graph that fails ONNX's checks, naming the node.
+    :raises ModelFormatError: for a model that Python's protobuf parsed but ONNX's C++ side cannot.
     """
     try:
         if loaded.external is not None and loaded.path is not None:
@@ -137,3 +142,13 @@ def check_proto(loaded: LoadedProto) -> None:
     except onnx.checker.ValidationError as exc:
         detail = " ".join(str(exc).split())[:_MAX_DETAIL] or type(exc).__name__
         raise ModelValidationError(f"{loaded.source}: the graph fails ONNX's checks: {detail}") from None
+    except UnicodeDecodeError as exc:  # the checker quoted text of the model that is not UTF-8
+        raise ModelValidationError(
+            f"{loaded.source}: the graph fails ONNX's checks, whose message quotes text that is not UTF-8 "
+            f"({exc.object[max(exc.start - 60, 0) : exc.end + 20]!r}); fix the names where the model is made"
+        ) from None
+    except ValueError as exc:  # onnx's "Unable to parse proto from the given bytes"
+        raise ModelFormatError(
+            f"{loaded.source}: ONNX's checker cannot parse the model that protobuf read ({exc}); the file is "
+            "corrupted or written by a non-conforming exporter: export it again"
+        ) from None

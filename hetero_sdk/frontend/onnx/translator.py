@@ -17,6 +17,7 @@ import onnx
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import HeteroSDKError, ModelValidationError, UnsupportedOperationError
+from hetero_sdk.frontend.onnx.attributes import check_attribute_domains
 from hetero_sdk.frontend.onnx.external_data import ExternalData
 from hetero_sdk.frontend.onnx.functions import function_body
 from hetero_sdk.frontend.onnx.node_context import NodeContext
@@ -252,6 +253,8 @@ class GraphTranslator:
             base = proto.name or f"{proto.op_type}_{index}"
             reader = f"{proto.op_type} '{base}'"
             inputs = [scope.lookup(n, reader) if n else None for n in proto.input]
+            if domain == "":
+                check_attribute_domains(proto, f"{reader} (ai.onnx opset {version})")
             found = find_rule(domain, proto.op_type, version)
             if found is None:
                 self._expand(proto, version, domain, inputs, scope, versions, base, None)
@@ -275,7 +278,7 @@ class GraphTranslator:
                 if str(exc).startswith("ONNX "):
                     raise
                 raise type(exc)(f"ONNX {ctx.describe()}: {exc}") from exc
-            except (ValueError, TypeError, IndexError) as exc:
+            except (ValueError, TypeError, IndexError, ArithmeticError) as exc:
                 raise ctx.error(f"{type(exc).__name__}: {exc}") from exc
             self._name_new_nodes(outputs, name, scope)
             for position, output_name in enumerate(proto.output):
