@@ -1,4 +1,5 @@
-"""Exporter rules for ops OpenVINO IR brings in: IsNaN and HardSigmoid (ONNX's ops of those names),
+"""Exporter rules for ops OpenVINO IR brings in: IsNaN and HardSigmoid (ONNX's ops of those names; a
+HardSigmoid with alpha or beta computed is written out),
 FakeQuantize and ScaledDotProductAttention (written out in ONNX's elementwise ops, MatMul and Softmax)."""
 
 from __future__ import annotations
@@ -20,9 +21,18 @@ def is_nan(ctx: ExportContext) -> None:
 
 @exporter("HardSigmoid")
 def hard_sigmoid(ctx: ExportContext) -> None:
-    alpha = float(ctx.required_constant(1, "alpha").reshape(()))
-    beta = float(ctx.required_constant(2, "beta").reshape(()))
-    ctx.emit1("HardSigmoid", [ctx.input(0)], ctx.out(), alpha=alpha, beta=beta)
+    alpha, beta = ctx.constant(1), ctx.constant(2)
+    if alpha is not None and beta is not None:
+        ctx.emit1(
+            "HardSigmoid", [ctx.input(0)], ctx.out(), alpha=float(alpha.reshape(())), beta=float(beta.reshape(()))
+        )
+        return
+    scalar = ctx.const(np.zeros(0, np.int64), name="scalar")  # alpha and beta as scalars: x's shape is kept
+    alpha_in, beta_in = (ctx.emit1("Reshape", [ctx.input(i), scalar]) for i in (1, 2))
+    line = ctx.emit1("Add", [ctx.emit1("Mul", [ctx.input(0), alpha_in]), beta_in])
+    element_type = ctx.element_type(0)
+    zero, one = ctx.const(0, element_type, "zero"), ctx.const(1, element_type, "one")
+    ctx.emit1("Max", [ctx.emit1("Min", [line, one]), zero], ctx.out())
 
 
 @exporter("FakeQuantize")
