@@ -40,7 +40,11 @@ def save_ir(model: Model, path: str | os.PathLike[str]) -> None:
     :raises ModelFormatError: for an attribute or rt_info value IR cannot hold, naming the node.
     """
     path = Path(path)
-    nodes = model.get_ordered_ops()
+    # Parameters first and Results last, each in the model's order: readers (OpenVINO's and ours) take
+    # the order of inputs and outputs from the order of the layers
+    ends = {id(n) for n in (*model.get_parameters(), *model.get_results())}
+    inner = [n for n in model.get_ordered_ops() if id(n) not in ends]
+    nodes = [*model.get_parameters(), *inner, *model.get_results()]
     refused = [n for n in nodes if _no_ir_form(n)]
     if refused:
         listed = ", ".join(f"'{n.friendly_name}' ({n.type_name} {n.version})" for n in refused)

@@ -145,6 +145,21 @@ def test_constants_of_every_weight_type_round_trip_exactly(dtype: type, shape: l
         np.testing.assert_array_equal(stored.astype(np.float64), value.astype(np.float64))
 
 
+def test_inputs_and_outputs_keep_their_order_whatever_the_graph_order(tmp_path: Path) -> None:
+    a = opset.parameter([2], np.float32, name="a")
+    b = opset.parameter([2], np.float32, name="b")
+    late = opset.relu(opset.add(a, b), name="late")
+    early = opset.negative(a, name="early")
+    model = hs.Model([opset.result(late, name="r_late"), opset.result(early, name="r_early")], [b, a])
+    back = _roundtrip(model, tmp_path)
+    assert [p.friendly_name for p in back.get_parameters()] == ["b", "a"]
+    assert [r.friendly_name for r in back.get_results()] == ["r_late", "r_early"]
+    ov = pytest.importorskip("openvino")
+    theirs = ov.Core().read_model(tmp_path / "rt.xml")
+    assert [p.get_friendly_name() for p in theirs.get_parameters()] == ["b", "a"]
+    assert [r.get_friendly_name() for r in theirs.get_results()] == ["r_late", "r_early"]
+
+
 def test_saving_an_op_without_an_ir_form_names_the_node(tmp_path: Path) -> None:
     x = opset.parameter([2, 2], np.float32, name="x")
     model = hs.Model([opset.det(x, name="determinant")], [x])

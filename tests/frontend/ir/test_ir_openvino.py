@@ -165,14 +165,27 @@ def _numpy_tiny(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("key", VISION)
-def test_real_model_read_here_and_saved_here_runs_in_openvino_unchanged(key: str, tmp_path: Path) -> None:
+def test_real_model_read_here_and_saved_here_reads_back_equal_and_runs_in_openvino_unchanged(
+    key: str, tmp_path: Path
+) -> None:
     model, onnx_path = fetch(key)
     ov_model = ov.convert_model(onnx_path)
     if model.input_shapes:
         ov_model.reshape(model.input_shapes)
     path = save_openvino_ir(ov_model, tmp_path, False)
     expected = openvino_outputs(ov.Core().read_model(path), model.feeds)
-    hs.save_model(hs.Core().read_model(path), tmp_path / "again.xml")
+    first = hs.Core().read_model(path)
+    hs.save_model(first, tmp_path / "again.xml")
+    second = hs.Core().read_model(tmp_path / "again.xml")
+    for a, b in zip(first.get_ordered_ops(), second.get_ordered_ops(), strict=True):
+        assert (a.friendly_name, a.type_name, a.get_rt_info()) == (b.friendly_name, b.type_name, b.get_rt_info())
+        for pa, pb in zip(a.outputs(), b.outputs(), strict=True):
+            assert (pa.element_type, pa.partial_shape, pa.get_names()) == (
+                pb.element_type,
+                pb.partial_shape,
+                pb.get_names(),
+            )
+    assert second.get_rt_info() == first.get_rt_info()
     again = ov.Core().read_model(tmp_path / "again.xml")
     assert [sorted(p.get_names()) for p in again.inputs] == [sorted(p.get_names()) for p in ov_model.inputs]
     for i, value in enumerate(openvino_outputs(again, model.feeds)):
