@@ -42,8 +42,8 @@ def save_ir(model: Model, path: str | os.PathLike[str]) -> None:
     path = Path(path)
     # Parameters first and Results last, each in the model's order: readers (OpenVINO's and ours) take
     # the order of inputs and outputs from the order of the layers
-    ends = {id(n) for n in (*model.get_parameters(), *model.get_results())}
-    inner = [n for n in model.get_ordered_ops() if id(n) not in ends]
+    boundary = {id(n) for n in (*model.get_parameters(), *model.get_results())}
+    inner = [n for n in model.get_ordered_ops() if id(n) not in boundary]
     nodes = [*model.get_parameters(), *inner, *model.get_results()]
     refused = [n for n in nodes if _no_ir_form(n)]
     if refused:
