@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import CancelledError, Future
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,7 @@ class InferRequest:
         ]
         """Per input, the dtype and a shape an array takes the fast path of :meth:`_checked_input` with:
         the static shape, or the last shape accepted for a dynamic input."""
+        self._latency = 0.0
         self.remote_outputs = False
         """Set True to get device-resident outputs (remote tensors) when the device has them."""
 
@@ -105,12 +107,25 @@ class InferRequest:
             self.set_input_tensor(self._input_index(key), tensor)
 
     def get_input_tensor(self, index: int = 0) -> Any:
-        """Input ``index`` as set (the request does not modify it)."""
+        """Input ``index`` as a :class:`Tensor` sharing the request's memory (a remote tensor as set).
+
+        A static input that has not been set gets its own zero-filled tensor here, as OpenVINO's
+        requests pre-allocate theirs: fill it through ``tensor.data[:] = ...`` and call :meth:`infer`
+        without inputs. A tensor set by :meth:`set_tensor` is kept across inferences.
+
+        :raises InferenceError: for a dynamic input that has not been set (its shape is not known).
+        """
         position = self._position(index, self._in_ports, "input")
         value = self._inputs[position]
         if value is None:
-            raise InferenceError(f"input {self._in_ports[position].any_name!r} has not been set")
-        return value
+            port = self._in_ports[position]
+            if not port.partial_shape.is_static:
+                raise InferenceError(
+                    f"input {port.any_name!r} has the dynamic shape {port.partial_shape}, so the request holds no "
+                    "tensor for it; set one first: request.set_tensor(name, hs.Tensor(array))"
+                )
+            value = self._inputs[position] = np.zeros(tuple(port.shape), port.element_type.numpy)
+        return value if isinstance(value, RemoteTensor) else Tensor(value)
 
     def set_output_tensor(self, index: int, buffer: np.ndarray | Tensor) -> None:
         """Makes inference write output ``index`` into ``buffer`` (a writable array of the right shape)."""
@@ -120,11 +135,29 @@ class InferRequest:
         self._buffered = True
 
     def get_output_tensor(self, index: int = 0) -> Any:
-        """Output ``index`` of the last inference (a remote tensor when :attr:`remote_outputs` is set)."""
+        """Output ``index`` as a :class:`Tensor` (a remote tensor when :attr:`remote_outputs` is set).
+
+        After an inference it holds that inference's values. Before the first one, a static output gets
+        a zero-filled tensor that later inferences write into (as OpenVINO's pre-allocated outputs).
+
+        :raises InferenceError: for a dynamic output before any inference has completed.
+        """
         position = self._position(index, self._out_ports, "output")
         if self._outputs is None:
-            raise InferenceError("no inference has completed on this request since it last started one")
-        return self._outputs[position] if self.remote_outputs else self._host()[position]
+            buffer = self._user_outputs[position]
+            if buffer is None:
+                port = self._out_ports[position]
+                if not port.partial_shape.is_static or self.is_busy:
+                    raise InferenceError("no inference has completed on this request since it last started one")
+                self.set_output_tensor(position, np.zeros(tuple(port.shape), port.element_type.numpy))
+                buffer = self._user_outputs[position]
+            return Tensor(buffer)
+        return self._outputs[position] if self.remote_outputs else Tensor(self._host()[position])
+
+    @property
+    def latency(self) -> float:
+        """Milliseconds the last inference took on the device (0.0 before the first), as OpenVINO's."""
+        return self._latency
 
     @property
     def results(self) -> InferResults:
@@ -135,11 +168,18 @@ class InferRequest:
 
     # -- running ------------------------------------------------------------------------------------
 
-    def infer(self, inputs: Any = None) -> InferResults:
+    def infer(self, inputs: Any = None, share_inputs: bool = False, share_outputs: bool = False) -> InferResults:
         """Runs one inference synchronously. The completion callback is not called.
 
         :param inputs: a dict (index, tensor name or port to array), a list in input order, or one
             array for a single-input model; None uses the tensors already set.
+        :param share_inputs: accepted as OpenVINO's: a synchronous inference reads the arrays during the
+            call and never writes them, so they are never copied; either way they become the request's
+            input tensors (later ``infer()`` calls without inputs read them as they are then).
+        :param share_outputs: False (the default, as OpenVINO's): the results are arrays of their own,
+            copied where an output lives in a buffer of the request (:meth:`set_output_tensor`, a
+            pre-allocated output tensor). True: those results are the request's buffers themselves,
+            overwritten by the next inference.
         :raises InferenceError: for wrong inputs or a device failure.
         :raises RequestBusyError: when an async inference is running on this request.
         """
@@ -149,16 +189,25 @@ class InferRequest:
         finally:
             with self._lock:
                 self._context = None
-        return self.results
+        results = self.results
+        if self._buffered and not share_outputs:
+            return InferResults(
+                self._out_ports, [v.copy() if b is not None else v for v, b in zip(results._values, self._user_outputs)]
+            )
+        return results
 
-    def start_async(self, inputs: Any = None, userdata: Any = None) -> None:
+    def start_async(self, inputs: Any = None, userdata: Any = None, share_inputs: bool = False) -> None:
         """Starts one inference in the background; :meth:`wait` for it.
 
+        :param inputs: as :meth:`infer` takes them; None uses the tensors already set.
         :param userdata: passed to the completion callback of this inference instead of the one given
             to :meth:`set_callback`.
+        :param share_inputs: False (the default, as OpenVINO's): ``inputs`` are copied before the
+            inference starts, so the caller may reuse its arrays at once. True: they are used in place
+            (do not write them until the inference ends).
         :raises RequestBusyError: when an inference is already running on this request.
         """
-        self._start(inputs)
+        self._start(inputs if share_inputs or inputs is None else copied_inputs(inputs))
         self._userdata = userdata
         self._callback_error = None
         try:
@@ -283,7 +332,9 @@ class InferRequest:
         try:
             if cancelled.is_set():
                 context.check_cancelled()
+            began = time.perf_counter()
             outputs = self._compiled.run(list(self._inputs), context)
+            self._latency = (time.perf_counter() - began) * 1000.0
             if cancelled.is_set():
                 context.check_cancelled()
         except HeteroSDKError:
@@ -444,3 +495,18 @@ class InferRequest:
                 f"expected {port.element_type.value}{port.partial_shape}"
             )
         return buffer
+
+
+def copied_inputs(inputs: Any) -> Any:
+    """``inputs`` (as :meth:`InferRequest.infer` takes them) with each host array copied."""
+
+    def copy(value: Any) -> Any:
+        if isinstance(value, Tensor):
+            value = value.data
+        return value.copy() if isinstance(value, np.ndarray) else value
+
+    if isinstance(inputs, Mapping):
+        return {key: copy(value) for key, value in inputs.items()}
+    if isinstance(inputs, (list, tuple)):
+        return [copy(value) for value in inputs]
+    return copy(inputs)
