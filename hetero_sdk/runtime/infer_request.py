@@ -20,7 +20,7 @@ from hetero_sdk.errors import (
 from hetero_sdk.graph.node import Output
 from hetero_sdk.runtime.context import RemoteTensor
 from hetero_sdk.runtime.infer_results import InferResults, TensorKey
-from hetero_sdk.runtime.input_values import checked_strings, from_python
+from hetero_sdk.runtime.input_values import checked_input, checked_output_buffer, copied_inputs
 from hetero_sdk.runtime.profiling import ProfilingInfo, RunContext
 from hetero_sdk.runtime.tensor import Tensor
 
@@ -109,9 +109,8 @@ class InferRequest:
     def get_input_tensor(self, index: int = 0) -> Any:
         """Input ``index`` as a :class:`Tensor` sharing the request's memory (a remote tensor as set).
 
-        A static input that has not been set gets its own zero-filled tensor here, as OpenVINO's
-        requests pre-allocate theirs: fill it through ``tensor.data[:] = ...`` and call :meth:`infer`
-        without inputs. A tensor set by :meth:`set_tensor` is kept across inferences.
+        A static input not set yet gets a zero-filled tensor here, as OpenVINO pre-allocates: fill it
+        (``tensor.data[:] = ...``) and :meth:`infer` without inputs. Tensors set are kept across calls.
 
         :raises InferenceError: for a dynamic input that has not been set (its shape is not known).
         """
@@ -137,20 +136,18 @@ class InferRequest:
     def get_output_tensor(self, index: int = 0) -> Any:
         """Output ``index`` as a :class:`Tensor` (a remote tensor when :attr:`remote_outputs` is set).
 
-        After an inference it holds that inference's values. Before the first one, a static output gets
-        a zero-filled tensor that later inferences write into (as OpenVINO's pre-allocated outputs).
+        Before the first inference, a static output gets a zero-filled tensor inferences write into.
 
         :raises InferenceError: for a dynamic output before any inference has completed.
         """
         position = self._position(index, self._out_ports, "output")
         if self._outputs is None:
             buffer = self._user_outputs[position]
+            port = self._out_ports[position]
+            if buffer is None and (not port.partial_shape.is_static or self.is_busy):
+                raise InferenceError("no inference has completed on this request since it last started one")
             if buffer is None:
-                port = self._out_ports[position]
-                if not port.partial_shape.is_static or self.is_busy:
-                    raise InferenceError("no inference has completed on this request since it last started one")
-                self.set_output_tensor(position, np.zeros(tuple(port.shape), port.element_type.numpy))
-                buffer = self._user_outputs[position]
+                self.set_output_tensor(position, buffer := np.zeros(tuple(port.shape), port.element_type.numpy))
             return Tensor(buffer)
         return self._outputs[position] if self.remote_outputs else Tensor(self._host()[position])
 
@@ -173,13 +170,11 @@ class InferRequest:
 
         :param inputs: a dict (index, tensor name or port to array), a list in input order, or one
             array for a single-input model; None uses the tensors already set.
-        :param share_inputs: accepted as OpenVINO's: a synchronous inference reads the arrays during the
-            call and never writes them, so they are never copied; either way they become the request's
-            input tensors (later ``infer()`` calls without inputs read them as they are then).
-        :param share_outputs: False (the default, as OpenVINO's): the results are arrays of their own,
-            copied where an output lives in a buffer of the request (:meth:`set_output_tensor`, a
-            pre-allocated output tensor). True: those results are the request's buffers themselves,
-            overwritten by the next inference.
+        :param share_inputs: as OpenVINO's; a synchronous inference never copies the arrays (it reads
+            them during the call): they become the request's input tensors either way.
+        :param share_outputs: False (OpenVINO's default): results of their own, copied where an output
+            lives in a request buffer (:meth:`set_output_tensor`, a pre-allocated output tensor). True:
+            those results are the request's buffers, overwritten by the next inference.
         :raises InferenceError: for wrong inputs or a device failure.
         :raises RequestBusyError: when an async inference is running on this request.
         """
@@ -189,12 +184,10 @@ class InferRequest:
         finally:
             with self._lock:
                 self._context = None
-        results = self.results
         if self._buffered and not share_outputs:
-            return InferResults(
-                self._out_ports, [v.copy() if b is not None else v for v, b in zip(results._values, self._user_outputs)]
-            )
-        return results
+            copied = [v.copy() if b is not None else v for v, b in zip(self._host(), self._user_outputs)]
+            return InferResults(self._out_ports, copied)
+        return self.results
 
     def start_async(self, inputs: Any = None, userdata: Any = None, share_inputs: bool = False) -> None:
         """Starts one inference in the background; :meth:`wait` for it.
@@ -447,66 +440,11 @@ class InferRequest:
             dtype, shape = self._expected[index]
             if tensor.dtype == dtype and tensor.shape == shape:
                 return tensor
-        port = self._in_ports[index]
-        expected = port.element_type
-        if isinstance(tensor, Tensor):
-            tensor = tensor.data
-        if isinstance(tensor, np.ndarray):
-            array = tensor
-        elif isinstance(tensor, RemoteTensor):
-            if tensor.element_type != expected or not port.partial_shape.compatible(tensor.shape):
-                raise InferenceError(
-                    f"input {port.any_name!r}: remote tensor {tensor.element_type.value}{list(tensor.shape)} "
-                    f"does not fit {expected.value}{port.partial_shape}"
-                )
-            return tensor
-        elif expected.is_string and isinstance(tensor, (list, tuple, str)):
-            array = np.asarray(tensor, dtype=object)
-        elif isinstance(tensor, (list, tuple, int, float, bool, np.generic)):
-            array = from_python(port, tensor)
-        else:
-            raise InferenceError(
-                f"input {port.any_name!r}: {type(tensor).__name__} is not a tensor; pass a numpy array"
-            )
-        if expected.is_string:
-            array = checked_strings(port, array)
-        if array.dtype != expected.numpy:
-            raise InferenceError(
-                f"input {port.any_name!r} has element type {array.dtype}; the model expects {expected.value} "
-                f"(convert with array.astype(np.{expected.numpy}))"
-            )
-        if not port.partial_shape.compatible(array.shape):
-            raise InferenceError(
-                f"input {port.any_name!r} has shape {list(array.shape)}; the model expects {port.partial_shape}"
-            )
-        if array is tensor and not expected.is_string:  # (strings are checked value by value, every time)
-            self._expected[index] = (expected.numpy, array.shape)  # the next array of this shape: fast path
+        array = checked_input(self._in_ports[index], tensor)
+        given = tensor.data if isinstance(tensor, Tensor) else tensor  # (strings: checked value by value)
+        if array is given and isinstance(array, np.ndarray) and not self._in_ports[index].element_type.is_string:
+            self._expected[index] = (array.dtype, array.shape)  # the next array of this shape: fast path
         return array
 
     def _checked_output_buffer(self, index: int, buffer: Any) -> np.ndarray:
-        port = self._out_ports[index]
-        if isinstance(buffer, Tensor):
-            buffer = buffer.data
-        if not isinstance(buffer, np.ndarray) or not buffer.flags.writeable:
-            raise InferenceError(f"output buffer for {port.any_name!r} must be a writable numpy array")
-        if buffer.dtype != port.element_type.numpy or not port.partial_shape.compatible(buffer.shape):
-            raise InferenceError(
-                f"output buffer for {port.any_name!r} is {buffer.dtype}{list(buffer.shape)}; "
-                f"expected {port.element_type.value}{port.partial_shape}"
-            )
-        return buffer
-
-
-def copied_inputs(inputs: Any) -> Any:
-    """``inputs`` (as :meth:`InferRequest.infer` takes them) with each host array copied."""
-
-    def copy(value: Any) -> Any:
-        if isinstance(value, Tensor):
-            value = value.data
-        return value.copy() if isinstance(value, np.ndarray) else value
-
-    if isinstance(inputs, Mapping):
-        return {key: copy(value) for key, value in inputs.items()}
-    if isinstance(inputs, (list, tuple)):
-        return [copy(value) for value in inputs]
-    return copy(inputs)
+        return checked_output_buffer(self._out_ports[index], buffer)
