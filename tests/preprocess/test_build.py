@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import hetero_sdk as hs
 from hetero_sdk import opset
 from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.hetero.plugin import HeteroPlugin
 from hetero_sdk.preprocess import ColorFormat, PrePostProcessor, ResizeAlgorithm
 from template_plugin import TemplatePlugin
 
@@ -36,7 +37,7 @@ class Recipe:
     spatial: tuple[int, int] | None
     resize: str | None
     steps: tuple[tuple[str, Any], ...]
-    explicit_layout: bool
+    explicit_layout: str | None  # "layout", "permutation" or None (the implicit conversion)
     output_layout: str | None
     output_type: str | None
 
@@ -65,8 +66,10 @@ def apply(recipe: Recipe, ppp: Any, api: Any, element_type: Any, layout: Any) ->
             steps.reverse_channels()
         else:
             getattr(steps, name)(value)
-    if recipe.explicit_layout:
+    if recipe.explicit_layout == "layout":
         steps.convert_layout(layout("NCHW"))
+    elif recipe.explicit_layout == "permutation":
+        steps.convert_layout([0, 3, 1, 2] if recipe.tensor_layout == "NHWC" else [0, 1, 2, 3])
     ppp.input().model().set_layout(layout("NCHW"))
     if recipe.output_layout is not None:
         ppp.output().model().set_layout(layout("NCHW"))
@@ -94,7 +97,8 @@ def openvino_result(recipe: Recipe, image: np.ndarray) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def core() -> hs.Core:
-    return hs.Core(plugins={"TEMPLATE": TemplatePlugin(), "XLA": hetero_sdk_jax.XlaPlugin()}, autoload=False)
+    plugins = {"TEMPLATE": TemplatePlugin(), "XLA": hetero_sdk_jax.XlaPlugin(), "HETERO": HeteroPlugin()}
+    return hs.Core(plugins=plugins, autoload=False)
 
 
 _CHANNELS = st.lists(st.sampled_from([0.5, 1.0, 2.0, 4.0, 127.5]), min_size=3, max_size=3).map(tuple)
@@ -117,7 +121,7 @@ def recipes(draw: st.DrawFn) -> Recipe:
         spatial=spatial,
         resize=None if spatial is None else draw(st.sampled_from(["RESIZE_LINEAR", "RESIZE_NEAREST", "RESIZE_CUBIC"])),
         steps=tuple(steps),
-        explicit_layout=draw(st.booleans()),
+        explicit_layout=draw(st.sampled_from([None, "layout", "permutation"])),
         output_layout=draw(st.sampled_from([None, "NHWC", "NCHW"])),
         output_type=draw(st.sampled_from([None, "f32", "f16"])),
     )
@@ -139,6 +143,20 @@ def test_our_steps_compute_what_openvinos_compute(core: hs.Core, recipe: Recipe,
         np.testing.assert_allclose(
             got.astype(np.float64), want.astype(np.float64), rtol=tolerance, atol=tolerance * 10, err_msg=device
         )
+
+
+def test_hetero_places_the_steps_as_any_other_ops(core: hs.Core) -> None:
+    recipe = Recipe(
+        "u8", "NHWC", (6, 7), "RESIZE_LINEAR", (("mean", 127.5), ("reverse_channels", None)), None, None, None
+    )
+    model = ours(recipe)
+    original = {"x", "y"} | {op.friendly_name for op in model.get_ops() if op.get_type_name() in ("Result",)}
+    for op in model.get_ops():  # the model's own ops on XLA, the preprocessing on TEMPLATE
+        op.get_rt_info()["affinity"] = "XLA" if op.friendly_name in original else "TEMPLATE"
+    image = np.random.default_rng(3).integers(0, 256, recipe.input_shape()).astype(np.uint8)
+    compiled = core.compile_model(model, "HETERO:XLA,TEMPLATE")
+    assert sorted(compiled.get_property("EXECUTION_DEVICES")) == ["TEMPLATE.0", "XLA.0"]
+    np.testing.assert_allclose(compiled({"x": image})[0], openvino_result(recipe, image), rtol=1e-4, atol=1e-3)
 
 
 def test_a_custom_step_and_an_output_postprocess_are_ops_of_the_model(core: hs.Core) -> None:
