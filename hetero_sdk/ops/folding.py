@@ -24,13 +24,26 @@ _MAX_ELEMENTS = 1 << 16
 """Larger intermediate values are not folded while building: shape values are small."""
 _MAX_DEPTH = 32
 
+_Memo = dict[tuple[str, int, int, int], "np.ndarray | None"]
+"""What one outermost call has computed, by (function, node id, port, depth): a value reached by many
+paths through a graph (a decoder's shape computations) is computed once, not once per path. A memo
+lives for one outermost call only, while the graph does not change."""
 
-def constant_value(output: Output, _depth: int = 0) -> np.ndarray | None:
+
+def constant_value(output: Output, _depth: int = 0, _memo: _Memo | None = None) -> np.ndarray | None:
     """The value of ``output`` when it is known at build time, else None.
 
     Known means: a Constant, a ShapeOf of a static shape, or an op with an array-API kernel whose
     inputs are all known (and small).
     """
+    memo: _Memo = {} if _memo is None else _memo
+    key = ("constant", id(output.node), output.index, _depth)
+    if key not in memo:
+        memo[key] = _constant_value(output, _depth, memo)
+    return memo[key]
+
+
+def _constant_value(output: Output, _depth: int, memo: _Memo) -> np.ndarray | None:
     node = output.node
     op = node.op
     if op.type_name == "ShapeOf":
@@ -42,9 +55,9 @@ def constant_value(output: Output, _depth: int = 0) -> np.ndarray | None:
         return None
     values = []
     for source in node.input_values():
-        value = constant_value(source, _depth + 1)
+        value = constant_value(source, _depth + 1, memo)
         if value is None or value.size > _MAX_ELEMENTS:
-            partial = partial_value(output, _depth)
+            partial = partial_value(output, _depth, memo)
             if partial is None or UNKNOWN in partial:
                 return None
             return partial.astype(node.get_output_element_type(output.index).numpy)
@@ -55,7 +68,7 @@ def constant_value(output: Output, _depth: int = 0) -> np.ndarray | None:
     return np.asarray(outputs[output.index]).astype(node.get_output_element_type(output.index).numpy, copy=False)
 
 
-def partial_value(output: Output, _depth: int = 0) -> np.ndarray | None:
+def partial_value(output: Output, _depth: int = 0, _memo: _Memo | None = None) -> np.ndarray | None:
     """The value of an integer shape-like tensor with the entries known while building, :data:`UNKNOWN`
     where a dynamic dimension goes (OpenVINO's partial value propagation), or None.
 
@@ -63,6 +76,14 @@ def partial_value(output: Output, _depth: int = 0) -> np.ndarray | None:
     (:data:`_MOVING_OPS`, and ``Convert`` between integer types) carry it along, so
     ``Gather(ShapeOf(x), -1)`` is known when only ``x``'s first dimension is dynamic.
     """
+    memo: _Memo = {} if _memo is None else _memo
+    key = ("partial", id(output.node), output.index, _depth)
+    if key not in memo:
+        memo[key] = _partial_value(output, _depth, memo)
+    return memo[key]
+
+
+def _partial_value(output: Output, _depth: int, memo: _Memo) -> np.ndarray | None:
     node = output.node
     element_type = node.get_output_element_type(output.index)
     if not element_type.is_integral or _depth > _MAX_DEPTH:
@@ -71,14 +92,14 @@ def partial_value(output: Output, _depth: int = 0) -> np.ndarray | None:
         dims = node.input_value(0).partial_shape.dims
         return np.array([UNKNOWN if d < 0 else d for d in dims], dtype=np.int64)
     if node.type_name == "Convert" and node.input_value(0).element_type.is_integral:
-        return partial_value(node.input_value(0), _depth + 1)
+        return partial_value(node.input_value(0), _depth + 1, memo)
     if node.type_name not in _MOVING_OPS or node.op.evaluate is None:
-        known = constant_value(output, _depth + 1)
+        known = constant_value(output, _depth + 1, memo)
         return None if known is None else known.astype(np.int64)
     values = []
     for index, source in enumerate(node.input_values()):
         moved = index == 0 or node.type_name == "Concat"  # the others are indices, axes, bounds
-        value = partial_value(source, _depth + 1) if moved else constant_value(source, _depth + 1)
+        value = partial_value(source, _depth + 1, memo) if moved else constant_value(source, _depth + 1, memo)
         if value is None or value.size > _MAX_ELEMENTS:
             return None
         values.append(value.astype(np.int64) if moved else value)

@@ -336,3 +336,14 @@ def test_range_with_a_computed_stop_is_static_and_unknown_inputs_give_one_dynami
 def test_range_rejects_bad_input(args: tuple[Any, ...], message: str) -> None:
     with raises("Range", message):
         opset.range(*args, name="bad")
+
+
+def test_a_value_reached_by_many_paths_folds_once_per_path_length() -> None:
+    """``v = v + v`` 28 times over ``ShapeOf(x)[1]`` (x's first dimension dynamic) has 2**28 paths to the
+    ShapeOf; folding computes each node once (it would not finish otherwise) and gets 3 * 2**28."""
+    x = opset.parameter([-1, 3], hs.Type.f32, name="x")
+    value = opset.gather(opset.shape_of(x), np.int64(1), 0).output(0)
+    for _ in range(28):
+        value = opset.add(value, value).output(0)
+    assert partial_value(value).tolist() == 3 * 2**28
+    assert constant_value(value) == 3 * 2**28
