@@ -63,7 +63,10 @@ class HeteroCompiledModel(CompiledModel):
         it was planned for (``PIPELINE_PARALLEL``). Each submodel gets a store of its own inside the
         request's :attr:`RunContext.state`, kept between inferences (TEMPLATE reuses its buffers). A
         submodel whose outputs all leave the model may return them still copying back when the caller
-        reads them later (:attr:`RunContext.host_outputs_later`); the others finish before the next starts."""
+        reads them later (:attr:`RunContext.host_outputs_later`); the others finish before the next starts.
+        When the caller takes remote outputs (:attr:`RunContext.remote_outputs`, as a stateful model's
+        wrapper does), each submodel's outputs stay on its device: a variable made by a submodel and fed
+        back to it next time never visits the host."""
         profile = context.profile
         if self._alone is not None and profile is None:
             return self._run_alone(inputs, context, *self._alone)
@@ -88,9 +91,12 @@ class HeteroCompiledModel(CompiledModel):
         return [env[key] for key in self.split.outputs]
 
     def _sub_context(self, i: int, context: RunContext) -> RunContext:
+        # a caller that takes remote outputs (a stateful model's wrapper keeping each cache where its layer
+        # runs) gets the model outputs as the devices hold them; a tensor bound for another device still
+        # comes to the host on its way there (_to_device)
         return RunContext(
             context.profile is not None and self._profiled[i],
-            remote_outputs=self._remote[i],
+            remote_outputs=self._remote[i] or context.remote_outputs,
             cancelled=context.cancelled,
             state=None if context.state is None else context.state.setdefault(f"hetero.submodel.{i}", {}),
             host_outputs_later=context.host_outputs_later and self._ends[i],

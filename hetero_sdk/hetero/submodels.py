@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetero_sdk import rt_info
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph import Model, Node, Output
 from hetero_sdk.hetero.subgraph import Subgraph
@@ -95,6 +96,7 @@ def split_model(model: Model, parts: Sequence[Subgraph]) -> SplitModel:
                         cut_ports[value_key(output)] = (index, output)
                         builder.add_output(output, None)
         submodels.append(builder.finish(part.device))
+    _keep_donatable(model, submodels)
     constants = output_constants(model)
     cuts = tuple(
         Cut(key, producer, tuple(sorted(cut_consumers[key])), port.element_type, port.partial_shape)
@@ -107,6 +109,20 @@ def split_model(model: Model, parts: Sequence[Subgraph]) -> SplitModel:
         constants,
         cuts,
     )
+
+
+def _keep_donatable(model: Model, submodels: Sequence[Submodel]) -> None:
+    """Marks a submodel's Parameter :data:`~hetero_sdk.rt_info.DONATABLE` where the model input it takes is
+    (a stateful model's fixed-capacity cache, written in place) and no other submodel reads that input:
+    a buffer donated to one submodel cannot be read by another."""
+    for parameter in model.get_parameters():
+        if not parameter.get_rt_info().get(rt_info.DONATABLE):
+            continue
+        key = value_key(parameter.output(0))
+        readers = [sub for sub in submodels if key in sub.inputs]
+        if len(readers) == 1:
+            (sub,) = readers
+            sub.model.get_parameters()[sub.inputs.index(key)].get_rt_info()[rt_info.DONATABLE] = True
 
 
 def output_constants(model: Model) -> dict[str, np.ndarray]:
