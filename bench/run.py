@@ -9,8 +9,9 @@ Usage::
     python bench/run.py --quick                     # fewer runs, for a look
 
 Each benchmark runs in its own process (``bench_template.py``, ``bench_xla.py``, ``bench_hetero.py``,
-``bench_onnx_models.py``) with ``--json``; this script only reads their reports. Ratios are medians of
-the candidate over the reference measured in the same run, never absolute times across runs.
+``bench_onnx_models.py``, ``bench_decoders.py``) with ``--json``; this script only reads their reports.
+Ratios are medians of the candidate over the reference measured in the same run, never absolute times
+across runs.
 """
 
 from __future__ import annotations
@@ -31,9 +32,16 @@ SUITE = {
     "xla": ("bench_xla.py", ["--runs", "300"], ["--runs", "60", "--requests", "50"]),
     "hetero": ("bench_hetero.py", ["--runs", "300"], ["--runs", "60"]),
     "onnx_models": ("bench_onnx_models.py", ["--runs", "50", "--issue-sizes"], ["--runs", "15"]),
+    "decoders": (
+        "bench_decoders.py",
+        ["--rounds", "9", "--cpu-time"],
+        ["--rounds", "3", "--tokens", "16", "--medium-tokens", "8", "--xla-probe-tokens", "3", "--cpu-time"],
+    ),
 }
 """Each benchmark's script, and its arguments for a full and a ``--quick`` run (the full run takes the
-real convnets at the issue's sizes: PP-OCR det at 320x320, rec at 48x320)."""
+real convnets at the issue's sizes: PP-OCR det at 320x320, rec at 48x320; the decoders timed by CPU time,
+which a busy shared machine does not inflate, the medium Llama exported once when absent: see
+``bench_decoders.py``)."""
 
 
 def run_suite(names: list[str], quick: bool, folder: Path) -> dict[str, Any]:
@@ -76,6 +84,10 @@ def ratios(reports: dict[str, Any]) -> list[dict[str, Any]]:
             rows.append(_row("onnx_models", model, row["runtime"], "onnxruntime", row["vs_ort"], peak))
             if row.get("vs_openvino") is not None:
                 rows.append(_row("onnx_models", model, row["runtime"], "openvino", row["vs_openvino"], peak))
+    for row in reports.get("decoders", {}).get("rows", []):
+        if row.get("token_vs_ort") is not None and row["runtime"] != "onnxruntime":
+            model = f"{row['model']} ms/token"
+            rows.append(_row("decoders", model, row["runtime"], "onnxruntime", row["token_vs_ort"]))
     return rows
 
 

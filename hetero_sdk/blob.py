@@ -78,7 +78,9 @@ def unpack_blob(blob: bytes, device: str) -> dict[str, bytes]:
         offset += name_len
         payload = _take(data, offset, size, f"frame {name!r}")
         offset += size
-        if hashlib.sha256(name_bytes + payload).digest() != digest:
+        checksum = hashlib.sha256(name_bytes)
+        checksum.update(payload)  # (not name + payload: a frame of weights is not copied once more)
+        if checksum.digest() != digest:
             raise BlobFormatError(
                 f"frame {name!r} at offset {start} is corrupted (checksum mismatch); export the model again"
             )

@@ -7,7 +7,6 @@ import functools
 import inspect
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -16,11 +15,11 @@ from typing import Any, BinaryIO
 from hetero_sdk.core_config import (
     agreeing_device_id,
     agreeing_priorities,
-    multi_hint,
     store_in_cache,
     without_cache_dir,
 )
 from hetero_sdk.core_config import cache_file as cache_file_of
+from hetero_sdk.core_hints import device_not_found
 from hetero_sdk.device_name import DeviceName, format_device_name, parse_device_name
 from hetero_sdk.errors import (
     BlobFormatError,
@@ -31,7 +30,6 @@ from hetero_sdk.errors import (
     HeteroSDKError,
     PluginValidationError,
     UnsupportedPropertyError,
-    suggest,
 )
 from hetero_sdk.frontend import ModelSource, read_model
 from hetero_sdk.graph.model import Model
@@ -387,28 +385,9 @@ class Core:
         return [str(i) for i in ids or []]
 
     def _not_found(self, name: str) -> DeviceNotFoundError:
-        known = sorted(self._slots)
-        close = suggest(name, known)
-        hint = multi_hint(name, self._slots) or self._hardware_hint(name) or (f"; {close}" if close else "")
-        return DeviceNotFoundError(f"no device {name!r}; registered: {', '.join(known) or 'none'}{hint}")
-
-    def _hardware_hint(self, name: str) -> str:
-        """For a hardware name that names no device here (OpenVINO's ``CPU``): the available devices
-        that report it in DEVICE_ARCHITECTURE or FULL_DEVICE_NAME first, then the other devices."""
-        available = self.available_devices
-        runs_on: list[str] = []
-        for device in available:
-            with contextlib.suppress(HeteroSDKError):
-                reported = [str(self.get_property(device, key)) for key in ("DEVICE_ARCHITECTURE", "FULL_DEVICE_NAME")]
-                if name.lower() in re.findall(r"[a-z0-9]+", " ".join(reported).lower()):
-                    runs_on.append(device)
-        if not runs_on:
-            return ""
-        plain = {parse_device_name(d).name for d in available}
-        meta = [d for d in sorted(self._slots) if d not in plain and d not in self.unavailable_devices]
-        choices = [f"{d} (runs on the {name} here)" for d in runs_on] + [d for d in available if d not in runs_on]
-        choices += meta
-        return f"; use {', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else f"; use {choices[0]}"
+        with self._lock:
+            loaded = sorted(n for n, slot in self._slots.items() if slot.plugin is not None)
+        return device_not_found(name, sorted(self._slots), loaded, self._device_ids, self.get_property)
 
     def _device_config(self, parsed: DeviceName, config: dict[str, Any]) -> dict[str, Any]:
         """``config`` with what ``parsed`` says: its targets as MULTI_DEVICE_PRIORITIES, its id as DEVICE_ID."""

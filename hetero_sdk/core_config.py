@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,23 +18,12 @@ from hetero_sdk.errors import PropertyValueError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.properties import Config, as_config
 from hetero_sdk.runtime.version import SDK_VERSION
-from hetero_sdk.serialization import model_to_bytes
+from hetero_sdk.serialization.weights import WeightsBuilder
+from hetero_sdk.serialization.writer import model_to_document
 
 __all__ = [
-    "agreeing_device_id", "agreeing_priorities", "cache_file", "multi_hint", "store_in_cache", "without_cache_dir",
+    "agreeing_device_id", "agreeing_priorities", "cache_file", "store_in_cache", "without_cache_dir",
 ]  # fmt: skip
-
-
-def multi_hint(name: str, devices: Collection[str]) -> str:
-    """What to say for OpenVINO's ``MULTI`` (deprecated there for AUTO with the cumulative hint) when AUTO
-    is among ``devices``; "" for other names."""
-    if name.upper() != "MULTI" or "AUTO" not in devices:
-        return ""
-    return (
-        "; MULTI is AUTO with PERFORMANCE_HINT=CUMULATIVE_THROUGHPUT (as in OpenVINO 2025): compile on "
-        "'AUTO:XLA,TEMPLATE' with that hint, or run hetero-sdk benchmark -d AUTO:XLA,TEMPLATE "
-        "-hint cumulative_throughput"
-    )
 
 
 def without_cache_dir(config: Config | None) -> dict[str, Any]:
@@ -88,10 +77,14 @@ def agreeing_device_id(parsed: DeviceName, value: Any) -> str:
 
 def cache_file(cache_dir: str | None, model: Model, parsed: DeviceName, properties: Mapping[str, Any]) -> Path | None:
     """The file in ``cache_dir`` holding the compile of ``model`` on ``parsed`` with ``properties``
-    (named by a digest of all three and the SDK version), or None without a cache directory."""
+    (named by a digest of all three and the SDK version), or None without a cache directory.
+
+    The model's digest is that of its native-format document, which records the sha256 of its
+    weights: the weights are hashed where they lie, never copied into a serialized model."""
     if not cache_dir:
         return None
-    digest = hashlib.sha256(model_to_bytes(model))
+    document = model_to_document(model, WeightsBuilder(), "<cache key>")
+    digest = hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode())
     digest.update(json.dumps([str(parsed), SDK_VERSION, sorted((k, str(v)) for k, v in properties.items())]).encode())
     return Path(cache_dir) / f"{digest.hexdigest()[:32]}.blob"
 

@@ -69,6 +69,12 @@ class Arena:
             self.nbytes += flat.nbytes
         return flat[:size].reshape(shape)
 
+    @property
+    def lent_buffers(self) -> dict[int, np.ndarray]:
+        """The buffers lent now, by ``id`` (read it, never change it): what :meth:`owner` looks an
+        array that owns its memory up in, for callers that inline that common case."""
+        return self._lent
+
     def owner(self, value: Any) -> np.ndarray | None:
         """The lent buffer that ``value`` is a view of, else None."""
         base = value.base if type(value) is np.ndarray else value

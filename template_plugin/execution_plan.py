@@ -4,7 +4,8 @@ last use, constants materialised once for every request."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from hetero_sdk.reference import Kernel, get_kernel
 from hetero_sdk.runtime import RunContext
 from template_plugin.arena import Arena, Donation
 from template_plugin.bound_conv import bind_convolution
+from template_plugin.direct_kernels import DIRECT_KERNELS, bind_direct
 from template_plugin.fused_conv import CONVOLUTION
 from template_plugin.plan_kernels import (
     IN_PLACE,
@@ -43,6 +45,22 @@ class Step:
     release: tuple[int, ...]
     lends: bool = False
     donors: tuple[int, ...] = ()
+    fetch: Any = field(init=False, repr=False, compare=False)
+    """Takes the step's inputs from the slots: a tuple of them when :attr:`many`, else the one input
+    (None when the op has no inputs)."""
+    many: bool = field(init=False, repr=False, compare=False)
+    single: bool = field(init=False, repr=False, compare=False)
+    """Whether the op has one output, then in :attr:`out_slot` with element type :attr:`out_dtype`."""
+    out_slot: int = field(init=False, repr=False, compare=False)
+    out_dtype: Any = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "fetch", itemgetter(*self.args) if self.args else None)
+        set_(self, "many", len(self.args) > 1)
+        set_(self, "single", len(self.outs) == 1)
+        set_(self, "out_slot", self.outs[0] if self.outs else -1)
+        set_(self, "out_dtype", self.out_dtypes[0] if self.out_dtypes else None)
 
 
 class ExecutionPlan:
@@ -123,37 +141,55 @@ class ExecutionPlan:
             live += array.nbytes
         peak = live + arena.nbytes
         refs: dict[int, int] = {}  # lent buffer id -> live values that are it or view it
-        owner, ndarray = arena.owner, np.ndarray
+        owner, lent, ndarray = arena.owner, arena.lent_buffers, np.ndarray
         profile = context.profile is not None
         cancelled = context.cancelled.is_set
+        # The loop runs once per op and inference (hundreds of small ops a decoded token): it binds what
+        # it reads to locals and takes the common step (one array out of the expected dtype, owning its
+        # memory) without building tuples; the rest as before.
         try:  # around the loop, not around each step: free until a kernel fails; `step` names it
             with np.errstate(all="ignore"):  # IEEE 754 results (inf, nan) are the answer, not a warning
                 for step in self.steps:
                     if cancelled():
                         context.check_cancelled()
-                    args = [env[a] for a in step.args]
+                    node, fetch = step.node, step.fetch
+                    args = fetch(env) if step.many else (fetch(env),) if fetch is not None else ()
                     if step.lends:
-                        args.insert(0, _workspace(step, args, owners, refs, arena) if step.donors else arena)
+                        args = (_workspace(step, args, owners, refs, arena) if step.donors else arena, *args)
                     if profile:
-                        node = step.node
                         with context.timed(node.friendly_name, node.type_name, f"ref_{node.type_name}"):
                             raw = step.kernel(node, *args)
                     else:
-                        raw = step.kernel(step.node, *args)
-                    if type(raw) is ndarray and len(step.outs) == 1:  # the usual step: one array out
-                        results: Any = ((step.outs[0], raw, step.out_dtypes[0]),)
-                    else:
-                        results = zip(step.outs, (raw,) if not isinstance(raw, (tuple, list)) else raw, step.out_dtypes)
-                    for slot, value, dtype in results:
-                        if type(value) is not ndarray or value.dtype != dtype:
-                            value = np.asarray(value).astype(dtype, copy=False)
-                        env[slot] = value
-                        owners[slot] = buffer = owner(value)
+                        raw = step.kernel(node, *args)
+                    if type(raw) is ndarray and step.single:  # the usual step: one array out
+                        if raw.dtype is not step.out_dtype and raw.dtype != step.out_dtype:
+                            raw = raw.astype(step.out_dtype, copy=False)
+                        slot = step.out_slot
+                        env[slot] = raw
+                        if raw.base is None:  # owns its memory: lent, or fresh
+                            buffer = lent.get(id(raw))
+                            if buffer is not raw:
+                                buffer = None
+                        else:
+                            buffer = owner(raw)
+                        owners[slot] = buffer
                         if buffer is None:
-                            live += value.nbytes
+                            live += raw.nbytes
                         else:
                             key = id(buffer)
                             refs[key] = refs.get(key, 0) + 1
+                    else:
+                        results = zip(step.outs, (raw,) if not isinstance(raw, (tuple, list)) else raw, step.out_dtypes)
+                        for slot, value, dtype in results:
+                            if type(value) is not ndarray or value.dtype != dtype:
+                                value = np.asarray(value).astype(dtype, copy=False)
+                            env[slot] = value
+                            owners[slot] = buffer = owner(value)
+                            if buffer is None:
+                                live += value.nbytes
+                            else:
+                                key = id(buffer)
+                                refs[key] = refs.get(key, 0) + 1
                     if live + arena.nbytes > peak:
                         peak = live + arena.nbytes
                     for slot in step.release:
@@ -198,7 +234,7 @@ def _donors(node: Node, args: list[int], dead: list[int]) -> tuple[int, ...]:
     return tuple(i for i, slot in enumerate(args) if slot in dead) if node.type_name in IN_PLACE else ()
 
 
-def _workspace(step: Step, args: list[Any], owners: list[Any], refs: dict[int, int], arena: Arena) -> Any:
+def _workspace(step: Step, args: Sequence[Any], owners: list[Any], refs: dict[int, int], arena: Arena) -> Any:
     """``arena``, or a :class:`Donation` of a dying input that is a whole lent buffer no other live value
     is or views (the plan counts them in ``refs``)."""
     for index in step.donors:
@@ -213,7 +249,8 @@ def _kernel(node: Node, read: list[bool]) -> Kernel:
     """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
     (MaxPool without the indices nobody reads, the convolutions writing into the arena, bound to their
     constant filters, Reshape/Squeeze/Unsqueeze/Slice/StridedSlice keeping their views and Pad its
-    sources per input shape, ReduceMean, integer Convert, in-range Gather), else the reference kernel.
+    sources per input shape, ReduceMean, integer Convert, in-range Gather, and the numpy calls of
+    :mod:`template_plugin.direct_kernels`), else the reference kernel.
     A kernel may return fewer values than outputs: the rest stay unset."""
     if node.type_name == "MaxPool" and not read[1]:
         return max_pool_without_indices
@@ -221,13 +258,15 @@ def _kernel(node: Node, read: list[bool]) -> Kernel:
         filters = node.input_value(1).node
         value = filters.attrs["value"] if filters.type_name == "Constant" else None
         return bind_convolution(node, value) if node.type_name == CONVOLUTION else bind_plain_convolution(node, value)
-    bound = bind_view(node) or bind_pad(node)
+    bound = bind_view(node) or bind_pad(node) or bind_direct(node)
     if bound is not None:
         return bound
     if node.type_name in LENDING_KERNELS:
         return LENDING_KERNELS[node.type_name]
     if node.type_name in PLAIN_KERNELS:
         return PLAIN_KERNELS[node.type_name]
+    if node.type_name in DIRECT_KERNELS:
+        return DIRECT_KERNELS[node.type_name]
     return get_kernel(node.type_name)
 
 

@@ -1,11 +1,12 @@
 """TEMPLATE's own variants of reference kernels, which its execution plan picks over them: the
 convolutions, the common float elementwise ops, Softmax and the fused MatMul writing into the request's
 arena, ReduceMean without a widened copy of its input, MaxPool without the indices nobody reads and
-integer Convert without per-call type look-ups."""
+Convert to floats and between integers without per-call type look-ups."""
 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from operator import itemgetter, methodcaller
 from typing import Any
@@ -25,9 +26,10 @@ from hetero_sdk.ops import (
 from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values, run_convolution
 from template_plugin.bound_conv import kept_plans
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
+from template_plugin.direct_kernels import broadcast_shape
 from template_plugin.fused_conv import CONVOLUTION, convolution_into, finish
 from template_plugin.fused_ops import FULLY_CONNECTED
-from template_plugin.reductions import mean
+from template_plugin.reductions import mean, ones_of
 from template_plugin.squeeze_excitation import SQUEEZE_EXCITATION, squeeze_excitation_into
 
 __all__ = [
@@ -80,6 +82,13 @@ def bind_plain_convolution(node: Node, filters: Any) -> Any:
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+SMALL = 1024
+"""Elementwise results of at most this many elements are fresh arrays, not lent buffers: allocating a few
+KiB faults in no pages, and a decoder's step runs dozens of such ops on one token's vectors."""
+_STANDARD = frozenset(
+    np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+) | frozenset(_FLOATS)
+"""Element types Convert reads as they are (not through f32 or i8, as it reads the narrow ones)."""
 
 
 def _binary(ufunc: np.ufunc, op: str) -> Any:
@@ -89,7 +98,13 @@ def _binary(ufunc: np.ufunc, op: str) -> Any:
     def binary(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndarray) -> Any:
         if a.dtype not in _FLOATS or b.dtype != a.dtype:
             return reference(node, a, b)
-        shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
+        if a.shape == b.shape:
+            shape, size = a.shape, a.size
+        else:
+            shape = broadcast_shape(a.shape, b.shape)
+            size = math.prod(shape)
+        if size <= SMALL:
+            return ufunc(a, b)  # a small fresh array costs less than the arena's bookkeeping
         return ufunc(a, b, out=workspace.output(shape, a.dtype))
 
     return binary
@@ -121,9 +136,9 @@ def _softmax(node: Node, workspace: Workspace, x: np.ndarray) -> Any:
     if x.dtype not in _FLOATS:
         return get_kernel("Softmax")(node, x)
     axis = node.attrs["axis"]  # exp(x - max) / sum, as the reference
-    y = np.subtract(x, np.max(x, axis=axis, keepdims=True), out=workspace.output(x.shape, x.dtype))
+    y = np.subtract(x, x.max(axis=axis, keepdims=True), out=workspace.output(x.shape, x.dtype))
     np.exp(y, out=y)
-    return np.divide(y, np.sum(y, axis=axis, keepdims=True), out=y)
+    return np.divide(y, y.sum(axis=axis, keepdims=True), out=y)
 
 
 def _fully_connected(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> Any:
@@ -163,10 +178,28 @@ workspace's :meth:`output` may be that input: each element is read before it is 
 after its maximum along the axis, TemplateSqueezeExcitation's after its mean over the spatial axes)."""
 
 
+@functools.lru_cache(maxsize=256)
+def _trailing_mean(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, tuple[int, ...]] | None:
+    """For a mean over ``axes`` of an array of ``shape``: the count of elements each mean takes and the
+    kept dimensions, when the axes are the trailing ones and none is empty; else None."""
+    axis = reduced_axes(len(shape), axes)
+    if not axis or axis != tuple(range(len(shape) - len(axis), len(shape))) or 0 in (shape[a] for a in axis):
+        return None
+    return math.prod(shape[a] for a in axis), shape[: len(shape) - len(axis)]
+
+
 def reduce_mean(node: Node, x: Any, axes: Any) -> Any:
     """``ReduceMean`` of a float32 or float64 input by :func:`template_plugin.reductions.mean` (float32
     sums by BLAS over trailing axes, float64 accumulation over others); other inputs go to the reference
-    kernel."""
+    kernel. Over the trailing axes of a contiguous array (a layer norm's statistics) it computes what
+    :func:`~template_plugin.reductions.mean` does with the axis arithmetic kept per shape."""
+    if type(x) is np.ndarray and x.dtype in _FLOATS and x.flags.c_contiguous and type(axes) is np.ndarray:
+        trailing = _trailing_mean(x.shape, tuple(axes.reshape(-1).tolist()))
+        if trailing is not None:
+            count, kept = trailing
+            sums = np.matmul(x.reshape(-1, count), ones_of(count, x.dtype))
+            np.divide(sums, count, out=sums)
+            return sums.reshape(kept + (1,) * (x.ndim - len(kept)) if node.attrs["keep_dims"] else kept)
     axis = reduced_axes(x.ndim, axes)
     if type(x) is not np.ndarray or x.dtype not in _FLOATS or not axis or 0 in (x.shape[a] for a in axis):
         return get_kernel("ReduceMean")(node, x, axes)
@@ -176,9 +209,12 @@ def reduce_mean(node: Node, x: Any, axes: Any) -> Any:
 def convert(node: Node, x: Any) -> Any:
     """``Convert`` between numpy integer types of 8 bits or more: saturated at the destination's limits
     (one clip, only where the source's range exceeds them), then cast, as the reference kernel computes it
-    without its per-call type look-ups (shape subgraphs convert a few integers per inference); other
-    conversions go to the reference kernel."""
+    without its per-call type look-ups (shape subgraphs convert a few integers per inference); from a
+    standard numpy type to f32 or f64, one cast, as the reference's; other conversions go to the
+    reference kernel."""
     target = node.attrs["destination_type"].numpy
+    if type(x) is np.ndarray and x.dtype in _STANDARD and target in _FLOATS:
+        return x.astype(target)  # what the reference computes for these types
     if type(x) is not np.ndarray or x.dtype.kind not in "iu" or np.dtype(target).kind not in "iu":
         return get_kernel("Convert")(node, x)
     bounds = integer_saturation(x.dtype, np.dtype(target))

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["mean"]
+__all__ = ["mean", "ones_of"]
 
 
 def mean(x: np.ndarray, axis: tuple[int, ...], keep: bool) -> np.ndarray:
@@ -24,7 +24,7 @@ def mean(x: np.ndarray, axis: tuple[int, ...], keep: bool) -> np.ndarray:
     """
     count = math.prod(x.shape[a] for a in axis)
     if x.flags.c_contiguous and sorted(axis) == list(range(x.ndim - len(axis), x.ndim)):
-        sums = np.matmul(x.reshape(-1, count), _ones(count, x.dtype))
+        sums = np.matmul(x.reshape(-1, count), ones_of(count, x.dtype))
         kept = x.shape[: x.ndim - len(axis)]
         return np.divide(sums, count, out=sums).reshape(kept + (1,) * len(axis) if keep else kept)
     total = np.sum(x, axis=axis, dtype=np.float64, keepdims=keep)
@@ -32,7 +32,7 @@ def mean(x: np.ndarray, axis: tuple[int, ...], keep: bool) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def _ones(count: int, dtype: np.dtype[Any]) -> np.ndarray:
+def ones_of(count: int, dtype: np.dtype[Any]) -> np.ndarray:
     """A read-only vector of ``count`` ones (the right operand of :func:`mean`'s sums)."""
     ones = np.ones(count, dtype)
     ones.flags.writeable = False

@@ -31,7 +31,7 @@ SDK_LAYERS: tuple[tuple[str, ...], ...] = (
     ("frontend",),
     ("runtime",),
     ("plugin",),
-    ("core", "core_config"),
+    ("core", "core_config", "core_hints"),
     ("",),  # the package facade, hetero_sdk/__init__.py: what users and plugins import
     ("hetero", "auto", "onnx_backend"),
     ("samples", "conformance"),

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from hetero_sdk.cli.check import CheckResult, check_results
-from hetero_sdk.cli.context import EXIT_FAILURE, LOAD_CONFIG, apply_config_file, get_core
+from hetero_sdk.cli.context import EXIT_FAILURE, LOAD_CONFIG, apply_config_file, check_installed, get_core
 from hetero_sdk.cli.dash_options import NOT_TAKEN, DashOptionCommand
 from hetero_sdk.cli.input_files import InputData, load_input_files
 from hetero_sdk.cli.measure import Timing, perf_counters, run_async, run_sync
@@ -62,9 +62,8 @@ def _supports(core: Core, device: str, key: str) -> bool:
 def _config(core: Core, device: str, api: str, hint: str | None, pc: bool) -> dict[str, Any]:
     config: dict[str, Any] = {"PERF_COUNT": True} if pc else {}
     if hint is None:
-        chosen = "LATENCY" if api == "sync" else "THROUGHPUT"
         if _supports(core, device, "PERFORMANCE_HINT"):
-            config["PERFORMANCE_HINT"] = chosen
+            config["PERFORMANCE_HINT"] = "LATENCY" if api == "sync" else "THROUGHPUT"
     elif hint != "none":
         config["PERFORMANCE_HINT"] = hint.upper()
     return config
@@ -299,6 +298,8 @@ def benchmark(
         raise click.UsageError("-nireq applies to --api async; sync runs one request", ctx)
     pc = pc or report_type in ("average_counters", "detailed_counters")
     core = get_core(ctx)
+    device = device or default_device(core)
+    check_installed(core, device)  # a wrong name is answered before the model is read or a device loaded
     loaded = load_model(core, model_source(ctx, model, model_option) or DEFAULT_MODEL, shape, batch)
     require_static(loaded.model, loaded.describe())
     random = random_inputs(loaded.model, seed)
@@ -308,7 +309,6 @@ def benchmark(
         else InputData([random], dict.fromkeys(random, "random"))
     )
     inputs = feeds.sets[0]
-    device = device or default_device(core)
     config = {
         **_config(core, device, api, hint, pc),
         **(_streams(device, nstreams) if nstreams else {}),

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from hetero_sdk.cli.context import EXIT_USAGE, LOAD_CONFIG, CLIError, apply_config_file, get_core
+from hetero_sdk.cli.context import EXIT_USAGE, LOAD_CONFIG, CLIError, apply_config_file, check_installed, get_core
 from hetero_sdk.cli.dash_options import DashOptionCommand
 from hetero_sdk.cli.dot import placement_dot
 from hetero_sdk.cli.models import LoadedModel, default_device, load_model, model_source, validate_device
@@ -194,8 +194,9 @@ def query(
     if (svg_file or png_file) and shutil.which("dot") is None:
         raise CLIError(GRAPHVIZ_HINT, EXIT_USAGE)
     core = get_core(ctx)
-    loaded = load_model(core, spec, shape)
     device = device or default_device(core)
+    check_installed(core, device)  # a wrong name is answered before the model is read or a device loaded
+    loaded = load_model(core, spec, shape)
     config = apply_config_file(core, config_file, device)
     with status(f"compiling {loaded.model.friendly_name} on {device}"):
         compiled = core.compile_model(loaded.model, device, config)

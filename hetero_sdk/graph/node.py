@@ -134,16 +134,27 @@ class Output(_Port):
 
     @property
     def any_name(self) -> str:
-        """One tensor name, chosen deterministically (the smallest)."""
-        return min(self.names)
+        """One tensor name, chosen deterministically (the smallest).
+
+        :raises ModelValidationError: when the port has no names (``set_names([])``, or a model file
+            that gives none), as OpenVINO's ``get_any_name`` refuses; the port is still usable by index.
+        """
+        names = self.names
+        if not names:
+            raise ModelValidationError(
+                f"port {self._index} of {self._node.type_name} '{self._node.friendly_name}' has no tensor names; "
+                "use it by index, or give it a name with set_names"
+            )
+        return min(names)
 
     def get_any_name(self) -> str:
         """One tensor name, chosen deterministically (the smallest)."""
         return self.any_name
 
     def __repr__(self) -> str:
+        name = f"'{self.any_name}'" if self.names else "no names"
         return (
-            f"<Output: '{self.any_name}' from {self._node.type_name} '{self._node.friendly_name}' "
+            f"<Output: {name} from {self._node.type_name} '{self._node.friendly_name}' "
             f"port {self._index} {self.element_type.value}{self.partial_shape}>"
         )
 

@@ -155,6 +155,11 @@ class Attr:
     :ivar default: the value when a node does not set it; :data:`REQUIRED` when it must.
     :ivar choices: the values allowed, when the attribute is an enumeration.
     :ivar doc: one line for the op reference.
+    :ivar minimum: the smallest value allowed (of each value, for a list), when there is one.
+    :ivar maximum: the largest value allowed (of each value, for a list), when there is one.
+    :ivar axis_of: the input whose axes the value names (each value, for a list): it must lie in
+        ``[-rank, rank)`` of that input (``rank + axis_extra``), checked once the inputs are known.
+    :ivar axis_extra: dims the op adds to ``axis_of``'s rank before the axis applies (Unsqueeze-like ops).
     """
 
     name: str
@@ -162,6 +167,10 @@ class Attr:
     default: Any = REQUIRED
     choices: tuple[Any, ...] | None = None
     doc: str = ""
+    minimum: int | None = None
+    maximum: int | None = None
+    axis_of: int | None = None
+    axis_extra: int = 0
 
     @property
     def required(self) -> bool:
@@ -182,7 +191,34 @@ class Attr:
         if self.choices is not None and value not in self.choices:
             shown = ", ".join(c.value if isinstance(c, Type) else repr(c) for c in self.choices)
             raise node.error(f"attribute {self.name}={_shown(value)} is invalid; expected one of: {shown}")
+        low = -(2**63) if self.minimum is None else self.minimum
+        high = 2**63 - 1 if self.maximum is None else self.maximum
+        outside = [v for v in _values(value) if not low <= v <= high]
+        if outside:
+            bounds = "..".join("" if b is None else str(b) for b in (self.minimum, self.maximum))
+            raise node.error(f"attribute {self.name}={_shown(value)} is outside its domain {bounds}")
         return value
+
+    def check_axes(self, node: Node, value: Any) -> None:
+        """Checks that ``value`` names axes of input :attr:`axis_of` (nothing to check without one, or
+        without that input).
+
+        :raises ModelValidationError: naming the node, the attribute and the input's rank.
+        """
+        if self.axis_of is None or self.axis_of >= node.get_input_size():
+            return
+        rank = node.input_value(self.axis_of).partial_shape.rank + self.axis_extra
+        outside = [v for v in _values(value) if not -rank <= v < rank]
+        if outside:
+            expected = f"expected {-rank}..{rank - 1}" if rank else "a scalar has no axis"
+            raise node.error(f"attribute {self.name}={_shown(value)}: axis {outside[0]} is out of range for rank "
+                             f"{rank}; {expected}")  # fmt: skip
+
+
+def _values(value: Any) -> list[Any]:
+    """The integers an attribute value holds (itself, or a list's items); none for other kinds."""
+    items = value if isinstance(value, list) else [value]
+    return [v for v in items if isinstance(v, int) and not isinstance(v, bool)]
 
 
 @dataclass(frozen=True)
@@ -310,6 +346,7 @@ class OpDef:
                 raise node.error(f"attribute {attr.name!r} is required")
             else:
                 attrs[attr.name] = copy.deepcopy(attr.default)
+            attr.check_axes(node, attrs[attr.name])
 
 
 OPS: Registry[OpDef] = Registry(

@@ -218,13 +218,19 @@ def parameter(shape: Sequence[int] | PartialShape, dtype: Any = Type.f32, name: 
     return Node(PARAMETER, [], attrs, name)
 
 
-def constant(value: Any, dtype: Any = None, name: str | None = None) -> Node:
+def constant(value: Any, dtype: Any = None, name: str | None = None, *, share: bool = False) -> Node:
     """A constant tensor. The value is copied and made read-only.
 
     :param value: an array or anything ``np.asarray`` accepts.
     :param dtype: element type to convert the value to (default: the value's own).
+    :param share: keep ``value`` itself when it is a read-only numpy array already of that type,
+        instead of a copy (a weight memory-mapped from its file stays a view of the file). The caller
+        vouches that nothing writes to it.
     """
-    array = np.array(value, dtype=Type.of(dtype).numpy if dtype is not None else None)
+    wanted = Type.of(dtype).numpy if dtype is not None else None
+    if share and isinstance(value, np.ndarray) and not value.flags.writeable and wanted in (None, value.dtype):
+        return Node(CONSTANT, [], {"value": value}, name)
+    array = np.array(value, dtype=wanted)
     if array.dtype == np.float64 and dtype is None and not isinstance(value, np.ndarray):
         array = array.astype(np.float32)  # Python floats default to f32, as in OpenVINO's opset
     array.setflags(write=False)

@@ -258,7 +258,7 @@ LOOP = define(
         ),
         attrs=(
             Attr("body", BODY, doc="(iteration, condition, *carried, *invariant) -> (condition, *carried, *scanned)"),
-            Attr("num_invariant_inputs", INT, 0, doc="how many of the last inputs the body reads unchanged"),
+            Attr("num_invariant_inputs", INT, 0, doc="how many of the last inputs the body reads unchanged", minimum=0),
         ),
         version="opset5",
         doc="Runs a sub-graph while its condition holds, carrying values from one iteration to the next and "
@@ -346,12 +346,21 @@ SCAN = define(
         inputs=(Input("values", variadic=True, doc="states, then scan inputs, then invariant values"),),
         attrs=(
             Attr("body", BODY, doc="(*states, *slices, *invariant) -> (*states, *scanned)"),
-            Attr("num_scan_inputs", INT, doc="how many inputs are scanned"),
-            Attr("num_invariant_inputs", INT, 0, doc="how many of the last inputs the body reads unchanged"),
+            Attr("num_scan_inputs", INT, doc="how many inputs are scanned", minimum=1),
+            Attr("num_invariant_inputs", INT, 0, doc="how many of the last inputs the body reads unchanged", minimum=0),
             Attr("scan_input_axes", INTS, [], doc="the axis each scan input is sliced along (default 0)"),
-            Attr("scan_input_directions", INTS, [], doc="0: first slice first; 1: last slice first"),
+            Attr(
+                "scan_input_directions", INTS, [], doc="0: first slice first; 1: last slice first", minimum=0, maximum=1
+            ),
             Attr("scan_output_axes", INTS, [], doc="the axis each scanned output is stacked along (default 0)"),
-            Attr("scan_output_directions", INTS, [], doc="0: first iteration first; 1: last iteration first"),
+            Attr(
+                "scan_output_directions",
+                INTS,
+                [],
+                doc="0: first iteration first; 1: last iteration first",
+                minimum=0,
+                maximum=1,
+            ),
         ),
         version="onnx9",
         doc="Runs a sub-graph once per slice of its scan inputs, carrying states and stacking outputs.",

@@ -232,7 +232,7 @@ TOPK = define(
         _topk,
         inputs=(Input("data", NUMERIC_TYPES), Input("k", INTEGRAL_TYPES, decides_shape=True, doc="a scalar")),
         attrs=(
-            Attr("axis", INT, doc="the axis to select along"),
+            Attr("axis", INT, doc="the axis to select along", axis_of=0),
             Attr("mode", STRING, choices=("max", "min"), doc="largest or smallest first"),
             Attr("sort", STRING, choices=("value", "index", "none"), doc="the order of the selected elements"),
             Attr("index_element_type", ELEMENT_TYPE, Type.i32, _INDEX_TYPE_CHOICES, doc="the indices' type"),

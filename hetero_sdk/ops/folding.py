@@ -8,9 +8,12 @@ static shapes, :func:`constant_value` computes it with the ops' own array-API ke
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from hetero_sdk.graph.node import Output
+from hetero_sdk.graph.limits import FOLDED_ELEMENTS
+from hetero_sdk.graph.node import Node, Output
 
 __all__ = ["UNKNOWN", "constant_value", "partial_value"]
 
@@ -20,27 +23,48 @@ UNKNOWN = int(np.iinfo(np.int64).min)
 _MOVING_OPS = frozenset({"Concat", "Gather", "Slice", "StridedSlice", "Squeeze", "Unsqueeze", "Reshape"})
 """Ops that only move the entries of an integer tensor: they carry unknown entries along untouched."""
 
-_MAX_ELEMENTS = 1 << 16
-"""Larger intermediate values are not folded while building: shape values are small."""
 _MAX_DEPTH = 32
+"""Producers deeper than this are not followed (a value folded through more ops is rare)."""
 
-_Memo = dict[tuple[str, int, int, int], "np.ndarray | None"]
-"""What one outermost call has computed, by (function, node id, port, depth): a value reached by many
-paths through a graph (a decoder's shape computations) is computed once, not once per path. A memo
-lives for one outermost call only, while the graph does not change."""
+
+def _small_outputs(node: Node) -> bool:
+    """Whether every output of ``node`` has a static shape within :data:`FOLDED_ELEMENTS`: checked before
+    evaluating it, so that a Range or ConstantOfShape of a huge declared size is never computed."""
+    for index in range(node.get_output_size()):
+        shape = node.get_output_partial_shape(index)
+        if not shape.is_static or not FOLDED_ELEMENTS.allows(math.prod(shape.dims)):
+            return False
+    return True
+
+
+_Memo = dict[tuple[str, int, int], tuple[int, "np.ndarray | None"]]
+"""What one top-level call found so far, by (function, node id, output index): the depth it was
+found at and the value. A value known at some depth is known with more depth left (a smaller depth);
+an unknown one stays unknown with less."""
+
+
+def _remembered(memo: _Memo, key: tuple[str, int, int], depth: int) -> tuple[bool, np.ndarray | None]:
+    found = memo.get(key)
+    if found is None:
+        return False, None
+    at, value = found
+    return ((value is not None and depth <= at) or (value is None and depth >= at)), value
 
 
 def constant_value(output: Output, _depth: int = 0, _memo: _Memo | None = None) -> np.ndarray | None:
     """The value of ``output`` when it is known at build time, else None.
 
     Known means: a Constant, a ShapeOf of a static shape, or an op with an array-API kernel whose
-    inputs are all known (and small).
+    inputs are all known (and small). Each output is computed once a call, however many paths of the
+    graph reach it (shape sub-graphs share their ShapeOf and Range nodes widely).
     """
     memo: _Memo = {} if _memo is None else _memo
-    key = ("constant", id(output.node), output.index, _depth)
-    if key not in memo:
-        memo[key] = _constant_value(output, _depth, memo)
-    return memo[key]
+    key = ("value", id(output.node), output.index)
+    known, value = _remembered(memo, key, _depth)
+    if not known:
+        value = _constant_value(output, _depth, memo)
+        memo[key] = (_depth, value)
+    return value
 
 
 def _constant_value(output: Output, _depth: int, memo: _Memo) -> np.ndarray | None:
@@ -56,12 +80,14 @@ def _constant_value(output: Output, _depth: int, memo: _Memo) -> np.ndarray | No
     values = []
     for source in node.input_values():
         value = constant_value(source, _depth + 1, memo)
-        if value is None or value.size > _MAX_ELEMENTS:
+        if value is None or not FOLDED_ELEMENTS.allows(value.size):
             partial = partial_value(output, _depth, memo)
             if partial is None or UNKNOWN in partial:
                 return None
             return partial.astype(node.get_output_element_type(output.index).numpy)
         values.append(value)
+    if not _small_outputs(node):
+        return None
     with np.errstate(all="ignore"):
         raw = op.evaluate(node, *values)
     outputs = raw if isinstance(raw, (tuple, list)) else [raw]
@@ -77,10 +103,12 @@ def partial_value(output: Output, _depth: int = 0, _memo: _Memo | None = None) -
     ``Gather(ShapeOf(x), -1)`` is known when only ``x``'s first dimension is dynamic.
     """
     memo: _Memo = {} if _memo is None else _memo
-    key = ("partial", id(output.node), output.index, _depth)
-    if key not in memo:
-        memo[key] = _partial_value(output, _depth, memo)
-    return memo[key]
+    key = ("partial", id(output.node), output.index)
+    known, value = _remembered(memo, key, _depth)
+    if not known:
+        value = _partial_value(output, _depth, memo)
+        memo[key] = (_depth, value)
+    return value
 
 
 def _partial_value(output: Output, _depth: int, memo: _Memo) -> np.ndarray | None:
@@ -100,9 +128,11 @@ def _partial_value(output: Output, _depth: int, memo: _Memo) -> np.ndarray | Non
     for index, source in enumerate(node.input_values()):
         moved = index == 0 or node.type_name == "Concat"  # the others are indices, axes, bounds
         value = partial_value(source, _depth + 1, memo) if moved else constant_value(source, _depth + 1, memo)
-        if value is None or value.size > _MAX_ELEMENTS:
+        if value is None or not FOLDED_ELEMENTS.allows(value.size):
             return None
         values.append(value.astype(np.int64) if moved else value)
+    if not _small_outputs(node):
+        return None
     raw = node.op.evaluate(node, *values)
     outputs = raw if isinstance(raw, (tuple, list)) else [raw]
     return np.asarray(outputs[output.index]).astype(np.int64)

@@ -261,7 +261,7 @@ SCATTER_ELEMENTS_UPDATE = define(
         "indexing",
         _scatter_elements,
         inputs=(Input("data"), _INDICES, Input("updates", doc="the shape of indices")),
-        attrs=(Attr("axis", INT, 0, doc="the axis indices index, in [-rank, rank)"), _REDUCTION),
+        attrs=(Attr("axis", INT, 0, doc="the axis indices index, in [-rank, rank)", axis_of=0), _REDUCTION),
         version="opset12",
         doc="data with each update written where indices say along axis.",
     )
@@ -284,8 +284,8 @@ REVERSE_SEQUENCE = define(
         _reverse_sequence,
         inputs=(Input("data"), Input("seq_lengths", NUMERIC_TYPES, doc="one length per batch entry")),
         attrs=(
-            Attr("batch_axis", INT, 0, doc="the axis of batch entries"),
-            Attr("seq_axis", INT, 1, doc="the axis reversed"),
+            Attr("batch_axis", INT, 0, doc="the axis of batch entries", axis_of=0),
+            Attr("seq_axis", INT, 1, doc="the axis reversed", axis_of=0),
         ),
         evaluate=_reverse_sequence_kernel,
         doc="Reverses the first seq_lengths[b] elements along seq_axis of each batch entry b.",

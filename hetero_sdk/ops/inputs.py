@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from hetero_sdk.graph.limits import RANK, Limit
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.graph.op_def import Input
 from hetero_sdk.ops.basic import as_output, constant
@@ -46,14 +47,16 @@ def known_ints(node: Node, index: int) -> list[int] | None:
     return None if value is None else [int(v) for v in np.asarray(value).reshape(-1)]
 
 
-def static_length(node: Node, shape: PartialShape, what: str) -> int:
-    """The number of values of a scalar or 1D operand whose values are unknown, raising when dynamic."""
+def static_length(node: Node, shape: PartialShape, what: str, limit: Limit = RANK) -> int:
+    """The number of values of a scalar or 1D operand whose values are unknown, raising when dynamic or
+    beyond ``limit`` (:data:`~hetero_sdk.graph.limits.RANK`: the length is an output's rank)."""
     length = 1 if shape.rank == 0 else shape[0]
     if length == DYNAMIC:
         raise node.error(
             f"{what} has a dynamic length and values unknown at build time, so the output rank cannot be "
             "inferred; give it a static length or constant values"
         )
+    limit.check(length, f"{what} of length {length}", node.error)
     return length
 
 
@@ -67,12 +70,17 @@ def index_vector(node: Node, index: int, what: str, scalar_ok: bool = False) -> 
     return expect_rank(node, index, *((0, 1) if scalar_ok else (1,)), what=what)
 
 
-def values_or_length(node: Node, index: int, what: str) -> tuple[list[int] | None, int]:
+def values_or_length(node: Node, index: int, what: str, limit: Limit = RANK) -> tuple[list[int] | None, int]:
     """The values of the 1D integer input ``index`` (None when unknown at build time) and its length.
 
     :param what: the operand's name in error messages.
-    :raises ModelValidationError: when neither its values nor its length are known.
+    :param limit: the most values it may have (by default :data:`~hetero_sdk.graph.limits.RANK`: its
+        length is an output's rank).
+    :raises ModelValidationError: when neither its values nor its length are known, or it is too long.
     """
     shape = index_vector(node, index, what)
     values = known_ints(node, index)
-    return values, len(values) if values is not None else static_length(node, shape, what)
+    if values is not None:
+        limit.check(len(values), f"{what} of length {len(values)}", node.error)
+        return values, len(values)
+    return values, static_length(node, shape, what, limit)

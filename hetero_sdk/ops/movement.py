@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hetero_sdk.element_type import Type
+from hetero_sdk.graph.limits import LISTED_VALUES
 from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import INT, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
 from hetero_sdk.ops import movement_kernels as kernels
@@ -181,7 +182,7 @@ def _variadic_split(node: Node) -> list[OutputSpec]:
     data = node.input_value(0).partial_shape
     element_type = node.input_value(0).element_type
     axis = _scalar_axis(node, 1, data.rank, one_element_ok=True)
-    lengths, count = values_or_length(node, 2, "split_lengths")
+    lengths, count = values_or_length(node, 2, "split_lengths", LISTED_VALUES)
     if axis is None or lengths is None:
         dims = [DYNAMIC] * data.rank
         return [(element_type, dims if axis is None else [*data[:axis], DYNAMIC, *data[axis + 1 :]])] * count
@@ -281,7 +282,7 @@ CONCAT = define(
         "movement",
         _concat,
         inputs=(Input("inputs", variadic=True),),
-        attrs=(Attr("axis", INT, doc="in [-rank, rank-1]"),),
+        attrs=(Attr("axis", INT, doc="in [-rank, rank-1]", axis_of=0),),
         evaluate=kernels.concat,
         doc="Joins tensors along axis; the other dimensions must match.",
     )
@@ -333,7 +334,7 @@ GATHER_ELEMENTS = define(
         "movement",
         _gather_elements,
         inputs=(_DATA, Input("indices", INDEX_TYPES, doc="of data's rank; the output's shape")),
-        attrs=(Attr("axis", INT, 0, doc="the axis indices index, in [-rank, rank)"),),
+        attrs=(Attr("axis", INT, 0, doc="the axis indices index, in [-rank, rank)", axis_of=0),),
         version="opset6",
         evaluate=kernels.gather_elements,
         doc="Takes one element of data per element of indices along axis.",

@@ -146,7 +146,7 @@ def _log_softmax(node: Node, x: Any) -> Any:
 
 
 _DATA = Input("data", REAL_TYPES)
-_AXIS = Attr("axis", INT, 1, doc="the axis to normalize, in [-rank, rank)")
+_AXIS = Attr("axis", INT, 1, doc="the axis to normalize, in [-rank, rank)", axis_of=0)
 
 BATCH_NORM_INFERENCE = define(
     OpDef(

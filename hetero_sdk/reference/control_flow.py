@@ -6,8 +6,11 @@ from typing import Any
 
 import numpy as np
 
+from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node
 from hetero_sdk.reference.registry import evaluate, kernel
+from hetero_sdk.shape import PartialShape
 
 
 @kernel("If")
@@ -35,10 +38,23 @@ def loop(node: Node, trip_count: np.ndarray, condition: np.ndarray, *values: np.
             stack.append(value)
         iteration += 1
     results = body.get_results()
+    if iteration == 0 and scanned:  # no iteration ran: the body's shapes for the values it would have received
+        results = _results_for(body, [np.array(0, iteration_type), np.array(go), *carried, *invariant])
     return [
         *carried,
         *(_stacked(node, carried_count + i, stack, results[1 + carried_count + i]) for i, stack in enumerate(scanned)),
     ]
+
+
+def _results_for(body: Model, values: list[np.ndarray]) -> list[Node]:
+    """The Results of a copy of ``body`` whose Parameters take the shapes of ``values`` (the body's own
+    Results where it does not accept them): what a scanned output's slices would have been."""
+    copy = body.clone()
+    try:
+        copy.reshape({index: PartialShape(value.shape) for index, value in enumerate(values)})
+    except ModelValidationError:
+        return body.get_results()
+    return copy.get_results()
 
 
 @kernel("Scan")

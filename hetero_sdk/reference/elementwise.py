@@ -21,9 +21,16 @@ def divide(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @kernel("Power")
 def power(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
-        if a.dtype.kind in "iu":
-            return np.power(a.astype(np.float64), b).astype(a.dtype)
-        return np.power(a, b)
+        if a.dtype.kind not in "iu":
+            return np.power(a, b)
+    # integers exactly (wrapping on overflow, as XLA's lowering): through float64 a power past 2**53 lost
+    # its low digits. a ** -k truncated toward zero: 1 stays 1, -1 alternates sign, anything else is 0.
+    a, b = np.broadcast_arrays(a, b)
+    exact = np.power(a, np.maximum(b, 0))
+    if a.dtype.kind == "u":
+        return exact
+    reciprocal = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 != 0, -1, 1), 0)).astype(a.dtype)
+    return np.where(b >= 0, exact, reciprocal)
 
 
 @kernel("Mod")

@@ -27,7 +27,11 @@ from hetero_sdk.properties.device import STATIC_SHAPES
 from hetero_sdk.runtime.compiled_model import CompiledModel
 from hetero_sdk.runtime.stateful import StatefulCompiledModel
 from hetero_sdk.runtime.variable_state import VariableBuffer
-from hetero_sdk.transformations.fixed_capacity_cache import FixedCapacityCache, with_fixed_capacity_cache
+from hetero_sdk.transformations.fixed_capacity_cache import (
+    FixedCapacityCache,
+    check_fixed_capacity,
+    with_fixed_capacity_cache,
+)
 from hetero_sdk.transformations.stateful import StatelessForm
 
 if TYPE_CHECKING:
@@ -62,8 +66,9 @@ def fixed_capacity_form(form: StatelessForm) -> FixedCapacityCache:
     """The explicit form with every variable kept in a fixed-capacity buffer, each buffer input marked
     :data:`~hetero_sdk.rt_info.DONATABLE`.
 
-    :raises ModelValidationError: when a variable does not grow by one Concat (see
-        :func:`~hetero_sdk.transformations.fixed_capacity_cache.with_fixed_capacity_cache`).
+    :raises ModelValidationError: when a variable does not grow by one Concat, or the rewritten model
+        reads the buffers' unfilled rows (see
+        :func:`~hetero_sdk.transformations.fixed_capacity_cache.check_fixed_capacity`).
     """
     model = form.model
     first_input, first_output = len(model.inputs) - len(form.variables), len(model.outputs) - len(form.variables)
@@ -72,6 +77,7 @@ def fixed_capacity_form(form: StatelessForm) -> FixedCapacityCache:
         for i in range(len(form.variables))
     }
     fixed = with_fixed_capacity_cache(model, pairs)
+    check_fixed_capacity(model, fixed)
     for parameter in fixed.model.get_parameters()[first_input : first_input + len(form.variables)]:
         parameter.get_rt_info()[rt_info.DONATABLE] = True
     return fixed
@@ -164,7 +170,7 @@ class FixedCapacityCompiledModel(StatefulCompiledModel):
         length = filled.pop()
         needed = length + int(np.shape(inputs[self._rows])[self._rows_axis])
         masks = [np.asarray(inputs[i]) for i in self._padded]
-        needed = max(needed, *(m.shape[-1] for m in masks))
+        needed = max([needed, *(m.shape[-1] for m in masks)])
         capacity = max(c.capacity for c in caches)
         if needed > capacity:
             capacity = max(INITIAL_CAPACITY, 2 * capacity, 1 << (needed - 1).bit_length())

@@ -1,14 +1,15 @@
 """Reading the native format back into a :class:`~hetero_sdk.Model`.
 
 Reading never runs code from the file: the document is parsed with :mod:`json`, arrays are views made
-with ``np.frombuffer``, and op types are looked up by name in the op registry (an unknown one is an
-error, never an import).
+with ``np.frombuffer`` (of the weights file mapped read-only: the weights are not copied), and op
+types are looked up by name in the op registry (an unknown one is an error, never an import).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 from pathlib import Path
 from typing import Any, NoReturn
@@ -49,10 +50,9 @@ def read_model(path: str | os.PathLike[str], weights: str | os.PathLike[str] | N
     if bin_path == path:
         raise format_error(source, "", "the graph file cannot be its own weights file", "name it model.json")
     needed = field(summary, "size", int, source, "weights")
-    if needed == 0 and not bin_path.exists():
-        data = b""
-    else:
-        data = _read(
+    data: bytes | mmap.mmap = b""
+    if needed != 0 or bin_path.exists():
+        data = _map(
             bin_path,
             f"the weights file ({source} needs {needed} bytes of weights)",
             f"put {bin_path.name} (saved with {path.name}) beside it, or pass weights=",
@@ -268,6 +268,19 @@ def _listed(document: dict[str, Any], key: str, kind: str, by_name: dict[str, No
 def _read(path: Path, what: str, hint: str) -> bytes:
     try:
         return path.read_bytes()
+    except FileNotFoundError:
+        raise format_error(str(path), "", f"{what} does not exist", hint) from None
+    except OSError as exc:
+        raise format_error(str(path), "", f"{what} cannot be read: {exc}", "check the path and permissions") from exc
+
+
+def _map(path: Path, what: str, hint: str) -> bytes | mmap.mmap:
+    """``path`` mapped read-only (an empty file, which cannot be mapped, as ``b""``)."""
+    try:
+        with path.open("rb") as file:
+            if os.fstat(file.fileno()).st_size == 0:
+                return b""
+            return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
     except FileNotFoundError:
         raise format_error(str(path), "", f"{what} does not exist", hint) from None
     except OSError as exc:

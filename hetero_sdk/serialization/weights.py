@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import mmap
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -33,11 +34,21 @@ def to_le_bytes(array: np.ndarray) -> bytes:
     return np.ascontiguousarray(array).astype(little_endian(array.dtype), copy=False).tobytes()
 
 
+def _le_buffer(array: np.ndarray) -> bytes | memoryview:
+    """What :func:`to_le_bytes` gives, as a view of ``array`` itself where it is already C-ordered and
+    little-endian (a weight is then hashed and written without a copy)."""
+    if array.dtype == STRING_DTYPE:
+        return encode_strings(array)
+    flat = np.ascontiguousarray(array).astype(little_endian(array.dtype), copy=False).reshape(-1)
+    return flat.view(np.uint8).data
+
+
 class WeightsBuilder:
-    """Packs arrays into one buffer; an array object added twice is stored once."""
+    """Packs arrays into one buffer; an array object added twice is stored once. The buffer's pieces
+    are views of the arrays where their bytes are already in the stored order, not copies."""
 
     def __init__(self) -> None:
-        self._parts: list[bytes] = []
+        self._parts: list[bytes | memoryview] = []
         self._size = 0
         self._sha256 = hashlib.sha256()
         self._stored: dict[int, tuple[np.ndarray, dict[str, Any]]] = {}
@@ -50,13 +61,13 @@ class WeightsBuilder:
         padding = -self._size % ALIGNMENT
         if padding:
             self._append(bytes(padding))
-        data = to_le_bytes(array)
+        data = _le_buffer(array)
         record = {"offset": self._size, "size": len(data), "crc32": zlib.crc32(data)}
         self._append(data)
         self._stored[id(array)] = (array, record)  # keeps the array alive so its id stays unique
         return dict(record)
 
-    def _append(self, data: bytes) -> None:
+    def _append(self, data: bytes | memoryview) -> None:
         self._parts.append(data)
         self._size += len(data)
         self._sha256.update(data)
@@ -70,7 +81,7 @@ class WeightsBuilder:
         """The document's ``weights`` entry: ``size``, ``sha256`` and ``alignment``."""
         return {"size": self._size, "sha256": self._sha256.hexdigest(), "alignment": ALIGNMENT}
 
-    def chunks(self) -> Iterator[bytes]:
+    def chunks(self) -> Iterator[bytes | memoryview]:
         """The buffer, piece by piece (to write it without joining it first)."""
         return iter(self._parts)
 
@@ -90,7 +101,12 @@ class WeightsView:
     """
 
     def __init__(
-        self, data: bytes | memoryview, summary: dict[str, Any], doc_source: str, bin_source: str, base: int = 0
+        self,
+        data: bytes | memoryview | mmap.mmap,
+        summary: dict[str, Any],
+        doc_source: str,
+        bin_source: str,
+        base: int = 0,
     ) -> None:
         self._data = data
         self._doc = doc_source

@@ -178,7 +178,7 @@ def _pretty(value: Any, indent: str, ascii_only: bool) -> str:
     return "[\n" + ",\n".join(inner + _pretty(v, inner, ascii_only) for v in value) + "\n" + indent + "]"
 
 
-def _replace(path: Path, chunks: Iterable[bytes]) -> None:
+def _replace(path: Path, chunks: Iterable[bytes | memoryview]) -> None:
     # A temporary name in the same folder, then a rename: readers never see half a file.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:

@@ -33,8 +33,9 @@ from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.ops.folding import constant_value
+from hetero_sdk.reference import evaluate
 
-__all__ = ["FixedCapacityCache", "PAST_LENGTH", "with_fixed_capacity_cache"]
+__all__ = ["FixedCapacityCache", "PAST_LENGTH", "check_fixed_capacity", "with_fixed_capacity_cache"]
 
 PAST_LENGTH = "past_length"
 """The name of the input the rewritten model takes the filled length of its cache buffers from."""
@@ -317,3 +318,68 @@ def _scatter_into_buffer(cache: _Cache, past_length: Output, users: dict[Output,
     names = cache.concat.output(0).explicit_names
     if names:
         scattered.output(0).set_names(names)
+
+
+def check_fixed_capacity(model: Model, fixed: FixedCapacityCache, tolerance: float = 1e-4) -> None:
+    """Checks on one small step that ``fixed.model`` computes what ``model`` computes, its buffers' rows
+    past the filled ones holding random values: a decoder that masks every key it has not filled passes;
+    one that reads the whole cache (no causal mask) does not, and must keep its growing cache.
+
+    Both run on the reference evaluator, with a batch of 1, 2 new rows after 3 filled ones, in buffers
+    of 8 rows; integer inputs are zeros (valid ids and indices), the attention mask ones, float inputs
+    random.
+
+    :raises ModelValidationError: naming the output that differs, or the error the step raised.
+    """
+    filled, rows, capacity = 3, 2, 8
+    rng = np.random.default_rng(0)
+    rows_input, rows_axis = fixed.rows
+    plain: dict[str, np.ndarray] = {}
+    buffered: dict[str, np.ndarray] = {}
+    for port in model.inputs:
+        name = port.any_name
+        dims = list(port.partial_shape.dims)
+        dtype = port.element_type.numpy
+        if name in fixed.axes:
+            axis = fixed.axes[name]
+            shape = [1 if d < 0 else d for d in dims]
+            shape[axis] = capacity
+            buffer = rng.standard_normal(shape).astype(dtype)
+            plain[name] = np.take(buffer, np.arange(filled), axis=axis)
+            buffered[name] = buffer
+            continue
+        shape = [1 if d < 0 else d for d in dims]
+        if name == rows_input:
+            shape[rows_axis] = rows
+        if name in fixed.padded_inputs:
+            shape[-1] = filled + rows
+            mask = np.ones(shape, dtype)
+            plain[name] = mask
+            buffered[name] = np.concatenate([mask, np.zeros((*shape[:-1], capacity - shape[-1]), dtype)], axis=-1)
+            continue
+        value = (
+            rng.standard_normal(shape).astype(dtype) if np.issubdtype(dtype, np.floating) else np.zeros(shape, dtype)
+        )
+        plain[name] = buffered[name] = value
+    buffered[PAST_LENGTH] = np.array(filled, np.int64)
+    try:
+        expected = evaluate(model, plain)
+        got = evaluate(fixed.model, buffered)
+    except Exception as exc:  # a step the plain model cannot take with these inputs either: no proof
+        raise ModelValidationError(
+            f"a fixed-capacity step of '{model.friendly_name}' could not be checked: {exc}"
+        ) from exc
+    caches = {port.any_name: fixed.axes[p] for p, port in zip(fixed.pairs, _outputs(model, fixed.pairs.values()))}
+    for port, want, have in zip(model.outputs, expected, got):
+        name = port.any_name
+        if name in caches:
+            have = np.take(have, np.arange(filled + rows), axis=caches[name])
+        if want.shape != have.shape or not np.allclose(want, have, rtol=tolerance, atol=tolerance, equal_nan=True):
+            raise ModelValidationError(
+                f"output {name!r} of '{model.friendly_name}' changes when its caches' unfilled rows do: the model "
+                "reads past the filled rows (no mask hides them), so its caches cannot live in fixed-capacity buffers"
+            )
+
+
+def _outputs(model: Model, names: Iterable[str]) -> list[Output]:
+    return [model.output(name) for name in names]

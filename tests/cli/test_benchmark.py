@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -199,6 +201,11 @@ def test_positional_model_and_m_must_agree(invoke: Invoke) -> None:
     assert_one_line_error(result, "two models given, 'mlp' and -m 'detection'", exit_code=2)
 
 
+@pytest.mark.skipif(
+    signal.getsignal(signal.SIGINT) is signal.SIG_IGN,
+    reason="SIGINT is ignored in this process (a background job: POSIX has it ignore SIGINT), so Ctrl-C cannot be "
+    "simulated",
+)
 @pytest.mark.parametrize("api", ["sync", "async"])
 def test_ctrl_c_prints_the_statistics_gathered_so_far(invoke: Invoke, api: str) -> None:
     interrupt = threading.Timer(0.5, signal.raise_signal, (signal.SIGINT,))
@@ -212,3 +219,18 @@ def test_ctrl_c_prints_the_statistics_gathered_so_far(invoke: Invoke, api: str) 
     assert data["interrupted"] is True
     assert data["iterations"] > 0 and data["duration_s"] < 30  # stopped early, with what it measured
     assert data["latency_ms"]["median"] > 0
+
+
+@pytest.mark.parametrize("device", ["CPU", "HETERO:CPU,TEMPLATE", "NOPE"])
+def test_an_unknown_device_is_answered_without_loading_any_device(device: str) -> None:
+    # the installed devices (XLA imports JAX, RAY imports Ray and may start a cluster) stay unloaded
+    code = (
+        "import sys\n"
+        "from hetero_sdk.cli import main\n"
+        f"sys.argv = ['hetero-sdk', 'benchmark', '-d', {device!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "print('EXIT', code, 'jax' in sys.modules, 'ray' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "EXIT 1 False False", done.stdout + done.stderr
+    assert f"DeviceNotFoundError: no device {device.split(':')[-1].split(',')[0]!r}" in done.stderr

@@ -223,6 +223,16 @@ def test_tensor_names() -> None:
     assert model.output("top").get_node().type_name == "Result"
 
 
+def test_a_port_without_names_is_refused_by_any_name_and_still_runs_by_index() -> None:
+    x = opset.parameter([2], name="x")
+    model = hs.Model([opset.relu(x, name="y")], [x])
+    x.output(0).set_names([])
+    with pytest.raises(ModelValidationError, match="port 0 of Parameter 'x' has no tensor names"):
+        model.inputs[0].get_any_name()
+    assert "no names" in repr(model.inputs[0])
+    assert evaluate(model, [np.array([-1.0, 2.0], np.float32)])[0].tolist() == [0.0, 2.0]
+
+
 def test_inputs_and_outputs_by_name_and_index() -> None:
     model, nodes = diamond()
     assert model.input() == nodes["x"].output(0)

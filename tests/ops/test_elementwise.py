@@ -146,6 +146,13 @@ def test_integer_power() -> None:
     assert out.tolist() == [1024, -27, 1, 0]
 
 
+def test_integer_power_is_exact_past_float64s_precision_and_truncates_negative_exponents() -> None:
+    a = np.array([3, -3, 2, -2, 1, -1, -1, 7], np.int64)
+    b = np.array([39, 39, -1, 3, -5, -3, -4, 0], np.int64)
+    _, out = run(opset.power, a, b)
+    assert out.tolist() == [3**39, (-3) ** 39, 0, -8, 1, -1, 1, 1]
+
+
 # -- comparison, logic, select ------------------------------------------------------------------------
 
 COMPARISON = {

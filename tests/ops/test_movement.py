@@ -71,7 +71,7 @@ def test_concat_dims_add_and_merge_when_dynamic() -> None:
     [
         ([[2, 3], [2, 4]], 0, "input 1 dim 1"),
         ([[2, 3], [2, 3, 1]], 0, "one non-zero rank"),
-        ([[], []], 0, "one non-zero rank"),
+        ([[], []], 0, "axis 0 is out of range for rank 0; a scalar has no axis"),
         ([[2, 3], [2, 3]], 2, "axis 2 is out of range"),
     ],
 )

@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 import hetero_sdk as hs
 from hetero_sdk import opset
+from hetero_sdk.graph.limits import FOLDED_ELEMENTS
 from hetero_sdk.ops.folding import UNKNOWN, constant_value, partial_value
 from hetero_sdk.reference import evaluate
 
@@ -347,3 +348,12 @@ def test_a_value_reached_by_many_paths_folds_once_per_path_length() -> None:
         value = opset.add(value, value).output(0)
     assert partial_value(value).tolist() == 3 * 2**28
     assert constant_value(value) == 3 * 2**28
+
+
+def test_a_value_larger_than_folded_elements_is_never_computed_while_building() -> None:
+    # 2**40 int64 entries would take 8 TiB: folding checks the inferred output size before evaluating
+    huge = opset.range(np.int64(0), np.int64(2**40), np.int64(1), hs.Type.i64)
+    assert huge.get_output_partial_shape(0) == [2**40]
+    assert constant_value(huge.output(0)) is None
+    small = opset.range(np.int64(0), np.int64(FOLDED_ELEMENTS.value), np.int64(1), hs.Type.i64)
+    np.testing.assert_array_equal(constant_value(small.output(0)), np.arange(FOLDED_ELEMENTS.value))

@@ -13,7 +13,7 @@ import hetero_sdk as hs
 from hetero_sdk import opset
 from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.reference import evaluate
-from hetero_sdk.transformations.fixed_capacity_cache import PAST_LENGTH, with_fixed_capacity_cache
+from hetero_sdk.transformations.fixed_capacity_cache import PAST_LENGTH, check_fixed_capacity, with_fixed_capacity_cache
 
 VOCAB, DIM, POSITIONS = 11, 4, 64
 rng = np.random.default_rng(7)
@@ -150,3 +150,42 @@ def test_the_capacity_comes_from_the_attention_mask_so_only_its_scatter_reads_a_
     assert readers == ["ScatterElementsUpdate"]
     masks = [p for p in fixed.model.get_parameters() if p.friendly_name == "attention_mask"]
     assert "ShapeOf" in {user.type_name for user, _ in fixed.model.consumers()[masks[0].output(0)]}
+
+
+def _unmasked_decoder() -> hs.Model:
+    """Attention over the whole cache, no causal mask: rows past the filled ones would change it."""
+    ids = opset.parameter([1, -1], hs.Type.i64, name="input_ids")
+    past = opset.parameter([1, -1, DIM], name="past")
+    new = opset.gather(EMBED, ids, 0)
+    present = opset.concat([past, new], 1, name="grow")
+    present.output(0).set_names({"present"})
+    attended = opset.matmul(opset.softmax(opset.matmul(new, present, transpose_b=True), -1), present)
+    attended.output(0).set_names({"attended"})
+    return hs.Model([attended, present], [ids, past])
+
+
+def test_the_check_passes_a_masked_decoder_and_refuses_one_that_reads_unfilled_rows() -> None:
+    masked = _decoder()
+    check_fixed_capacity(masked, with_fixed_capacity_cache(masked, PAIRS))
+    unmasked = _unmasked_decoder()
+    with pytest.raises(ModelValidationError, match=r"output 'attended' .* reads past the filled rows"):
+        check_fixed_capacity(unmasked, with_fixed_capacity_cache(unmasked, PAIRS))
+
+
+def test_a_stateful_decoder_that_reads_its_whole_cache_keeps_a_growing_one_on_xla() -> None:
+    jax_plugin = pytest.importorskip("hetero_sdk_jax")
+    from hetero_sdk.runtime.fixed_capacity import FixedCapacityCompiledModel
+
+    core = hs.Core(plugins={"XLA": jax_plugin.XlaPlugin}, autoload=False)
+    model = hs.make_stateful(_unmasked_decoder(), {"past": "present"})
+    compiled = core.compile_model(model, "XLA")
+    assert not isinstance(compiled, FixedCapacityCompiledModel)
+    request = compiled.create_infer_request()
+    past = np.zeros((1, 0, DIM), np.float32)
+    for ids in ([[1, 2]], [[3]], [[4]]):
+        new = EMBED[np.array(ids)]
+        past = np.concatenate([past, new], axis=1)
+        scores = new @ past.transpose(0, 2, 1)
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        expected = (weights / weights.sum(-1, keepdims=True)) @ past
+        np.testing.assert_allclose(request.infer({"input_ids": np.array(ids)})["attended"], expected, rtol=1e-5)

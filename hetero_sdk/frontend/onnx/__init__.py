@@ -57,9 +57,11 @@ def convert_onnx(
     :param input_shapes: shapes for some inputs (by name), used instead of the file's while
         translating: what is static then folds, and an ``If`` whose branches give different ranks
         can be resolved.
-    :raises ModelFormatError: for an unreadable, truncated or corrupted file, or external data missing
-        or outside the model's folder.
-    :raises ModelValidationError: for a graph that fails ONNX's checks, or a node a rule rejects.
+    :raises ModelFormatError: for an unreadable, truncated or corrupted file, a name that is not UTF-8
+        text, or external data missing or outside the model's folder.
+    :raises ModelValidationError: for a graph that fails ONNX's checks, a node a rule rejects, an
+        attribute outside its domain, or a declared size that would take more work than a limit of
+        :mod:`hetero_sdk.graph.limits` allows (checked before that work starts).
     :raises UnsupportedOperationError: listing every node no rule translates (op type, domain, opset
         version and node name; checked before ONNX's checker, so that an op ONNX does not define is
         listed too), or an opset older than :data:`MIN_OPSET` or newer than the installed ``onnx`` knows.
@@ -73,7 +75,7 @@ def convert_onnx(
     if proto.functions:  # their bodies' ops, now in the graph, are checked as the graph's were
         proto = onnx.inliner.inline_local_functions(proto)
         refuse_unsupported(proto.graph, versions, loaded.source)
-    return GraphTranslator(versions, loaded.source, input_shapes).translate(proto)
+    return GraphTranslator(versions, loaded.source, input_shapes, loaded.external).translate(proto)
 
 
 def _check_opsets(versions: Mapping[str, int], source: str) -> None:

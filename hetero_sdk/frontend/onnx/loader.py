@@ -1,19 +1,21 @@
-"""Reading an ONNX file into an ``onnx.ModelProto``: parsing, external data kept inside the model's
-folder, and ONNX's own checker (run once the nodes are known to translate). Parsing is protobuf
-decoding by the ``onnx`` package: no code from the file runs."""
+"""Reading an ONNX file into an ``onnx.ModelProto``: parsing, external data checked and memory-mapped
+(never read into the proto: :mod:`~hetero_sdk.frontend.onnx.external_data`), and ONNX's own checker
+(run once the nodes are known to translate, on the graph without its external weights). Parsing is
+protobuf decoding by the ``onnx`` package: no code from the file runs."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import external_data_helper
 
 from hetero_sdk.errors import ModelFormatError, ModelValidationError
+from hetero_sdk.frontend.onnx.external_data import ExternalData, uses_external_data
+from hetero_sdk.frontend.onnx.strings import check_strings
 
 __all__ = ["LoadedProto", "check_proto", "load_proto"]
 
@@ -23,34 +25,43 @@ _MAX_DETAIL = 600
 
 @dataclass(frozen=True)
 class LoadedProto:
-    """A parsed, checked ONNX model and where it came from (for messages)."""
+    """A parsed ONNX model, where it came from, and its external data.
+
+    :ivar proto: the model; external tensors keep their references (their bytes are not read into it).
+    :ivar source: the file or object it came from, for messages.
+    :ivar path: the file, when read from one.
+    :ivar external: its external data, checked and mapped; None when no tensor has any.
+    """
 
     proto: onnx.ModelProto
     source: str
+    path: Path | None = None
+    external: ExternalData | None = None
 
 
 def load_proto(model: str | os.PathLike[str] | bytes | onnx.ModelProto) -> LoadedProto:
-    """Parses ``model`` (a path, the file's bytes, or a ``ModelProto``) and loads its external data
-    (:func:`check_proto` runs ONNX's checker on the result).
+    """Parses ``model`` (a path, the file's bytes, or a ``ModelProto``) and checks and maps its external
+    data (:func:`check_proto` runs ONNX's checker on the result).
 
-    :raises ModelFormatError: for a missing, truncated or corrupted file, or external data that is
-        missing or lies outside the model's folder.
+    :raises ModelFormatError: for a missing, truncated or corrupted file, a name that is not UTF-8 text,
+        or external data that is missing, lies outside the model's folder or has a malformed field
+        (naming the tensor and field).
     """
     if isinstance(model, onnx.ModelProto):
-        loaded = LoadedProto(model, f"ONNX model '{model.graph.name or '<unnamed>'}'")
-        _check_external_data(loaded, None)
-    elif isinstance(model, (bytes, bytearray, memoryview)):
-        loaded = LoadedProto(_parse(bytes(model), "<ONNX bytes>"), "<ONNX bytes>")
-        _check_external_data(loaded, None)
-    else:
-        path = Path(model)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ModelFormatError(f"{path}: cannot read the model file: {exc.strerror or exc}") from None
-        loaded = LoadedProto(_parse(data, str(path)), str(path))
-        _check_external_data(loaded, path.resolve().parent)
-    return loaded
+        check_strings(model, "ONNX model")
+        source = f"ONNX model '{model.graph.name or '<unnamed>'}'"
+        return LoadedProto(model, source, external=_external_data(model, source, None))
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        proto = _parse(bytes(model), "<ONNX bytes>")
+        return LoadedProto(proto, "<ONNX bytes>", external=_external_data(proto, "<ONNX bytes>", None))
+    path = Path(model)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelFormatError(f"{path}: cannot read the model file: {exc.strerror or exc}") from None
+    proto = _parse(data, str(path))
+    del data
+    return LoadedProto(proto, str(path), path, _external_data(proto, str(path), path.resolve().parent))
 
 
 def _parse(data: bytes, source: str) -> onnx.ModelProto:
@@ -67,68 +78,77 @@ def _parse(data: bytes, source: str) -> onnx.ModelProto:
             f"{source}: not an ONNX model: no graph or IR version in {len(data)} bytes; hetero-sdk reads "
             ".onnx files and its own .json format"
         )
+    check_strings(proto, source)
     return proto
 
 
-def _check_external_data(loaded: LoadedProto, folder: Path | None) -> None:
-    """Loads every external tensor, refusing locations outside ``folder`` (and all of them without one)."""
-    external = [t for t in _tensors(loaded.proto.graph) if external_data_helper.uses_external_data(t)]
+def _external_data(proto: onnx.ModelProto, source: str, folder: Path | None) -> ExternalData | None:
+    """Checks and maps every external tensor of ``proto`` (files inside ``folder``, and none without
+    one); None when no tensor keeps its data outside."""
+    external = [t for t in _tensors(proto) if uses_external_data(t)]
     if not external:
-        return
+        return None
     if folder is None:
         names = ", ".join(t.name for t in external[:5])
         raise ModelFormatError(
-            f"{loaded.source}: tensors {names} keep their data in external files, which need the model's "
+            f"{source}: tensors {names} keep their data in external files, which need the model's "
             "folder; pass the .onnx file's path instead"
         )
+    data = ExternalData(folder, source)
     for tensor in external:
-        info = external_data_helper.ExternalDataInfo(tensor)
-        location = Path(info.location)
-        target = (folder / location).resolve()
-        if location.is_absolute() or ".." in location.parts or not target.is_relative_to(folder):
-            raise ModelFormatError(
-                f"{loaded.source}: tensor '{tensor.name}' names the external data file '{info.location}', "
-                f"which is outside the model's folder {folder}; external data must lie beside the model"
-            )
-        if not target.is_file():
-            raise ModelFormatError(
-                f"{loaded.source}: tensor '{tensor.name}': the external data file '{info.location}' is missing "
-                f"from {folder}; copy it beside the model"
-            )
-        size = target.stat().st_size
-        end = (info.offset or 0) + (info.length or 0)
-        if end > size:
-            raise ModelFormatError(
-                f"{loaded.source}: tensor '{tensor.name}': external data '{info.location}' has {size} bytes, "
-                f"but the tensor reads up to byte {end}; the file is truncated"
-            )
-    try:
-        external_data_helper.load_external_data_for_model(loaded.proto, str(folder))
-    except (OSError, ValueError) as exc:
-        raise ModelFormatError(f"{loaded.source}: cannot load the external data: {exc}") from None
+        data.check(tensor)
+    return data
 
 
-def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-    """Every tensor of ``graph`` and of its sub-graphs: initializers and tensor attributes."""
+def _tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """Every tensor of ``proto``: initializers and tensor attributes, in the graph, its sub-graphs and
+    the model's local functions."""
+    yield from _graph_tensors(proto.graph)
+    for function in proto.functions:
+        yield from _node_tensors(function.node)
+
+
+def _graph_tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
     yield from graph.initializer
-    for node in graph.node:
+    yield from _node_tensors(graph.node)
+
+
+def _node_tensors(nodes: Iterable[onnx.NodeProto]) -> Iterator[onnx.TensorProto]:
+    for node in nodes:
         for attribute in node.attribute:
             if attribute.HasField("t"):
                 yield attribute.t
             yield from attribute.tensors
             if attribute.HasField("g"):
-                yield from _tensors(attribute.g)
+                yield from _graph_tensors(attribute.g)
             for body in attribute.graphs:
-                yield from _tensors(body)
+                yield from _graph_tensors(body)
 
 
 def check_proto(loaded: LoadedProto) -> None:
-    """Runs ONNX's checker on ``loaded``.
+    """Runs ONNX's checker on ``loaded``. A model with external data is checked from its file, as
+    ``onnx.checker.check_model(path)`` does: the checker then sees each external tensor's reference,
+    not its bytes (checking the proto would serialize every weight into one more copy, and the
+    references are :class:`~hetero_sdk.frontend.onnx.external_data.ExternalData`'s to check).
 
     :raises ModelValidationError: for a graph that fails ONNX's checks, naming the node.
+    :raises ModelFormatError: for a model that Python's protobuf parsed but ONNX's C++ side cannot.
     """
     try:
-        onnx.checker.check_model(loaded.proto)
+        if loaded.external is not None and loaded.path is not None:
+            onnx.checker.check_model(loaded.path)
+        else:
+            onnx.checker.check_model(loaded.proto)
     except onnx.checker.ValidationError as exc:
         detail = " ".join(str(exc).split())[:_MAX_DETAIL] or type(exc).__name__
         raise ModelValidationError(f"{loaded.source}: the graph fails ONNX's checks: {detail}") from None
+    except UnicodeDecodeError as exc:  # the checker quoted text of the model that is not UTF-8
+        raise ModelValidationError(
+            f"{loaded.source}: the graph fails ONNX's checks, whose message quotes text that is not UTF-8 "
+            f"({exc.object[max(exc.start - 60, 0) : exc.end + 20]!r}); fix the names where the model is made"
+        ) from None
+    except ValueError as exc:  # onnx's "Unable to parse proto from the given bytes"
+        raise ModelFormatError(
+            f"{loaded.source}: ONNX's checker cannot parse the model that protobuf read ({exc}); the file is "
+            "corrupted or written by a non-conforming exporter: export it again"
+        ) from None

@@ -11,6 +11,8 @@ import onnx
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelValidationError, UnsupportedOperationError
+from hetero_sdk.frontend.onnx.attributes import read_flag
+from hetero_sdk.frontend.onnx.external_data import ExternalData
 from hetero_sdk.frontend.onnx.types import tensor_value
 from hetero_sdk.frontend.onnx.values import TensorSequence, Value, describe
 from hetero_sdk.graph.node import Output
@@ -31,6 +33,7 @@ class NodeContext:
     :param version: the opset version of the node's domain in the model.
     :param name: the unique friendly name its main SDK node gets.
     :param subgraphs: translates a sub-graph attribute: ``subgraphs(graph, signatures, inline)``.
+    :param external: the model's external data, where a tensor attribute may keep its values.
     """
 
     def __init__(
@@ -40,8 +43,10 @@ class NodeContext:
         version: int,
         name: str,
         subgraphs: Callable[..., Any],
+        external: ExternalData | None = None,
     ) -> None:
         self.proto = proto
+        self.external = external
         self.inputs = list(inputs)
         self.version = version
         self.name = name
@@ -146,18 +151,45 @@ class NodeContext:
         if kind == onnx.AttributeProto.FLOAT:
             return float(attribute.f)
         if kind == onnx.AttributeProto.STRING:
-            return attribute.s.decode("utf-8")
+            return self._text(name, attribute.s)
         if kind == onnx.AttributeProto.INTS:
             return [int(v) for v in attribute.ints]
         if kind == onnx.AttributeProto.FLOATS:
             return [float(v) for v in attribute.floats]
         if kind == onnx.AttributeProto.STRINGS:
-            return [s.decode("utf-8") for s in attribute.strings]
+            return [self._text(name, s) for s in attribute.strings]
         if kind == onnx.AttributeProto.TENSOR:
-            return tensor_value(attribute.t, f"{self.describe()} attribute '{name}'")
+            return tensor_value(attribute.t, f"{self.describe()} attribute '{name}'", self.external)
         if kind == onnx.AttributeProto.GRAPH:
             return attribute.g
         raise self.unsupported(f"attribute '{name}' of kind {onnx.AttributeProto.AttributeType.Name(kind)}")
+
+    def flag(self, name: str, default: bool) -> bool:
+        """Integer attribute ``name`` read as ONNX's booleans are written: 0 or 1 (``default`` when the
+        node does not set it). :raises ModelValidationError: for any other value."""
+        return read_flag(name, self.attr(name, int(default)), self.describe())
+
+    def axis(self, name: str, default: int, rank: int, *, extra: int = 0) -> int:
+        """Attribute ``name`` read as an axis of a tensor of ``rank`` dims (``rank + extra`` for an axis of
+        the output that adds ``extra`` dims), made non-negative (``default`` when the node does not set it).
+
+        :raises ModelValidationError: for an axis outside ``[-rank, rank)`` (every axis of a scalar).
+        """
+        return self.check_axis(self.attr(name, default), rank + extra, f"attribute {name}")
+
+    def check_axis(self, axis: int, rank: int, what: str) -> int:
+        """``axis`` (of a tensor of ``rank`` dims) made non-negative. :raises ModelValidationError: for
+        an axis outside ``[-rank, rank)`` (every axis of a scalar), naming ``what`` holds it."""
+        if not isinstance(axis, int) or not -rank <= axis < rank:
+            expected = f"expected {-rank}..{rank - 1}" if rank else "a scalar has no axis"
+            raise self.error(f"{what}: axis {axis!r} is out of range for rank {rank}", expected)
+        return axis % rank
+
+    def _text(self, name: str, value: bytes) -> str:
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise self.error(f"attribute {name} holds {value[:40]!r}, which is not UTF-8 text") from None
 
     # -- building ----------------------------------------------------------------------------------
 

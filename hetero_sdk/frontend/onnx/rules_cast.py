@@ -94,7 +94,7 @@ def onnx_cast(ctx: NodeContext, x: Output, target: Type, saturate: bool) -> Outp
 @rule("Cast", since=6)
 def cast(ctx: NodeContext) -> Outputs:
     target = element_type(ctx.attr("to"), f"ONNX {ctx.describe()} target")
-    return [onnx_cast(ctx, ctx.input(0), target, bool(ctx.attr("saturate", 1)))]
+    return [onnx_cast(ctx, ctx.input(0), target, ctx.flag("saturate", True))]
 
 
 @rule("BitCast", since=26)
@@ -105,4 +105,4 @@ def bit_cast(ctx: NodeContext) -> Outputs:
 
 @rule("CastLike", since=15)
 def cast_like(ctx: NodeContext) -> Outputs:
-    return [onnx_cast(ctx, ctx.input(0), ctx.input(1).element_type, bool(ctx.attr("saturate", 1)))]
+    return [onnx_cast(ctx, ctx.input(0), ctx.input(1).element_type, ctx.flag("saturate", True))]

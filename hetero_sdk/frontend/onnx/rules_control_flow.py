@@ -13,6 +13,7 @@ from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.frontend.onnx.values import describe
+from hetero_sdk.graph.limits import UNROLLED_COPIES
 from hetero_sdk.graph.node import Output
 from hetero_sdk.shape import PartialShape
 
@@ -73,16 +74,36 @@ def loop(ctx: NodeContext) -> Outputs:
     return _outputs(node)
 
 
+def _scan_split(ctx: NodeContext, values: list[Output]) -> tuple[int, list[Output], list[Output]]:
+    """``num_scan_inputs`` (checked against the inputs there are), the states and the scanned inputs."""
+    count = ctx.attr("num_scan_inputs")
+    if not 1 <= count <= len(values):
+        raise ctx.error(
+            f"attribute num_scan_inputs={count} is outside its domain for {len(values)} state and scan input(s)",
+            f"it counts the scanned inputs, the last of the node's inputs: 1 to {len(values)}",
+        )
+    return count, values[: len(values) - count], values[len(values) - count :]
+
+
+def _listed(ctx: NodeContext, name: str, count: int) -> list[int]:
+    """Attribute ``name``, one integer per scan input (0 each by default)."""
+    values = list(ctx.attr(name, [0] * count))
+    if len(values) != count:
+        raise ctx.error(f"attribute {name} has {len(values)} value(s) for {count} scan input(s)")
+    return values
+
+
 @rule("Scan", since=9)
 def scan(ctx: NodeContext) -> Outputs:
-    count = ctx.attr("num_scan_inputs")
-    values = [ctx.input(i) for i in range(len(ctx.inputs))]
-    states, scanned = values[: len(values) - count], values[len(values) - count :]
-    axes = ctx.attr("scan_input_axes", [0] * count)
+    count, states, scanned = _scan_split(ctx, [ctx.input(i) for i in range(len(ctx.inputs))])
+    axes = [
+        ctx.check_axis(axis, value.partial_shape.rank, f"scan_input_axes[{index}]")
+        for index, (value, axis) in enumerate(zip(scanned, _listed(ctx, "scan_input_axes", count)))
+    ]
     signatures = [(v.element_type, v.partial_shape) for v in states]
     for value, axis in zip(scanned, axes):
         dims = list(value.partial_shape.dims)
-        del dims[axis % len(dims)]
+        del dims[axis]
         signatures.append((value.element_type, PartialShape(dims)))
     body = ctx.subgraph("body", signatures)
     captured = _captured(body)
@@ -92,7 +113,7 @@ def scan(ctx: NodeContext) -> Outputs:
         scanned,
         invariant=captured,
         scan_input_axes=axes,
-        scan_input_directions=ctx.attr("scan_input_directions", [0] * count),
+        scan_input_directions=_listed(ctx, "scan_input_directions", count),
         scan_output_axes=ctx.attr("scan_output_axes", []),
         scan_output_directions=ctx.attr("scan_output_directions", []),
     )
@@ -102,19 +123,26 @@ def scan(ctx: NodeContext) -> Outputs:
 @rule("Scan", since=8)
 def scan_8(ctx: NodeContext) -> Outputs:
     """Opset 8's Scan has a leading batch axis on every state and scanned input: one opset Scan per batch
-    entry (the batch size must be known while translating), the results stacked back."""
+    entry (the batch size must be known while translating, and within
+    :data:`~hetero_sdk.graph.limits.UNROLLED_COPIES`), the results stacked back."""
     if ctx.has_input(0):
         raise ctx.unsupported("Scan-8 with sequence_lens (sequences of different lengths)")
-    count = ctx.attr("num_scan_inputs")
-    values = [ctx.input(i) for i in range(1, len(ctx.inputs))]
-    batch = values[0].partial_shape[0] if values else -1
-    if batch < 0:
-        raise ctx.unsupported("Scan-8 whose batch size is not known while translating")
-    states, scanned = values[: len(values) - count], values[len(values) - count :]
+    count, states, scanned = _scan_split(ctx, [ctx.input(i) for i in range(1, len(ctx.inputs))])
+    for what, values, least in (("state", states, 1), ("scan input", scanned, 2)):
+        for value in values:
+            if value.partial_shape.rank < least:
+                raise ctx.error(f"a {what} of rank {value.partial_shape.rank}: Scan-8 {what}s have a batch axis"
+                                + (" and a scan axis" if least == 2 else ""))  # fmt: skip
+    batch = (states or scanned)[0].partial_shape[0]
+    if batch < 1:
+        raise ctx.unsupported(f"Scan-8 whose batch size is {'0' if batch == 0 else 'not known while translating'}")
+    UNROLLED_COPIES.check(batch, f"unrolling Scan-8 over its batch dimension ({batch})", ctx.error)
+    directions = _listed(ctx, "directions", count)
     signatures = [(v.element_type, PartialShape(v.partial_shape.dims[1:])) for v in states]
     signatures += [(v.element_type, PartialShape(v.partial_shape.dims[2:])) for v in scanned]
     body = ctx.subgraph("body", signatures)
     captured = _captured(body)
+    values = [*states, *scanned]
     per_entry = []
     for b in range(batch):
         index = ctx.const(b, np.int64)
@@ -125,7 +153,7 @@ def scan_8(ctx: NodeContext) -> Outputs:
             entry[len(states) :],
             invariant=captured,
             scan_input_axes=[0] * count,
-            scan_input_directions=ctx.attr("directions", [0] * count),
+            scan_input_directions=directions,
         )
         per_entry.append([node.output(i) for i in range(node.get_output_size())])
     zero = ctx.const([0], np.int64)

@@ -34,7 +34,7 @@ def topk_1(ctx: NodeContext) -> Outputs:
 @rule("TopK", since=10)
 def topk_10(ctx: NodeContext) -> Outputs:
     k = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
-    return list(_topk(ctx, ctx.input(0), k, ctx.attr("axis", -1), bool(ctx.attr("largest", 1))))
+    return list(_topk(ctx, ctx.input(0), k, ctx.attr("axis", -1), ctx.flag("largest", True)))
 
 
 @rule("ArgMax", "ArgMin")
@@ -43,7 +43,7 @@ def arg_max(ctx: NodeContext) -> Outputs:
     found as the first of the data reversed along ``axis`` and mapped back (``dim - 1 - index``)."""
     x = ctx.input(0)
     axis = ctx.attr("axis", 0)
-    last = bool(ctx.attr("select_last_index", 0))
+    last = ctx.flag("select_last_index", False)
     if last:
         lowest = np.iinfo(_I64).min
         x = _out(opset.slice(x, ctx.const([-1], _I64), ctx.const([lowest], _I64), ctx.const([-1], _I64), [axis]))
@@ -51,7 +51,7 @@ def arg_max(ctx: NodeContext) -> Outputs:
     if last:
         dim = opset.gather(opset.shape_of(x), ctx.const(axis, _I64), ctx.const(0, _I64))
         indices = _out(opset.subtract(opset.subtract(dim, ctx.const(1, _I64)), indices))
-    if not ctx.attr("keepdims", 1):
+    if not ctx.flag("keepdims", True):
         indices = _out(opset.squeeze(indices, ctx.const([axis], _I64)))
     return [indices]
 
@@ -73,7 +73,7 @@ def non_max_suppression(ctx: NodeContext) -> Outputs:
         scalar(2, 0, Type.i64),
         scalar(3, 0.0, f32),
         scalar(4, float("-inf"), f32),
-        box_encoding="center" if ctx.attr("center_point_box", 0) else "corner",
+        box_encoding="center" if ctx.flag("center_point_box", False) else "corner",
         sort_result_descending=False,
         output_type=Type.i64,
     )
@@ -84,7 +84,7 @@ def non_max_suppression(ctx: NodeContext) -> Outputs:
 def unique(ctx: NodeContext) -> Outputs:
     """Unique's four outputs; ONNX's indices and counts are i64."""
     axis = ctx.attr("axis", None)
-    node = opset.unique(ctx.input(0), None if axis is None else ctx.const(axis, _I64), bool(ctx.attr("sorted", 1)))
+    node = opset.unique(ctx.input(0), None if axis is None else ctx.const(axis, _I64), ctx.flag("sorted", True))
     return [node.output(i) for i in range(4)]
 
 

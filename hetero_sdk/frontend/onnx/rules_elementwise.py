@@ -64,15 +64,21 @@ def div(ctx: NodeContext) -> Outputs:
 
 @rule("Pow")
 def pow_(ctx: NodeContext) -> Outputs:
+    """``base ** exponent`` in the base's type. Opset 12 lets the exponent have its own type: an integer
+    base with a real exponent is raised in f64 and the result truncated to the base's type, as ONNX
+    Runtime computes ``std::pow`` in double (``2 ** 2.5`` is 5, not ``2 ** 2``)."""
     base, exponent = ctx.input(0), ctx.input(1)
-    if exponent.element_type != base.element_type:  # opset 12 lets the exponent have its own type
+    if base.element_type.is_integral and not exponent.element_type.is_integral:
+        wide = opset.power(opset.convert(base, Type.f64), opset.convert(exponent, Type.f64))
+        return [_out(opset.convert(wide, base.element_type))]
+    if exponent.element_type != base.element_type:
         exponent = _out(opset.convert(exponent, base.element_type))
     return [_out(opset.power(base, exponent))]
 
 
 @rule("Mod", since=10)
 def mod(ctx: NodeContext) -> Outputs:
-    factory = opset.mod if ctx.attr("fmod", 0) else opset.floor_mod
+    factory = opset.mod if ctx.flag("fmod", False) else opset.floor_mod
     return [_out(factory(ctx.input(0), ctx.input(1)))]
 
 
@@ -281,7 +287,7 @@ def is_inf(ctx: NodeContext) -> Outputs:
     negative = opset.equal(x, _scalar(ctx, -math.inf, x))
     found = [
         n
-        for n, wanted in ((positive, ctx.attr("detect_positive", 1)), (negative, ctx.attr("detect_negative", 1)))
+        for n, wanted in ((positive, ctx.flag("detect_positive", True)), (negative, ctx.flag("detect_negative", True)))
         if wanted
     ]
     if not found:

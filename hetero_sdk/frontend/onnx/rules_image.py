@@ -34,9 +34,9 @@ def _needs_onnx_resize(ctx: NodeContext, mode: str, by: str, transform: str) -> 
     return (
         transform in _ONNX_TRANSFORMS
         or (transform == "align_corners" and by == "scales")  # ONNX measures against scale * length
-        or bool(ctx.attr("exclude_outside", 0))
+        or ctx.flag("exclude_outside", False)
         or ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch"
-        or (bool(ctx.attr("antialias", 0)) and mode != "nearest")
+        or (ctx.flag("antialias", False) and mode != "nearest")
     )
 
 
@@ -47,7 +47,7 @@ def _interpolate(
     if mode not in _RESIZE_MODES:
         raise ctx.error(f"mode must be nearest, linear or cubic, not '{mode}'")
     rank = x.partial_shape.rank
-    axes = [a % rank for a in axes] if axes is not None else list(range(rank))
+    axes = [ctx.check_axis(a, rank, "axes") for a in axes] if axes is not None else list(range(rank))
     if _needs_onnx_resize(ctx, mode, by, transform):
         return _onnx_resize(ctx, x, values, by, axes, transform, nearest)
     if transform not in _TRANSFORMS:
@@ -59,7 +59,7 @@ def _interpolate(
         shape_calculation_mode=by,
         coordinate_transformation_mode=transform,
         nearest_mode=nearest,
-        antialias=bool(ctx.attr("antialias", 0)),
+        antialias=ctx.flag("antialias", False),
         cube_coeff=ctx.attr("cubic_coeff_a", -0.75),
         axes=ctx.const(axes, _I64),
     )
@@ -87,8 +87,8 @@ def _onnx_resize(
         coordinate_transformation_mode=transform,
         nearest_mode=nearest,
         cubic_coeff_a=ctx.attr("cubic_coeff_a", -0.75),
-        antialias=bool(ctx.attr("antialias", 0)),
-        exclude_outside=bool(ctx.attr("exclude_outside", 0)),
+        antialias=ctx.flag("antialias", False),
+        exclude_outside=ctx.flag("exclude_outside", False),
         extrapolation_value=ctx.attr("extrapolation_value", 0.0),
         keep_aspect_ratio_policy=policy,
     )
@@ -151,7 +151,7 @@ def grid_sample(ctx: NodeContext) -> Outputs:
         raise ctx.unsupported(f"mode '{mode}' on {rank}-D data (cubic sampling is 2-D only)")
     if rank not in (4, 5):
         raise ctx.unsupported(f"GridSample of {rank}-D data (4-D and 5-D are supported)")
-    node = opset.grid_sample(ctx.input(0), ctx.input(1), _GRID_MODES[mode], padding, bool(ctx.attr("align_corners", 0)))
+    node = opset.grid_sample(ctx.input(0), ctx.input(1), _GRID_MODES[mode], padding, ctx.flag("align_corners", False))
     return [_out(node)]
 
 

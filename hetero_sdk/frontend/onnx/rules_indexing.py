@@ -57,14 +57,22 @@ def reverse_sequence(ctx: NodeContext) -> Outputs:
 @rule("Compress", since=9)
 def compress(ctx: NodeContext) -> Outputs:
     """The slices of ``data`` along ``axis`` (of the flattened data without one) where ``condition`` is
-    true, as OpenVINO's frontend decomposes it: Gather at the positions NonZero finds. The output's
-    length depends on the condition's values, so devices with static shapes decline it."""
+    true, as OpenVINO's frontend decomposes it: Gather at the positions NonZero finds. A condition
+    longer than the axis has its extra entries dropped, as ONNX Runtime does. The output's length
+    depends on the condition's values, so devices with static shapes decline it."""
     data: Output = ctx.input(0)
     if ctx.has_attr("axis"):
-        axis = ctx.attr("axis")
+        axis = ctx.axis("axis", 0, data.partial_shape.rank)
     else:
         data, axis = opset.reshape(data, ctx.const([-1], _I64), special_zero=False).output(0), 0
-    positions = opset.non_zero(ctx.input(1))
+    condition = ctx.input(1)
+    if condition.partial_shape.rank != 1:
+        raise ctx.error(f"condition has shape {condition.partial_shape}; it must be 1-D")
+    entries, size = condition.partial_shape[0], data.partial_shape[axis]
+    if entries < 0 or size < 0 or entries > size:  # the condition may be longer than the axis
+        length = opset.gather(opset.shape_of(data, Type.i64), ctx.const([axis], _I64), ctx.const(0, _I64))
+        condition = opset.slice(condition, ctx.const([0], _I64), length, ctx.const([1], _I64)).output(0)
+    positions = opset.non_zero(condition)
     positions = opset.reshape(positions, ctx.const([-1], _I64), special_zero=False)
     return [opset.gather(data, positions, ctx.const(axis, _I64)).output(0)]
 
@@ -75,7 +83,7 @@ def tensor_scatter(ctx: NodeContext) -> Outputs:
     write index (modulo the cache length in ``circular`` mode), as one ScatterElementsUpdate."""
     past, update = ctx.input(0), ctx.input(1)
     rank = past.partial_shape.rank
-    axis = ctx.attr("axis", -2) % rank
+    axis = ctx.axis("axis", -2, rank)
     zero, one = ctx.const(0, _I64), ctx.const(1, _I64)
     length = opset.gather(opset.shape_of(update), ctx.const(axis, _I64), zero)
     steps = opset.range(zero, length, one, output_type=Type.i64)

@@ -5,6 +5,7 @@ in :mod:`.rules_pooling`)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from hetero_sdk import opset
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.graph.limits import CONSTANT_ELEMENTS
 from hetero_sdk.graph.node import Output
 
 __all__ = ["channel_bias", "checked_group", "convolve", "window_attrs"]
@@ -172,7 +174,7 @@ def lp_pool(ctx: NodeContext) -> Outputs:
     spatial = x.partial_shape.rank - 2
     window = window_attrs(ctx, spatial)
     dilations = window.pop("dilations")
-    if ctx.attr("ceil_mode", 0):  # a window past the end would average over fewer elements
+    if ctx.flag("ceil_mode", False):  # a window past the end would average over fewer elements
         raise ctx.unsupported("LpPool with ceil_mode=1")
     p = float(ctx.attr("p", 2))
     if p <= 0:
@@ -183,6 +185,7 @@ def lp_pool(ctx: NodeContext) -> Outputs:
         channels = x.partial_shape[1]
         if channels < 0 or window["auto_pad"] != "explicit":
             raise ctx.unsupported("a dilated LpPool with a dynamic channel count or auto_pad")
+        CONSTANT_ELEMENTS.check(channels * math.prod(kernel), f"a window of ones {kernel}", ctx.error)
         ones = ctx.const(np.ones([channels, 1, 1, *kernel], x.element_type.numpy))
         begin, end, strides = window["pads_begin"], window["pads_end"], window["strides"]
         total = _out(opset.group_convolution(_lp_sum(ctx, x, p), ones, strides, begin, end, dilations))  # type: ignore[arg-type]
@@ -199,7 +202,7 @@ def lp_normalization(ctx: NodeContext) -> Outputs:
     p = ctx.attr("p", 2)
     if p not in (1, 2):
         raise ctx.error(f"p must be 1 or 2, not {p}")
-    axis = ctx.attr("axis", -1) % max(x.partial_shape.rank, 1)
+    axis = ctx.axis("axis", -1, x.partial_shape.rank)
     norm = _lp_root(ctx, _out(opset.reduce_sum(_lp_sum(ctx, x, p), ctx.const([axis], _I64), keep_dims=True)), p)
     zero = _like(ctx, 0, norm)
     return [_out(opset.select(opset.equal(norm, zero), zero, opset.divide(x, norm)))]
@@ -226,7 +229,7 @@ def matmul(ctx: NodeContext) -> Outputs:
 @rule("Gemm")
 def gemm(ctx: NodeContext) -> Outputs:
     a, b = ctx.input(0), ctx.input(1)
-    y = _out(opset.matmul(a, b, transpose_a=bool(ctx.attr("transA", 0)), transpose_b=bool(ctx.attr("transB", 0))))
+    y = _out(opset.matmul(a, b, transpose_a=ctx.flag("transA", False), transpose_b=ctx.flag("transB", False)))
     alpha, beta = ctx.attr("alpha", 1.0), ctx.attr("beta", 1.0)
     if alpha != 1.0:
         y = _out(opset.multiply(y, ctx.const(alpha, y.element_type)))
@@ -243,7 +246,7 @@ def softmax_1(ctx: NodeContext) -> Outputs:
     """Before opset 13 the input is seen as 2-D: the axes from ``axis`` on are normalized together."""
     x = ctx.input(0)
     rank = x.partial_shape.rank
-    axis = ctx.attr("axis", 1) % max(rank, 1)
+    axis = ctx.axis("axis", 1, rank)
     factory = opset.softmax if ctx.op_type == "Softmax" else opset.log_softmax
     if axis == rank - 1:
         return [_out(factory(x, axis=axis))]
@@ -265,6 +268,7 @@ def _hardmax(ctx: NodeContext, x: Output, axis: int) -> Output:
         raise ctx.unsupported(f"a dynamic dimension on the Hardmax axis {axis} (of {x.partial_shape})")
     top = opset.topk(x, ctx.const(1, _I64), axis, "max", "value", index_element_type=Type.i64, stable=True)
     index = _out(top, 1)
+    CONSTANT_ELEMENTS.check(size, f"the positions along axis {axis}", ctx.error)
     positions = np.arange(size, dtype=np.int64).reshape([size if d == axis else 1 for d in range(rank)])
     return _out(opset.convert(opset.equal(ctx.const(positions), index), x.element_type))
 
@@ -274,7 +278,7 @@ def hardmax_1(ctx: NodeContext) -> Outputs:
     """Before opset 13 the input is seen as 2-D: the axes from ``axis`` on are one row."""
     x = ctx.input(0)
     rank = x.partial_shape.rank
-    axis = ctx.attr("axis", 1) % max(rank, 1)
+    axis = ctx.axis("axis", 1, rank)
     if axis == rank - 1:
         return [_hardmax(ctx, x, axis)]
     flat = _out(opset.reshape(x, ctx.const([0] * axis + [-1], _I64), special_zero=True))
@@ -284,7 +288,7 @@ def hardmax_1(ctx: NodeContext) -> Outputs:
 @rule("Hardmax", since=13)
 def hardmax_13(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
-    return [_hardmax(ctx, x, ctx.attr("axis", -1) % max(x.partial_shape.rank, 1))]
+    return [_hardmax(ctx, x, ctx.axis("axis", -1, x.partial_shape.rank))]
 
 
 @rule("Det", since=11)

@@ -21,8 +21,8 @@ def _out(node: object, index: int = 0) -> Output:
 
 @rule("BatchNormalization")
 def batch_norm(ctx: NodeContext) -> Outputs:
-    training = ctx.version >= 14 and bool(ctx.attr("training_mode", 0))
-    if not training and (ctx.attr("training_mode", 0) or any(ctx.wants_output(i) for i in range(1, 5))):
+    training = ctx.version >= 14 and ctx.flag("training_mode", False)
+    if not training and (ctx.flag("training_mode", False) or any(ctx.wants_output(i) for i in range(1, 5))):
         raise ctx.unsupported("training mode before opset 14 (saved statistics outputs)")
     if ctx.version < 9 and not ctx.attr("spatial", 1):
         raise ctx.unsupported("per-activation statistics (spatial=0)")
@@ -71,7 +71,7 @@ def layer_norm(ctx: NodeContext) -> Outputs:
         raise ctx.unsupported("the Mean and InvStdDev outputs")
     x = ctx.input(0)
     rank = x.partial_shape.rank
-    axis = ctx.attr("axis", -1) % rank
+    axis = ctx.axis("axis", -1, rank)
     axes = ctx.const(list(range(axis, rank)), _I64)
     normalized = opset.mvn(x, axes, normalize_variance=True, eps=ctx.attr("epsilon", 1e-5), eps_mode="inside_sqrt")
     y = _out(opset.multiply(normalized, ctx.input(1)))

@@ -4,6 +4,8 @@ LpNormalization, is in :mod:`.rules_nn`)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from hetero_sdk import opset
@@ -11,6 +13,7 @@ from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.frontend.onnx.rules_nn import window_attrs
+from hetero_sdk.graph.limits import CONSTANT_ELEMENTS
 from hetero_sdk.graph.node import Output
 
 __all__: list[str] = []
@@ -26,14 +29,14 @@ def _out(node: object, index: int = 0) -> Output:
 def max_pool(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     spatial = x.partial_shape.rank - 2
-    column_major = ctx.wants_output(1) and bool(ctx.attr("storage_order", 0))
+    column_major = ctx.wants_output(1) and ctx.flag("storage_order", False)
     if column_major and spatial != 2:
         raise ctx.unsupported(f"indices in column-major order (storage_order=1) over {spatial} spatial dims")
     window = window_attrs(ctx, spatial)
     node = opset.max_pool(
         x,
         kernel_shape=ctx.attr("kernel_shape"),
-        rounding_type="ceil" if ctx.attr("ceil_mode", 0) else "floor",
+        rounding_type="ceil" if ctx.flag("ceil_mode", False) else "floor",
         **window,
     )
     values, indices = _out(node, 0), _out(node, 1)
@@ -82,7 +85,7 @@ def max_unpool(ctx: NodeContext) -> Outputs:
 def _ceil_extra(ctx: NodeContext, size: int, kernel: int, stride: int, dilation: int, begin: int, end: int) -> int:
     """The padding past ``end`` that ceil_mode's last window reaches (a window must start in the input
     or the begin padding)."""
-    if not ctx.attr("ceil_mode", 0):
+    if not ctx.flag("ceil_mode", False):
         return 0
     span = dilation * (kernel - 1) + 1
     count = -(-(size + begin + end - span) // stride) + 1
@@ -95,7 +98,7 @@ def _kept_windows(ctx: NodeContext, x: Output, window: dict[str, object]) -> dic
     """The spatial axes where ceil_mode's last window would start in the end padding, which ONNX drops
     and OpenVINO's pools keep, each with the number of windows ONNX keeps."""
     dims = x.partial_shape.dims[2:]
-    if not ctx.attr("ceil_mode", 0) or window["auto_pad"] != "explicit" or any(d < 0 for d in dims):
+    if not ctx.flag("ceil_mode", False) or window["auto_pad"] != "explicit" or any(d < 0 for d in dims):
         return {}
     kernel, strides = ctx.attr("kernel_shape"), window["strides"]
     dilations = ctx.attr("dilations", [1] * len(dims))
@@ -118,6 +121,7 @@ def _dilated_average(ctx: NodeContext, x: Output, window: dict[str, object]) -> 
     begins, ends = list(window["pads_begin"]), list(window["pads_end"])  # type: ignore[call-overload]
     strides, dilations = window["strides"], window["dilations"]
     extra = [_ceil_extra(ctx, *args) for args in zip(dims[2:], kernel, strides, dilations, begins, ends)]  # type: ignore[call-overload]
+    CONSTANT_ELEMENTS.check(dims[1] * math.prod(kernel), f"a window of ones {kernel}", ctx.error)
     ones = ctx.const(np.ones([dims[1], 1, 1, *kernel], x.element_type.numpy))
 
     def window_sums(t: object, begin: list[int], end: list[int]) -> Output:
@@ -125,7 +129,7 @@ def _dilated_average(ctx: NodeContext, x: Output, window: dict[str, object]) -> 
 
     unit = opset.broadcast(ctx.const(np.array(1, x.element_type.numpy)), opset.shape_of(x))
     past = [e + x_ for e, x_ in zip(ends, extra)]
-    if ctx.attr("count_include_pad", 0):  # the explicit pads count, the ceil_mode overhang does not
+    if ctx.flag("count_include_pad", False):  # the explicit pads count, the ceil_mode overhang does not
         padded = opset.pad(unit, [0, 0, *begins], [0, 0, *ends], pad_value=ctx.const(np.array(1, x.element_type.numpy)))
         counts = window_sums(padded, [0] * len(extra), extra)
     else:
@@ -143,8 +147,8 @@ def average_pool(ctx: NodeContext) -> Outputs:
     node = opset.avg_pool(
         x,
         kernel_shape=ctx.attr("kernel_shape"),
-        exclude_pad=not ctx.attr("count_include_pad", 0),
-        rounding_type="ceil" if ctx.attr("ceil_mode", 0) else "floor",
+        exclude_pad=not ctx.flag("count_include_pad", False),
+        rounding_type="ceil" if ctx.flag("ceil_mode", False) else "floor",
         **window,
     )
     return [_out(node)]

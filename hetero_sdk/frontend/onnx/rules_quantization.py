@@ -17,6 +17,7 @@ from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.frontend.onnx.rules_cast import SATURATING, saturated
 from hetero_sdk.frontend.onnx.rules_nn import channel_bias, convolve
 from hetero_sdk.frontend.onnx.types import element_type
+from hetero_sdk.graph.limits import CONSTANT_ELEMENTS
 from hetero_sdk.graph.node import Output
 
 __all__: list[str] = []
@@ -36,12 +37,15 @@ def _along_axis(ctx: NodeContext, param: Output, x: Output) -> Output:
     """A scale or zero point shaped to broadcast against ``x``: a scalar as it is, a 1-D one along
     ``axis``, and with ``block_size`` each entry repeated over its block of ``axis``."""
     rank = x.partial_shape.rank
-    axis = ctx.attr("axis", 1) % max(rank, 1)
     block = ctx.attr("block_size", 0)
+    if not block and (param.partial_shape.rank == 0 or rank < 2):
+        return param  # per tensor, or one value per element of a 1-D x: the axis is not read
+    axis = ctx.axis("axis", 1, rank)
     if block:
         size = x.partial_shape[axis]
         if size < 0:
             raise ctx.unsupported(f"block_size with a dynamic dimension {axis} of the input")
+        CONSTANT_ELEMENTS.check(size, f"the block of each position of axis {axis}", ctx.error)
         positions = ctx.const(np.arange(size) // block, _I64)
         return opset.gather(param, positions, ctx.const(axis, _I64)).output(0)
     if param.partial_shape.rank == 1 and rank > 1:
@@ -68,7 +72,7 @@ def _quantize(ctx: NodeContext, x: Output, scale: Output, zero_point: Output | N
     if zero_point is not None:
         y = opset.add(y, _f32(zero_point)).output(0)
     if target in _FLOAT_QUANTIZED:
-        keep_range = target is Type.f4e2m1 or ctx.attr("saturate", 1)
+        keep_range = target is Type.f4e2m1 or ctx.flag("saturate", True)
         return opset.convert(saturated(y, target) if keep_range else y, target).output(0)
     info = ml_dtypes.iinfo(target.numpy)
     return opset.convert(opset.clamp(y, float(info.min), float(info.max)), target).output(0)
@@ -121,7 +125,7 @@ def _on_axis(ctx: NodeContext, param: Output, rank: int, axis: int) -> Output:
     if param.partial_shape.rank != 1 or rank < 2:
         return param
     shape = [1] * rank
-    shape[axis % rank] = -1
+    shape[ctx.check_axis(axis, rank, "attribute axis")] = -1
     return opset.reshape(param, ctx.const(shape, _I64), special_zero=False).output(0)
 
 

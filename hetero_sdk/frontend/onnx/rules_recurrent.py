@@ -10,6 +10,7 @@ import numpy as np
 from hetero_sdk import opset
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.graph.limits import CONSTANT_ELEMENTS
 from hetero_sdk.graph.node import Output
 
 __all__: list[str] = []
@@ -53,9 +54,9 @@ def recurrent(ctx: NodeContext) -> Outputs:
     size = ctx.attr("hidden_size")
     direction = ctx.attr("direction", "forward")
     directions = 2 if direction == "bidirectional" else 1
-    batch_first = bool(ctx.attr("layout", 0))
+    batch_first = ctx.flag("layout", False)
     if kind == "LSTM":
-        if ctx.attr("input_forget", 0):
+        if ctx.flag("input_forget", False):
             raise ctx.unsupported("input_forget=1 (coupled input and forget gates)")
         peepholes = ctx.constant_input(7)
         if ctx.has_input(7) and (peepholes is None or np.any(peepholes)):
@@ -67,9 +68,10 @@ def recurrent(ctx: NodeContext) -> Outputs:
     batch = _out(opset.gather(shape, ctx.const([0], _I64), ctx.const(0, _I64)))
     w, r = ctx.input(1), ctx.input(2)
     b = ctx.optional_input(3)
-    linear_before_reset = kind == "GRU" and bool(ctx.attr("linear_before_reset", 0))
+    linear_before_reset = kind == "GRU" and ctx.flag("linear_before_reset", False)
     if b is None:
         rows = (gates + 1 if linear_before_reset else gates) * size
+        CONSTANT_ELEMENTS.check(directions * rows, f"a zero bias for hidden_size {size}", ctx.error)
         b = ctx.const(np.zeros((directions, rows), x.element_type.numpy))
     else:
         halves = opset.split(b, ctx.const(1, _I64), num_splits=2)

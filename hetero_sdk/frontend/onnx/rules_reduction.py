@@ -46,16 +46,16 @@ _REDUCTIONS: dict[
 def _reduce(ctx: NodeContext, axes: Output | None) -> Outputs:
     x = ctx.input(0)
     if axes is None or axes.partial_shape.dims == (0,):
-        if ctx.attr("noop_with_empty_axes", 0):
+        if ctx.flag("noop_with_empty_axes", False):
             return [x]
         axes = ctx.const(list(range(x.partial_shape.rank)), _I64)
     reduction, before, after = _REDUCTIONS[ctx.op_type]
     if x.element_type == Type.boolean and ctx.op_type in ("ReduceMax", "ReduceMin"):
         # opset 20 reduces booleans (any / all): as u8, which the opset's reductions take
         as_u8 = _out(opset.convert(x, Type.u8))
-        y = _out(reduction(as_u8, axes, keep_dims=bool(ctx.attr("keepdims", 1))))
+        y = _out(reduction(as_u8, axes, keep_dims=ctx.flag("keepdims", True)))
         return [_out(opset.convert(y, Type.boolean))]
-    y = _out(reduction(before(x) if before else x, axes, keep_dims=bool(ctx.attr("keepdims", 1))))
+    y = _out(reduction(before(x) if before else x, axes, keep_dims=ctx.flag("keepdims", True)))
     if ctx.op_type in ("ReduceMax", "ReduceMin") and x.element_type.is_real and 0 in x.partial_shape.dims:
         y = _infinite_when_empty(ctx, x, axes, y)
     return [after(y) if after else y]
@@ -85,12 +85,12 @@ def reduce_with_axes_input(ctx: NodeContext) -> Outputs:
 @rule("CumSum", since=11)
 def cum_sum(ctx: NodeContext) -> Outputs:
     axis = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
-    exclusive, reverse = bool(ctx.attr("exclusive", 0)), bool(ctx.attr("reverse", 0))
+    exclusive, reverse = ctx.flag("exclusive", False), ctx.flag("reverse", False)
     return [_out(opset.cum_sum(ctx.input(0), axis, exclusive=exclusive, reverse=reverse))]
 
 
 @rule("CumProd", since=26)
 def cum_prod(ctx: NodeContext) -> Outputs:
     axis = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
-    exclusive, reverse = bool(ctx.attr("exclusive", 0)), bool(ctx.attr("reverse", 0))
+    exclusive, reverse = ctx.flag("exclusive", False), ctx.flag("reverse", False)
     return [_out(opset.cum_prod(ctx.input(0), axis, exclusive=exclusive, reverse=reverse))]

@@ -12,6 +12,7 @@ from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.frontend.onnx.types import element_type
 from hetero_sdk.frontend.onnx.values import EMPTY, TensorSequence
+from hetero_sdk.graph.limits import LISTED_VALUES
 from hetero_sdk.graph.node import Output
 
 __all__: list[str] = []
@@ -86,14 +87,15 @@ def sequence_erase(ctx: NodeContext) -> Outputs:
 def split_to_sequence(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     rank = x.partial_shape.rank
-    axis = ctx.attr("axis", 0) % max(rank, 1)
+    axis = ctx.axis("axis", 0, rank)
     size = x.partial_shape[axis]
     if size < 0:
         raise ctx.unsupported(f"SplitToSequence of dimension {axis}, which is not known while translating")
     axis_node = ctx.const(axis, _I64)
     if not ctx.has_input(1):
+        LISTED_VALUES.check(size, f"splitting dimension {axis} ({size}) into a sequence of its slices", ctx.error)
         parts = [_out(opset.split(x, axis_node, size), i) for i in range(size)] if size else []
-        if not ctx.attr("keepdims", 1):
+        if not ctx.flag("keepdims", True):
             parts = [_out(opset.squeeze(p, ctx.const([axis], _I64))) for p in parts]
         return [TensorSequence(tuple(parts), x.element_type)]
     split = ctx.static_input(1, "split").astype(np.int64)
@@ -101,6 +103,7 @@ def split_to_sequence(ctx: NodeContext) -> Outputs:
         chunk = int(split)
         if chunk < 1:
             raise ctx.error(f"split {chunk} must be positive")
+        LISTED_VALUES.check(-(-size // chunk), f"splitting dimension {axis} ({size}) in parts of {chunk}", ctx.error)
         lengths = [chunk] * (size // chunk) + ([size % chunk] if size % chunk else [])
     else:
         lengths = [int(v) for v in split]
@@ -115,10 +118,10 @@ def concat_from_sequence(ctx: NodeContext) -> Outputs:
     items = list(ctx.sequence(0).items)
     if not items:
         raise ctx.error("ConcatFromSequence of an empty sequence")
-    axis = ctx.attr("axis")
-    if ctx.attr("new_axis", 0):
-        rank = items[0].partial_shape.rank + 1
-        items = [_out(opset.unsqueeze(item, ctx.const([axis % rank], _I64))) for item in items]
+    new_axis = ctx.flag("new_axis", False)
+    axis = ctx.axis("axis", 0, items[0].partial_shape.rank, extra=int(new_axis))
+    if new_axis:
+        items = [_out(opset.unsqueeze(item, ctx.const([axis], _I64))) for item in items]
     if len(items) == 1:
         return [items[0]]
     return [_out(opset.concat(items, axis))]

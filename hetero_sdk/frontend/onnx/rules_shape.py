@@ -10,6 +10,7 @@ from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.frontend.onnx.types import element_type
+from hetero_sdk.graph.limits import CONSTANT_ELEMENTS
 from hetero_sdk.graph.node import Output
 from hetero_sdk.ops.folding import constant_value
 
@@ -64,7 +65,7 @@ def size(ctx: NodeContext) -> Outputs:
 
 @rule("Reshape", since=5)
 def reshape(ctx: NodeContext) -> Outputs:
-    special_zero = not ctx.attr("allowzero", 0)
+    special_zero = not ctx.flag("allowzero", False)
     return [_out(opset.reshape(ctx.input(0), ctx.input(1), special_zero=special_zero))]
 
 
@@ -120,7 +121,7 @@ def concat(ctx: NodeContext) -> Outputs:
 @rule("Split", since=2)
 def split(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
-    axis = ctx.attr("axis", 0)
+    axis = ctx.axis("axis", 0, x.partial_shape.rank)
     count = ctx.output_count
     if ctx.version < 13:
         lengths = ctx.attr("split", None)
@@ -188,7 +189,7 @@ def _onnx_starts(ctx: NodeContext) -> Output:
     axes = ctx.constant_input(3) if ctx.has_input(3) else np.arange(len(starts))
     fixed = np.array(starts, copy=True)
     for k, (axis, step) in enumerate(zip(np.asarray(axes).reshape(-1), np.asarray(steps).reshape(-1))):
-        size = x.partial_shape.dims[int(axis) % rank]
+        size = x.partial_shape.dims[ctx.check_axis(int(axis), rank, "axes (input 3)")]
         if step < 0 and size > 0 and fixed[k] < -size:
             fixed[k] = 0
     return ctx.const(fixed) if not np.array_equal(fixed, starts) else ctx.input(1)
@@ -261,7 +262,7 @@ def _pads_on_axes(ctx: NodeContext, rank: int) -> Output:
     axes, given = ctx.constant_input(3), ctx.constant_input(1)
     if axes is not None and given is not None:
         full = np.zeros(2 * rank, _I64)
-        listed = [int(a) % rank for a in axes.reshape(-1)]
+        listed = [ctx.check_axis(int(a), rank, "axes (input 3)") for a in axes.reshape(-1)]
         for i, axis in enumerate(listed):
             full[axis], full[rank + axis] = given.reshape(-1)[i], given.reshape(-1)[len(listed) + i]
         return ctx.const(full)
@@ -292,6 +293,7 @@ def _wrap(ctx: NodeContext, x: Output, begins: Output, ends: Output) -> Output:
             first, last = int(before.reshape(-1)[axis]), int(after.reshape(-1)[axis])
             if first == 0 and last == 0:
                 continue
+            CONSTANT_ELEMENTS.check(size + first + last, f"wrapping axis {axis} with pads {first}, {last}", ctx.error)
             positions = ctx.const(np.arange(-first, size + last) % size, _I64)
         else:
             shape = shape or _out(opset.shape_of(x, Type.i64))
@@ -327,7 +329,7 @@ def trilu(ctx: NodeContext) -> Outputs:
     rows = opset.range(zero, opset.gather(shape, ctx.const(-2, _I64), zero), one, output_type=Type.i64)
     cols = opset.range(zero, opset.gather(shape, ctx.const(-1, _I64), zero), one, output_type=Type.i64)
     offset = opset.subtract(opset.unsqueeze(cols, ctx.const([0], _I64)), opset.unsqueeze(rows, ctx.const([1], _I64)))
-    keep = opset.greater_equal(offset, k) if ctx.attr("upper", 1) else opset.less_equal(offset, k)
+    keep = opset.greater_equal(offset, k) if ctx.flag("upper", True) else opset.less_equal(offset, k)
     return [_out(opset.select(keep, x, ctx.const(0, x.element_type)))]
 
 
@@ -342,7 +344,7 @@ def one_hot(ctx: NodeContext) -> Outputs:
     depth = _out(opset.convert(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False), Type.i64))
     values = ctx.input(2)
     rank = indices.partial_shape.rank + 1
-    axis = ctx.attr("axis", -1) % rank
+    axis = ctx.axis("axis", -1, rank)
     indices = _out(opset.select(opset.less(indices, ctx.const(0, _I64)), opset.add(indices, depth), indices))
     positions = opset.range(ctx.const(0, _I64), depth, ctx.const(1, _I64), output_type=Type.i64)
     shape = [1] * rank

@@ -13,6 +13,7 @@ from hetero_sdk.errors import HeteroSDKError
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.frontend.onnx.types import element_type
+from hetero_sdk.graph.limits import CONSTANT_ELEMENTS
 from hetero_sdk.graph.node import Output
 
 __all__: list[str] = []
@@ -45,11 +46,11 @@ def _matrices(inputs: int, length: int, bins: int, inverse: bool, halved: bool) 
 def _dft(ctx: NodeContext, axis: int, length_input: int) -> Outputs:
     x = ctx.input(0)
     rank = x.partial_shape.rank
-    axis %= rank
+    axis = ctx.check_axis(axis, rank, "the signal axis")
     if axis == rank - 1:
         raise ctx.error(f"axis {axis} is the real/imaginary dimension", "give the signal's axis")
     size = x.partial_shape[axis]
-    inverse, onesided = bool(ctx.attr("inverse", 0)), bool(ctx.attr("onesided", 0))
+    inverse, onesided = ctx.flag("inverse", False), ctx.flag("onesided", False)
     if size < 0:
         raise ctx.unsupported("a DFT whose signal length is not known while translating")
     length = 2 * (size - 1) if inverse and onesided else size
@@ -57,6 +58,8 @@ def _dft(ctx: NodeContext, axis: int, length_input: int) -> Outputs:
         length = int(ctx.static_input(length_input, "dft_length").reshape(-1)[0])
     if length < 1:
         raise ctx.error(f"dft_length {length} must be positive")
+    rows, columns = (length, size) if inverse and onesided else (size, length // 2 + 1 if onesided else length)
+    CONSTANT_ELEMENTS.check(2 * rows * columns, f"the DFT's {rows} x {columns} cosine and sine matrices", ctx.error)
     complex_input = x.partial_shape[-1] == 2
     dtype = x.element_type.numpy
     order = [d for d in range(rank - 1) if d != axis] + [axis]
@@ -135,7 +138,7 @@ def stft(ctx: NodeContext) -> Outputs:
     shape = signal.partial_shape
     if shape.rank != 3 or shape[2] not in (1, 2):
         raise ctx.error(f"signal is {shape}; expected [batch, length, 1] (real) or [batch, length, 2] (complex)")
-    onesided, parts = bool(ctx.attr("onesided", 1)), shape[2]
+    onesided, parts = ctx.flag("onesided", True), shape[2]
     if parts == 2 and onesided:
         raise ctx.error("onesided=1 takes a real signal ([batch, length, 1]); this one is complex")
     if size is None:

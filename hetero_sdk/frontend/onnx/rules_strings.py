@@ -18,7 +18,7 @@ def string_normalizer(ctx: NodeContext) -> Outputs:
     node = text.string_normalizer(
         ctx.input(0),
         ctx.attr("case_change_action", "NONE"),
-        bool(ctx.attr("is_case_sensitive", 0)),
+        ctx.flag("is_case_sensitive", False),
         ctx.attr("stopwords", []),
         ctx.attr("locale", ""),
     )

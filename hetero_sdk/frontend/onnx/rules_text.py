@@ -12,6 +12,7 @@ from hetero_sdk import opset
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
+from hetero_sdk.graph.limits import CONSTANT_ELEMENTS, UNROLLED_COPIES
 from hetero_sdk.graph.node import Output
 from hetero_sdk.ops import text
 
@@ -65,12 +66,28 @@ def _counts(ctx: NodeContext, x: Output, gram: np.ndarray, skip: int) -> Output:
     return _out(opset.reduce_sum(whole, ctx.const([-2], _I64)))
 
 
+def _skips(ctx: NodeContext, n: int, most: int, length: int) -> range:
+    """The skip distances of ``n``-grams that fit in ``length`` tokens, at most ``most``: a larger skip
+    finds nothing, so it costs no work, whatever ``max_skip_count`` says."""
+    if n == 1:
+        return range(1)
+    fitting = min(most, max((length - 1) // (n - 1) - 1, 0))
+    UNROLLED_COPIES.check(fitting + 1, f"counting {n}-grams with skips up to {fitting}", ctx.error)
+    return range(fitting + 1)
+
+
 @rule("TfIdfVectorizer", since=9)
 def tfidf_vectorizer(ctx: NodeContext) -> Outputs:
     x = ctx.input(0)
     if x.partial_shape.rank not in (1, 2) or x.partial_shape[-1] < 0:
         raise ctx.unsupported("TfIdfVectorizer of other than 1-D or 2-D tokens of a length known while translating")
     low, high, skips = ctx.attr("min_gram_length"), ctx.attr("max_gram_length"), ctx.attr("max_skip_count")
+    if not 1 <= low <= high or skips < 0:
+        raise ctx.error(
+            f"attributes min_gram_length={low}, max_gram_length={high}, max_skip_count={skips} are outside their "
+            "domains",
+            "1 <= min_gram_length <= max_gram_length, and max_skip_count >= 0",
+        )
     mode = ctx.attr("mode")
     if mode not in ("TF", "IDF", "TFIDF"):
         raise ctx.error(f"mode must be TF, IDF or TFIDF, not '{mode}'")
@@ -84,14 +101,17 @@ def tfidf_vectorizer(ctx: NodeContext) -> Outputs:
     indexes = list(ctx.attr("ngram_indexes"))
     if len(indexes) != sum(g.shape[0] for g in grams):
         raise ctx.error(f"ngram_indexes has {len(indexes)} entries for {sum(g.shape[0] for g in grams)} pool n-grams")
+    if any(i < 0 for i in indexes):
+        raise ctx.error(f"ngram_indexes holds the negative index {min(indexes)}")
     width = max(indexes) + 1 if indexes else 0
+    CONSTANT_ELEMENTS.check(len(indexes) * width, f"placing {len(indexes)} n-gram(s) in {width} output(s)", ctx.error)
     weights = np.asarray(ctx.attr("weights", [1.0] * len(indexes)), np.float32)
     total: Output | None = None
     first = 0
     for n, gram in enumerate(grams, start=1):
         count = gram.shape[0]
         if low <= n <= high and count:
-            parts = [_counts(ctx, x, gram, s) for s in (range(skips + 1) if n > 1 else [0])]
+            parts = [_counts(ctx, x, gram, s) for s in _skips(ctx, n, skips, x.partial_shape[-1])]
             counts = parts[0]
             for part in parts[1:]:
                 counts = _out(opset.add(counts, part))

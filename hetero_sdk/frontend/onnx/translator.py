@@ -17,6 +17,8 @@ import onnx
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import HeteroSDKError, ModelValidationError, UnsupportedOperationError
+from hetero_sdk.frontend.onnx.attributes import check_attribute_domains
+from hetero_sdk.frontend.onnx.external_data import ExternalData
 from hetero_sdk.frontend.onnx.functions import function_body
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import find_rule
@@ -63,9 +65,11 @@ class _Scope:
         namer: _Namer,
         initializers: Mapping[str, onnx.TensorProto],
         captures: dict[Output, Node] | None,
+        external: ExternalData | None = None,
     ) -> None:
         self.parent = parent
         self.namer = namer
+        self.external: ExternalData | None = parent.external if parent is not None else external
         self.values: dict[str, Value] = {}
         self.initializers = dict(initializers)
         self.captures = captures
@@ -81,7 +85,8 @@ class _Scope:
             return self.values[name]
         if name in self.initializers:
             tensor = self.initializers.pop(name)
-            node = constant(tensor_value(tensor, f"initializer '{name}'"), name=self.namer.unique(name))
+            array = tensor_value(tensor, f"initializer '{name}'", self.external)
+            node = constant(array, name=self.namer.unique(name), share=True)  # a mapped weight stays mapped
             self.known.add(id(node))
             self.define(name, node.output(0))
             return node.output(0)
@@ -98,8 +103,8 @@ class _Scope:
                 "tensors from outside (hetero-sdk resolves sequences and optionals while translating)"
             )
         value = constant_value(outer)
-        if value is not None:
-            node = constant(value, name=self.namer.unique(name))
+        if value is not None:  # (read-only: the enclosing graph's array is shared, not copied)
+            node = constant(value, name=self.namer.unique(name), share=True)
         else:
             node = parameter(outer.partial_shape, outer.element_type, name=self.namer.unique(name))
             self.captures[outer] = node
@@ -133,14 +138,21 @@ class GraphTranslator:
 
     :param versions: the model's opset version of each domain (``""`` for ``ai.onnx``).
     :param source: the file or object the model came from, for messages.
+    :param input_shapes: shapes for some inputs (by name), used instead of the file's.
+    :param external: the model's external data (its tensors become views of the mapped files).
     """
 
     def __init__(
-        self, versions: Mapping[str, int], source: str, input_shapes: Mapping[str, PartialShape] | None = None
+        self,
+        versions: Mapping[str, int],
+        source: str,
+        input_shapes: Mapping[str, PartialShape] | None = None,
+        external: ExternalData | None = None,
     ) -> None:
         self._versions = {("" if d == "ai.onnx" else d): v for d, v in versions.items()}
         self._source = source
         self._input_shapes = dict(input_shapes or {})
+        self._external = external
 
     def translate(self, proto: onnx.ModelProto) -> Model:
         """The Model of ``proto``'s main graph, whose nodes the caller has checked with
@@ -149,7 +161,7 @@ class GraphTranslator:
         graph = proto.graph
         namer = _Namer()
         initializer_names = {t.name for t in graph.initializer}
-        scope = _Scope(None, namer, {t.name: t for t in graph.initializer}, None)
+        scope = _Scope(None, namer, {t.name: t for t in graph.initializer}, None, self._external)
         parameters = []
         inputs = [v for v in graph.input if v.name not in initializer_names]  # with a default (IR < 4): a constant
         unknown = sorted(set(self._input_shapes) - {v.name for v in inputs})
@@ -241,6 +253,8 @@ class GraphTranslator:
             base = proto.name or f"{proto.op_type}_{index}"
             reader = f"{proto.op_type} '{base}'"
             inputs = [scope.lookup(n, reader) if n else None for n in proto.input]
+            if domain == "":
+                check_attribute_domains(proto, f"{reader} (ai.onnx opset {version})")
             found = find_rule(domain, proto.op_type, version)
             if found is None:
                 self._expand(proto, version, domain, inputs, scope, versions, base, None)
@@ -252,7 +266,7 @@ class GraphTranslator:
             ) -> Any:
                 return self._inline(body, scope) if inline else self._body(body, body_name, scope, signatures)
 
-            ctx = NodeContext(proto, inputs, version, name, subgraphs)
+            ctx = NodeContext(proto, inputs, version, name, subgraphs, scope.external)
             try:
                 outputs = list(found.translate(ctx))
             except UnsupportedOperationError as exc:
@@ -264,7 +278,7 @@ class GraphTranslator:
                 if str(exc).startswith("ONNX "):
                     raise
                 raise type(exc)(f"ONNX {ctx.describe()}: {exc}") from exc
-            except (ValueError, TypeError, IndexError) as exc:
+            except (ValueError, TypeError, IndexError, ArithmeticError) as exc:
                 raise ctx.error(f"{type(exc).__name__}: {exc}") from exc
             self._name_new_nodes(outputs, name, scope)
             for position, output_name in enumerate(proto.output):

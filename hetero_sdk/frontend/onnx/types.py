@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
 from hetero_sdk.element_type import Type
-from hetero_sdk.errors import ModelValidationError, UnsupportedOperationError
+from hetero_sdk.errors import ModelFormatError, ModelValidationError, UnsupportedOperationError
+
+if TYPE_CHECKING:
+    from hetero_sdk.frontend.onnx.external_data import ExternalData
 
 __all__ = ["ELEMENT_TYPES", "element_type", "onnx_type_name", "tensor_value"]
 
@@ -66,14 +69,21 @@ def element_type(code: int, where: str) -> Type:
         ) from None
 
 
-def tensor_value(tensor: onnx.TensorProto, where: str) -> np.ndarray:
+def tensor_value(tensor: onnx.TensorProto, where: str, external: ExternalData | None = None) -> np.ndarray:
     """The numpy value of an ONNX tensor (an initializer or a ``value`` attribute), read-only; 4- and
     2-bit values, which ONNX packs several to a byte, unpacked one to an element; strings (UTF-8 in
-    ONNX) as a ``string`` array (StringDType).
+    ONNX) as a ``string`` array (StringDType). A tensor kept in external data is a view of its
+    memory-mapped file (``external``, the model's: :class:`~hetero_sdk.frontend.onnx.external_data.ExternalData`).
 
     :raises UnsupportedOperationError: for an element type the opset does not have.
+    :raises ModelFormatError: for a tensor in external data without ``external``, or a malformed reference.
     """
-    if element_type(tensor.data_type, where) is Type.string:
+    kind = element_type(tensor.data_type, where)
+    if tensor.HasField("data_location") and tensor.data_location == onnx.TensorProto.EXTERNAL:
+        if external is None:
+            raise ModelFormatError(f"{where} keeps its data in an external file; read the model from its .onnx path")
+        return external.array(tensor)
+    if kind is Type.string:
         try:
             text = [s.decode("utf-8") for s in tensor.string_data]
         except UnicodeDecodeError as exc:

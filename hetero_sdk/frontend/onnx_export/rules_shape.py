@@ -135,8 +135,31 @@ def pad(ctx: ExportContext) -> None:
 
 @exporter("Slice")
 def slice_(ctx: ExportContext) -> None:
-    inputs = [ctx.input(0), ctx.i64(1), ctx.i64(2), ctx.i64(4) if ctx.has_input(4) else "", ctx.i64(3)]
-    ctx.emit1("Slice", inputs, ctx.out())
+    axes = ctx.i64(4) if ctx.has_input(4) else ""
+    _onnx_slice(ctx, ctx.i64(1), ctx.i64(2), axes, ctx.i64(3), ctx.constant(3))
+
+
+def _onnx_slice(ctx: ExportContext, starts: str, ends: str, axes: str, steps: str, known_steps: object) -> None:
+    """ONNX's Slice of input 0 giving what the SDK's Slice gives (Python's slices) for the same bounds.
+
+    They clamp alike but in one case: a start below ``-dim`` with a negative step is an empty slice in
+    Python, while ONNX clamps it to 0 and takes the first element. Where a step may be negative, such
+    a start gets the end 0, which empties ONNX's slice as well; and an end past the dimension is written
+    as the dimension, which means the same to ONNX, where ONNX Runtime reads an end of ``INT64_MAX`` with a
+    negative step as "through the first element".
+    """
+    if known_steps is None or (np.asarray(known_steps) < 0).any():
+        shape = ctx.emit1("Shape", [ctx.input(0)])
+        if axes:
+            dims = ctx.emit1("Gather", [shape, axes], axis=0)
+        else:  # the first len(starts) axes
+            dims = ctx.emit1("Slice", [shape, ctx.const([0], name="first"), ctx.emit1("Shape", [starts])])
+        before = ctx.emit1("Less", [starts, ctx.emit1("Neg", [dims])])
+        backwards = ctx.emit1("Less", [steps, ctx.const(0, name="zero")])
+        empty = ctx.emit1("And", [before, backwards])
+        within = ctx.emit1("Min", [ends, dims])
+        ends = ctx.emit1("Where", [empty, ctx.const(0, name="first_end"), within])
+    ctx.emit1("Slice", [ctx.input(0), starts, ends, axes, steps], ctx.out())
 
 
 def _mask(ctx: ExportContext, name: str, count: int) -> list[int]:
@@ -153,8 +176,9 @@ def strided_slice(ctx: ExportContext) -> None:
         if count == DYNAMIC:
             raise ctx.unsupported("begin of unknown length")
         step_input = ctx.i64(3) if ctx.has_input(3) else ctx.const([1] * count, name="steps")
+        known_steps = ctx.constant(3) if ctx.has_input(3) else np.ones(count)
         axes_input = ctx.const(list(range(count)), name="axes")
-        ctx.emit1("Slice", [ctx.input(0), ctx.i64(1), ctx.i64(2), axes_input, step_input], ctx.out())
+        _onnx_slice(ctx, ctx.i64(1), ctx.i64(2), axes_input, step_input, known_steps)
         return
     begin = ctx.required_constant(1, "begin with masks").reshape(-1).astype(np.int64)
     end = ctx.required_constant(2, "end with masks").reshape(-1).astype(np.int64)
@@ -202,6 +226,10 @@ def strided_slice(ctx: ExportContext) -> None:
     if axis > rank:
         raise ctx.unsupported(f"masks that address {axis} axes of a rank-{rank} input")
     y = ctx.input(0)
+    dims = ctx.port(0).partial_shape.dims
+    for k, (start, step, axis) in enumerate(zip(starts, steps, axes)):
+        if step < 0 and dims[axis] != DYNAMIC:  # as _onnx_slice writes them
+            ends[k] = 0 if start < -dims[axis] else min(ends[k], dims[axis])
     if axes:
         y = ctx.emit1(
             "Slice",

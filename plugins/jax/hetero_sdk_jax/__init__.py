@@ -6,9 +6,12 @@ ROCm backend) and ``TPU``. A device whose backend is absent is reported unavaila
 and never breaks the Core. The plugin uses only the SDK's public plugin API.
 """
 
-from hetero_sdk_jax.compiled_model import XlaCompiledModel
+from hetero_sdk_jax.compiled_model import WithWeights, XlaCompiledModel
 from hetero_sdk_jax.context import XlaContext, XlaTensor
 from hetero_sdk_jax.plugin import PLUGIN_VERSION as __version__
 from hetero_sdk_jax.plugin import XlaPlugin, gpu_plugin, tpu_plugin
 
-__all__ = ["XlaCompiledModel", "XlaContext", "XlaPlugin", "XlaTensor", "__version__", "gpu_plugin", "tpu_plugin"]
+__all__ = [
+    "WithWeights", "XlaCompiledModel", "XlaContext", "XlaPlugin", "XlaTensor", "__version__", "gpu_plugin",
+    "tpu_plugin",
+]  # fmt: skip

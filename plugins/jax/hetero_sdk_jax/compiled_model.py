@@ -5,11 +5,18 @@ inference pays no tracing and no XLA compile. A model with dynamic input dimensi
 lazily, once per concrete combination of input shapes, and the last ``XLA_SHAPE_CACHE_SIZE``
 executables (default 8) are kept, least recently used first out. A model with inputs that decide
 shapes is compiled per value of those inputs (:mod:`hetero_sdk_jax.specialization`).
+
+The model's weights (its large Constants: :func:`~hetero_sdk_jax.lowering.weights_of`) are moved to
+the device once, when the first executable needs them, and every executable takes them as arguments
+after the model's inputs: they are not baked into the programs, so compiling costs the same whatever
+the weights weigh, and executables for several input shapes share one copy. On the CPU the device
+buffer of a suitably aligned read-only host array (a memory-mapped weight) is that array itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
@@ -27,12 +34,31 @@ from hetero_sdk_jax.config import DEFAULT_SHAPE_CACHE_SIZE, SHAPE_CACHE_SIZE, co
 from hetero_sdk_jax.context import XlaTensor, x64_scope
 from hetero_sdk_jax.executable_cache import Executable, ExecutableCache, compile_ahead
 from hetero_sdk_jax.export import export_blob
-from hetero_sdk_jax.lowering import check_extents, lower, specialize
+from hetero_sdk_jax.lowering import check_extents, lower, specialize, weights_of
 from hetero_sdk_jax.specialization import ValueSpecializer, plan_values
 
-__all__ = ["XlaCompiledModel"]
+__all__ = ["WithWeights", "XlaCompiledModel"]
 
 Shapes = tuple[tuple[int, ...], ...]
+
+
+class WithWeights:
+    """A compiled executable with the weights it takes after the model's inputs bound: called with the
+    inputs alone; any other attribute is the executable's (``as_text()``, ``memory_analysis()``...).
+
+    :ivar compiled: the ``jax.stages.Compiled`` itself (its arguments: the inputs, then the weights).
+    :ivar weights: the weights' device buffers.
+    """
+
+    def __init__(self, compiled: Any, weights: Sequence[jax.Array]) -> None:
+        self.compiled = compiled
+        self.weights = tuple(weights)
+
+    def __call__(self, *inputs: Any) -> Any:
+        return self.compiled(*inputs, *self.weights)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compiled, name)
 
 
 class XlaCompiledModel(CompiledModel):
@@ -75,6 +101,8 @@ class XlaCompiledModel(CompiledModel):
         self._lowerable = lowerable
         self.cache_size = int(config.get(SHAPE_CACHE_SIZE, DEFAULT_SHAPE_CACHE_SIZE))
         self._cache: ExecutableCache[Shapes, Executable] = ExecutableCache(self.cache_size)
+        self._weights: dict[int, tuple[np.ndarray, jax.Array]] = {}  # by id of the host array (kept alive)
+        self._weights_lock = threading.Lock()
         self._last_run_us: float | None = None
         self.by_value: ValueSpecializer | None = None
         """Set when inputs decide shapes: the model is compiled per value of those inputs."""
@@ -124,20 +152,20 @@ class XlaCompiledModel(CompiledModel):
             return self.by_value.run(inputs, context)
         executable = executable or self._executable(tuple(tuple(v.shape) for v in inputs))
         if context.profile is None and not self.x64:  # the fast path: no context managers
-            return self._fetch(executable.compiled(*self._arguments(inputs)), context)
+            return self._fetch(executable.call(*self._arguments(inputs)), context)
         with x64_scope(self.x64):
             return self._run_scoped(executable, inputs, context)
 
     def _run_scoped(self, executable: Executable, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         profile = context.profile
         if profile is None:
-            return self._fetch(executable.compiled(*self._arguments(inputs)), context)
+            return self._fetch(executable.call(*self._arguments(inputs)), context)
         name, kind = self.model.friendly_name, self._exec_type
         with context.timed(f"{name}/host_to_device", "Transfer", kind):
             arguments = jax.block_until_ready(jax.device_put(self._arguments(inputs), self.device))
         context.check_cancelled()
         with context.timed(name, "XlaExecutable", kind):
-            outputs = jax.block_until_ready(executable.compiled(*arguments))
+            outputs = jax.block_until_ready(executable.call(*arguments))
         self._last_run_us = profile[-1].real_time.total_seconds() * 1e6
         if context.remote_outputs:
             return self._fetch(outputs, context)
@@ -197,13 +225,42 @@ class XlaCompiledModel(CompiledModel):
             check_extents(graph, CompilationError, " (from the model's constants)")
         else:
             graph = specialize(self.model, shapes)
-        source = lower(graph, self.precision, self.backend.divides_inexactly)
-        compiled = compile_ahead(
-            source, self._specs(shapes), self._sharding, self.x64,
+        return self.compile_graph(
+            graph, self._specs(shapes),
             lambda: f"device {self.device_name}: XLA failed to compile '{self.model.friendly_name}' for input "
-            f"shapes {[list(s) for s in shapes]}", self.backend.compiler_options, self._donated,
+            f"shapes {[list(s) for s in shapes]}", self._donated,
         )  # fmt: skip
-        return Executable(compiled, source=source)
+
+    def compile_graph(
+        self,
+        graph: Model,
+        specs: Sequence[jax.ShapeDtypeStruct],
+        describe: Callable[[], str],
+        donated: tuple[int, ...] = (),
+    ) -> Executable:
+        """Lowers ``graph`` (static shapes) and compiles it for inputs ``specs``, its weights taken as
+        arguments (moved to the device on first use, then shared by every executable).
+
+        :param describe: what failed, for the message (see :func:`compile_ahead`).
+        :param donated: the inputs whose buffers an output may reuse (see :func:`compile_ahead`).
+        """
+        host = weights_of(graph)
+        with x64_scope(self.x64):
+            source = lower(graph, self.precision, self.backend.divides_inexactly, host)
+        device = self._device_weights(host)
+        weight_specs = [jax.ShapeDtypeStruct(w.shape, w.dtype, sharding=self._sharding) for w in device]
+        compiled = compile_ahead(
+            source, [*specs, *weight_specs], self._sharding, self.x64, describe, self.backend.compiler_options, donated
+        )
+        return Executable(compiled, source=source, weights=tuple(device), host_weights=tuple(host))
+
+    def _device_weights(self, host: Sequence[np.ndarray]) -> list[jax.Array]:
+        """The device buffers of ``host`` weights, each moved once for the whole compiled model."""
+        with self._weights_lock:
+            for value in host:
+                if id(value) not in self._weights:
+                    self._weights[id(value)] = (value, jax.device_put(value, self.device))
+            return [self._weights[id(value)][1] for value in host]
 
     def _load(self, shapes: Shapes, exported: jax.export.Exported) -> Executable:
         with x64_scope(self.x64):
@@ -220,10 +277,9 @@ class XlaCompiledModel(CompiledModel):
         for shapes, executable in entries:
             with executable.lock:
                 if executable.exported is None:
-                    assert executable.source is not None
                     with x64_scope(self.x64):
                         executable.exported = jax.export.export(
-                            jax.jit(executable.source), platforms=[self.backend.platform]
+                            jax.jit(executable.exportable_source()), platforms=[self.backend.platform]
                         )(*self._specs(shapes, sharded=False))
                 found[shapes] = executable.exported
         return found
@@ -231,7 +287,10 @@ class XlaCompiledModel(CompiledModel):
     def jax_executable(self, shapes: Sequence[Sequence[int]] | None = None) -> Any:
         """The ahead-of-time compiled JAX executable (``jax.stages.Compiled``) for the given input
         shapes (the model's own when static), compiling it if needed: call it with one array per
-        input to run the model from JAX code, without infer requests.
+        input to run the model from JAX code, without infer requests. For a model with weights
+        (large constants, which the executable takes after the inputs) it comes with them bound: a
+        :class:`WithWeights` that calls it so, and answers everything else (``as_text()``,
+        ``memory_analysis()``...) as the executable itself.
 
         :raises InferenceError: for a dynamic model called without shapes, shapes a graph-less
             imported model lacks, or a model compiled per input value (see :attr:`by_value`).
@@ -245,7 +304,8 @@ class XlaCompiledModel(CompiledModel):
             if not self.is_static:
                 raise InferenceError(f"model '{self.model.friendly_name}' has dynamic inputs; pass their shapes")
             shapes = [port.shape for port in self.model.inputs]
-        return self._executable(tuple(tuple(int(d) for d in s) for s in shapes)).compiled
+        executable = self._executable(tuple(tuple(int(d) for d in s) for s in shapes))
+        return WithWeights(executable.compiled, executable.weights) if executable.weights else executable.compiled
 
     @property
     def cached_shapes(self) -> list[Shapes]:

@@ -23,20 +23,37 @@ V = TypeVar("V")
 
 @dataclass
 class Executable:
-    """One XLA executable, and how to export it (traced again on demand, or kept from an import)."""
+    """One XLA executable, the weights it takes after the model's inputs, and how to export it
+    (traced again on demand, or kept from an import).
+
+    :ivar weights: the device buffers of the weights (:func:`~hetero_sdk_jax.lowering.weights_of`),
+        passed after the inputs on every call.
+    :ivar host_weights: the same weights on the host (the graph's own arrays, not copies): an export
+        bakes them into the program, so that a blob holds everything it runs.
+    """
 
     compiled: Any
     source: Callable[..., Any] | None = None
     exported: jax.export.Exported | None = None
+    weights: tuple[Any, ...] = ()
+    host_weights: tuple[Any, ...] = ()
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def call(self, *arguments: Any) -> Any:
-        """Runs the executable. The first call swaps this method for the C++ dispatch function that
-        ``jax.stages.Compiled`` creates on its first call and then forwards to (skipping one Python
-        frame a call); ``compiled`` itself where JAX keeps none."""
-        outputs = self.compiled(*arguments)
-        self.call = getattr(self.compiled, "_call", None) or self.compiled  # type: ignore[method-assign]
+        """Runs the executable on the model's inputs (its weights added). The first call swaps this
+        method for the C++ dispatch function that ``jax.stages.Compiled`` creates on its first call and
+        then forwards to (skipping one Python frame a call); ``compiled`` itself where JAX keeps none."""
+        weights = self.weights
+        outputs = self.compiled(*arguments, *weights)
+        fast = getattr(self.compiled, "_call", None) or self.compiled
+        self.call = (lambda *inputs: fast(*inputs, *weights)) if weights else fast  # type: ignore[method-assign]
         return outputs
+
+    def exportable_source(self) -> Callable[..., Any]:
+        """The traced function of the model's inputs alone: the weights closed over as constants."""
+        assert self.source is not None
+        source, weights = self.source, self.host_weights
+        return (lambda *inputs: source(*inputs, *weights)) if weights else source
 
 
 class ExecutableCache(Generic[K, V]):

@@ -27,6 +27,8 @@ from hetero_sdk.errors import BlobFormatError, UnsupportedOperationError
 from hetero_sdk.plugin import check_header_fields, pack_blob, unpack_blob
 from hetero_sdk.serialization import model_from_bytes, model_to_bytes
 
+from hetero_sdk_jax.stablehlo_check import StableHloChecker
+
 if TYPE_CHECKING:
     from hetero_sdk_jax.compiled_model import Shapes, XlaCompiledModel
 
@@ -206,13 +208,19 @@ def _port(output: Any, friendly_name: str) -> dict[str, Any]:
     }
 
 
+_STABLEHLO = StableHloChecker()
+"""Reads each imported module in a helper process first (see :mod:`hetero_sdk_jax.stablehlo_check`)."""
+
+
 def _deserialize(frames: dict[str, bytes], frame: str) -> jax.export.Exported:
     if frame not in frames:
         raise BlobFormatError(f"XLA blob lacks frame {frame!r} named in its header")
     try:
-        return jax.export.deserialize(bytearray(frames[frame]))
+        exported = jax.export.deserialize(bytearray(frames[frame]))
     except Exception as exc:  # flatbuffer or StableHLO errors: the payload is not an exported module
         raise BlobFormatError(f"XLA blob frame {frame!r} is not a serialized jax.export module: {exc}") from exc
+    _STABLEHLO.check(exported.mlir_module_serialized, frame)
+    return exported
 
 
 def _stand_in(header: dict[str, Any]) -> Model:

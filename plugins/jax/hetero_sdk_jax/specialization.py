@@ -26,8 +26,8 @@ from hetero_sdk.plugin import RunContext
 from hetero_sdk.transformations import ConstantFolding
 
 from hetero_sdk_jax.context import XlaTensor, x64_scope
-from hetero_sdk_jax.executable_cache import Executable, ExecutableCache, compile_ahead
-from hetero_sdk_jax.lowering import Analysis, analyze, get_lowering, lower, specialize
+from hetero_sdk_jax.executable_cache import Executable, ExecutableCache
+from hetero_sdk_jax.lowering import Analysis, analyze, get_lowering, specialize
 
 if TYPE_CHECKING:
     from hetero_sdk_jax.compiled_model import XlaCompiledModel
@@ -196,12 +196,10 @@ class ValueSpecializer:
             jax.ShapeDtypeStruct(shape, port.element_type.numpy, sharding=owner._sharding)
             for shape, port in zip(rest, graph.inputs)
         ]
-        with x64_scope(owner.x64):
-            source = lower(graph, owner.precision, owner.backend.divides_inexactly)
-        compiled = compile_ahead(
-            source, specs, owner._sharding, owner.x64,
+        executable = owner.compile_graph(
+            graph, specs,
             lambda: f"device {owner.device_name}: XLA failed to compile '{owner.model.friendly_name}' for input "
-            f"shapes {[list(s) for s in shapes]} and the values of {self.input_names}", owner.backend.compiler_options,
+            f"shapes {[list(s) for s in shapes]} and the values of {self.input_names}",
         )  # fmt: skip
         self._compiles += 1
-        return Executable(compiled, source=source)
+        return executable

@@ -4,6 +4,8 @@ exporter) raise BlobFormatError naming the header field or frame, at import, nev
 from __future__ import annotations
 
 import json
+import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +15,9 @@ from hetero_sdk import Model, Type, opset
 from hetero_sdk.errors import BlobFormatError
 from hetero_sdk.plugin import pack_blob, unpack_blob
 from xla_helpers import core
+
+from hetero_sdk_jax import export, stablehlo_check
+from hetero_sdk_jax.stablehlo_check import StableHloChecker
 
 
 def _frames() -> dict[str, bytes]:
@@ -93,3 +98,36 @@ def test_every_single_byte_corruption_of_an_executable_imports_cleanly_or_is_a_b
             except BlobFormatError:
                 continue
             np.testing.assert_array_equal(imported({"x": x})[0], x)  # the byte did not matter
+
+
+_ANSWER_WARM_UP = (
+    "import os, sys, time\nsys.stdin.buffer.read(8)\nsys.stdout.buffer.write(b'ok\\n')\nsys.stdout.flush()\n"
+)
+"""A stand-in helper's start: it answers the warm-up, then misbehaves on the first module."""
+
+
+def test_a_module_that_kills_the_reader_is_refused_and_this_process_lives(monkeypatch: pytest.MonkeyPatch) -> None:
+    # MLIR's reader aborted on a corrupted heap for a fuzzed blob; the stand-in aborts the same way
+    crashing = StableHloChecker([sys.executable, "-c", _ANSWER_WARM_UP + "sys.stdin.buffer.read(8)\nos.abort()"])
+    monkeypatch.setattr(export, "_STABLEHLO", crashing)
+    with pytest.raises(BlobFormatError, match=r"frame 'executable.0': MLIR's reader .* died \(exit code -6\)"):
+        _import(_frames())
+
+
+def test_a_module_the_reader_never_finishes_is_refused_in_bounded_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    hanging = StableHloChecker([sys.executable, "-c", _ANSWER_WARM_UP + "time.sleep(3600)"])
+    monkeypatch.setattr(stablehlo_check, "READ_LIMIT_S", 0.5)
+    started = time.monotonic()
+    with pytest.raises(BlobFormatError, match=r"frame 'f': MLIR's reader of its StableHLO did not finish within 1 s"):
+        hanging.check(b"module", "f")
+    assert time.monotonic() - started < 60
+
+
+def test_stablehlo_that_mlir_cannot_read_is_refused_and_the_reader_serves_on() -> None:
+    checker = StableHloChecker()
+    with pytest.raises(BlobFormatError, match="frame 'f' holds StableHLO that cannot be read"):
+        checker.check(b"not a module", "f")
+    x = opset.parameter([2], Type.f32, name="x")
+    model = Model([opset.relu(x, name="r")], [x], name="m")
+    blob = core().compile_model(model, "XLA").export_model()
+    assert core().import_model(blob, "XLA")({"x": np.array([-1.0, 2.0], np.float32)})[0].tolist() == [0.0, 2.0]

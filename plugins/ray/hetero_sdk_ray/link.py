@@ -9,6 +9,7 @@ unusable.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import threading
@@ -24,6 +25,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from hetero_sdk_ray.actor import DeviceActor
 from hetero_sdk_ray.config import Placement
+from hetero_sdk_ray.local_head import LocalHead, live_local_cluster
 
 __all__ = ["ActorLink", "ActorLost", "connect"]
 
@@ -36,26 +38,58 @@ class ActorLost(Exception):
 
 
 def connect(address: str, local_num_cpus: int) -> None:
-    """Joins the Ray cluster at ``address``, or starts a local instance when it is empty; does nothing
-    when this process is already connected (to the first address it connected to).
+    """Joins a Ray cluster as ``spec/scale.md`` says: the one at ``address`` when given; else the cluster
+    already running on this machine (Ray's own ``ray.init()`` rule; the record of one that has died is
+    ignored); else a local instance of its own, started without forking this process (see
+    :mod:`hetero_sdk_ray.local_head`). Does nothing when this process is already connected.
 
-    :raises DeviceUnavailableError: when the cluster cannot be reached.
+    :param local_num_cpus: the CPUs of a local instance it starts.
+    :raises DeviceUnavailableError: when the cluster cannot be reached or started.
     """
     with _connect_lock:
         if ray.is_initialized():
             return
         quiet: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
+        where = f"the Ray cluster at RAY_ADDRESS={address!r}" if address else "a local Ray instance"
         try:
             if address:
                 ray.init(address=address, **quiet)
+            elif (running := live_local_cluster()) is not None:
+                where = f"the Ray cluster running on this machine ({running})"
+                ray.init(**quiet)  # Ray finds it from its record, with its authentication
             else:
-                ray.init(num_cpus=local_num_cpus, include_dashboard=False, **quiet)
+                _join_own_instance(local_num_cpus, quiet)
         except Exception as exc:
-            where = f"the Ray cluster at RAY_ADDRESS={address!r}" if address else "a local Ray instance"
             raise errors.DeviceUnavailableError(
                 f"RAY cannot reach {where}: {type(exc).__name__}: {exc}; start one with `ray start --head` "
-                "and set RAY_ADDRESS, or leave RAY_ADDRESS empty for a local instance"
+                "(joined when RAY_ADDRESS is empty) or set RAY_ADDRESS to a running cluster"
             ) from exc
+
+
+def _join_own_instance(num_cpus: int, init_options: dict[str, Any]) -> None:
+    """Starts a local Ray instance in a helper process, joins it, and stops it when this process exits."""
+    head = LocalHead(num_cpus)
+    atexit.register(head.stop)  # registered before ray.init, so it runs after Ray's own shutdown
+    _use_local_authentication()
+    try:
+        ray.init(address=head.address, **init_options)
+    except Exception:
+        head.stop()
+        raise
+
+
+def _use_local_authentication() -> None:
+    """Authenticates as Ray does when ``ray.init()`` joins a local cluster it found itself: with the
+    token of this machine (``~/.ray/auth_token``) unless ``RAY_AUTH_MODE`` says otherwise (Ray turns
+    token authentication on for a new local instance, and for a driver joining by address only when
+    told)."""
+    try:  # Ray >= 2.52; before it, no authentication to set up
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:
+        return
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 
 
 class ActorLink:

@@ -9,7 +9,7 @@ Ray only inside its fixtures.
 
 from __future__ import annotations
 
-import logging
+import os
 from collections.abc import Iterator
 
 import hetero_sdk as hs
@@ -19,9 +19,13 @@ from ray_helpers import RAY_CONFIG
 
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[str]:
-    """A local Ray instance shared by every test; yields its address (for subprocesses to join)."""
+    """The Ray instance shared by every test, joined as the RAY device joins one (RAY_ADDRESS, else a
+    cluster running on this machine, else a local instance of its own); yields its address (for
+    subprocesses to join)."""
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
+    from hetero_sdk_ray.link import connect
+
+    connect(os.environ.get("RAY_ADDRESS", ""), local_num_cpus=2)
     try:
         yield ray.get_runtime_context().gcs_address
     finally:

@@ -5,9 +5,12 @@ kernel (ZeroDivisionError, MemoryError) or computing something ONNX Runtime woul
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from onnx import ModelProto, helper, numpy_helper
-from onnx_models import check, value_info
+from onnx_models import FEW, check, value_info
 
 import hetero_sdk as hs
 from hetero_sdk.errors import ModelValidationError
@@ -102,3 +105,178 @@ def test_one_hot_with_a_constant_depth_below_1_is_refused(depth: int) -> None:
     model = _model("OneHot", {"i": (I64, [2])}, 1, 11, constants, rank=2)
     with pytest.raises(ModelValidationError, match=rf"OneHot 'n'.*depth is {depth}"):
         hs.convert_model(model)
+
+
+# -- attributes outside their domain, axes of scalars, counts beyond the inputs --------------------------
+
+
+def _scan_body(states: int, scanned: int, rank: int = 0) -> onnx.GraphProto:
+    """A Scan body passing each state and slice through (slices of ``rank`` dims)."""
+    names = [f"s{i}" for i in range(states)] + [f"x{i}" for i in range(scanned)]
+    nodes = [helper.make_node("Identity", [n], [f"{n}_out"]) for n in names]
+    shape: list[str] = ["d"] * rank
+    return helper.make_graph(
+        nodes, "body", [value_info(n, F32, shape) for n in names], [value_info(f"{n}_out", F32, shape) for n in names]
+    )
+
+
+@pytest.mark.parametrize("count", [2, 3, 2**31, 2**62, 0, -1])
+def test_scan_with_num_scan_inputs_outside_1_to_the_inputs_is_refused_naming_it(count: int) -> None:
+    model = _model("Scan", {"x": (F32, [3, 2])}, 1, 11, rank=2, body=_scan_body(0, 1, 1), num_scan_inputs=count)
+    with pytest.raises(ModelValidationError, match=rf"Scan 'n'.*num_scan_inputs={count} is outside its domain"):
+        hs.convert_model(model)
+
+
+@pytest.mark.parametrize(
+    ("op_type", "inputs", "opset", "attributes"),
+    [
+        ("Scan", {"x": (F32, [])}, 11, {"body": _scan_body(0, 1), "num_scan_inputs": 1}),
+        ("DFT", {"x": (F32, [])}, 17, {}),
+        ("TensorScatter", {"past": (F32, []), "update": (F32, [])}, 24, {}),
+        ("Hardmax", {"x": (F32, [2, 3])}, 13, {"axis": 2**62}),
+        ("Hardmax", {"x": (F32, [2, 3])}, 11, {"axis": -3}),
+        ("LayerNormalization", {"x": (F32, [2, 3]), "s": (F32, [3])}, 17, {"axis": 2}),
+        ("Split", {"x": (F32, [4])}, 13, {"axis": 1}),
+        ("Compress", {"x": (F32, [4]), "c": (np.bool_, [4])}, 11, {"axis": 1}),
+    ],
+)
+def test_an_axis_outside_the_rank_is_refused_naming_the_node(
+    op_type: str, inputs: dict[str, tuple[type, list[int]]], opset: int, attributes: dict[str, object]
+) -> None:
+    model = _model(op_type, inputs, 1, opset, **attributes)
+    with pytest.raises(ModelValidationError, match=rf"{op_type} 'n'.*axis .* is out of range for rank"):
+        hs.convert_model(model)
+
+
+@pytest.mark.parametrize(
+    ("op_type", "inputs", "opset", "attribute"),
+    [
+        ("ReduceSum", {"x": (F32, [2, 3])}, 11, "keepdims"),
+        ("MaxPool", {"x": (F32, [1, 1, 4, 4])}, 12, "ceil_mode"),
+        ("AveragePool", {"x": (F32, [1, 1, 4, 4])}, 19, "count_include_pad"),
+        ("CumSum", {"x": (F32, [4]), "a": (I64, [])}, 14, "reverse"),
+        ("HannWindow", {"size": (I64, [])}, 17, "periodic"),  # translated through its ONNX function body
+        ("Trilu", {"x": (F32, [3, 3])}, 14, "upper"),
+    ],
+)
+@FEW
+@given(value=st.integers(-(2**63), 2**63 - 1).filter(lambda v: v not in (0, 1)))
+def test_a_boolean_attribute_other_than_0_or_1_is_refused_naming_node_and_value(
+    op_type: str, inputs: dict[str, tuple[type, list[int]]], opset: int, attribute: str, value: int
+) -> None:
+    window = {"kernel_shape": [2, 2]} if "Pool" in op_type else {}
+    model = _model(op_type, inputs, 1, opset, **window, **{attribute: value})
+    with pytest.raises(
+        ModelValidationError, match=rf"{op_type} 'n'.*attribute {attribute}={value} is outside its domain"
+    ):
+        hs.convert_model(model)
+
+
+def test_average_pool_with_a_zero_stride_is_refused() -> None:
+    for auto_pad in ("NOTSET", "SAME_UPPER", "VALID"):
+        model = _model("AveragePool", {"x": (F32, [1, 1, 4, 4])}, 1, 19, rank=4, kernel_shape=[2, 2],
+                       strides=[0, 1], auto_pad=auto_pad)  # fmt: skip
+        with pytest.raises(ModelValidationError, match=r"AveragePool 'n'.*strides"):
+            hs.convert_model(model)
+
+
+# -- work in proportion to a declared size is bounded before it starts -----------------------------------
+
+
+def test_scan_8_over_a_huge_declared_batch_is_refused_before_unrolling_it() -> None:
+    inputs = {"": (F32, []), "x": (F32, [100_000, 3, 2])}
+    node = helper.make_node("Scan", ["", "x"], ["y0"], name="n", body=_scan_body(0, 1, 1), num_scan_inputs=1)
+    graph = helper.make_graph([node], "g", [value_info("x", F32, inputs["x"][1])], [value_info("y0", F32, ["a"] * 3)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)], ir_version=8)
+    with pytest.raises(ModelValidationError, match=r"Scan 'n'.*100,000 copies.*UNROLLED_COPIES"):
+        hs.convert_model(model)
+
+
+def test_dft_of_a_huge_declared_signal_is_refused_before_building_its_matrices() -> None:
+    model = _model("DFT", {"x": (F32, [1, 1_000_000, 1])}, 1, 17, rank=3)
+    with pytest.raises(ModelValidationError, match=r"DFT 'n'.*CONSTANT_ELEMENTS"):
+        hs.convert_model(model)
+
+
+def test_split_to_sequence_of_a_huge_declared_dimension_is_refused_before_listing_its_slices() -> None:
+    node = helper.make_node("SplitToSequence", ["x"], ["s"], name="n")
+    at = helper.make_node("SequenceAt", ["s", "i"], ["y0"])
+    graph = helper.make_graph([node, at], "g", [value_info("x", F32, [10_000_000])], [value_info("y0", F32, [])],
+                              [numpy_helper.from_array(np.array(0, I64), "i")])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    with pytest.raises(ModelValidationError, match=r"SplitToSequence 'n'.*LISTED_VALUES"):
+        hs.convert_model(model)
+
+
+def _tfidf(skips: int, low: int = 1, high: int = 2) -> ModelProto:
+    return _model("TfIdfVectorizer", {"x": (I64, [1, 8])}, 1, 9, rank=2, mode="TF", min_gram_length=low,
+                  max_gram_length=high, max_skip_count=skips, ngram_counts=[0, 2], ngram_indexes=[0, 1, 2],
+                  pool_int64s=[1, 2, 1, 2])  # fmt: skip
+
+
+@pytest.mark.parametrize("skips", [2**62, 2**31, 50])
+def test_tfidf_with_a_huge_max_skip_count_counts_only_the_skips_that_fit_in_the_tokens(skips: int) -> None:
+    # a bigram's tokens are at most 7 apart in 8 tokens: ONNX Runtime counts the same for any max_skip_count
+    # from 6 on (and takes seconds per 2**31 skips, so it is asked with 6)
+    feeds = {"x": np.array([[1, 2, 3, 1, 2, 4, 2, 1]], I64)}
+    expected = check(_tfidf(6), feeds)
+    check(_tfidf(skips), feeds, expected=expected)
+
+
+@pytest.mark.parametrize(("low", "high", "skips"), [(0, 2, 0), (3, 2, 0), (1, 2, -1)])
+def test_tfidf_gram_lengths_and_skips_outside_their_domains_are_refused(low: int, high: int, skips: int) -> None:
+    model = _tfidf(skips, low, high)
+    with pytest.raises(ModelValidationError, match=r"TfIdfVectorizer 'n'.*outside their domains"):
+        hs.convert_model(model)
+
+
+# -- Compress ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_compress_with_a_condition_longer_than_the_axis_drops_the_extra_entries_as_onnxruntime_does(
+    axis: int | None,
+) -> None:
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    condition = np.array([True, False, True, True, True, False, True, True])
+    attributes = {} if axis is None else {"axis": axis}
+    model = _model("Compress", {"x": (F32, [2, 3]), "c": (np.bool_, [8])}, 1, 11,
+                   rank=1 if axis is None else 2, **attributes)  # fmt: skip
+    feeds = {"x": x, "c": condition}
+    size = x.size if axis is None else x.shape[axis]
+    expected = np.compress(condition[:size], x, axis=axis)
+    assert check(model, feeds)[0].shape == expected.shape
+    check(model, feeds, expected=[expected])
+
+
+@pytest.mark.parametrize("direction", [2, -1, 2**40])
+def test_a_scan_direction_other_than_0_or_1_is_refused_by_the_ops_declared_domain(direction: int) -> None:
+    model = _model("Scan", {"x": (F32, [3, 2])}, 1, 11, rank=2, body=_scan_body(0, 1, 1), num_scan_inputs=1,
+                   scan_input_directions=[direction])  # fmt: skip
+    with pytest.raises(
+        ModelValidationError, match=rf"Scan.*scan_input_directions=\[{direction}\] is outside its domain 0..1"
+    ):
+        hs.convert_model(model)
+
+
+def _feeding(producer: onnx.NodeProto, consumer: str, constants: dict[str, np.ndarray]) -> ModelProto:
+    """``consumer(x, producer(...))``: a value of a declared size used as a shape or lengths input."""
+    node = helper.make_node(consumer, ["x", "made"], ["y0"], name="n")
+    graph = helper.make_graph([producer, node], "g", [value_info("x", F32, [2])], [value_info("y0", F32, ["a"])],
+                              [numpy_helper.from_array(v, k) for k, v in constants.items()])  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("size", [2**20, 2**34])
+def test_a_shape_input_of_a_huge_declared_length_is_refused_without_computing_it(size: int) -> None:
+    # folding the Range would allocate size * 8 bytes (128 GiB for 2**34): it is skipped, and the rank refused
+    made = helper.make_node("Range", ["a", "b", "c"], ["made"])
+    bounds = {"a": np.array(0, I64), "b": np.array(size, I64), "c": np.array(1, I64)}
+    with pytest.raises(ModelValidationError, match=rf"Reshape 'n'.*{size:,} dimensions.*limits.RANK"):
+        hs.convert_model(_feeding(made, "Reshape", bounds))
+
+
+def test_split_lengths_of_a_huge_declared_length_are_refused_without_computing_them() -> None:
+    made = helper.make_node("ConstantOfShape", ["s"], ["made"], value=numpy_helper.from_array(np.array([1], I64)))
+    with pytest.raises(ModelValidationError, match=r"Split 'n'.*17,179,869,184 listed values.*LISTED_VALUES"):
+        hs.convert_model(_feeding(made, "Split", {"s": np.array([2**34], I64)}))

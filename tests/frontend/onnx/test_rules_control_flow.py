@@ -115,6 +115,27 @@ def test_loop_on_xla_with_a_trip_count() -> None:
     check(_loop_model(True, True), _loop_feeds(5, True, 1000.0), ("TEMPLATE", "HETERO:XLA,TEMPLATE"))
 
 
+def _zero_trip_loop(carried: list[int | str]) -> object:
+    """A Loop carrying ``x`` (declared ``carried``; ``[1]`` in the body) and scanning it each iteration."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]), helper.make_node("Add", ["x_in", "x_in"], ["x_out"]),
+         helper.make_node("Identity", ["x_in"], ["scanned"])],
+        "body",
+        [value_info("i", I64, []), value_info("c_in", np.bool_, []), value_info("x_in", F32, [1])],
+        [value_info("c_out", np.bool_, []), value_info("x_out", F32, [1]), value_info("scanned", F32, [1])],
+    )  # fmt: skip
+    node = helper.make_node("Loop", ["m", "c", "x"], ["last", "stacked"], body=body)
+    inputs = [value_info("m", I64, []), value_info("c", np.bool_, []), value_info("x", F32, carried)]
+    return graph_model([node], inputs, [value_info("last", F32, [None]), value_info("stacked", F32, [None, None])], 17)
+
+
+@pytest.mark.parametrize("carried", [[1], ["n"]])
+def test_a_loop_that_runs_zero_times_gives_scan_outputs_of_the_bodys_slice_shape(carried: list[int | str]) -> None:
+    feeds = {"m": np.array(0, I64), "c": np.array(True), "x": np.ones(1, F32)}
+    expected = check(_zero_trip_loop(carried), feeds)  # XLA declines a trip count known only at run time
+    assert expected[1].shape == (0, 1)
+
+
 def _scan_model(reverse: int, axis: int) -> object:
     """A running sum over the scanned axis of ``xs`` ([2, 4] or [4, 2]), scanned out too."""
     body = helper.make_graph(

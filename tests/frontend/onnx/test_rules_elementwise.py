@@ -156,6 +156,15 @@ def test_pow_with_an_integer_exponent_of_another_type_matches_onnxruntime() -> N
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_pow_of_an_integer_base_and_a_real_exponent_keeps_the_exponents_fraction(dtype: type) -> None:
+    # 2 ** 2.5 = 5.66 -> 5 and 3 ** 1.9 = 8.06 -> 8: the exponent is not truncated first (which gave 4 and 3)
+    base, exponent = np.array([2, 3, 10, 7], dtype), np.array([2.5, 1.9, -1, 0.5], F32)
+    model, feeds = node_model("Pow", {"a": base, "b": exponent}, 15, output_types=[dtype])
+    want = check(model, feeds, ("TEMPLATE", "XLA"))
+    np.testing.assert_array_equal(want[0], np.array([5, 8, 0, 2], dtype))
+
+
 @pytest.mark.parametrize("op_type", ["Sum", "Max", "Min", "Mean"])
 @pytest.mark.parametrize("count", [1, 2, 3])
 def test_variadic_ops_match_onnxruntime(op_type: str, count: int) -> None:

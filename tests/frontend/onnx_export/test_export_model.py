@@ -11,6 +11,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx.reference import ReferenceEvaluator
 from onnx_models import conv_relu_model
 
 import hetero_sdk as hs
@@ -261,3 +264,40 @@ def test_a_stateful_model_is_refused_naming_its_state_ops() -> None:
     model = hs.Model([total], [x], "acc", sinks=[opset.assign(total, "acc", name="write")])
     with pytest.raises(UnsupportedOperationError, match="variables: acc; nodes ReadValue 'read', Assign 'write'"):
         export_model(model)
+
+
+_BOUNDS = st.sampled_from([-(2**63), -100, -6, -5, -4, -1, 0, 1, 3, 4, 5, 6, 100, 2**63 - 1])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(start=_BOUNDS, stop=_BOUNDS, step=st.sampled_from([-3, -2, -1, 1, 2]), known=st.booleans())
+def test_slice_exports_pythons_clamping_for_every_bound(start: int, stop: int, step: int, known: bool) -> None:
+    # a start below -dim with a negative step is empty in Python, where ONNX alone would clamp it to 0;
+    # ONNX Runtime reads an end of INT64_MAX with a negative step as "through the first element"
+    x = np.arange(5, dtype=np.float32)
+    data = opset.parameter([5], F32, name="x")
+    bounds = [np.array([v], np.int64) for v in (start, stop, step)]
+    if known:
+        ports = [opset.constant(v) for v in bounds]
+        feeds = {"x": x}
+    else:
+        ports = [opset.parameter([1], hs.Type.i64, name=n) for n in ("start", "stop", "step")]
+        feeds = {"x": x, "start": bounds[0], "stop": bounds[1], "step": bounds[2]}
+    sliced = opset.slice(data, *ports)
+    model = hs.Model([opset.result(sliced, name="y")], [data, *(p for p in ports if not known)], name="slice")
+    proto = export_model(model)
+    np.testing.assert_array_equal(onnxruntime(proto, feeds)[0], x[start:stop:step])
+    np.testing.assert_array_equal(ReferenceEvaluator(proto).run(None, feeds)[0], x[start:stop:step])
+
+
+@pytest.mark.parametrize(("begin", "end", "stride"), [(-10, -100, -1), (-6, 0, -2), (-5, -100, -1), (-10, 3, 1)])
+def test_strided_slice_exports_pythons_clamping(begin: int, end: int, stride: int) -> None:
+    x = np.arange(5, dtype=np.float32)
+    data = opset.parameter([5], F32, name="x")
+    for masks in ({}, {"new_axis_mask": [0, 1]}):
+        extra = [[0], [0], [1]] if masks else [[], [], []]  # the new axis's own (unused) bounds
+        bounds = [opset.constant(np.array([v, *more], np.int64)) for v, more in zip((begin, end, stride), extra)]
+        sliced = opset.strided_slice(data, *bounds, begin_mask=[0, 0], end_mask=[0, 0], **masks)
+        model = hs.Model([opset.result(sliced, name="y")], [data], name="strided")
+        want = x[begin:end:stride] if not masks else x[begin:end:stride][:, None]
+        np.testing.assert_array_equal(onnxruntime(export_model(model), {"x": x})[0], want)

@@ -22,12 +22,22 @@ from hetero_sdk_jax.lowering import (  # noqa: F401  (each family registers its 
     shape_manipulation,
     text,
 )
-from hetero_sdk_jax.lowering.graph import MAX_TENSOR_BYTES, Analysis, analyze, check_extents, lower, specialize
+from hetero_sdk_jax.lowering.graph import (
+    MAX_TENSOR_BYTES,
+    WEIGHT_BYTES,
+    Analysis,
+    analyze,
+    check_extents,
+    lower,
+    specialize,
+    weights_of,
+)
 from hetero_sdk_jax.lowering.registry import LOWERINGS, Lowering, get_lowering, lowering, lowering_types
 
 __all__ = [
     "LOWERINGS",
     "MAX_TENSOR_BYTES",
+    "WEIGHT_BYTES",
     "Analysis",
     "Lowering",
     "analyze",
@@ -37,4 +47,5 @@ __all__ = [
     "lowering",
     "lowering_types",
     "specialize",
+    "weights_of",
 ]

@@ -3,8 +3,11 @@
 Every tensor of a model is, while tracing, either *known* (a numpy array: Constants, ``ShapeOf`` of a
 static shape, and ops whose inputs are all known, computed with the SDK's reference kernels so the
 values match TEMPLATE's bit for bit) or *traced* (a ``jax.Array``: Parameters and whatever depends on
-them). Known tensors become XLA constants where traced ops consume them. Inputs that decide an output
-shape (axes, target shapes, pads...) must be known: XLA compiles for static shapes.
+them). Known tensors become XLA constants where traced ops consume them, except the model's weights
+(:func:`weights_of`: large Constants), which the function takes as arguments after the model's
+inputs: the program and XLA's compile work then follow the graph, not the weights, and the compiled
+model hands the same device buffers to every call. Inputs that decide an output shape (axes, target
+shapes, pads...) must be known: XLA compiles for static shapes.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from hetero_sdk_jax.lowering.elementwise import EXACT_DIVISION
 from hetero_sdk_jax.lowering.layout import ChannelsLast, channels_last_lowering
 from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, LoweringFn, get_lowering
 
-__all__ = ["MAX_TENSOR_BYTES", "Analysis", "analyze", "check_extents", "lower", "specialize"]
+__all__ = [
+    "MAX_TENSOR_BYTES", "WEIGHT_BYTES", "Analysis", "analyze", "check_extents", "lower", "specialize", "weights_of",
+]  # fmt: skip
 
 _KNOWN, _KNOWN_WITH_SHAPES, _TRACED = 0, 1, 2
 _WIDE = frozenset({Type.i64, Type.u64, Type.f64})
@@ -34,6 +39,9 @@ _INT64_MAX = 2**63 - 1
 
 MAX_TENSOR_BYTES = 1 << 40
 """The largest tensor (in bytes, 1 TiB) a shape may give before XLA sees it: no device holds more."""
+
+WEIGHT_BYTES = 1 << 16
+"""Constants of at least this many bytes (64 KiB) are weights: arguments of the lowered function."""
 
 
 @dataclass(frozen=True)
@@ -216,24 +224,42 @@ def check_extents(model: Model, error: type[HeteroSDKError], where: str = "") ->
             )
 
 
-def lower(model: Model, precision: Type = Type.f32, exact_division: bool = False) -> Callable[..., tuple[Any, ...]]:
-    """The JAX function computing ``model``: one array per Parameter in, one per Result out.
+def weights_of(model: Model) -> list[np.ndarray]:
+    """The values of ``model``'s weights: its Constants of at least :data:`WEIGHT_BYTES` bytes whose
+    element type JAX holds on a device as it is (8 to 32 bits: 64-bit values depend on JAX's x64
+    mode, 4- and 2-bit ones do not move reliably), each array once, in graph order. Constants inside
+    control-flow bodies stay in their bodies."""
+    found: dict[int, np.ndarray] = {}
+    for node in model.get_ops():
+        if node.type_name != "Constant":
+            continue
+        value = node.attrs["value"]
+        element = node.get_output_element_type(0)
+        if value.nbytes >= WEIGHT_BYTES and 8 <= element.bitwidth <= 32 and element is not Type.string:
+            found.setdefault(id(value), value)
+    return list(found.values())
+
+
+def lower(
+    model: Model, precision: Type = Type.f32, exact_division: bool = False, weights: Sequence[np.ndarray] = ()
+) -> Callable[..., tuple[Any, ...]]:
+    """The JAX function computing ``model``: one array per Parameter in, then one per array of
+    ``weights``; one per Result out.
 
     Every shape of ``model`` must be static (see :func:`specialize`). With ``precision=bf16``, f32
     tensors (inputs, weights, intermediate results) are computed in bf16 and outputs are cast back
     to their declared types. ``exact_division`` corrects each f32 Divide for a backend whose division
     is not correctly rounded (:attr:`Backend.divides_inexactly`).
 
+    :param weights: Constant values (:func:`weights_of`) taken as arguments: where a traced op reads
+        one, it reads the argument instead of a constant baked into the program. Ops whose inputs are
+        all known still fold with the values themselves, and inputs that decide shapes stay known.
     :raises CompilationError: naming the node that cannot be lowered (raised while tracing).
     """
     ops = model.get_ops()
     parameters, results = model.get_parameters(), model.get_results()
     compute = {np.dtype(np.float32): Type.bf16.numpy} if precision is Type.bf16 else {}
-
-    def as_traced(value: Any) -> Any:
-        if isinstance(value, np.ndarray):
-            return jnp.asarray(value.astype(compute.get(value.dtype, value.dtype), copy=False))
-        return value
+    weight_index = {id(value): i for i, value in enumerate(weights)}
 
     def run(*args: Any) -> tuple[Any, ...]:
         division = EXACT_DIVISION.set(exact_division)
@@ -244,6 +270,17 @@ def lower(model: Model, precision: Type = Type.f32, exact_division: bool = False
             EXACT_DIVISION.reset(division)
 
     def traced(*args: Any) -> tuple[Any, ...]:
+        weight_args = args[len(parameters) :]
+
+        def as_traced(value: Any) -> Any:
+            if not isinstance(value, np.ndarray):
+                return value
+            index = weight_index.get(id(value))
+            if index is None:
+                return jnp.asarray(value.astype(compute.get(value.dtype, value.dtype), copy=False))
+            arg = weight_args[index]
+            return arg.astype(compute[arg.dtype]) if arg.dtype in compute else arg
+
         env: dict[tuple[int, int], Any] = {}
         for parameter, arg in zip(parameters, args):
             env[(id(parameter), 0)] = arg.astype(compute[arg.dtype]) if arg.dtype in compute else arg

@@ -1,0 +1,51 @@
+"""The declared domains of ONNX attributes, checked for every node of ``ai.onnx`` before its rule (or its
+ONNX function body) reads them: the booleans ONNX writes as integers must be 0 or 1, as ONNX's
+specification says (ONNX Runtime reads any non-zero integer as true; hetero-sdk refuses the model
+rather than guess what its exporter meant)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import onnx
+
+from hetero_sdk.errors import ModelValidationError
+
+__all__ = ["FLAGS", "check_attribute_domains", "read_flag"]
+
+FLAGS: Final = frozenset(
+    {
+        "align_corners", "allowzero", "antialias", "ceil_mode", "center_point_box", "count_include_pad",
+        "detect_negative", "detect_positive", "exclude_outside", "exclusive", "fmod", "input_forget",
+        "interleaved", "inverse", "is_case_sensitive", "is_causal", "keepdims", "largest", "layout",
+        "linear_before_reset", "new_axis", "noop_with_empty_axes", "onesided", "periodic", "reverse",
+        "saturate", "select_last_index", "sorted", "spatial", "storage_order", "training_mode", "transA",
+        "transB", "upper",
+    }
+)  # fmt: skip
+"""The ``ai.onnx`` attributes that are booleans written as integers: every op with an attribute of one of
+these names (``keepdims`` of the reductions, ``ceil_mode`` of the pools...) reads it as 0 or 1."""
+
+
+def read_flag(name: str, value: object, where: str) -> bool:
+    """``value`` of the boolean attribute ``name`` as a bool.
+
+    :param where: the node, as messages name it.
+    :raises ModelValidationError: for anything but the integers 0 and 1.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
+        raise ModelValidationError(
+            f"ONNX {where}: attribute {name}={value!r} is outside its domain: a boolean attribute is 0 or 1"
+        )
+    return bool(value)
+
+
+def check_attribute_domains(node: onnx.NodeProto, where: str) -> None:
+    """Checks the declared domains of ``node``'s attributes (a node of ``ai.onnx``).
+
+    :param where: the node, as messages name it.
+    :raises ModelValidationError: naming the node, the attribute and its value.
+    """
+    for attribute in node.attribute:
+        if attribute.name in FLAGS and attribute.type == onnx.AttributeProto.INT:
+            read_flag(attribute.name, int(attribute.i), where)
