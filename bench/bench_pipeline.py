@@ -117,7 +117,7 @@ def ort_tokens(prompt: list[int], tokens: int) -> list[int] | None:
     kv_heads, head_dim = (session.get_inputs()[2].shape[i] for i in (1, 3))
     feeds: dict[str, np.ndarray] = {"input_ids": np.array([prompt])}
     feeds |= {name: np.zeros((1, kv_heads, 0, head_dim), np.float32) for name in pasts}
-    total, out = 0, []
+    total, out = 0, list[int]()
     while len(out) < tokens:
         total += feeds["input_ids"].shape[1]
         feeds["attention_mask"] = np.ones((1, total), np.int64)
@@ -139,7 +139,7 @@ def decoder_bench(args: argparse.Namespace) -> None:
         "DEVICE_PROPERTIES": {d: {"DEVICE_TOTAL_MEM_SIZE": b} for d, b in zip(devices, DECODER_BUDGETS)},
     }
     model = hs.make_stateful(core.read_model(DECODER))
-    split = core.compile_model(model, "HETERO:" + ",".join(devices), config)
+    split: Any = core.compile_model(model, "HETERO:" + ",".join(devices), config)
     alone = core.compile_model(model, "XLA.0")
     print(split.placement_report().to_text())
     prompts = [[(t + 31 * i) % 512 for t in PROMPT] for i in range(args.sequences)]
@@ -190,7 +190,7 @@ def main() -> None:
     devices = ",".join(f"{kind}.{i}" for i in range(STAGES))
     one_thread = {"INFERENCE_NUM_THREADS": 1} if kind == "TEMPLATE" else {}
     config = {"MODEL_DISTRIBUTION_POLICY": {"PIPELINE_PARALLEL"}, "DEVICE_PROPERTIES": {kind: one_thread}}
-    split = core.compile_model(model, f"HETERO:{devices}", config)
+    split: Any = core.compile_model(model, f"HETERO:{devices}", config)
     alone = core.compile_model(model, f"{kind}.0", one_thread)
     rng = np.random.default_rng(1)
     inputs = [rng.standard_normal((args.batch, args.width)).astype(np.float32) for _ in range(args.requests)]

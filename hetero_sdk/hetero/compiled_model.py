@@ -72,6 +72,8 @@ class HeteroCompiledModel(CompiledModel):
             return self._run_alone(inputs, context, *self._alone)
         env: dict[str, Any] = dict(zip(self.split.inputs, inputs))
         env.update(self.split.constants)
+        for key, (source, dtype) in self.split.shapes.items():  # read without moving the tensor
+            env[key] = np.array(np.shape(env[source]), dtype)
         for i, (sub, compiled) in enumerate(zip(self.split.submodels, self.compiled)):
             context.check_cancelled()
             started = time.perf_counter()
@@ -213,7 +215,13 @@ def _device_gates(compiled: Sequence[CompiledModel]) -> list[_Gate]:
 
 
 def _to_device(value: Any, device: str) -> Any:
+    """``value`` as ``device`` takes it: as it is when it is on the host or on that device, or when it says
+    it passes to that device (``passes_to``: a RAY actor's output another actor fetches itself); else a
+    host copy."""
     if isinstance(value, np.ndarray) or (isinstance(value, RemoteTensor) and value.device_name == device):
+        return value
+    passes_to = getattr(value, "passes_to", None)
+    if passes_to is not None and passes_to(device):
         return value
     return np.asarray(value)
 
