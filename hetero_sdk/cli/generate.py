@@ -150,6 +150,7 @@ def _print(results: Any, pipeline: LLMPipeline, model: str, device: str, as_json
                 "num_generated_tokens": metrics.num_generated_tokens,
                 "ttft_ms": metrics.ttft_ms,
                 "generate_duration_ms": metrics.generate_duration_ms,
+                "tpot_ms": metrics.tpot_ms,
                 "tokens_per_second": metrics.throughput,
                 "compile_count": metrics.compile_count,
             }
@@ -163,7 +164,8 @@ def _print(results: Any, pipeline: LLMPipeline, model: str, device: str, as_json
         ("prompt tokens", metrics.num_input_tokens),
         ("generated tokens", metrics.num_generated_tokens),
         ("time to first token", f"{metrics.ttft_ms:.1f} ms"),
-        ("tokens per second", f"{metrics.throughput:.1f}"),
+        ("time per token", f"{metrics.tpot_ms:.2f} ms"),
+        ("tokens per second", f"{metrics.throughput:.1f} (after the first)"),
     ]
     if metrics.compile_count is not None:
         fields.append(("executables compiled", metrics.compile_count))

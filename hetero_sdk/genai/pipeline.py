@@ -71,12 +71,22 @@ class PerfMetrics:
     compile_count: int | None
     """The executables the device compiled during the call; None when the device does not tell
     (a device compiling per input shape, XLA, tells; see :mod:`hetero_sdk.genai.compiles`)."""
+    num_sequences: int = 1
+    """The sequences generated together."""
+
+    @property
+    def tpot_ms(self) -> float:
+        """Time per output token after the first (OpenVINO GenAI's TPOT): the call less the time to the
+        first token, over the tokens after it (per step: a batch's sequences share each step)."""
+        steps = self.num_generated_tokens // max(self.num_sequences, 1) - 1
+        return (self.generate_duration_ms - self.ttft_ms) / steps if steps > 0 else 0.0
 
     @property
     def throughput(self) -> float:
-        """Tokens per second: generated tokens over the whole call's duration."""
-        seconds = self.generate_duration_ms / 1e3
-        return self.num_generated_tokens / seconds if seconds > 0 else 0.0
+        """Tokens per second once the first is out, every sequence counted: ``1000 / TPOT`` times the
+        sequences (OpenVINO GenAI's throughput; the prompt and any compile are in :attr:`ttft_ms`)."""
+        tpot = self.tpot_ms
+        return 1e3 / tpot * max(self.num_sequences, 1) if tpot > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -196,6 +206,7 @@ class LLMPipeline:
             ttft_ms=((sink.first_token or ended) - started) * 1e3,
             generate_duration_ms=(ended - started) * 1e3,
             compile_count=None if compiled_after is None else compiled_after - (compiled_before or 0),
+            num_sequences=len(prompts),
         )
         return self._answer(results, single, return_results, metrics)
 

@@ -147,7 +147,8 @@ def test_results_carry_the_performance_metrics(llama_pipeline: LLMPipeline, refe
     metrics = results.perf_metrics
     assert (metrics.num_input_tokens, metrics.num_generated_tokens) == (9, 10)
     assert 0 < metrics.ttft_ms <= metrics.generate_duration_ms
-    assert metrics.throughput == pytest.approx(10 / (metrics.generate_duration_ms / 1e3))
+    assert metrics.tpot_ms == pytest.approx((metrics.generate_duration_ms - metrics.ttft_ms) / 4)
+    assert metrics.throughput == pytest.approx(2 * 1e3 / metrics.tpot_ms)  # two sequences a step
     assert metrics.compile_count is None  # TEMPLATE does not compile per shape, and says nothing
 
 

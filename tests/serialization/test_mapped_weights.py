@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import mmap
 from pathlib import Path
 
 import numpy as np
+from memory_maps import mapping_of
 
 import hetero_sdk as hs
 from hetero_sdk import Model, opset
-
-
-def _mapping_of(array: np.ndarray) -> mmap.mmap | None:
-    base = array.base
-    while base is not None:
-        if isinstance(base, memoryview):
-            base = base.obj
-        if isinstance(base, mmap.mmap):
-            return base
-        base = getattr(base, "base", None)
-    return None
 
 
 def test_weights_read_from_a_bin_file_are_read_only_views_of_the_mapped_file(tmp_path: Path) -> None:
@@ -28,7 +17,7 @@ def test_weights_read_from_a_bin_file_are_read_only_views_of_the_mapped_file(tmp
     hs.save_model(Model([opset.matmul(x, opset.constant(weights, name="w"))], [x], name="mm"), tmp_path / "m.json")
     model = hs.Core().read_model(tmp_path / "m.json")
     value = next(n.attrs["value"] for n in model.get_ops() if n.friendly_name == "w")
-    mapping = _mapping_of(value)
+    mapping = mapping_of(value)
     assert mapping is not None, "the weight was copied out of the file"
     assert len(mapping) == (tmp_path / "m.bin").stat().st_size
     assert np.shares_memory(value, np.frombuffer(mapping, np.uint8))

@@ -4,7 +4,6 @@ TEMPLATE and XLA equal to ONNX Runtime's on the mapped weights."""
 
 from __future__ import annotations
 
-import mmap
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ import pytest
 from hetero_sdk_jax import XlaPlugin
 from hypothesis import given
 from hypothesis import strategies as st
+from memory_maps import mapping_of
 from onnx import external_data_helper, helper, numpy_helper
 from onnx_models import FEW, value_info
 
@@ -72,18 +72,6 @@ def _edit_reference(path: Path, tensor: str, **fields: str) -> None:
     onnx.save_model(model, path)
 
 
-def _mapping_of(array: np.ndarray) -> mmap.mmap | None:
-    """The memory mapping ``array``'s memory belongs to, following its bases; None when there is none."""
-    base = array.base
-    while base is not None:
-        if isinstance(base, memoryview):
-            base = base.obj
-        if isinstance(base, mmap.mmap):
-            return base
-        base = getattr(base, "base", None)
-    return None
-
-
 def _initializers(model: hs.Model) -> dict[str, np.ndarray]:
     """The values of the Constants that stand for the ONNX initializers (by their names)."""
     ops = model.get_ops()
@@ -102,7 +90,7 @@ def test_constants_read_from_external_data_are_read_only_views_of_the_mapped_fil
     constants = _initializers(hs.convert_model(path))
     assert set(constants) == set(WEIGHTS)
     for name, value in constants.items():
-        mapping = _mapping_of(value)
+        mapping = mapping_of(value)
         assert mapping is not None, f"{name} is not a view of a memory mapping"
         whole = np.frombuffer(mapping, np.uint8)
         assert np.shares_memory(value, whole)
@@ -118,7 +106,7 @@ def test_inline_initializers_are_copied_once_and_read_only(tmp_path: Path) -> No
     constants = _initializers(hs.convert_model(path))
     assert set(constants) == set(WEIGHTS)
     for name, value in constants.items():
-        assert _mapping_of(value) is None
+        assert mapping_of(value) is None
         assert not value.flags.writeable
         np.testing.assert_array_equal(value, WEIGHTS[name])
 
