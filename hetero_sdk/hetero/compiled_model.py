@@ -17,7 +17,7 @@ from hetero_sdk.graph import Model
 from hetero_sdk.hetero.blob_format import write_blob
 from hetero_sdk.hetero.report import PlacementReport
 from hetero_sdk.hetero.submodels import SplitModel
-from hetero_sdk.runtime import CompiledModel, ProfilingInfo, RemoteTensor, RunContext, Status
+from hetero_sdk.runtime import CompiledModel, ProfilingInfo, RunContext, Status
 
 __all__ = ["HeteroCompiledModel"]
 
@@ -77,7 +77,13 @@ class HeteroCompiledModel(CompiledModel):
         for i, (sub, compiled) in enumerate(zip(self.split.submodels, self.compiled)):
             context.check_cancelled()
             started = time.perf_counter()
-            args = [_to_device(env[key], compiled.device_name) for key in sub.inputs]
+            args = []
+            for key in sub.inputs:
+                value = env[key]
+                moved = _to_device(value, compiled.device_name)
+                if moved is not value and isinstance(moved, np.ndarray):
+                    env[key] = moved  # copied to the host once for every later stage that reads it
+                args.append(moved)
             transferred = time.perf_counter()
             sub_context = self._sub_context(i, context)
             with self._gates[i]:
@@ -218,7 +224,9 @@ def _to_device(value: Any, device: str) -> Any:
     """``value`` as ``device`` takes it: as it is when it is on the host or on that device, or when it says
     it passes to that device (``passes_to``: a RAY actor's output another actor fetches itself); else a
     host copy."""
-    if isinstance(value, np.ndarray) or (isinstance(value, RemoteTensor) and value.device_name == device):
+    # (device_name read directly: an isinstance check against the RemoteTensor protocol costs more than
+    # a small stage's run)
+    if isinstance(value, np.ndarray) or getattr(value, "device_name", None) == device:
         return value
     passes_to = getattr(value, "passes_to", None)
     if passes_to is not None and passes_to(device):
