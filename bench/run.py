@@ -9,7 +9,8 @@ Usage::
     python bench/run.py --quick                     # fewer runs, for a look
 
 Each benchmark runs in its own process (``bench_template.py``, ``bench_xla.py``, ``bench_hetero.py``,
-``bench_onnx_models.py``, ``bench_decoders.py``) with ``--json``; this script only reads their reports.
+``bench_request_tensors.py``, ``bench_onnx_models.py``, ``bench_decoders.py``) with ``--json``; this script
+only reads their reports.
 Ratios are medians of the candidate over the reference measured in the same run, never absolute times
 across runs.
 """
@@ -31,6 +32,7 @@ SUITE = {
     "template": ("bench_template.py", ["--runs", "200"], ["--runs", "40"]),
     "xla": ("bench_xla.py", ["--runs", "300"], ["--runs", "60", "--requests", "50"]),
     "hetero": ("bench_hetero.py", ["--runs", "300"], ["--runs", "60"]),
+    "request_tensors": ("bench_request_tensors.py", ["--runs", "1000"], ["--runs", "100"]),
     "onnx_models": ("bench_onnx_models.py", ["--runs", "50", "--issue-sizes"], ["--runs", "15"]),
     "decoders": (
         "bench_decoders.py",
@@ -78,6 +80,9 @@ def ratios(reports: dict[str, Any]) -> list[dict[str, Any]]:
     for row in reports.get("hetero", {}).get("rows", []):
         if row.get("variant") != "plain":
             rows.append(_row("hetero", row["model"], f"{row['runtime']} {row['variant']}", "plain", row["ratio"]))
+    for row in reports.get("request_tensors", {}).get("rows", []):
+        if row["runtime"] != "dict":
+            rows.append(_row("request_tensors", row["model"], "TEMPLATE request tensors", "dict", row["over_dict"]))
     for row in reports.get("onnx_models", {}).get("rows", []):
         if row["runtime"] not in ("onnxruntime", "openvino"):
             model, peak = f"{row['model']} {row.get('input', '')}".strip(), row.get("peak_bytes")

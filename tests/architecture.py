@@ -21,13 +21,25 @@ __all__ = [
 ]  # fmt: skip
 
 SDK_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "registry", "element_type", "shape", "array_api", "device_name", "properties", "rt_info", "blob"),
+    (
+        "errors",
+        "registry",
+        "element_type",
+        "shape",
+        "array_api",
+        "device_name",
+        "properties",
+        "rt_info",
+        "blob",
+        "layout",
+    ),
     ("graph",),
     ("ops",),
     ("opset",),
     ("reference",),
     ("serialization",),
     ("transformations",),
+    ("preprocess",),  # PrePostProcessor: builds ops into a model, as a transformation does
     ("frontend",),
     ("runtime",),
     ("plugin",),

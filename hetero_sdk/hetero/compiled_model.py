@@ -17,7 +17,7 @@ from hetero_sdk.graph import Model
 from hetero_sdk.hetero.blob_format import write_blob
 from hetero_sdk.hetero.report import PlacementReport
 from hetero_sdk.hetero.submodels import SplitModel
-from hetero_sdk.runtime import CompiledModel, ProfilingInfo, RemoteTensor, RunContext, Status
+from hetero_sdk.runtime import CompiledModel, ProfilingInfo, RunContext, Status
 
 __all__ = ["HeteroCompiledModel"]
 
@@ -63,16 +63,27 @@ class HeteroCompiledModel(CompiledModel):
         it was planned for (``PIPELINE_PARALLEL``). Each submodel gets a store of its own inside the
         request's :attr:`RunContext.state`, kept between inferences (TEMPLATE reuses its buffers). A
         submodel whose outputs all leave the model may return them still copying back when the caller
-        reads them later (:attr:`RunContext.host_outputs_later`); the others finish before the next starts."""
+        reads them later (:attr:`RunContext.host_outputs_later`); the others finish before the next starts.
+        When the caller takes remote outputs (:attr:`RunContext.remote_outputs`, as a stateful model's
+        wrapper does), each submodel's outputs stay on its device: a variable made by a submodel and fed
+        back to it next time never visits the host."""
         profile = context.profile
         if self._alone is not None and profile is None:
             return self._run_alone(inputs, context, *self._alone)
         env: dict[str, Any] = dict(zip(self.split.inputs, inputs))
         env.update(self.split.constants)
+        for key, (source, dtype) in self.split.shapes.items():  # read without moving the tensor
+            env[key] = np.array(np.shape(env[source]), dtype)
         for i, (sub, compiled) in enumerate(zip(self.split.submodels, self.compiled)):
             context.check_cancelled()
             started = time.perf_counter()
-            args = [_to_device(env[key], compiled.device_name) for key in sub.inputs]
+            args = []
+            for key in sub.inputs:
+                value = env[key]
+                moved = _to_device(value, compiled.device_name)
+                if moved is not value and isinstance(moved, np.ndarray):
+                    env[key] = moved  # copied to the host once for every later stage that reads it
+                args.append(moved)
             transferred = time.perf_counter()
             sub_context = self._sub_context(i, context)
             with self._gates[i]:
@@ -88,9 +99,12 @@ class HeteroCompiledModel(CompiledModel):
         return [env[key] for key in self.split.outputs]
 
     def _sub_context(self, i: int, context: RunContext) -> RunContext:
+        # a caller that takes remote outputs (a stateful model's wrapper keeping each cache where its layer
+        # runs) gets the model outputs as the devices hold them; a tensor bound for another device still
+        # comes to the host on its way there (_to_device)
         return RunContext(
             context.profile is not None and self._profiled[i],
-            remote_outputs=self._remote[i],
+            remote_outputs=self._remote[i] or context.remote_outputs,
             cancelled=context.cancelled,
             state=None if context.state is None else context.state.setdefault(f"hetero.submodel.{i}", {}),
             host_outputs_later=context.host_outputs_later and self._ends[i],
@@ -207,7 +221,15 @@ def _device_gates(compiled: Sequence[CompiledModel]) -> list[_Gate]:
 
 
 def _to_device(value: Any, device: str) -> Any:
-    if isinstance(value, np.ndarray) or (isinstance(value, RemoteTensor) and value.device_name == device):
+    """``value`` as ``device`` takes it: as it is when it is on the host or on that device, or when it says
+    it passes to that device (``passes_to``: a RAY actor's output another actor fetches itself); else a
+    host copy."""
+    # (device_name read directly: an isinstance check against the RemoteTensor protocol costs more than
+    # a small stage's run)
+    if isinstance(value, np.ndarray) or getattr(value, "device_name", None) == device:
+        return value
+    passes_to = getattr(value, "passes_to", None)
+    if passes_to is not None and passes_to(device):
         return value
     return np.asarray(value)
 

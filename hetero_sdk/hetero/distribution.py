@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from hetero_sdk import Core
     from hetero_sdk.graph import Node
 
-__all__ = ["PIPELINE_PARALLEL", "device_memory", "linear_graph", "nbytes", "plan_stages"]
+__all__ = ["PIPELINE_PARALLEL", "device_memory", "linear_graph", "nbytes", "plan_stages", "planned_bytes"]
 
 PIPELINE_PARALLEL = "PIPELINE_PARALLEL"
 """The ``MODEL_DISTRIBUTION_POLICY`` value that splits a model over devices by memory."""
@@ -35,8 +35,17 @@ def nbytes(output: Output) -> int:
     return int(np.prod(shape.dims, dtype=np.int64)) * output.element_type.numpy.itemsize
 
 
+def planned_bytes(output: Output) -> int:
+    """The bytes a plan counts for a tensor: its size, each dynamic dimension counted as 1 (a decoder's
+    tensors per sequence and token), so that a cut through a dynamic model still costs what crosses it:
+    the hidden state between two layers costs less than the same cut plus a layer's intermediates."""
+    dims = [max(d, 1) for d in output.partial_shape.dims]
+    return int(np.prod(dims, dtype=np.int64)) * output.element_type.numpy.itemsize
+
+
 def linear_graph(model: Model) -> tuple[LinearGraph, list[Node]]:
-    """The memory facts of ``model``'s compute ops in its topological order, and those ops."""
+    """The memory facts of ``model``'s compute ops in its topological order, and those ops (tensor sizes
+    by :func:`planned_bytes`)."""
     ops = compute_nodes(model)
     position = {id(n): q for q, n in enumerate(ops)}
     consumers = model.consumers()
@@ -51,7 +60,7 @@ def linear_graph(model: Model) -> tuple[LinearGraph, list[Node]]:
             users = consumers.get(output, [])
             readers = tuple(sorted({position[id(u)] for u, _ in users if id(u) in position}))
             is_output = any(u.type_name == "Result" for u, _ in users)
-            tensors.append(Tensor(producer, readers, nbytes(output), is_output))
+            tensors.append(Tensor(producer, readers, planned_bytes(output), is_output))
     return LinearGraph(tuple(n.friendly_name for n in ops), tuple(weights), tuple(tensors)), ops
 
 

@@ -40,7 +40,7 @@ class Tensor:
 
     :ivar producer: the position of its op in the order, ``-1`` for a model input.
     :ivar consumers: the positions of the ops that read it.
-    :ivar nbytes: its size (0 when its shape is dynamic).
+    :ivar nbytes: its size (as planned: each dynamic dimension counted as 1).
     :ivar output: True when it is a model output.
     """
 

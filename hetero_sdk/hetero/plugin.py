@@ -29,7 +29,7 @@ from hetero_sdk.hetero.distribution import PIPELINE_PARALLEL, plan_stages
 from hetero_sdk.hetero.partition import PARTITIONERS, split_by_affinity
 from hetero_sdk.hetero.report import CutInfo, LatencyInfo, PlacementReport, StageInfo
 from hetero_sdk.hetero.subgraph import Subgraph
-from hetero_sdk.hetero.submodels import Cut, SplitModel, Submodel, output_constants, split_model
+from hetero_sdk.hetero.submodels import Cut, SplitModel, Submodel, hosted_shapes, output_constants, split_model
 from hetero_sdk.hetero.visualize import dump_if_requested
 from hetero_sdk.plugin import (
     ConfiguredDevice,
@@ -201,8 +201,15 @@ class HeteroPlugin(ConfiguredDevice):
             ) from exc
         try:
             cuts = _cuts_of(header["cuts"], submodels, compiled)
+            read = {key for sub in submodels for key in sub.inputs} | set(header["outputs"])
+            shapes = hosted_shapes(model, read) if len(submodels) > 1 else {}
             split = SplitModel(
-                tuple(submodels), tuple(header["inputs"]), tuple(header["outputs"]), output_constants(model), cuts
+                tuple(submodels),
+                tuple(header["inputs"]),
+                tuple(header["outputs"]),
+                output_constants(model),
+                cuts,
+                shapes,
             )
             config = {**{k: v for k, v in stored.items() if k not in own}, **own, **properties}
             return HeteroCompiledModel(model, device_name, split, compiled, config, report)

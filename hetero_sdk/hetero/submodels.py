@@ -8,16 +8,17 @@ and deterministic, so exported blobs and caches are too.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from hetero_sdk import rt_info
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph import Model, Node, Output
 from hetero_sdk.hetero.subgraph import Subgraph
 from hetero_sdk.shape import PartialShape
 
-__all__ = ["Cut", "SplitModel", "Submodel", "output_constants", "split_model", "value_key"]
+__all__ = ["Cut", "SplitModel", "Submodel", "hosted_shapes", "output_constants", "split_model", "value_key"]
 
 
 def value_key(output: Output) -> str:
@@ -63,6 +64,8 @@ class SplitModel:
     :ivar outputs: the value key of each model output.
     :ivar constants: values of model outputs that come straight from a Constant.
     :ivar cuts: the tensors crossing between submodels.
+    :ivar shapes: the shapes of model inputs that HETERO computes itself (a ``ShapeOf`` of a Parameter,
+        when the model is split): by value key, the input's value key and the element type, as numpy's.
     """
 
     submodels: tuple[Submodel, ...]
@@ -70,12 +73,19 @@ class SplitModel:
     outputs: tuple[str, ...]
     constants: dict[str, np.ndarray]
     cuts: tuple[Cut, ...]
+    shapes: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def split_model(model: Model, parts: Sequence[Subgraph]) -> SplitModel:
-    """Builds one submodel per subgraph of compute nodes (``Subgraph.nodes`` holds Nodes)."""
+    """Builds one submodel per subgraph of compute nodes (``Subgraph.nodes`` holds Nodes).
+
+    When there are several, a ``ShapeOf`` of a model input runs on the host (:attr:`SplitModel.shapes`):
+    a submodel that needs only the shape of an input another one reads (a decoder's past length, taken
+    from one layer's cache and used by every layer) then gets that shape, not the whole tensor.
+    """
     order = model.get_ordered_ops()
-    part_of = {id(n): i for i, part in enumerate(parts) for n in part.nodes}
+    hosted = _input_shapes(model) if len(parts) > 1 else {}
+    part_of = {id(n): i for i, part in enumerate(parts) for n in part.nodes if id(n) not in hosted}
     consumers = model.consumers()
     submodels = []
     cut_consumers: dict[str, set[int]] = {}
@@ -95,18 +105,53 @@ def split_model(model: Model, parts: Sequence[Subgraph]) -> SplitModel:
                         cut_ports[value_key(output)] = (index, output)
                         builder.add_output(output, None)
         submodels.append(builder.finish(part.device))
+    _keep_donatable(model, submodels)
     constants = output_constants(model)
     cuts = tuple(
         Cut(key, producer, tuple(sorted(cut_consumers[key])), port.element_type, port.partial_shape)
         for key, (producer, port) in sorted(cut_ports.items(), key=lambda kv: (kv[1][0], kv[0]))
     )
+    read = {key for sub in submodels for key in sub.inputs}
     return SplitModel(
         tuple(submodels),
         tuple(value_key(p.output(0)) for p in model.get_parameters()),
         tuple(value_key(r.input_value(0)) for r in model.get_results()),
         constants,
         cuts,
+        hosted_shapes(model, read | set(value_key(r.input_value(0)) for r in model.get_results())) if hosted else {},
     )
+
+
+def _input_shapes(model: Model) -> dict[int, Node]:
+    return {
+        id(n): n
+        for n in model.get_ordered_ops()
+        if n.type_name == "ShapeOf" and n.input_value(0).node.type_name == "Parameter"
+    }
+
+
+def hosted_shapes(model: Model, keys: set[str]) -> dict[str, tuple[str, str]]:
+    """:attr:`SplitModel.shapes` for the ``ShapeOf`` nodes of model inputs whose value keys are in ``keys``."""
+    shapes = {}
+    for node in _input_shapes(model).values():
+        key = value_key(node.output(0))
+        if key in keys:
+            shapes[key] = (value_key(node.input_value(0)), node.get_output_element_type(0).numpy.name)
+    return shapes
+
+
+def _keep_donatable(model: Model, submodels: Sequence[Submodel]) -> None:
+    """Marks a submodel's Parameter :data:`~hetero_sdk.rt_info.DONATABLE` where the model input it takes is
+    (a stateful model's fixed-capacity cache, written in place) and no other submodel reads that input:
+    a buffer donated to one submodel cannot be read by another."""
+    for parameter in model.get_parameters():
+        if not parameter.get_rt_info().get(rt_info.DONATABLE):
+            continue
+        key = value_key(parameter.output(0))
+        readers = [sub for sub in submodels if key in sub.inputs]
+        if len(readers) == 1:
+            (sub,) = readers
+            sub.model.get_parameters()[sub.inputs.index(key)].get_rt_info()[rt_info.DONATABLE] = True
 
 
 def output_constants(model: Model) -> dict[str, np.ndarray]:

@@ -38,15 +38,21 @@ class AsyncInferQueue:
         """Calls ``callback(request, userdata)`` after each inference."""
         self._callback = callback
 
-    def start_async(self, inputs: Any = None, userdata: Any = None) -> None:
-        """Starts one inference on the next idle request, waiting for one if all are busy."""
+    def start_async(self, inputs: Any = None, userdata: Any = None, share_inputs: bool = False) -> None:
+        """Starts one inference on the next idle request, waiting for one if all are busy.
+
+        :param inputs: as :meth:`InferRequest.infer` takes them; None runs the request on the tensors
+            set on it (``queue[i].get_input_tensor(j).data[:] = ...``, as OpenVINO's benchmark does).
+        :param userdata: passed to the callback with the request.
+        :param share_inputs: as :meth:`InferRequest.start_async` (False: ``inputs`` are copied first).
+        """
         index = self._idle.get()
         request = self._requests[index]
         with self._lock:
             self._pending += 1
         request.set_callback(lambda data: self._done(index, data), userdata)
         try:
-            request.start_async(inputs, userdata)
+            request.start_async(inputs, userdata, share_inputs=share_inputs)
         except BaseException:
             self._release(index)
             raise
@@ -69,10 +75,12 @@ class AsyncInferQueue:
         return not self._idle.empty()
 
     def get_idle_request_id(self) -> int:
-        """The index of an idle request, waiting for one."""
-        index = self._idle.get()
-        self._idle.put(index)
-        return index
+        """The index of an idle request, waiting for one; the next :meth:`start_async` runs that request,
+        so its tensors can be filled first (``queue[i].get_input_tensor().data[:] = ...``)."""
+        with self._idle.not_empty:
+            while not self._idle.queue:
+                self._idle.not_empty.wait()
+            return self._idle.queue[0]
 
     def __getitem__(self, index: int) -> InferRequest:
         return self._requests[index]

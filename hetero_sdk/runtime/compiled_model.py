@@ -175,19 +175,26 @@ class CompiledModel(abc.ABC):
         """A new infer request with its own input and output tensors."""
         return InferRequest(self)
 
-    def infer_new_request(self, inputs: Any = None) -> InferResults:
-        """Runs ``inputs`` on a fresh request (thread-safe) and returns its results."""
-        return self.create_infer_request().infer(inputs)
+    def infer_new_request(
+        self, inputs: Any = None, share_inputs: bool = False, share_outputs: bool = False
+    ) -> InferResults:
+        """Runs ``inputs`` on a fresh request (thread-safe) and returns its results.
 
-    def __call__(self, inputs: Any = None) -> InferResults:
+        ``share_inputs`` and ``share_outputs`` mean what they mean to :meth:`InferRequest.infer`.
+        """
+        return self.create_infer_request().infer(inputs, share_inputs=share_inputs, share_outputs=share_outputs)
+
+    def __call__(self, inputs: Any = None, share_inputs: bool = True, share_outputs: bool = False) -> InferResults:
         """Runs ``inputs`` on the compiled model's own request (like OpenVINO's ``compiled(inputs)``).
 
-        Calls from several threads are serialised; use requests for parallel work.
+        Calls from several threads are serialised; use requests for parallel work. ``share_inputs``
+        (True by default, as OpenVINO's ``CompiledModel.__call__``) and ``share_outputs`` mean what they
+        mean to :meth:`InferRequest.infer`.
         """
         with self._lock:
             if self._call_request is None:
                 self._call_request = self.create_infer_request()
-            return self._call_request.infer(inputs)
+            return self._call_request.infer(inputs, share_inputs=share_inputs, share_outputs=share_outputs)
 
     @property
     def executor(self) -> Executor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import CancelledError, Future
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from hetero_sdk.errors import (
 from hetero_sdk.graph.node import Output
 from hetero_sdk.runtime.context import RemoteTensor
 from hetero_sdk.runtime.infer_results import InferResults, TensorKey
-from hetero_sdk.runtime.input_values import checked_strings, from_python
+from hetero_sdk.runtime.input_values import checked_input, checked_output_buffer, copied_inputs
 from hetero_sdk.runtime.profiling import ProfilingInfo, RunContext
 from hetero_sdk.runtime.tensor import Tensor
 
@@ -67,6 +68,7 @@ class InferRequest:
         ]
         """Per input, the dtype and a shape an array takes the fast path of :meth:`_checked_input` with:
         the static shape, or the last shape accepted for a dynamic input."""
+        self._latency = 0.0
         self.remote_outputs = False
         """Set True to get device-resident outputs (remote tensors) when the device has them."""
 
@@ -105,12 +107,24 @@ class InferRequest:
             self.set_input_tensor(self._input_index(key), tensor)
 
     def get_input_tensor(self, index: int = 0) -> Any:
-        """Input ``index`` as set (the request does not modify it)."""
+        """Input ``index`` as a :class:`Tensor` sharing the request's memory (a remote tensor as set).
+
+        A static input not set yet gets a zero-filled tensor here, as OpenVINO pre-allocates: fill it
+        (``tensor.data[:] = ...``) and :meth:`infer` without inputs. Tensors set are kept across calls.
+
+        :raises InferenceError: for a dynamic input that has not been set (its shape is not known).
+        """
         position = self._position(index, self._in_ports, "input")
         value = self._inputs[position]
         if value is None:
-            raise InferenceError(f"input {self._in_ports[position].any_name!r} has not been set")
-        return value
+            port = self._in_ports[position]
+            if not port.partial_shape.is_static:
+                raise InferenceError(
+                    f"input {port.any_name!r} has the dynamic shape {port.partial_shape}, so the request holds no "
+                    "tensor for it; set one first: request.set_tensor(name, hs.Tensor(array))"
+                )
+            value = self._inputs[position] = np.zeros(tuple(port.shape), port.element_type.numpy)
+        return value if isinstance(value, RemoteTensor) else Tensor(value)
 
     def set_output_tensor(self, index: int, buffer: np.ndarray | Tensor) -> None:
         """Makes inference write output ``index`` into ``buffer`` (a writable array of the right shape)."""
@@ -120,11 +134,27 @@ class InferRequest:
         self._buffered = True
 
     def get_output_tensor(self, index: int = 0) -> Any:
-        """Output ``index`` of the last inference (a remote tensor when :attr:`remote_outputs` is set)."""
+        """Output ``index`` as a :class:`Tensor` (a remote tensor when :attr:`remote_outputs` is set).
+
+        Before the first inference, a static output gets a zero-filled tensor inferences write into.
+
+        :raises InferenceError: for a dynamic output before any inference has completed.
+        """
         position = self._position(index, self._out_ports, "output")
         if self._outputs is None:
-            raise InferenceError("no inference has completed on this request since it last started one")
-        return self._outputs[position] if self.remote_outputs else self._host()[position]
+            buffer = self._user_outputs[position]
+            port = self._out_ports[position]
+            if buffer is None and (not port.partial_shape.is_static or self.is_busy):
+                raise InferenceError("no inference has completed on this request since it last started one")
+            if buffer is None:
+                self.set_output_tensor(position, buffer := np.zeros(tuple(port.shape), port.element_type.numpy))
+            return Tensor(buffer)
+        return self._outputs[position] if self.remote_outputs else Tensor(self._host()[position])
+
+    @property
+    def latency(self) -> float:
+        """Milliseconds the last inference took on the device (0.0 before the first), as OpenVINO's."""
+        return self._latency
 
     @property
     def results(self) -> InferResults:
@@ -135,11 +165,16 @@ class InferRequest:
 
     # -- running ------------------------------------------------------------------------------------
 
-    def infer(self, inputs: Any = None) -> InferResults:
+    def infer(self, inputs: Any = None, share_inputs: bool = False, share_outputs: bool = False) -> InferResults:
         """Runs one inference synchronously. The completion callback is not called.
 
         :param inputs: a dict (index, tensor name or port to array), a list in input order, or one
             array for a single-input model; None uses the tensors already set.
+        :param share_inputs: as OpenVINO's; a synchronous inference never copies the arrays (it reads
+            them during the call): they become the request's input tensors either way.
+        :param share_outputs: False (OpenVINO's default): results of their own, copied where an output
+            lives in a request buffer (:meth:`set_output_tensor`, a pre-allocated output tensor). True:
+            those results are the request's buffers, overwritten by the next inference.
         :raises InferenceError: for wrong inputs or a device failure.
         :raises RequestBusyError: when an async inference is running on this request.
         """
@@ -149,16 +184,23 @@ class InferRequest:
         finally:
             with self._lock:
                 self._context = None
+        if self._buffered and not share_outputs:
+            copied = [v.copy() if b is not None else v for v, b in zip(self._host(), self._user_outputs)]
+            return InferResults(self._out_ports, copied)
         return self.results
 
-    def start_async(self, inputs: Any = None, userdata: Any = None) -> None:
+    def start_async(self, inputs: Any = None, userdata: Any = None, share_inputs: bool = False) -> None:
         """Starts one inference in the background; :meth:`wait` for it.
 
+        :param inputs: as :meth:`infer` takes them; None uses the tensors already set.
         :param userdata: passed to the completion callback of this inference instead of the one given
             to :meth:`set_callback`.
+        :param share_inputs: False (the default, as OpenVINO's): ``inputs`` are copied before the
+            inference starts, so the caller may reuse its arrays at once. True: they are used in place
+            (do not write them until the inference ends).
         :raises RequestBusyError: when an inference is already running on this request.
         """
-        self._start(inputs)
+        self._start(inputs if share_inputs or inputs is None else copied_inputs(inputs))
         self._userdata = userdata
         self._callback_error = None
         try:
@@ -283,7 +325,9 @@ class InferRequest:
         try:
             if cancelled.is_set():
                 context.check_cancelled()
+            began = time.perf_counter()
             outputs = self._compiled.run(list(self._inputs), context)
+            self._latency = (time.perf_counter() - began) * 1000.0
             if cancelled.is_set():
                 context.check_cancelled()
         except HeteroSDKError:
@@ -396,51 +440,11 @@ class InferRequest:
             dtype, shape = self._expected[index]
             if tensor.dtype == dtype and tensor.shape == shape:
                 return tensor
-        port = self._in_ports[index]
-        expected = port.element_type
-        if isinstance(tensor, Tensor):
-            tensor = tensor.data
-        if isinstance(tensor, np.ndarray):
-            array = tensor
-        elif isinstance(tensor, RemoteTensor):
-            if tensor.element_type != expected or not port.partial_shape.compatible(tensor.shape):
-                raise InferenceError(
-                    f"input {port.any_name!r}: remote tensor {tensor.element_type.value}{list(tensor.shape)} "
-                    f"does not fit {expected.value}{port.partial_shape}"
-                )
-            return tensor
-        elif expected.is_string and isinstance(tensor, (list, tuple, str)):
-            array = np.asarray(tensor, dtype=object)
-        elif isinstance(tensor, (list, tuple, int, float, bool, np.generic)):
-            array = from_python(port, tensor)
-        else:
-            raise InferenceError(
-                f"input {port.any_name!r}: {type(tensor).__name__} is not a tensor; pass a numpy array"
-            )
-        if expected.is_string:
-            array = checked_strings(port, array)
-        if array.dtype != expected.numpy:
-            raise InferenceError(
-                f"input {port.any_name!r} has element type {array.dtype}; the model expects {expected.value} "
-                f"(convert with array.astype(np.{expected.numpy}))"
-            )
-        if not port.partial_shape.compatible(array.shape):
-            raise InferenceError(
-                f"input {port.any_name!r} has shape {list(array.shape)}; the model expects {port.partial_shape}"
-            )
-        if array is tensor and not expected.is_string:  # (strings are checked value by value, every time)
-            self._expected[index] = (expected.numpy, array.shape)  # the next array of this shape: fast path
+        array = checked_input(self._in_ports[index], tensor)
+        given = tensor.data if isinstance(tensor, Tensor) else tensor  # (strings: checked value by value)
+        if array is given and isinstance(array, np.ndarray) and not self._in_ports[index].element_type.is_string:
+            self._expected[index] = (array.dtype, array.shape)  # the next array of this shape: fast path
         return array
 
     def _checked_output_buffer(self, index: int, buffer: Any) -> np.ndarray:
-        port = self._out_ports[index]
-        if isinstance(buffer, Tensor):
-            buffer = buffer.data
-        if not isinstance(buffer, np.ndarray) or not buffer.flags.writeable:
-            raise InferenceError(f"output buffer for {port.any_name!r} must be a writable numpy array")
-        if buffer.dtype != port.element_type.numpy or not port.partial_shape.compatible(buffer.shape):
-            raise InferenceError(
-                f"output buffer for {port.any_name!r} is {buffer.dtype}{list(buffer.shape)}; "
-                f"expected {port.element_type.value}{port.partial_shape}"
-            )
-        return buffer
+        return checked_output_buffer(self._out_ports[index], buffer)

@@ -1,8 +1,10 @@
 """Input values that are not numpy arrays of the model's type: Python numbers and lists, numpy scalars,
-and strings, made into the array an input takes, or refused with an :class:`InferenceError`."""
+and strings, made into the array an input takes, or refused with an :class:`InferenceError`; and the
+checks of what an infer request is given (inputs, output buffers)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -10,8 +12,10 @@ import numpy as np
 from hetero_sdk.element_type import Type, as_strings
 from hetero_sdk.errors import InferenceError
 from hetero_sdk.graph.node import Output
+from hetero_sdk.runtime.context import RemoteTensor
+from hetero_sdk.runtime.tensor import Tensor
 
-__all__ = ["checked_strings", "from_python"]
+__all__ = ["checked_input", "checked_output_buffer", "checked_strings", "copied_inputs", "from_python"]
 
 _TAKES = {"b": "booleans", "i": "integers", "u": "integers", "f": "floats", "U": "strings", "S": "bytes"}
 
@@ -67,3 +71,73 @@ def checked_strings(port: Output, array: np.ndarray) -> np.ndarray:
             "np.array([...], dtype=np.dtypes.StringDType()), a <U array or an object array of str"
         )
     return strings
+
+
+def checked_input(port: Output, tensor: Any) -> Any:
+    """``tensor`` as the array (or remote tensor) input ``port`` takes: an ndarray or :class:`Tensor` of its
+    element type and a shape it accepts, a remote tensor that fits, or Python values converted.
+
+    :raises InferenceError: naming the input, for anything else.
+    """
+    expected = port.element_type
+    if isinstance(tensor, Tensor):
+        tensor = tensor.data
+    if isinstance(tensor, np.ndarray):
+        array = tensor
+    elif isinstance(tensor, RemoteTensor):
+        if tensor.element_type != expected or not port.partial_shape.compatible(tensor.shape):
+            raise InferenceError(
+                f"input {port.any_name!r}: remote tensor {tensor.element_type.value}{list(tensor.shape)} "
+                f"does not fit {expected.value}{port.partial_shape}"
+            )
+        return tensor
+    elif expected.is_string and isinstance(tensor, (list, tuple, str)):
+        array = np.asarray(tensor, dtype=object)
+    elif isinstance(tensor, (list, tuple, int, float, bool, np.generic)):
+        array = from_python(port, tensor)
+    else:
+        raise InferenceError(f"input {port.any_name!r}: {type(tensor).__name__} is not a tensor; pass a numpy array")
+    if expected.is_string:
+        array = checked_strings(port, array)
+    if array.dtype != expected.numpy:
+        raise InferenceError(
+            f"input {port.any_name!r} has element type {array.dtype}; the model expects {expected.value} "
+            f"(convert with array.astype(np.{expected.numpy}))"
+        )
+    if not port.partial_shape.compatible(array.shape):
+        raise InferenceError(
+            f"input {port.any_name!r} has shape {list(array.shape)}; the model expects {port.partial_shape}"
+        )
+    return array
+
+
+def checked_output_buffer(port: Output, buffer: Any) -> np.ndarray:
+    """``buffer`` (an ndarray or :class:`Tensor`) as a writable array output ``port`` can be written into.
+
+    :raises InferenceError: naming the output, for a read-only buffer or a wrong type or shape.
+    """
+    if isinstance(buffer, Tensor):
+        buffer = buffer.data
+    if not isinstance(buffer, np.ndarray) or not buffer.flags.writeable:
+        raise InferenceError(f"output buffer for {port.any_name!r} must be a writable numpy array")
+    if buffer.dtype != port.element_type.numpy or not port.partial_shape.compatible(buffer.shape):
+        raise InferenceError(
+            f"output buffer for {port.any_name!r} is {buffer.dtype}{list(buffer.shape)}; "
+            f"expected {port.element_type.value}{port.partial_shape}"
+        )
+    return buffer
+
+
+def copied_inputs(inputs: Any) -> Any:
+    """``inputs`` (as ``InferRequest.infer`` takes them) with each host array copied."""
+
+    def copy(value: Any) -> Any:
+        if isinstance(value, Tensor):
+            value = value.data
+        return value.copy() if isinstance(value, np.ndarray) else value
+
+    if isinstance(inputs, Mapping):
+        return {key: copy(value) for key, value in inputs.items()}
+    if isinstance(inputs, (list, tuple)):
+        return [copy(value) for value in inputs]
+    return copy(inputs)

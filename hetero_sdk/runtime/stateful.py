@@ -130,6 +130,17 @@ class StatefulCompiledModel(CompiledModel):
         """The explicit form as the device runs it."""
         return self.compiled.get_runtime_model()
 
+    def placement_report(self) -> Any:
+        """HETERO's placement report of the explicit form (each variable's Parameter and Result placed
+        where its ReadValue and Assign run).
+
+        :raises AttributeError: when the device is not HETERO (it places nothing).
+        """
+        report = getattr(self.compiled, "placement_report", None)
+        if report is None:
+            raise AttributeError(f"{self.device_name} places no ops; a placement report comes from HETERO")
+        return report()
+
     @property
     def execution_devices(self) -> list[str]:
         """The devices that run the explicit form."""

@@ -92,7 +92,8 @@ def with_fixed_capacity_cache(model: Model, pairs: Mapping[str, str]) -> FixedCa
     past_length.output(0).set_names({PAST_LENGTH})
     users = model.consumers()
     rows = _new_rows(model)
-    length_world, value_world = _split_past_lengths(model, caches, rows, past_length.output(0), users)
+    mask = next((p for p in model.inputs if "attention_mask" in p.names and p.partial_shape.rank == 2), None)
+    length_world, value_world = _split_past_lengths(model, caches, rows, past_length.output(0), users, mask)
     _rewire_consumers(model, length_world, value_world, users)
     for cache in caches:
         _scatter_into_buffer(cache, past_length.output(0), users)
@@ -156,6 +157,7 @@ def _split_past_lengths(
     new_rows: tuple[Output, int],
     past_length: Output,
     users: dict[Output, list[tuple[Node, int]]],
+    mask: Output | None,
 ) -> tuple[dict[Output, Output], dict[Output, Output]]:
     """Both copies of every small integer computation that reads a cache's shape: by original output,
     the one that sees ``capacity - new_length`` as the past length, and the one that sees the value."""
@@ -168,7 +170,7 @@ def _split_past_lengths(
     for node in model.get_ops():
         if node.type_name == "ShapeOf" and id(node.input_value(0).node) in by_read:
             cache = by_read[id(node.input_value(0).node)]
-            both = _shape_in_both_worlds(cache, new_rows, past_length, node)
+            both = _shape_in_both_worlds(cache, new_rows, past_length, node, mask)
             length[node.output(0)], value[node.output(0)] = both
         elif _is_shape_math(node) and any(v in length for v in node.input_values()):
             for world in (length, value):
@@ -200,10 +202,10 @@ def _is_shape_math(node: Node) -> bool:
 
 
 def _shape_in_both_worlds(
-    cache: _Cache, new_rows: tuple[Output, int], past_length: Output, shape_node: Node
+    cache: _Cache, new_rows: tuple[Output, int], past_length: Output, shape_node: Node, mask: Output | None
 ) -> tuple[Output, Output]:
     output_type = shape_node.attrs["output_type"]
-    buffer_shape = opset.shape_of(cache.parameter, output_type).output(0)
+    buffer_shape = _buffer_shape(cache, mask, output_type)
     rank = cache.parameter.output(0).partial_shape.rank
     a = cache.axis
 
@@ -217,6 +219,26 @@ def _shape_in_both_worlds(
     filled = opset.reshape(_as_type(past_length, output_type), opset.constant(np.array([1], np.int64)), False).output(0)
     as_value = opset.concat([before, filled, after], 0).output(0)
     return as_length, as_value
+
+
+def _buffer_shape(cache: _Cache, mask: Output | None, output_type: Type) -> Output:
+    """The shape of ``cache``'s buffer. With an attention mask ``[batch, capacity]`` (the request pads it
+    to the capacity) and the cache's other dimensions static, it is read from the mask's shape and
+    constants, not from the buffer: a model split over devices (HETERO) then reads no layer's cache
+    where that layer does not run (an exported decoder takes the past length from one layer's cache,
+    and every layer uses it)."""
+    dims = cache.parameter.output(0).partial_shape.dims
+    if mask is None or any(d < 0 for i, d in enumerate(dims) if i not in (0, cache.axis)):
+        return opset.shape_of(cache.parameter, output_type).output(0)
+    mask_shape = opset.shape_of(mask, output_type).output(0)
+    parts = []
+    for i, d in enumerate(dims):
+        if i in (0, cache.axis):
+            at = 0 if i == 0 else 1
+            parts.append(opset.slice(mask_shape, [at], [at + 1], [1], [0]).output(0))
+        else:
+            parts.append(opset.constant(np.array([d], output_type.numpy)).output(0))
+    return opset.concat(parts, 0).output(0)
 
 
 def _as_type(value: Output, element_type: Type) -> Output:

@@ -80,7 +80,7 @@ def test_many_async_requests_all_return_the_right_results(core: hs.Core) -> None
     inputs = [np.full((4, 8), i / 10, dtype=np.float32) for i in range(24)]
     results: dict[int, np.ndarray] = {}
     queue = hs.AsyncInferQueue(compiled, 6)
-    queue.set_callback(lambda request, i: results.__setitem__(i, request.get_output_tensor(0).copy()))
+    queue.set_callback(lambda request, i: results.__setitem__(i, request.get_output_tensor(0).data.copy()))
     for i, x in enumerate(inputs):
         queue.start_async({"x": x}, i)
     queue.wait_all()

@@ -60,7 +60,7 @@ def test_async_requests_started_before_the_switch_and_after_agree() -> None:
     compiled = core.compile_model(matmul_tanh(), "AUTO")
     queue = hs.AsyncInferQueue(compiled, 2)
     results: dict[int, np.ndarray] = {}
-    queue.set_callback(lambda request, i: results.__setitem__(i, request.get_output_tensor(0).copy()))
+    queue.set_callback(lambda request, i: results.__setitem__(i, request.get_output_tensor(0).data.copy()))
     queue.start_async({"x": X}, 0)
     queue.wait_all()
     assert compiled.serving_device == "TEMPLATE"

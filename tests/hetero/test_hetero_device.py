@@ -305,7 +305,7 @@ def test_async_requests_pipeline_and_match_sync(core: hs.Core) -> None:
     expected = [compiled({"x": b})[0].copy() for b in batches]
     got: dict[int, np.ndarray] = {}
     queue = hs.AsyncInferQueue(compiled, 4)
-    queue.set_callback(lambda request, i: got.__setitem__(i, request.get_output_tensor(0).copy()))
+    queue.set_callback(lambda request, i: got.__setitem__(i, request.get_output_tensor(0).data.copy()))
     for i, batch in enumerate(batches):
         queue.start_async({"x": batch}, i)
     queue.wait_all()
@@ -413,7 +413,7 @@ def test_async_requests_keep_both_devices_busy_at_once() -> None:
     assert compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS") >= 2
     queue = hs.AsyncInferQueue(compiled, 4)
     results: list[np.ndarray] = []
-    queue.set_callback(lambda request, _: results.append(request.get_output_tensor(0).copy()))
+    queue.set_callback(lambda request, _: results.append(request.get_output_tensor(0).data.copy()))
     for _ in range(8):
         queue.start_async(inputs)
     queue.wait_all()

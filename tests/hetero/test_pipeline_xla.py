@@ -40,7 +40,7 @@ SCRIPT = textwrap.dedent(
     np.testing.assert_allclose(compiled(data)[0], expected, rtol=1e-5, atol=1e-6)
     queue = hs.AsyncInferQueue(compiled, 4)
     outputs = {}
-    queue.set_callback(lambda request, i: outputs.__setitem__(i, request.get_output_tensor(0).copy()))
+    queue.set_callback(lambda request, i: outputs.__setitem__(i, request.get_output_tensor(0).data.copy()))
     for i in range(8):
         queue.start_async(data * i, i)
     queue.wait_all()

@@ -339,6 +339,17 @@ def test_range_rejects_bad_input(args: tuple[Any, ...], message: str) -> None:
         opset.range(*args, name="bad")
 
 
+def test_a_value_reached_by_many_paths_folds_once_per_path_length() -> None:
+    """``v = v + v`` 28 times over ``ShapeOf(x)[1]`` (x's first dimension dynamic) has 2**28 paths to the
+    ShapeOf; folding computes each node once (it would not finish otherwise) and gets 3 * 2**28."""
+    x = opset.parameter([-1, 3], hs.Type.f32, name="x")
+    value = opset.gather(opset.shape_of(x), np.int64(1), 0).output(0)
+    for _ in range(28):
+        value = opset.add(value, value).output(0)
+    assert partial_value(value).tolist() == 3 * 2**28
+    assert constant_value(value) == 3 * 2**28
+
+
 def test_a_value_larger_than_folded_elements_is_never_computed_while_building() -> None:
     # 2**40 int64 entries would take 8 TiB: folding checks the inferred output size before evaluating
     huge = opset.range(np.int64(0), np.int64(2**40), np.int64(1), hs.Type.i64)

@@ -100,7 +100,7 @@ def test_an_async_inference_has_ended_when_wait_returns(later: LaterModel) -> No
     request.start_async({"x": X})
     request.wait()
     assert later.seen == [False]
-    assert type(request.get_output_tensor(0)) is np.ndarray
+    assert type(request.get_output_tensor(0).data) is np.ndarray
     np.testing.assert_array_equal(request.results["y"], [2.0, -4.0, 7.0])
 
 

@@ -54,9 +54,9 @@ def test_set_tensor_by_name_index_and_port_then_infer(compiled: hs.CompiledModel
     request = compiled.create_infer_request()
     request.set_tensor("a", a)
     request.set_input_tensor(1, b)
-    assert request.get_tensor("a") is a and request.get_input_tensor(1) is b
+    assert request.get_tensor("a").data is a and request.get_input_tensor(1).data is b
     request.set_tensor(compiled.inputs[1], b * 2)
-    assert request.get_tensor(compiled.inputs[1])[0, 0] == -3.0
+    assert request.get_tensor(compiled.inputs[1]).data[0, 0] == -3.0
     request.set_input_tensors({"a": a, 1: b})
     request.infer()
     np.testing.assert_array_equal(request.get_tensor("prod"), a * b)
@@ -119,10 +119,6 @@ def test_wrong_keys_for_setters_raise_inference_error(compiled: hs.CompiledModel
         request.set_output_tensor(2, np.empty((2, 3), np.float32))
     with pytest.raises(InferenceError, match="'sum' names an output"):
         request.set_input_tensors({"sum": a})
-    with pytest.raises(InferenceError, match="has not been set"):
-        request.get_input_tensor(0)
-    with pytest.raises(InferenceError, match="no inference has completed"):
-        request.get_output_tensor(0)
     with pytest.raises(InferenceError, match="no inference has completed"):
         _ = request.results
 
@@ -150,10 +146,10 @@ def test_user_output_buffers_receive_the_results(compiled: hs.CompiledModel, ab)
     prod_buffer = np.zeros((2, 3), np.float32)
     request.set_output_tensor(0, sum_buffer)
     request.set_tensor("prod", prod_buffer)
-    results = request.infer({"a": a, "b": b})
+    results = request.infer({"a": a, "b": b}, share_outputs=True)
     np.testing.assert_array_equal(sum_buffer, a + b)
     np.testing.assert_array_equal(prod_buffer, a * b)
-    assert results[0] is sum_buffer and request.get_tensor("prod") is prod_buffer
+    assert results[0] is sum_buffer and request.get_tensor("prod").data is prod_buffer
     request.infer({"a": b, "b": b})  # repeated infers reuse the same buffers
     np.testing.assert_array_equal(sum_buffer, b + b)
 

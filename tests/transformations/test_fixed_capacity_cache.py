@@ -140,6 +140,18 @@ def test_the_model_given_is_left_unchanged() -> None:
     assert [p.any_name for p in model.inputs] == ["input_ids", "attention_mask", "past"]
 
 
+def test_the_capacity_comes_from_the_attention_mask_so_only_its_scatter_reads_a_buffer() -> None:
+    """The past length is read from one layer's cache but every layer uses it: with the capacity taken
+    from the (padded) attention mask, a model split by layers (HETERO) reads each buffer only where its
+    layer writes it."""
+    fixed = with_fixed_capacity_cache(_decoder(True), PAIRS)
+    (past,) = (p for p in fixed.model.get_parameters() if p.friendly_name == "past")
+    readers = [user.type_name for user, _ in fixed.model.consumers()[past.output(0)]]
+    assert readers == ["ScatterElementsUpdate"]
+    masks = [p for p in fixed.model.get_parameters() if p.friendly_name == "attention_mask"]
+    assert "ShapeOf" in {user.type_name for user, _ in fixed.model.consumers()[masks[0].output(0)]}
+
+
 def _unmasked_decoder() -> hs.Model:
     """Attention over the whole cache, no causal mask: rows past the filled ones would change it."""
     ids = opset.parameter([1, -1], hs.Type.i64, name="input_ids")

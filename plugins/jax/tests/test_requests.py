@@ -61,7 +61,7 @@ def test_set_and_get_tensors_by_name_index_and_port(compiled: hs.CompiledModel) 
     np.testing.assert_allclose(request.get_tensor("hidden"), expected[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(request.get_output_tensor(1), expected[1])
     np.testing.assert_allclose(request.results[compiled.outputs[0]], expected[0], rtol=1e-5, atol=1e-6)
-    assert request.get_tensor(compiled.inputs[0]) is inputs["a"]
+    assert request.get_tensor(compiled.inputs[0]).data is inputs["a"]
 
 
 def test_wrong_names_shapes_and_types_raise_inference_errors(compiled: hs.CompiledModel) -> None:
@@ -85,7 +85,7 @@ def test_inputs_are_not_modified_and_buffers_are_reused_or_user_provided(compile
     for key in inputs:
         np.testing.assert_array_equal(inputs[key], copies[key])
     np.testing.assert_allclose(buffer, _expected(inputs)[0], rtol=1e-5, atol=1e-6)
-    assert request.get_output_tensor(0) is buffer
+    assert request.get_output_tensor(0).data is buffer
 
 
 def _numpy_forward(inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -109,9 +109,9 @@ def test_the_fast_path_keeps_each_runs_results_and_honours_buffers_set_later(cop
     buffer = np.full((2,), np.nan, np.float32)
     request.set_output_tensor(1, buffer)
     request.cancel()  # nothing running: no effect
-    third = request.infer(_inputs(3))
+    third = request.infer(_inputs(3), share_outputs=True)
     np.testing.assert_array_equal(buffer, _inputs(3)["a"].max(axis=1))
-    assert third[1] is buffer and request.get_output_tensor(1) is buffer
+    assert third[1] is buffer and request.get_output_tensor(1).data is buffer
     assert request.get_profiling_info() == []
 
 
@@ -211,12 +211,47 @@ def test_three_threads_give_the_sequential_results(compiled: hs.CompiledModel) -
 def test_async_infer_queue(compiled: hs.CompiledModel) -> None:
     collected: dict[int, np.ndarray] = {}
     queue = hs.AsyncInferQueue(compiled, 4)
-    queue.set_callback(lambda request, job: collected.__setitem__(job, request.get_output_tensor(1).copy()))
+    queue.set_callback(lambda request, job: collected.__setitem__(job, request.get_output_tensor(1).data.copy()))
     for job in range(12):
         queue.start_async(_inputs(job), job)
     queue.wait_all()
     for job in range(12):
         np.testing.assert_array_equal(collected[job], _inputs(job)["a"].max(axis=1))
+
+
+def test_an_openvino_throughput_loop_fills_each_requests_own_tensors(compiled: hs.CompiledModel) -> None:
+    """OpenVINO's benchmark habit: fill an idle request's pre-allocated tensors through ``.data``,
+    start it without inputs, read ``get_output_tensor().data`` and ``latency`` in the callback."""
+    collected: dict[int, list[np.ndarray]] = {}
+    latencies: list[float] = []
+    queue = hs.AsyncInferQueue(compiled, 3)
+
+    def callback(request: hs.InferRequest, job: int) -> None:
+        collected[job] = [request.get_output_tensor(i).data.copy() for i in range(2)]
+        latencies.append(request.latency)
+
+    queue.set_callback(callback)
+    for job in range(9):
+        request = queue[queue.get_idle_request_id()]
+        for name, value in _inputs(job).items():
+            request.get_tensor(name).data[:] = value
+        queue.start_async(userdata=job)
+    queue.wait_all()
+    assert len(latencies) == 9 and min(latencies) > 0.0
+    for job in range(9):
+        for got, want in zip(collected[job], _numpy_forward(_inputs(job))):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_remote_outputs_stay_device_tensors_beside_pre_allocated_inputs(compiled: hs.CompiledModel) -> None:
+    request = compiled.create_infer_request()
+    request.remote_outputs = True
+    for name, value in _inputs(4).items():
+        request.get_input_tensor(compiled.inputs.index(compiled.input(name))).data[:] = value
+    request.infer()
+    remote = request.get_output_tensor(0)
+    assert not isinstance(remote, hs.Tensor) and remote.device_name.startswith("XLA")
+    np.testing.assert_allclose(np.asarray(remote), _numpy_forward(_inputs(4))[0], rtol=1e-5, atol=1e-5)
 
 
 def test_profiling_has_a_row_per_executable_and_its_transfers(compiled: hs.CompiledModel) -> None:

@@ -111,6 +111,20 @@ class DeviceActor:
 
         return _answer(run)
 
+    def infer_kept(self, handle: int, inputs: Sequence[Any], profile: bool) -> Answer:
+        """One inference whose outputs stay in Ray's object store: ``(refs, [(shape, dtype)], rows)``. An
+        input may be such a ref, from this actor or another: its value moves actor to actor, never
+        through the driver."""
+        import ray
+
+        answer = _answer(lambda: [ray.get(v) if isinstance(v, ray.ObjectRef) else v for v in inputs])
+        if answer[0] == "ok":
+            answer = self.infer(handle, answer[1], profile)
+        if answer[0] != "ok":
+            return answer
+        outputs, rows = answer[1]
+        return _answer(lambda: ([ray.put(v) for v in outputs], [(v.shape, v.dtype.str) for v in outputs], rows))
+
     def export(self, handle: int) -> Answer:
         """The target's blob of a compiled model."""
         return _answer(lambda: self._model(handle).export_model())

@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import numpy as np
-from hetero_sdk import Model
+from hetero_sdk import Model, Type
 from hetero_sdk.errors import BlobFormatError, InferenceError
 from hetero_sdk.plugin import CompiledModel, ProfilingInfo, RunContext, Status, pack_blob, unpack_blob
 from hetero_sdk.serialization import model_from_bytes
@@ -17,7 +17,7 @@ from hetero_sdk.serialization import model_from_bytes
 from hetero_sdk_ray.config import TARGET_DEVICE, TIMEOUT
 from hetero_sdk_ray.link import ActorLink, ActorLost
 
-__all__ = ["ACTOR_STATE", "BLOB_FORMAT", "RayCompiledModel", "read_blob"]
+__all__ = ["ACTOR_STATE", "BLOB_FORMAT", "RayCompiledModel", "RayTensor", "read_blob"]
 
 BLOB_FORMAT = "RAY"
 """The format tag of RAY blobs: the target device's own blob, and the target's name."""
@@ -57,19 +57,36 @@ class RayCompiledModel(CompiledModel):
         return self._optimal
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
-        """Runs one inference on the actor; a dead or silent actor fails it with InferenceError naming this device."""
-        arrays = [v if isinstance(v, np.ndarray) else np.asarray(v) for v in inputs]
+        """Runs one inference on the actor; a dead or silent actor fails it with InferenceError naming this
+        device. With remote outputs asked for (:attr:`RunContext.remote_outputs`), the outputs stay in
+        Ray's object store as :class:`RayTensor` objects, and a RayTensor input goes to the actor as its
+        reference: HETERO's stages and a stateful model's caches pass actor to actor."""
+        arrays = [
+            v.ref if isinstance(v, RayTensor) else v if isinstance(v, np.ndarray) else np.asarray(v) for v in inputs
+        ]
+        kept = context.remote_outputs
         try:
-            outputs, rows = self._call("infer", self.handle, arrays, context.profile is not None, context=context)
+            answer = self._call(
+                "infer_kept" if kept else "infer", self.handle, arrays, context.profile is not None, context=context
+            )
         except ActorLost as exc:
             raise InferenceError(
                 f"{self.device_name} failed '{self.model.friendly_name}': {exc}; {_RECOMPILE}"
             ) from None
+        if kept:
+            refs, metas, rows = answer
+        else:
+            outputs, rows = answer
         if context.profile is not None:
             context.profile.extend(
                 ProfilingInfo(n, t, e, Status(s), timedelta(seconds=r), timedelta(seconds=c))
                 for n, t, e, s, r, c in rows
             )
+        if kept:
+            return [
+                RayTensor(ref, tuple(shape), np.dtype(dtype), self.device_name)
+                for ref, (shape, dtype) in zip(refs, metas)
+            ]
         # arrays from Ray's object store are read-only views; callers own their outputs
         return [v if v.flags.writeable else v.copy() for v in outputs]
 
@@ -115,6 +132,38 @@ class RayCompiledModel(CompiledModel):
             return self._call(method, *args)
         except ActorLost as exc:
             raise InferenceError(f"{self.device_name}: {exc}; {_RECOMPILE}") from None
+
+
+class RayTensor:
+    """An output kept in Ray's object store (a :class:`~hetero_sdk.runtime.RemoteTensor`):
+    ``np.asarray`` fetches it; given to a RAY compiled model, only its reference travels.
+
+    :param ref: the object's reference.
+    :param shape: its shape.
+    :param dtype: its numpy type.
+    :param device_name: the RAY id whose actor made it.
+    """
+
+    def __init__(self, ref: Any, shape: tuple[int, ...], dtype: np.dtype[Any], device_name: str) -> None:
+        self.ref = ref
+        self.shape = shape
+        self.dtype = dtype
+        self.device_name = device_name
+
+    @property
+    def element_type(self) -> Type:
+        """The element type."""
+        return Type.of(self.dtype)
+
+    def passes_to(self, device_name: str) -> bool:
+        """Whether ``device_name`` takes it as it is: another RAY id (its actor fetches it from the store)."""
+        return device_name.split(".")[0] == self.device_name.split(".")[0]
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        import ray
+
+        value = np.array(ray.get(self.ref))  # (the store's arrays are read-only: a copy the caller owns)
+        return value if dtype is None else value.astype(dtype, copy=False)
 
 
 _RECOMPILE = "this compiled model is unusable now: compile the model again (a new actor is started)"
