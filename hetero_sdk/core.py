@@ -232,10 +232,10 @@ class Core:
     # -- models ---------------------------------------------------------------------------------------
 
     def read_model(self, model: ModelSource, weights: str | os.PathLike[str] | None = None) -> Model:
-        """Reads a model: an ONNX file (``.onnx``, its bytes or an ``onnx.ModelProto``) translated into
-        the opset, or the native ``.json`` + ``.bin`` format. Never runs code from the file.
+        """Reads a model: ONNX (``.onnx``, its bytes or an ``onnx.ModelProto``) translated into the opset,
+        OpenVINO IR (``.xml`` + ``.bin``) or the native ``.json`` + ``.bin``. Never runs code from the file.
 
-        :param weights: the native format's weights file, when not beside the graph file.
+        :param weights: the weights file of IR or the native format, when not beside the graph file.
         :raises ModelFormatError: naming the file and the place for unreadable or malformed files.
         :raises UnsupportedOperationError: listing every ONNX node no rule translates.
         :raises ModelValidationError: for an ONNX graph that fails ONNX's checks, naming the node.

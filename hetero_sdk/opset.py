@@ -78,6 +78,7 @@ from hetero_sdk.ops.linear_algebra import det, einsum, matmul
 from hetero_sdk.ops.movement import concat, gather, gather_elements, pad, split, transpose, variadic_split
 from hetero_sdk.ops.movement_blocks import depth_to_space, space_to_depth
 from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, lrn, mvn, softmax
+from hetero_sdk.ops.openvino_extras import fake_quantize, hard_sigmoid, is_nan, scaled_dot_product_attention
 from hetero_sdk.ops.pooling import avg_pool, max_pool
 from hetero_sdk.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
 from hetero_sdk.ops.reduction import reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
@@ -98,21 +99,19 @@ ceil = ceiling
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "assign", "atan", "atanh", "avg_pool", "batch_norm_inference",
-    "bit_cast",
-    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
-    "broadcast", "ceil", "ceiling", "clamp", "col2im", "concat", "constant", "convert", "convolution",
-    "convolution_backprop_data", "cos", "cosh", "cum_prod", "cum_sum", "deformable_convolution",
-    "depth_to_space", "det", "divide",
-    "einsum", "equal", "erf", "exp", "floor", "floor_mod", "gather", "gather_elements", "gather_nd", "gelu", "greater",
-    "greater_equal", "grid_sample", "group_convolution", "gru_sequence", "hswish", "if_op", "interpolate",
-    "label_encoder", "less", "less_equal", "log", "log_softmax", "logical_and", "logical_not", "logical_or", "loop",
-    "lrn", "lstm_sequence", "matmul", "max_pool", "maximum", "mel_weight_matrix", "minimum", "mod", "multiply", "mvn",
-    "negative", "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range", "read_value",
-    "reduce_max",
+    "bit_cast", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor", "broadcast", "ceil", "ceiling", "clamp", "col2im", "concat", "constant", "convert", "convolution",
+    "convolution_backprop_data", "cos", "cosh", "cum_prod", "cum_sum", "deformable_convolution", "depth_to_space",
+    "det", "divide", "einsum", "equal", "erf", "exp", "fake_quantize", "floor", "floor_mod", "gather",
+    "gather_elements", "gather_nd", "gelu", "greater", "greater_equal", "grid_sample", "group_convolution",
+    "gru_sequence", "hard_sigmoid", "hswish", "if_op", "interpolate", "is_nan", "label_encoder", "less", "less_equal",
+    "log", "log_softmax", "logical_and", "logical_not", "logical_or", "loop", "lrn", "lstm_sequence", "matmul",
+    "max_pool", "maximum", "mel_weight_matrix", "minimum", "mod", "multiply", "mvn", "negative",
+    "non_max_suppression", "non_zero", "not_equal", "pad", "parameter", "power", "range", "read_value", "reduce_max",
     "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "regex_full_match", "relu", "reshape", "resize",
-    "result", "reverse_sequence", "rnn_sequence", "roi_align", "round", "scan", "scatter_elements_update",
-    "scatter_nd_update", "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice", "softmax", "space_to_depth",
-    "split", "sqrt",
-    "squared_difference", "squeeze", "stft", "strided_slice", "string_concat", "string_normalizer", "string_split",
-    "subtract", "swish", "tan", "tanh", "tile", "topk", "transpose", "unique", "unsqueeze", "variadic_split",
+    "result", "reverse_sequence", "rnn_sequence", "roi_align", "round", "scaled_dot_product_attention", "scan",
+    "scatter_elements_update", "scatter_nd_update", "select", "shape_of", "sigmoid", "sign", "sin", "sinh", "slice",
+    "softmax", "space_to_depth", "split", "sqrt", "squared_difference", "squeeze", "stft", "strided_slice",
+    "string_concat", "string_normalizer", "string_split", "subtract", "swish", "tan", "tanh", "tile", "topk",
+    "transpose", "unique", "unsqueeze", "variadic_split",
 ]  # fmt: skip

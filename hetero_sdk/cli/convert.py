@@ -1,6 +1,7 @@
-"""``hetero-sdk convert MODEL [-o OUT.json] [-shape ...]``: read any model ``Core.read_model`` reads (ONNX,
-the native format) or a built-in sample, optionally fix its input shapes, and save it in the native
-format (``.json`` + ``.bin``), as OpenVINO's ``ovc`` converts to IR."""
+"""``hetero-sdk convert MODEL [-o OUT.json|OUT.xml] [-shape ...]``: read any model ``Core.read_model`` reads
+(ONNX, OpenVINO IR, the native format) or a built-in sample, optionally fix its input shapes, and save it
+in the native format (``.json`` + ``.bin``) or as OpenVINO IR (``.xml`` + ``.bin``), as OpenVINO's ``ovc``
+converts to IR."""
 
 from __future__ import annotations
 
@@ -13,15 +14,17 @@ from hetero_sdk.cli.dash_options import DashOptionCommand
 from hetero_sdk.cli.models import LoadedModel, load_model
 from hetero_sdk.cli.output import Printer, emit_json, status
 from hetero_sdk.cli.shapes import SHAPES, InputShapes
-from hetero_sdk.serialization import save_model
+from hetero_sdk.frontend.save import save_model
 
 __all__ = ["convert", "output_path"]
 
 NATIVE_SUFFIX = ".json"
+IR_SUFFIX = ".xml"
 
 
 def output_path(loaded: LoadedModel, spec: str, output: str | None) -> Path:
-    """Where ``convert`` writes: ``output`` (``.json`` added when it has no suffix), else the input's stem
+    """Where ``convert`` writes: ``output`` (``.json`` added when it has no suffix; ``.xml`` writes IR),
+    else the input's stem
     plus ``.json`` beside it (a sample: ``<name>.json`` in the working folder).
 
     :raises CLIError: (usage) when ``output`` has another suffix, or the default would overwrite the input.
@@ -30,10 +33,10 @@ def output_path(loaded: LoadedModel, spec: str, output: str | None) -> Path:
         target = Path(output)
         if target.suffix == "":
             target = target.with_suffix(NATIVE_SUFFIX)
-        if target.suffix.lower() != NATIVE_SUFFIX:
+        if target.suffix.lower() not in (NATIVE_SUFFIX, IR_SUFFIX):
             raise CLIError(
-                f"-o {output}: the native format is a .json graph file (its weights go beside it as .bin); "
-                f"name the output {target.with_suffix(NATIVE_SUFFIX).name}",
+                f"-o {output}: the native format is a .json graph file and OpenVINO IR a .xml file (their "
+                f"weights go beside them as .bin); name the output {target.with_suffix(NATIVE_SUFFIX).name}",
                 EXIT_USAGE,
             )
         return target
@@ -46,14 +49,15 @@ def output_path(loaded: LoadedModel, spec: str, output: str | None) -> Path:
 
 
 @click.command(
-    cls=DashOptionCommand, short_help="Convert a model (ONNX...) to the native .json + .bin format, like ovc."
+    cls=DashOptionCommand, short_help="Convert a model (ONNX, IR...) to the native .json or IR .xml + .bin, like ovc."
 )
 @click.argument("model")
 @click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False),
-    help="The .json file to write; its weights go beside it as .bin [default: MODEL's stem + .json, beside it]",
+    help="The .json (native) or .xml (OpenVINO IR) file to write; its weights go beside it as .bin "
+    "[default: MODEL's stem + .json, beside it]",
 )
 @click.option(
     "-shape",
@@ -66,9 +70,10 @@ def output_path(loaded: LoadedModel, spec: str, output: str | None) -> Path:
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @click.pass_context
 def convert(ctx: click.Context, model: str, output: str | None, shape: InputShapes | None, as_json: bool) -> None:
-    """Read MODEL and save it in hetero-sdk's native format (a .json graph and its .bin weights).
+    """Read MODEL and save it in hetero-sdk's native format (a .json graph and its .bin weights), or as
+    OpenVINO IR when -o names a .xml file.
 
-    MODEL is any file hetero-sdk reads (an ONNX .onnx file, a native .json) or a built-in sample
+    MODEL is any file hetero-sdk reads (an ONNX .onnx file, OpenVINO IR .xml, a native .json) or a built-in sample
     (detection, mlp). -shape fixes input shapes: an ONNX model gets them while it is translated, so
     shape computations fold to constants. The saved model reads back with core.read_model.
     """

@@ -24,6 +24,8 @@ from hetero_sdk.graph.op_def import OpDef
 __all__ = ["SPECIAL_VALUES", "Values", "derivable", "derived_case"]
 
 _FAMILIES = ("elementwise", "activation")
+_SCALAR_OPERANDS = frozenset({"HardSigmoid"})
+"""Ops of those families whose later operands are scalars (alpha, beta), not tensors that broadcast."""
 _DTYPES = {Type.f32: F32, Type.f16: F16, Type.i32: I32}
 """The element types cases are drawn in, when the op accepts them."""
 
@@ -97,6 +99,7 @@ def derivable(op: OpDef) -> bool:
     """True when ``op``'s cases can be derived from its definition (see the module docstring)."""
     return (
         op.family in _FAMILIES
+        and op.type_name not in _SCALAR_OPERANDS
         and bool(op.inputs)
         and all(not (i.optional or i.variadic or i.decides_shape) for i in op.inputs)
         and all(not a.required or a.choices or a.kind is BOOL_ATTR for a in op.attrs)

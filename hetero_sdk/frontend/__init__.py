@@ -11,6 +11,7 @@ from typing import Any
 from onnx import ModelProto
 
 from hetero_sdk.errors import ModelFormatError
+from hetero_sdk.frontend.ir import is_ir, read_ir
 from hetero_sdk.frontend.onnx import convert_onnx, is_onnx  # binds .onnx here: ONNX types come from `from onnx`
 from hetero_sdk.graph.model import Model
 from hetero_sdk.serialization import model_from_bytes
@@ -46,17 +47,18 @@ def convert_model(model: ModelSource | Any, input: Mapping[str, Sequence[int] | 
         model, Model
     ):
         raise ModelFormatError(
-            "input shapes are applied while translating an ONNX model; for a native model call model.reshape(...)"
+            "input shapes are applied while translating an ONNX model; for a native or IR model call model.reshape(...)"
         )
     return convert_onnx(model, shapes)
 
 
 def read_model(model: ModelSource | Any, weights: str | os.PathLike[str] | None = None) -> Model:
-    """Reads a model: ONNX (a ``.onnx`` path, ONNX bytes, or an ``onnx.ModelProto``) or the native
-    format (a ``.json`` path with its ``.bin``, or :func:`~hetero_sdk.serialization.model_to_bytes`'s
-    bytes). A path without either suffix is told apart by its first bytes. Never runs code from the file.
+    """Reads a model: ONNX (a ``.onnx`` path, ONNX bytes, or an ``onnx.ModelProto``), OpenVINO IR (a
+    ``.xml`` path with its ``.bin``), or the native format (a ``.json`` path with its ``.bin``, or
+    :func:`~hetero_sdk.serialization.model_to_bytes`'s bytes). A path without any of these suffixes is
+    told apart by its first bytes. Never runs code from the file.
 
-    :param weights: the native format's weights file, when not beside the graph file.
+    :param weights: the weights file of IR or the native format, when not beside the graph file.
     :raises ModelFormatError: for a missing, unreadable or malformed file, naming it.
     :raises UnsupportedOperationError: listing the ONNX nodes no rule translates.
     :raises ModelValidationError: for an ONNX graph that fails ONNX's checks, naming the node.
@@ -76,18 +78,24 @@ def read_model(model: ModelSource | Any, weights: str | os.PathLike[str] | None 
     suffix = path.suffix.lower()
     if suffix == ".onnx":
         return convert_onnx(path)
-    if suffix == ".json" or weights is not None:
+    if suffix == ".xml":
+        return read_ir(path, weights)
+    if suffix == ".json":
         return read_native(path, weights)
     try:
         with path.open("rb") as file:
             head = file.read(_SNIFF_BYTES)
     except OSError as exc:
+        if weights is not None:  # the native reader names what is missing
+            return read_native(path, weights)
         raise ModelFormatError(f"{path}: cannot read the model file: {exc.strerror or exc}") from None
-    if head.lstrip()[:1] == b"{":
+    if is_ir(head):
+        return read_ir(path, weights)
+    if weights is not None or head.lstrip()[:1] == b"{":
         return read_native(path, weights)
     if is_onnx(path.read_bytes()):
         return convert_onnx(path)
     raise ModelFormatError(
-        f"{path}: neither an ONNX model nor hetero-sdk's .json format (first bytes {head[:16]!r}); "
-        "hetero-sdk reads .onnx files and the .json files save_model writes"
+        f"{path}: neither an ONNX model, OpenVINO IR nor hetero-sdk's .json format (first bytes {head[:16]!r}); "
+        "hetero-sdk reads .onnx files, OpenVINO IR (.xml) and the .json files save_model writes"
     )

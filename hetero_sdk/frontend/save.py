@@ -6,14 +6,15 @@ import os
 from pathlib import Path
 
 from hetero_sdk.errors import ModelFormatError
+from hetero_sdk.frontend.ir import save_ir
 from hetero_sdk.frontend.onnx_export import save_onnx
 from hetero_sdk.graph.model import Model
 from hetero_sdk.serialization import save_model as save_native
 
 __all__ = ["SAVED_SUFFIXES", "save_model"]
 
-SAVED_SUFFIXES = (".json", ".onnx")
-"""The suffixes :func:`save_model` writes: the native format and ONNX."""
+SAVED_SUFFIXES = (".json", ".onnx", ".xml")
+"""The suffixes :func:`save_model` writes: the native format, ONNX and OpenVINO IR."""
 
 
 def save_model(model: Model, path: str | os.PathLike[str], *, opset: int | None = None) -> None:
@@ -24,7 +25,10 @@ def save_model(model: Model, path: str | os.PathLike[str], *, opset: int | None 
     - ``model.onnx``: ONNX (see :func:`hetero_sdk.frontend.onnx_export.export_model`), for tools and
       runtimes that read ONNX; weights inside the file.
 
-    Both read back with ``core.read_model(path)`` or ``hs.convert_model(path)``.
+    - ``model.xml``: OpenVINO IR v11, ``model.bin`` beside it, which OpenVINO reads
+      (``ov.Core().read_model``); ops without an IR form raise ``UnsupportedOperationError``.
+
+    All read back with ``core.read_model(path)`` or ``hs.convert_model(path)``.
 
     :param model: the model to write.
     :param path: the file to write; missing parent folders are created.
@@ -42,8 +46,12 @@ def save_model(model: Model, path: str | os.PathLike[str], *, opset: int | None 
         if opset is not None:
             raise ModelFormatError(f"{path}: opset= applies to ONNX files; the native .json format has no opset")
         save_native(model, path)
+    elif suffix == ".xml":
+        if opset is not None:
+            raise ModelFormatError(f"{path}: opset= applies to ONNX files; IR names each op's version itself")
+        save_ir(model, path)
     else:
         raise ModelFormatError(
             f"{path}: cannot tell the format from the suffix {suffix or '(none)'!r}; save_model writes "
-            f"{' and '.join(SAVED_SUFFIXES)} (hetero-sdk's native format, ONNX)"
+            f"{', '.join(SAVED_SUFFIXES[:-1])} and {SAVED_SUFFIXES[-1]} (hetero-sdk's native format, ONNX, OpenVINO IR)"
         )

@@ -45,6 +45,7 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     movement,
     movement_blocks,
     normalization,
+    openvino_extras,
     pooling,
     recurrent,
     reduction,

@@ -54,9 +54,21 @@ def test_output_without_a_suffix_gets_json_and_another_suffix_is_refused(invoke:
     source = dense_relu(tmp_path / "dense.onnx")
     data = parse_json(invoke("convert", str(source), "-o", str(tmp_path / "plain"), "--json"))
     assert data["files"] == [str(tmp_path / "plain.json"), str(tmp_path / "plain.bin")]
-    result = invoke("convert", str(source), "-o", str(tmp_path / "model.xml"))
+    result = invoke("convert", str(source), "-o", str(tmp_path / "model.pb"))
     assert_one_line_error(result, "-o", "name the output model.json", exit_code=2)
-    assert not (tmp_path / "model.xml").exists()
+    assert not (tmp_path / "model.pb").exists()
+
+
+def test_an_xml_output_is_openvino_ir_that_openvino_runs(invoke: Invoke, tmp_path: Path) -> None:
+    ov = pytest.importorskip("openvino")
+    source = dense_relu(tmp_path / "dense.onnx")
+    target = tmp_path / "dense.xml"
+    result = invoke("convert", str(source), "-o", str(target))
+    assert result.exit_code == 0, result.output
+    assert target.read_text().lstrip().startswith("<?xml") and target.with_suffix(".bin").is_file()
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    compiled = ov.Core().compile_model(ov.Core().read_model(target), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    np.testing.assert_allclose(compiled({"x": x})["y"], dense_relu_numpy(x), rtol=1e-5, atol=1e-6)
 
 
 def test_a_sample_converts_and_a_native_file_is_not_overwritten(

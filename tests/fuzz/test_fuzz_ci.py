@@ -1,7 +1,7 @@
 """The fuzz invariant on a bounded, derandomized set of mutated files (the CI run of the fuzzer; long
 runs: ``python -m hetero_sdk.conformance.fuzz``, see docs/fuzzing.md).
 
-Every mutated ONNX model, native-format model and exported blob must end in a ``HeteroSDKError`` or a
+Every mutated ONNX model, OpenVINO IR file, native-format model and exported blob must end in a ``HeteroSDKError`` or a
 result (for ONNX, equal to ONNX Runtime's where it accepts the model) within the time bound, and
 loading must run no code. Each case runs in a worker process, so a hang or a crash fails the test
 instead of stopping it. Findings are saved (model bytes and outcome) under pytest's temporary folder,
@@ -31,6 +31,7 @@ from hetero_sdk.conformance.fuzz import (
     onnx_cases,
     save_finding,
 )
+from hetero_sdk.conformance.fuzz.ir import ir_cases, ir_seeds
 
 TIME_LIMIT_S = 10.0
 """Per case, on a slow shared machine; the cases here take well under a second each."""
@@ -90,3 +91,10 @@ def test_mutated_native_models_give_a_typed_error_or_run(
 def test_mutated_blobs_give_a_typed_error_or_run(runner: CaseRunner, tmp_path_factory: pytest.TempPathFactory) -> None:
     tally = _run(blob_cases(blob_seeds()), 60, runner, tmp_path_factory.mktemp("blob_findings"))
     assert tally.kinds["typed_error"] > 0, tally.report()
+
+
+def test_mutated_ir_files_give_a_typed_error_or_run(
+    runner: CaseRunner, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tally = _run(ir_cases(ir_seeds()), 80, runner, tmp_path_factory.mktemp("ir_findings"))
+    assert tally.kinds["typed_error"] > 0 and tally.kinds["ran"] > 0, tally.report()

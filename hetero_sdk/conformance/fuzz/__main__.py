@@ -1,4 +1,5 @@
-"""Long fuzz runs: ``python -m hetero_sdk.conformance.fuzz --target onnx|native|blob [options] [-- libFuzzer options]``.
+"""Long fuzz runs: ``python -m hetero_sdk.conformance.fuzz --target onnx|ir|native|blob [options]
+[-- libFuzzer options]``.
 
 Two engines over the same strategies:
 
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 
 from hetero_sdk.conformance.fuzz.evaluation import evaluate
 from hetero_sdk.conformance.fuzz.findings import Tally, save_finding
+from hetero_sdk.conformance.fuzz.ir import ir_cases, ir_seeds
 from hetero_sdk.conformance.fuzz.outcome import Case
 from hetero_sdk.conformance.fuzz.runner import CaseRunner
 from hetero_sdk.conformance.fuzz.seeds import CI_NODE_TESTS, blob_seeds, built_seeds, native_seeds, node_test_seeds
@@ -38,11 +40,13 @@ _INSTALL = (
 
 
 def strategy_for(target: str, seeds: str) -> st.SearchStrategy[Case]:
-    """The cases of ``target`` (``onnx``, ``native``, ``blob``); ``seeds``: ``ci`` or ``all`` node tests."""
+    """The cases of ``target`` (``onnx``, ``ir``, ``native``, ``blob``); ``seeds``: ``ci`` or ``all`` node tests."""
     if target == "onnx":
         return onnx_cases(node_test_seeds(CI_NODE_TESTS if seeds == "ci" else None) + built_seeds())
     if target == "native":
         return native_cases(native_seeds())
+    if target == "ir":
+        return ir_cases(ir_seeds())
     return blob_cases(blob_seeds())
 
 
@@ -108,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ours, rest = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
     parser = argparse.ArgumentParser(prog="python -m hetero_sdk.conformance.fuzz", description=__doc__.splitlines()[0])
-    parser.add_argument("--target", choices=["onnx", "native", "blob"], default="onnx")
+    parser.add_argument("--target", choices=["onnx", "ir", "native", "blob"], default="onnx")
     parser.add_argument("--engine", choices=["atheris", "hypothesis"], default="atheris")
     parser.add_argument("--seeds", choices=["ci", "all"], default="all", help="ONNX seeds: the CI node tests or all")
     parser.add_argument("--examples", type=int, default=10_000, help="hypothesis: how many cases")

@@ -106,7 +106,7 @@ def _ours(case: Case, folder: Path) -> tuple[Model | None, Any, str]:
     if case.target == "native":
         model = model_from_bytes(case.data)
         return model, core.compile_model(model, "TEMPLATE"), ""
-    path = folder / "model.onnx"
+    path = folder / ("model.xml" if case.target == "ir" else "model.onnx")
     path.write_bytes(case.data)
     for name, data in case.files:
         (folder / Path(name).name).write_bytes(data)  # only inside the case's folder

@@ -32,7 +32,8 @@ time bound, the process dying, a result that differs from ONNX Runtime's, code r
 class Case:
     """One input of the harness.
 
-    :ivar target: ``onnx`` (an ONNX model file), ``native`` (:func:`~hetero_sdk.serialization.model_to_bytes`
+    :ivar target: ``onnx`` (an ONNX model file), ``ir`` (OpenVINO IR: ``model.xml``, its ``.bin`` in
+        :attr:`files`), ``native`` (:func:`~hetero_sdk.serialization.model_to_bytes`
         bytes) or ``blob`` (an exported compiled model, imported on :attr:`device`).
     :ivar data: the bytes read: the model file, the native bytes or the blob.
     :ivar files: other files beside the model, by relative name (external data).

@@ -23,6 +23,7 @@ from hetero_sdk.frontend.onnx_export import (  # noqa: F401  (each module regist
     rules_image,
     rules_indexing,
     rules_nn,
+    rules_openvino,
     rules_recurrent,
     rules_shape,
     rules_text,

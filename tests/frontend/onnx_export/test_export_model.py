@@ -62,8 +62,8 @@ def test_save_model_writes_onnx_for_the_onnx_suffix(tmp_path: Path) -> None:
 def test_save_model_keeps_the_native_format_and_refuses_other_suffixes(tmp_path: Path) -> None:
     hs.save_model(tiny(), tmp_path / "tiny.json")
     assert (tmp_path / "tiny.bin").exists()
-    with pytest.raises(ModelFormatError, match=r"\.json and \.onnx"):
-        hs.save_model(tiny(), tmp_path / "tiny.xml")
+    with pytest.raises(ModelFormatError, match=r"\.json, \.onnx and \.xml"):
+        hs.save_model(tiny(), tmp_path / "tiny.pb")
     with pytest.raises(ModelFormatError, match="opset"):
         hs.save_model(tiny(), tmp_path / "tiny.json", opset=18)
 
