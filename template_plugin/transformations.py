@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from hetero_sdk.ops import reduced_axes
 from hetero_sdk.transformations import (
     COMMON_OPTIMIZATIONS,
@@ -21,6 +23,7 @@ from hetero_sdk.transformations import (
     replace_node,
 )
 from template_plugin.bound_conv import is_pointwise
+from template_plugin.decoder_ops import rms_norm, rotate_half
 from template_plugin.fused_conv import CONVOLUTION, fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
 from template_plugin.squeeze_excitation import squeeze_excitation
@@ -32,6 +35,8 @@ __all__ = [
     "COMMON_OPTIMIZATIONS",
     "ConvolutionFusion",
     "FullyConnectedFusion",
+    "RMSNormFusion",
+    "RotateHalfFusion",
     "SqueezeExcitationFusion",
     "build_pass_manager",
     "transform_model",
@@ -214,6 +219,160 @@ def _pointwise_source(node: Node, users: ConsumerMap, activations: tuple[str, ..
     return source if len(users.of(source.output(0))) == 1 else None
 
 
+def _only_use(output: Output, users: ConsumerMap, op: str) -> tuple[Node, int] | None:
+    """``(consumer, input index)`` when ``output``'s only use is an ``op`` node, else None."""
+    uses = users.of(output)
+    return uses[0] if len(uses) == 1 and uses[0][0].type_name == op else None
+
+
+def _one_value(output: Output) -> bool:
+    """True when ``output`` is a Constant holding one value."""
+    return output.node.type_name == "Constant" and np.asarray(output.node.attrs["value"]).size == 1
+
+
+def _other_constant(node: Node, index: int) -> Output | None:
+    """The Constant feeding the other input of the binary, numpy-broadcasting ``node``, else None."""
+    other = _other_operand(node, index)
+    return other if other is not None and other.node.type_name == "Constant" else None
+
+
+class RMSNormFusion(MatcherPass):
+    """Fuses an RMS norm as exporters write it, ``Multiply(weight, Multiply(x, Divide(1, Sqrt(Add(
+    ReduceMean(Power(x, 2), -1, keep_dims), eps)))))`` of f32 or f64, into ``TemplateRMSNorm``.
+
+    ``exponent``, ``eps`` and the numerator are Constants holding one value (of rank at most x's, so
+    they never enlarge the result), the mean is over the last axis only, x's last dimension is static,
+    ``weight`` is a Constant whose dimensions are 1 but the last (1 or x's last), either operand order
+    of the Add and the Multiplies; every node of the block but ``x`` has one use. The fused op takes the
+    last Multiply's friendly name and tensor names and records the block in ``fused_names``.
+    """
+
+    name = "TemplateRMSNormFusion"
+    anchors = ("Power",)
+
+    def apply(self, model: Model, power: Node, users: ConsumerMap) -> bool:
+        x, exponent = power.input_value(0), power.input_value(1)
+        shape = x.partial_shape
+        if (
+            x.element_type.value not in _FUSED_TYPES
+            or not _one_value(exponent)
+            or shape.rank < 1
+            or shape[-1] <= 0
+            or power.output(0).partial_shape != shape
+        ):
+            return False
+        found = _only_use(power.output(0), users, "ReduceMean")
+        if found is None or not found[0].attrs["keep_dims"] or found[1] != 0:
+            return False
+        mean, axes = found[0], found[0].input_value(1).node
+        if axes.type_name != "Constant" or list(reduced_axes(shape.rank, axes.attrs["value"])) != [shape.rank - 1]:
+            return False
+        pattern = [power, mean]
+        steps: dict[str, tuple[Node, int]] = {}
+        for op in ("Add", "Sqrt", "Divide", "Multiply", "Weight"):
+            found = _only_use(pattern[-1].output(0), users, "Multiply" if op == "Weight" else op)
+            if found is None:
+                return False
+            steps[op] = found
+            pattern.append(found[0])
+        eps = _other_constant(*steps["Add"])
+        divide, divisor = steps["Divide"]
+        one = divide.input_value(0)
+        scaled, weight = _other_operand(*steps["Multiply"]), _other_constant(*steps["Weight"])
+        if eps is None or weight is None or divisor != 1 or scaled != x or divide.attrs.get("auto_broadcast") != "numpy":
+            return False
+        if not (_one_value(eps) and _one_value(one)) or max(v.partial_shape.rank for v in (exponent, eps, one)) > shape.rank:
+            return False
+        if not bias_fits(weight.partial_shape, shape) or pattern[-1].output(0).partial_shape != shape:
+            return False
+        fused = rms_norm(x, exponent, eps, one, weight)
+        replace_node(model, pattern[-1], fused, fused=pattern[:-1], consumers=users)
+        return True
+
+
+class RotateHalfFusion(MatcherPass):
+    """Fuses a rotary embedding's rotate-half, ``Add(Multiply(x, cos), Multiply(Concat(Negative(
+    Slice(x, h:)), Slice(x, :h), axis=-1), sin))`` of f32 or f64, into ``TemplateRotateHalf``.
+
+    Both Slices cut x's last axis (static, ``2 * h``) with step 1, by Constants; either operand order
+    of the Add and the Multiplies; every node of the block but ``x``, ``cos`` and ``sin`` has one use.
+    The fused op takes the Add's friendly name and tensor names and records the block in ``fused_names``.
+    """
+
+    name = "TemplateRotateHalfFusion"
+    anchors = ("Add",)
+
+    def apply(self, model: Model, add: Node, users: ConsumerMap) -> bool:
+        if add.get_input_size() != 2 or add.attrs.get("auto_broadcast", "numpy") != "numpy":
+            return False
+        for order in ((0, 1), (1, 0)):
+            direct, rotary = (add.input_value(i).node for i in order)
+            if direct.type_name != "Multiply" or rotary.type_name != "Multiply":
+                continue
+            for c in (0, 1):
+                concat = rotary.input_value(c).node
+                if concat.type_name != "Concat" or concat.get_input_size() != 2:
+                    continue
+                halves = _rotated_halves(concat, users)
+                if halves is None:
+                    continue
+                x, half, inner = halves
+                for d in (0, 1):
+                    if direct.input_value(d) != x:
+                        continue
+                    block = [direct, rotary, concat, *inner]
+                    if any(len(users.of(n.output(0))) != 1 for n in block) or x.element_type.value not in _FUSED_TYPES:
+                        return False
+                    if any(n.attrs.get("auto_broadcast", "numpy") != "numpy" for n in (direct, rotary)):
+                        return False
+                    fused = rotate_half(x, direct.input_value(1 - d), rotary.input_value(1 - c), half)
+                    replace_node(model, add, fused, fused=block, consumers=users)
+                    return True
+        return False
+
+
+def _rotated_halves(concat: Node, users: ConsumerMap) -> tuple[Output, int, list[Node]] | None:
+    """``(x, h, [Negative, Slice, Slice])`` when ``concat`` is ``Concat(Negative(x[..., h:]), x[..., :h])``
+    along x's static last axis of ``2 * h``, else None."""
+    negative, low = concat.input_value(0).node, concat.input_value(1).node
+    if negative.type_name != "Negative" or low.type_name != "Slice":
+        return None
+    high = negative.input_value(0).node
+    if high.type_name != "Slice" or high.input_value(0) != low.input_value(0):
+        return None
+    x = low.input_value(0)
+    shape = x.partial_shape
+    if shape.rank < 1 or shape[-1] <= 0 or shape[-1] % 2 or concat.attrs["axis"] not in (-1, shape.rank - 1):
+        return None
+    half = shape[-1] // 2
+    if _last_axis_cut(high, shape.rank, shape[-1]) != (half, shape[-1]):
+        return None
+    if _last_axis_cut(low, shape.rank, shape[-1]) != (0, half):
+        return None
+    return x, half, [negative, high, low]
+
+
+def _last_axis_cut(node: Node, rank: int, size: int) -> tuple[int, int] | None:
+    """``(start, stop)`` clamped to ``[0, size]`` of a ``Slice(x, start, stop, 1, axes)`` of Constants
+    cutting only the last axis, else None."""
+    if node.get_input_size() != 5 or any(node.input_value(i).node.type_name != "Constant" for i in range(1, 5)):
+        return None
+    start, stop, step, axes = (np.asarray(node.input_value(i).node.attrs["value"]).reshape(-1) for i in range(1, 5))
+    if not (start.size == stop.size == step.size == axes.size == 1) or int(step[0]) != 1:
+        return None
+    if int(axes[0]) not in (-1, rank - 1):
+        return None
+    begin, end, _ = slice(int(start[0]), int(stop[0]), 1).indices(size)
+    return begin, end
+
+
+def _other_operand(node: Node, index: int) -> Output | None:
+    """The other input of the binary, numpy-broadcasting ``node``, else None."""
+    if node.get_input_size() != 2 or node.attrs.get("auto_broadcast", "numpy") != "numpy":
+        return None
+    return node.input_value(1 - index)
+
+
 def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     """TEMPLATE's pipeline, with the named passes (or groups) disabled.
 
@@ -221,7 +380,9 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
        to a fixed point;
     2. ``TemplateFullyConnectedFusion``;
     3. ``TemplateConvolutionFusion``;
-    4. ``TemplateSqueezeExcitationFusion``.
+    4. ``TemplateSqueezeExcitationFusion``;
+    5. ``TemplateRMSNormFusion``;
+    6. ``TemplateRotateHalfFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -230,6 +391,8 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(FullyConnectedFusion())
     manager.register_pass(ConvolutionFusion())
     manager.register_pass(SqueezeExcitationFusion())
+    manager.register_pass(RMSNormFusion())
+    manager.register_pass(RotateHalfFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

@@ -1,0 +1,143 @@
+"""TEMPLATE's ops for a decoder's small blocks: ``TemplateRMSNorm`` and ``TemplateRotateHalf``.
+
+A token of a small decoder runs a few hundred ops on arrays of a few dozen elements, where each step's
+cost (a kernel call, the plan's bookkeeping) outweighs its arithmetic. An RMS norm as exporters write it
+is seven ops, ``weight * (x * (1 / sqrt(mean(x ** 2) + eps))))``; a rotary embedding's rotate-half is
+seven, ``x * cos + concat(-x[..., h:], x[..., :h]) * sin``. Fused, each is one step. Produced by
+:class:`template_plugin.transformations.RMSNormFusion` and :class:`~template_plugin.transformations.RotateHalfFusion`;
+each kernel does the numpy operations of TEMPLATE's kernels for the ops it replaces, in the same order
+(bit-identical results).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hetero_sdk import Node
+from hetero_sdk.ops import INT, REAL_TYPES, Attr, Input, OpDef, OutputSpec, as_output, define, expect_same_types
+from hetero_sdk.ops.checks import broadcast
+from hetero_sdk.reference import kernel
+from template_plugin.reductions import ones_of
+
+__all__ = ["RMS_NORM", "RMS_NORM_OP", "ROTATE_HALF", "ROTATE_HALF_OP", "rms_norm", "rotate_half"]
+
+RMS_NORM = "TemplateRMSNorm"
+"""The RMS norm's op type name."""
+
+ROTATE_HALF = "TemplateRotateHalf"
+"""The rotary embedding's op type name."""
+
+
+def rms_norm(data: Any, exponent: Any, eps: Any, one: Any, weight: Any, name: str | None = None) -> Node:
+    """``weight * (data * (one / sqrt(mean(data ** exponent over the last axis) + eps)))`` as one op.
+
+    :param data: the normalised tensor, of a real element type, its last dimension static and positive.
+    :param exponent: the Power's exponent (2 as exporters write it), one value.
+    :param eps: added to the mean, one value.
+    :param one: the Divide's numerator (1), one value.
+    :param weight: the scale; its dimensions all 1 but the last, which is 1 or the data's last.
+    :param name: the node's friendly name.
+    """
+    x = as_output(data)
+    inputs = [x, *(as_output(v, like=x) for v in (exponent, eps, one, weight))]
+    return Node(RMS_NORM_OP, inputs, {}, name)
+
+
+def _rms_norm_infer(node: Node) -> list[OutputSpec]:
+    element_type = expect_same_types(node, *range(5))
+    data = node.input_value(0).partial_shape
+    if data.rank < 1 or data[-1] <= 0:
+        raise node.error(f"data {data} must have a rank of 1 or more and a static, positive last dimension")
+    for index, what in ((1, "exponent"), (2, "eps"), (3, "one")):
+        shape = node.input_value(index).partial_shape
+        if shape.rank > data.rank or any(d != 1 for d in shape.dims):
+            raise node.error(f"{what} {shape} must be one value of rank <= {data.rank}")
+    weight = node.input_value(4).partial_shape
+    if weight.rank > data.rank or any(d != 1 for d in weight.dims[:-1]) or weight.rank and weight[-1] not in (1, data[-1]):
+        raise node.error(f"weight {weight} must have dims of 1 but the last, which is 1 or {data[-1]} (data {data})")
+    return [(element_type, data)]
+
+
+RMS_NORM_OP = define(
+    OpDef(
+        RMS_NORM,
+        "template",
+        _rms_norm_infer,
+        inputs=(
+            Input("data", REAL_TYPES, doc="normalised over its last axis"),
+            Input("exponent", REAL_TYPES, doc="one value: the Power's exponent"),
+            Input("eps", REAL_TYPES, doc="one value added to the mean"),
+            Input("one", REAL_TYPES, doc="one value: the Divide's numerator"),
+            Input("weight", REAL_TYPES, doc="the scale along the last axis"),
+        ),
+        version="template",
+        doc="weight * (data * (one / sqrt(mean(data ** exponent, last axis) + eps))) in one kernel.",
+    )
+)
+
+
+@kernel(RMS_NORM)
+def _rms_norm_kernel(
+    node: Node, x: np.ndarray, exponent: np.ndarray, eps: np.ndarray, one: np.ndarray, weight: np.ndarray
+) -> np.ndarray:
+    x = np.asarray(x)
+    squares = np.power(x, exponent)  # TEMPLATE's Power
+    count = squares.shape[-1]  # TEMPLATE's ReduceMean over the trailing axis of a fresh array:
+    sums = np.matmul(squares.reshape(-1, count), ones_of(count, squares.dtype))
+    np.divide(sums, count, out=sums)
+    scale = sums.reshape(squares.shape[:-1] + (1,)).astype(x.dtype, copy=False)
+    np.add(scale, eps, out=scale)  # then Add, Sqrt and Divide, each one numpy call as unfused
+    np.sqrt(scale, out=scale)
+    np.divide(one, scale, out=scale)
+    y = np.multiply(x, scale)
+    return np.multiply(weight, y, out=y)
+
+
+def rotate_half(data: Any, cos: Any, sin: Any, half: int, name: str | None = None) -> Node:
+    """``data * cos + concat(-data[..., half:], data[..., :half]) * sin`` as one op (a rotary embedding).
+
+    :param data: queries or keys, of a real element type, their last dimension static and ``2 * half``.
+    :param cos: broadcast onto ``data`` (numpy rules).
+    :param sin: broadcast onto ``data`` (numpy rules).
+    :param half: half the last dimension.
+    :param name: the node's friendly name.
+    """
+    x = as_output(data)
+    return Node(ROTATE_HALF_OP, [x, as_output(cos, like=x), as_output(sin, like=x)], {"half": int(half)}, name)
+
+
+def _rotate_half_infer(node: Node) -> list[OutputSpec]:
+    element_type = expect_same_types(node, 0, 1, 2)
+    data = node.input_value(0).partial_shape
+    half = node.attrs["half"]
+    if data.rank < 1 or half < 1 or data[-1] != 2 * half:
+        raise node.error(f"data {data} must have a static last dimension of 2 * half = {2 * half}")
+    cos, sin = node.input_value(1).partial_shape, node.input_value(2).partial_shape
+    return [(element_type, broadcast(node, broadcast(node, data, cos), broadcast(node, data, sin)))]
+
+
+ROTATE_HALF_OP = define(
+    OpDef(
+        ROTATE_HALF,
+        "template",
+        _rotate_half_infer,
+        inputs=(
+            Input("data", REAL_TYPES, doc="queries or keys, [..., 2 * half]"),
+            Input("cos", REAL_TYPES, doc="broadcast onto data"),
+            Input("sin", REAL_TYPES, doc="broadcast onto data"),
+        ),
+        attrs=(Attr("half", INT, 1, doc="half the last dimension"),),
+        version="template",
+        doc="data * cos + concat(-data[..., half:], data[..., :half]) * sin in one kernel.",
+    )
+)
+
+
+@kernel(ROTATE_HALF)
+def _rotate_half_kernel(node: Node, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    half = node.attrs["half"]
+    rotated = np.concat((np.negative(x[..., half:]), x[..., :half]), axis=-1)
+    return np.add(np.multiply(x, cos), np.multiply(rotated, sin))

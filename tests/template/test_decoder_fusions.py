@@ -1,0 +1,126 @@
+"""TEMPLATE's decoder fusions: an RMS norm and a rotary embedding's rotate-half, as exporters write them,
+each become one op whose results equal, bit for bit, TEMPLATE's unfused kernels, and numpy written here
+(exactly for the rotate-half, whose ops are all elementwise; closely for the norm, whose mean numpy sums
+in another order); blocks that differ from the pattern stay as they are."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hetero_sdk as hs
+from hetero_sdk import opset
+from hetero_sdk.reference import evaluate
+from hetero_sdk.transformations import fused_names
+from template_plugin.transformations import transform_model
+
+FUSIONS = ("TemplateRMSNormFusion", "TemplateRotateHalfFusion")
+
+
+def _kinds(model: hs.Model) -> list[str]:
+    return [n.type_name for n in model.get_ops() if n.type_name not in ("Parameter", "Constant", "Result")]
+
+
+def _template(model: hs.Model, *, fuse: bool) -> tuple[hs.CompiledModel, hs.Model]:
+    """``model`` through TEMPLATE's pipeline, with or without the decoder fusions, and its transformed form."""
+    transformed = model.clone()
+    transform_model(transformed, disabled=() if fuse else FUSIONS)
+    compiled = hs.Core().compile_model(transformed, "TEMPLATE", {"TEMPLATE_DISABLE_TRANSFORMATIONS": True})
+    return compiled, transformed
+
+
+def _rms_norm_block(shape: tuple[int, ...], dtype: type, seed: int, *, swap: bool = False, variant: str = "") -> hs.Model:
+    """``weight * (x * (1 / sqrt(mean(x ** 2, -1) + eps)))`` as torch's exporter writes it."""
+    weight = np.random.default_rng(seed).standard_normal(shape[-1]).astype(dtype)
+    x = opset.parameter(list(shape), dtype, name="x")
+    squares = opset.power(x, np.array([2.0], dtype))
+    axes = np.array([0 if variant == "first axis" else -1], np.int64)
+    mean = opset.reduce_mean(squares, axes, True, name="mean")
+    root = opset.sqrt(opset.add(np.array([1e-6], dtype), mean) if swap else opset.add(mean, np.array([1e-6], dtype)))
+    inverse = opset.divide(np.array([1.0], dtype), root, name="rsqrt")
+    normed = opset.multiply(inverse, x) if swap else opset.multiply(x, inverse)
+    y = opset.multiply(normed, weight, name="scaled") if swap else opset.multiply(weight, normed, name="scaled")
+    y.output(0).set_names({"y"})
+    outputs = [y, opset.relu(inverse)] if variant == "shared" else [y]
+    return hs.Model(outputs, [x])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    shape=st.sampled_from([(1, 1, 64), (2, 5, 16), (3, 8), (7,), (1, 2, 3, 4)]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    swap=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_an_rms_norm_fuses_and_computes_as_before(shape, dtype, swap, seed) -> None:
+    model = _rms_norm_block(shape, dtype, seed, swap=swap)
+    fused, transformed = _template(model, fuse=True)
+    assert _kinds(transformed) == ["TemplateRMSNorm"]
+    (node,) = [n for n in transformed.get_ops() if n.type_name == "TemplateRMSNorm"]
+    assert node.friendly_name == "scaled" and transformed.outputs[0].names == {"y"}
+    assert {"mean", "rsqrt"} <= fused_names(node)
+    x = (np.random.default_rng(seed + 1).standard_normal(shape) * 3).astype(dtype)
+    result = fused(x)[0]
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(result, _template(model, fuse=False)[0](x)[0])
+    weight = np.random.default_rng(seed).standard_normal(shape[-1]).astype(dtype)
+    x64 = x.astype(np.float64)
+    expected = weight * (x64 / np.sqrt((x64**2).mean(axis=-1, keepdims=True) + 1e-6))
+    np.testing.assert_allclose(result, expected, rtol=2e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+    np.testing.assert_allclose(result, evaluate(model, [x])[0], rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("variant", ["first axis", "shared"])
+def test_an_rms_norm_off_the_pattern_stays_unfused(variant) -> None:
+    model = _rms_norm_block((2, 3, 8), np.float32, 0, variant=variant)
+    _, transformed = _template(model, fuse=True)
+    assert "TemplateRMSNorm" not in _kinds(transformed)
+    assert "Power" in _kinds(transformed)
+
+
+def _rotary_block(shape: tuple[int, ...], table: tuple[int, ...], dtype: type, *, swap: bool, cut: int | None = None) -> hs.Model:
+    """``x * cos + concat(-x[..., h:], x[..., :h]) * sin`` as torch's exporter writes it (``cut``: another h)."""
+    half = shape[-1] // 2 if cut is None else cut
+    x = opset.parameter(list(shape), dtype, name="x")
+    cos, sin = opset.parameter(list(table), dtype, name="cos"), opset.parameter(list(table), dtype, name="sin")
+    last = np.array([len(shape) - 1], np.int64)
+    high = opset.slice(x, np.array([half], np.int64), np.array([2**63 - 1], np.int64), np.array([1], np.int64), last)
+    low = opset.slice(x, np.array([0], np.int64), np.array([half], np.int64), np.array([1], np.int64), last)
+    rotated = opset.concat([opset.negative(high, name="neg"), low], -1, name="cat")
+    direct = opset.multiply(cos, x) if swap else opset.multiply(x, cos)
+    turned = opset.multiply(sin, rotated) if swap else opset.multiply(rotated, sin)
+    y = opset.add(turned, direct, name="rope") if swap else opset.add(direct, turned, name="rope")
+    y.output(0).set_names({"y"})
+    return hs.Model([y], [x, cos, sin])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    case=st.sampled_from([((1, 4, 1, 16), (1, 1, 1, 16)), ((2, 2, 5, 8), (1, 1, 5, 8)), ((3, 4), (3, 4)), ((1, 2, 6), (6,))]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    swap=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_a_rotate_half_fuses_and_computes_as_before(case, dtype, swap, seed) -> None:
+    shape, table = case
+    model = _rotary_block(shape, table, dtype, swap=swap)
+    fused, transformed = _template(model, fuse=True)
+    assert _kinds(transformed) == ["TemplateRotateHalf"]
+    (node,) = [n for n in transformed.get_ops() if n.type_name == "TemplateRotateHalf"]
+    assert node.friendly_name == "rope" and {"neg", "cat"} <= fused_names(node)
+    rng = np.random.default_rng(seed)
+    x, cos, sin = (rng.standard_normal(s).astype(dtype) for s in (shape, table, table))
+    result = fused([x, cos, sin])[0]
+    np.testing.assert_array_equal(result, _template(model, fuse=False)[0]([x, cos, sin])[0])
+    half = shape[-1] // 2
+    expected = x * cos + np.concatenate([-x[..., half:], x[..., :half]], axis=-1) * sin
+    np.testing.assert_array_equal(result, expected)
+    np.testing.assert_array_equal(result, evaluate(model, [x, cos, sin])[0])
+
+
+def test_a_rotation_by_another_cut_stays_unfused() -> None:
+    model = _rotary_block((1, 2, 3, 8), (1, 1, 3, 8), np.float32, swap=False, cut=3)
+    _, transformed = _template(model, fuse=True)
+    assert "TemplateRotateHalf" not in _kinds(transformed) and "Negative" in _kinds(transformed)
