@@ -1,10 +1,12 @@
-"""TEMPLATE's ops for a decoder's small blocks: ``TemplateRMSNorm`` and ``TemplateRotateHalf``.
+"""TEMPLATE's ops for a decoder's small blocks: ``TemplateRMSNorm``, ``TemplateRotateHalf`` and ``TemplateGeluTanh``.
 
 A token of a small decoder runs a few hundred ops on arrays of a few dozen elements, where each step's
 cost (a kernel call, the plan's bookkeeping) outweighs its arithmetic. An RMS norm as exporters write it
 is seven ops, ``weight * (x * (1 / sqrt(mean(x ** 2) + eps))))``; a rotary embedding's rotate-half is
-seven, ``x * cos + concat(-x[..., h:], x[..., :h]) * sin``. Fused, each is one step. Produced by
-:class:`template_plugin.transformations.RMSNormFusion` and :class:`~template_plugin.transformations.RotateHalfFusion`;
+seven, ``x * cos + concat(-x[..., h:], x[..., :h]) * sin``; GPT-2's tanh GELU eight,
+``(x * 0.5) * (tanh((x + x ** 3 * 0.044715) * sqrt(2 / pi)) + 1)``. Fused, each is one step. Produced by
+:class:`template_plugin.transformations.RMSNormFusion`, :class:`~template_plugin.transformations.RotateHalfFusion`
+and :class:`~template_plugin.transformations.GeluTanhFusion`;
 each kernel does the numpy operations of TEMPLATE's kernels for the ops it replaces, in the same order
 (bit-identical results).
 """
@@ -21,13 +23,26 @@ from hetero_sdk.ops.checks import broadcast
 from hetero_sdk.reference import kernel
 from template_plugin.reductions import ones_of
 
-__all__ = ["RMS_NORM", "RMS_NORM_OP", "ROTATE_HALF", "ROTATE_HALF_OP", "rms_norm", "rotate_half"]
+__all__ = [
+    "GELU_TANH",
+    "GELU_TANH_OP",
+    "RMS_NORM",
+    "RMS_NORM_OP",
+    "ROTATE_HALF",
+    "ROTATE_HALF_OP",
+    "gelu_tanh_block",
+    "rms_norm",
+    "rotate_half",
+]
 
 RMS_NORM = "TemplateRMSNorm"
 """The RMS norm's op type name."""
 
 ROTATE_HALF = "TemplateRotateHalf"
 """The rotary embedding's op type name."""
+
+GELU_TANH = "TemplateGeluTanh"
+"""The tanh GELU's op type name."""
 
 
 def rms_norm(data: Any, exponent: Any, eps: Any, one: Any, weight: Any, name: str | None = None) -> Node:
@@ -55,7 +70,8 @@ def _rms_norm_infer(node: Node) -> list[OutputSpec]:
         if shape.rank > data.rank or any(d != 1 for d in shape.dims):
             raise node.error(f"{what} {shape} must be one value of rank <= {data.rank}")
     weight = node.input_value(4).partial_shape
-    if weight.rank > data.rank or any(d != 1 for d in weight.dims[:-1]) or weight.rank and weight[-1] not in (1, data[-1]):
+    last_fits = weight.rank == 0 or weight[-1] in (1, data[-1])
+    if weight.rank > data.rank or any(d != 1 for d in weight.dims[:-1]) or not last_fits:
         raise node.error(f"weight {weight} must have dims of 1 but the last, which is 1 or {data[-1]} (data {data})")
     return [(element_type, data)]
 
@@ -87,7 +103,7 @@ def _rms_norm_kernel(
     count = squares.shape[-1]  # TEMPLATE's ReduceMean over the trailing axis of a fresh array:
     sums = np.matmul(squares.reshape(-1, count), ones_of(count, squares.dtype))
     np.divide(sums, count, out=sums)
-    scale = sums.reshape(squares.shape[:-1] + (1,)).astype(x.dtype, copy=False)
+    scale = sums.reshape((*squares.shape[:-1], 1)).astype(x.dtype, copy=False)
     np.add(scale, eps, out=scale)  # then Add, Sqrt and Divide, each one numpy call as unfused
     np.sqrt(scale, out=scale)
     np.divide(one, scale, out=scale)
@@ -141,3 +157,58 @@ def _rotate_half_kernel(node: Node, x: np.ndarray, cos: np.ndarray, sin: np.ndar
     half = node.attrs["half"]
     rotated = np.concat((np.negative(x[..., half:]), x[..., :half]), axis=-1)
     return np.add(np.multiply(x, cos), np.multiply(rotated, sin))
+
+
+GELU_CONSTANTS = ("half", "cube", "coefficient", "scale", "one")
+"""The tanh GELU's constants, in input order after ``data``."""
+
+
+def gelu_tanh_block(data: Any, constants: Any, name: str | None = None) -> Node:
+    """``(data * half) * (tanh((data + data ** cube * coefficient) * scale) + one)`` as one op.
+
+    :param data: a real element type.
+    :param constants: ``half`` (0.5), ``cube`` (3), ``coefficient`` (0.044715), ``scale`` (sqrt(2 / pi)) and
+        ``one`` (1), each one value.
+    :param name: the node's friendly name.
+    """
+    x = as_output(data)
+    return Node(GELU_TANH_OP, [x, *(as_output(v, like=x) for v in constants)], {}, name)
+
+
+def _gelu_tanh_infer(node: Node) -> list[OutputSpec]:
+    element_type = expect_same_types(node, *range(6))
+    data = node.input_value(0).partial_shape
+    for index, what in enumerate(GELU_CONSTANTS, 1):
+        shape = node.input_value(index).partial_shape
+        if shape.rank > data.rank or any(d != 1 for d in shape.dims):
+            raise node.error(f"{what} {shape} must be one value of rank <= {data.rank}")
+    return [(element_type, data)]
+
+
+GELU_TANH_OP = define(
+    OpDef(
+        GELU_TANH,
+        "template",
+        _gelu_tanh_infer,
+        inputs=(
+            Input("data", REAL_TYPES),
+            *(Input(what, REAL_TYPES, doc="one value") for what in GELU_CONSTANTS),
+        ),
+        version="template",
+        doc="(data * half) * (tanh((data + data ** cube * coefficient) * scale) + one) in one kernel.",
+    )
+)
+
+
+@kernel(GELU_TANH)
+def _gelu_tanh_kernel(node: Node, x: np.ndarray, *constants: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    half, cube, coefficient, scale, one = constants
+    halved = np.multiply(x, half)
+    y = np.power(x, cube)  # each step one numpy call on the same operands as unfused, in place
+    np.multiply(y, coefficient, out=y)
+    np.add(x, y, out=y)
+    np.multiply(y, scale, out=y)
+    np.tanh(y, out=y)
+    np.add(y, one, out=y)
+    return np.multiply(halved, y, out=y)

@@ -23,7 +23,7 @@ from hetero_sdk.transformations import (
     replace_node,
 )
 from template_plugin.bound_conv import is_pointwise
-from template_plugin.decoder_ops import rms_norm, rotate_half
+from template_plugin.decoder_ops import gelu_tanh_block, rms_norm, rotate_half
 from template_plugin.fused_conv import CONVOLUTION, fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
 from template_plugin.squeeze_excitation import squeeze_excitation
@@ -35,6 +35,7 @@ __all__ = [
     "COMMON_OPTIMIZATIONS",
     "ConvolutionFusion",
     "FullyConnectedFusion",
+    "GeluTanhFusion",
     "RMSNormFusion",
     "RotateHalfFusion",
     "SqueezeExcitationFusion",
@@ -279,9 +280,10 @@ class RMSNormFusion(MatcherPass):
         divide, divisor = steps["Divide"]
         one = divide.input_value(0)
         scaled, weight = _other_operand(*steps["Multiply"]), _other_constant(*steps["Weight"])
-        if eps is None or weight is None or divisor != 1 or scaled != x or divide.attrs.get("auto_broadcast") != "numpy":
+        if eps is None or weight is None or divisor != 1 or scaled != x or divide.attrs["auto_broadcast"] != "numpy":
             return False
-        if not (_one_value(eps) and _one_value(one)) or max(v.partial_shape.rank for v in (exponent, eps, one)) > shape.rank:
+        scalars = (exponent, eps, one)
+        if not all(_one_value(v) for v in scalars) or max(v.partial_shape.rank for v in scalars) > shape.rank:
             return False
         if not bias_fits(weight.partial_shape, shape) or pattern[-1].output(0).partial_shape != shape:
             return False
@@ -329,6 +331,64 @@ class RotateHalfFusion(MatcherPass):
                     replace_node(model, add, fused, fused=block, consumers=users)
                     return True
         return False
+
+
+class GeluTanhFusion(MatcherPass):
+    """Fuses a tanh GELU as GPT-2's exporter writes it, ``Multiply(Multiply(x, 0.5), Add(Tanh(Multiply(
+    Add(x, Multiply(Power(x, 3), 0.044715)), sqrt(2 / pi))), 1))`` of f32 or f64, into ``TemplateGeluTanh``.
+
+    Each constant is a Constant holding one value of rank at most x's (whatever its value: the fused op
+    takes them as inputs), either operand order of each Add and Multiply; every node of the block but
+    ``x`` has one use. The fused op takes the last Multiply's friendly name and tensor names and records
+    the block in ``fused_names``.
+    """
+
+    name = "TemplateGeluTanhFusion"
+    anchors = ("Tanh",)
+
+    def apply(self, model: Model, tanh: Node, users: ConsumerMap) -> bool:
+        scaled = _by_constant(tanh.input_value(0).node, "Multiply")
+        inner = None if scaled is None else scaled[0].input_value(scaled[1])
+        if scaled is None or inner is None or inner.node.type_name != "Add" or inner.node.get_input_size() != 2:
+            return False
+        for p in (0, 1):
+            x, cubic = inner.node.input_value(1 - p), _by_constant(inner.node.input_value(p).node, "Multiply")
+            if cubic is None:
+                continue
+            power = _by_constant(cubic[0].input_value(cubic[1]).node, "Power", constant_index=1)
+            if power is None or power[0].input_value(0) != x:
+                continue
+            shifted = _only_use(tanh.output(0), users, "Add")
+            outer = None if shifted is None else _only_use(shifted[0].output(0), users, "Multiply")
+            if shifted is None or outer is None or _other_constant(*shifted) is None:
+                return False
+            halved = _by_constant(outer[0].input_value(1 - outer[1]).node, "Multiply")
+            if halved is None or halved[0].input_value(halved[1]) != x:
+                return False
+            block = [halved[0], power[0], cubic[0], inner.node, scaled[0], tanh, shifted[0]]
+            constants = [_other_operand(node, index) for node, index in (halved, power, cubic, scaled, shifted)]
+            shape = x.partial_shape
+            if any(len(users.of(n.output(0))) != 1 for n in block) or x.element_type.value not in _FUSED_TYPES:
+                return False
+            if any(c is None or not _one_value(c) or c.partial_shape.rank > shape.rank for c in constants):
+                return False
+            if outer[0].output(0).partial_shape != shape or outer[0].attrs["auto_broadcast"] != "numpy":
+                return False
+            fused = gelu_tanh_block(x, constants)
+            replace_node(model, outer[0], fused, fused=block, consumers=users)
+            return True
+        return False
+
+
+def _by_constant(node: Node, op: str, constant_index: int | None = None) -> tuple[Node, int] | None:
+    """``(node, index of its operand that is not the Constant)`` when ``node`` is a numpy-broadcasting
+    binary ``op`` with a Constant operand (at ``constant_index`` when given), else None."""
+    if node.type_name != op or node.get_input_size() != 2 or node.attrs.get("auto_broadcast", "numpy") != "numpy":
+        return None
+    for index in (0, 1) if constant_index is None else (1 - constant_index,):
+        if node.input_value(1 - index).node.type_name == "Constant":
+            return node, index
+    return None
 
 
 def _rotated_halves(concat: Node, users: ConsumerMap) -> tuple[Output, int, list[Node]] | None:
@@ -382,7 +442,8 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     3. ``TemplateConvolutionFusion``;
     4. ``TemplateSqueezeExcitationFusion``;
     5. ``TemplateRMSNormFusion``;
-    6. ``TemplateRotateHalfFusion``.
+    6. ``TemplateRotateHalfFusion``;
+    7. ``TemplateGeluTanhFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -393,6 +454,7 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(SqueezeExcitationFusion())
     manager.register_pass(RMSNormFusion())
     manager.register_pass(RotateHalfFusion())
+    manager.register_pass(GeluTanhFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

@@ -1,7 +1,7 @@
-"""TEMPLATE's decoder fusions: an RMS norm and a rotary embedding's rotate-half, as exporters write them,
-each become one op whose results equal, bit for bit, TEMPLATE's unfused kernels, and numpy written here
-(exactly for the rotate-half, whose ops are all elementwise; closely for the norm, whose mean numpy sums
-in another order); blocks that differ from the pattern stay as they are."""
+"""TEMPLATE's decoder fusions: an RMS norm, a rotary embedding's rotate-half and a tanh GELU, as exporters
+write them, each become one op whose results equal, bit for bit, TEMPLATE's unfused kernels, and numpy
+written here (exactly for the rotate-half and the GELU, all elementwise; closely for the norm, whose mean
+numpy sums in another order); blocks that differ from the pattern stay as they are."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from hetero_sdk.reference import evaluate
 from hetero_sdk.transformations import fused_names
 from template_plugin.transformations import transform_model
 
-FUSIONS = ("TemplateRMSNormFusion", "TemplateRotateHalfFusion")
+FUSIONS = ("TemplateRMSNormFusion", "TemplateRotateHalfFusion", "TemplateGeluTanhFusion")
 
 
 def _kinds(model: hs.Model) -> list[str]:
@@ -31,7 +31,9 @@ def _template(model: hs.Model, *, fuse: bool) -> tuple[hs.CompiledModel, hs.Mode
     return compiled, transformed
 
 
-def _rms_norm_block(shape: tuple[int, ...], dtype: type, seed: int, *, swap: bool = False, variant: str = "") -> hs.Model:
+def _rms_norm_block(
+    shape: tuple[int, ...], dtype: type, seed: int, *, swap: bool = False, variant: str = ""
+) -> hs.Model:
     """``weight * (x * (1 / sqrt(mean(x ** 2, -1) + eps)))`` as torch's exporter writes it."""
     weight = np.random.default_rng(seed).standard_normal(shape[-1]).astype(dtype)
     x = opset.parameter(list(shape), dtype, name="x")
@@ -80,7 +82,9 @@ def test_an_rms_norm_off_the_pattern_stays_unfused(variant) -> None:
     assert "Power" in _kinds(transformed)
 
 
-def _rotary_block(shape: tuple[int, ...], table: tuple[int, ...], dtype: type, *, swap: bool, cut: int | None = None) -> hs.Model:
+def _rotary_block(
+    shape: tuple[int, ...], table: tuple[int, ...], dtype: type, *, swap: bool, cut: int | None = None
+) -> hs.Model:
     """``x * cos + concat(-x[..., h:], x[..., :h]) * sin`` as torch's exporter writes it (``cut``: another h)."""
     half = shape[-1] // 2 if cut is None else cut
     x = opset.parameter(list(shape), dtype, name="x")
@@ -98,7 +102,9 @@ def _rotary_block(shape: tuple[int, ...], table: tuple[int, ...], dtype: type, *
 
 @settings(max_examples=25, deadline=None)
 @given(
-    case=st.sampled_from([((1, 4, 1, 16), (1, 1, 1, 16)), ((2, 2, 5, 8), (1, 1, 5, 8)), ((3, 4), (3, 4)), ((1, 2, 6), (6,))]),
+    case=st.sampled_from(
+        [((1, 4, 1, 16), (1, 1, 1, 16)), ((2, 2, 5, 8), (1, 1, 5, 8)), ((3, 4), (3, 4)), ((1, 2, 6), (6,))]
+    ),
     dtype=st.sampled_from([np.float32, np.float64]),
     swap=st.booleans(),
     seed=st.integers(0, 2**16),
@@ -124,3 +130,49 @@ def test_a_rotation_by_another_cut_stays_unfused() -> None:
     model = _rotary_block((1, 2, 3, 8), (1, 1, 3, 8), np.float32, swap=False, cut=3)
     _, transformed = _template(model, fuse=True)
     assert "TemplateRotateHalf" not in _kinds(transformed) and "Negative" in _kinds(transformed)
+
+
+def _gelu_block(shape: tuple[int, ...], dtype: type, *, swap: bool, shared: bool = False) -> hs.Model:
+    """GPT-2's tanh GELU as its exporter writes it (``swap``: every commutative operand order turned)."""
+    x = opset.parameter(list(shape), dtype, name="x")
+
+    def times(a, b, name=None):
+        return opset.multiply(b, a, name=name) if swap else opset.multiply(a, b, name=name)
+
+    def plus(a, b):
+        return opset.add(b, a) if swap else opset.add(a, b)
+
+    halved = times(x, np.array([0.5], dtype))
+    cubic = times(opset.power(x, np.array([3.0], dtype), name="cube"), np.array([0.044715], dtype))
+    tanh = opset.tanh(times(plus(x, cubic), np.array([0.7978845834732056], dtype)), name="tanh")
+    y = times(halved, plus(tanh, np.array([1.0], dtype)), name="gelu")
+    y.output(0).set_names({"y"})
+    return hs.Model([y, opset.relu(cubic)] if shared else [y], [x])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    shape=st.sampled_from([(1, 1, 128), (2, 5, 16), (3,), (2, 3, 4, 5)]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    swap=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_a_tanh_gelu_fuses_and_computes_as_before(shape, dtype, swap, seed) -> None:
+    model = _gelu_block(shape, dtype, swap=swap)
+    fused, transformed = _template(model, fuse=True)
+    assert _kinds(transformed) == ["TemplateGeluTanh"]
+    (node,) = [n for n in transformed.get_ops() if n.type_name == "TemplateGeluTanh"]
+    assert node.friendly_name == "gelu" and {"cube", "tanh"} <= fused_names(node)
+    x = (np.random.default_rng(seed).standard_normal(shape) * 4).astype(dtype)
+    result = fused(x)[0]
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(result, _template(model, fuse=False)[0](x)[0])
+    c = [np.array(v, dtype) for v in (0.5, 3.0, 0.044715, 0.7978845834732056, 1.0)]
+    expected = (x * c[0]) * (np.tanh((x + np.power(x, c[1]) * c[2]) * c[3]) + c[4])
+    np.testing.assert_array_equal(result, expected)
+    np.testing.assert_allclose(result, evaluate(model, [x])[0], rtol=1e-6, atol=1e-6)
+
+
+def test_a_tanh_gelu_whose_cube_is_used_elsewhere_stays_unfused() -> None:
+    _, transformed = _template(_gelu_block((2, 8), np.float32, swap=False, shared=True), fuse=True)
+    assert "TemplateGeluTanh" not in _kinds(transformed) and "Tanh" in _kinds(transformed)
