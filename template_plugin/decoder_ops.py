@@ -4,9 +4,10 @@ A token of a small decoder runs a few hundred ops on arrays of a few dozen eleme
 cost (a kernel call, the plan's bookkeeping) outweighs its arithmetic. An RMS norm as exporters write it
 is seven ops, ``weight * (x * (1 / sqrt(mean(x ** 2) + eps))))``; a rotary embedding's rotate-half is
 seven, ``x * cos + concat(-x[..., h:], x[..., :h]) * sin``; GPT-2's tanh GELU eight,
-``(x * 0.5) * (tanh((x + x ** 3 * 0.044715) * sqrt(2 / pi)) + 1)``. Fused, each is one step. Produced by
-:class:`template_plugin.transformations.RMSNormFusion`, :class:`~template_plugin.transformations.RotateHalfFusion`
-and :class:`~template_plugin.transformations.GeluTanhFusion`;
+``(x * 0.5) * (tanh((x + x ** 3 * 0.044715) * sqrt(2 / pi)) + 1)``; a layer norm three,
+``MVN(x) * gamma + beta``. Fused, each is one step. Produced by
+:class:`template_plugin.transformations.RMSNormFusion`, :class:`~template_plugin.transformations.RotateHalfFusion`,
+:class:`~template_plugin.transformations.GeluTanhFusion` and :class:`~template_plugin.transformations.LayerNormFusion`;
 each kernel does the numpy operations of TEMPLATE's kernels for the ops it replaces, in the same order
 (bit-identical results).
 """
@@ -18,19 +19,36 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import INT, REAL_TYPES, Attr, Input, OpDef, OutputSpec, as_output, define, expect_same_types
+from hetero_sdk.ops import (
+    BOOL,
+    FLOAT,
+    INDEX_TYPES,
+    INT,
+    LOWER_STRING,
+    REAL_TYPES,
+    Attr,
+    Input,
+    OpDef,
+    OutputSpec,
+    as_output,
+    define,
+    expect_same_types,
+)
 from hetero_sdk.ops.checks import broadcast
-from hetero_sdk.reference import kernel
+from hetero_sdk.reference import get_kernel, kernel
 from template_plugin.reductions import ones_of
 
 __all__ = [
     "GELU_TANH",
     "GELU_TANH_OP",
+    "LAYER_NORM",
+    "LAYER_NORM_OP",
     "RMS_NORM",
     "RMS_NORM_OP",
     "ROTATE_HALF",
     "ROTATE_HALF_OP",
     "gelu_tanh_block",
+    "layer_norm",
     "rms_norm",
     "rotate_half",
 ]
@@ -40,6 +58,9 @@ RMS_NORM = "TemplateRMSNorm"
 
 ROTATE_HALF = "TemplateRotateHalf"
 """The rotary embedding's op type name."""
+
+LAYER_NORM = "TemplateLayerNorm"
+"""The layer norm's op type name."""
 
 GELU_TANH = "TemplateGeluTanh"
 """The tanh GELU's op type name."""
@@ -212,3 +233,60 @@ def _gelu_tanh_kernel(node: Node, x: np.ndarray, *constants: np.ndarray) -> np.n
     np.tanh(y, out=y)
     np.add(y, one, out=y)
     return np.multiply(halved, y, out=y)
+
+
+def layer_norm(data: Any, axes: Any, gamma: Any, beta: Any, mvn_attrs: dict[str, Any], name: str | None = None) -> Node:
+    """``MVN(data, axes) * gamma + beta`` as one op.
+
+    :param data: a real element type.
+    :param axes: the MVN's axes.
+    :param gamma: the scale; its dimensions all 1 but the last, which is 1 or the data's last.
+    :param beta: the shift, shaped as ``gamma`` may be.
+    :param mvn_attrs: the MVN's ``normalize_variance``, ``eps`` and ``eps_mode``.
+    :param name: the node's friendly name.
+    """
+    x = as_output(data)
+    inputs = [x, as_output(axes), as_output(gamma, like=x), as_output(beta, like=x)]
+    attrs = {key: mvn_attrs[key] for key in ("normalize_variance", "eps", "eps_mode")}
+    return Node(LAYER_NORM_OP, inputs, attrs, name)
+
+
+def _layer_norm_infer(node: Node) -> list[OutputSpec]:
+    element_type = expect_same_types(node, 0, 2, 3)
+    data = node.input_value(0).partial_shape
+    for index, what in ((2, "gamma"), (3, "beta")):
+        shape = node.input_value(index).partial_shape
+        last_fits = shape.rank == 0 or shape[-1] in (1, data[-1])
+        if shape.rank > data.rank or any(d != 1 for d in shape.dims[:-1]) or not last_fits:
+            raise node.error(f"{what} {shape} must have dims of 1 but the last, which is 1 or the data's ({data})")
+    return [(element_type, data)]
+
+
+LAYER_NORM_OP = define(
+    OpDef(
+        LAYER_NORM,
+        "template",
+        _layer_norm_infer,
+        inputs=(
+            Input("data", REAL_TYPES),
+            Input("axes", INDEX_TYPES, doc="the MVN's axes"),
+            Input("gamma", REAL_TYPES, doc="the scale along the last axis"),
+            Input("beta", REAL_TYPES, doc="the shift along the last axis"),
+        ),
+        attrs=(
+            Attr("normalize_variance", BOOL, True, doc="as MVN's"),
+            Attr("eps", FLOAT, 1e-9, doc="as MVN's"),
+            Attr("eps_mode", LOWER_STRING, "inside_sqrt", ("inside_sqrt", "outside_sqrt"), doc="as MVN's"),
+        ),
+        version="template",
+        doc="MVN(data, axes) * gamma + beta in one kernel.",
+    )
+)
+
+
+@kernel(LAYER_NORM)
+def _layer_norm_kernel(node: Node, x: np.ndarray, axes: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    y = np.array(get_kernel("MVN")(node, x, axes), dtype=x.dtype)  # the MVN kernel, its result as the plan casts it
+    np.multiply(y, gamma, out=y)
+    return np.add(y, beta, out=y)

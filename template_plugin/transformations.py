@@ -23,7 +23,7 @@ from hetero_sdk.transformations import (
     replace_node,
 )
 from template_plugin.bound_conv import is_pointwise
-from template_plugin.decoder_ops import gelu_tanh_block, rms_norm, rotate_half
+from template_plugin.decoder_ops import gelu_tanh_block, layer_norm, rms_norm, rotate_half
 from template_plugin.fused_conv import CONVOLUTION, fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
 from template_plugin.squeeze_excitation import squeeze_excitation
@@ -36,6 +36,7 @@ __all__ = [
     "ConvolutionFusion",
     "FullyConnectedFusion",
     "GeluTanhFusion",
+    "LayerNormFusion",
     "RMSNormFusion",
     "RotateHalfFusion",
     "SqueezeExcitationFusion",
@@ -380,6 +381,34 @@ class GeluTanhFusion(MatcherPass):
         return False
 
 
+class LayerNormFusion(MatcherPass):
+    """Fuses a layer norm, ``Add(Multiply(MVN(x, axes), gamma), beta)`` of f32 or f64 with Constant ``gamma``
+    and ``beta`` whose dimensions are 1 but the last (1 or x's last), into ``TemplateLayerNorm``.
+
+    Either operand order of the Multiply and the Add; the MVN and the Multiply have one use. The fused
+    op takes the Add's friendly name and tensor names and records the block in ``fused_names``.
+    """
+
+    name = "TemplateLayerNormFusion"
+    anchors = ("MVN",)
+
+    def apply(self, model: Model, mvn: Node, users: ConsumerMap) -> bool:
+        x = mvn.input_value(0)
+        scaled = _only_use(mvn.output(0), users, "Multiply")
+        shifted = None if scaled is None else _only_use(scaled[0].output(0), users, "Add")
+        if scaled is None or shifted is None or x.element_type.value not in _FUSED_TYPES:
+            return False
+        gamma, beta = _other_constant(*scaled), _other_constant(*shifted)
+        shape = x.partial_shape
+        if gamma is None or beta is None or shape.rank < 1 or shifted[0].output(0).partial_shape != shape:
+            return False
+        if not (bias_fits(gamma.partial_shape, shape) and bias_fits(beta.partial_shape, shape)):
+            return False
+        fused = layer_norm(x, mvn.input_value(1), gamma, beta, mvn.attrs)
+        replace_node(model, shifted[0], fused, fused=[mvn, scaled[0]], consumers=users)
+        return True
+
+
 def _by_constant(node: Node, op: str, constant_index: int | None = None) -> tuple[Node, int] | None:
     """``(node, index of its operand that is not the Constant)`` when ``node`` is a numpy-broadcasting
     binary ``op`` with a Constant operand (at ``constant_index`` when given), else None."""
@@ -443,7 +472,8 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     4. ``TemplateSqueezeExcitationFusion``;
     5. ``TemplateRMSNormFusion``;
     6. ``TemplateRotateHalfFusion``;
-    7. ``TemplateGeluTanhFusion``.
+    7. ``TemplateGeluTanhFusion``;
+    8. ``TemplateLayerNormFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -455,6 +485,7 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(RMSNormFusion())
     manager.register_pass(RotateHalfFusion())
     manager.register_pass(GeluTanhFusion())
+    manager.register_pass(LayerNormFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

@@ -1,4 +1,4 @@
-"""TEMPLATE's decoder fusions: an RMS norm, a rotary embedding's rotate-half and a tanh GELU, as exporters
+"""TEMPLATE's decoder fusions: an RMS norm, a rotary embedding's rotate-half, a tanh GELU and a layer norm, as exporters
 write them, each become one op whose results equal, bit for bit, TEMPLATE's unfused kernels, and numpy
 written here (exactly for the rotate-half and the GELU, all elementwise; closely for the norm, whose mean
 numpy sums in another order); blocks that differ from the pattern stay as they are."""
@@ -16,7 +16,7 @@ from hetero_sdk.reference import evaluate
 from hetero_sdk.transformations import fused_names
 from template_plugin.transformations import transform_model
 
-FUSIONS = ("TemplateRMSNormFusion", "TemplateRotateHalfFusion", "TemplateGeluTanhFusion")
+FUSIONS = ("TemplateRMSNormFusion", "TemplateRotateHalfFusion", "TemplateGeluTanhFusion", "TemplateLayerNormFusion")
 
 
 def _kinds(model: hs.Model) -> list[str]:
@@ -176,3 +176,40 @@ def test_a_tanh_gelu_fuses_and_computes_as_before(shape, dtype, swap, seed) -> N
 def test_a_tanh_gelu_whose_cube_is_used_elsewhere_stays_unfused() -> None:
     _, transformed = _template(_gelu_block((2, 8), np.float32, swap=False, shared=True), fuse=True)
     assert "TemplateGeluTanh" not in _kinds(transformed) and "Tanh" in _kinds(transformed)
+
+
+def _layer_norm_block(shape: tuple[int, ...], dtype: type, eps_mode: str, seed: int, *, swap: bool) -> hs.Model:
+    """``MVN(x, -1) * gamma + beta`` as the ONNX LayerNormalization import gives it."""
+    rng = np.random.default_rng(seed)
+    gamma, beta = (rng.standard_normal(shape[-1]).astype(dtype) for _ in range(2))
+    x = opset.parameter(list(shape), dtype, name="x")
+    normed = opset.mvn(x, np.array([-1], np.int64), True, 1e-5, eps_mode, name="mvn")
+    scaled = opset.multiply(gamma, normed) if swap else opset.multiply(normed, gamma)
+    y = opset.add(beta, scaled, name="ln") if swap else opset.add(scaled, beta, name="ln")
+    return hs.Model([y], [x])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    shape=st.sampled_from([(1, 1, 64), (2, 5, 16), (3, 8)]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    eps_mode=st.sampled_from(["inside_sqrt", "outside_sqrt"]),
+    swap=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_a_layer_norm_fuses_and_computes_as_before(shape, dtype, eps_mode, swap, seed) -> None:
+    model = _layer_norm_block(shape, dtype, eps_mode, seed, swap=swap)
+    fused, transformed = _template(model, fuse=True)
+    assert _kinds(transformed) == ["TemplateLayerNorm"]
+    (node,) = [n for n in transformed.get_ops() if n.type_name == "TemplateLayerNorm"]
+    assert node.friendly_name == "ln" and "mvn" in fused_names(node)
+    x = (np.random.default_rng(seed + 1).standard_normal(shape) * 3 + 1).astype(dtype)
+    result = fused(x)[0]
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(result, _template(model, fuse=False)[0](x)[0])
+    rng = np.random.default_rng(seed)
+    gamma, beta = (rng.standard_normal(shape[-1]).astype(np.float64) for _ in range(2))
+    centered = x.astype(np.float64) - x.mean(axis=-1, keepdims=True, dtype=np.float64)
+    variance = (centered**2).mean(axis=-1, keepdims=True)
+    scale = np.sqrt(variance + 1e-5) if eps_mode == "inside_sqrt" else np.sqrt(variance) + 1e-5
+    np.testing.assert_allclose(result, centered / scale * gamma + beta, rtol=1e-5, atol=1e-5)
