@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hetero_sdk import opset
 from hetero_sdk.ops import reduced_axes
 from hetero_sdk.transformations import (
     COMMON_OPTIMIZATIONS,
@@ -36,6 +37,7 @@ __all__ = [
     "ConvolutionFusion",
     "FullyConnectedFusion",
     "GeluTanhFusion",
+    "LastAxesTransposeFusion",
     "LayerNormFusion",
     "RMSNormFusion",
     "RotateHalfFusion",
@@ -409,6 +411,74 @@ class LayerNormFusion(MatcherPass):
         return True
 
 
+class LastAxesTransposeFusion(MatcherPass):
+    """Replaces torch's export of ``k.transpose(-2, -1)`` in its decomposed attention, ``Reshape(Transpose(
+    Reshape(k, [-1, d[-2], d[-1]]), [0, 2, 1]), [*d[:-2], d[-1], d[-2]])`` with ``d`` read from
+    ``ShapeOf(k)`` by Slices and Concats, by one ``Transpose`` of ``k``'s last two axes (the same values:
+    the reshapes only regroup the leading axes), for a ``k`` of static rank 3 or more.
+
+    The inner Reshape and the Transpose have one use; the shape arithmetic is left to dead-code
+    elimination. Where an axis of ``k`` is empty the exported chain cannot reshape (``-1`` of an empty
+    array) and fails; the Transpose gives the empty result.
+    """
+
+    name = "TemplateLastAxesTransposeFusion"
+    anchors = ("Reshape",)
+
+    def apply(self, model: Model, final: Node, users: ConsumerMap) -> bool:
+        middle = final.input_value(0).node
+        if middle.type_name != "Transpose" or _constant_ints(middle.input_value(1)) != [0, 2, 1]:
+            return False
+        first = middle.input_value(0).node
+        if first.type_name != "Reshape" or any(len(users.of(n.output(0))) != 1 for n in (first, middle)):
+            return False
+        k = first.input_value(0)
+        rank = k.partial_shape.rank
+        if rank < 3:
+            return False
+        inner = [("values", (-1,)), ("dims", (rank - 2, rank - 1)), ("dims", (rank - 1, rank))]
+        outer = [("dims", (0, rank - 2)), ("dims", (rank - 1, rank)), ("dims", (rank - 2, rank - 1))]
+        if _shape_parts(first.input_value(1), k) != inner or _shape_parts(final.input_value(1), k) != outer:
+            return False
+        order = np.array([*range(rank - 2), rank - 1, rank - 2], np.int64)
+        swapped = opset.transpose(k, order)
+        replace_node(model, final, swapped, fused=[first, middle], consumers=users)
+        return True
+
+
+def _constant_ints(output: Output) -> list[int] | None:
+    """The values of a Constant of integers, flattened; None for anything else."""
+    if output.node.type_name != "Constant" or output.element_type.value not in ("i32", "i64"):
+        return None
+    return [int(v) for v in np.asarray(output.node.attrs["value"]).reshape(-1)]
+
+
+def _shape_parts(pattern: Output, of: Output) -> list[tuple[str, tuple[int, ...]]] | None:
+    """``pattern`` as a list of ``("values", constants)`` and ``("dims", (start, stop))`` (a slice of
+    ``ShapeOf(of)``, non-negative, step 1) when it is a Concat along axis 0 of those, else None."""
+    node = pattern.node
+    if node.type_name != "Concat" or node.attrs["axis"] not in (0, -1):
+        return None
+    parts: list[tuple[str, tuple[int, ...]]] = []
+    rank = of.partial_shape.rank
+    for source in node.input_values():
+        values = _constant_ints(source)
+        if values is not None:
+            parts.append(("values", tuple(values)))
+            continue
+        cut = source.node
+        if cut.type_name != "Slice" or cut.input_value(0).node.type_name != "ShapeOf":
+            return None
+        if cut.input_value(0).node.input_value(0) != of:
+            return None
+        bounds = [_constant_ints(cut.input_value(i)) for i in range(1, cut.get_input_size())]
+        if any(b is None or len(b) != 1 for b in bounds) or bounds[2] != [1] or bounds[3:] not in ([], [[0]]):
+            return None
+        start, stop, _ = slice(bounds[0][0], bounds[1][0], 1).indices(rank)  # type: ignore[index]
+        parts.append(("dims", (start, stop)))
+    return parts
+
+
 def _by_constant(node: Node, op: str, constant_index: int | None = None) -> tuple[Node, int] | None:
     """``(node, index of its operand that is not the Constant)`` when ``node`` is a numpy-broadcasting
     binary ``op`` with a Constant operand (at ``constant_index`` when given), else None."""
@@ -473,7 +543,8 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     5. ``TemplateRMSNormFusion``;
     6. ``TemplateRotateHalfFusion``;
     7. ``TemplateGeluTanhFusion``;
-    8. ``TemplateLayerNormFusion``.
+    8. ``TemplateLayerNormFusion``;
+    9. ``TemplateLastAxesTransposeFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -486,6 +557,7 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(RotateHalfFusion())
     manager.register_pass(GeluTanhFusion())
     manager.register_pass(LayerNormFusion())
+    manager.register_pass(LastAxesTransposeFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

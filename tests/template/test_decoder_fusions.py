@@ -16,7 +16,13 @@ from hetero_sdk.reference import evaluate
 from hetero_sdk.transformations import fused_names
 from template_plugin.transformations import transform_model
 
-FUSIONS = ("TemplateRMSNormFusion", "TemplateRotateHalfFusion", "TemplateGeluTanhFusion", "TemplateLayerNormFusion")
+FUSIONS = (
+    "TemplateRMSNormFusion",
+    "TemplateRotateHalfFusion",
+    "TemplateGeluTanhFusion",
+    "TemplateLayerNormFusion",
+    "TemplateLastAxesTransposeFusion",
+)
 
 
 def _kinds(model: hs.Model) -> list[str]:
@@ -213,3 +219,36 @@ def test_a_layer_norm_fuses_and_computes_as_before(shape, dtype, eps_mode, swap,
     variance = (centered**2).mean(axis=-1, keepdims=True)
     scale = np.sqrt(variance + 1e-5) if eps_mode == "inside_sqrt" else np.sqrt(variance) + 1e-5
     np.testing.assert_allclose(result, centered / scale * gamma + beta, rtol=1e-5, atol=1e-5)
+
+
+def _key_transpose_chain(shape: list[int], *, order: tuple[int, ...] = (0, 2, 1)) -> hs.Model:
+    """torch's export of ``k.transpose(-2, -1)``: reshaped to 3D by its own (dynamic) shape, transposed, reshaped
+    back."""
+    k = opset.parameter(shape, np.float32, name="k")
+    dims = opset.shape_of(k)
+
+    def cut(start: int, stop: int):
+        return opset.slice(dims, np.array([start], np.int64), np.array([stop], np.int64), np.array([1], np.int64))
+
+    last, before, lead = cut(-1, 2**63 - 1), cut(-2, -1), cut(-(2**63), -2)
+    flat = opset.reshape(k, opset.concat([np.array([-1], np.int64), before, last], 0), True)
+    turned = opset.transpose(flat, np.array(order, np.int64))
+    y = opset.reshape(turned, opset.concat([lead, last, before], 0), True, name="kt")
+    return hs.Model([y], [k])
+
+
+@pytest.mark.parametrize("shape", [[1, 4, -1, 16], [2, 3, -1, 4], [-1, 2, 3, 7, 5], [6, -1, 3]])
+def test_a_key_transposed_through_reshapes_becomes_one_transpose(shape) -> None:
+    model = _key_transpose_chain(shape)
+    fused, transformed = _template(model, fuse=True)
+    assert _kinds(transformed) == ["Transpose"]
+    concrete = [d if d > 0 else 3 for d in shape]
+    k = np.random.default_rng(len(shape)).standard_normal(concrete).astype(np.float32)
+    result = fused(k)[0]
+    np.testing.assert_array_equal(result, np.swapaxes(k, -1, -2))
+    np.testing.assert_array_equal(result, _template(model, fuse=False)[0](k)[0])
+
+
+def test_a_chain_transposed_otherwise_stays() -> None:
+    _, transformed = _template(_key_transpose_chain([2, -1, 5, 4], order=(1, 0, 2)), fuse=True)
+    assert _kinds(transformed).count("Reshape") == 2
