@@ -12,10 +12,13 @@ from hypothesis import strategies as st
 
 import hetero_sdk as hs
 from hetero_sdk import opset
+from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.reference import evaluate
 from hetero_sdk.transformations import fused_names
+from template_plugin.decoder_ops import gelu_tanh_block, layer_norm, rms_norm, rotate_half
 from template_plugin.transformations import transform_model
 
+MVN = {"normalize_variance": True, "eps": 1e-5, "eps_mode": "inside_sqrt"}
 FUSIONS = (
     "TemplateRMSNormFusion",
     "TemplateRotateHalfFusion",
@@ -252,3 +255,27 @@ def test_a_key_transposed_through_reshapes_becomes_one_transpose(shape) -> None:
 def test_a_chain_transposed_otherwise_stays() -> None:
     _, transformed = _template(_key_transpose_chain([2, -1, 5, 4], order=(1, 0, 2)), fuse=True)
     assert _kinds(transformed).count("Reshape") == 2
+
+
+def _one(value: float) -> np.ndarray:
+    return np.array([value], np.float32)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda x: rms_norm(x, _one(2), _one(1e-6), _one(1), np.ones(5, np.float32), name="n"), r"weight \[5\]"),
+        (lambda x: rms_norm(x, _one(2), np.ones(2, np.float32), _one(1), np.ones(8, np.float32), name="n"), "eps"),
+        (lambda x: rotate_half(x, np.ones(8, np.float32), np.ones(8, np.float32), 3, name="n"), "2 \\* half = 6"),
+        (lambda x: rotate_half(x, np.ones(5, np.float32), np.ones(8, np.float32), 4, name="n"), "do not broadcast"),
+        (
+            lambda x: gelu_tanh_block(x, [_one(0.5), _one(3), np.ones(3, np.float32), _one(0.8), _one(1)], name="n"),
+            "coefficient",
+        ),
+        (lambda x: layer_norm(x, np.array([-1], np.int64), np.ones(3, np.float32), _one(0), MVN, name="n"), "gamma"),
+    ],
+)
+def test_bad_decoder_op_nodes_raise_naming_the_node(build, message) -> None:
+    x = opset.parameter([2, 8], name="x")
+    with pytest.raises(ModelValidationError, match=f"'n': .*{message}"):
+        build(x)
