@@ -34,8 +34,8 @@ from hetero_sdk.ops import (
     define,
     expect_same_types,
 )
-from hetero_sdk.ops.checks import broadcast
 from hetero_sdk.reference import get_kernel, kernel
+from hetero_sdk.shape import DYNAMIC, PartialShape
 from template_plugin.reductions import ones_of
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "RMS_NORM_OP",
     "ROTATE_HALF",
     "ROTATE_HALF_OP",
+    "fits_onto",
     "gelu_tanh_block",
     "layer_norm",
     "rms_norm",
@@ -136,8 +137,8 @@ def rotate_half(data: Any, cos: Any, sin: Any, half: int, name: str | None = Non
     """``data * cos + concat(-data[..., half:], data[..., :half]) * sin`` as one op (a rotary embedding).
 
     :param data: queries or keys, of a real element type, their last dimension static and ``2 * half``.
-    :param cos: broadcast onto ``data`` (numpy rules).
-    :param sin: broadcast onto ``data`` (numpy rules).
+    :param cos: broadcast onto ``data`` (numpy rules) without enlarging it (:func:`fits_onto`).
+    :param sin: as ``cos``.
     :param half: half the last dimension.
     :param name: the node's friendly name.
     """
@@ -152,7 +153,18 @@ def _rotate_half_infer(node: Node) -> list[OutputSpec]:
     if data.rank < 1 or half < 1 or data[-1] != 2 * half:
         raise node.error(f"data {data} must have a static last dimension of 2 * half = {2 * half}")
     cos, sin = node.input_value(1).partial_shape, node.input_value(2).partial_shape
-    return [(element_type, broadcast(node, broadcast(node, data, cos), broadcast(node, data, sin)))]
+    if not (fits_onto(cos, data) and fits_onto(sin, data)):
+        raise node.error(f"cos {cos} and sin {sin} must broadcast onto data {data} without enlarging it")
+    return [(element_type, data)]
+
+
+def fits_onto(table: PartialShape, data: PartialShape) -> bool:
+    """True when ``table`` may broadcast onto ``data`` (numpy rules) and the result keeps ``data``'s shape:
+    a rank of at most ``data``'s, each dimension 1 or ``data``'s (either dynamic, unless ``data``'s is 1)."""
+    if table.rank > data.rank:
+        return False
+    aligned = data.dims[data.rank - table.rank :]
+    return all(t in (1, d) or (DYNAMIC in (t, d) and d != 1) for t, d in zip(table.dims, aligned))
 
 
 ROTATE_HALF_OP = define(

@@ -267,7 +267,7 @@ def _one(value: float) -> np.ndarray:
         (lambda x: rms_norm(x, _one(2), _one(1e-6), _one(1), np.ones(5, np.float32), name="n"), r"weight \[5\]"),
         (lambda x: rms_norm(x, _one(2), np.ones(2, np.float32), _one(1), np.ones(8, np.float32), name="n"), "eps"),
         (lambda x: rotate_half(x, np.ones(8, np.float32), np.ones(8, np.float32), 3, name="n"), "2 \\* half = 6"),
-        (lambda x: rotate_half(x, np.ones(5, np.float32), np.ones(8, np.float32), 4, name="n"), "do not broadcast"),
+        (lambda x: rotate_half(x, np.ones(5, np.float32), np.ones(8, np.float32), 4, name="n"), "without enlarging"),
         (
             lambda x: gelu_tanh_block(x, [_one(0.5), _one(3), np.ones(3, np.float32), _one(0.8), _one(1)], name="n"),
             "coefficient",
