@@ -21,6 +21,13 @@ from hetero_sdk.transformations import (
     replace_node,
 )
 from template_plugin.bound_conv import is_pointwise
+from template_plugin.decoder_fusions import (
+    GeluTanhFusion,
+    LastAxesTransposeFusion,
+    LayerNormFusion,
+    RMSNormFusion,
+    RotateHalfFusion,
+)
 from template_plugin.fused_conv import CONVOLUTION, fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
 from template_plugin.squeeze_excitation import squeeze_excitation
@@ -32,6 +39,11 @@ __all__ = [
     "COMMON_OPTIMIZATIONS",
     "ConvolutionFusion",
     "FullyConnectedFusion",
+    "GeluTanhFusion",
+    "LastAxesTransposeFusion",
+    "LayerNormFusion",
+    "RMSNormFusion",
+    "RotateHalfFusion",
     "SqueezeExcitationFusion",
     "build_pass_manager",
     "transform_model",
@@ -221,7 +233,12 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
        to a fixed point;
     2. ``TemplateFullyConnectedFusion``;
     3. ``TemplateConvolutionFusion``;
-    4. ``TemplateSqueezeExcitationFusion``.
+    4. ``TemplateSqueezeExcitationFusion``;
+    5. ``TemplateRMSNormFusion``;
+    6. ``TemplateRotateHalfFusion``;
+    7. ``TemplateGeluTanhFusion``;
+    8. ``TemplateLayerNormFusion``;
+    9. ``TemplateLastAxesTransposeFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -230,6 +247,11 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(FullyConnectedFusion())
     manager.register_pass(ConvolutionFusion())
     manager.register_pass(SqueezeExcitationFusion())
+    manager.register_pass(RMSNormFusion())
+    manager.register_pass(RotateHalfFusion())
+    manager.register_pass(GeluTanhFusion())
+    manager.register_pass(LayerNormFusion())
+    manager.register_pass(LastAxesTransposeFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 
