@@ -42,8 +42,8 @@ def _batch_norm_training(
     axes = ctx.const(reduced, _I64)
     # sums over the count, not ReduceMean (whose mean of nothing is 0): an empty batch gives NaN, as ONNX's
     # BatchNormalization (a sum divided by the count) does
-    count = _out(opset.shape_of(x))
-    count = opset.convert(opset.reduce_prod(opset.gather(count, ctx.const(reduced, _I64), 0), axes=0), x.element_type)
+    dims = opset.gather(opset.shape_of(x), ctx.const(reduced, _I64), 0)
+    count = opset.convert(opset.reduce_prod(dims, axes=0), x.element_type)
     batch_mean = opset.divide(opset.reduce_sum(x, axes, keep_dims=True), count)
     centered = opset.subtract(x, batch_mean)
     batch_var = opset.divide(opset.reduce_sum(opset.multiply(centered, centered), axes, keep_dims=False), count)
