@@ -9,10 +9,13 @@ from typing import Any, overload
 
 from hetero_sdk.errors import ModelValidationError
 
-__all__ = ["DYNAMIC", "PartialShape"]
+__all__ = ["DYNAMIC", "MAX_DIMENSION", "PartialShape"]
 
 DYNAMIC = -1
 """The value of a dynamic dimension."""
+
+MAX_DIMENSION = 2**63 - 1
+"""The largest dimension: shapes are read as int64 (``ShapeOf``, folding), as in ONNX and OpenVINO."""
 
 
 class PartialShape:
@@ -26,7 +29,7 @@ class PartialShape:
     def __init__(self, dims: Iterable[int] = ()) -> None:
         """:param dims: the dimensions: integers (numpy's too, or their strings), ``-1`` for a dynamic one.
         :raises ModelValidationError: for ``dims`` that is not a sequence of such integers, or a
-            dimension below -1, naming it.
+            dimension below -1 or above :data:`MAX_DIMENSION`, naming it.
         """
         if isinstance(dims, (str, bytes)) or not isinstance(dims, Iterable):
             raise ModelValidationError(f"a shape is a list of dimensions (ints, -1 for a dynamic one), not {dims!r}")
@@ -35,6 +38,11 @@ class PartialShape:
         for d in parsed:
             if d < DYNAMIC:
                 raise ModelValidationError(f"dimension {d} in {given} is negative; use -1 for a dynamic dimension")
+            if d > MAX_DIMENSION:
+                raise ModelValidationError(
+                    f"dimension {d} in {given} is larger than {MAX_DIMENSION} (2**63 - 1), the most a shape of "
+                    "int64 dimensions holds; the sizes it was computed from are likely wrong"
+                )
         self._dims = parsed
 
     @classmethod

@@ -189,6 +189,19 @@ def test_a_malformed_parameter_shape_is_a_model_validation_error_naming_the_para
     assert "-1 for a dynamic" in str(info.value)
 
 
+def test_a_dimension_beyond_int64_is_refused_where_an_op_computes_it() -> None:
+    """Reshape flattening two dims of 2**62 once made a static dim of 2**124, then numpy's OverflowError
+    where ShapeOf folded it (fuzzing: declared dims of an ONNX input)."""
+    assert opset.parameter([2**63 - 1]).get_output_partial_shape(0) == [2**63 - 1]
+    with pytest.raises(
+        ModelValidationError, match=r"Parameter 'p': dimension 9223372036854775808 in .*\(2\*\*63 - 1\)"
+    ):
+        opset.parameter([2**63], name="p")
+    x = opset.parameter([2**62, 2**62, 3], name="x")
+    with pytest.raises(ModelValidationError, match=rf"dimension {2**124} in \[{2**124}, 3\] is larger than"):
+        opset.reshape(x, np.array([-1, 3]), special_zero=False)
+
+
 def test_integral_dimensions_of_other_types_are_read_as_ints() -> None:
     shape = opset.parameter([np.int64(2), 3.0, "4", -1]).get_output_partial_shape(0)
     assert shape == [2, 3, 4, -1]

@@ -194,3 +194,23 @@ def test_tfidf_vectorizer_counts_string_tokens() -> None:
     expected = np.array([[2, 4, 0, 8, 0], [1, 2, 6, 0, 5]], np.float32)  # counts times weights
     np.testing.assert_array_equal(ReferenceEvaluator(model).run(None, {"x": x})[0], expected)
     np.testing.assert_array_equal(hs.Core().compile_model(hs.convert_model(model), "TEMPLATE")({"x": x})[0], expected)
+
+
+@pytest.mark.parametrize("value_type", [np.int16, np.int64, np.float32, np.float64])
+def test_label_encoder_without_a_default_gives_the_specs_default_as_onnxruntime(value_type: type) -> None:
+    """default_tensor left out: -1 for any integral type, -0.0 for floats (once 0 for int16, fuzzing)."""
+    keys = onnx.numpy_helper.from_array(np.array(["a", "b", "c"], dtype=object), "keys_tensor")
+    values = onnx.numpy_helper.from_array(np.array([7, 8, 9], value_type), "values_tensor")
+    node = helper.make_node("LabelEncoder", ["x"], ["y"], domain="ai.onnx.ml", keys_tensor=keys, values_tensor=values)
+    out_type = helper.np_dtype_to_tensor_dtype(np.dtype(value_type))
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", onnx.TensorProto.STRING, [4])],
+        [helper.make_tensor_value_info("y", out_type, [4])],
+    )  # fmt: skip
+    imports = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 4)]
+    model = helper.make_model(graph, opset_imports=imports)
+    got = hs.Core().compile_model(model, "TEMPLATE")({"x": np.array(["a", "z", "c", "q"])})["y"]
+    expected = np.array([7, -1, 9, -1] if np.dtype(value_type).kind == "i" else [7.0, -0.0, 9.0, -0.0], value_type)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+    assert list(np.signbit(got)) == list(np.signbit(expected))

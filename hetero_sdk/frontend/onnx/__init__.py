@@ -79,20 +79,25 @@ def convert_onnx(
 
 
 def _check_opsets(versions: Mapping[str, int], source: str) -> None:
-    """Refuses an ``ai.onnx`` opset older than :data:`MIN_OPSET`, and ``ai.onnx`` or ``ai.onnx.ml`` opsets
-    newer than the installed ``onnx`` knows (their ops and changes are unknown to it and to the rules)."""
+    """Refuses an ``ai.onnx`` opset older than :data:`MIN_OPSET`, and an opset of a domain ONNX defines
+    (``ai.onnx``, ``ai.onnx.ml``, ``ai.onnx.preview.training``...) outside the versions the installed
+    ``onnx`` knows (their ops and changes are unknown to it and to the rules)."""
     default = versions.get("", versions.get("ai.onnx"))
     if default is not None and default < MIN_OPSET:
         raise UnsupportedOperationError(
             f"{source}: ONNX opset {default} is older than {MIN_OPSET}, the oldest hetero-sdk reads; "
             f"upgrade it with onnx.version_converter.convert_version(model, {MIN_OPSET})"
         )
-    newest = {"ai.onnx": (default, onnx.defs.onnx_opset_version())}
-    newest["ai.onnx.ml"] = (versions.get("ai.onnx.ml"), onnx.defs.onnx_ml_opset_version())
-    for domain, (version, known) in newest.items():
+    for domain, (oldest, known) in onnx.defs.C.schema_version_map().items():
+        version = default if domain == "" else versions.get(domain)
+        name = domain or "ai.onnx"
+        if version is not None and version < oldest:
+            raise UnsupportedOperationError(
+                f"{source}: the model imports {name} opset {version}; {name} opsets start at {oldest}"
+            )
         if version is not None and version > known:
             raise UnsupportedOperationError(
-                f"{source}: the model imports {domain} opset {version}, newer than {known}, the newest the installed "
+                f"{source}: the model imports {name} opset {version}, newer than {known}, the newest the installed "
                 f"onnx {onnx.__version__} knows; install an onnx that knows opset {version} "
                 f"(pip install -U onnx), or, where the model uses nothing newer, convert it with "
                 f"onnx.version_converter.convert_version(model, {known})"

@@ -5,13 +5,14 @@ rather than guess what its exporter meant)."""
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 import onnx
 
 from hetero_sdk.errors import ModelValidationError
 
-__all__ = ["FLAGS", "check_attribute_domains", "read_flag"]
+__all__ = ["FLAGS", "FUNCTION_AXES", "SOFT_CAPS", "check_attribute_domains", "check_function_axes", "read_flag"]
 
 FLAGS: Final = frozenset(
     {
@@ -25,6 +26,19 @@ FLAGS: Final = frozenset(
 )  # fmt: skip
 """The ``ai.onnx`` attributes that are booleans written as integers: every op with an attribute of one of
 these names (``keepdims`` of the reductions, ``ceil_mode`` of the pools...) reads it as 0 or 1."""
+
+
+SOFT_CAPS: Final = frozenset({"softcap"})
+"""The ``ai.onnx`` float attributes that are a soft cap (Attention's ``softcap``, applied as
+``softcap * tanh(x / softcap)``, 0 for none): finite and not negative. ONNX's function body caps at
+``|softcap|`` for a negative one (and gives NaN for NaN) where ONNX Runtime and ``onnx.reference`` cap only
+at a positive one; such a file is refused rather than read one way or the other."""
+
+FUNCTION_AXES: Final = frozenset({"axis", "axes"})
+"""The attributes that are axes of the first input in every ``ai.onnx`` op translated through its ONNX
+function body (RMSNormalization, MeanVarianceNormalization, CenterCropPad; LayerNormalization, Softmax
+and LogSoftmax where their rules hand them over): each value in ``[-rank, rank)``. Checked before the
+body is built, since the body turns an absurd axis into work (a Range from the axis to the rank)."""
 
 
 def read_flag(name: str, value: object, where: str) -> bool:
@@ -49,3 +63,29 @@ def check_attribute_domains(node: onnx.NodeProto, where: str) -> None:
     for attribute in node.attribute:
         if attribute.name in FLAGS and attribute.type == onnx.AttributeProto.INT:
             read_flag(attribute.name, int(attribute.i), where)
+        capped = attribute.name in SOFT_CAPS and attribute.type == onnx.AttributeProto.FLOAT
+        if capped and not (math.isfinite(attribute.f) and attribute.f >= 0):
+            raise ModelValidationError(
+                f"ONNX {where}: attribute {attribute.name}={attribute.f!r} is outside its domain: a soft cap is "
+                "a finite number, positive, or 0 for none"
+            )
+
+
+def check_function_axes(node: onnx.NodeProto, rank: int, where: str) -> None:
+    """Checks the :data:`FUNCTION_AXES` attributes of ``node``, an ``ai.onnx`` op about to be replaced by
+    its ONNX function body, against ``rank``, its first input's rank.
+
+    :param where: the node, as messages name it.
+    :raises ModelValidationError: naming the node, the attribute and the axis outside ``[-rank, rank)``.
+    """
+    for attribute in node.attribute:
+        if attribute.name not in FUNCTION_AXES:
+            continue
+        values = [attribute.i] if attribute.type == onnx.AttributeProto.INT else list(attribute.ints)
+        for axis in values:
+            if not -rank <= axis < rank:
+                expected = f"expected {-rank}..{rank - 1}" if rank else "a scalar has no axis"
+                raise ModelValidationError(
+                    f"ONNX {where}: attribute {attribute.name}: axis {axis} is out of range for its input "
+                    f"of rank {rank} ({expected})"
+                )

@@ -21,7 +21,10 @@ _ONNX_CODES = {t: code for code, t in ELEMENT_TYPES.items()}
 
 
 def _schema(op_type: str, version: int, domain: str) -> Any:
-    """The op's schema (typed Any: onnx's stubs lack its function accessors), or None."""
+    """The op's schema (typed Any: onnx's stubs lack its function accessors), or None (also for a domain
+    ONNX does not define, whose opset versions are the model's own and may be any int64)."""
+    if domain not in defs.C.schema_version_map():
+        return None
     try:
         return defs.get_schema(op_type, max_inclusive_version=version, domain=domain)
     except defs.SchemaError:

@@ -106,9 +106,11 @@ def _along(rank: int, axis: int) -> list[int]:
 
 @rule("ArrayFeatureExtractor", domain="ai.onnx.ml")
 def array_feature_extractor(ctx: NodeContext) -> Outputs:
-    """The elements of ``x`` at ``indices`` along its last axis; a 1-D ``x`` gives one row."""
+    """The elements of ``x`` at ``indices`` along its last axis; a 1-D ``x`` gives one row. Indices of any
+    rank are read as one list (flattened), as ONNX Runtime and ``onnx.reference`` read them."""
     x = ctx.input(0)
-    taken = opset.gather(x, ctx.input(1), ctx.const(-1, _I64)).output(0)
+    indices = opset.reshape(ctx.input(1), ctx.const([-1], _I64), special_zero=False)
+    taken = opset.gather(x, indices, ctx.const(-1, _I64)).output(0)
     if x.partial_shape.rank == 1:
         taken = opset.unsqueeze(taken, ctx.const([0], _I64)).output(0)
     return [taken]

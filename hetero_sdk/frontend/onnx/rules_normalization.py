@@ -38,10 +38,15 @@ def _batch_norm_training(
 ) -> Outputs:
     """Training mode: normalized with the batch's mean and (biased) variance per channel; the running
     statistics move toward them by ``1 - momentum``."""
-    axes = ctx.const([0, *range(2, x.partial_shape.rank)], _I64)
-    batch_mean = opset.reduce_mean(x, axes, keep_dims=True)
+    reduced = [0, *range(2, x.partial_shape.rank)]
+    axes = ctx.const(reduced, _I64)
+    # sums over the count, not ReduceMean (whose mean of nothing is 0): an empty batch gives NaN, as ONNX's
+    # BatchNormalization (a sum divided by the count) does
+    dims = opset.gather(opset.shape_of(x), ctx.const(reduced, _I64), 0)
+    count = opset.convert(opset.reduce_prod(dims, axes=0), x.element_type)
+    batch_mean = opset.divide(opset.reduce_sum(x, axes, keep_dims=True), count)
     centered = opset.subtract(x, batch_mean)
-    batch_var = opset.reduce_mean(opset.multiply(centered, centered), axes, keep_dims=False)
+    batch_var = opset.divide(opset.reduce_sum(opset.multiply(centered, centered), axes, keep_dims=False), count)
     flat_mean = opset.reshape(batch_mean, ctx.const([-1], _I64), special_zero=False)
     y = opset.batch_norm_inference(x, gamma, beta, flat_mean, batch_var, epsilon=epsilon)
     momentum = ctx.attr("momentum", 0.9)

@@ -60,7 +60,7 @@ def _dft(ctx: NodeContext, axis: int, length_input: int) -> Outputs:
         raise ctx.error(f"dft_length {length} must be positive")
     rows, columns = (length, size) if inverse and onesided else (size, length // 2 + 1 if onesided else length)
     CONSTANT_ELEMENTS.check(2 * rows * columns, f"the DFT's {rows} x {columns} cosine and sine matrices", ctx.error)
-    complex_input = x.partial_shape[-1] == 2
+    complex_input = _complex_signal(ctx, x, inverse and onesided, onesided)
     dtype = x.element_type.numpy
     order = [d for d in range(rank - 1) if d != axis] + [axis]
     back = list(np.argsort(order))
@@ -86,6 +86,29 @@ def _dft(ctx: NodeContext, axis: int, length_input: int) -> Outputs:
     last = ctx.const([-1], _I64)
     stacked = [opset.unsqueeze(opset.transpose(p, back), last).output(0) for p in parts]
     return [stacked[0] if len(stacked) == 1 else opset.concat(stacked, -1).output(0)]
+
+
+def _complex_signal(ctx: NodeContext, x: Output, half_spectrum: bool, onesided: bool) -> bool:
+    """Whether the DFT's input is complex: its last dimension, 1 (real) or 2 (real, imaginary), must be
+    known while translating, and fit ``onesided`` as ONNX's shape inference requires (a one-sided
+    transform of a real signal; an inverse one of a complex half spectrum)."""
+    parts = x.partial_shape[-1]
+    if parts < 0:
+        raise ctx.unsupported(
+            "a DFT whose last dimension (1: real, 2: complex) is unknown while translating (give it with "
+            "convert_model's input shapes)"
+        )
+    if parts not in (1, 2):
+        raise ctx.error(f"the input's last dimension is {parts}", "expected 1 (a real signal) or 2 (a complex one)")
+    if half_spectrum and parts != 2:
+        raise ctx.error(
+            "inverse=1, onesided=1 takes a complex half spectrum; this input is real", "expected last dimension 2"
+        )
+    if onesided and not half_spectrum and parts != 1:
+        raise ctx.error(
+            "onesided=1 takes a real signal; this input is complex", "expected last dimension 1, or onesided=0"
+        )
+    return parts == 2
 
 
 @rule("DFT", since=17)

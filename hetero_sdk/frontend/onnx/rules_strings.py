@@ -47,7 +47,17 @@ def regex_full_match(ctx: NodeContext) -> Outputs:
 
 
 _LISTS = {"strings": Type.string, "int64s": Type.i64, "floats": Type.f32}
-_DEFAULTS = {Type.string: "_Unused", Type.i64: -1, Type.f32: -0.0}
+
+
+def _spec_default(value_type: Type) -> np.ndarray:
+    """LabelEncoder's output for a key not found when no default is set, as ONNX's ``default_tensor``
+    says (and ONNX Runtime gives): ``"_Unused"`` for strings, -1 for any integral type (wrapped for an
+    unsigned one), -0.0 for any float type."""
+    if value_type.is_string:
+        return np.array("_Unused", value_type.numpy)
+    if value_type.is_integral:
+        return np.array(-1).astype(value_type.numpy)
+    return np.array(-0.0 if value_type.is_real else 0, value_type.numpy)
 
 
 def _mapping_side(ctx: NodeContext, side: str) -> np.ndarray:
@@ -69,8 +79,8 @@ def label_encoder(ctx: NodeContext) -> Outputs:
         default = np.asarray(ctx.attr("default_tensor")).reshape(-1)[:1].reshape(())
     else:
         kind = {Type.string: "string", Type.i64: "int64", Type.f32: "float"}.get(value_type)
-        fallback = _DEFAULTS.get(value_type, 0)
-        default = np.array(ctx.attr(f"default_{kind}", fallback) if kind else fallback, value_type.numpy)
+        given = ctx.attr(f"default_{kind}", None) if kind else None
+        default = _spec_default(value_type) if given is None else np.array(given, value_type.numpy)
     x = ctx.input(0)
     if Type.of(keys.dtype) is not x.element_type:
         keys = keys.astype(x.element_type.numpy)  # ONNX stores float keys as f32 for a double input

@@ -17,7 +17,7 @@ import onnx
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import HeteroSDKError, ModelValidationError, UnsupportedOperationError
-from hetero_sdk.frontend.onnx.attributes import check_attribute_domains
+from hetero_sdk.frontend.onnx.attributes import check_attribute_domains, check_function_axes
 from hetero_sdk.frontend.onnx.external_data import ExternalData
 from hetero_sdk.frontend.onnx.functions import function_body
 from hetero_sdk.frontend.onnx.node_context import NodeContext
@@ -301,6 +301,8 @@ class GraphTranslator:
         reason: UnsupportedOperationError | None,
     ) -> None:
         """Translates ``proto`` through its ONNX function body, or raises ``reason`` (or a new error)."""
+        if domain == "" and inputs and isinstance(inputs[0], Output):
+            check_function_axes(proto, inputs[0].partial_shape.rank, f"{proto.op_type} '{base}'")
         body = function_body(proto, version, domain, inputs, scope.namer.unique(base))
         if body is None:
             if reason is not None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelFormatError, ModelValidationError, UnsupportedOperationError
@@ -77,12 +78,15 @@ def tensor_value(tensor: onnx.TensorProto, where: str, external: ExternalData | 
 
     :raises UnsupportedOperationError: for an element type the opset does not have.
     :raises ModelFormatError: for a tensor in external data without ``external``, or a malformed reference.
+    :raises ModelValidationError: for a tensor whose data does not fill its declared shape and element
+        type (too many or too few values or bytes, a negative dimension).
     """
     kind = element_type(tensor.data_type, where)
     if tensor.HasField("data_location") and tensor.data_location == onnx.TensorProto.EXTERNAL:
         if external is None:
             raise ModelFormatError(f"{where} keeps its data in an external file; read the model from its .onnx path")
         return external.array(tensor)
+    _check_size(tensor, kind, where)
     if kind is Type.string:
         try:
             text = [s.decode("utf-8") for s in tensor.string_data]
@@ -94,3 +98,27 @@ def tensor_value(tensor: onnx.TensorProto, where: str, external: ExternalData | 
     value = numpy_helper.to_array(tensor)
     value.flags.writeable = False
     return value
+
+
+def _check_size(tensor: onnx.TensorProto, kind: Type, where: str) -> None:
+    """Refuses a tensor whose stored data is not exactly what its dims and element type declare: the
+    bytes of ``raw_data`` (sub-byte values packed), or the entries of the typed field ONNX keeps the
+    type in (``float_data``, ``int32_data``..., sub-byte values packed a byte to an entry)."""
+    dims = list(tensor.dims)
+    if any(d < 0 for d in dims):
+        raise ModelValidationError(f"{where}: field 'dims' {dims} holds a negative dimension")
+    count = math.prod(dims)
+    declared = f"its dims {dims} and element type {onnx_type_name(tensor.data_type)}"
+    if tensor.HasField("raw_data"):
+        needed = -(-count * kind.bitwidth // 8)
+        found, unit, field = len(tensor.raw_data), "bytes", "raw_data"
+    else:
+        field = helper.tensor_dtype_to_field(tensor.data_type)
+        per_entry = 8 // kind.bitwidth if kind.bitwidth < 8 else 1
+        needed = -(-count // per_entry)
+        found, unit = len(getattr(tensor, field)), "values"
+    if found != needed:
+        raise ModelValidationError(
+            f"{where}: field '{field}' holds {found} {unit}, but {declared} take {needed}; "
+            "the tensor's data and declared shape or type disagree (export the model again)"
+        )

@@ -135,6 +135,32 @@ def test_an_opset_newer_than_the_installed_onnx_knows_is_refused(domain: str, ne
         hs.convert_model(model)
 
 
+@pytest.mark.parametrize("version", [2, 2**31, 2**40, 0, -3])
+def test_an_opset_of_any_domain_onnx_defines_outside_its_versions_is_refused(version: int) -> None:
+    """ai.onnx.preview.training has opset 1 only; 2**40 once reached ONNX's schema lookup as a TypeError."""
+    node = helper.make_node(
+        "Adagrad", ["r", "t", "x", "g", "h"], ["x2", "h2"], domain="ai.onnx.preview.training", name="ada"
+    )
+    graph = helper.make_graph(
+        [node], "g", [value_info(n, np.float32, [1] if n in "xgh" else []) for n in "rtxgh"],
+        [value_info("x2", np.float32, [1]), value_info("h2", np.float32, [1])],
+    )  # fmt: skip
+    imports = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.preview.training", version)]
+    model = helper.make_model(graph, opset_imports=imports)
+    with pytest.raises(UnsupportedOperationError, match=rf"ai\.onnx\.preview\.training opset {version}"):
+        hs.convert_model(model)
+
+
+def test_a_custom_domains_huge_opset_version_lists_its_node_as_untranslated() -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Foo", ["x"], ["y"], domain="com.example", name="foo")], "g",
+        [value_info("x", np.float32, [2])], [value_info("y", np.float32, [2])],
+    )  # fmt: skip
+    imports = [helper.make_opsetid("", 17), helper.make_opsetid("com.example", 2**40)]
+    with pytest.raises(UnsupportedOperationError, match=r"Foo \(domain com.example, opset 1099511627776\) node 'foo'"):
+        hs.convert_model(helper.make_model(graph, opset_imports=imports))
+
+
 def test_the_newest_opset_the_installed_onnx_knows_is_read() -> None:
     newest = onnx.defs.onnx_opset_version()
     model = graph_model(

@@ -113,3 +113,21 @@ def test_array_feature_extractor_takes_columns_of_the_last_axis(shape: tuple[int
     model.ir_version = 8
     expected = x[..., [2, 0, 2]].reshape(out)
     check(model, {"x": x, "i": indices}, ("TEMPLATE", "XLA"), expected=[expected])
+
+
+@pytest.mark.parametrize("index_shape", [(2, 2), (1, 2, 3), ()])
+def test_array_feature_extractor_reads_indices_of_any_rank_as_one_list_as_onnxruntime(
+    index_shape: tuple[int, ...],
+) -> None:
+    """Indices [2, 2, 100000] once gave a (3, 2, 2, 100000) output where ONNX Runtime gives (3, 400000) (fuzzing)."""
+    x = _x(3, 4)
+    indices = np.random.default_rng(1).integers(0, 4, index_shape).astype(I64)
+    node = helper.make_node("ArrayFeatureExtractor", ["x", "i"], ["y"], domain="ai.onnx.ml")
+    graph = helper.make_graph(
+        [node], "g", [value_info("x", F32, [3, 4]), value_info("i", I64, list(index_shape))],
+        [value_info("y", F32, [3, indices.size])],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 1)])
+    model.ir_version = 8
+    expected = check(model, {"x": x, "i": indices}, ("TEMPLATE", "XLA"))  # ONNX Runtime's result
+    np.testing.assert_array_equal(expected[0], x[:, indices.reshape(-1)])

@@ -192,6 +192,17 @@ def test_batch_normalization_in_training_mode_uses_and_reports_batch_statistics(
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5, expected=[e.astype(F32) for e in expected])
 
 
+@pytest.mark.parametrize("shape", [(0, 3, 4), (2, 3, 0), (2, 3, 4, 5, 0)])
+def test_batch_normalization_in_training_mode_on_an_empty_batch_gives_nan_statistics_as_onnxruntime(
+    shape: tuple[int, ...],
+) -> None:
+    """The batch's mean is a sum over a count of 0: NaN (ONNX Runtime, onnx.reference), not ReduceMean's 0."""
+    inputs = {"x": _x(*shape), "scale": _x(3), "bias": _x(3), "mean": _x(3), "var": np.abs(_x(3)) + 0.5}
+    model, feeds = node_model("BatchNormalization", inputs, 15, outputs=3, training_mode=1)
+    expected = check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-5, atol=1e-6)
+    assert np.isnan(expected[1]).all() and np.isnan(expected[2]).all()
+
+
 def test_instance_and_layer_normalization() -> None:
     model, feeds = node_model(
         "InstanceNormalization", {"x": _x(2, 3, 5, 5), "s": _x(3), "b": _x(3)}, 7, constants=["s", "b"], epsilon=1e-4

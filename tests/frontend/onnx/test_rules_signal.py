@@ -4,9 +4,12 @@ spectra and their inverse, with dft_length cutting or zero-padding the signal, i
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from onnx import helper
 from onnx_models import check, node_model
+
+import hetero_sdk as hs
 
 F32, I64 = np.float32, np.int64
 RNG = np.random.default_rng(4)
@@ -57,3 +60,39 @@ def test_dft_20_takes_its_axis_at_run_time(axis: int) -> None:
     spectrum = np.fft.ifft(x[..., 0] + 1j * x[..., 1], axis=axis % 3)
     expected = np.stack([spectrum.real, spectrum.imag], axis=-1).astype(np.float32)
     check(model, feeds, ("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-5, expected=[expected])
+
+
+def _dft_model(last: int | str, **attributes: int) -> onnx.ModelProto:
+    node = helper.make_node("DFT", ["x"], ["y"], name="dft", axis=1, **attributes)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4, 3, last])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["a", "b", "c", "d"])],
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize(
+    ("last", "attributes", "message"),
+    [
+        (2, {"onesided": 1}, "onesided=1 takes a real signal; this input is complex"),
+        (1, {"onesided": 1, "inverse": 1}, "inverse=1, onesided=1 takes a complex half spectrum; this input is real"),
+        (3, {}, "the input's last dimension is 3; expected 1 .* or 2"),
+    ],
+)
+def test_a_dft_whose_last_dimension_does_not_fit_is_refused_as_onnx_shape_inference_does(
+    last: int, attributes: dict[str, int], message: str
+) -> None:
+    """A complex signal with onesided=1 once lost its imaginary part (fuzzing; ONNX Runtime refuses these)."""
+    with pytest.raises(hs.errors.ModelValidationError, match=rf"DFT 'dft'.*{message}"):
+        hs.convert_model(_dft_model(last, **attributes))
+
+
+def test_a_dft_whose_real_or_complex_dimension_is_unknown_needs_it_given() -> None:
+    """Read as real whatever it held at run time, a complex input was once transformed without its imaginary part."""
+    with pytest.raises(hs.errors.UnsupportedOperationError, match=r"last dimension .* unknown while translating"):
+        hs.convert_model(_dft_model("parts", onesided=1))
+    x = np.random.default_rng(2).standard_normal((1, 4, 3, 1)).astype(np.float32)
+    model = hs.convert_model(_dft_model("parts", onesided=1), {"x": [1, 4, 3, 1]})
+    spectrum = np.fft.rfft(x[..., 0], axis=1)
+    got = hs.Core().compile_model(model, "TEMPLATE")({"x": x})["y"]
+    np.testing.assert_allclose(got, np.stack([spectrum.real, spectrum.imag], -1), rtol=1e-5, atol=1e-5)

@@ -307,3 +307,86 @@ def test_a_negative_input_dim_other_than_minus_1_is_dynamic_as_onnxruntime_reads
     assert hs.convert_model(model).inputs[0].partial_shape == hs.PartialShape([-1, -1])
     x = np.array([[-1.0, 2.0, -3.0]], np.float32)
     check(model, {"x": x}, expected=[np.maximum(x, 0)])
+
+
+def _initializer_model(tensor: onnx.TensorProto) -> onnx.ModelProto:
+    """y = Identity(c), c the initializer ``tensor`` (not checked: the tensors here are malformed)."""
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["y"])], "g", [],
+        [helper.make_tensor_value_info("y", tensor.data_type, [f"d{i}" for i in range(len(tensor.dims))])],
+        [tensor],
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _spoiled(change: str) -> onnx.TensorProto:
+    tensor = onnx.numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "c")  # raw_data, 24 bytes
+    if change == "dims":
+        del tensor.dims[:]
+        tensor.dims.extend([2])
+    elif change == "scalar":
+        del tensor.dims[:]
+    elif change == "negative":
+        del tensor.dims[:]
+        tensor.dims.extend([-1, 6])
+    elif change == "dtype":
+        tensor.data_type = onnx.TensorProto.FLOAT8E8M0  # one byte a value: 24 bytes are 24 values, not 6
+    elif change == "typed_field":
+        tensor = onnx.TensorProto(name="c", data_type=onnx.TensorProto.FLOAT, dims=[2, 3], float_data=range(8))
+    elif change == "packed":
+        tensor = onnx.TensorProto(name="c", data_type=onnx.TensorProto.INT4, dims=[5], int32_data=[1, 2, 3, 4, 5, 6, 7])
+    elif change == "strings":
+        tensor = onnx.TensorProto(
+            name="c", data_type=onnx.TensorProto.STRING, dims=[3], string_data=[b"a", b"b", b"c", b"d"]
+        )
+    return tensor
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("dims", r"initializer 'c': field 'raw_data' holds 24 bytes, but its dims \[2\] and element type FLOAT take 8"),
+        (
+            "scalar",
+            r"initializer 'c': field 'raw_data' holds 24 bytes, but its dims \[\] and element type FLOAT take 4",
+        ),
+        ("negative", r"Negative dimension value \(tensor name: c\)"),  # ONNX's checker, before ours
+        (
+            "dtype",
+            r"initializer 'c': field 'raw_data' holds 24 bytes, but its dims \[2, 3\] and element type "
+            r"FLOAT8E8M0 take 6",
+        ),
+        (
+            "typed_field",
+            r"initializer 'c': field 'float_data' holds 8 values, but its dims \[2, 3\] and element type FLOAT take 6",
+        ),
+        (
+            "packed",
+            r"initializer 'c': field 'int32_data' holds 7 values, but its dims \[5\] and element type INT4 take 3",
+        ),
+        (
+            "strings",
+            r"initializer 'c': field 'string_data' holds 4 values, but its dims \[3\] and element type STRING take 3",
+        ),
+    ],
+)
+def test_an_initializer_whose_data_disagrees_with_its_dims_or_type_is_refused(change: str, message: str) -> None:
+    """Once numpy's reshape ValueError (fuzzing: dims or data_type mutated); ONNX Runtime refuses these too."""
+    with pytest.raises(ModelValidationError, match=message):
+        hs.convert_model(_initializer_model(_spoiled(change)))
+
+
+@pytest.mark.parametrize(
+    ("tensor", "expected"),
+    [
+        (helper.make_tensor("c", onnx.TensorProto.INT4, [3], [1, -2, 7]), np.array([1, -2, 7])),  # 2 packed entries
+        (helper.make_tensor("c", onnx.TensorProto.BOOL, [2], [True, False]), np.array([True, False])),
+        (helper.make_tensor("c", onnx.TensorProto.FLOAT16, [2], [0.5, -1.0]), np.array([0.5, -1.0])),
+        (helper.make_tensor("c", onnx.TensorProto.INT64, [2, 0], []), np.zeros((2, 0))),
+    ],
+)
+def test_initializers_whose_data_fills_their_dims_read_as_numpy_has_them(
+    tensor: onnx.TensorProto, expected: np.ndarray
+) -> None:
+    got = hs.Core().compile_model(_initializer_model(tensor), "TEMPLATE")({})["y"]
+    np.testing.assert_array_equal(np.asarray(got, np.float64), expected.astype(np.float64))
