@@ -10,9 +10,13 @@ from typing import Final
 
 import onnx
 
+from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelValidationError
 
-__all__ = ["FLAGS", "FUNCTION_AXES", "SOFT_CAPS", "check_attribute_domains", "check_function_axes", "read_flag"]
+__all__ = [
+    "FLAGS", "FUNCTION_AXES", "SOFT_CAPS", "check_attention_mask", "check_attribute_domains", "check_function_axes",
+    "read_flag",
+]  # fmt: skip
 
 FLAGS: Final = frozenset(
     {
@@ -89,3 +93,18 @@ def check_function_axes(node: onnx.NodeProto, rank: int, where: str) -> None:
                     f"ONNX {where}: attribute {attribute.name}: axis {axis} is out of range for its input "
                     f"of rank {rank} ({expected})"
                 )
+
+
+def check_attention_mask(node: onnx.NodeProto, query: Type, mask: Type | None, where: str) -> None:
+    """Checks ``Attention``'s ``attn_mask`` (its input 3): a boolean mask (keys to keep) or an additive
+    one of the query's element type, as ONNX's text says. Its type constraint also admits integers,
+    which ONNX Runtime reads one way and ``onnx.reference`` cannot read at all: refused, not guessed.
+
+    :raises ModelValidationError: naming the node and the mask's element type.
+    """
+    if node.op_type != "Attention" or mask is None or mask in (Type.boolean, query):
+        return
+    raise ModelValidationError(
+        f"ONNX {where}: attn_mask is {mask.value}; a mask is boolean (keys to keep) or {query.value} like Q "
+        "(added to the scores): cast it first"
+    )

@@ -17,7 +17,7 @@ import onnx
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import HeteroSDKError, ModelValidationError, UnsupportedOperationError
-from hetero_sdk.frontend.onnx.attributes import check_attribute_domains, check_function_axes
+from hetero_sdk.frontend.onnx.attributes import check_attention_mask, check_attribute_domains, check_function_axes
 from hetero_sdk.frontend.onnx.external_data import ExternalData
 from hetero_sdk.frontend.onnx.functions import function_body
 from hetero_sdk.frontend.onnx.node_context import NodeContext
@@ -303,6 +303,9 @@ class GraphTranslator:
         """Translates ``proto`` through its ONNX function body, or raises ``reason`` (or a new error)."""
         if domain == "" and inputs and isinstance(inputs[0], Output):
             check_function_axes(proto, inputs[0].partial_shape.rank, f"{proto.op_type} '{base}'")
+            mask = inputs[3] if len(inputs) > 3 and isinstance(inputs[3], Output) else None
+            where = f"{proto.op_type} '{base}'"
+            check_attention_mask(proto, inputs[0].element_type, None if mask is None else mask.element_type, where)
         body = function_body(proto, version, domain, inputs, scope.namer.unique(base))
         if body is None:
             if reason is not None:

@@ -306,3 +306,30 @@ def test_an_attention_soft_cap_of_0_or_positive_matches_onnxruntime(softcap: flo
     rng = np.random.default_rng(5)
     feeds = {n: (3 * rng.standard_normal((2, 3, 4 if n == "q" else 6, 8))).astype(F32) for n in "qkv"}
     check(_attention(softcap), feeds, rtol=1e-4, atol=1e-5)
+
+
+def _masked_attention(mask_type: type) -> ModelProto:
+    node = helper.make_node("Attention", ["q", "k", "v", "mask"], ["y"], name="n")
+    inputs = [value_info(n, F32, [2, 3, 4 if n == "q" else 6, 8]) for n in "qkv"]
+    graph = helper.make_graph(
+        [node], "g", [*inputs, value_info("mask", mask_type, [4, 6])], [value_info("y", F32, [2, 3, 4, 8])]
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+
+
+@pytest.mark.parametrize("mask_type", [np.int64, np.int32, np.uint8])
+def test_an_integer_attention_mask_is_refused_naming_its_type(mask_type: type) -> None:
+    """ONNX's text: a mask is boolean or Q's float type; its type constraint admits integers, which ONNX
+    Runtime reads one way and onnx.reference cannot read (fuzzing)."""
+    with pytest.raises(ModelValidationError, match=r"Attention 'n'.*attn_mask is [iu]\d+; a mask is boolean"):
+        hs.convert_model(_masked_attention(mask_type))
+
+
+@pytest.mark.parametrize("mask_type", [np.bool_, F32])
+def test_a_boolean_or_additive_attention_mask_matches_onnxruntime(mask_type: type) -> None:
+    rng = np.random.default_rng(6)
+    feeds = {n: rng.standard_normal((2, 3, 4 if n == "q" else 6, 8)).astype(F32) for n in "qkv"}
+    keep = rng.random((4, 6)) < 0.7
+    keep[:, 0] = True
+    feeds["mask"] = keep if mask_type is np.bool_ else np.where(keep, 0.0, -1e9).astype(F32)
+    check(_masked_attention(mask_type), feeds, rtol=1e-4, atol=1e-5)
