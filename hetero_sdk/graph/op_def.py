@@ -191,6 +191,8 @@ class Attr:
         if self.choices is not None and value not in self.choices:
             shown = ", ".join(c.value if isinstance(c, Type) else repr(c) for c in self.choices)
             raise node.error(f"attribute {self.name}={_shown(value)} is invalid; expected one of: {shown}")
+        if self.minimum is None and self.maximum is None and self.kind not in (INT, INTS):
+            return value  # (an integer attribute is an int64 at the least; other kinds declare their bounds)
         low = -(2**63) if self.minimum is None else self.minimum
         high = 2**63 - 1 if self.maximum is None else self.maximum
         outside = [v for v in _values(value) if not low <= v <= high]
