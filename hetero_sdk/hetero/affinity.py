@@ -112,7 +112,7 @@ def _unclaimed(model: Model, ops: Sequence[Node], device: Mapping[str, str], ask
     """``model`` cut to its compute ops no device has claimed yet (see :func:`assign_affinities`)."""
     claimed = Subgraph("claimed", frozenset(n for n in ops if n.friendly_name in device))
     rest = Subgraph(asking, frozenset(n for n in ops if n.friendly_name not in device))
-    return split_model(model, [claimed, rest]).submodels[1].model
+    return split_model(model, [claimed, rest], host_shapes=False).submodels[1].model
 
 
 def model_type(ops: Sequence[Node], name: str) -> str:

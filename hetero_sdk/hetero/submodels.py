@@ -76,15 +76,16 @@ class SplitModel:
     shapes: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
-def split_model(model: Model, parts: Sequence[Subgraph]) -> SplitModel:
+def split_model(model: Model, parts: Sequence[Subgraph], host_shapes: bool = True) -> SplitModel:
     """Builds one submodel per subgraph of compute nodes (``Subgraph.nodes`` holds Nodes).
 
-    When there are several, a ``ShapeOf`` of a model input runs on the host (:attr:`SplitModel.shapes`):
-    a submodel that needs only the shape of an input another one reads (a decoder's past length, taken
-    from one layer's cache and used by every layer) then gets that shape, not the whole tensor.
+    When there are several (and ``host_shapes``), a ``ShapeOf`` of a model input runs on the host
+    (:attr:`SplitModel.shapes`): a submodel that needs only the shape of an input another one reads (a
+    decoder's past length, taken from one layer's cache and used by every layer) then gets that shape,
+    not the whole tensor. A cut made to ask a device about some ops keeps them all (``host_shapes=False``).
     """
     order = model.get_ordered_ops()
-    hosted = _input_shapes(model) if len(parts) > 1 else {}
+    hosted = _input_shapes(model) if len(parts) > 1 and host_shapes else {}
     part_of = {id(n): i for i, part in enumerate(parts) for n in part.nodes if id(n) not in hosted}
     consumers = model.consumers()
     submodels = []
