@@ -35,6 +35,7 @@ from hetero_sdk.ops.activation import (
     tan,
     tanh,
 )
+from hetero_sdk.ops.activation_openvino import hard_sigmoid, is_nan
 from hetero_sdk.ops.basic import bit_cast, constant, convert, parameter, result
 from hetero_sdk.ops.control_flow import if_op, loop, scan
 from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
@@ -75,11 +76,12 @@ from hetero_sdk.ops.image import grid_sample, interpolate
 from hetero_sdk.ops.image_resize import resize
 from hetero_sdk.ops.indexing import gather_nd, reverse_sequence, scatter_elements_update, scatter_nd_update
 from hetero_sdk.ops.linear_algebra import det, einsum, matmul
+from hetero_sdk.ops.linear_algebra_attention import scaled_dot_product_attention
 from hetero_sdk.ops.movement import concat, gather, gather_elements, pad, split, transpose, variadic_split
 from hetero_sdk.ops.movement_blocks import depth_to_space, space_to_depth
 from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, lrn, mvn, softmax
-from hetero_sdk.ops.openvino_extras import fake_quantize, hard_sigmoid, is_nan, scaled_dot_product_attention
 from hetero_sdk.ops.pooling import avg_pool, max_pool
+from hetero_sdk.ops.quantization import fake_quantize
 from hetero_sdk.ops.recurrent import gru_sequence, lstm_sequence, rnn_sequence
 from hetero_sdk.ops.reduction import reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum
 from hetero_sdk.ops.shape_manipulation import broadcast, range, reshape, shape_of, squeeze, tile, unsqueeze

@@ -29,6 +29,7 @@ from hetero_sdk.graph.op_def import (
 )
 from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on import)
     activation,
+    activation_openvino,
     basic,
     control_flow,
     convolution,
@@ -42,11 +43,12 @@ from hetero_sdk.ops import (  # noqa: F401  (each family defines its ops on impo
     image_resize,
     indexing,
     linear_algebra,
+    linear_algebra_attention,
     movement,
     movement_blocks,
     normalization,
-    openvino_extras,
     pooling,
+    quantization,
     recurrent,
     reduction,
     shape_manipulation,

@@ -78,11 +78,19 @@ RUNS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
     "mini": ("MINI", "MiniDevice", FAST),
     "wrong_relu": ("WRONG_RELU", "WrongRelu", ("-k", "claimed_op and (Relu or Abs)")),
     "wrong_vector_matmul": ("WRONG_MATMUL", "WrongVectorMatMul", ("-k", "claimed_op and (MatMul or Relu)")),
-    "claims_sigmoid": ("CLAIMS_SIGMOID", "ClaimsSigmoid", ("-k", "claimed_op and ((Sigmoid and not HardSigmoid) or (Tanh and not Atanh))")),
+    "claims_sigmoid": (
+        "CLAIMS_SIGMOID",
+        "ClaimsSigmoid",
+        ("-k", "claimed_op and ((Sigmoid and not HardSigmoid) or (Tanh and not Atanh))"),
+    ),
     "no_perf_count": ("NO_PERF", "IgnoresPerfCount", ("-k", "profiling or compile_create")),
     "lax_keys": ("LAX_KEYS", "AcceptsUnknownKeys", ("-k", "unknown_and_read_only or wrong_values")),
     "bad_blobs": ("BAD_BLOBS", "CorruptsBlobs", ("-k", "export_import or corrupted_blob or compile_create")),
-    "crasher": ("CRASHER", "CrashesOnSigmoid", ("-k", "claimed_op and ((Sigmoid and not HardSigmoid) or (Tanh and not Atanh))")),
+    "crasher": (
+        "CRASHER",
+        "CrashesOnSigmoid",
+        ("-k", "claimed_op and ((Sigmoid and not HardSigmoid) or (Tanh and not Atanh))"),
+    ),
     "hanger": (
         "HANGER",
         "HangsOnExp",
