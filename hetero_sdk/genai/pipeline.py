@@ -258,7 +258,7 @@ class LLMPipeline:
         ending = config.ending_tokens
         generated: list[list[int]] = [[] for _ in prompts]
         finished = [False] * len(prompts)
-        logits = self.session.prefill(prompts)
+        logits = self.session.prefill(prompts, rows=prompts.shape[1] + config.max_new_tokens)
         for count in range(config.max_new_tokens):
             tokens = next_tokens(logits, config, rng)
             stop = False

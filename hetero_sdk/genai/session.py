@@ -59,12 +59,22 @@ class DecoderSession(abc.ABC):
         self.compiles = CompileCounter(compiled)
         """The executables compiled by this session's runs (``compiles.total``; None: not told)."""
 
-    def prefill(self, ids: np.ndarray) -> np.ndarray:
+    def prefill(self, ids: np.ndarray, rows: int | None = None) -> np.ndarray:
         """Starts new sequences with the prompts ``ids`` (``[batch, tokens]``, one length) and returns
-        the logits of their last position, ``[batch, vocab]``."""
+        the logits of their last position, ``[batch, vocab]``.
+
+        :param rows: how long the sequences may grow (prompt and new tokens), so that a cache kept in
+            fixed-capacity buffers is made that large at once.
+        """
         self.reset()
         self.batch = int(ids.shape[0])
+        if rows is not None:
+            self._reserve(rows)
         return self._feed(ids)
+
+    def _reserve(self, rows: int) -> None:
+        """Prepares the cache for sequences of ``rows`` tokens (nothing to do by default)."""
+        return None
 
     def step(self, ids: np.ndarray) -> np.ndarray:
         """Appends one token to each sequence (``ids``: ``[batch]``) and returns the next logits."""
@@ -171,6 +181,11 @@ class StatefulSession(DecoderSession):
     def reset(self) -> None:
         super().reset()
         self._reset_state()
+
+    def _reserve(self, rows: int) -> None:
+        reserve = getattr(self.request, "reserve_state", None)
+        if callable(reserve):
+            reserve(rows)
 
     def _cache_inputs(self) -> dict[str, np.ndarray]:
         if "beam_idx" in self.inputs:

@@ -94,6 +94,8 @@ class FixedCapacityBuffer(VariableBuffer):
         super().__init__(variable)
         self.axis = axis
         self.filled = 0
+        self.reserved = 0
+        """The rows the sequence will need (:meth:`reserve`): the next buffer is made that large."""
 
     @property
     def capacity(self) -> int:
@@ -102,9 +104,14 @@ class FixedCapacityBuffer(VariableBuffer):
         return 0 if value is None else int(value.shape[self.axis])
 
     def reset(self) -> None:
-        """Forgets the value and the rows filled."""
+        """Forgets the value, the rows filled and the rows reserved."""
         super().reset()
-        self.filled = 0
+        self.filled = self.reserved = 0
+
+    def reserve(self, rows: int) -> None:
+        """Makes the next buffer hold ``rows`` rows at the least, so a sequence of that length does not
+        grow its buffers (and compile for a new capacity) part way."""
+        self.reserved = rows
 
     def value(self) -> Any:
         """The filled rows, as the model sees the variable."""
@@ -170,7 +177,7 @@ class FixedCapacityCompiledModel(StatefulCompiledModel):
         length = filled.pop()
         needed = length + int(np.shape(inputs[self._rows])[self._rows_axis])
         masks = [np.asarray(inputs[i]) for i in self._padded]
-        needed = max([needed, *(m.shape[-1] for m in masks)])
+        needed = max([needed, *(m.shape[-1] for m in masks), *(c.reserved for c in caches)])
         capacity = max(c.capacity for c in caches)
         if needed > capacity:
             capacity = max(INITIAL_CAPACITY, 2 * capacity, 1 << (needed - 1).bit_length())

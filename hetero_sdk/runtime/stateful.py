@@ -172,6 +172,18 @@ class StatefulInferRequest(InferRequest):
         """The request's variables, one :class:`VariableState` each."""
         return [VariableState(self, b) for b in self._buffers]
 
+    def reserve_state(self, rows: int) -> None:
+        """Tells the request that its variables will grow to ``rows`` rows (a prompt and the tokens to
+        generate): where the device keeps them in fixed-capacity buffers (XLA), the next inference makes
+        them that large, so the sequence compiles no executable for a larger capacity part way. An SDK
+        extension (OpenVINO's requests have no such call); a hint: other devices ignore it.
+
+        :raises RequestBusyError: while an inference runs on the request.
+        """
+        self.ensure_idle()
+        for buffer in self._buffers:
+            buffer.reserve(int(rows))
+
     def reset_state(self) -> None:
         """Resets every variable: the next inference starts from the initial values."""
         self.ensure_idle()

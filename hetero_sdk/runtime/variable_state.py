@@ -47,6 +47,10 @@ class VariableBuffer:
         """Forgets the value: the next inference starts from the initial value."""
         self._value = None
 
+    def reserve(self, rows: int) -> None:
+        """A hint that the variable will grow to ``rows`` rows; a buffer kept as the device returns it
+        has nothing to prepare."""
+
     def value(self) -> Any:
         """The variable's value as the model sees it (what :attr:`VariableState.state` reads), or None."""
         return self.get()

@@ -51,16 +51,16 @@ def test_a_batch_of_one_length_runs_in_one_request(llama_pipeline: LLMPipeline, 
     session = llama_pipeline.session
     original = session.prefill
 
-    def counted(ids: np.ndarray) -> np.ndarray:
-        calls.append(ids.shape)
-        return original(ids)
+    def counted(ids: np.ndarray, rows: int | None = None) -> np.ndarray:
+        calls.append((*ids.shape, rows))
+        return original(ids, rows)
 
     session.prefill = counted  # type: ignore[method-assign]
     try:
         tokens = llama_pipeline.generate(np.array([PROMPT, SAME_LENGTH]), max_new_tokens=16)
     finally:
         del session.prefill
-    assert calls == [(2, 6)]
+    assert calls == [(2, 6, 6 + 16)]  # one request, told the rows the sequences will need
     assert tokens == [reference[tuple(PROMPT)][:16], reference[tuple(SAME_LENGTH)][:16]]
 
 

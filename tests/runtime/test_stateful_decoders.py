@@ -79,6 +79,24 @@ def test_xla_decodes_64_tokens_with_three_executables(xla_llama: FixedCapacityCo
     assert len(xla_llama.compiled.cached_shapes) == 3  # a second generation compiles nothing
 
 
+def test_a_reserved_length_makes_the_buffers_that_large_at_once(core: hs.Core) -> None:
+    """reserve_state(rows) after reset_state(): the 72 rows of an 8-token prompt and 64 tokens in buffers
+    of 128 rows from the first step, so no step compiles for a larger capacity part way."""
+    compiled = core.compile_model(hs.make_stateful(core.read_model(PATHS["gpt2"])), "XLA")
+    assert isinstance(compiled, FixedCapacityCompiledModel)
+    request = compiled.create_infer_request()
+    request.reset_state()
+    request.reserve_state(len(PROMPT) + LONG)
+    ids, total, tokens = np.array([PROMPT]), len(PROMPT), []
+    for _ in range(LONG):
+        logits = request.infer({"input_ids": ids, "attention_mask": np.ones((1, total), np.int64)})["logits"]
+        tokens.append(int(logits[0, -1].argmax()))
+        ids, total = np.array([[tokens[-1]]]), total + 1
+    assert tokens == ort_greedy(PATHS["gpt2"], PROMPT, LONG)
+    shapes = compiled.compiled.cached_shapes
+    assert {s[2][2] for s in shapes} == {2 * INITIAL_CAPACITY} and len(shapes) == 2  # the prompt, the steps
+
+
 @pytest.mark.parametrize("name", ["qwen2"])  # (GPT-2 on XLA: the HETERO test below, where XLA runs it all)
 def test_xla_gives_onnxruntime_s_tokens_for_every_architecture(core: hs.Core, name: str) -> None:
     request = core.compile_model(hs.make_stateful(core.read_model(PATHS[name])), "XLA").create_infer_request()
