@@ -23,10 +23,10 @@ from hetero_sdk.core import Core
 from hetero_sdk.errors import InferenceError, ModelValidationError
 from hetero_sdk.genai.config import GenerationConfig
 from hetero_sdk.genai.logits import next_tokens
-from hetero_sdk.genai.session import PAST_INPUT, DecoderSession, open_session
+from hetero_sdk.genai.session import DecoderSession, open_session
 from hetero_sdk.genai.tokenizer import TextStream, Tokenizer
 from hetero_sdk.graph import Model
-from hetero_sdk.transformations import make_stateful
+from hetero_sdk.transformations import find_kv_cache_pairs, make_stateful
 
 __all__ = ["DecodedResults", "EncodedResults", "LLMPipeline", "PerfMetrics", "Streamer", "StreamerBase"]
 
@@ -330,7 +330,7 @@ def _ids(values: Sequence[Any], index: int) -> list[int]:
 def _stateful(model: Model) -> Model:
     """``model`` itself when it is stateful or has no ``past_key_values``/``present`` pairs; else a
     stateful copy."""
-    if model.is_stateful() or not any(PAST_INPUT.match(port.any_name) for port in model.inputs):
+    if model.is_stateful() or not find_kv_cache_pairs(model):
         return model
     try:
         return make_stateful(model.clone())

@@ -9,6 +9,7 @@ static shapes, :func:`constant_value` computes it with the ops' own array-API ke
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -43,12 +44,20 @@ found at and the value. A value known at some depth is known with more depth lef
 an unknown one stays unknown with less."""
 
 
-def _remembered(memo: _Memo, key: tuple[str, int, int], depth: int) -> tuple[bool, np.ndarray | None]:
+def _memoized(
+    kind: str, compute: Callable[[Output, int, _Memo], np.ndarray | None], output: Output, depth: int, memo: _Memo
+) -> np.ndarray | None:
+    """``compute(output, depth, memo)``, or what an earlier call of this top-level call found when it
+    still holds at ``depth``."""
+    key = (kind, id(output.node), output.index)
     found = memo.get(key)
-    if found is None:
-        return False, None
-    at, value = found
-    return ((value is not None and depth <= at) or (value is None and depth >= at)), value
+    if found is not None:
+        at, value = found
+        if (value is not None and depth <= at) or (value is None and depth >= at):
+            return value
+    value = compute(output, depth, memo)
+    memo[key] = (depth, value)
+    return value
 
 
 def constant_value(output: Output, _depth: int = 0, _memo: _Memo | None = None) -> np.ndarray | None:
@@ -58,13 +67,7 @@ def constant_value(output: Output, _depth: int = 0, _memo: _Memo | None = None) 
     inputs are all known (and small). Each output is computed once a call, however many paths of the
     graph reach it (shape sub-graphs share their ShapeOf and Range nodes widely).
     """
-    memo: _Memo = {} if _memo is None else _memo
-    key = ("value", id(output.node), output.index)
-    known, value = _remembered(memo, key, _depth)
-    if not known:
-        value = _constant_value(output, _depth, memo)
-        memo[key] = (_depth, value)
-    return value
+    return _memoized("value", _constant_value, output, _depth, {} if _memo is None else _memo)
 
 
 def _constant_value(output: Output, _depth: int, memo: _Memo) -> np.ndarray | None:
@@ -102,13 +105,7 @@ def partial_value(output: Output, _depth: int = 0, _memo: _Memo | None = None) -
     (:data:`_MOVING_OPS`, and ``Convert`` between integer types) carry it along, so
     ``Gather(ShapeOf(x), -1)`` is known when only ``x``'s first dimension is dynamic.
     """
-    memo: _Memo = {} if _memo is None else _memo
-    key = ("partial", id(output.node), output.index)
-    known, value = _remembered(memo, key, _depth)
-    if not known:
-        value = _partial_value(output, _depth, memo)
-        memo[key] = (_depth, value)
-    return value
+    return _memoized("partial", _partial_value, output, _depth, {} if _memo is None else _memo)
 
 
 def _partial_value(output: Output, _depth: int, memo: _Memo) -> np.ndarray | None:

@@ -22,7 +22,7 @@ zeros to the capacity: the logits are those of the model run with the cache as e
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -276,7 +276,7 @@ def _rewire_consumers(
     length world where the input decides a shape, the value world elsewhere."""
     copied = {id(v.node) for v in (*length.values(), *value.values())}
     originals = set(length)
-    for node in _all_nodes(model.get_results(), length.values(), value.values()):
+    for node in model.get_ops():
         if id(node) in copied:
             continue
         for index, source in enumerate(node.input_values()):
@@ -285,18 +285,6 @@ def _rewire_consumers(
             spec = node.op.input_spec(index)
             world = length if spec is not None and spec.decides_shape else value
             node.set_input(index, world[source])
-
-
-def _all_nodes(results: Iterable[Node], *extra: Iterable[Output]) -> list[Node]:
-    seen: dict[int, Node] = {}
-    stack = [*results, *(o.node for group in extra for o in group)]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen[id(node)] = node
-        stack.extend(v.node for v in node.input_values())
-    return list(seen.values())
 
 
 def _scatter_into_buffer(cache: _Cache, past_length: Output, users: dict[Output, list[tuple[Node, int]]]) -> None:
@@ -369,7 +357,7 @@ def check_fixed_capacity(model: Model, fixed: FixedCapacityCache, tolerance: flo
         raise ModelValidationError(
             f"a fixed-capacity step of '{model.friendly_name}' could not be checked: {exc}"
         ) from exc
-    caches = {port.any_name: fixed.axes[p] for p, port in zip(fixed.pairs, _outputs(model, fixed.pairs.values()))}
+    caches = {model.output(present).any_name: fixed.axes[past] for past, present in fixed.pairs.items()}
     for port, want, have in zip(model.outputs, expected, got):
         name = port.any_name
         if name in caches:
@@ -379,7 +367,3 @@ def check_fixed_capacity(model: Model, fixed: FixedCapacityCache, tolerance: flo
                 f"output {name!r} of '{model.friendly_name}' changes when its caches' unfilled rows do: the model "
                 "reads past the filled rows (no mask hides them), so its caches cannot live in fixed-capacity buffers"
             )
-
-
-def _outputs(model: Model, names: Iterable[str]) -> list[Output]:
-    return [model.output(name) for name in names]
