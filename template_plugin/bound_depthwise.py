@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import resolve_pads, window_output_dims
+from hetero_sdk.plugin import resolve_pads, window_output_dims
 from hetero_sdk.reference import ROW_BLOCK, ROW_GEMM_TAPS, Workspace, live_taps
 from template_plugin.fused_conv import convolution_into, finish
 

@@ -7,9 +7,8 @@ from concurrent.futures import Executor
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from hetero_sdk import Model, rt_info
-from hetero_sdk.plugin import CompiledModel, RunContext
-from hetero_sdk.transformations import fused_names
+from hetero_sdk import Model
+from hetero_sdk.plugin import CompiledModel, RunContext, fused_names, rt_info
 from template_plugin import blas
 from template_plugin.blob import write_blob
 from template_plugin.execution_plan import ExecutionPlan

@@ -12,8 +12,7 @@ import numpy as np
 
 from hetero_sdk import Model, Node
 from hetero_sdk.errors import InferenceError, RequestCancelledError, UnsupportedOperationError
-from hetero_sdk.reference import Kernel, get_kernel
-from hetero_sdk.runtime import RunContext
+from hetero_sdk.plugin import Kernel, RunContext, get_kernel
 from template_plugin.arena import Arena, Donation
 from template_plugin.bound_conv import bind_convolution
 from template_plugin.direct_kernels import DIRECT_KERNELS, bind_direct

@@ -18,7 +18,7 @@ import numpy as np
 
 from hetero_sdk import Node, PartialShape
 from hetero_sdk.errors import ModelValidationError
-from hetero_sdk.ops import (
+from hetero_sdk.plugin import (
     BOOL,
     INTS,
     LOWER_STRING,
@@ -32,8 +32,9 @@ from hetero_sdk.ops import (
     as_output,
     define,
     expect_same_types,
+    kernel,
 )
-from hetero_sdk.reference import ConvolutionPlan, Workspace, grouped_convolution, kernel, run_convolution
+from hetero_sdk.reference import ConvolutionPlan, Workspace, grouped_convolution, run_convolution
 
 __all__ = [
     "CONVOLUTION",

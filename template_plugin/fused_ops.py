@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node, PartialShape
-from hetero_sdk.ops import (
+from hetero_sdk.plugin import (
     BOOL,
     NUMERIC_TYPES,
     REAL_TYPES,
@@ -26,9 +26,10 @@ from hetero_sdk.ops import (
     define,
     expect_same_types,
     gelu_tanh,
+    kernel,
     matmul_shape,
 )
-from hetero_sdk.reference import erfc_values, kernel
+from hetero_sdk.reference import erfc_values
 
 __all__ = ["ACTIVATIONS", "FULLY_CONNECTED", "FULLY_CONNECTED_OP", "fully_connected"]
 

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import (
+from hetero_sdk.plugin import (
+    get_kernel,
     integer_saturation,
     reduced_axes,
     reshape_dims,
@@ -23,7 +24,7 @@ from hetero_sdk.ops import (
     strided_slice_index,
     unsqueezed_dims,
 )
-from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values, run_convolution
+from hetero_sdk.reference import Workspace, grouped_convolution, max_pool_values, run_convolution
 from template_plugin.bound_conv import kept_plans
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
 from template_plugin.direct_kernels import broadcast_shape

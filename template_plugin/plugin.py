@@ -5,21 +5,25 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hetero_sdk import Model, __version__
+from hetero_sdk import Core, Model, __version__
 from hetero_sdk import properties as props
-from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import BlobFormatError
 from hetero_sdk.plugin import (
     ConfiguredDevice,
+    ContextProvider,
+    DevicePlugin,
     HostContext,
+    ModelImporter,
     RemoteContext,
     SupportTable,
     Version,
+    VersionReporter,
+    format_device_name,
     hookimpl,
+    kernel_types,
 )
-from hetero_sdk.reference import kernel_types
 from template_plugin.blob import read_blob
 from template_plugin.compiled_model import TemplateCompiledModel
 from template_plugin.config import make_config
@@ -46,23 +50,27 @@ class TemplatePlugin(ConfiguredDevice):
         self._lock = threading.Lock()
 
     @hookimpl
-    def get_version(self) -> Version:
+    def get_version(self, device_name: str) -> Version:
         return Version(__version__, "TEMPLATE reference device (numpy kernels)")
 
     @hookimpl
-    def compile_model(self, model: Model, properties: dict[str, Any], device_name: str) -> TemplateCompiledModel:
+    def compile_model(
+        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
+    ) -> TemplateCompiledModel:
         config = self.config.resolve(properties)
         return TemplateCompiledModel(model, self._device(device_name, config), config, self._executor_for(config))
 
     @hookimpl
-    def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
         config = self.config.resolve(properties)
         transform = (lambda m: None) if config["TEMPLATE_DISABLE_TRANSFORMATIONS"] else transform_model
         name = self._device(device_name, config) if props.device.id in properties else device_name
         return support_table().query(model, transform).claims(name)
 
     @hookimpl
-    def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str) -> TemplateCompiledModel:
+    def import_model(
+        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
+    ) -> TemplateCompiledModel:
         model, stored = read_blob(blob)
         config = self.config.resolve({**self.config.from_blob(stored, "TEMPLATE blob frame 'config'"), **properties})
         device, executor = self._device(device_name, config), self._executor_for(config)
@@ -75,11 +83,11 @@ class TemplatePlugin(ConfiguredDevice):
             ) from exc
 
     @hookimpl
-    def create_context(self, properties: dict[str, Any], device_name: str) -> RemoteContext:
+    def create_context(self, properties: dict[str, Any], device_name: str, core: Core) -> RemoteContext:
         return HostContext(self._device(device_name, self.config.resolve(properties)), properties)
 
     @hookimpl
-    def get_default_context(self, properties: dict[str, Any], device_name: str) -> RemoteContext:
+    def get_default_context(self, properties: dict[str, Any], device_name: str, core: Core) -> RemoteContext:
         return HostContext(self._device(device_name, self.config.resolve(properties)))
 
     def _device(self, device_name: str, config: dict[str, Any]) -> str:
@@ -103,3 +111,9 @@ def support_table() -> SupportTable:
     if _table is None:
         _table = SupportTable("TEMPLATE").add(kernel_types())
     return _table
+
+
+if TYPE_CHECKING:  # mypy checks the hook methods against the contract's Protocols
+
+    def _typed(plugin: TemplatePlugin) -> tuple[DevicePlugin, ModelImporter, ContextProvider, VersionReporter]:
+        return plugin, plugin, plugin, plugin

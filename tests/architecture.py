@@ -16,8 +16,8 @@ from pathlib import Path
 import grimp
 
 __all__ = [
-    "PLUGIN_PACKAGES", "PUBLIC_MODULES", "SDK_LAYERS", "import_cycles", "late_imports", "layer_violations",
-    "private_imports",
+    "FACADE_MODULES", "MOVING_TO_TEMPLATE", "PLUGIN_PACKAGES", "PUBLIC_MODULES", "SDK_LAYERS", "import_cycles",
+    "late_imports", "layer_violations", "private_imports",
 ]  # fmt: skip
 
 SDK_LAYERS: tuple[tuple[str, ...], ...] = (
@@ -61,7 +61,22 @@ PUBLIC_MODULES = frozenset(
         "hetero_sdk.runtime", "hetero_sdk.serialization", "hetero_sdk.shape", "hetero_sdk.transformations",
     }
 )  # fmt: skip
-"""The SDK modules a plugin may import from, each only the names in its ``__all__``."""
+"""The SDK modules HETERO may import from, each only the names in its ``__all__``."""
+
+FACADE_MODULES = frozenset(
+    {"hetero_sdk", "hetero_sdk.plugin", "hetero_sdk.errors", "hetero_sdk.properties", "hetero_sdk.opset"}
+)
+"""The SDK modules a device plugin may import from, each only the names in its ``__all__``: the plugin
+facade and the public user API (as a pytest plugin imports ``pytest``, never ``_pytest``)."""
+
+MOVING_TO_TEMPLATE = frozenset(
+    {
+        "ConvolutionPlan", "ROW_BLOCK", "ROW_GEMM_TAPS", "Workspace", "erfc_values", "grouped_convolution",
+        "live_taps", "max_pool_values", "plan_convolution", "run_convolution",
+    }
+)  # fmt: skip
+"""TEMPLATE's fast-path helpers that still live in :mod:`hetero_sdk.reference` while issue 33.1 moves
+them into ``template_plugin``: the only names a plugin may import from outside the facade, until then."""
 
 PLUGIN_PACKAGES = ("template_plugin", "hetero_sdk_jax", "hetero_sdk_tutorial", "hetero_sdk_ort")
 """The device packages shipped with the SDK, written as any third party's."""

@@ -13,7 +13,7 @@ to its own keys and lets :class:`ConfiguredDevice` answer ``get_property`` and `
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hetero_sdk.device_name import parse_device_name
 from hetero_sdk.element_type import Type
@@ -28,6 +28,9 @@ from hetero_sdk.plugin.config import (
     one_of,
 )
 from hetero_sdk.plugin.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from hetero_sdk.core import Core
 
 __all__ = [
     "ConfiguredDevice", "device_id", "device_priorities", "device_properties", "exclusive_async_requests",
@@ -190,11 +193,11 @@ class ConfiguredDevice:
     """The device's property table."""
 
     @hookimpl
-    def get_property(self, name: str, arguments: dict[str, Any]) -> Any:
+    def get_property(self, name: str, arguments: dict[str, Any], device_name: str, core: Core) -> Any:
         """The value of ``name`` for ``arguments["DEVICE_ID"]`` (when given); see the hook."""
         return self.config.get(name, arguments.get("DEVICE_ID"))
 
     @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
+    def set_property(self, properties: dict[str, Any], device_name: str, core: Core) -> None:
         """Validates every entry of ``properties``, then stores them all; see the hook."""
         self.config.set(properties)

@@ -20,6 +20,7 @@ from hetero_sdk.plugin import (
     DeviceConfig,
     Mutability,
     PropertySpec,
+    RemoteContext,
     RunContext,
     hookimpl,
     read_only,
@@ -157,11 +158,20 @@ class SmallDevice(ConfiguredDevice):
         )
 
     @hookimpl
-    def query_model(self, model: hs.Model, device_name: str) -> dict[str, str]:
+    def query_model(
+        self, model: hs.Model, properties: dict[str, Any], device_name: str, core: hs.Core
+    ) -> dict[str, str]:
         return {n.friendly_name: device_name for n in model.get_ops()}
 
     @hookimpl
-    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> CompiledModel:
+    def compile_model(
+        self,
+        model: hs.Model,
+        properties: dict[str, Any],
+        context: RemoteContext | None,
+        device_name: str,
+        core: hs.Core,
+    ) -> CompiledModel:
         config = self.config.resolve(properties)
         return _Identity(model.clone(), f"{device_name}.{config['DEVICE_ID']}", config)
 
@@ -204,7 +214,7 @@ def test_configured_device_rejects_wrong_values_and_read_only_keys_changing_noth
 def test_a_subclass_overriding_a_configured_hook_is_the_one_called() -> None:
     class Locked(SmallDevice):
         @hookimpl
-        def set_property(self, properties: dict[str, Any]) -> None:
+        def set_property(self, properties: dict[str, Any], device_name: str, core: hs.Core) -> None:
             raise UnsupportedPropertyError(f"LOCKED cannot set {', '.join(properties)}")
 
     core = hs.Core(plugins={"LOCKED": Locked}, autoload=False)

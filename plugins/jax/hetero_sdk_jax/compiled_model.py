@@ -23,10 +23,9 @@ from typing import Any
 import jax
 import jax.export
 import numpy as np
-from hetero_sdk import Model, rt_info
+from hetero_sdk import Model
 from hetero_sdk.errors import CompilationError, InferenceError
-from hetero_sdk.plugin import CompiledModel, RunContext
-from hetero_sdk.transformations import fused_names
+from hetero_sdk.plugin import CompiledModel, RunContext, fused_names, rt_info
 from jax.sharding import SingleDeviceSharding
 
 from hetero_sdk_jax.backend import Backend

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
-from hetero_sdk import Model, Node, Type
+from hetero_sdk import Core, Model, Node, Type
 from hetero_sdk import properties as props
-from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import BlobFormatError, PropertyValueError, UnsupportedOperationError
-from hetero_sdk.plugin import ConfiguredDevice, RemoteContext, SupportTable, Version, hookimpl
-from hetero_sdk.reference import kernel_types
+from hetero_sdk.plugin import (
+    ConfiguredDevice,
+    ContextProvider,
+    DevicePlugin,
+    ModelImporter,
+    RemoteContext,
+    SupportTable,
+    Version,
+    VersionReporter,
+    format_device_name,
+    hookimpl,
+    kernel_types,
+)
 
 from hetero_sdk_jax.backend import Backend, open_backend
 from hetero_sdk_jax.compiled_model import XlaCompiledModel
@@ -47,12 +57,12 @@ class XlaPlugin(ConfiguredDevice):
         self._lock = threading.Lock()
 
     @hookimpl
-    def get_version(self) -> Version:
+    def get_version(self, device_name: str) -> Version:
         return Version(PLUGIN_VERSION, f"XLA device plugin (jax {jax.__version__}, platform {self.backend.platform})")
 
     @hookimpl
     def compile_model(
-        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str
+        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
     ) -> XlaCompiledModel:
         config = self.config.resolve(properties)
         device_id = self._device_id(config, context)
@@ -70,7 +80,7 @@ class XlaPlugin(ConfiguredDevice):
         )
 
     @hookimpl
-    def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
         config = self.config.resolve(properties)
         # Support is analysed on the model as given (the common optimisations only fuse supported
         # ops, recording the fused names): what is known while tracing depends on a node's
@@ -87,7 +97,7 @@ class XlaPlugin(ConfiguredDevice):
 
     @hookimpl
     def import_model(
-        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str
+        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
     ) -> XlaCompiledModel:
         imported = import_blob(blob, self.backend.platform)
         stored = self.config.from_blob(imported.config, "XLA blob header field 'config'")
@@ -120,12 +130,12 @@ class XlaPlugin(ConfiguredDevice):
             ) from exc
 
     @hookimpl
-    def create_context(self, properties: dict[str, Any], device_name: str) -> XlaContext:
+    def create_context(self, properties: dict[str, Any], device_name: str, core: Core) -> XlaContext:
         device_id = self.config.resolve(properties)[props.device.id]
         return XlaContext(format_device_name(device_name, device_id), self.backend.device(device_id), properties)
 
     @hookimpl
-    def get_default_context(self, properties: dict[str, Any], device_name: str) -> XlaContext:
+    def get_default_context(self, properties: dict[str, Any], device_name: str, core: Core) -> XlaContext:
         device_id = str(self.config.resolve(properties)[props.device.id])
         with self._lock:
             if device_id not in self._contexts:
@@ -186,3 +196,9 @@ def _no_strings(node: Node) -> str | None:
     if any(p.element_type is Type.string for p in ports):
         return "string tensors (XLA arrays hold numbers only; HETERO:XLA,TEMPLATE runs them on TEMPLATE)"
     return None
+
+
+if TYPE_CHECKING:  # mypy checks the hook methods against the contract's Protocols
+
+    def _typed(plugin: XlaPlugin) -> tuple[DevicePlugin, ModelImporter, ContextProvider, VersionReporter]:
+        return plugin, plugin, plugin, plugin

@@ -7,10 +7,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from hetero_sdk import Model, rt_info
+from hetero_sdk import Model
 from hetero_sdk.errors import BlobFormatError, CompilationError, ModelFormatError
-from hetero_sdk.plugin import CompiledModel, RunContext, pack_blob, unpack_blob
-from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+from hetero_sdk.plugin import (
+    CompiledModel,
+    RunContext,
+    model_from_bytes,
+    model_to_bytes,
+    pack_blob,
+    rt_info,
+    unpack_blob,
+)
 
 from hetero_sdk_ort.config import session_threads
 from hetero_sdk_ort.session import open_session

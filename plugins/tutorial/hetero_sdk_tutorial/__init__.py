@@ -8,23 +8,27 @@ at a time. Under ``HETERO:TUTORIAL,TEMPLATE`` every other op falls back to TEMPL
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from hetero_sdk import Model, Type, rt_info
+from hetero_sdk import Core, Model, Type
 from hetero_sdk import properties as props
 from hetero_sdk.plugin import (
     CompiledModel,
     ConfiguredDevice,
     DeviceConfig,
+    DevicePlugin,
+    RemoteContext,
     RunContext,
     SupportTable,
     Version,
+    VersionReporter,
     hookimpl,
     read_only,
+    rt_info,
+    run_node,
     standard,
 )
-from hetero_sdk.reference import run_node
 
 # --8<-- [end:imports]
 
@@ -116,19 +120,27 @@ class TutorialPlugin(ConfiguredDevice):
         self.config = make_config()
 
     @hookimpl
-    def get_version(self) -> Version:
+    def get_version(self, device_name: str) -> Version:
         return Version(__version__, "TUTORIAL device (numpy reference kernels)")
 
     @hookimpl
-    def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
         self.config.resolve(properties)  # rejects unknown keys and wrong values, as compile_model does
         return SUPPORT.query(model).claims(device_name)
 
     @hookimpl
-    def compile_model(self, model: Model, properties: dict[str, Any], device_name: str) -> TutorialCompiledModel:
+    def compile_model(
+        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
+    ) -> TutorialCompiledModel:
         config = self.config.resolve(properties)
         SUPPORT.check(model, device_name)  # raises UnsupportedOperationError naming each declined op and why
         return TutorialCompiledModel(model, device_name, config)
 
 
 # --8<-- [end:plugin]
+
+
+if TYPE_CHECKING:  # mypy checks the hook methods against the contract's Protocols
+
+    def _typed(plugin: TutorialPlugin) -> tuple[DevicePlugin, VersionReporter]:
+        return plugin, plugin
