@@ -71,31 +71,24 @@ from hetero_sdk.ops import (
     Input,
     OpDef,
     OutputSpec,
-    apply_resize,
     as_output,
-    backprop_geometry,
-    batch_normalized,
-    bodies,
-    constant_value,
     define,
     expect_rank,
     expect_same_types,
-    gelu_tanh,
-    integer_saturation,
-    loop_iterations,
-    matmul_shape,
-    reduced_axes,
-    reshape_dims,
-    resize_plan,
-    resolve_pads,
-    scatter_positions,
-    slice_index,
-    squeezed_dims,
-    strided_slice_index,
-    type_limits,
-    unsqueezed_dims,
-    window_output_dims,
 )
+from hetero_sdk.ops.activation import gelu_tanh
+from hetero_sdk.ops.basic import integer_saturation
+from hetero_sdk.ops.control_flow import bodies, loop_iterations
+from hetero_sdk.ops.convolution import backprop_geometry, resolve_pads, window_output_dims
+from hetero_sdk.ops.folding import constant_value
+from hetero_sdk.ops.image import resize_plan
+from hetero_sdk.ops.image_resize import apply_resize
+from hetero_sdk.ops.indexing import scatter_positions
+from hetero_sdk.ops.linear_algebra import matmul_shape
+from hetero_sdk.ops.normalization import batch_normalized
+from hetero_sdk.ops.reduction import reduced_axes, type_limits
+from hetero_sdk.ops.shape_manipulation import reshape_dims, squeezed_dims, unsqueezed_dims
+from hetero_sdk.ops.slicing import slice_index, strided_slice_index
 from hetero_sdk.plugin import standard
 from hetero_sdk.plugin.config import DeviceConfig, PropertySpec, as_bool, as_element_type, as_int, one_of, read_only
 from hetero_sdk.plugin.hookspecs import hookimpl
