@@ -123,7 +123,7 @@ class ExecutionPlan:
         caller keeps no state); a buffer goes back to the arena once no live value is it or a view
         of it, and a model output leaves the arena.
         """
-        arena = Arena() if context.state is None else context.state.setdefault(f"template.arena.{id(self)}", Arena())
+        arena: Arena = Arena() if context.state is None else context.state
         try:
             return self._run(inputs, context, arena)
         finally:

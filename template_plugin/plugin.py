@@ -20,7 +20,6 @@ from hetero_sdk.plugin import (
     SupportTable,
     Version,
     VersionReporter,
-    format_device_name,
     hookimpl,
     kernel_types,
 )
@@ -29,7 +28,7 @@ from template_plugin.compiled_model import TemplateCompiledModel
 from template_plugin.config import make_config
 from template_plugin.transformations import transform_model
 
-__all__ = ["TemplatePlugin", "support_table"]
+__all__ = ["TemplatePlugin"]
 
 
 class TemplatePlugin(ConfiguredDevice):
@@ -58,14 +57,15 @@ class TemplatePlugin(ConfiguredDevice):
         self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
     ) -> TemplateCompiledModel:
         config = self.config.resolve(properties)
-        return TemplateCompiledModel(model, self._device(device_name, config), config, self._executor_for(config))
+        return TemplateCompiledModel(
+            model, self.device_with_id(device_name, config), config, self._executor_for(config)
+        )
 
     @hookimpl
     def query_model(self, model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
         config = self.config.resolve(properties)
         transform = (lambda m: None) if config["TEMPLATE_DISABLE_TRANSFORMATIONS"] else transform_model
-        name = self._device(device_name, config) if props.device.id in properties else device_name
-        return support_table().query(model, transform).claims(name)
+        return self.support_table().query(model, transform).claims(self.claiming_name(device_name, properties, config))
 
     @hookimpl
     def import_model(
@@ -73,7 +73,7 @@ class TemplatePlugin(ConfiguredDevice):
     ) -> TemplateCompiledModel:
         model, stored = read_blob(blob)
         config = self.config.resolve({**self.config.from_blob(stored, "TEMPLATE blob frame 'config'"), **properties})
-        device, executor = self._device(device_name, config), self._executor_for(config)
+        device, executor = self.device_with_id(device_name, config), self._executor_for(config)
         try:
             return TemplateCompiledModel(model, device, config, executor)
         except Exception as exc:  # the frames parse, and yet the model does not compile: the blob is crafted
@@ -84,14 +84,15 @@ class TemplatePlugin(ConfiguredDevice):
 
     @hookimpl
     def create_context(self, properties: dict[str, Any], device_name: str, core: Core) -> RemoteContext:
-        return HostContext(self._device(device_name, self.config.resolve(properties)), properties)
+        return HostContext(self.device_with_id(device_name, self.config.resolve(properties)), properties)
 
     @hookimpl
     def get_default_context(self, properties: dict[str, Any], device_name: str, core: Core) -> RemoteContext:
-        return HostContext(self._device(device_name, self.config.resolve(properties)))
+        return HostContext(self.device_with_id(device_name, self.config.resolve(properties)))
 
-    def _device(self, device_name: str, config: dict[str, Any]) -> str:
-        return format_device_name(device_name, config[props.device.id])
+    def make_support_table(self) -> SupportTable:
+        """What TEMPLATE runs: every op type of the kernel registry, on every element type its kernel takes."""
+        return SupportTable("TEMPLATE").add(kernel_types())
 
     def _executor_for(self, config: dict[str, Any]) -> Executor | None:
         if not config[props.exclusive_async_requests]:
@@ -100,17 +101,6 @@ class TemplatePlugin(ConfiguredDevice):
             if self._exclusive_executor is None:
                 self._exclusive_executor = ThreadPoolExecutor(1, thread_name_prefix="TEMPLATE-exclusive")
             return self._exclusive_executor
-
-
-_table: SupportTable | None = None
-
-
-def support_table() -> SupportTable:
-    """What TEMPLATE runs: every op type of the kernel registry, on every element type its kernel takes."""
-    global _table
-    if _table is None:
-        _table = SupportTable("TEMPLATE").add(kernel_types())
-    return _table
 
 
 if TYPE_CHECKING:  # mypy checks the hook methods against the contract's Protocols

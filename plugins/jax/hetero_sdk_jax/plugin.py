@@ -35,7 +35,7 @@ from hetero_sdk_jax.transformations import DISABLE_TRANSFORMATIONS, transform_mo
 PLUGIN_VERSION = "0.1.0"
 """The version of hetero-sdk-jax (``hetero_sdk_jax.__version__``)."""
 
-__all__ = ["PLUGIN_VERSION", "XlaPlugin", "gpu_plugin", "support_table", "tpu_plugin"]
+__all__ = ["PLUGIN_VERSION", "XlaPlugin", "gpu_plugin", "tpu_plugin"]
 
 _FROM_BLOB = (props.hint.inference_precision, props.hint.execution_mode)
 
@@ -87,12 +87,10 @@ class XlaPlugin(ConfiguredDevice):
         # ancestors, which the table's per-node check cannot see. Inputs that decide shapes count as
         # known: compile_model specialises on their values.
         found: list[Analysis] = []
-        answer = support_table().query(
+        answer = self.support_table().query(
             model, lambda clone: found.append(plan_values(clone)[0]), in_context=lambda n: found[0].reasons.get(id(n))
         )
-        name = (
-            format_device_name(device_name, config[props.device.id]) if props.device.id in properties else device_name
-        )
+        name = self.claiming_name(device_name, properties, config)
         return answer.claims(name)
 
     @hookimpl
@@ -146,6 +144,14 @@ class XlaPlugin(ConfiguredDevice):
                 )
             return self._contexts[device_id]
 
+    def make_support_table(self) -> SupportTable:
+        """What XLA runs, by op type: every op it lowers (its lowering registry, and the ops whose definitions
+        carry an array-API kernel), and every op it folds to a constant while tracing (the SDK's reference
+        kernels). Where a node's place in the model decides (inputs that must be known while compiling,
+        control flow whose shapes must stay static: :func:`~hetero_sdk_jax.lowering.analyze`), ``query_model``
+        adds the analysis's reason."""
+        return SupportTable("XLA").add(sorted(set(lowering_types()) | set(kernel_types())), limits=[_no_strings])
+
     def _device_id(self, config: dict[str, Any], context: RemoteContext | None) -> str:
         if isinstance(context, XlaContext):
             return str(self.backend.devices.index(context.device))
@@ -162,21 +168,6 @@ def gpu_plugin() -> XlaPlugin:
 def tpu_plugin() -> XlaPlugin:
     """The ``TPU`` device: JAX's TPU backend (entry-point factory)."""
     return XlaPlugin("tpu", "TPU")
-
-
-_table: SupportTable | None = None
-
-
-def support_table() -> SupportTable:
-    """What XLA runs, by op type: every op it lowers (its lowering registry, and the ops whose definitions
-    carry an array-API kernel), and every op it folds to a constant while tracing (the SDK's reference
-    kernels). Where a node's place in the model decides (inputs that must be known while compiling,
-    control flow whose shapes must stay static: :func:`~hetero_sdk_jax.lowering.analyze`), ``query_model``
-    adds the analysis's reason."""
-    global _table
-    if _table is None:
-        _table = SupportTable("XLA").add(sorted(set(lowering_types()) | set(kernel_types())), limits=[_no_strings])
-    return _table
 
 
 def _refuse_strings(model: Model, device_name: str) -> None:

@@ -25,7 +25,6 @@ from hetero_sdk.plugin import (
     VersionReporter,
     hookimpl,
     read_only,
-    rt_info,
     run_node,
     standard,
 )
@@ -80,7 +79,6 @@ class TutorialCompiledModel(CompiledModel):
         self._ops = model.get_ordered_ops()
         self._parameters = model.get_parameters()
         self._results = model.get_results()
-        self._times: dict[str, float] = {}
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Computes every op with its reference kernel; one profiling row per compute op when profiling."""
@@ -95,17 +93,8 @@ class TutorialCompiledModel(CompiledModel):
                 continue
             with context.timed(node.friendly_name, node.get_type_name(), "numpy"):
                 values[id(node)] = run_node(node, args)
-        if context.profile is not None:
-            self._times = {row.node_name: row.real_time.total_seconds() * 1e6 for row in context.profile}
+        self.keep_profile(context.profile)  # each op's time goes into the runtime model's rt_info
         return [values[id(result)][0] for result in self._results]
-
-    def get_runtime_model(self) -> Model:
-        """The model as it runs, with each op's last profiled time in rt_info ``execTimeMcs``."""
-        runtime = super().get_runtime_model()
-        for node in runtime.get_ops():
-            if node.friendly_name in self._times:
-                node.get_rt_info()[rt_info.PERF_COUNTER] = self._times[node.friendly_name]
-        return runtime
 
 
 # --8<-- [end:compiled]
