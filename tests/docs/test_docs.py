@@ -217,9 +217,9 @@ def test_code_shown_as_a_section_equals_that_region_of_the_source() -> None:
     assert quoted >= 5  # the tutorial's device, section by section
 
 
-@pytest.mark.parametrize("page", ["hooks.md", "plugin-api.md"])
-def test_plugin_reference_pages_are_what_the_docstrings_generate(page: str) -> None:
-    """The hook and plugin API pages are Markdown generated from the code (rerun
+@pytest.mark.parametrize("page", ["hooks.md", "plugin-api.md", "graph-api.md"])
+def test_api_reference_pages_are_what_the_docstrings_generate(page: str) -> None:
+    """The hook, plugin API and graph API pages are Markdown generated from the code (rerun
     docs/_hooks/api_reference.py), so that they read unbuilt and cannot drift."""
     generator = _hook("api_reference")
     assert (DOCS / "reference" / page).read_text() == generator.PAGES[page](), (
@@ -234,6 +234,56 @@ def test_the_plugin_api_page_names_every_public_plugin_name() -> None:
     text = _page("reference/plugin-api.md")
     documented = {"Check", "hookimpl", "standard"}  # a type alias, the hook marker (hooks page), the module
     assert [n for n in api.__all__ if n not in documented and f"### {n}\n" not in text] == []
+
+
+@pytest.mark.parametrize("cls", [hetero_sdk.Model, hetero_sdk.Node, hetero_sdk.Output, hetero_sdk.Input])
+def test_the_graph_api_page_documents_every_public_method_and_property(cls: type) -> None:
+    """Every public method (with its signature) and property of the graph classes, inherited ones
+    included (Output and Input take theirs from a private base), is on the graph API page."""
+    import inspect
+
+    text = _page("reference/graph-api.md")
+    section = text.split(f"\n### {cls.__name__}\n", 1)[1].split("\n### ", 1)[0]
+    missing = []
+    for name, value in inspect.getmembers(cls):
+        if name.startswith("_"):
+            continue
+        if isinstance(inspect.getattr_static(cls, name), property):
+            found = f"- `{name}`: " in section
+        else:
+            parameters = [p for p in inspect.signature(value).parameters if p != "self"]
+            heading = f"#### {cls.__name__}.{name}\n\n```python\n{name}("
+            found = heading in section and all(p in section.split(heading, 1)[1].split("\n")[0] for p in parameters)
+        if not found:
+            missing.append(name)
+    assert missing == []
+
+
+def test_op_reference_shows_each_op_s_factory_with_its_arguments_in_order() -> None:
+    """Each op's section shows the opset function that builds it, every argument in order."""
+    import inspect
+
+    from hetero_sdk import opset
+    from hetero_sdk.ops import sdk_op_types
+
+    text = _page("reference/ops.md")
+    sections = {part.split("\n", 1)[0]: part for part in text.split("\n### ")[1:]}
+    assert sections["Convolution"].count("opset.convolution(") == 1
+    assert "auto_pad='explicit',\n    name=None,\n)" in sections["Convolution"]
+    assert "opset.if_op(cond, then_body, else_body, inputs=(), name=None)" in sections["If"]
+    assert "opset.parameter(shape, dtype=Type.f32, name=None)" in sections["Parameter"]
+    missing = []
+    for type_name in sdk_op_types():
+        code = sections[type_name].split("```python\n", 1)[-1].split("```", 1)[0]
+        factory = next((f for f in opset.__all__ if code.startswith(f"opset.{f}(")), None)
+        if factory is None:
+            missing.append(type_name)
+            continue
+        arguments = [p.removeprefix("*").split("=")[0] for p in re.split(r"[,\s]+", code[code.index("(") + 1 :])]
+        wanted = list(inspect.signature(getattr(opset, factory)).parameters)
+        if [a for a in arguments if a in wanted] != wanted:
+            missing.append(type_name)
+    assert missing == []
 
 
 def test_the_tutorial_reads_unbuilt() -> None:
