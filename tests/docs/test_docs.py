@@ -27,7 +27,7 @@ DOCS = ROOT / "docs"
 TUTORIAL = ROOT / "plugins" / "tutorial"
 
 _FENCE = re.compile(r"^```(\w*)\s*$")
-_SNIPPET = re.compile(r'--8<-- "([^":]+)(?::([\w-]+))?"')
+_SNIPPET = re.compile(r'--8<-- "([^":]+)(?::([\w-]+))?:?"')
 
 
 @dataclass
@@ -114,7 +114,9 @@ def test_snippets_name_existing_files_and_sections() -> None:
         for path, section in _SNIPPET.findall(page.read_text()):
             source = ROOT / path
             assert source.is_file(), f"{page.name} includes {path}, which does not exist"
-            if section:
+            if section.isdigit():  # from that line on
+                assert len(source.read_text().splitlines()) >= int(section), f"{page.name}: {path} is shorter"
+            elif section:
                 text = source.read_text()
                 for edge in ("start", "end"):
                     assert f"--8<-- [{edge}:{section}]" in text, f"{page.name}: {path} has no [{edge}:{section}]"
@@ -268,6 +270,17 @@ def test_op_reference_shows_each_op_s_factory_with_its_arguments_in_order() -> N
         if [a for a in arguments if a in wanted] != wanted:
             missing.append(type_name)
     assert missing == []
+
+
+def test_the_conformance_page_reads_unbuilt() -> None:
+    """The page opens with its own title and prose (what the kit checks, how to run it, when a device
+    conforms) before it includes the kit's README, and names the README for readers of the file."""
+    text = _page("conformance.md")
+    before = text.split("--8<--", 1)[0]
+    assert text.startswith("# Conformance kit\n")
+    assert len(before.split()) > 200
+    assert "hetero-sdk conformance MYDEV" in before and "every mandatory check" in before
+    assert "`hetero_sdk/conformance/README.md`" in before
 
 
 def test_the_tutorial_reads_unbuilt() -> None:

@@ -128,3 +128,10 @@ def test_op_and_coverage_tables_are_tables_and_signatures_are_highlighted(site: 
     coverage = Page(site / "reference" / "onnx-coverage" / "index.html")
     assert [t for t, _ in coverage.elements].count("table") == 1
     assert len([t for t, _ in coverage.elements if t == "tr"]) > 150
+
+
+def test_the_conformance_page_is_one_page_with_the_kit_readme_inside(site: Path) -> None:
+    page = Page(site / "conformance" / "index.html")
+    assert [a.get("id") for t, a in page.elements if t == "h1"] == ["conformance-kit"]
+    sections = [a.get("id") for t, a in page.elements if t == "h2"]
+    assert {"running-it", "what-it-checks", "reading-a-failure", "for-a-new-device"} <= set(sections)
