@@ -272,8 +272,8 @@ def plugin_api_page() -> str:
 _GRAPH_HEADER = """# Graph API
 
 The model graph a device reads in `query_model` and `compile_model`, and rewrites in its
-transformations: `Model`, its `Node`s, and their ports (`Output`: a tensor a node produces; `Input`:
-where a node consumes one). All are importable from `hetero_sdk` (`hs.Model`, `hs.Node`...), and
+transformations: `Model`, its nodes (`Node`), and their ports (`Output`: a tensor a node produces;
+`Input`: where a node consumes one). All are importable from `hetero_sdk` (`hs.Model`, `hs.Node`...), and
 follow OpenVINO's Python API (`ov.Model`, `ov.Node`, `ov.Output`, `ov.Input`): each getter
 (`get_friendly_name()`) also exists as a property (`friendly_name`). Build nodes with the factories of
 `hetero_sdk.opset` (their signatures are in the [op reference](ops.md)). Generated from the docstrings
