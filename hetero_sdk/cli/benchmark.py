@@ -236,8 +236,9 @@ def _print(
 @click.option(
     "-hint",
     "--hint",
-    type=click.Choice(_HINTS),
-    help="PERFORMANCE_HINT [default: throughput for async, latency for sync, where the device has hints]",
+    type=click.Choice(_HINTS, case_sensitive=False),
+    help="PERFORMANCE_HINT, in either case [default: throughput for async, latency for sync, where the device "
+    "has hints]",
 )
 @click.option("-pc", "--pc", is_flag=True, help="Report per-subgraph and per-op performance counters (PERF_COUNT).")
 @click.option(

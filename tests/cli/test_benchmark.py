@@ -234,3 +234,11 @@ def test_an_unknown_device_is_answered_without_loading_any_device(device: str) -
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "EXIT 1 False False", done.stdout + done.stderr
     assert f"DeviceNotFoundError: no device {device.split(':')[-1].split(',')[0]!r}" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("spelling", "expected"), [("LATENCY", "LATENCY"), ("Throughput", "THROUGHPUT"), ("NONE", None)]
+)
+def test_hint_takes_either_case(invoke: Invoke, spelling: str, expected: str | None) -> None:
+    data = parse_json(invoke("benchmark", "mlp", "-niter", "1", "-hint", spelling, "--json"))
+    assert data["config"] == ({"PERFORMANCE_HINT": expected} if expected else {})
