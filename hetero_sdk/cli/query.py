@@ -90,8 +90,10 @@ def _in_model_order(model: Model, report: PlacementReport) -> list[tuple[str, tu
 def print_summary(out: Printer, report: PlacementReport) -> None:
     """The subgraphs, the fallbacks and the cut tensors: what ``benchmark`` shows of a partition."""
     mode = "manual" if report.manual else "automatic"
+    ops = sum(len(names) for _, names in report.subgraphs)
     out.line(
-        f"{len(report.subgraphs)} subgraph(s), {mode} affinities, {report.transfer_bytes} bytes cross per inference"
+        f"{ops} ops in {len(report.subgraphs)} subgraph(s), {mode} affinities, {report.transfer_bytes} bytes "
+        "cross per inference"
     )
     out.table(
         ["SUBGRAPH", "DEVICE", "OPS", "FIRST OPS"],
