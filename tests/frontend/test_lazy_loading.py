@@ -41,8 +41,9 @@ def _modules_after(code: str, cwd: Path) -> dict[str, list[str]]:
     return report
 
 
-def test_import_hetero_sdk_imports_neither_onnx_nor_jax_nor_a_frontend(tmp_path: Path) -> None:
-    assert _modules_after("import hetero_sdk", tmp_path) == {"heavy": [], "frontends": []}
+@pytest.mark.parametrize("module", ["hetero_sdk", "hetero_sdk.cli"])
+def test_importing_the_sdk_or_its_cli_imports_neither_onnx_nor_jax_nor_a_frontend(tmp_path: Path, module: str) -> None:
+    assert _modules_after(f"import {module}", tmp_path) == {"heavy": [], "frontends": []}
 
 
 def test_native_and_ir_models_are_written_and_read_without_onnx(tmp_path: Path) -> None:
