@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 import click
 
@@ -57,19 +58,7 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tup
 @click.option("--update-expected", is_flag=True, help="Rewrite the expected-failures file from this run.")
 @click.option("--strict", is_flag=True, help="Fail on listed cases that now pass or fail differently, too.")
 @click.pass_context
-def onnx_tests(
-    ctx: click.Context,
-    device: str,
-    include: str | None,
-    exclude: str | None,
-    shard: tuple[int, int] | None,
-    jobs: int,
-    timeout: float,
-    json_file: str | None,
-    expected_file: str | None,
-    update_expected: bool,
-    strict: bool,
-) -> None:
+def onnx_tests(ctx: click.Context, **options: Any) -> None:
     """Run ONNX's backend node tests (regenerated from the installed onnx) on DEVICE.
 
     Prints the cases of each ONNX op that passed, failed (dtype, shape or values), were unsupported
@@ -78,6 +67,4 @@ def onnx_tests(
     """
     from hetero_sdk.cli.onnx_tests_run import run_onnx_tests
 
-    run_onnx_tests(
-        ctx, device, include, exclude, shard, jobs, timeout, json_file, expected_file, update_expected, strict
-    )
+    run_onnx_tests(ctx, **options)

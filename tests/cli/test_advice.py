@@ -3,11 +3,11 @@ its own advice (``hetero-sdk devices``, ``-hint``) to the errors it prints."""
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 import pytest
+from architecture import code_strings
 
 import hetero_sdk as hs
 from hetero_sdk.auto.plugin import AutoPlugin
@@ -22,30 +22,13 @@ _TITLES = {"hetero-sdk conformance", "hetero-sdk conformance kit (active with --
 not advising one."""
 
 
-def _strings(path: Path) -> list[tuple[int, str]]:
-    """The string constants of ``path`` outside docstrings."""
-    tree = ast.parse(path.read_text())
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-    }
-    return [
-        (node.lineno, node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-    ]
-
-
 def test_library_messages_never_advise_a_command() -> None:
     command = re.compile(rf"hetero-sdk ({'|'.join(map(re.escape, cli.commands))})\b")
     advising = [
         f"{path.relative_to(_SDK)}:{line}: {text!r}"
         for path in sorted(_SDK.rglob("*.py"))
         if "cli" not in path.relative_to(_SDK).parts
-        for line, text in _strings(path)
+        for line, text in code_strings(path)
         if command.search(text) and text not in _TITLES
     ]
     assert not advising, advising

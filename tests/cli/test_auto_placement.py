@@ -3,25 +3,16 @@ TEMPLATE.0)``), not ``AUTO``."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import hetero_sdk as hs
 from hetero_sdk.auto.plugin import AutoPlugin
-from hetero_sdk.plugin import hookimpl
 from hetero_sdk.samples import get_sample
-from template_plugin import TemplatePlugin
 
-from .helpers import Invoke, make_core, op_devices, parse_json
+from .helpers import Invoke, RefusingDevice, make_core, op_devices, parse_json
 
 
-class NoConvDevice(TemplatePlugin):
+class NoConvDevice(RefusingDevice):
     """A TEMPLATE that refuses convolutions: with ACCEL (which refuses NMS) no device runs the detector whole."""
 
-    @hookimpl
-    def query_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
-        answer = TemplatePlugin.query_model(self, model, properties, device_name)
-        refused = {n.friendly_name for n in model.get_ops() if n.type_name == "Convolution"}
-        return {op: device for op, device in answer.items() if op not in refused}
+    refused = "Convolution"
 
 
 def test_auto_on_one_device_lists_that_device_in_its_partition(invoke: Invoke) -> None:
