@@ -23,14 +23,16 @@ from hetero_sdk.ops import (
     strided_slice_index,
     unsqueezed_dims,
 )
-from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values, run_convolution
+from hetero_sdk.reference import get_kernel, max_pool_values
 from template_plugin.bound_conv import kept_plans
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
+from template_plugin.convolution import convolution_backprop_data, grouped_convolution, run_convolution
 from template_plugin.direct_kernels import broadcast_shape
 from template_plugin.fused_conv import CONVOLUTION, convolution_into, finish
 from template_plugin.fused_ops import FULLY_CONNECTED
 from template_plugin.reductions import mean, ones_of
 from template_plugin.squeeze_excitation import SQUEEZE_EXCITATION, squeeze_excitation_into
+from template_plugin.workspace import Workspace
 
 __all__ = [
     "IN_PLACE",
@@ -329,5 +331,10 @@ def max_pool_without_indices(node: Node, x: np.ndarray) -> tuple[np.ndarray]:
     return (max_pool_values(node, x),)
 
 
-PLAIN_KERNELS: dict[str, Any] = {"ReduceMean": reduce_mean, "Convert": convert, "Gather": gather}
+PLAIN_KERNELS: dict[str, Any] = {
+    "ReduceMean": reduce_mean,
+    "Convert": convert,
+    "Gather": gather,
+    "ConvolutionBackpropData": convolution_backprop_data,
+}
 """TEMPLATE's own variants of reference kernels, with the same signature (``kernel(node, *inputs)``)."""
