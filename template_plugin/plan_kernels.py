@@ -1,13 +1,15 @@
-"""TEMPLATE's own variants of reference kernels, which its execution plan picks over them: the
-convolutions, the common float elementwise ops, Softmax and the fused MatMul writing into the request's
-arena, ReduceMean without a widened copy of its input, MaxPool without the indices nobody reads and
-Convert to floats and between integers without per-call type look-ups."""
+"""TEMPLATE's own variants of reference kernels, registered in its kernel registry
+(:mod:`template_plugin.kernels`), which its execution plan picks over them: the convolutions, the common
+float elementwise ops, Softmax and the fused MatMul writing into the request's arena, ReduceMean without a
+widened copy of its input, MaxPool without the indices nobody reads, Convert to floats and between integers
+without per-call type look-ups, the views and pads bound to their constant inputs, and the numpy calls of
+:mod:`template_plugin.direct_kernels`."""
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import itemgetter, methodcaller
 from typing import Any
 
@@ -24,20 +26,19 @@ from hetero_sdk.ops import (
     unsqueezed_dims,
 )
 from hetero_sdk.reference import get_kernel, max_pool_values
-from template_plugin.bound_conv import kept_plans
+from template_plugin.bound_conv import bind_convolution, kept_plans
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
 from template_plugin.convolution import convolution_backprop_data, grouped_convolution, run_convolution
-from template_plugin.direct_kernels import broadcast_shape
+from template_plugin.direct_kernels import DIRECT_KERNELS, bind_direct, broadcast_shape
 from template_plugin.fused_conv import CONVOLUTION, convolution_into, finish
 from template_plugin.fused_ops import FULLY_CONNECTED
+from template_plugin.kernels import LENDING_KERNELS, binder, kernel, lending_kernel
 from template_plugin.reductions import mean, ones_of
 from template_plugin.squeeze_excitation import SQUEEZE_EXCITATION, squeeze_excitation_into
 from template_plugin.workspace import Workspace
 
 __all__ = [
     "IN_PLACE",
-    "LENDING_KERNELS",
-    "PLAIN_KERNELS",
     "bind_pad",
     "bind_plain_convolution",
     "bind_view",
@@ -69,7 +70,7 @@ def bind_plain_convolution(node: Node, filters: Any) -> Any:
     """The kernel of a Convolution or GroupConvolution (one without a bias to fuse: Silero VAD's STFT):
     with constant f32/f64 ``filters``, one that keeps its plans (:func:`~template_plugin.bound_conv.kept_plans`,
     ``kernel.plans``); else the general one."""
-    general = LENDING_KERNELS[node.type_name]
+    general = LENDING_KERNELS.get(node.type_name)
     if not isinstance(filters, np.ndarray) or filters.dtype not in _FLOATS:
         return general
     plans = kept_plans(filters if node.type_name == "GroupConvolution" else filters[np.newaxis])
@@ -153,26 +154,6 @@ def _fully_connected(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndar
     y = np.matmul(a, b, out=workspace.output(shape, a.dtype))  # matmul + bias [+ relu], as the reference
     return finish(activation, workspace, np.add(y, bias, out=y), None, None)
 
-
-LENDING_KERNELS: dict[str, Any] = {
-    CONVOLUTION: convolution_into,
-    "Convolution": _convolution,
-    "GroupConvolution": _group_convolution,
-    "Add": _binary(np.add, "Add"),
-    "Multiply": _binary(np.multiply, "Multiply"),
-    "Subtract": _binary(np.subtract, "Subtract"),
-    "Relu": _relu,
-    "Clamp": _clamp,
-    "Sigmoid": _sigmoid,
-    "Softmax": _softmax,
-    FULLY_CONNECTED: _fully_connected,
-    SQUEEZE_EXCITATION: squeeze_excitation_into,
-}
-"""Kernels that take the request's arena after the node (``kernel(node, arena, *inputs)``) and whose
-result is a buffer it lends or a fresh array, never a view of a temporary. The elementwise ones, Softmax
-and TemplateFullyConnected (without an activation or with relu) compute f32 and f64 as the reference
-kernels do, into a lent buffer (no fresh array, whose pages fault in on every inference), and defer to
-the reference kernels for other element types."""
 
 IN_PLACE = frozenset({"Add", "Multiply", "Subtract", "Relu", "Clamp", "Sigmoid", "Softmax", SQUEEZE_EXCITATION})
 """The lending kernels that may write their result over an input of the result's shape and dtype (their
@@ -331,10 +312,54 @@ def max_pool_without_indices(node: Node, x: np.ndarray) -> tuple[np.ndarray]:
     return (max_pool_values(node, x),)
 
 
-PLAIN_KERNELS: dict[str, Any] = {
+for _type, _lending in {
+    CONVOLUTION: convolution_into,
+    "Convolution": _convolution,
+    "GroupConvolution": _group_convolution,
+    "Add": _binary(np.add, "Add"),
+    "Multiply": _binary(np.multiply, "Multiply"),
+    "Subtract": _binary(np.subtract, "Subtract"),
+    "Relu": _relu,
+    "Clamp": _clamp,
+    "Sigmoid": _sigmoid,
+    "Softmax": _softmax,
+    FULLY_CONNECTED: _fully_connected,
+    SQUEEZE_EXCITATION: squeeze_excitation_into,
+}.items():
+    lending_kernel.register(_type, _lending)
+# The lending kernels: the convolutions, and the elementwise ones, Softmax and TemplateFullyConnected
+# (without an activation or with relu) computing f32 and f64 as the reference kernels do, into a lent
+# buffer (no fresh array, whose pages fault in on every inference); other element types go to the
+# reference kernels.
+
+for _type, _plain in {
     "ReduceMean": reduce_mean,
     "Convert": convert,
     "Gather": gather,
     "ConvolutionBackpropData": convolution_backprop_data,
-}
-"""TEMPLATE's own variants of reference kernels, with the same signature (``kernel(node, *inputs)``)."""
+    **DIRECT_KERNELS,
+}.items():
+    kernel.register(_type, _plain)
+
+
+@binder("MaxPool")
+def _bind_max_pool(node: Node, read: Sequence[bool]) -> Any:
+    """MaxPool's values alone when nothing reads its indices."""
+    return None if read[1] else max_pool_without_indices
+
+
+@binder(CONVOLUTION, "Convolution", "GroupConvolution")
+def _bind_convolution(node: Node, read: Sequence[bool]) -> Any:
+    """The convolutions bound to their constant filters (:func:`~template_plugin.bound_conv.bind_convolution`,
+    :func:`bind_plain_convolution`)."""
+    filters = node.input_value(1).node
+    value = filters.attrs["value"] if filters.type_name == "Constant" else None
+    return bind_convolution(node, value) if node.type_name == CONVOLUTION else bind_plain_convolution(node, value)
+
+
+@binder("Reshape", "Squeeze", "Unsqueeze", "Slice", "StridedSlice", "Pad", "Transpose")
+def _bind_shaping(node: Node, read: Sequence[bool]) -> Any:
+    """Views and pads bound to their constant inputs (:func:`bind_view`, :func:`bind_pad`), a Transpose to
+    its constant order and a Reshape to its computed pattern's shapes
+    (:func:`~template_plugin.direct_kernels.bind_direct`)."""
+    return bind_view(node) or bind_pad(node) or bind_direct(node)

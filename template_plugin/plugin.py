@@ -19,10 +19,10 @@ from hetero_sdk.plugin import (
     Version,
     hookimpl,
 )
-from hetero_sdk.reference import kernel_types
 from template_plugin.blob import read_blob
 from template_plugin.compiled_model import TemplateCompiledModel
 from template_plugin.config import make_config
+from template_plugin.kernels import kernel_types
 from template_plugin.transformations import transform_model
 
 __all__ = ["TemplatePlugin", "support_table"]
