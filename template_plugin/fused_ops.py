@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node, PartialShape
+from hetero_sdk.array_api import widened
 from hetero_sdk.ops import (
     BOOL,
     NUMERIC_TYPES,
@@ -108,19 +109,13 @@ FULLY_CONNECTED_OP = define(
 )
 
 
-def _widened(x: np.ndarray) -> np.ndarray:
-    if x.dtype.kind in "iu":
-        return x.astype(np.int64)
-    return x.astype(np.float32) if x.dtype.itemsize < 4 else x
-
-
 @kernel(FULLY_CONNECTED)
 def _fully_connected_kernel(node: Node, a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> np.ndarray:
     if a.ndim > 1 and node.attrs["transpose_a"]:
         a = np.swapaxes(a, -1, -2)
     if b.ndim > 1 and node.attrs["transpose_b"]:
         b = np.swapaxes(b, -1, -2)
-    y = np.matmul(_widened(a), _widened(b)) + _widened(bias)
+    y = np.matmul(widened(a), widened(b)) + widened(bias)
     activation = node.attrs["activation"]
     if activation == "relu":
         return np.maximum(y, np.zeros((), y.dtype))
