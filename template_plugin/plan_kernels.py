@@ -25,7 +25,7 @@ from hetero_sdk.ops import (
     strided_slice_index,
     unsqueezed_dims,
 )
-from hetero_sdk.reference import get_kernel, max_pool_values
+from hetero_sdk.reference import get_kernel
 from template_plugin.bound_conv import bind_convolution, kept_plans
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
 from template_plugin.convolution import convolution_backprop_data, grouped_convolution, run_convolution
@@ -33,6 +33,7 @@ from template_plugin.direct_kernels import DIRECT_KERNELS, bind_direct, broadcas
 from template_plugin.fused_conv import CONVOLUTION, convolution_into, finish
 from template_plugin.fused_ops import FULLY_CONNECTED
 from template_plugin.kernels import LENDING_KERNELS, binder, kernel, lending_kernel
+from template_plugin.pooling import max_pool_without_indices
 from template_plugin.reductions import mean, ones_of
 from template_plugin.squeeze_excitation import SQUEEZE_EXCITATION, squeeze_excitation_into
 from template_plugin.workspace import Workspace
@@ -44,7 +45,6 @@ __all__ = [
     "bind_view",
     "convert",
     "gather",
-    "max_pool_without_indices",
     "reduce_mean",
 ]
 
@@ -305,11 +305,6 @@ def bind_pad(node: Node) -> Any:
         return padded
 
     return pad
-
-
-def max_pool_without_indices(node: Node, x: np.ndarray) -> tuple[np.ndarray]:
-    """``MaxPool`` when nobody reads its indices: the values alone."""
-    return (max_pool_values(node, x),)
 
 
 for _type, _lending in {
