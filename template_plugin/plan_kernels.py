@@ -32,6 +32,7 @@ from template_plugin.convolution import convolution_backprop_data, grouped_convo
 from template_plugin.direct_kernels import DIRECT_KERNELS, bind_direct, broadcast_shape
 from template_plugin.fused_conv import CONVOLUTION, convolution_into, finish
 from template_plugin.fused_ops import FULLY_CONNECTED
+from template_plugin.interpolate import interpolate
 from template_plugin.kernels import LENDING_KERNELS, binder, kernel, lending_kernel
 from template_plugin.pooling import max_pool_without_indices
 from template_plugin.reductions import mean, ones_of
@@ -332,6 +333,7 @@ for _type, _plain in {
     "Convert": convert,
     "Gather": gather,
     "ConvolutionBackpropData": convolution_backprop_data,
+    "Interpolate": interpolate,
     **DIRECT_KERNELS,
 }.items():
     kernel.register(_type, _plain)

@@ -22,9 +22,10 @@ from hetero_sdk.reference import (  # noqa: F401  (registration)
     text,
 )
 from hetero_sdk.reference.activation import erf_values, erfc_values
+from hetero_sdk.reference.image import nearest_indices
 from hetero_sdk.reference.registry import KERNELS, Kernel, evaluate, get_kernel, kernel, kernel_types, run_node
 
 __all__ = [
     "KERNELS", "Kernel", "erf_values", "erfc_values", "evaluate", "get_kernel", "kernel", "kernel_types",
-    "run_node",
+    "nearest_indices", "run_node",
 ]  # fmt: skip
