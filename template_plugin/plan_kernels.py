@@ -68,7 +68,7 @@ def _group_convolution(node: Node, workspace: Workspace, x: np.ndarray, w: np.nd
 
 
 def bind_plain_convolution(node: Node, filters: Any) -> Any:
-    """The kernel of a Convolution or GroupConvolution (one without a bias to fuse: Silero VAD's STFT):
+    """The kernel of a Convolution or GroupConvolution (one without a bias to fuse: an STFT written as a convolution):
     with constant f32/f64 ``filters``, one that keeps its plans (:func:`~template_plugin.bound_conv.kept_plans`,
     ``kernel.plans``); else the general one."""
     general = LENDING_KERNELS.get(node.type_name)
@@ -208,8 +208,8 @@ def convert(node: Node, x: Any) -> Any:
 def gather(node: Node, x: Any, indices: Any, axis: Any) -> Any:
     """``Gather`` of numpy arrays without batch dimensions whose indices all lie in range (negative ones
     count from the end): one ``np.take``. The reference kernel, written for numpy and ``jax.numpy`` alike,
-    spends ~15 us on a handful of elements building its masks and per-batch stacks (shape subgraphs and
-    recurrent state slicing gather a few values per inference); other calls go to it."""
+    spends more than that on a handful of elements building its masks and per-batch stacks (shape subgraphs
+    and recurrent state slicing gather a few values per inference); other calls go to it."""
     if type(x) is np.ndarray and type(indices) is np.ndarray and x.ndim and indices.dtype.kind in "iu":
         batch = node.attrs["batch_dims"]
         dim = int(np.asarray(axis).reshape(-1)[0]) % x.ndim
@@ -247,8 +247,8 @@ def bind_view(node: Node) -> Any:
     """The kernel of a Reshape, Squeeze, Unsqueeze, Slice or StridedSlice whose other inputs are all
     Constants: it keeps, per input shape (the last 16), how to take its result (a reshape to the output
     shape, or a numpy index), so that a call is one numpy reshape or indexing, a view of its input,
-    instead of the reference kernel's shape and index arithmetic (~2.5-5 us a call; Silero VAD runs
-    about twenty). None for other nodes."""
+    instead of the reference kernel's shape and index arithmetic (a recurrent model runs a few dozen
+    such ops per inference). None for other nodes."""
     given = _constant_ints(node, slice(1, None)) if node.type_name in _VIEWS else None
     if given is None:
         return None
@@ -266,7 +266,7 @@ def bind_pad(node: Node) -> Any:
     output element comes from, so that a call is one ``np.take`` per padded axis (edge, reflect and
     symmetric: the source positions are ``np.pad`` of each axis's positions, cropped as the reference
     kernel crops negative pads) or a fill and one copy (constant), instead of ``np.pad``'s per-call
-    bookkeeping (~25 us for Silero VAD's 1-D reflect pad). None for other nodes."""
+    bookkeeping. None for other nodes."""
     pads = _constant_ints(node, slice(1, 3)) if node.type_name == "Pad" else None
     if pads is None:
         return None

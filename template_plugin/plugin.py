@@ -1,4 +1,5 @@
-"""The TEMPLATE device plugin: the reference device, computing with numpy kernels."""
+"""The TEMPLATE device plugin: the optimised CPU reference device, computing with numpy kernels
+(:mod:`template_plugin.kernels`); ``plugins/tutorial`` is the device to copy."""
 
 from __future__ import annotations
 
