@@ -2,7 +2,9 @@
 
 The op is produced by :class:`template_plugin.transformations.FullyConnectedFusion`; it is defined
 here with the SDK's public op-definition API, as a third-party device defines its fused ops, and
-computed by its numpy kernel, registered with the reference kernels that TEMPLATE runs.
+computed by its numpy kernel, registered with the reference kernels so that
+:func:`hetero_sdk.reference.evaluate` runs a model TEMPLATE transformed (TEMPLATE's execution plan runs
+its lending variant, :mod:`template_plugin.plan_kernels`).
 """
 
 from __future__ import annotations
