@@ -107,3 +107,45 @@ def test_linters_are_clean(command: list[str]) -> None:
         pytest.skip(f"{command[0]} is not installed (pip install -e '.[dev]')")
     done = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """Every import of a module: ``(line, module, names)`` (``names`` empty for ``import module``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, node.module or "", [alias.name for alias in node.names]))
+    return found
+
+
+def test_the_oracle_imports_nothing_from_a_device() -> None:
+    """``hetero_sdk.reference`` is the oracle every device is compared with: it imports no device
+    (TEMPLATE's fast kernels included), so that a device's bug cannot hide in it."""
+    devices = ("template_plugin", "hetero_sdk_")
+    offending = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in sorted(ROOT.joinpath("hetero_sdk", "reference").rglob("*.py"))
+        for line, module, _ in _imports(path)
+        if module.startswith(devices)
+    ]
+    assert not offending, offending
+
+
+def test_templates_kernels_call_no_reference_convolution() -> None:
+    """TEMPLATE's convolutions are its own (``template_plugin.convolution``): no TEMPLATE module imports the
+    reference's convolution module or a name it defines, so the kit's comparison of the two means something."""
+    defined = {
+        node.name
+        for node in ast.parse(ROOT.joinpath("hetero_sdk", "reference", "convolution.py").read_text()).body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+    }
+    offending = [
+        f"{path.relative_to(ROOT)}:{line} imports {module} {sorted(set(names) & defined) or ''}"
+        for path in sorted(ROOT.joinpath("template_plugin").rglob("*.py"))
+        for line, module, names in _imports(path)
+        if module.startswith("hetero_sdk.reference")
+        and (module == "hetero_sdk.reference.convolution" or "convolution" in names or set(names) & defined)
+    ]
+    assert defined >= {"convolution", "correlate"} and not offending, offending
