@@ -28,9 +28,9 @@ from hetero_sdk.plugin import (
     expect_same_types,
     kernel,
 )
-from hetero_sdk.reference import Workspace
 from template_plugin.fused_conv import CONVOLUTION_ACTIVATIONS, finish
 from template_plugin.reductions import mean
+from template_plugin.workspace import Workspace
 
 __all__ = ["SQUEEZE_EXCITATION", "SQUEEZE_EXCITATION_OP", "squeeze_excitation", "squeeze_excitation_into"]
 

@@ -1,6 +1,7 @@
 """The checks that keep hetero-sdk's architecture: import cycles, layers, imports hidden inside functions,
-and plugins reaching past the public API. ``tests/test_layers.py`` runs them on the real packages and on
-planted defects, so a check that stops biting fails too.
+and plugins reaching past the public API (with :func:`code_strings`, which checks on the code's
+strings read). ``tests/test_layers.py`` runs them on the real packages and on planted defects, so a
+check that stops biting fails too.
 
 Imports under ``if TYPE_CHECKING:`` are left out: they never run, and annotations may name any layer.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 import grimp
 
 __all__ = [
-    "FACADE_MODULES", "MOVING_TO_TEMPLATE", "PLUGIN_PACKAGES", "PUBLIC_MODULES", "SDK_LAYERS", "import_cycles",
+    "FACADE_MODULES", "PLUGIN_PACKAGES", "PUBLIC_MODULES", "SDK_LAYERS", "code_strings", "import_cycles",
     "late_imports", "layer_violations", "private_imports",
 ]  # fmt: skip
 
@@ -68,15 +69,6 @@ FACADE_MODULES = frozenset(
 )
 """The SDK modules a device plugin may import from, each only the names in its ``__all__``: the plugin
 facade and the public user API (as a pytest plugin imports ``pytest``, never ``_pytest``)."""
-
-MOVING_TO_TEMPLATE = frozenset(
-    {
-        "ConvolutionPlan", "ROW_BLOCK", "ROW_GEMM_TAPS", "Workspace", "erfc_values", "grouped_convolution",
-        "live_taps", "max_pool_values", "plan_convolution", "run_convolution",
-    }
-)  # fmt: skip
-"""TEMPLATE's fast-path helpers that still live in :mod:`hetero_sdk.reference` while issue 33.1 moves
-them into ``template_plugin``: the only names a plugin may import from outside the facade, until then."""
 
 PLUGIN_PACKAGES = ("template_plugin", "hetero_sdk_jax", "hetero_sdk_tutorial", "hetero_sdk_ort")
 """The device packages shipped with the SDK, written as any third party's."""
@@ -241,3 +233,21 @@ def ensure_importable(path: Path) -> None:
     """Puts ``path`` first on ``sys.path`` (for checking packages made in a test's temporary folder)."""
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
+
+
+def code_strings(path: Path) -> list[tuple[int, str]]:
+    """String constants outside docstrings."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]

@@ -32,7 +32,7 @@ The names, by what they are for:
 - **op semantics** a kernel shares with the op's definition (so that a device computes what the op
   means): shapes and indices (:func:`reshape_dims`, :func:`slice_index`...), attribute helpers
   (:func:`resolve_pads`, :func:`window_output_dims`...), numerics (:func:`gelu_tanh`,
-  :func:`integer_saturation`, :func:`type_limits`, :func:`widened`); see ``__all__``.
+  :func:`integer_saturation`, :func:`type_limits`, :func:`widened`, :func:`erfc_values`); see ``__all__``.
 - **extension points** (registries others add to): the reference kernel registry (:func:`kernel`,
   :data:`KERNELS`, :class:`Kernel`, :func:`get_kernel`, :func:`kernel_types`, :func:`run_node`,
   :func:`evaluate`), a device's own registry (:class:`Registry`), and the ONNX frontend's rule
@@ -97,7 +97,17 @@ from hetero_sdk.plugin.query import get_supported_nodes
 from hetero_sdk.plugin.standard import ConfiguredDevice
 from hetero_sdk.plugin.support import Check, Limit, SupportAnswer, SupportTable
 from hetero_sdk.properties import Mutability
-from hetero_sdk.reference import KERNELS, Kernel, evaluate, get_kernel, kernel, kernel_types, run_node
+from hetero_sdk.reference import (
+    KERNELS,
+    Kernel,
+    erfc_values,
+    evaluate,
+    get_kernel,
+    kernel,
+    kernel_types,
+    nearest_indices,
+    run_node,
+)
 from hetero_sdk.registry import Registry
 from hetero_sdk.runtime import (
     CompiledModel,
@@ -174,8 +184,9 @@ __all__ = [
     "REAL_TYPES", "STRING", "STRINGS", "STRUCTURAL_OPS", "Attr", "Input", "OpDef", "OutputSpec", "as_output",
     "define", "expect_rank", "expect_same_types",
     # op semantics shared with the op definitions
-    "apply_resize", "backprop_geometry", "batch_normalized", "bodies", "constant_value", "gelu_tanh",
-    "integer_saturation", "loop_iterations", "matmul_shape", "reduced_axes", "reshape_dims", "resize_plan",
+    "apply_resize", "backprop_geometry", "batch_normalized", "bodies", "constant_value", "erfc_values", "gelu_tanh",
+    "integer_saturation", "loop_iterations", "matmul_shape", "nearest_indices", "reduced_axes", "reshape_dims",
+    "resize_plan",
     "resolve_pads", "scatter_positions", "slice_index", "squeezed_dims", "strided_slice_index", "type_limits",
     "unsqueezed_dims", "widened", "window_output_dims",
     # extension points: kernel registries, the ONNX rule registry and exporter
