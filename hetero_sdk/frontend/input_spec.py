@@ -177,6 +177,9 @@ def _parse_text(text: str) -> list[InputSpec]:
         shape = _shape_text(match.group("shape"), stripped) if match.group("shape") is not None else None
         element_type = _type_text(match.group("type"), where) if match.group("type") is not None else None
         value = _value_text(match.group("value"), element_type, where) if match.group("value") else None
+        flat = value is not None and value.ndim == 1 and shape is not None and shape.is_static
+        if flat and value is not None and shape is not None and value.size == int(np.prod(shape.dims)):
+            value = value.reshape(shape.dims)  # "b[2,2]->[1 2 3 4]": the values in row-major order
         spec = InputSpec(name, shape, element_type, value)
         _check_value(spec)
         specs.append(spec)
