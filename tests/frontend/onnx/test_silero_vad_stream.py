@@ -15,7 +15,7 @@ import pytest
 from bench_modules import load_bench_module
 
 import hetero_sdk as hs
-from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.errors import ModelValidationError, UnsupportedOperationError
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -93,17 +93,43 @@ def test_combined_model_frozen_in_openvino_text_form_streams_on_template(path: P
     _assert_streams_match(_stream(compiled, chunks, {}), _ort_stream(path, chunks, 16000))
 
 
+@pytest.mark.parametrize(("rate", "samples"), [(16000, 512), (8000, 256)])
+def test_combined_model_unfrozen_streams_on_template_choosing_its_branch_at_run_time(
+    path: Path, rate: int, samples: int
+) -> None:
+    # read as the file declares it: the If on sr stays, and the Ifs on the chunk's length inside give
+    # values of dynamic rank, which TEMPLATE runs as they come
+    model = hs.convert_model(path)
+    assert [port.any_name for port in model.inputs] == ["input", "state", "sr"]
+    assert str(model.output("stateN").partial_shape) == "[...]"
+    chunks = _audio(samples, rate)
+    compiled = hs.Core().compile_model(model, "TEMPLATE")
+    _assert_streams_match(_stream(compiled, chunks, {"sr": np.array(rate)}), _ort_stream(path, chunks, rate))
+
+
+def test_combined_model_unfrozen_goes_to_template_under_hetero_and_xla_says_why(path: Path) -> None:
+    model = hs.convert_model(path)
+    core = hs.Core()
+    assert "If_0" not in core.query_model(model, "XLA")
+    with pytest.raises(UnsupportedOperationError, match=r"dynamic rank.*freeze the input that decides the If"):
+        core.compile_model(model, "XLA")
+    chunks = _audio(512, 16000)
+    compiled = core.compile_model(model, "HETERO:XLA,TEMPLATE")
+    _assert_streams_match(_stream(compiled, chunks, {"sr": np.array(16000)}), _ort_stream(path, chunks, 16000))
+
+
 @pytest.mark.parametrize("rate", [8000, 16000])
-def test_combined_model_unfrozen_chooses_its_branch_at_run_time_on_template(path: Path, rate: int) -> None:
-    # 256-sample chunks are what both branches take; the If on sr stays in the model and runs per request
+def test_combined_model_with_static_shapes_keeps_the_if_on_sr(path: Path, rate: int) -> None:
+    # 256-sample chunks are what both branches take: every shape is static, the If on sr runs per request
     model = hs.convert_model(path, input={"input": [1, 256], "state": [2, 1, 128]})
-    assert "sr" in [port.any_name for port in model.inputs]
     assert "If" in {node.get_type_name() for node in model.get_ops()}
+    assert model.output("stateN").partial_shape == hs.PartialShape([2, 1, 128])
     chunks = _audio(256, rate)
     compiled = hs.Core().compile_model(model, "TEMPLATE")
     _assert_streams_match(_stream(compiled, chunks, {"sr": np.array(rate)}), _ort_stream(path, chunks, rate))
 
 
-def test_combined_model_unfrozen_at_512_samples_names_the_branch_that_cannot_take_them(path: Path) -> None:
+def test_combined_model_at_512_samples_unfrozen_names_the_branch_that_cannot_take_them(path: Path) -> None:
+    # the 8 kHz network cannot take 512-sample chunks (its LSTM would get rank 5): freeze sr instead
     with pytest.raises(ModelValidationError, match="else_branch"):
         hs.convert_model(path, input={"input": [1, 512], "state": [2, 1, 128]})
