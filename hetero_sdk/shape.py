@@ -8,7 +8,7 @@ import operator
 from collections.abc import Iterable, Iterator
 from typing import Any, overload
 
-from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.errors import DynamicRankError, ModelValidationError
 
 __all__ = ["DYNAMIC", "MAX_DIMENSION", "PartialShape"]
 
@@ -25,8 +25,9 @@ class PartialShape:
     The rank is known but for one case: an ``If`` whose branches give different ranks, whose output
     has a dynamic rank (:meth:`dynamic`, printed ``[...]``) until it runs. Such a shape is dynamic and
     compatible with any other; reading its :attr:`dims` or :attr:`rank` raises a
-    :class:`~hetero_sdk.errors.ModelValidationError`, so an op that needs the rank of its input says so
-    instead of guessing (check :attr:`rank_is_static` first where a dynamic rank can be handled).
+    :class:`~hetero_sdk.errors.DynamicRankError` (a ``ModelValidationError``), so an op that needs the
+    rank of its input says so instead of guessing (check :attr:`rank_is_static` first where a dynamic
+    rank can be handled).
     """
 
     __slots__ = ("_dims",)
@@ -65,10 +66,10 @@ class PartialShape:
 
     def _known(self) -> tuple[int, ...]:
         if self._dims is None:
-            raise ModelValidationError(
-                "the shape has a dynamic rank (an If whose branches give different ranks gives it), and this "
-                "needs the rank; fix the rank before this op, or freeze the input that decides the If "
-                "(convert_model(..., input={name: value}))"
+            raise DynamicRankError(
+                "an input has a dynamic rank (an If whose branches give different ranks gives it), and this "
+                "needs its rank; fix the rank before this op, or freeze the input that decides the If "
+                "(convert_model(..., input={name: np.array(value)}))"
             )
         return self._dims
 
@@ -82,12 +83,12 @@ class PartialShape:
 
     @property
     def dims(self) -> tuple[int, ...]:
-        """The dimensions, ``-1`` where dynamic. :raises ModelValidationError: for a dynamic rank."""
+        """The dimensions, ``-1`` where dynamic. :raises DynamicRankError: for a dynamic rank."""
         return self._known()
 
     @property
     def rank(self) -> int:
-        """The number of dimensions. :raises ModelValidationError: for a dynamic rank."""
+        """The number of dimensions. :raises DynamicRankError: for a dynamic rank."""
         return len(self._known())
 
     @property
