@@ -71,10 +71,12 @@ def parse_input(argument: Any) -> list[InputSpec]:
                 raise ModelValidationError(f"input=: the key {name!r} is not an input name (a str); {_FORMS}")
             specs.append(_descriptor(item, name))
         return specs
+    if isinstance(argument, (list, tuple)) and not argument:
+        return []
     if isinstance(argument, (PartialShape, np.ndarray, np.generic)) or _is_shape(argument):
         return [_descriptor(argument, None)]
-    if isinstance(argument, tuple) and any(isinstance(item, (str, Type, np.dtype)) for item in argument):
-        return [_descriptor(argument, None)]
+    if isinstance(argument, tuple) and any(_names_or_types(item) for item in argument):
+        return [_descriptor(argument, None)]  # one input: ("x", [1, 3], np.float32), ([1, 3], np.float32)
     if isinstance(argument, (list, tuple)):
         return [_item(item) for item in argument]
     raise ModelValidationError(f"input= cannot be a {type(argument).__name__}; {_FORMS}")
@@ -88,6 +90,11 @@ def _item(item: Any) -> InputSpec:
             raise ModelValidationError(f"input=: the list entry {item!r} describes {len(parsed)} inputs; give one")
         return parsed[0]
     return _descriptor(item, None)
+
+
+def _names_or_types(item: Any) -> bool:
+    """Whether ``item`` is a name or an element type: what makes a tuple one input's description."""
+    return isinstance(item, (str, Type, np.dtype)) or (isinstance(item, type) and issubclass(item, np.generic))
 
 
 def _is_shape(value: Any) -> bool:

@@ -170,6 +170,12 @@ def test_an_element_type_given_is_the_inputs_and_the_model_computes_as_before(fo
 def test_parse_input_reads_a_tuple_in_any_order() -> None:
     (spec,) = parse_input((np.float16, [1, 2], "x"))
     assert spec == InputSpec("x", hs.PartialShape([1, 2]), hs.Type.f16)
+    assert parse_input(([1, 2], np.float16)) == [InputSpec(None, hs.PartialShape([1, 2]), hs.Type.f16)]
+    assert parse_input([[1, 2], [3]]) == [
+        InputSpec(shape=hs.PartialShape([1, 2])),
+        InputSpec(shape=hs.PartialShape([3])),
+    ]
+    assert parse_input([]) == parse_input(None) == []
     value = np.array([1, 2, 3], np.int32)
     (spec,) = parse_input("ids[3]{i32}->[1 2 3]")
     assert spec.name == "ids" and spec.shape == hs.PartialShape([3]) and spec.element_type == hs.Type.i32
