@@ -97,18 +97,22 @@ class IfFolding:
         outer = node.input_values()[1:]
         bound: dict[int, Output] = {id(p): value for p, value in zip(body.get_parameters(), outer)}
         copies: dict[int, Node] = {}
+
+        def outside(value: Output) -> Output:
+            """The port of the model that stands for the body's ``value``."""
+            return bound[id(value.node)] if id(value.node) in bound else copies[id(value.node)].output(value.index)
+
         for inner in body.get_ops():
             if inner.type_name in ("Parameter", "Result"):
                 continue
-            inputs = [bound.get(id(s.node)) or copies[id(s.node)].output(s.index) for s in inner.input_values()]
+            inputs = [outside(source) for source in inner.input_values()]
             twin = Node(inner.op, inputs, dict(inner.attrs), name=f"{node.friendly_name}/{inner.friendly_name}")
             twin.get_rt_info().update(inner.get_rt_info())
             copy_runtime_info([node], twin)
             merge_fused_names(twin, [node])
             copies[id(inner)] = twin
         for port, result in zip(node.outputs(), body.get_results()):
-            source = result.input_value(0)
-            value = bound.get(id(source.node)) or copies[id(source.node)].output(source.index)
+            value = outside(result.input_value(0))
             if users.feeds_result(port) and (value.node.type_name == "Parameter" or users.feeds_result(value)):
                 # one tensor cannot carry two interface names: keep a copy for this output
                 value = _identity(value, f"{node.friendly_name}:{port.index}")
