@@ -58,8 +58,7 @@ class XlaPlugin(ConfiguredDevice):
         config = self.config.resolve(properties)
         device_id = self._device_id(config, context)
         config[props.device.id] = device_id
-        _refuse_strings(model, device_name)
-        _refuse_dynamic_ranks(model, device_name)
+        _refuse_declined(model, device_name)
         graph = model.clone()
         if not config[DISABLE_TRANSFORMATIONS]:
             transform_model(graph)
@@ -173,15 +172,17 @@ def support_table() -> SupportTable:
     return _table
 
 
-def _refuse_strings(model: Model, device_name: str) -> None:
-    """Raises when any op of ``model`` has a ``string`` input or output (see :func:`_no_strings`)."""
-    declined = [f"'{n.friendly_name}'" for n in model.get_ordered_ops() if _no_strings(n) is not None]
-    if declined:
-        raise UnsupportedOperationError(
-            f"device {device_name} cannot run {len(declined)} op(s) of model '{model.friendly_name}' on string "
-            f"tensors ({', '.join(declined[:10])}): XLA arrays hold numbers only. Run the model on "
-            f"HETERO:{device_name},TEMPLATE to send them to another device"
-        )
+def _refuse_declined(model: Model, device_name: str) -> None:
+    """Raises when an op of ``model`` is one XLA declines wherever it stands (:func:`_no_strings`,
+    :func:`_no_dynamic_rank`), naming the ops and why."""
+    for limit in (_no_strings, _no_dynamic_rank):
+        declined = [n for n in model.get_ordered_ops() if limit(n) is not None]
+        if declined:
+            names = ", ".join(f"'{n.friendly_name}'" for n in declined[:10])
+            raise UnsupportedOperationError(
+                f"device {device_name} cannot run {len(declined)} op(s) of model '{model.friendly_name}' "
+                f"({names}): {limit(declined[0])}"
+            )
 
 
 def _no_strings(node: Node) -> str | None:
@@ -190,16 +191,6 @@ def _no_strings(node: Node) -> str | None:
     if any(p.element_type is Type.string for p in ports):
         return "string tensors (XLA arrays hold numbers only; HETERO:XLA,TEMPLATE runs them on TEMPLATE)"
     return None
-
-
-def _refuse_dynamic_ranks(model: Model, device_name: str) -> None:
-    """Raises when an op of ``model`` has a value of dynamic rank (see :func:`_no_dynamic_rank`)."""
-    declined = [f"'{n.friendly_name}'" for n in model.get_ordered_ops() if _no_dynamic_rank(n) is not None]
-    if declined:
-        raise UnsupportedOperationError(
-            f"device {device_name} cannot run {len(declined)} op(s) of model '{model.friendly_name}' "
-            f"({', '.join(declined[:10])}): {_DYNAMIC_RANK}"
-        )
 
 
 _DYNAMIC_RANK = (
