@@ -86,6 +86,16 @@ def test_combined_model_frozen_at_16_khz_streams_on_xla_as_onnx_runtime_does(pat
     _assert_streams_match(_stream(compiled, chunks, {}), _ort_stream(path, chunks, 16000))
 
 
+def test_combined_model_frozen_at_16_khz_without_shapes_splits_between_xla_and_template(path: Path) -> None:
+    # the chunk length stays dynamic: the Ifs on it inside keep dynamic ranks, which go to TEMPLATE
+    model = hs.convert_model(path, input={"sr": np.array(16000)})
+    core = hs.Core()
+    assert set(core.query_model(model, "HETERO:XLA,TEMPLATE").values()) == {"XLA", "TEMPLATE"}
+    chunks = _audio(512, 16000)
+    compiled = core.compile_model(model, "HETERO:XLA,TEMPLATE")
+    _assert_streams_match(_stream(compiled, chunks, {}), _ort_stream(path, chunks, 16000))
+
+
 def test_combined_model_frozen_in_openvino_text_form_streams_on_template(path: Path) -> None:
     model = hs.convert_model(path, input="input[1,512],state[2,1,128],sr->16000")
     chunks = _audio(512, 16000)
