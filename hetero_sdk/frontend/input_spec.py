@@ -130,10 +130,9 @@ def _part(part: Any, where: str) -> tuple[str, Any]:
     if isinstance(part, str):
         if part.strip().startswith("["):
             return "shape", _shape_text(part.strip()[1:-1] if part.strip().endswith("]") else part, part)
-        try:
-            return "element_type", Type.of(part)
-        except ElementTypeError:
-            return "name", part
+        if part in Type.__members__:  # "f16"; numpy's own spellings ("b", "int") could be input names
+            return "element_type", Type[part]
+        return "name", part
     if isinstance(part, (bool, int, float, complex)):
         raise ModelValidationError(
             f"input=: {where} is given the Python {type(part).__name__} {part!r}, which could be a size or a value; "

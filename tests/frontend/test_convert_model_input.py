@@ -176,6 +176,7 @@ def test_parse_input_reads_a_tuple_in_any_order() -> None:
         InputSpec(shape=hs.PartialShape([3])),
     ]
     assert parse_input([]) == parse_input(None) == []
+    assert parse_input(("b", [2])) == [InputSpec("b", hs.PartialShape([2]))]  # a name, not numpy's "b" (int8)
     value = np.array([1, 2, 3], np.int32)
     (spec,) = parse_input("ids[3]{i32}->[1 2 3]")
     assert spec.name == "ids" and spec.shape == hs.PartialShape([3]) and spec.element_type == hs.Type.i32
