@@ -208,3 +208,25 @@ def test_converting_a_model_object_leaves_it_unchanged() -> None:
     assert [p.any_name for p in model.inputs] == ["x", "k"]
     assert [p.any_name for p in frozen.inputs] == ["x"]
     np.testing.assert_array_equal(_run(frozen, x=np.array([10, 20], F32))["y"], [11, 22])
+
+
+_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.:/]{0,8}", fullmatch=True).filter(lambda n: n not in hs.Type.__members__)
+_DIMS = st.lists(st.integers(-1, 64), max_size=4)
+
+
+@given(entries=st.dictionaries(_NAMES, st.tuples(_DIMS, st.sampled_from([None, "f16", "i64"])), min_size=1, max_size=3))
+@FEW
+def test_text_reads_back_every_name_shape_and_type_it_was_written_from(
+    entries: dict[str, tuple[list[int], str | None]],
+) -> None:
+    def dims(shape: list[int]) -> str:
+        return ",".join("?" if d == -1 else str(d) for d in shape)
+
+    text = ",".join(
+        f"{name}[{dims(shape)}]" + (f"{{{kind}}}" if kind else "") for name, (shape, kind) in entries.items()
+    )
+    expected = [
+        InputSpec(name, hs.PartialShape(shape), hs.Type[kind] if kind else None)
+        for name, (shape, kind) in entries.items()
+    ]
+    assert parse_input(text) == expected
