@@ -17,6 +17,7 @@ __all__ = [
     "DeviceNameError",
     "DeviceNotFoundError",
     "DeviceUnavailableError",
+    "DynamicRankError",
     "ElementTypeError",
     "HeteroSDKError",
     "InferenceError",
@@ -59,6 +60,11 @@ class ElementTypeError(ModelValidationError, TypeError):
     A :class:`ModelValidationError` (a node cannot have that type), and a ``TypeError`` as
     ``np.dtype`` raises for an unknown type.
     """
+
+
+class DynamicRankError(ModelValidationError):
+    """Something needs the rank of a value whose rank is dynamic (the output of an ``If`` whose branches
+    give different ranks); the message names the op when one asked. A :class:`ModelValidationError`."""
 
 
 class UnknownOpTypeError(UnsupportedOperationError, ModelFormatError):

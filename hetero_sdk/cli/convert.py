@@ -11,7 +11,7 @@ import click
 
 from hetero_sdk.cli.context import EXIT_USAGE, CLIError, get_core
 from hetero_sdk.cli.dash_options import DashOptionCommand
-from hetero_sdk.cli.models import LoadedModel, load_model
+from hetero_sdk.cli.models import LoadedModel, load_model, load_with_input
 from hetero_sdk.cli.output import Printer, emit_json, status
 from hetero_sdk.cli.shapes import SHAPES, InputShapes
 from hetero_sdk.errors import PathExistsError
@@ -82,11 +82,24 @@ def refuse_overwrite(target: Path) -> None:
     help='Fix input shapes, as benchmark_app\'s -shape: "[1,3,224,224]" for one input, "a[1,3],b[?,2]" by '
     "name (? stays dynamic)",
 )
+@click.option(
+    "--input",
+    "inputs",
+    metavar="INPUT",
+    help='Set inputs as convert_model\'s input= text (ovc\'s --input): "x[1,3,224,224]", a type "x{f16}", '
+    'and a frozen value "sr->16000" (the input becomes a constant and what it decides folds)',
+)
 @click.option("-f", "--force", is_flag=True, help="Overwrite the output (and its .bin) when they exist.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @click.pass_context
 def convert(
-    ctx: click.Context, model: str, output: str | None, shape: InputShapes | None, force: bool, as_json: bool
+    ctx: click.Context,
+    model: str,
+    output: str | None,
+    shape: InputShapes | None,
+    inputs: str | None,
+    force: bool,
+    as_json: bool,
 ) -> None:
     """Read MODEL and save it in hetero-sdk's native format (a .json graph and its .bin weights), or as
     OpenVINO IR when -o names a .xml file.
@@ -97,8 +110,10 @@ def convert(
     output is not replaced without -f/--force.
     """
     core = get_core(ctx)
+    if inputs is not None and shape is not None:
+        raise CLIError("give -shape or --input, not both (--input takes shapes too: x[1,3,224,224])", EXIT_USAGE)
     with status(f"reading {model}"):
-        loaded = load_model(core, model, shape)
+        loaded = load_model(core, model, shape) if inputs is None else load_with_input(core, model, inputs)
     target = output_path(loaded, model, output)
     if not force:
         refuse_overwrite(target)

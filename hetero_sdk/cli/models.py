@@ -20,7 +20,15 @@ from hetero_sdk.graph import Model, Output
 from hetero_sdk.samples import SAMPLES, get_sample
 from hetero_sdk.shape import PartialShape
 
-__all__ = ["LoadedModel", "default_device", "load_model", "model_source", "random_inputs", "validate_device"]
+__all__ = [
+    "LoadedModel",
+    "default_device",
+    "load_model",
+    "load_with_input",
+    "model_source",
+    "random_inputs",
+    "validate_device",
+]
 
 MAIN_JOB_DEVICES = ("XLA", "TEMPLATE")
 """The main job's HETERO priorities: the accelerator first, TEMPLATE for what it refuses."""
@@ -116,6 +124,20 @@ def load_model(core: Core, spec: str, shapes: InputShapes | None = None, batch: 
         return LoadedModel(convert_model(path, input=resolved), loaded.source, resolved)
     loaded.model.reshape({name: list(shape.dims) for name, shape in resolved.items()})
     return LoadedModel(loaded.model, loaded.source, resolved)
+
+
+def load_with_input(core: Core, spec: str, inputs: str) -> LoadedModel:
+    """``spec`` (a model file or a built-in sample) converted with ``convert_model(..., input=inputs)``:
+    an ONNX file gets the shapes, types and frozen values while it is translated.
+
+    :raises CLIError: as :func:`load_model` for a model that is neither a file nor a sample.
+    :raises ModelValidationError: for ``inputs`` that do not parse or do not fit the model (naming the input).
+    """
+    path = Path(spec)
+    if path.exists():
+        return LoadedModel(convert_model(path, input=inputs), str(path))
+    loaded = load_model(core, spec)
+    return LoadedModel(convert_model(loaded.model, input=inputs), loaded.source)
 
 
 def default_device(core: Core) -> str:

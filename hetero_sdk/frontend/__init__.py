@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -31,28 +31,28 @@ bytes, or an ``onnx.ModelProto``."""
 _SNIFF_BYTES = 64
 
 
-def convert_model(model: ModelSource | Any, input: Mapping[str, Sequence[int] | PartialShape] | None = None) -> Model:  # noqa: A002
+def convert_model(model: ModelSource | Any, input: Any = None) -> Model:  # noqa: A002
     """Reads a model as :func:`read_model` does, without a :class:`~hetero_sdk.Core` (OpenVINO's
-    ``ov.convert_model``).
+    ``ov.convert_model``), setting what ``input`` says on its inputs.
 
-    :param input: shapes for some of an ONNX model's inputs, by name (``{"x": [1, 3, 224, 224]}``,
-        ``-1`` for a dimension left dynamic), used while translating: what they make static folds,
-        and an ``If`` whose branches give different ranks depending on a shape can be resolved.
-        For models already translated use :meth:`Model.reshape`.
+    :param input: as OpenVINO's ``input=``: shapes, element types and values by input name or in
+        input order (``{"x": [1, 3, 224, 224]}``, ``("x", [1, 3, 224, 224], np.float32)``,
+        ``"x[1,3,224,224]"``, ``{"sr": np.array(16000)}``; ``-1`` or ``?`` for a dynamic dimension).
+        A list, tuple or :class:`~hetero_sdk.PartialShape` is a shape; a numpy array or numpy scalar
+        freezes the input to that value: it leaves the model's inputs, and what it decides folds (an
+        ``If`` on it becomes the branch taken). An ONNX model gets all of this while it is translated,
+        so static shapes fold and a branch not taken is never built; see
+        :mod:`hetero_sdk.frontend.input_spec` for every form.
     :raises ModelFormatError: for a missing, unreadable or malformed file, naming it.
     :raises UnsupportedOperationError: listing the ONNX nodes no rule translates.
-    :raises ModelValidationError: for a graph that fails ONNX's checks, or shapes that do not fit.
+    :raises ModelValidationError: for a graph that fails ONNX's checks, an ``input=`` form not accepted,
+        an input name the model lacks, or a shape, type or value that does not fit its input.
     """
     if input is None:
         return read_model(model)
-    shapes = {name: PartialShape.of(shape) for name, shape in input.items()}
-    if (isinstance(model, (str, os.PathLike)) and Path(model).suffix.lower() not in (".onnx", "")) or isinstance(
-        model, Model
-    ):
-        raise ModelFormatError(
-            "input shapes are applied while translating an ONNX model; for a native or IR model call model.reshape(...)"
-        )
-    return _convert_onnx(model, shapes)
+    from hetero_sdk.frontend.model_inputs import convert_with_input  # with the ONNX frontend, on first use
+
+    return convert_with_input(model, input, read_model)
 
 
 def read_model(model: ModelSource | Any, weights: str | os.PathLike[str] | None = None) -> Model:

@@ -12,7 +12,7 @@ import hetero_sdk as hs
 from hetero_sdk.samples import get_sample
 
 from .helpers import Invoke, assert_one_line_error, parse_json
-from .model_files import dense_relu, dense_relu_numpy, with_unknown_op
+from .model_files import dense_relu, dense_relu_numpy, two_inputs, with_unknown_op
 
 
 def test_converted_onnx_model_reads_back_and_computes_what_numpy_does(
@@ -96,6 +96,27 @@ def test_missing_unreadable_and_untranslatable_models_are_one_line(invoke: Invok
     result = invoke("convert", str(unknown))
     assert_one_line_error(result, "UnsupportedOperationError", "Frobnicate", "Glorp", exit_code=1)
     assert not (tmp_path / "unknown.json").exists()
+
+
+def test_input_sets_shapes_and_freezes_values_as_convert_model_does(
+    invoke: Invoke, accel_core: hs.Core, tmp_path: Path
+) -> None:
+    source = two_inputs(tmp_path / "two.onnx")
+    target = tmp_path / "frozen.json"
+    data = parse_json(
+        invoke("convert", str(source), "--input", "a[2,2],b[2,2]->[1 2 3 4]", "-o", str(target), "--json")
+    )
+    assert data["inputs"] == [{"name": "a", "element_type": "f32", "shape": "[2,2]"}]
+    model = accel_core.read_model(target)
+    a = np.array([[1, 1], [2, 2]], np.float32)
+    np.testing.assert_array_equal(accel_core.compile_model(model, "TEMPLATE")({"a": a})["y"], a * [[1, 2], [3, 4]])
+
+
+def test_input_mistakes_are_one_line(invoke: Invoke, tmp_path: Path) -> None:
+    source = two_inputs(tmp_path / "two.onnx")
+    assert_one_line_error(invoke("convert", str(source), "--input", "c[1,2]"), "no input named c", exit_code=1)
+    result = invoke("convert", str(source), "--input", "a[1,2]", "-shape", "[1,2]")
+    assert_one_line_error(result, "-shape or --input", exit_code=2)
 
 
 def test_an_existing_output_is_refused_unless_forced(invoke: Invoke, tmp_path: Path) -> None:
