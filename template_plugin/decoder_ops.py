@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from hetero_sdk import Node
-from hetero_sdk.ops import (
+from hetero_sdk import Node, PartialShape
+from hetero_sdk.plugin import (
     BOOL,
+    DYNAMIC,
     FLOAT,
     INDEX_TYPES,
     INT,
@@ -33,9 +34,9 @@ from hetero_sdk.ops import (
     as_output,
     define,
     expect_same_types,
+    get_kernel,
+    kernel,
 )
-from hetero_sdk.reference import get_kernel, kernel
-from hetero_sdk.shape import DYNAMIC, PartialShape
 from template_plugin.reductions import ones_of
 
 __all__ = [
