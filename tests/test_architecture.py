@@ -188,3 +188,85 @@ def test_templates_kernels_call_no_reference_convolution() -> None:
         and (module == "hetero_sdk.reference.convolution" or "convolution" in names or set(names) & defined)
     ]
     assert defined >= {"convolution", "correlate"} and not offending, offending
+
+
+OPS_HELPER_MODULES = {"checks", "folding", "inputs"}
+"""Modules of hetero_sdk.ops that define no op: the input checks, constant folding, shape-like operands."""
+
+ONNX_RULE_GROUPS: dict[str, set[str]] = {
+    "rules_cast": {"basic"},
+    "rules_control_flow": {"control_flow"},
+    "rules_detection": {"detection"},
+    "rules_elementwise": {"elementwise", "activation"},
+    "rules_image": {"image", "convolution"},
+    "rules_indexing": {"indexing"},
+    "rules_nn": {"convolution", "linear_algebra", "normalization", "pooling"},
+    "rules_normalization": {"normalization"},
+    "rules_pooling": {"pooling"},
+    "rules_quantization": {"quantization"},
+    "rules_recurrent": {"recurrent"},
+    "rules_reduction": {"reduction", "cumulative"},
+    "rules_sequence": set(),
+    "rules_shape": {"shape_manipulation", "movement", "slicing", "basic", "detection"},
+    "rules_signal": {"signal"},
+    "rules_strings": {"text"},
+    "rules_text": {"text"},
+    "rules_training": set(),
+}
+"""The op families each ONNX rule module translates ONNX ops of the same name into. A module named
+``rules_<family>`` holds that family; ``cast``, ``sequence``, ``strings`` and ``training`` are
+ONNX-only groups; ``nn``, ``shape`` and the activations in ``elementwise`` still group several families
+(docs/adding-an-op.md lists them; new rules go to ``rules_<family>``)."""
+
+
+def _sdk_ops() -> dict[str, str]:
+    from hetero_sdk.ops import OPS, sdk_op_types
+
+    return {t: OPS.get(t).family for t in sdk_op_types()}
+
+
+def test_each_family_module_of_the_opset_defines_the_ops_of_its_family_only() -> None:
+    """One module per op family in hetero_sdk.ops, named after it, and no op outside its family's module."""
+    from hetero_sdk.ops import OPS, sdk_op_types
+
+    misplaced = [
+        f"{t} ({OPS.get(t).family}) in {OPS.get(t).infer.__module__}"
+        for t in sdk_op_types()
+        if OPS.get(t).infer.__module__ != f"hetero_sdk.ops.{OPS.get(t).family}"
+    ]
+    assert not misplaced, f"ops defined outside their family's module: {misplaced}"
+    modules = {p.stem for p in (ROOT / "hetero_sdk" / "ops").glob("*.py")} - {"__init__"} - OPS_HELPER_MODULES
+    assert modules == set(_sdk_ops().values()), "every module of hetero_sdk.ops is one family's, and back"
+
+
+def test_reference_kernels_live_in_the_module_of_their_op_family() -> None:
+    """The oracle mirrors the families: an op's numpy kernel is in hetero_sdk.reference.<family>."""
+    from hetero_sdk.reference.registry import KERNELS
+
+    families = _sdk_ops()
+    misplaced = [
+        f"{t} ({families[t]}) in {KERNELS.get(t).__module__}"
+        for t in KERNELS.names()
+        if t in families and KERNELS.get(t).__module__ != f"hetero_sdk.reference.{families[t]}"
+    ]
+    assert not misplaced, f"reference kernels outside their family's module: {misplaced}"
+    modules = {p.stem for p in (ROOT / "hetero_sdk" / "reference").glob("*.py")} - {"__init__", "registry"}
+    assert modules <= set(_sdk_ops().values()), f"reference modules not named after a family: {modules}"
+
+
+def test_onnx_rules_live_in_the_module_of_their_op_family() -> None:
+    """An ONNX op translated into the SDK op of the same name has its rule in ``rules_<family>`` (or a
+    group of :data:`ONNX_RULE_GROUPS` that lists the family); every rule module is in that table."""
+    import hetero_sdk.frontend.onnx  # noqa: F401  (registers every rule module)
+    from hetero_sdk.frontend.onnx.rules import RULES
+
+    families = _sdk_ops()
+    modules = {p.stem for p in (ROOT / "hetero_sdk" / "frontend" / "onnx").glob("rules_*.py")}
+    assert modules <= set(ONNX_RULE_GROUPS), f"rule modules missing from ONNX_RULE_GROUPS: {modules}"
+    misplaced = []
+    for op_type, rules in RULES.items():
+        for found in rules:
+            module = found.translate.__module__.rsplit(".", 1)[-1]
+            if op_type in families and families[op_type] not in ONNX_RULE_GROUPS[module]:
+                misplaced.append(f"{op_type} ({families[op_type]}) in {module}")
+    assert not misplaced, f"ONNX rules outside their family's module: {misplaced}"
