@@ -14,6 +14,8 @@ each kernel does the numpy operations of TEMPLATE's kernels for the ops it repla
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,7 @@ from hetero_sdk.ops import (
     define,
     expect_same_types,
 )
+from hetero_sdk.ops.normalization import normalized_axes
 from hetero_sdk.reference import get_kernel, kernel
 from hetero_sdk.shape import DYNAMIC, PartialShape
 from template_plugin.reductions import ones_of
@@ -299,6 +302,39 @@ LAYER_NORM_OP = define(
 @kernel(LAYER_NORM)
 def _layer_norm_kernel(node: Node, x: np.ndarray, axes: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
-    y = np.array(get_kernel("MVN")(node, x, axes), dtype=x.dtype)  # the MVN kernel, its result as the plan casts it
+    if x.dtype in _FLOATS and type(axes) is np.ndarray and x.size:
+        y = _mvn(x, _reduced(x.ndim, tuple(axes.reshape(-1).tolist())), node.attrs)
+    else:  # the MVN kernel, its result as the plan casts it
+        y = np.array(get_kernel("MVN")(node, x, axes), dtype=x.dtype)
     np.multiply(y, gamma, out=y)
     return np.add(y, beta, out=y)
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@functools.lru_cache(maxsize=64)
+def _reduced(rank: int, axes: tuple[int, ...]) -> tuple[int, ...]:
+    """MVN's axes as its kernel normalises them, kept per rank and axes."""
+    return normalized_axes(axes, rank)
+
+
+def _mvn(x: np.ndarray, axis: tuple[int, ...], attrs: dict[str, Any]) -> np.ndarray:
+    """The MVN reference kernel's values for a f32 or f64 numpy array, by the numpy calls ``np.mean``
+    makes (a sum, then a true division by the ``intp`` count, unsafe-cast into the sum) with fewer
+    temporaries."""
+    count = np.intp(math.prod(x.shape[a] for a in axis))
+    mean = np.add.reduce(x, axis=axis, keepdims=True)
+    np.true_divide(mean, count, out=mean, casting="unsafe")
+    centered = np.subtract(x, mean)
+    if not attrs["normalize_variance"]:
+        return centered
+    squares = np.multiply(centered, centered)
+    variance = np.add.reduce(squares, axis=axis, keepdims=True)
+    np.true_divide(variance, count, out=variance, casting="unsafe")
+    eps = attrs["eps"]
+    if attrs["eps_mode"] == "inside_sqrt":
+        np.sqrt(np.add(variance, eps, out=variance), out=variance)
+    else:
+        np.add(np.sqrt(variance, out=variance), eps, out=variance)
+    return np.true_divide(centered, variance, out=centered)

@@ -20,6 +20,7 @@ from hetero_sdk.transformations import (
     constant_operand,
     replace_node,
 )
+from template_plugin.attention_fusion import AttentionFusion
 from template_plugin.bound_conv import is_pointwise
 from template_plugin.decoder_fusions import (
     GeluTanhFusion,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMMON_OPTIMIZATIONS",
+    "AttentionFusion",
     "ConvolutionFusion",
     "FullyConnectedFusion",
     "GeluTanhFusion",
@@ -238,7 +240,8 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     6. ``TemplateRotateHalfFusion``;
     7. ``TemplateGeluTanhFusion``;
     8. ``TemplateLayerNormFusion``;
-    9. ``TemplateLastAxesTransposeFusion``.
+    9. ``TemplateLastAxesTransposeFusion``;
+    10. ``TemplateAttentionFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -252,6 +255,7 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(GeluTanhFusion())
     manager.register_pass(LayerNormFusion())
     manager.register_pass(LastAxesTransposeFusion())
+    manager.register_pass(AttentionFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

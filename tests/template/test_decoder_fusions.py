@@ -279,3 +279,28 @@ def test_bad_decoder_op_nodes_raise_naming_the_node(build, message) -> None:
     x = opset.parameter([2, 8], name="x")
     with pytest.raises(ModelValidationError, match=f"'n': .*{message}"):
         build(x)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 6), min_size=1, max_size=4),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    eps_mode=st.sampled_from(["inside_sqrt", "outside_sqrt"]),
+    normalize_variance=st.booleans(),
+    data=st.data(),
+)
+def test_a_layer_norm_over_any_axes_equals_the_reference_evaluator(
+    shape, dtype, eps_mode, normalize_variance, data
+) -> None:
+    """TemplateLayerNorm's own numpy MVN gives the reference MVN kernel's values bit for bit."""
+    axes = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=len(shape)))
+    rng = np.random.default_rng(len(shape) + len(axes))
+    gamma, beta = (rng.standard_normal(shape[-1]).astype(dtype) for _ in range(2))
+    x = opset.parameter(shape, dtype, name="x")
+    attrs = {"normalize_variance": normalize_variance, "eps": 1e-5, "eps_mode": eps_mode}
+    normed = opset.mvn(x, np.array(axes, np.int64), normalize_variance, 1e-5, eps_mode)
+    model = hs.Model([opset.add(opset.multiply(normed, gamma), beta)], [x])
+    fused = hs.Model([layer_norm(x, np.array(axes, np.int64), gamma, beta, attrs)], [x])
+    value = (rng.standard_normal(shape) * 4 + 2).astype(dtype)
+    result = hs.Core().compile_model(fused, "TEMPLATE")(value)[0]
+    np.testing.assert_array_equal(result, evaluate(model, [value])[0])
