@@ -22,6 +22,7 @@ from hetero_sdk.transformations import (
 )
 from template_plugin.attention_fusion import AttentionFusion
 from template_plugin.bound_conv import is_pointwise
+from template_plugin.causal_mask import CausalMaskFusion
 from template_plugin.decoder_fusions import (
     GeluTanhFusion,
     LastAxesTransposeFusion,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COMMON_OPTIMIZATIONS",
     "AttentionFusion",
+    "CausalMaskFusion",
     "ConvolutionFusion",
     "FullyConnectedFusion",
     "GeluTanhFusion",
@@ -241,7 +243,8 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     7. ``TemplateGeluTanhFusion``;
     8. ``TemplateLayerNormFusion``;
     9. ``TemplateLastAxesTransposeFusion``;
-    10. ``TemplateAttentionFusion``.
+    10. ``TemplateAttentionFusion``;
+    11. ``TemplateCausalMaskFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -256,6 +259,7 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(LayerNormFusion())
     manager.register_pass(LastAxesTransposeFusion())
     manager.register_pass(AttentionFusion())
+    manager.register_pass(CausalMaskFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 
