@@ -32,7 +32,9 @@ from template_plugin.decoder_fusions import (
 )
 from template_plugin.fused_conv import CONVOLUTION, fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
+from template_plugin.reshaped_matmul import ReshapedMatMulFusion
 from template_plugin.squeeze_excitation import squeeze_excitation
+from template_plugin.view_chain import ViewChainFusion
 
 if TYPE_CHECKING:
     from hetero_sdk import Model, Node, Output
@@ -47,8 +49,10 @@ __all__ = [
     "LastAxesTransposeFusion",
     "LayerNormFusion",
     "RMSNormFusion",
+    "ReshapedMatMulFusion",
     "RotateHalfFusion",
     "SqueezeExcitationFusion",
+    "ViewChainFusion",
     "build_pass_manager",
     "transform_model",
 ]
@@ -244,7 +248,9 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     8. ``TemplateLayerNormFusion``;
     9. ``TemplateLastAxesTransposeFusion``;
     10. ``TemplateAttentionFusion``;
-    11. ``TemplateCausalMaskFusion``.
+    11. ``TemplateCausalMaskFusion``;
+    12. ``TemplateReshapedMatMulFusion``;
+    13. ``TemplateViewChainFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -260,6 +266,8 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(LastAxesTransposeFusion())
     manager.register_pass(AttentionFusion())
     manager.register_pass(CausalMaskFusion())
+    manager.register_pass(ReshapedMatMulFusion())
+    manager.register_pass(ViewChainFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

@@ -1,0 +1,157 @@
+"""``TemplateViewChain``: consecutive Reshape, Transpose, Unsqueeze and Squeeze ops as one op, and its fusion.
+
+A decoder splits each projection into heads (``Reshape`` to ``[b, s, heads, d]``, ``Transpose`` to
+``[b, heads, s, d]``) and merges them back (``Transpose``, ``Reshape``) in every layer; each op is one
+numpy view (or the copy a Reshape of a transposed array makes), but one more step of the plan. Fused,
+the chain is one step making the same numpy calls in order (the same values, bit for bit).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hetero_sdk import Node
+from hetero_sdk.ops import (
+    INTS,
+    STRINGS,
+    Attr,
+    Input,
+    OpDef,
+    OutputSpec,
+    as_output,
+    define,
+    reshape_dims,
+    squeezed_dims,
+    unsqueezed_dims,
+)
+from hetero_sdk.reference import kernel
+from hetero_sdk.shape import PartialShape
+from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
+
+if TYPE_CHECKING:
+    from hetero_sdk import Model
+
+__all__ = ["VIEW_CHAIN", "VIEW_CHAIN_OP", "ViewChainFusion", "view_chain"]
+
+VIEW_CHAIN = "TemplateViewChain"
+"""The op type name."""
+
+STAGES = ("Reshape", "Transpose", "Unsqueeze", "Squeeze")
+"""The ops a chain is made of, each with its data and one more input (pattern, order, axes); the
+``stages`` attribute names them in lower case."""
+
+
+def view_chain(
+    data: Any, stages: list[str], operands: list[Any], special_zero: list[int], output_shape: PartialShape,
+    name: str | None = None,
+) -> Node:  # fmt: skip
+    """``stages`` applied in order to ``data`` as one op.
+
+    :param data: the first stage's data, any element type.
+    :param stages: op types of :data:`STAGES` (any case).
+    :param operands: each stage's second input (Reshape's pattern, Transpose's order, the axes).
+    :param special_zero: each stage's ``special_zero`` (1 or 0; read for Reshapes only).
+    :param output_shape: the last stage's output shape.
+    :param name: the node's friendly name.
+    """
+    attrs = {
+        "stages": [s.lower() for s in stages],
+        "special_zero": list(special_zero),
+        "output_shape": list(output_shape.dims),
+    }
+    return Node(VIEW_CHAIN_OP, [as_output(data), *(as_output(v) for v in operands)], attrs, name)
+
+
+def _infer(node: Node) -> list[OutputSpec]:
+    stages = node.attrs["stages"]
+    if not stages or any(s not in _LOWER for s in stages) or len(stages) != node.get_input_size() - 1:
+        raise node.error(f"stages {stages} must be one or more of {list(STAGES)}, one per input after the data")
+    if len(node.attrs["special_zero"]) != len(stages):
+        raise node.error(f"special_zero {node.attrs['special_zero']} must have one value per stage")
+    for index in range(1, node.get_input_size()):
+        if node.input_value(index).partial_shape.rank > 1:
+            raise node.error(f"input {index} {node.input_value(index).partial_shape} must be a scalar or 1-D")
+    return [(node.input_value(0).element_type, PartialShape(node.attrs["output_shape"]))]
+
+
+_LOWER = frozenset(s.lower() for s in STAGES)
+
+VIEW_CHAIN_OP = define(
+    OpDef(
+        VIEW_CHAIN,
+        "template",
+        _infer,
+        inputs=(
+            Input("data"),
+            Input("operands", variadic=True, doc="each stage's pattern, order or axes"),
+        ),
+        attrs=(
+            Attr("stages", STRINGS, [], doc="reshape, transpose, unsqueeze or squeeze, in order"),
+            Attr("special_zero", INTS, [], doc="each stage's special_zero (Reshapes)"),
+            Attr("output_shape", INTS, [], doc="the last stage's output shape, -1 where dynamic"),
+        ),
+        version="template",
+        doc="Reshapes, Transposes, Unsqueezes and Squeezes in one kernel.",
+    )
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _step(stage: str, shape: tuple[int, ...], operand: tuple[int, ...], special_zero: int) -> tuple[str, Any]:
+    """How a stage takes its view of an input of ``shape``: ``("reshape", dims)`` or ``("transpose", order)``."""
+    if stage == "reshape":
+        return "reshape", reshape_dims(shape, operand, bool(special_zero))
+    if stage == "unsqueeze":
+        return "reshape", unsqueezed_dims(shape, operand)
+    if stage == "squeeze":
+        return "reshape", squeezed_dims(shape, operand or None)
+    if len(operand) not in (0, len(shape)) or sorted(a % len(shape) for a in operand) != list(range(len(shape))):
+        raise ValueError(f"Transpose order {list(operand)} is not a permutation of the {len(shape)} axes of the data")
+    return "transpose", operand or None
+
+
+@kernel(VIEW_CHAIN)
+def _view_chain_kernel(node: Node, x: Any, *operands: Any) -> Any:
+    x = np.asarray(x)
+    attrs = node.attrs
+    for stage, operand, zero in zip(attrs["stages"], operands, attrs["special_zero"]):
+        how, argument = _step(stage, x.shape, tuple(np.asarray(operand).reshape(-1).tolist()), zero)
+        x = x.reshape(argument) if how == "reshape" else x.transpose(argument)
+    return x
+
+
+class ViewChainFusion(MatcherPass):
+    """Fuses two or more consecutive Reshape, Transpose (Constant order), Unsqueeze and Squeeze ops (two
+    inputs each), each but the last with one use, into ``TemplateViewChain``; the fused op takes the last
+    op's friendly name, tensor names and output shape and records the chain in ``fused_names``."""
+
+    name = "TemplateViewChainFusion"
+    anchors = STAGES
+
+    def apply(self, model: Model, last: Node, users: ConsumerMap) -> bool:
+        if not _chainable(last):
+            return False
+        after = users.of(last.output(0))
+        if len(after) == 1 and _chainable(after[0][0]) and after[0][1] == 0:
+            return False  # the chain goes on: its last op fuses it
+        chain = [last]
+        while _chainable(chain[0].input_value(0).node) and len(users.of(chain[0].input_value(0))) == 1:
+            chain.insert(0, chain[0].input_value(0).node)
+        if len(chain) < 2:
+            return False
+        zeros = [int(bool(n.attrs.get("special_zero", False))) for n in chain]
+        fused = view_chain(
+            chain[0].input_value(0), [n.type_name for n in chain], [n.input_value(1) for n in chain], zeros,
+            last.output(0).partial_shape,
+        )  # fmt: skip
+        replace_node(model, last, fused, fused=chain[:-1], consumers=users)
+        return True
+
+
+def _chainable(node: Node) -> bool:
+    if node.type_name not in STAGES or node.get_input_size() != 2 or node.get_output_size() != 1:
+        return False
+    return node.type_name != "Transpose" or node.input_value(1).node.type_name == "Constant"
