@@ -147,10 +147,11 @@ def _repeated(x: np.ndarray, target: np.ndarray, pattern: np.ndarray, attrs: dic
 
 
 def _softmax_in_place(y: np.ndarray) -> np.ndarray:
-    """``exp(y - max) / sum`` over the last axis, as TEMPLATE's Softmax computes it, written over ``y``."""
-    np.subtract(y, y.max(axis=-1, keepdims=True), out=y)
+    """``exp(y - max) / sum`` over the last axis, as TEMPLATE's Softmax computes it (``max`` and ``sum``
+    are these reductions), written over ``y``."""
+    np.subtract(y, np.maximum.reduce(y, axis=-1, keepdims=True), out=y)
     np.exp(y, out=y)
-    return np.divide(y, y.sum(axis=-1, keepdims=True), out=y)
+    return np.divide(y, np.add.reduce(y, axis=-1, keepdims=True), out=y)
 
 
 def attention_definition(node: Node, q: Any, q_scale: Any, k: Any, k_scale: Any, bias: Any, v: Any, *rest: Any) -> Any:
@@ -168,44 +169,49 @@ def attention_definition(node: Node, q: Any, q_scale: Any, k: Any, k_scale: Any,
 
 
 @functools.lru_cache(maxsize=64)
-def _groups(key: tuple[int, ...], target: tuple[int, ...], pattern: tuple[int, ...], special_zero: bool) -> int | None:
-    """How many query heads share each key head, when ``target`` and ``pattern`` repeat a key of shape
-    ``key`` ``[b, kv, T, d]`` per head as ``[b, kv * g, T, d]``; else None."""
+def _groups(key: tuple[int, ...], target: bytes, pattern: bytes, types: str, special_zero: bool) -> int:
+    """How many query heads share each key head, when the shape vectors ``target`` and ``pattern`` (their
+    bytes, of the integer types ``types``) repeat a key of shape ``key`` ``[b, kv, T, d]`` per head as
+    ``[b, kv * g, T, d]``; else 0."""
     b, kv, total, d = key
-    if len(target) != 5 or target[2] < 1 or target != (b, kv, target[2], total, d):
-        return None
+    dims = tuple(np.frombuffer(target, types[0]).tolist())
+    if len(dims) != 5 or dims[2] < 1 or dims != (b, kv, dims[2], total, d):
+        return 0
     try:
-        repeated = reshape_dims(target, list(pattern), special_zero)
+        repeated = reshape_dims(dims, np.frombuffer(pattern, types[1]).tolist(), special_zero)
     except IndexError:  # a 0 past the target's rank: the definition raises the Reshape's error
-        return None
-    return target[2] if tuple(repeated) == (b, kv * target[2], total, d) else None
+        return 0
+    return dims[2] if tuple(repeated) == (b, kv * dims[2], total, d) else 0
 
 
-def _tuple(x: Any) -> tuple[int, ...]:
-    return tuple(np.asarray(x).reshape(-1).tolist())
+def _group_count(node: Node, k: np.ndarray, v: np.ndarray, vectors: tuple[Any, ...]) -> int:
+    """The heads per key head that the grouped attention's shape vectors give both the key and the value
+    (0 when they do not repeat them per head); 1 for an attention without groups."""
+    if not node.attrs["grouped"]:
+        return 1
+    special_zero = node.attrs["special_zero"]
+    found = []
+    for x, target, pattern in ((k, vectors[1], vectors[2]), (v, vectors[3], vectors[4])):
+        target, pattern = np.asarray(target), np.asarray(pattern)
+        types = target.dtype.char + pattern.dtype.char
+        found.append(_groups(x.shape, target.tobytes(), pattern.tobytes(), types, special_zero))
+    return found[0] if found[0] == found[1] else 0
 
 
 @kernel(ATTENTION)
 def attention_kernel(node: Node, q: Any, q_scale: Any, k: Any, k_scale: Any, bias: Any, v: Any, *rest: Any) -> Any:
     """TEMPLATE's kernel: the definition's values with each group of heads' queries in one product with
     their shared key and value, the softmax written over the scores; the definition for other shapes and
-    element types."""
-    arrays = (q, k, v, bias)
-    if any(type(a) is not np.ndarray for a in arrays) or q.dtype not in _FLOATS or q.ndim != 4 or k.ndim != 4:
+    element types (the op's inputs share one element type)."""
+    if type(q) is not np.ndarray or type(k) is not np.ndarray or type(v) is not np.ndarray or q.dtype not in _FLOATS:
         return attention_definition(node, q, q_scale, k, k_scale, bias, v, *rest)
     b, h, s, d = q.shape
-    groups = 1
-    if node.attrs["grouped"]:
-        special_zero = node.attrs["special_zero"]
-        groups = _groups(k.shape, _tuple(rest[1]), _tuple(rest[2]), special_zero) or 0
-        if groups != _groups(v.shape, _tuple(rest[3]), _tuple(rest[4]), special_zero):
-            groups = 0
-    kv = k.shape[1]
-    fits = groups and k.shape[0] == b and k.shape[3] == d and v.shape[:3] == k.shape[:3] and kv * groups == h
-    if not fits or any(a.dtype != q.dtype for a in (k, v, bias)):
-        return attention_definition(node, q, q_scale, k, k_scale, bias, v, *rest)
-    total = k.shape[2]
-    if broadcast_shape(bias.shape, (b, h, s, total)) != (b, h, s, total):
+    kv, total = k.shape[1], k.shape[2]
+    groups = _group_count(node, k, v, rest) if k.ndim == v.ndim == 4 else 0
+    if (
+        not groups or kv * groups != h or k.shape[0] != b or k.shape[3] != d or v.shape[:3] != k.shape[:3]
+        or type(bias) is not np.ndarray or broadcast_shape(bias.shape, (b, h, s, total)) != (b, h, s, total)
+    ):  # fmt: skip
         return attention_definition(node, q, q_scale, k, k_scale, bias, v, *rest)
     queries = np.multiply(q, q_scale).reshape(b, kv, groups * s, d)
     keys = np.multiply(k, k_scale)

@@ -144,7 +144,9 @@ def _causal_mask_kernel(
     target = tuple(np.asarray(shape).reshape(-1).tolist())
     if node.attrs["broadcast_mode"] == "bidirectional":
         target = broadcast_shape(held.shape, target)
-    return np.where(np.broadcast_to(held, target), np.asarray(then).reshape(()), np.asarray(otherwise).reshape(()))
+    if target != held.shape:
+        held = np.broadcast_to(held, target)
+    return np.where(held, np.asarray(then).reshape(()), np.asarray(otherwise).reshape(()))
 
 
 class CausalMaskFusion(MatcherPass):

@@ -320,17 +320,17 @@ def _reduced(rank: int, axes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _mvn(x: np.ndarray, axis: tuple[int, ...], attrs: dict[str, Any]) -> np.ndarray:
-    """The MVN reference kernel's values for a f32 or f64 numpy array, by the numpy calls ``np.mean``
-    makes (a sum, then a true division by the ``intp`` count, unsafe-cast into the sum) with fewer
-    temporaries."""
-    count = np.intp(math.prod(x.shape[a] for a in axis))
+    """The MVN reference kernel's values for a f32 or f64 numpy array, with fewer temporaries. ``np.mean``
+    sums, then divides by the ``intp`` count in f64 and rounds into the sum's type; where the count is
+    exact in that type this is one division in it (a correctly rounded quotient either way)."""
+    size = math.prod(x.shape[a] for a in axis)
+    count = x.dtype.type(size) if size < _EXACT[x.dtype.itemsize] else np.intp(size)
     mean = np.add.reduce(x, axis=axis, keepdims=True)
     np.true_divide(mean, count, out=mean, casting="unsafe")
     centered = np.subtract(x, mean)
     if not attrs["normalize_variance"]:
         return centered
-    squares = np.multiply(centered, centered)
-    variance = np.add.reduce(squares, axis=axis, keepdims=True)
+    variance = np.add.reduce(np.multiply(centered, centered), axis=axis, keepdims=True)
     np.true_divide(variance, count, out=variance, casting="unsafe")
     eps = attrs["eps"]
     if attrs["eps_mode"] == "inside_sqrt":
@@ -338,3 +338,7 @@ def _mvn(x: np.ndarray, axis: tuple[int, ...], attrs: dict[str, Any]) -> np.ndar
     else:
         np.add(np.sqrt(variance, out=variance), eps, out=variance)
     return np.true_divide(centered, variance, out=centered)
+
+
+_EXACT = {4: 2**24, 8: 2**53}
+"""Counts below these are exact in f32 and f64."""

@@ -7,6 +7,7 @@ function on the same operands) and hands every other input (other element types,
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -84,6 +85,60 @@ def _broadcast(node: Node, x: Any, target: Any, *mapping: Any) -> Any:
     return out
 
 
+def _range(node: Node, start: Any, stop: Any, step: Any) -> Any:
+    """``Range`` of numpy integers to an integer type: the reference's arithmetic (bounds as floats, the
+    count rounded up, ``start + arange(count) * step`` in int64) without its truncations, which integers
+    do not need; other inputs (floats, a step of 0) go to the reference kernel."""
+    values = (start, stop, step)
+    if node.attrs["output_type"].is_integral and all(
+        type(v) is np.ndarray and v.dtype.kind in "iu" and v.size == 1 for v in values
+    ):
+        first, last, delta = (float(v.reshape(-1)[0]) for v in values)
+        if delta:
+            count = max(math.ceil((last - first) / delta), 0)
+            return int(first) + np.arange(count, dtype=np.int64) * int(delta)
+    return get_kernel("Range")(node, start, stop, step)
+
+
+@functools.lru_cache(maxsize=64)
+def _parts(rank: int, dim: int, size: int, parts: int) -> tuple[tuple[slice, ...], ...]:
+    """The index of each part of ``Split``: ``parts`` slices of ``size // parts`` along ``dim``."""
+    step = size // parts
+    return tuple((slice(None),) * dim + (slice(k * step, (k + 1) * step),) for k in range(parts))
+
+
+def _split(node: Node, x: Any, axis: Any) -> Any:
+    """``Split`` of a numpy array: views of its equal parts, as the reference's slices."""
+    if type(x) is not np.ndarray or type(axis) is not np.ndarray or x.ndim == 0:
+        return get_kernel("Split")(node, x, axis)
+    dim = int(axis.reshape(-1)[0]) % x.ndim
+    return tuple(x[index] for index in _parts(x.ndim, dim, x.shape[dim], node.attrs["num_splits"]))
+
+
+def _bind_gather(node: Node) -> Any:
+    """A Gather of data of static rank along a Constant axis, without batch dimensions (an embedding
+    lookup): one ``np.take``, which gives the reference's values for indices in range (negative ones
+    counting from the end) and raises for others, which then go to the reference kernel (zeros there).
+    None for other Gathers."""
+    axis, rank = node.input_value(2).node, node.input_value(0).partial_shape.rank
+    if axis.type_name != "Constant" or node.attrs["batch_dims"] != 0 or rank < 1:
+        return None
+    values = np.asarray(axis.attrs["value"]).reshape(-1)
+    if values.size != 1 or not -rank <= int(values[0]) < rank:
+        return None
+    dim = int(values[0]) % rank
+
+    def gather(node: Node, x: Any, indices: Any, axis: Any) -> Any:
+        if type(x) is np.ndarray and type(indices) is np.ndarray and indices.dtype.kind in "iu" and x.ndim == rank:
+            try:
+                return np.take(x, indices, axis=dim)
+            except IndexError:  # out of range: zeros there, as the reference gives them
+                pass
+        return get_kernel("Gather")(node, x, indices, axis)
+
+    return gather
+
+
 DIRECT_KERNELS: dict[str, Any] = {
     "Sqrt": _unary(np.sqrt, "Sqrt"),
     "Negative": _unary(np.negative, "Negative"),
@@ -96,6 +151,8 @@ DIRECT_KERNELS: dict[str, Any] = {
     "MatMul": _matmul,
     "Concat": _concat,
     "Broadcast": _broadcast,
+    "Range": _range,
+    "Split": _split,
 }
 """Kernels with the reference's signature (``kernel(node, *inputs)``); float Divide is true division and
 float Power ``np.power`` in the reference too."""
@@ -103,8 +160,11 @@ float Power ``np.power`` in the reference too."""
 
 def bind_direct(node: Node) -> Any:
     """The kernel of a Transpose whose order is a Constant (one numpy ``transpose``, a view, as the
-    reference's ``permute_dims``) or of a Reshape whose pattern is computed (its output shape kept per
-    input shape and pattern, the last 16); None for other nodes."""
+    reference's ``permute_dims``), of a Reshape whose pattern is computed (its output shape kept per
+    input shape and pattern, the last 16) or of a Gather without batch dimensions along a Constant axis
+    (:func:`_bind_gather`); None for other nodes."""
+    if node.type_name == "Gather":
+        return _bind_gather(node)
     if node.type_name == "Transpose" and node.input_value(1).node.type_name == "Constant":
         order = tuple(int(v) for v in np.asarray(node.input_value(1).node.attrs["value"]).reshape(-1))
 

@@ -34,7 +34,7 @@ from template_plugin.fused_conv import CONVOLUTION, fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
 from template_plugin.reshaped_matmul import ReshapedMatMulFusion
 from template_plugin.squeeze_excitation import squeeze_excitation
-from template_plugin.view_chain import ViewChainFusion
+from template_plugin.view_chain import SplitViewsFusion, ViewChainFusion
 
 if TYPE_CHECKING:
     from hetero_sdk import Model, Node, Output
@@ -51,6 +51,7 @@ __all__ = [
     "RMSNormFusion",
     "ReshapedMatMulFusion",
     "RotateHalfFusion",
+    "SplitViewsFusion",
     "SqueezeExcitationFusion",
     "ViewChainFusion",
     "build_pass_manager",
@@ -250,7 +251,8 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     10. ``TemplateAttentionFusion``;
     11. ``TemplateCausalMaskFusion``;
     12. ``TemplateReshapedMatMulFusion``;
-    13. ``TemplateViewChainFusion``.
+    13. ``TemplateViewChainFusion``;
+    14. ``TemplateSplitViewsFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -268,6 +270,7 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(CausalMaskFusion())
     manager.register_pass(ReshapedMatMulFusion())
     manager.register_pass(ViewChainFusion())
+    manager.register_pass(SplitViewsFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

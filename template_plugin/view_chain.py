@@ -15,6 +15,7 @@ import numpy as np
 
 from hetero_sdk import Node
 from hetero_sdk.ops import (
+    INT,
     INTS,
     STRINGS,
     Attr,
@@ -34,7 +35,16 @@ from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
 if TYPE_CHECKING:
     from hetero_sdk import Model
 
-__all__ = ["VIEW_CHAIN", "VIEW_CHAIN_OP", "ViewChainFusion", "view_chain"]
+__all__ = [
+    "SPLIT_VIEWS",
+    "SPLIT_VIEWS_OP",
+    "VIEW_CHAIN",
+    "VIEW_CHAIN_OP",
+    "SplitViewsFusion",
+    "ViewChainFusion",
+    "split_views",
+    "view_chain",
+]
 
 VIEW_CHAIN = "TemplateViewChain"
 """The op type name."""
@@ -155,3 +165,151 @@ def _chainable(node: Node) -> bool:
     if node.type_name not in STAGES or node.get_input_size() != 2 or node.get_output_size() != 1:
         return False
     return node.type_name != "Transpose" or node.input_value(1).node.type_name == "Constant"
+
+
+SPLIT_VIEWS = "TemplateSplitViews"
+"""The op type name of a Split whose parts each go through their own views."""
+
+SEPARATOR = "|"
+"""Ends one output's stages in ``TemplateSplitViews``' ``stages``."""
+
+
+def split_views(
+    data: Any, axis: Any, num_splits: int, stages: list[list[str]], operands: list[list[Any]],
+    special_zero: list[list[int]], output_shapes: list[PartialShape], name: str | None = None,
+) -> Node:  # fmt: skip
+    """``Split(data, axis, num_splits)``, each part then through its ``stages`` (as :func:`view_chain`'s),
+    as one op with one output per part.
+
+    :param stages: per part, op types of :data:`STAGES` (any case; none for a bare part).
+    :param operands: per part, each stage's second input.
+    :param special_zero: per part, each stage's ``special_zero``.
+    :param output_shapes: per part, its last stage's output shape.
+    """
+    flat_stages: list[str] = []
+    flat_zeros: list[int] = []
+    shapes: list[int] = []
+    for part_stages, zeros, shape in zip(stages, special_zero, output_shapes):
+        flat_stages += [s.lower() for s in part_stages] + [SEPARATOR]
+        flat_zeros += [*zeros, 0]
+        shapes += [shape.rank, *shape.dims]
+    attrs = {"num_splits": num_splits, "stages": flat_stages, "special_zero": flat_zeros, "output_shapes": shapes}
+    inputs = [as_output(data), as_output(axis), *(as_output(v) for part in operands for v in part)]
+    return Node(SPLIT_VIEWS_OP, inputs, attrs, name)
+
+
+@functools.lru_cache(maxsize=64)
+def _per_part(stages: tuple[str, ...], zeros: tuple[int, ...]) -> tuple[tuple[tuple[str, int], ...], ...]:
+    """The flattened ``stages`` and ``special_zero`` attributes as one tuple of ``(stage, special_zero)`` per part."""
+    parts: list[tuple[tuple[str, int], ...]] = []
+    current: list[tuple[str, int]] = []
+    for stage, zero in zip(stages, zeros):
+        if stage == SEPARATOR:
+            parts.append(tuple(current))
+            current = []
+        else:
+            current.append((stage, zero))
+    return tuple(parts)
+
+
+def _split_views_infer(node: Node) -> list[OutputSpec]:
+    parts = node.attrs["num_splits"]
+    stages, zeros = node.attrs["stages"], node.attrs["special_zero"]
+    if parts < 1 or stages.count(SEPARATOR) != parts or len(zeros) != len(stages):
+        raise node.error(f"stages {stages} must hold num_splits = {parts} lists, each ended by '|'")
+    if any(s not in _LOWER and s != SEPARATOR for s in stages):
+        raise node.error(f"stages {stages} must be of {sorted(_LOWER)}")
+    if len(stages) - parts != node.get_input_size() - 2:
+        raise node.error(f"{len(stages) - parts} stages take as many inputs after data and axis")
+    specs: list[OutputSpec] = []
+    shapes = list(node.attrs["output_shapes"])
+    for _ in range(parts):
+        if not shapes or len(shapes) < shapes[0] + 1:
+            raise node.error(f"output_shapes {node.attrs['output_shapes']} must hold a rank and its dims per part")
+        dims, shapes = shapes[1 : shapes[0] + 1], shapes[shapes[0] + 1 :]
+        specs.append((node.input_value(0).element_type, PartialShape(dims)))
+    return specs
+
+
+SPLIT_VIEWS_OP = define(
+    OpDef(
+        SPLIT_VIEWS,
+        "template",
+        _split_views_infer,
+        inputs=(
+            Input("data"),
+            Input("axis", doc="the Split's axis"),
+            Input("operands", variadic=True, optional=True, doc="each stage's pattern, order or axes, part by part"),
+        ),
+        attrs=(
+            Attr("num_splits", INT, 1, doc="how many equal parts, as Split's"),
+            Attr("stages", STRINGS, [], doc="per part, its stages then '|'"),
+            Attr("special_zero", INTS, [], doc="each stage's special_zero, 0 for each '|'"),
+            Attr("output_shapes", INTS, [], doc="per part, its rank then its dims (-1 where dynamic)"),
+        ),
+        version="template",
+        doc="Split, then each part's Reshapes, Transposes, Unsqueezes and Squeezes, in one kernel.",
+    )
+)
+
+
+@kernel(SPLIT_VIEWS)
+def _split_views_kernel(node: Node, x: Any, axis: Any, *operands: Any) -> tuple[Any, ...]:
+    x = np.asarray(x)
+    attrs = node.attrs
+    dim = int(np.asarray(axis).reshape(-1)[0]) % x.ndim
+    step = x.shape[dim] // attrs["num_splits"]
+    lead = (slice(None),) * dim
+    given = iter(operands)
+    results = []
+    for k, stages in enumerate(_per_part(tuple(attrs["stages"]), tuple(attrs["special_zero"]))):
+        part = x[(*lead, slice(k * step, (k + 1) * step))]
+        for stage, zero in stages:
+            how, argument = _step(stage, part.shape, tuple(np.asarray(next(given)).reshape(-1).tolist()), zero)
+            part = part.reshape(argument) if how == "reshape" else part.transpose(argument)
+        results.append(part)
+    return tuple(results)
+
+
+class SplitViewsFusion(MatcherPass):
+    """Fuses a Split whose every part has one use, a ``TemplateViewChain`` or one Reshape, Transpose
+    (Constant order), Unsqueeze or Squeeze, with those views into ``TemplateSplitViews`` (GPT-2's query,
+    key and value split into heads); each output takes its view's tensor names, the op the Split's
+    friendly name."""
+
+    name = "TemplateSplitViewsFusion"
+    anchors = ("Split",)
+
+    def apply(self, model: Model, split: Node, users: ConsumerMap) -> bool:
+        ends: list[Node] = []
+        stages: list[list[str]] = []
+        operands: list[list[Any]] = []
+        zeros: list[list[int]] = []
+        for port in split.outputs():
+            uses = users.of(port)
+            if len(uses) != 1 or uses[0][1] != 0:
+                return False
+            view = uses[0][0]
+            if view.type_name == VIEW_CHAIN:
+                stages.append(list(view.attrs["stages"]))
+                zeros.append(list(view.attrs["special_zero"]))
+                operands.append(list(view.input_values()[1:]))
+            elif _chainable(view):
+                stages.append([view.type_name])
+                zeros.append([int(bool(view.attrs.get("special_zero", False)))])
+                operands.append([view.input_value(1)])
+            else:
+                return False
+            ends.append(view)
+        shapes = [end.output(0).partial_shape for end in ends]
+        fused = split_views(
+            split.input_value(0), split.input_value(1), split.attrs["num_splits"], stages, operands, zeros, shapes
+        )
+        fused.friendly_name = split.friendly_name
+        users.attach(fused)
+        for index, end in enumerate(ends):
+            names = end.output(0).names
+            replace_node(model, end, [fused.output(index)], fused=[split] if index == len(ends) - 1 else [],
+                         consumers=users)  # fmt: skip
+            fused.output(index).set_names(names)
+        return True

@@ -112,3 +112,46 @@ def test_a_bad_view_chain_node_raises_naming_it() -> None:
     x = opset.parameter([2, 3], np.float32, name="x")
     with pytest.raises(ModelValidationError, match=r"'c': stages"):
         view_chain(x, ["Reshape", "Gather"], [np.array([3, 2]), np.array([0])], [0, 0], hs.PartialShape([3, 2]), "c")
+
+
+def _split_heads_block(*, shared: bool = False) -> hs.Model:
+    """GPT-2's query/key/value: Split in three along the features, each part Reshaped to heads and
+    Transposed; the last part also Unsqueezed (a one-op view)."""
+    x = opset.parameter([-1, -1, 12], np.float32, name="x")
+    dims = opset.shape_of(x)
+    lead = opset.slice(dims, np.array([0], np.int64), np.array([2], np.int64), np.array([1], np.int64))
+    pattern = opset.concat([lead, np.array([-1, 2], np.int64)], 0)
+    parts = opset.split(x, np.array(2, np.int64), 3, name="split")
+    outputs = []
+    for index, part in enumerate(parts.outputs()):
+        if index == 2:
+            view = opset.unsqueeze(part, np.array([0], np.int64), name="v")
+        else:
+            view = opset.transpose(opset.reshape(part, pattern, False), np.array([0, 2, 1, 3], np.int64))
+        view.output(0).set_names({f"part{index}"})
+        outputs.append(view)
+    if shared:
+        outputs.append(opset.relu(parts.output(0)))
+    return hs.Model(outputs, [x])
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 12), (2, 3, 12)])
+def test_a_split_into_heads_fuses_and_computes_as_before(shape) -> None:
+    model = _split_heads_block()
+    fused, transformed = _template(model, fuse=True)
+    assert _kinds(transformed) == ["ShapeOf", "Slice", "Concat", "TemplateSplitViews"]
+    assert [o.names for o in transformed.outputs] == [{"part0"}, {"part1"}, {"part2"}]
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    results = fused(x)
+    q, k, v = np.split(x, 3, axis=2)
+    heads = [p.reshape(shape[0], shape[1], -1, 2).transpose(0, 2, 1, 3) for p in (q, k)]
+    for index, expected in enumerate([*heads, v[np.newaxis]]):
+        np.testing.assert_array_equal(results[index], expected)
+    unfused = _template(model, fuse=False)[0](x)
+    for index in range(3):
+        np.testing.assert_array_equal(results[index], unfused[index])
+
+
+def test_a_split_whose_part_is_used_twice_stays() -> None:
+    _, transformed = _template(_split_heads_block(shared=True), fuse=True)
+    assert "Split" in _kinds(transformed) and "TemplateSplitViews" not in _kinds(transformed)
