@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
-from template_plugin.attention_ops import attention
+from template_plugin.attention_ops import ATTENTION, attention, cached_attention
 
 if TYPE_CHECKING:
     from hetero_sdk import Model, Node, Output
 
-__all__ = ["AttentionFusion"]
+__all__ = ["AttentionFusion", "CachedAttentionFusion"]
 
 _FUSED_TYPES = frozenset({"f32", "f64"})
 
@@ -159,3 +159,32 @@ def _repeated(
         return plain
     how = (broadcast.attrs["mode"], bool(reshape.attrs["special_zero"]))
     return source, (broadcast.input_value(1), reshape.input_value(1)), how, [reshape, broadcast, unsqueeze]
+
+
+class CachedAttentionFusion(MatcherPass):
+    """Fuses a ``TemplateAttention`` whose key and value are each ``Concat(past, new)`` along axis 2 of rank
+    4 (a decoder appending the step's keys and values to its cache) into ``TemplateCachedAttention``, whose
+    second and third outputs replace the Concats (their tensor names, the cache the step returns, move
+    there); the attention's output and friendly name move to the first."""
+
+    name = "TemplateCachedAttentionFusion"
+    anchors = (ATTENTION,)
+
+    def apply(self, model: Model, node: Node, users: ConsumerMap) -> bool:
+        concats = [node.input_value(2).node, node.input_value(5).node]
+        for concat in concats:
+            if concat.type_name != "Concat" or concat.get_input_size() != 2 or concat.attrs["axis"] not in (2, -2):
+                return False
+            if concat.output(0).partial_shape.rank != 4:
+                return False
+        (key, value) = concats
+        fused = cached_attention(
+            node, key.input_value(0), key.input_value(1), value.input_value(0), value.input_value(1)
+        )
+        fused.friendly_name = node.friendly_name
+        users.attach(fused)
+        for old, port in ((node, 0), (key, 1), (value, 2)):
+            names = old.output(0).names
+            replace_node(model, old, [fused.output(port)], consumers=users)
+            fused.output(port).set_names(names)
+        return True

@@ -39,7 +39,16 @@ from hetero_sdk.reference import kernel
 from hetero_sdk.shape import DYNAMIC, PartialShape
 from template_plugin.direct_kernels import broadcast_shape
 
-__all__ = ["ATTENTION", "ATTENTION_OP", "attention", "attention_definition", "attention_kernel"]
+__all__ = [
+    "ATTENTION",
+    "ATTENTION_OP",
+    "CACHED_ATTENTION",
+    "CACHED_ATTENTION_OP",
+    "attention",
+    "attention_definition",
+    "attention_kernel",
+    "cached_attention",
+]
 
 ATTENTION = "TemplateAttention"
 """The attention's op type name."""
@@ -222,3 +231,87 @@ def attention_kernel(node: Node, q: Any, q_scale: Any, k: Any, k_scale: Any, bia
         if nan.any():
             p[nan] = np.asarray(rest[0]).reshape(-1)[0]
     return np.matmul(p.reshape(b, kv, groups * s, total), v).reshape(b, h, s, v.shape[3])
+
+
+CACHED_ATTENTION = "TemplateCachedAttention"
+"""The op type name of an attention that first appends the new keys and values to the cache."""
+
+
+def cached_attention(attention_node: Node, past_key: Any, new_key: Any, past_value: Any, new_value: Any) -> Node:
+    """``TemplateAttention``'s computation with its key ``Concat(past_key, new_key, axis=2)`` and its value
+    ``Concat(past_value, new_value, axis=2)``, as one op whose outputs are the attention, then both
+    concatenations (the cache a decoder step returns).
+
+    :param attention_node: the ``TemplateAttention`` whose other inputs and attributes it takes.
+    """
+    inputs = attention_node.input_values()
+    given = [inputs[0], inputs[1], as_output(past_key), as_output(new_key), inputs[3], inputs[4]]
+    given += [as_output(past_value), as_output(new_value), *inputs[6:]]
+    return Node(CACHED_ATTENTION_OP, given, dict(attention_node.attrs))
+
+
+def _joined(node: Node, past: int) -> PartialShape:
+    """The shape of ``Concat(input past, input past + 1, axis=2)`` of rank 4."""
+    a, b = node.input_value(past).partial_shape, node.input_value(past + 1).partial_shape
+    if a.rank != 4 or b.rank != 4:
+        raise node.error(f"past {a} and new {b} must have rank 4")
+    dims = []
+    for axis, (x, y) in enumerate(zip(a.dims, b.dims)):
+        if axis == 2:
+            dims.append(x + y if DYNAMIC not in (x, y) else DYNAMIC)
+        elif DYNAMIC not in (x, y) and x != y:
+            raise node.error(f"past {a} and new {b} must match but along axis 2")
+        else:
+            dims.append(y if x == DYNAMIC else x)
+    return PartialShape(dims)
+
+
+def _cached_attention_infer(node: Node) -> list[OutputSpec]:
+    element_type = expect_same_types(node, 0, 1, 2, 3, 4, 5, 6, 7, 8)
+    key, value = _joined(node, 2), _joined(node, 6)
+    query = node.input_value(0).partial_shape
+    if query.rank != 4:
+        raise node.error(f"query {query} must have rank 4 ([batch, heads, positions, features])")
+    if node.attrs["grouped"] != (node.get_input_size() == 13):
+        raise node.error("a grouped attention takes 13 inputs (the key's and value's shape vectors), another 9")
+    batch = query[0] if value[0] in (1, DYNAMIC) else value[0]
+    attended = PartialShape([batch, query[1], query[2], value[3]])
+    return [(element_type, attended), (element_type, key), (element_type, value)]
+
+
+CACHED_ATTENTION_OP = define(
+    OpDef(
+        CACHED_ATTENTION,
+        "template",
+        _cached_attention_infer,
+        inputs=(
+            Input("query", REAL_TYPES, doc="[batch, heads, positions, features]"),
+            Input("query_scale", REAL_TYPES, doc="one value"),
+            Input("past_key", REAL_TYPES, doc="[batch, key heads, past positions, features]"),
+            Input("new_key", REAL_TYPES, doc="[batch, key heads, positions, features]"),
+            Input("key_scale", REAL_TYPES, doc="one value"),
+            Input("bias", REAL_TYPES, doc="added to the scores"),
+            Input("past_value", REAL_TYPES, doc="[batch, key heads, past positions, value features]"),
+            Input("new_value", REAL_TYPES, doc="[batch, key heads, positions, value features]"),
+            Input("nan_value", REAL_TYPES, doc="one value replacing the softmax's NaNs (when nan_to_value)"),
+            Input("key_target", INDEX_TYPES, optional=True, doc="grouped: the key's Broadcast target"),
+            Input("key_pattern", INDEX_TYPES, optional=True, doc="grouped: the key's Reshape pattern"),
+            Input("value_target", INDEX_TYPES, optional=True, doc="grouped: the value's Broadcast target"),
+            Input("value_pattern", INDEX_TYPES, optional=True, doc="grouped: the value's Reshape pattern"),
+        ),
+        attrs=ATTENTION_OP.attrs,
+        version="template",
+        doc="TemplateAttention over the cache with the new keys and values appended; outputs the attention "
+        "and both appended caches.",
+    )
+)
+
+
+@kernel(CACHED_ATTENTION)
+def _cached_attention_kernel(
+    node: Node, q: Any, q_scale: Any, past_k: Any, new_k: Any, k_scale: Any, bias: Any, past_v: Any, new_v: Any,
+    *rest: Any,
+) -> tuple[Any, Any, Any]:  # fmt: skip
+    k = np.concat((np.asarray(past_k), np.asarray(new_k)), axis=2)  # what TEMPLATE's Concat computes
+    v = np.concat((np.asarray(past_v), np.asarray(new_v)), axis=2)
+    return attention_kernel(node, q, q_scale, k, k_scale, bias, v, *rest), k, v

@@ -20,7 +20,7 @@ from hetero_sdk.transformations import (
     constant_operand,
     replace_node,
 )
-from template_plugin.attention_fusion import AttentionFusion
+from template_plugin.attention_fusion import AttentionFusion, CachedAttentionFusion
 from template_plugin.bound_conv import is_pointwise
 from template_plugin.causal_mask import CausalMaskFusion
 from template_plugin.decoder_fusions import (
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COMMON_OPTIMIZATIONS",
     "AttentionFusion",
+    "CachedAttentionFusion",
     "CausalMaskFusion",
     "ConvolutionFusion",
     "FullyConnectedFusion",
@@ -252,7 +253,8 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     11. ``TemplateCausalMaskFusion``;
     12. ``TemplateReshapedMatMulFusion``;
     13. ``TemplateViewChainFusion``;
-    14. ``TemplateSplitViewsFusion``.
+    14. ``TemplateSplitViewsFusion``;
+    15. ``TemplateCachedAttentionFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -271,6 +273,7 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(ReshapedMatMulFusion())
     manager.register_pass(ViewChainFusion())
     manager.register_pass(SplitViewsFusion())
+    manager.register_pass(CachedAttentionFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

@@ -160,3 +160,42 @@ def test_a_bad_attention_node_raises_naming_it() -> None:
     half = np.array(0.5, np.float32)
     with pytest.raises(ModelValidationError, match=r"'att': .*rank 4"):
         attention(q, half, k, half, np.zeros((1, 1, 1, 3), np.float32), k, name="att")
+
+
+@pytest.mark.parametrize("kv_heads", [2, 4])
+def test_an_attention_over_an_appended_cache_returns_the_cache_too(kv_heads) -> None:
+    """Concat(past, new) feeding the key and the value (and the model's outputs) joins the attention."""
+    heads, dtype = 4, np.float32
+    q = opset.parameter([-1, heads, -1, 8], dtype, name="q")
+    past_k, new_k, past_v, new_v = (
+        opset.parameter([-1, kv_heads, -1, 8], dtype, name=n) for n in ("past_k", "new_k", "past_v", "new_v")
+    )
+    bias = opset.parameter([-1, 1, -1, -1], dtype, name="bias")
+    key, value = opset.concat([past_k, new_k], -2), opset.concat([past_v, new_v], -2)
+    key.output(0).set_names({"present.key"})
+    value.output(0).set_names({"present.value"})
+    block = _attention_block(heads, kv_heads, dtype)  # the same ops, read from the block's parameters
+    inner = {p.friendly_name: p for p in block.get_parameters()}
+    feeds = {"q": q.output(0), "k": key.output(0), "v": value.output(0), "bias": bias.output(0)}
+    for name, port in feeds.items():
+        hs.transformations.replace_output(block, inner[name].output(0), port)
+    params = [q, past_k, new_k, past_v, new_v, bias, *(inner[n] for n in ("target", "pattern") if n in inner)]
+    model = hs.Model([block.get_results()[0].input_value(0), key, value], params)
+    fused, transformed = _template(model, fuse=True)
+    assert _kinds(transformed) == ["TemplateCachedAttention"]
+    assert [o.names for o in transformed.outputs] == [{"y"}, {"present.key"}, {"present.value"}]
+    rng = np.random.default_rng(kv_heads)
+    arrays = [
+        rng.standard_normal(s).astype(dtype) for s in [(1, heads, 1, 8), *[(1, kv_heads, n, 8) for n in (5, 1)] * 2]
+    ]
+    x, pk, nk, pv, nv = arrays
+    inputs = [x, pk, nk, pv, nv, np.zeros((1, 1, 1, 6), dtype)]
+    if kv_heads < heads:
+        inputs += [np.array([1, kv_heads, heads // kv_heads, 6, 8]), np.array([1, heads, 6, 8])]
+    result = fused(inputs)
+    k, v = np.concatenate([pk, nk], axis=2), np.concatenate([pv, nv], axis=2)
+    np.testing.assert_array_equal(result[1], k)
+    np.testing.assert_array_equal(result[2], v)
+    bias_array = inputs[5]
+    expected = _expected(x, k, v, bias_array, heads // kv_heads)
+    np.testing.assert_allclose(result[0], expected, rtol=1e-5, atol=1e-6)
