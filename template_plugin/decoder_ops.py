@@ -39,6 +39,7 @@ from hetero_sdk.ops import (
 from hetero_sdk.ops.normalization import normalized_axes
 from hetero_sdk.reference import get_kernel, kernel
 from hetero_sdk.shape import DYNAMIC, PartialShape
+from template_plugin.direct_kernels import BINDERS
 from template_plugin.reductions import ones_of
 
 __all__ = [
@@ -303,28 +304,47 @@ LAYER_NORM_OP = define(
 def _layer_norm_kernel(node: Node, x: np.ndarray, axes: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
     if x.dtype in _FLOATS and type(axes) is np.ndarray and x.size:
-        y = _mvn(x, _reduced(x.ndim, tuple(axes.reshape(-1).tolist())), node.attrs)
+        y = _mvn(x, *_geometry(x.shape, x.dtype, tuple(axes.reshape(-1).tolist())), node.attrs)
     else:  # the MVN kernel, its result as the plan casts it
         y = np.array(get_kernel("MVN")(node, x, axes), dtype=x.dtype)
     np.multiply(y, gamma, out=y)
     return np.add(y, beta, out=y)
 
 
+def _bind_layer_norm(node: Node) -> Any:
+    """``TemplateLayerNorm``'s kernel for ``node`` whose axes are a Constant: the axes read once, each
+    input shape's axes and count kept."""
+    axes = node.input_value(1).node
+    if axes.type_name != "Constant":
+        return None
+    given = tuple(int(v) for v in np.asarray(axes.attrs["value"]).reshape(-1))
+    attrs = dict(node.attrs)
+
+    def layer_norm(node: Node, x: Any, axes: Any, gamma: Any, beta: Any) -> Any:
+        if type(x) is not np.ndarray or x.dtype not in _FLOATS or not x.size:
+            return _layer_norm_kernel(node, x, axes, gamma, beta)
+        y = _mvn(x, *_geometry(x.shape, x.dtype, given), attrs)
+        np.multiply(y, gamma, out=y)
+        return np.add(y, beta, out=y)
+
+    return layer_norm
+
+
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @functools.lru_cache(maxsize=64)
-def _reduced(rank: int, axes: tuple[int, ...]) -> tuple[int, ...]:
-    """MVN's axes as its kernel normalises them, kept per rank and axes."""
-    return normalized_axes(axes, rank)
+def _geometry(shape: tuple[int, ...], dtype: np.dtype[Any], axes: tuple[int, ...]) -> tuple[tuple[int, ...], Any]:
+    """MVN's axes as its kernel normalises them and the count each mean divides by: ``np.mean`` divides
+    the sum by the ``intp`` count in f64 and rounds into the sum's type, which is one division in that
+    type where the count is exact in it (a correctly rounded quotient either way)."""
+    axis = normalized_axes(axes, len(shape))
+    size = math.prod(shape[a] for a in axis)
+    return axis, dtype.type(size) if size < _EXACT[dtype.itemsize] else np.intp(size)
 
 
-def _mvn(x: np.ndarray, axis: tuple[int, ...], attrs: dict[str, Any]) -> np.ndarray:
-    """The MVN reference kernel's values for a f32 or f64 numpy array, with fewer temporaries. ``np.mean``
-    sums, then divides by the ``intp`` count in f64 and rounds into the sum's type; where the count is
-    exact in that type this is one division in it (a correctly rounded quotient either way)."""
-    size = math.prod(x.shape[a] for a in axis)
-    count = x.dtype.type(size) if size < _EXACT[x.dtype.itemsize] else np.intp(size)
+def _mvn(x: np.ndarray, axis: tuple[int, ...], count: Any, attrs: dict[str, Any]) -> np.ndarray:
+    """The MVN reference kernel's values for a f32 or f64 numpy array, with fewer temporaries."""
     mean = np.add.reduce(x, axis=axis, keepdims=True)
     np.true_divide(mean, count, out=mean, casting="unsafe")
     centered = np.subtract(x, mean)
@@ -342,3 +362,6 @@ def _mvn(x: np.ndarray, axis: tuple[int, ...], attrs: dict[str, Any]) -> np.ndar
 
 _EXACT = {4: 2**24, 8: 2**53}
 """Counts below these are exact in f32 and f64."""
+
+
+BINDERS[LAYER_NORM] = _bind_layer_norm

@@ -18,7 +18,7 @@ from hetero_sdk.ops import reshape_dims
 from hetero_sdk.reference import get_kernel
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
 
-__all__ = ["DIRECT_KERNELS", "bind_direct", "broadcast_shape"]
+__all__ = ["BINDERS", "DIRECT_KERNELS", "bind_direct", "broadcast_shape"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -158,11 +158,20 @@ DIRECT_KERNELS: dict[str, Any] = {
 float Power ``np.power`` in the reference too."""
 
 
+BINDERS: dict[str, Callable[[Node], Any]] = {}
+"""Per op type, a function that returns a node's own kernel (``kernel(node, *inputs)``, its attributes and
+constant inputs read once, what depends on input shapes kept per shape) or None: TEMPLATE's fused ops
+register theirs here, and :func:`bind_direct` asks them first."""
+
+
 def bind_direct(node: Node) -> Any:
-    """The kernel of a Transpose whose order is a Constant (one numpy ``transpose``, a view, as the
-    reference's ``permute_dims``), of a Reshape whose pattern is computed (its output shape kept per
-    input shape and pattern, the last 16) or of a Gather without batch dimensions along a Constant axis
-    (:func:`_bind_gather`); None for other nodes."""
+    """The kernel :data:`BINDERS` gives ``node``'s op type; else the kernel of a Transpose whose order is
+    a Constant (one numpy ``transpose``, a view, as the reference's ``permute_dims``), of a Reshape whose
+    pattern is computed (its output shape kept per input shape and pattern, the last 16) or of a Gather
+    without batch dimensions along a Constant axis (:func:`_bind_gather`); None for other nodes."""
+    binder = BINDERS.get(node.type_name)
+    if binder is not None:
+        return binder(node)
     if node.type_name == "Gather":
         return _bind_gather(node)
     if node.type_name == "Transpose" and node.input_value(1).node.type_name == "Constant":

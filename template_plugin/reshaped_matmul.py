@@ -28,9 +28,10 @@ from hetero_sdk.ops import (
     expect_same_types,
     reshape_dims,
 )
-from hetero_sdk.reference import kernel
+from hetero_sdk.reference import get_kernel, kernel
 from hetero_sdk.shape import PartialShape
 from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
+from template_plugin.decoder_ops import GELU_TANH
 
 if TYPE_CHECKING:
     from hetero_sdk import Model
@@ -51,10 +52,14 @@ def reshaped_matmul(
     *,
     zero_before: bool = False,
     zero_after: bool = False,
+    order: list[int] | None = None,
+    gelu: list[Any] | None = None,
+    addend: Any = None,
     output_shape: PartialShape | None = None,
     name: str | None = None,
 ) -> Node:
-    """``Reshape(MatMul(Reshape(data, before), weights), after)`` as one op (no transposes).
+    """``Add(Reshape(G(MatMul(Reshape(Transpose(data, order), before), weights)), after), addend)`` as one op (no
+    transposes in the MatMul), the Transpose, the tanh GELU ``G`` and the Add each when given.
 
     :param data: a real element type.
     :param weights: the MatMul's second operand.
@@ -62,13 +67,23 @@ def reshaped_matmul(
     :param after: the second Reshape's pattern.
     :param zero_before: the first Reshape's ``special_zero``.
     :param zero_after: the second Reshape's ``special_zero``.
-    :param output_shape: the second Reshape's output shape, when the fusion knows it (else dynamic).
+    :param order: a Transpose of the data first, by this order.
+    :param gelu: the product through ``TemplateGeluTanh`` of these five constants (elementwise, so before or
+        after the second Reshape alike).
+    :param addend: added to the result (numpy broadcasting: a residual).
+    :param output_shape: the result's shape, when the fusion knows it (else dynamic).
     :param name: the node's friendly name.
     """
-    attrs: dict[str, Any] = {"zero_before": zero_before, "zero_after": zero_after}
+    attrs: dict[str, Any] = {
+        "zero_before": zero_before, "zero_after": zero_after, "order": list(order or []),
+        "gelu": gelu is not None, "add": addend is not None,
+    }  # fmt: skip
     if output_shape is not None:
         attrs["output_shape"] = list(output_shape.dims)
     inputs = [as_output(data), as_output(weights), as_output(before), as_output(after)]
+    if addend is not None:
+        inputs.append(as_output(addend))
+    inputs += [as_output(c, like=inputs[0]) for c in gelu or []]
     return Node(RESHAPED_MATMUL_OP, inputs, attrs, name)
 
 
@@ -78,9 +93,13 @@ def _infer(node: Node) -> list[OutputSpec]:
         shape = node.input_value(index).partial_shape
         if shape.rank != 1 or shape[0] < 0:
             raise node.error(f"pattern {what} {shape} must be 1-D of a static length")
+    extra = 4 + int(node.attrs["add"]) + 5 * int(node.attrs["gelu"])
+    if node.get_input_size() != extra:
+        raise node.error(f"takes {extra} inputs with add={node.attrs['add']} and gelu={node.attrs['gelu']}")
+    order = node.attrs["order"]
+    if order and sorted(order) != list(range(node.input_value(0).partial_shape.rank)):
+        raise node.error(f"order {order} must permute the axes of data {node.input_value(0).partial_shape}")
     dims = node.attrs.get("output_shape") or [-1] * node.input_value(3).partial_shape[0]
-    if len(dims) != node.input_value(3).partial_shape[0]:
-        raise node.error(f"output_shape {dims} must have one dimension per value of the pattern after")
     return [(element_type, PartialShape(dims))]
 
 
@@ -94,14 +113,18 @@ RESHAPED_MATMUL_OP = define(
             Input("weights", REAL_TYPES),
             Input("before", INDEX_TYPES, doc="the first Reshape's pattern"),
             Input("after", INDEX_TYPES, doc="the second Reshape's pattern"),
+            Input("extras", variadic=True, optional=True, doc="the addend (add), then the GELU's constants (gelu)"),
         ),
         attrs=(
             Attr("zero_before", BOOL, False, doc="the first Reshape's special_zero"),
             Attr("zero_after", BOOL, False, doc="the second Reshape's special_zero"),
-            Attr("output_shape", INTS, [], doc="the fused Reshape's output shape, -1 where dynamic"),
+            Attr("order", INTS, [], doc="a Transpose of the data first, by this order (none when empty)"),
+            Attr("gelu", BOOL, False, doc="the product through TemplateGeluTanh"),
+            Attr("add", BOOL, False, doc="the result plus the addend"),
+            Attr("output_shape", INTS, [], doc="the result's shape, -1 where dynamic"),
         ),
         version="template",
-        doc="Reshape(MatMul(Reshape(data, before), weights), after) in one kernel.",
+        doc="Add(Reshape(GELU(MatMul(Reshape(Transpose(data), before), weights)), after), addend) in one kernel.",
     )
 )
 
@@ -111,21 +134,30 @@ def _dims(shape: tuple[int, ...], pattern: tuple[int, ...], special_zero: bool) 
     return reshape_dims(shape, pattern, special_zero)
 
 
+_GELU = get_kernel(GELU_TANH)
+
+
 @kernel(RESHAPED_MATMUL)
-def _reshaped_matmul_kernel(node: Node, x: Any, w: Any, before: Any, after: Any) -> Any:
+def _reshaped_matmul_kernel(node: Node, x: Any, w: Any, before: Any, after: Any, *extras: Any) -> Any:
     attrs = node.attrs
     x = np.asarray(x)
+    if attrs["order"]:
+        x = x.transpose(attrs["order"])
     flat = x.reshape(_dims(x.shape, tuple(np.asarray(before).tolist()), attrs["zero_before"]))
     y = np.matmul(flat, w)  # what TEMPLATE's MatMul computes for operands of rank 2 or more
-    return y.reshape(_dims(y.shape, tuple(np.asarray(after).tolist()), attrs["zero_after"]))
+    if attrs["gelu"]:
+        y = _GELU(node, y, *extras[-5:])
+    y = y.reshape(_dims(y.shape, tuple(np.asarray(after).tolist()), attrs["zero_after"]))
+    return np.add(y, extras[0]) if attrs["add"] else y  # TEMPLATE's Add on floats
 
 
 class ReshapedMatMulFusion(MatcherPass):
     """Fuses ``Reshape(MatMul(Reshape(x, before), w), after)`` of f32 or f64, without transposes, the inner
     Reshape and the MatMul each with one use, ``before`` a Constant, both operands of the MatMul of rank 2
-    or more, into ``TemplateReshapedMatMul``.
-    The fused op takes the outer Reshape's friendly name, tensor names and output shape and records the
-    block in ``fused_names``."""
+    or more, into ``TemplateReshapedMatMul``; with it a Transpose of ``x`` by a Constant order (one use), then
+    a ``TemplateGeluTanh`` of the result and an Add to it (numpy broadcasting, a residual), each the only
+    use of what precedes it. The fused op takes the last node's friendly name, tensor names and output
+    shape and records the block in ``fused_names``."""
 
     name = "TemplateReshapedMatMulFusion"
     anchors = ("Reshape",)
@@ -142,14 +174,49 @@ class ReshapedMatMulFusion(MatcherPass):
         before, after = inner.input_value(1), outer.input_value(1)
         if before.node.type_name != "Constant" or after.partial_shape.rank != 1 or after.partial_shape[0] < 0:
             return False
-        if inner.input_value(0).element_type.value not in ("f32", "f64"):
+        data = inner.input_value(0)
+        if data.element_type.value not in ("f32", "f64"):
             return False
         if inner.output(0).partial_shape.rank < 2 or matmul.input_value(1).partial_shape.rank < 2:
             return False
+        block, order = [inner, matmul], None
+        transpose = data.node
+        if transpose.type_name == "Transpose" and len(users.of(transpose.output(0))) == 1:
+            order = _constant_order(transpose)
+            if order is not None:
+                block.insert(0, transpose)
+                data = transpose.input_value(0)
+        last, gelu, addend = outer, None, None
+        follower = _only_use(last, users)
+        if follower is not None and follower[0].type_name == GELU_TANH and follower[1] == 0:
+            block.append(last)
+            last = follower[0]
+            gelu = last.input_values()[1:]
+            follower = _only_use(last, users)
+        if follower is not None and follower[0].type_name == "Add":
+            add, index = follower
+            if add.attrs.get("auto_broadcast", "numpy") == "numpy" and add.get_input_size() == 2:
+                block.append(last)
+                last = add
+                addend = add.input_value(1 - index)
         fused = reshaped_matmul(
-            inner.input_value(0), matmul.input_value(1), before, after,
+            data, matmul.input_value(1), before, after,
             zero_before=bool(inner.attrs["special_zero"]), zero_after=bool(outer.attrs["special_zero"]),
-            output_shape=outer.output(0).partial_shape,
+            order=order, gelu=gelu, addend=addend, output_shape=last.output(0).partial_shape,
         )  # fmt: skip
-        replace_node(model, outer, fused, fused=[inner, matmul], consumers=users)
+        replace_node(model, last, fused, fused=block, consumers=users)
         return True
+
+
+def _only_use(node: Node, users: ConsumerMap) -> tuple[Node, int] | None:
+    uses = users.of(node.output(0))
+    return uses[0] if len(uses) == 1 else None
+
+
+def _constant_order(transpose: Node) -> list[int] | None:
+    order = transpose.input_value(1).node
+    if order.type_name != "Constant":
+        return None
+    values = [int(v) for v in np.asarray(order.attrs["value"]).reshape(-1)]
+    rank = transpose.input_value(0).partial_shape.rank
+    return values if sorted(values) == list(range(rank)) else None

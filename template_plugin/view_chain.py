@@ -31,6 +31,7 @@ from hetero_sdk.ops import (
 from hetero_sdk.reference import kernel
 from hetero_sdk.shape import PartialShape
 from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
+from template_plugin.direct_kernels import BINDERS
 
 if TYPE_CHECKING:
     from hetero_sdk import Model
@@ -313,3 +314,93 @@ class SplitViewsFusion(MatcherPass):
                          consumers=users)  # fmt: skip
             fused.output(index).set_names(names)
         return True
+
+
+def _constant_values(node: Node, first: int) -> list[tuple[int, ...] | None]:
+    """The values of ``node``'s inputs from ``first`` on, as integer tuples where they are Constants."""
+    found: list[tuple[int, ...] | None] = []
+    for source in node.input_values()[first:]:
+        value = source.node.attrs["value"] if source.node.type_name == "Constant" else None
+        found.append(None if value is None else tuple(int(v) for v in np.asarray(value).reshape(-1)))
+    return found
+
+
+def _steps_of(
+    stages: tuple[tuple[str, int], ...], shape: tuple[int, ...], operands: tuple[tuple[int, ...], ...]
+) -> tuple[tuple[bool, Any], ...]:
+    """Each stage's view of an input of ``shape``: ``(True, dims)`` for a reshape, ``(False, order)``."""
+    steps = []
+    for (stage, zero), operand in zip(stages, operands):
+        how, argument = _step(stage, shape, operand, zero)
+        if how == "reshape":
+            shape = argument
+        else:
+            shape = tuple(shape[a] for a in argument) if argument is not None else shape[::-1]
+        steps.append((how == "reshape", argument))
+    return tuple(steps)
+
+
+def _bind_view_chain(node: Node) -> Any:
+    """``TemplateViewChain``'s kernel for ``node``: its stages and Constant operands read once, the views
+    of each input shape and computed operands kept (the last 16)."""
+    stages = tuple(zip(node.attrs["stages"], node.attrs["special_zero"]))
+    constants = _constant_values(node, 1)
+    computed = [i for i, c in enumerate(constants) if c is None]
+
+    @functools.lru_cache(maxsize=16)
+    def steps(shape: tuple[int, ...], given: tuple[tuple[int, ...], ...]) -> tuple[tuple[bool, Any], ...]:
+        values: list[tuple[int, ...]] = [c or () for c in constants]
+        for index, value in zip(computed, given):
+            values[index] = value
+        return _steps_of(stages, shape, tuple(values))
+
+    def view_chain(node: Node, x: Any, *operands: Any) -> Any:
+        if type(x) is not np.ndarray:
+            return _view_chain_kernel(node, x, *operands)
+        given = tuple(tuple(np.asarray(operands[i]).reshape(-1).tolist()) for i in computed)
+        for reshape, argument in steps(x.shape, given):
+            x = x.reshape(argument) if reshape else x.transpose(argument)
+        return x
+
+    return view_chain
+
+
+def _bind_split_views(node: Node) -> Any:
+    """``TemplateSplitViews``' kernel for ``node``: as :func:`_bind_view_chain`'s, the parts' indices too."""
+    parts = _per_part(tuple(node.attrs["stages"]), tuple(node.attrs["special_zero"]))
+    constants = _constant_values(node, 1)
+    computed = [i for i, c in enumerate(constants) if c is None]
+    count = node.attrs["num_splits"]
+
+    @functools.lru_cache(maxsize=16)
+    def plan(shape: tuple[int, ...], given: tuple[tuple[int, ...], ...]) -> tuple[Any, ...]:
+        values: list[tuple[int, ...]] = [c or () for c in constants]
+        for index, value in zip(computed, given):
+            values[index] = value
+        dim = values[0][0] % len(shape)
+        step = shape[dim] // count
+        operands = iter(values[1:])
+        found = []
+        for k, stages in enumerate(parts):
+            where = (*(slice(None),) * dim, slice(k * step, (k + 1) * step))
+            part = tuple(step if a == dim else n for a, n in enumerate(shape))
+            found.append((where, _steps_of(stages, part, tuple(next(operands) for _ in stages))))
+        return tuple(found)
+
+    def split_views(node: Node, x: Any, *operands: Any) -> Any:
+        if type(x) is not np.ndarray or x.ndim == 0:
+            return _split_views_kernel(node, x, *operands)
+        given = tuple(tuple(np.asarray(operands[i]).reshape(-1).tolist()) for i in computed)
+        results = []
+        for index, steps in plan(x.shape, given):
+            part = x[index]
+            for reshape, argument in steps:
+                part = part.reshape(argument) if reshape else part.transpose(argument)
+            results.append(part)
+        return tuple(results)
+
+    return split_views
+
+
+BINDERS[VIEW_CHAIN] = _bind_view_chain
+BINDERS[SPLIT_VIEWS] = _bind_split_views

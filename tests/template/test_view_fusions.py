@@ -155,3 +155,50 @@ def test_a_split_into_heads_fuses_and_computes_as_before(shape) -> None:
 def test_a_split_whose_part_is_used_twice_stays() -> None:
     _, transformed = _template(_split_heads_block(shared=True), fuse=True)
     assert "Split" in _kinds(transformed) and "TemplateSplitViews" not in _kinds(transformed)
+
+
+def _gpt2_mlp_block() -> hs.Model:
+    """GPT-2's attention output and MLP: heads merged (Transpose, Reshape) into a Gemm whose result joins the
+    residual (Add); then a Gemm through the tanh GELU and a Gemm joining the residual again."""
+    heads = opset.parameter([-1, 2, -1, 4], np.float32, name="heads")
+    residual = opset.parameter([-1, -1, 8], np.float32, name="residual")
+    rng = np.random.default_rng(5)
+    w1, w2, w3 = (rng.standard_normal(s).astype(np.float32) for s in ((8, 8), (8, 16), (16, 8)))
+    dims = opset.shape_of(residual)
+    lead = opset.slice(dims, np.array([0], np.int64), np.array([2], np.int64), np.array([1], np.int64))
+
+    def gemm(x, w, name):
+        flat = opset.reshape(x, np.array([-1, w.shape[0]], np.int64), True)
+        return opset.reshape(opset.matmul(flat, w), opset.concat([lead, np.array([w.shape[1]], np.int64)], 0), False,
+                             name=name)  # fmt: skip
+
+    merged = opset.transpose(heads, np.array([0, 2, 1, 3], np.int64))
+    hidden = opset.add(gemm(merged, w1, "out_proj"), residual, name="residual_1")
+    up = gemm(hidden, w2, "fc")
+    cube = opset.multiply(opset.power(up, np.array(3.0, np.float32)), np.array(0.044715, np.float32))
+    inner = opset.multiply(opset.add(up, cube), np.array(0.7978846, np.float32))
+    gelu = opset.multiply(opset.multiply(up, np.array(0.5, np.float32)),
+                          opset.add(opset.tanh(inner), np.array(1.0, np.float32)))  # fmt: skip
+    y = opset.add(hidden, gemm(gelu, w3, "proj"), name="residual_2")
+    y.output(0).set_names({"y"})
+    return hs.Model([y], [heads, residual])
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_gemms_take_the_heads_transpose_the_gelu_and_the_residual(batch) -> None:
+    model = _gpt2_mlp_block()
+    fused, transformed = _template(model, fuse=True)
+    kinds = _kinds(transformed)
+    assert kinds.count("TemplateReshapedMatMul") == 3
+    assert not {"Transpose", "MatMul", "TemplateGeluTanh", "Add"} & set(kinds)
+    rng = np.random.default_rng(batch)
+    heads = rng.standard_normal((batch, 2, 3, 4)).astype(np.float32)
+    residual = rng.standard_normal((batch, 3, 8)).astype(np.float32)
+    result = fused([heads, residual])[0]
+    np.testing.assert_array_equal(result, _template(model, fuse=False)[0]([heads, residual])[0])
+    weights = np.random.default_rng(5)
+    w1, w2, w3 = (weights.standard_normal(s) for s in ((8, 8), (8, 16), (16, 8)))
+    hidden = heads.astype(np.float64).transpose(0, 2, 1, 3).reshape(batch, 3, 8) @ w1 + residual
+    up = hidden @ w2
+    gelu = 0.5 * up * (1 + np.tanh(0.7978846 * (up + 0.044715 * up**3)))
+    np.testing.assert_allclose(result, hidden + gelu @ w3, rtol=1e-4, atol=1e-4)
