@@ -312,20 +312,33 @@ def _layer_norm_kernel(node: Node, x: np.ndarray, axes: np.ndarray, gamma: np.nd
 
 
 def _bind_layer_norm(node: Node) -> Any:
-    """``TemplateLayerNorm``'s kernel for ``node`` whose axes are a Constant: the axes read once, each
-    input shape's axes and count kept."""
+    """``TemplateLayerNorm``'s kernel for ``node`` whose axes are a Constant and that normalises the
+    variance: the axes and attributes read once, each input shape's axes and count kept."""
     axes = node.input_value(1).node
     if axes.type_name != "Constant":
         return None
     given = tuple(int(v) for v in np.asarray(axes.attrs["value"]).reshape(-1))
-    attrs = dict(node.attrs)
+    if not node.attrs["normalize_variance"]:
+        return None
+    eps, inside = node.attrs["eps"], node.attrs["eps_mode"] == "inside_sqrt"
+    add, divide, multiply, sqrt, total = np.add, np.true_divide, np.multiply, np.sqrt, np.add.reduce
 
     def layer_norm(node: Node, x: Any, axes: Any, gamma: Any, beta: Any) -> Any:
         if type(x) is not np.ndarray or x.dtype not in _FLOATS or not x.size:
             return _layer_norm_kernel(node, x, axes, gamma, beta)
-        y = _mvn(x, *_geometry(x.shape, x.dtype, given), attrs)
-        np.multiply(y, gamma, out=y)
-        return np.add(y, beta, out=y)
+        axis, count = _geometry(x.shape, x.dtype, given)  # then _mvn's calls, the attributes read once
+        mean = total(x, axis=axis, keepdims=True)
+        divide(mean, count, out=mean, casting="unsafe")
+        y = np.subtract(x, mean)
+        variance = total(multiply(y, y), axis=axis, keepdims=True)
+        divide(variance, count, out=variance, casting="unsafe")
+        if inside:
+            sqrt(add(variance, eps, out=variance), out=variance)
+        else:
+            add(sqrt(variance, out=variance), eps, out=variance)
+        divide(y, variance, out=y)
+        multiply(y, gamma, out=y)
+        return add(y, beta, out=y)
 
     return layer_norm
 

@@ -96,6 +96,8 @@ def _range(node: Node, start: Any, stop: Any, step: Any) -> Any:
         first, last, delta = (float(v.reshape(-1)[0]) for v in values)
         if delta:
             count = max(math.ceil((last - first) / delta), 0)
+            if first == 0 and delta == 1:
+                return np.arange(count, dtype=np.int64)  # 0 + arange * 1
             return int(first) + np.arange(count, dtype=np.int64) * int(delta)
     return get_kernel("Range")(node, start, stop, step)
 

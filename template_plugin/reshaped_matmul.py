@@ -32,6 +32,7 @@ from hetero_sdk.reference import get_kernel, kernel
 from hetero_sdk.shape import PartialShape
 from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
 from template_plugin.decoder_ops import GELU_TANH
+from template_plugin.direct_kernels import BINDERS
 
 if TYPE_CHECKING:
     from hetero_sdk import Model
@@ -149,6 +150,38 @@ def _reshaped_matmul_kernel(node: Node, x: Any, w: Any, before: Any, after: Any,
         y = _GELU(node, y, *extras[-5:])
     y = y.reshape(_dims(y.shape, tuple(np.asarray(after).tolist()), attrs["zero_after"]))
     return np.add(y, extras[0]) if attrs["add"] else y  # TEMPLATE's Add on floats
+
+
+def _bind(node: Node) -> Any:
+    """``TemplateReshapedMatMul``'s kernel for ``node``: its attributes and Constant first pattern read once,
+    each input shape's reshapes kept (the last 16)."""
+    attrs = node.attrs
+    order = tuple(attrs["order"]) or None
+    gelu, add, zero_before, zero_after = attrs["gelu"], attrs["add"], attrs["zero_before"], attrs["zero_after"]
+    pattern = node.input_value(2).node
+    if pattern.type_name != "Constant":
+        return None
+    before = tuple(int(v) for v in np.asarray(pattern.attrs["value"]).reshape(-1))
+
+    @functools.lru_cache(maxsize=16)
+    def flat_dims(shape: tuple[int, ...]) -> tuple[int, ...]:
+        return reshape_dims(shape, before, zero_before)
+
+    def reshaped_matmul(node: Node, x: Any, w: Any, _: Any, after: Any, *extras: Any) -> Any:
+        if type(x) is not np.ndarray:
+            return _reshaped_matmul_kernel(node, x, w, _, after, *extras)
+        if order is not None:
+            x = x.transpose(order)
+        y = np.matmul(x.reshape(flat_dims(x.shape)), w)
+        if gelu:
+            y = _GELU(node, y, *extras[-5:])
+        y = y.reshape(_dims(y.shape, tuple(after.tolist()), zero_after))
+        return np.add(y, extras[0]) if add else y
+
+    return reshaped_matmul
+
+
+BINDERS[RESHAPED_MATMUL] = _bind
 
 
 class ReshapedMatMulFusion(MatcherPass):
