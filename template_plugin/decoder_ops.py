@@ -36,7 +36,6 @@ from hetero_sdk.ops import (
     define,
     expect_same_types,
 )
-from hetero_sdk.ops.normalization import normalized_axes
 from hetero_sdk.reference import get_kernel, kernel
 from hetero_sdk.shape import DYNAMIC, PartialShape
 from template_plugin.direct_kernels import BINDERS
@@ -351,7 +350,7 @@ def _geometry(shape: tuple[int, ...], dtype: np.dtype[Any], axes: tuple[int, ...
     """MVN's axes as its kernel normalises them and the count each mean divides by: ``np.mean`` divides
     the sum by the ``intp`` count in f64 and rounds into the sum's type, which is one division in that
     type where the count is exact in it (a correctly rounded quotient either way)."""
-    axis = normalized_axes(axes, len(shape))
+    axis = tuple(sorted({a % len(shape) for a in axes}))  # as the MVN kernel normalises them
     size = math.prod(shape[a] for a in axis)
     return axis, dtype.type(size) if size < _EXACT[dtype.itemsize] else np.intp(size)
 
