@@ -53,6 +53,7 @@ __all__ = [
     "fits_onto",
     "gelu_tanh_block",
     "layer_norm",
+    "layer_norm_of",
     "rms_norm",
     "rotate_half",
 ]
@@ -310,22 +311,14 @@ def _layer_norm_kernel(node: Node, x: np.ndarray, axes: np.ndarray, gamma: np.nd
     return np.add(y, beta, out=y)
 
 
-def _bind_layer_norm(node: Node) -> Any:
-    """``TemplateLayerNorm``'s kernel for ``node`` whose axes are a Constant and that normalises the
-    variance: the axes and attributes read once, each input shape's axes and count kept."""
-    axes = node.input_value(1).node
-    if axes.type_name != "Constant":
-        return None
-    given = tuple(int(v) for v in np.asarray(axes.attrs["value"]).reshape(-1))
-    if not node.attrs["normalize_variance"]:
-        return None
-    eps, inside = node.attrs["eps"], node.attrs["eps_mode"] == "inside_sqrt"
+def layer_norm_of(axes: tuple[int, ...], eps: float, inside: bool) -> Any:
+    """``values(x, gamma, beta)``: what ``TemplateLayerNorm`` of these (Constant) ``axes``, ``eps`` and
+    ``eps_mode`` (``inside``: ``inside_sqrt``) that normalises the variance computes for a non-empty f32 or
+    f64 numpy array ``x``: :func:`_mvn`'s numpy calls, each input shape's axes and count kept."""
     add, divide, multiply, sqrt, total = np.add, np.true_divide, np.multiply, np.sqrt, np.add.reduce
 
-    def layer_norm(node: Node, x: Any, axes: Any, gamma: Any, beta: Any) -> Any:
-        if type(x) is not np.ndarray or x.dtype not in _FLOATS or not x.size:
-            return _layer_norm_kernel(node, x, axes, gamma, beta)
-        axis, count = _geometry(x.shape, x.dtype, given)  # then _mvn's calls, the attributes read once
+    def values(x: np.ndarray, gamma: Any, beta: Any) -> np.ndarray:
+        axis, count = _geometry(x.shape, x.dtype, axes)
         mean = total(x, axis=axis, keepdims=True)
         divide(mean, count, out=mean, casting="unsafe")
         y = np.subtract(x, mean)
@@ -338,6 +331,23 @@ def _bind_layer_norm(node: Node) -> Any:
         divide(y, variance, out=y)
         multiply(y, gamma, out=y)
         return add(y, beta, out=y)
+
+    return values
+
+
+def _bind_layer_norm(node: Node) -> Any:
+    """``TemplateLayerNorm``'s kernel for ``node`` whose axes are a Constant and that normalises the
+    variance (:func:`layer_norm_of`)."""
+    axes = node.input_value(1).node
+    if axes.type_name != "Constant" or not node.attrs["normalize_variance"]:
+        return None
+    given = tuple(int(v) for v in np.asarray(axes.attrs["value"]).reshape(-1))
+    values = layer_norm_of(given, node.attrs["eps"], node.attrs["eps_mode"] == "inside_sqrt")
+
+    def layer_norm(node: Node, x: Any, axes: Any, gamma: Any, beta: Any) -> Any:
+        if type(x) is not np.ndarray or x.dtype not in _FLOATS or not x.size:
+            return _layer_norm_kernel(node, x, axes, gamma, beta)
+        return values(x, gamma, beta)
 
     return layer_norm
 

@@ -16,6 +16,7 @@ import numpy as np
 from hetero_sdk import Node
 from hetero_sdk.ops import (
     BOOL,
+    FLOAT,
     INDEX_TYPES,
     INTS,
     REAL_TYPES,
@@ -31,7 +32,7 @@ from hetero_sdk.ops import (
 from hetero_sdk.reference import get_kernel, kernel
 from hetero_sdk.shape import PartialShape
 from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
-from template_plugin.decoder_ops import GELU_TANH
+from template_plugin.decoder_ops import GELU_TANH, LAYER_NORM, layer_norm_of
 from template_plugin.direct_kernels import BINDERS
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def reshaped_matmul(
     order: list[int] | None = None,
     gelu: list[Any] | None = None,
     addend: Any = None,
+    norm: Node | None = None,
     output_shape: PartialShape | None = None,
     name: str | None = None,
 ) -> Node:
@@ -72,19 +74,26 @@ def reshaped_matmul(
     :param gelu: the product through ``TemplateGeluTanh`` of these five constants (elementwise, so before or
         after the second Reshape alike).
     :param addend: added to the result (numpy broadcasting: a residual).
+    :param norm: a ``TemplateLayerNorm`` of Constant axes normalising the variance, whose data is ``data``:
+        the data goes through it first (its axes and eps become attributes, gamma and beta the last inputs).
     :param output_shape: the result's shape, when the fusion knows it (else dynamic).
     :param name: the node's friendly name.
     """
     attrs: dict[str, Any] = {
         "zero_before": zero_before, "zero_after": zero_after, "order": list(order or []),
-        "gelu": gelu is not None, "add": addend is not None,
+        "gelu": gelu is not None, "add": addend is not None, "norm_axes": [], "norm_eps": 0.0, "norm_inside": True,
     }  # fmt: skip
+    if norm is not None:
+        attrs["norm_axes"] = [int(v) for v in np.asarray(norm.input_value(1).node.attrs["value"]).reshape(-1)]
+        attrs["norm_eps"] = norm.attrs["eps"]
+        attrs["norm_inside"] = norm.attrs["eps_mode"] == "inside_sqrt"
     if output_shape is not None:
         attrs["output_shape"] = list(output_shape.dims)
     inputs = [as_output(data), as_output(weights), as_output(before), as_output(after)]
     if addend is not None:
         inputs.append(as_output(addend))
     inputs += [as_output(c, like=inputs[0]) for c in gelu or []]
+    inputs += [] if norm is None else [norm.input_value(2), norm.input_value(3)]
     return Node(RESHAPED_MATMUL_OP, inputs, attrs, name)
 
 
@@ -94,9 +103,13 @@ def _infer(node: Node) -> list[OutputSpec]:
         shape = node.input_value(index).partial_shape
         if shape.rank != 1 or shape[0] < 0:
             raise node.error(f"pattern {what} {shape} must be 1-D of a static length")
-    extra = 4 + int(node.attrs["add"]) + 5 * int(node.attrs["gelu"])
+    normed = bool(node.attrs["norm_axes"])
+    extra = 4 + int(node.attrs["add"]) + 5 * int(node.attrs["gelu"]) + 2 * int(normed)
     if node.get_input_size() != extra:
-        raise node.error(f"takes {extra} inputs with add={node.attrs['add']} and gelu={node.attrs['gelu']}")
+        raise node.error(
+            f"takes {extra} inputs with add={node.attrs['add']}, gelu={node.attrs['gelu']} and norm_axes "
+            f"{node.attrs['norm_axes']}"
+        )
     order = node.attrs["order"]
     if order and sorted(order) != list(range(node.input_value(0).partial_shape.rank)):
         raise node.error(f"order {order} must permute the axes of data {node.input_value(0).partial_shape}")
@@ -114,7 +127,12 @@ RESHAPED_MATMUL_OP = define(
             Input("weights", REAL_TYPES),
             Input("before", INDEX_TYPES, doc="the first Reshape's pattern"),
             Input("after", INDEX_TYPES, doc="the second Reshape's pattern"),
-            Input("extras", variadic=True, optional=True, doc="the addend (add), then the GELU's constants (gelu)"),
+            Input(
+                "extras",
+                variadic=True,
+                optional=True,
+                doc="the addend (add), the GELU's constants (gelu), the layer norm's gamma and beta (norm_axes)",
+            ),
         ),
         attrs=(
             Attr("zero_before", BOOL, False, doc="the first Reshape's special_zero"),
@@ -122,6 +140,9 @@ RESHAPED_MATMUL_OP = define(
             Attr("order", INTS, [], doc="a Transpose of the data first, by this order (none when empty)"),
             Attr("gelu", BOOL, False, doc="the product through TemplateGeluTanh"),
             Attr("add", BOOL, False, doc="the result plus the addend"),
+            Attr("norm_axes", INTS, [], doc="the data through TemplateLayerNorm over these axes first (none: empty)"),
+            Attr("norm_eps", FLOAT, 0.0, doc="that layer norm's eps"),
+            Attr("norm_inside", BOOL, True, doc="that layer norm's eps inside the square root"),
             Attr("output_shape", INTS, [], doc="the result's shape, -1 where dynamic"),
         ),
         version="template",
@@ -142,6 +163,9 @@ _GELU = get_kernel(GELU_TANH)
 def _reshaped_matmul_kernel(node: Node, x: Any, w: Any, before: Any, after: Any, *extras: Any) -> Any:
     attrs = node.attrs
     x = np.asarray(x)
+    if attrs["norm_axes"]:
+        x = _norm_of(node)(x, *extras[-2:])
+        extras = extras[:-2]
     if attrs["order"]:
         x = x.transpose(attrs["order"])
     flat = x.reshape(_dims(x.shape, tuple(np.asarray(before).tolist()), attrs["zero_before"]))
@@ -150,6 +174,12 @@ def _reshaped_matmul_kernel(node: Node, x: Any, w: Any, before: Any, after: Any,
         y = _GELU(node, y, *extras[-5:])
     y = y.reshape(_dims(y.shape, tuple(np.asarray(after).tolist()), attrs["zero_after"]))
     return np.add(y, extras[0]) if attrs["add"] else y  # TEMPLATE's Add on floats
+
+
+def _norm_of(node: Node) -> Any:
+    """The layer norm before the product, as :func:`~template_plugin.decoder_ops.layer_norm_of` computes it."""
+    attrs = node.attrs
+    return layer_norm_of(tuple(attrs["norm_axes"]), attrs["norm_eps"], attrs["norm_inside"])
 
 
 def _bind(node: Node) -> Any:
@@ -162,6 +192,7 @@ def _bind(node: Node) -> Any:
     if pattern.type_name != "Constant":
         return None
     before = tuple(int(v) for v in np.asarray(pattern.attrs["value"]).reshape(-1))
+    norm = _norm_of(node) if attrs["norm_axes"] else None
 
     @functools.lru_cache(maxsize=16)
     def flat_dims(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -170,6 +201,9 @@ def _bind(node: Node) -> Any:
     def reshaped_matmul(node: Node, x: Any, w: Any, _: Any, after: Any, *extras: Any) -> Any:
         if type(x) is not np.ndarray:
             return _reshaped_matmul_kernel(node, x, w, _, after, *extras)
+        if norm is not None:
+            x = norm(x, *extras[-2:])
+            extras = extras[:-2]
         if order is not None:
             x = x.transpose(order)
         y = np.matmul(x.reshape(flat_dims(x.shape)), w)
@@ -212,13 +246,17 @@ class ReshapedMatMulFusion(MatcherPass):
             return False
         if inner.output(0).partial_shape.rank < 2 or matmul.input_value(1).partial_shape.rank < 2:
             return False
-        block, order = [inner, matmul], None
-        transpose = data.node
-        if transpose.type_name == "Transpose" and len(users.of(transpose.output(0))) == 1:
-            order = _constant_order(transpose)
+        block, order, norm = [inner, matmul], None, None
+        source = data.node
+        if source.type_name == "Transpose" and len(users.of(source.output(0))) == 1:
+            order = _constant_order(source)
             if order is not None:
-                block.insert(0, transpose)
-                data = transpose.input_value(0)
+                block.insert(0, source)
+                data = source.input_value(0)
+        elif source.type_name == LAYER_NORM and len(users.of(source.output(0))) == 1 and _fixed_norm(source):
+            norm = source
+            block.insert(0, source)
+            data = source.input_value(0)
         last, gelu, addend = outer, None, None
         follower = _only_use(last, users)
         if follower is not None and follower[0].type_name == GELU_TANH and follower[1] == 0:
@@ -235,10 +273,20 @@ class ReshapedMatMulFusion(MatcherPass):
         fused = reshaped_matmul(
             data, matmul.input_value(1), before, after,
             zero_before=bool(inner.attrs["special_zero"]), zero_after=bool(outer.attrs["special_zero"]),
-            order=order, gelu=gelu, addend=addend, output_shape=last.output(0).partial_shape,
+            order=order, gelu=gelu, addend=addend, norm=norm, output_shape=last.output(0).partial_shape,
         )  # fmt: skip
         replace_node(model, last, fused, fused=block, consumers=users)
         return True
+
+
+def _fixed_norm(norm: Node) -> bool:
+    """True for a layer norm of f32 or f64 over Constant axes that normalises the variance."""
+    axes = norm.input_value(1).node
+    return (
+        axes.type_name == "Constant"
+        and bool(norm.attrs["normalize_variance"])
+        and (norm.input_value(0).element_type.value in ("f32", "f64"))
+    )
 
 
 def _only_use(node: Node, users: ConsumerMap) -> tuple[Node, int] | None:

@@ -202,3 +202,28 @@ def test_gemms_take_the_heads_transpose_the_gelu_and_the_residual(batch) -> None
     up = hidden @ w2
     gelu = 0.5 * up * (1 + np.tanh(0.7978846 * (up + 0.044715 * up**3)))
     np.testing.assert_allclose(result, hidden + gelu @ w3, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("eps_mode", ["inside_sqrt", "outside_sqrt"])
+def test_a_gemm_takes_the_layer_norm_before_it(eps_mode) -> None:
+    """GPT-2's ln_1 then its query/key/value Gemm: the layer norm joins the Gemm, bit for bit."""
+    x = opset.parameter([-1, -1, 8], np.float32, name="x")
+    rng = np.random.default_rng(2)
+    gamma, beta = (rng.standard_normal(8).astype(np.float32) for _ in range(2))
+    w = rng.standard_normal((8, 6)).astype(np.float32)
+    normed = opset.mvn(x, np.array([-1], np.int64), True, 1e-5, eps_mode)
+    ln = opset.add(opset.multiply(normed, gamma), beta, name="ln")
+    flat = opset.reshape(ln, np.array([-1, 8], np.int64), False)
+    dims = opset.shape_of(x)
+    lead = opset.slice(dims, np.array([0], np.int64), np.array([2], np.int64), np.array([1], np.int64))
+    y = opset.reshape(opset.matmul(flat, w), opset.concat([lead, np.array([6], np.int64)], 0), False, name="qkv")
+    model = hs.Model([y], [x])
+    fused, transformed = _template(model, fuse=True)
+    assert "TemplateLayerNorm" not in _kinds(transformed) and "TemplateReshapedMatMul" in _kinds(transformed)
+    value = (rng.standard_normal((2, 3, 8)) * 3 + 1).astype(np.float32)
+    result = fused(value)[0]
+    np.testing.assert_array_equal(result, _template(model, fuse=False)[0](value)[0])
+    centered = value.astype(np.float64) - value.mean(axis=-1, keepdims=True, dtype=np.float64)
+    variance = (centered**2).mean(axis=-1, keepdims=True)
+    scale = np.sqrt(variance + 1e-5) if eps_mode == "inside_sqrt" else np.sqrt(variance) + 1e-5
+    np.testing.assert_allclose(result, (centered / scale * gamma + beta) @ w, rtol=1e-4, atol=1e-4)
