@@ -34,6 +34,7 @@ from template_plugin.fused_conv import CONVOLUTION, fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
 from template_plugin.reshaped_matmul import ReshapedMatMulFusion
 from template_plugin.squeeze_excitation import squeeze_excitation
+from template_plugin.swiglu import SwiGLUFusion
 from template_plugin.view_chain import SplitViewsFusion, ViewChainFusion
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ __all__ = [
     "RotateHalfFusion",
     "SplitViewsFusion",
     "SqueezeExcitationFusion",
+    "SwiGLUFusion",
     "ViewChainFusion",
     "build_pass_manager",
     "transform_model",
@@ -254,7 +256,8 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     12. ``TemplateReshapedMatMulFusion``;
     13. ``TemplateViewChainFusion``;
     14. ``TemplateSplitViewsFusion``;
-    15. ``TemplateCachedAttentionFusion``.
+    15. ``TemplateCachedAttentionFusion``;
+    16. ``TemplateSwiGLUFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -274,6 +277,7 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(ViewChainFusion())
     manager.register_pass(SplitViewsFusion())
     manager.register_pass(CachedAttentionFusion())
+    manager.register_pass(SwiGLUFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

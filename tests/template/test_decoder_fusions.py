@@ -25,6 +25,7 @@ FUSIONS = (
     "TemplateGeluTanhFusion",
     "TemplateLayerNormFusion",
     "TemplateLastAxesTransposeFusion",
+    "TemplateSwiGLUFusion",
 )
 
 
@@ -305,3 +306,29 @@ def test_a_layer_norm_over_any_axes_equals_the_reference_evaluator(
     value = (rng.standard_normal(shape) * 4 + 2).astype(dtype)
     result = hs.Core().compile_model(fused, "TEMPLATE")(value)[0]
     np.testing.assert_array_equal(result, evaluate(model, [value])[0])
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    shape=st.sampled_from([(1, 1, 16), (2, 3, 8), (5,)]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    swap=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_a_gated_silu_fuses_and_computes_as_before(shape, dtype, swap, seed) -> None:
+    """Llama's MLP gate: ``(a * sigmoid(a)) * b`` becomes TemplateSwiGLU, bit for bit."""
+    a, b = opset.parameter(list(shape), dtype, name="a"), opset.parameter(list(shape), dtype, name="b")
+    sigmoid = opset.sigmoid(a, name="sigmoid")
+    silu = opset.multiply(sigmoid, a) if swap else opset.multiply(a, sigmoid, name="silu")
+    y = opset.multiply(b, silu, name="gated") if swap else opset.multiply(silu, b, name="gated")
+    model = hs.Model([y], [a, b])
+    fused, transformed = _template(model, fuse=True)
+    assert _kinds(transformed) == ["TemplateSwiGLU"]
+    (node,) = [n for n in transformed.get_ops() if n.type_name == "TemplateSwiGLU"]
+    assert node.friendly_name == "gated" and "sigmoid" in fused_names(node)
+    rng = np.random.default_rng(seed)
+    x, z = (rng.standard_normal(shape).astype(dtype) * 4 for _ in range(2))
+    result = fused([x, z])[0]
+    np.testing.assert_array_equal(result, _template(model, fuse=False)[0]([x, z])[0])
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(result, x64 / (1 + np.exp(-x64)) * z, rtol=1e-5 if dtype == np.float32 else 1e-12)
