@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import REAL_TYPES, Input, OpDef, OutputSpec, as_output, define, expect_same_types
+from hetero_sdk.ops import INTS, REAL_TYPES, Attr, Input, OpDef, OutputSpec, as_output, define, expect_same_types
 from hetero_sdk.reference import get_kernel, kernel
-from hetero_sdk.shape import broadcast_shapes
+from hetero_sdk.shape import PartialShape
 from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
 
 if TYPE_CHECKING:
@@ -28,18 +28,20 @@ SWIGLU = "TemplateSwiGLU"
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def swiglu(gate: Any, up: Any, name: str | None = None) -> Node:
-    """``(gate * sigmoid(gate)) * up`` (numpy broadcasting) as one op."""
-    return Node(SWIGLU_OP, [as_output(gate), as_output(up)], {}, name)
+def swiglu(gate: Any, up: Any, output_shape: PartialShape, name: str | None = None) -> Node:
+    """``(gate * sigmoid(gate)) * up`` (numpy broadcasting) as one op.
+
+    :param output_shape: the result's shape (the gating Multiply's), ``-1`` where dynamic.
+    """
+    return Node(SWIGLU_OP, [as_output(gate), as_output(up)], {"output_shape": list(output_shape.dims)}, name)
 
 
 def _infer(node: Node) -> list[OutputSpec]:
     element_type = expect_same_types(node, 0, 1)
-    gate, up = node.input_value(0).partial_shape, node.input_value(1).partial_shape
-    shape = broadcast_shapes(gate, up)
-    if shape is None:
-        raise node.error(f"gate {gate} and up {up} do not broadcast")
-    return [(element_type, shape)]
+    gate, up, shape = node.input_value(0).partial_shape, node.input_value(1).partial_shape, node.attrs["output_shape"]
+    if len(shape) != max(gate.rank, up.rank):
+        raise node.error(f"output_shape {shape} must have the rank of gate {gate} and up {up} broadcast")
+    return [(element_type, PartialShape(shape))]
 
 
 SWIGLU_OP = define(
@@ -48,6 +50,7 @@ SWIGLU_OP = define(
         "template",
         _infer,
         inputs=(Input("gate", REAL_TYPES), Input("up", REAL_TYPES)),
+        attrs=(Attr("output_shape", INTS, [], doc="the result's shape, -1 where dynamic"),),
         version="template",
         doc="(gate * sigmoid(gate)) * up in one kernel.",
     )
@@ -93,7 +96,7 @@ class SwiGLUFusion(MatcherPass):
         gated, index = found
         if gated.attrs.get("auto_broadcast", "numpy") != "numpy":
             return False
-        fused = swiglu(gate, gated.input_value(1 - index))
+        fused = swiglu(gate, gated.input_value(1 - index), gated.output(0).partial_shape)
         replace_node(model, gated, fused, fused=[sigmoid, silu], consumers=users)
         return True
 
