@@ -17,6 +17,7 @@ __all__ = [
     "DeviceNameError",
     "DeviceNotFoundError",
     "DeviceUnavailableError",
+    "DynamicRankError",
     "ElementTypeError",
     "HeteroSDKError",
     "InferenceError",
@@ -61,6 +62,11 @@ class ElementTypeError(ModelValidationError, TypeError):
     """
 
 
+class DynamicRankError(ModelValidationError):
+    """Something needs the rank of a value whose rank is dynamic (the output of an ``If`` whose branches
+    give different ranks); the message names the op when one asked. A :class:`ModelValidationError`."""
+
+
 class UnknownOpTypeError(UnsupportedOperationError, ModelFormatError):
     """A model file or blob names an op type this SDK does not define; the message names the op type,
     the node and the file.
@@ -71,7 +77,15 @@ class UnknownOpTypeError(UnsupportedOperationError, ModelFormatError):
 
 
 class DeviceNotFoundError(HeteroSDKError, LookupError):
-    """No plugin is registered for a device name."""
+    """No plugin is registered for a device name.
+
+    :ivar device: the device name asked for, where the error is about one (the command line adds its
+        own advice from it).
+    """
+
+    def __init__(self, message: str, device: str | None = None) -> None:
+        super().__init__(message)
+        self.device = device
 
 
 class DeviceNameError(DeviceNotFoundError, ValueError):

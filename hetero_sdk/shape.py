@@ -1,4 +1,5 @@
-"""Partial shapes: a static rank with static or dynamic (``-1``) dimensions, like ``ov.PartialShape``."""
+"""Partial shapes: static or dynamic (``-1``) dimensions, like ``ov.PartialShape``; in rare cases (the output
+of an ``If`` whose branches give different ranks) the rank itself is dynamic: :meth:`PartialShape.dynamic`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import operator
 from collections.abc import Iterable, Iterator
 from typing import Any, overload
 
-from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.errors import DynamicRankError, ModelValidationError
 
 __all__ = ["DYNAMIC", "MAX_DIMENSION", "PartialShape"]
 
@@ -21,10 +22,16 @@ MAX_DIMENSION = 2**63 - 1
 class PartialShape:
     """An immutable shape whose dimensions are non-negative ints or ``-1`` (dynamic).
 
-    The rank is always known: every op in the opset has a statically known output rank.
+    The rank is known but for one case: an ``If`` whose branches give different ranks, whose output
+    has a dynamic rank (:meth:`dynamic`, printed ``[...]``) until it runs. Such a shape is dynamic and
+    compatible with any other; reading its :attr:`dims` or :attr:`rank` raises a
+    :class:`~hetero_sdk.errors.DynamicRankError` (a ``ModelValidationError``), so an op that needs the
+    rank of its input says so instead of guessing (check :attr:`rank_is_static` first where a dynamic
+    rank can be handled).
     """
 
     __slots__ = ("_dims",)
+    _dims: tuple[int, ...] | None
 
     def __init__(self, dims: Iterable[int] = ()) -> None:
         """:param dims: the dimensions: integers (numpy's too, or their strings), ``-1`` for a dynamic one.
@@ -46,6 +53,27 @@ class PartialShape:
         self._dims = parsed
 
     @classmethod
+    def dynamic(cls) -> PartialShape:
+        """A shape of dynamic rank (``ov.PartialShape.dynamic()``): any rank, any dimensions."""
+        shape = cls()
+        shape._dims = None
+        return shape
+
+    @property
+    def rank_is_static(self) -> bool:
+        """False for a shape of dynamic rank (:meth:`dynamic`)."""
+        return self._dims is not None
+
+    def _known(self) -> tuple[int, ...]:
+        if self._dims is None:
+            raise DynamicRankError(
+                "an input has a dynamic rank (an If whose branches give different ranks gives it), and this "
+                "needs its rank; fix the rank before this op, or freeze the input that decides the If "
+                "(convert_model(..., input={name: np.array(value)}))"
+            )
+        return self._dims
+
+    @classmethod
     def of(cls, value: PartialShape | Iterable[int]) -> PartialShape:
         """Returns ``value`` as a PartialShape (a list or tuple of ints is converted).
 
@@ -55,18 +83,18 @@ class PartialShape:
 
     @property
     def dims(self) -> tuple[int, ...]:
-        """The dimensions, ``-1`` where dynamic."""
-        return self._dims
+        """The dimensions, ``-1`` where dynamic. :raises DynamicRankError: for a dynamic rank."""
+        return self._known()
 
     @property
     def rank(self) -> int:
-        """The number of dimensions."""
-        return len(self._dims)
+        """The number of dimensions. :raises DynamicRankError: for a dynamic rank."""
+        return len(self._known())
 
     @property
     def is_static(self) -> bool:
-        """True when no dimension is dynamic."""
-        return DYNAMIC not in self._dims
+        """True when no dimension (and not the rank) is dynamic."""
+        return self._dims is not None and DYNAMIC not in self._dims
 
     @property
     def is_dynamic(self) -> bool:
@@ -77,11 +105,13 @@ class PartialShape:
         """The static shape. :raises ValueError: when a dimension is dynamic."""
         if not self.is_static:
             raise ValueError(f"shape {self} has dynamic dimensions")
-        return self._dims
+        return self._known()
 
     def compatible(self, shape: PartialShape | Iterable[int]) -> bool:
         """True when a concrete (or partial) ``shape`` can be an instance of this one."""
         dims = shape._dims if isinstance(shape, PartialShape) else tuple(shape)
+        if self._dims is None or dims is None:
+            return True
         if dims == self._dims:
             return True
         if len(dims) != len(self._dims):
@@ -92,13 +122,15 @@ class PartialShape:
         """The most precise shape compatible with both, or None when they conflict."""
         if not self.compatible(other):
             return None
+        if self._dims is None or other._dims is None:
+            return other if self._dims is None else self
         return PartialShape(b if a == DYNAMIC else a for a, b in zip(self._dims, other._dims))
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._dims)
+        return iter(self._known())
 
     def __len__(self) -> int:
-        return len(self._dims)
+        return len(self._known())
 
     @overload
     def __getitem__(self, index: int) -> int: ...
@@ -106,14 +138,14 @@ class PartialShape:
     def __getitem__(self, index: slice) -> PartialShape: ...
     def __getitem__(self, index: int | slice) -> int | PartialShape:
         if isinstance(index, slice):
-            return PartialShape(self._dims[index])
-        return self._dims[index]
+            return PartialShape(self._known()[index])
+        return self._known()[index]
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, PartialShape):
             return self._dims == other._dims
         if isinstance(other, (list, tuple)):
-            return self._dims == tuple(other)
+            return self._dims is not None and self._dims == tuple(other)
         return NotImplemented
 
     def __hash__(self) -> int:
@@ -123,11 +155,16 @@ class PartialShape:
         return f"<PartialShape: {self}>"
 
     def __str__(self) -> str:
+        if self._dims is None:
+            return "[...]"
         return "[" + ",".join("?" if d == DYNAMIC else str(d) for d in self._dims) + "]"
 
 
 def broadcast_shapes(a: PartialShape, b: PartialShape) -> PartialShape | None:
-    """Numpy-style broadcast of two partial shapes, or None when they cannot broadcast."""
+    """Numpy-style broadcast of two partial shapes, or None when they cannot broadcast (a dynamic rank
+    broadcasts to a dynamic rank)."""
+    if not (a.rank_is_static and b.rank_is_static):
+        return PartialShape.dynamic()
     rank = max(a.rank, b.rank)
     left = (1,) * (rank - a.rank) + a.dims
     right = (1,) * (rank - b.rank) + b.dims

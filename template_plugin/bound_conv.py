@@ -6,9 +6,9 @@ keeps the filters as that contiguous matrix and skips the general convolution's 
 (pads, output sizes, live taps, im2col choice), which on small planes (squeeze-and-excitation blocks
 on ``[N, C, 1, 1]``) costs more than the product itself. Wide depthwise convolutions have a kernel of
 their own (:mod:`template_plugin.bound_depthwise`). Every other convolution with constant float filters
-keeps the general convolution's plan (:func:`~hetero_sdk.reference.convolution.plan_convolution`) for the
-last input shapes it met, so that each call only runs it: Silero VAD's 1-D encoder convolutions on 1-3
-frames spent 70-80 % of their time working the plan out and rearranging their filters. Any other call
+keeps the general convolution's plan (:func:`~template_plugin.convolution.plan_convolution`) for the
+last input shapes it met, so that each call only runs it (1-D convolutions on a few frames spend most of
+their time working the plan out and rearranging their filters). Any other call
 (other filters, element types or ranks) takes :func:`~template_plugin.fused_conv.convolution_into`.
 """
 
@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.reference import ConvolutionPlan, Workspace, plan_convolution
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT, bind_depthwise
+from template_plugin.convolution import ConvolutionPlan, plan_convolution
 from template_plugin.fused_conv import convolution_into, finish
+from template_plugin.workspace import Workspace
 
 __all__ = ["bind_convolution", "is_pointwise", "kept_plans"]
 

@@ -1,9 +1,9 @@
 """A wide depthwise ``TemplateConvolution`` kernel bound at compile time to the node's constant filters.
 
-The general kernel (:func:`hetero_sdk.reference.convolution.grouped_convolution`, its row-GEMM path for
-kernels at least :data:`~hetero_sdk.reference.convolution.ROW_GEMM_TAPS` wide) works out on every call
+The general kernel (:func:`template_plugin.convolution.grouped_convolution`, its row-GEMM path for
+kernels at least :data:`~template_plugin.convolution.ROW_GEMM_TAPS` wide) works out on every call
 the pads, the output sizes, the live taps, the strided view of the padded input and the filters' tap
-matrices; on small planes (PP-OCR cls: ``[2, 200, 2, 96]``) that costs as much as the arithmetic. This
+matrices; on small planes (a few rows of a few hundred channels) that costs as much as the arithmetic. This
 kernel works them out once per input shape and keeps them; it then does the same operations in the same
 order (bit-identical results), but for one thing: per block of channels, the tap columns' partial sums
 add up in a wide temporary that stays in cache, and the bias add writes them cropped into the request's
@@ -20,8 +20,9 @@ import numpy as np
 
 from hetero_sdk import Node
 from hetero_sdk.ops import resolve_pads, window_output_dims
-from hetero_sdk.reference import ROW_BLOCK, ROW_GEMM_TAPS, Workspace, live_taps
+from template_plugin.convolution import ROW_BLOCK, ROW_GEMM_TAPS, live_taps
 from template_plugin.fused_conv import convolution_into, finish
+from template_plugin.workspace import Workspace
 
 __all__ = ["GEOMETRIES_KEPT", "bind_depthwise"]
 
@@ -47,7 +48,7 @@ def bind_depthwise(node: Node, filters: Any) -> Any:
     """``node``'s kernel (``kernel(node, workspace, x, w, bias[, scale[, shift]])``): bound to its
     constant ``filters`` when it is a 2-D depthwise convolution (``[G > 1, 1, 1, kh, kw]``, f32 or
     f64) with a last stride of 1, else None. Input shapes whose live taps are narrower than
-    :data:`~hetero_sdk.reference.convolution.ROW_GEMM_TAPS` or that crop (negative pads), calls with
+    :data:`~template_plugin.convolution.ROW_GEMM_TAPS` or that crop (negative pads), calls with
     other filters or element types and calls without a workspace take
     :func:`~template_plugin.fused_conv.convolution_into`. The geometries of the last
     :data:`GEOMETRIES_KEPT` input shapes are kept (``kernel.geometries.cache_info()``)."""
@@ -135,7 +136,7 @@ def _geometry(node: Node, shape: tuple[int, ...], filters: np.ndarray) -> _Geome
 def _convolve(g: _Geometry, workspace: Workspace, x: np.ndarray, bias: np.ndarray) -> np.ndarray:
     """Per block of channels, one small GEMM of each channel's taps ``[width, rows]`` with its ``rows``
     row-shifted copies of the padded input, whose partial sums add up shifted by each tap column's
-    offset (see :func:`hetero_sdk.reference.convolution.grouped_convolution`), then ``+ bias`` into the
+    offset (see :func:`template_plugin.convolution.grouped_convolution`), then ``+ bias`` into the
     result, cropped. ``bias`` holds one value, or one per channel, in any shape that broadcasts along axis 1."""
     padded = workspace.temporary("padded", g.padded, x.dtype)
     for region in g.borders:

@@ -12,21 +12,12 @@ import numpy as np
 
 from hetero_sdk import Model, Node
 from hetero_sdk.errors import InferenceError, RequestCancelledError, UnsupportedOperationError
-from hetero_sdk.reference import Kernel, get_kernel
+from hetero_sdk.reference import Kernel
 from hetero_sdk.runtime import RunContext
+from template_plugin import plan_kernels  # noqa: F401  (registers TEMPLATE's kernels)
 from template_plugin.arena import Arena, Donation
-from template_plugin.bound_conv import bind_convolution
-from template_plugin.direct_kernels import DIRECT_KERNELS, bind_direct
-from template_plugin.fused_conv import CONVOLUTION
-from template_plugin.plan_kernels import (
-    IN_PLACE,
-    LENDING_KERNELS,
-    PLAIN_KERNELS,
-    bind_pad,
-    bind_plain_convolution,
-    bind_view,
-    max_pool_without_indices,
-)
+from template_plugin.kernels import has_kernel, kernel_for, lends
+from template_plugin.plan_kernels import IN_PLACE
 
 __all__ = ["ExecutionPlan", "Step"]
 
@@ -71,7 +62,9 @@ class ExecutionPlan:
 
     def __init__(self, model: Model) -> None:
         ops = model.get_ordered_ops()
-        missing = sorted({f"{n.friendly_name} ({n.type_name})" for n in ops if not _has_kernel(n)})
+        graph = ("Parameter", "Result", "Constant")
+        missing = sorted({f"{n.friendly_name} ({n.type_name})" for n in ops
+                          if n.type_name not in graph and not has_kernel(n.type_name)})  # fmt: skip
         if missing:
             raise UnsupportedOperationError(f"TEMPLATE has no kernel for: {', '.join(missing)}")
         slot_of: dict[tuple[int, int], int] = {}
@@ -104,12 +97,12 @@ class ExecutionPlan:
         self.steps = [
             Step(
                 node,
-                _kernel(node, [slot_of[(id(node), i)] in read for i in range(node.get_output_size())]),
+                kernel_for(node, [slot_of[(id(node), i)] in read for i in range(node.get_output_size())]),
                 tuple(slot_of[(id(s.node), s.index)] for s in node.input_values()),
                 tuple(slot_of[(id(node), i)] for i in range(node.get_output_size())),
                 tuple(t.numpy for t in (node.get_output_element_type(i) for i in range(node.get_output_size()))),
                 tuple(dead_after.get(i, ())),
-                node.type_name in LENDING_KERNELS,
+                lends(node.type_name),
                 _donors(node, [slot_of[(id(s.node), s.index)] for s in node.input_values()], dead_after.get(i, [])),
             )
             for i, node in enumerate(compute)
@@ -243,38 +236,3 @@ def _workspace(step: Step, args: Sequence[Any], owners: list[Any], refs: dict[in
         if buffer is not None and refs[id(buffer)] == 1 and value.size == buffer.size and value.flags.c_contiguous:
             return Donation(arena, value)
     return arena
-
-
-def _kernel(node: Node, read: list[bool]) -> Kernel:
-    """The node's kernel: TEMPLATE's own variant (:mod:`template_plugin.plan_kernels`) where one exists
-    (MaxPool without the indices nobody reads, the convolutions writing into the arena, bound to their
-    constant filters, Reshape/Squeeze/Unsqueeze/Slice/StridedSlice keeping their views and Pad its
-    sources per input shape, ReduceMean, integer Convert, in-range Gather, and the numpy calls of
-    :mod:`template_plugin.direct_kernels`), else the reference kernel.
-    A kernel may return fewer values than outputs: the rest stay unset."""
-    if node.type_name == "MaxPool" and not read[1]:
-        return max_pool_without_indices
-    if node.type_name in (CONVOLUTION, "Convolution", "GroupConvolution"):
-        filters = node.input_value(1).node
-        value = filters.attrs["value"] if filters.type_name == "Constant" else None
-        return bind_convolution(node, value) if node.type_name == CONVOLUTION else bind_plain_convolution(node, value)
-    bound = bind_view(node) or bind_pad(node) or bind_direct(node)
-    if bound is not None:
-        return bound
-    if node.type_name in LENDING_KERNELS:
-        return LENDING_KERNELS[node.type_name]
-    if node.type_name in PLAIN_KERNELS:
-        return PLAIN_KERNELS[node.type_name]
-    if node.type_name in DIRECT_KERNELS:
-        return DIRECT_KERNELS[node.type_name]
-    return get_kernel(node.type_name)
-
-
-def _has_kernel(node: Node) -> bool:
-    if node.type_name in ("Parameter", "Result", "Constant"):
-        return True
-    try:
-        get_kernel(node.type_name)
-    except UnsupportedOperationError:
-        return False
-    return True

@@ -2,7 +2,7 @@
 map (a per-channel Multiply, then maybe Add) in one kernel.
 
 Produced by :class:`template_plugin.transformations.ConvolutionFusion`. The kernel computes the
-convolution as GEMMs over contiguous im2col columns (:func:`hetero_sdk.reference.convolution.grouped_convolution`),
+convolution as GEMMs over contiguous im2col columns (:func:`template_plugin.convolution.grouped_convolution`),
 then adds the bias, applies the activation and the affine map in place on the product: no intermediate
 tensor per op.
 The results are bit-identical to the ops it replaces (same operations in the same order), but for an
@@ -33,7 +33,9 @@ from hetero_sdk.ops import (
     define,
     expect_same_types,
 )
-from hetero_sdk.reference import ConvolutionPlan, Workspace, grouped_convolution, kernel, run_convolution
+from hetero_sdk.reference import kernel
+from template_plugin.convolution import ConvolutionPlan, grouped_convolution, run_convolution
+from template_plugin.workspace import Workspace
 
 __all__ = [
     "CONVOLUTION",
@@ -136,9 +138,9 @@ def convolution_into(
     """The ``TemplateConvolution`` kernel with its buffers lent by ``workspace`` (none: fresh arrays).
 
     :param plan: the convolution's plan for ``x``'s shape and ``w``, kept by a caller whose filters are
-        constant (:func:`~hetero_sdk.reference.convolution.plan_convolution`); worked out here when None.
+        constant (:func:`~template_plugin.convolution.plan_convolution`); worked out here when None.
 
-    The result is the workspace's :meth:`~hetero_sdk.reference.convolution.Workspace.output` or a fresh
+    The result is the workspace's :meth:`~template_plugin.workspace.Workspace.output` or a fresh
     array, never a view of a temporary.
     """
     if plan is None:

@@ -2,7 +2,9 @@
 
 The op is produced by :class:`template_plugin.transformations.FullyConnectedFusion`; it is defined
 here with the SDK's public op-definition API, as a third-party device defines its fused ops, and
-computed by its numpy kernel, registered with the reference kernels that TEMPLATE runs.
+computed by its numpy kernel, registered with the reference kernels so that
+:func:`hetero_sdk.reference.evaluate` runs a model TEMPLATE transformed (TEMPLATE's execution plan runs
+its lending variant, :mod:`template_plugin.plan_kernels`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node, PartialShape
+from hetero_sdk.array_api import widened
 from hetero_sdk.ops import (
     BOOL,
     NUMERIC_TYPES,
@@ -108,19 +111,13 @@ FULLY_CONNECTED_OP = define(
 )
 
 
-def _widened(x: np.ndarray) -> np.ndarray:
-    if x.dtype.kind in "iu":
-        return x.astype(np.int64)
-    return x.astype(np.float32) if x.dtype.itemsize < 4 else x
-
-
 @kernel(FULLY_CONNECTED)
 def _fully_connected_kernel(node: Node, a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> np.ndarray:
     if a.ndim > 1 and node.attrs["transpose_a"]:
         a = np.swapaxes(a, -1, -2)
     if b.ndim > 1 and node.attrs["transpose_b"]:
         b = np.swapaxes(b, -1, -2)
-    y = np.matmul(_widened(a), _widened(b)) + _widened(bias)
+    y = np.matmul(widened(a), widened(b)) + widened(bias)
     activation = node.attrs["activation"]
     if activation == "relu":
         return np.maximum(y, np.zeros((), y.dtype))

@@ -1,13 +1,15 @@
-"""TEMPLATE's own variants of reference kernels, which its execution plan picks over them: the
-convolutions, the common float elementwise ops, Softmax and the fused MatMul writing into the request's
-arena, ReduceMean without a widened copy of its input, MaxPool without the indices nobody reads and
-Convert to floats and between integers without per-call type look-ups."""
+"""TEMPLATE's own variants of reference kernels, registered in its kernel registry
+(:mod:`template_plugin.kernels`), which its execution plan picks over them: the convolutions, the common
+float elementwise ops, Softmax and the fused MatMul writing into the request's arena, ReduceMean without a
+widened copy of its input, MaxPool without the indices nobody reads, Convert to floats and between integers
+without per-call type look-ups, the views and pads bound to their constant inputs, and the numpy calls of
+:mod:`template_plugin.direct_kernels`."""
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import itemgetter, methodcaller
 from typing import Any
 
@@ -23,25 +25,27 @@ from hetero_sdk.ops import (
     strided_slice_index,
     unsqueezed_dims,
 )
-from hetero_sdk.reference import Workspace, get_kernel, grouped_convolution, max_pool_values, run_convolution
-from template_plugin.bound_conv import kept_plans
+from hetero_sdk.reference import get_kernel
+from template_plugin.bound_conv import bind_convolution, kept_plans
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
-from template_plugin.direct_kernels import broadcast_shape
+from template_plugin.convolution import convolution_backprop_data, grouped_convolution, run_convolution
+from template_plugin.direct_kernels import DIRECT_KERNELS, bind_direct, broadcast_shape
 from template_plugin.fused_conv import CONVOLUTION, convolution_into, finish
 from template_plugin.fused_ops import FULLY_CONNECTED
+from template_plugin.interpolate import interpolate
+from template_plugin.kernels import LENDING_KERNELS, binder, kernel, lending_kernel
+from template_plugin.pooling import max_pool_without_indices
 from template_plugin.reductions import mean, ones_of
 from template_plugin.squeeze_excitation import SQUEEZE_EXCITATION, squeeze_excitation_into
+from template_plugin.workspace import Workspace
 
 __all__ = [
     "IN_PLACE",
-    "LENDING_KERNELS",
-    "PLAIN_KERNELS",
     "bind_pad",
     "bind_plain_convolution",
     "bind_view",
     "convert",
     "gather",
-    "max_pool_without_indices",
     "reduce_mean",
 ]
 
@@ -64,10 +68,10 @@ def _group_convolution(node: Node, workspace: Workspace, x: np.ndarray, w: np.nd
 
 
 def bind_plain_convolution(node: Node, filters: Any) -> Any:
-    """The kernel of a Convolution or GroupConvolution (one without a bias to fuse: Silero VAD's STFT):
+    """The kernel of a Convolution or GroupConvolution (one without a bias to fuse: an STFT written as a convolution):
     with constant f32/f64 ``filters``, one that keeps its plans (:func:`~template_plugin.bound_conv.kept_plans`,
     ``kernel.plans``); else the general one."""
-    general = LENDING_KERNELS[node.type_name]
+    general = LENDING_KERNELS.get(node.type_name)
     if not isinstance(filters, np.ndarray) or filters.dtype not in _FLOATS:
         return general
     plans = kept_plans(filters if node.type_name == "GroupConvolution" else filters[np.newaxis])
@@ -152,26 +156,6 @@ def _fully_connected(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndar
     return finish(activation, workspace, np.add(y, bias, out=y), None, None)
 
 
-LENDING_KERNELS: dict[str, Any] = {
-    CONVOLUTION: convolution_into,
-    "Convolution": _convolution,
-    "GroupConvolution": _group_convolution,
-    "Add": _binary(np.add, "Add"),
-    "Multiply": _binary(np.multiply, "Multiply"),
-    "Subtract": _binary(np.subtract, "Subtract"),
-    "Relu": _relu,
-    "Clamp": _clamp,
-    "Sigmoid": _sigmoid,
-    "Softmax": _softmax,
-    FULLY_CONNECTED: _fully_connected,
-    SQUEEZE_EXCITATION: squeeze_excitation_into,
-}
-"""Kernels that take the request's arena after the node (``kernel(node, arena, *inputs)``) and whose
-result is a buffer it lends or a fresh array, never a view of a temporary. The elementwise ones, Softmax
-and TemplateFullyConnected (without an activation or with relu) compute f32 and f64 as the reference
-kernels do, into a lent buffer (no fresh array, whose pages fault in on every inference), and defer to
-the reference kernels for other element types."""
-
 IN_PLACE = frozenset({"Add", "Multiply", "Subtract", "Relu", "Clamp", "Sigmoid", "Softmax", SQUEEZE_EXCITATION})
 """The lending kernels that may write their result over an input of the result's shape and dtype (their
 workspace's :meth:`output` may be that input: each element is read before it is written, Softmax's
@@ -224,8 +208,8 @@ def convert(node: Node, x: Any) -> Any:
 def gather(node: Node, x: Any, indices: Any, axis: Any) -> Any:
     """``Gather`` of numpy arrays without batch dimensions whose indices all lie in range (negative ones
     count from the end): one ``np.take``. The reference kernel, written for numpy and ``jax.numpy`` alike,
-    spends ~15 us on a handful of elements building its masks and per-batch stacks (shape subgraphs and
-    recurrent state slicing gather a few values per inference); other calls go to it."""
+    spends more than that on a handful of elements building its masks and per-batch stacks (shape subgraphs
+    and recurrent state slicing gather a few values per inference); other calls go to it."""
     if type(x) is np.ndarray and type(indices) is np.ndarray and x.ndim and indices.dtype.kind in "iu":
         batch = node.attrs["batch_dims"]
         dim = int(np.asarray(axis).reshape(-1)[0]) % x.ndim
@@ -263,8 +247,8 @@ def bind_view(node: Node) -> Any:
     """The kernel of a Reshape, Squeeze, Unsqueeze, Slice or StridedSlice whose other inputs are all
     Constants: it keeps, per input shape (the last 16), how to take its result (a reshape to the output
     shape, or a numpy index), so that a call is one numpy reshape or indexing, a view of its input,
-    instead of the reference kernel's shape and index arithmetic (~2.5-5 us a call; Silero VAD runs
-    about twenty). None for other nodes."""
+    instead of the reference kernel's shape and index arithmetic (a recurrent model runs a few dozen
+    such ops per inference). None for other nodes."""
     given = _constant_ints(node, slice(1, None)) if node.type_name in _VIEWS else None
     if given is None:
         return None
@@ -282,7 +266,7 @@ def bind_pad(node: Node) -> Any:
     output element comes from, so that a call is one ``np.take`` per padded axis (edge, reflect and
     symmetric: the source positions are ``np.pad`` of each axis's positions, cropped as the reference
     kernel crops negative pads) or a fill and one copy (constant), instead of ``np.pad``'s per-call
-    bookkeeping (~25 us for Silero VAD's 1-D reflect pad). None for other nodes."""
+    bookkeeping. None for other nodes."""
     pads = _constant_ints(node, slice(1, 3)) if node.type_name == "Pad" else None
     if pads is None:
         return None
@@ -324,10 +308,55 @@ def bind_pad(node: Node) -> Any:
     return pad
 
 
-def max_pool_without_indices(node: Node, x: np.ndarray) -> tuple[np.ndarray]:
-    """``MaxPool`` when nobody reads its indices: the values alone."""
-    return (max_pool_values(node, x),)
+for _type, _lending in {
+    CONVOLUTION: convolution_into,
+    "Convolution": _convolution,
+    "GroupConvolution": _group_convolution,
+    "Add": _binary(np.add, "Add"),
+    "Multiply": _binary(np.multiply, "Multiply"),
+    "Subtract": _binary(np.subtract, "Subtract"),
+    "Relu": _relu,
+    "Clamp": _clamp,
+    "Sigmoid": _sigmoid,
+    "Softmax": _softmax,
+    FULLY_CONNECTED: _fully_connected,
+    SQUEEZE_EXCITATION: squeeze_excitation_into,
+}.items():
+    lending_kernel.register(_type, _lending)
+# The lending kernels: the convolutions, and the elementwise ones, Softmax and TemplateFullyConnected
+# (without an activation or with relu) computing f32 and f64 as the reference kernels do, into a lent
+# buffer (no fresh array, whose pages fault in on every inference); other element types go to the
+# reference kernels.
+
+for _type, _plain in {
+    "ReduceMean": reduce_mean,
+    "Convert": convert,
+    "Gather": gather,
+    "ConvolutionBackpropData": convolution_backprop_data,
+    "Interpolate": interpolate,
+    **DIRECT_KERNELS,
+}.items():
+    kernel.register(_type, _plain)
 
 
-PLAIN_KERNELS: dict[str, Any] = {"ReduceMean": reduce_mean, "Convert": convert, "Gather": gather}
-"""TEMPLATE's own variants of reference kernels, with the same signature (``kernel(node, *inputs)``)."""
+@binder("MaxPool")
+def _bind_max_pool(node: Node, read: Sequence[bool]) -> Any:
+    """MaxPool's values alone when nothing reads its indices."""
+    return None if read[1] else max_pool_without_indices
+
+
+@binder(CONVOLUTION, "Convolution", "GroupConvolution")
+def _bind_convolution(node: Node, read: Sequence[bool]) -> Any:
+    """The convolutions bound to their constant filters (:func:`~template_plugin.bound_conv.bind_convolution`,
+    :func:`bind_plain_convolution`)."""
+    filters = node.input_value(1).node
+    value = filters.attrs["value"] if filters.type_name == "Constant" else None
+    return bind_convolution(node, value) if node.type_name == CONVOLUTION else bind_plain_convolution(node, value)
+
+
+@binder("Reshape", "Squeeze", "Unsqueeze", "Slice", "StridedSlice", "Pad", "Transpose")
+def _bind_shaping(node: Node, read: Sequence[bool]) -> Any:
+    """Views and pads bound to their constant inputs (:func:`bind_view`, :func:`bind_pad`), a Transpose to
+    its constant order and a Reshape to its computed pattern's shapes
+    (:func:`~template_plugin.direct_kernels.bind_direct`)."""
+    return bind_view(node) or bind_pad(node) or bind_direct(node)

@@ -1,4 +1,5 @@
-"""The TEMPLATE device plugin: the reference device, computing with numpy kernels."""
+"""The TEMPLATE device plugin: the optimised CPU reference device, computing with numpy kernels
+(:mod:`template_plugin.kernels`); ``plugins/tutorial`` is the device to copy."""
 
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ from hetero_sdk.plugin import (
     Version,
     hookimpl,
 )
-from hetero_sdk.reference import kernel_types
 from template_plugin.blob import read_blob
 from template_plugin.compiled_model import TemplateCompiledModel
 from template_plugin.config import make_config
+from template_plugin.kernels import kernel_types
 from template_plugin.transformations import transform_model
 
 __all__ = ["TemplatePlugin", "support_table"]

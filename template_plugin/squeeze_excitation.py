@@ -27,9 +27,10 @@ from hetero_sdk.ops import (
     define,
     expect_same_types,
 )
-from hetero_sdk.reference import Workspace, kernel
+from hetero_sdk.reference import kernel
 from template_plugin.fused_conv import CONVOLUTION_ACTIVATIONS, finish
 from template_plugin.reductions import mean
+from template_plugin.workspace import Workspace
 
 __all__ = ["SQUEEZE_EXCITATION", "SQUEEZE_EXCITATION_OP", "squeeze_excitation", "squeeze_excitation_into"]
 

@@ -20,7 +20,15 @@ from hetero_sdk.graph import Model, Output
 from hetero_sdk.samples import SAMPLES, get_sample
 from hetero_sdk.shape import PartialShape
 
-__all__ = ["LoadedModel", "default_device", "load_model", "model_source", "random_inputs", "validate_device"]
+__all__ = [
+    "LoadedModel",
+    "default_device",
+    "load_model",
+    "load_with_input",
+    "model_source",
+    "random_inputs",
+    "validate_device",
+]
 
 MAIN_JOB_DEVICES = ("XLA", "TEMPLATE")
 """The main job's HETERO priorities: the accelerator first, TEMPLATE for what it refuses."""
@@ -41,8 +49,20 @@ class LoadedModel:
             return f"{self.model.friendly_name} (built-in sample)"
         return f"{self.model.friendly_name} ({self.source})"
 
+    def op_counts(self) -> tuple[int, int]:
+        """``(ops, nodes)``: the ops that compute (what ``query`` and ``benchmark`` place and count),
+        and every node of the graph, constants, parameters and results included."""
+        nodes = self.model.get_ordered_ops()
+        return sum(not node.op.structural for node in nodes), len(nodes)
+
+    def ops_text(self) -> str:
+        """``468 ops (860 nodes including constants, parameters and results)``, as every command words it."""
+        ops, nodes = self.op_counts()
+        return f"{ops} ops ({nodes} nodes including constants, parameters and results)"
+
     def to_dict(self) -> dict[str, Any]:
-        """Name, source, the ``-shape`` values applied, inputs and outputs with their element types and shapes."""
+        """Name, source, the ``-shape`` values applied, inputs and outputs with their element types and
+        shapes, and the counts of :meth:`op_counts` (``ops`` and ``nodes``)."""
 
         def ports(items: list[Output]) -> list[dict[str, str]]:
             return [
@@ -55,6 +75,7 @@ class LoadedModel:
             "shape": {name: str(shape) for name, shape in self.shapes.items()},
             "inputs": ports(self.model.inputs),
             "outputs": ports(self.model.outputs),
+            **dict(zip(("ops", "nodes"), self.op_counts())),
         }
 
 
@@ -103,6 +124,20 @@ def load_model(core: Core, spec: str, shapes: InputShapes | None = None, batch: 
         return LoadedModel(convert_model(path, input=resolved), loaded.source, resolved)
     loaded.model.reshape({name: list(shape.dims) for name, shape in resolved.items()})
     return LoadedModel(loaded.model, loaded.source, resolved)
+
+
+def load_with_input(core: Core, spec: str, inputs: str) -> LoadedModel:
+    """``spec`` (a model file or a built-in sample) converted with ``convert_model(..., input=inputs)``:
+    an ONNX file gets the shapes, types and frozen values while it is translated.
+
+    :raises CLIError: as :func:`load_model` for a model that is neither a file nor a sample.
+    :raises ModelValidationError: for ``inputs`` that do not parse or do not fit the model (naming the input).
+    """
+    path = Path(spec)
+    if path.exists():
+        return LoadedModel(convert_model(path, input=inputs), str(path))
+    loaded = load_model(core, spec)
+    return LoadedModel(convert_model(loaded.model, input=inputs), loaded.source)
 
 
 def default_device(core: Core) -> str:

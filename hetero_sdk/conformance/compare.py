@@ -142,7 +142,7 @@ def assert_results_match(
     problems = mismatches(got, want, rtol, atol)
     if not problems:
         return
-    message = f"{what}: results differ from the oracle (TEMPLATE's reference kernels):\n  " + "\n  ".join(problems)
+    message = f"{what}: results differ from the oracle (hetero_sdk.reference):\n  " + "\n  ".join(problems)
     if repro is not None and model is not None and inputs is not None:
         message += "\nreproduce with:\n" + repro.save(model, inputs, config, device)
     raise AssertionError(message)

@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from hetero_sdk.element_type import Type
-from hetero_sdk.errors import ModelValidationError
+from hetero_sdk.errors import DynamicRankError, ModelValidationError
 from hetero_sdk.graph.op_def import OPS, OpDef
 from hetero_sdk.shape import PartialShape
 
@@ -355,8 +355,13 @@ class Node:
 
         :raises ModelValidationError: naming this node when something does not fit.
         """
-        self._op.check(self)
-        specs = self._op.infer(self)
+        try:
+            self._op.check(self)
+            specs = self._op.infer(self)
+        except DynamicRankError as exc:
+            if str(exc).startswith(f"{self.type_name} '{self.friendly_name}'"):
+                raise
+            raise DynamicRankError(f"{self.type_name} '{self.friendly_name}': {exc}") from None
         types = [t for t, _ in specs]
         shapes = [PartialShape.of(s) for _, s in specs]
         if len(self._output_names) != len(specs):

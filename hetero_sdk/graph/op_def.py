@@ -209,7 +209,10 @@ class Attr:
         """
         if self.axis_of is None or self.axis_of >= node.get_input_size():
             return
-        rank = node.input_value(self.axis_of).partial_shape.rank + self.axis_extra
+        shape = node.input_value(self.axis_of).partial_shape
+        if not shape.rank_is_static:  # checked when it runs
+            return
+        rank = shape.rank + self.axis_extra
         outside = [v for v in _values(value) if not -rank <= v < rank]
         if outside:
             expected = f"expected {-rank}..{rank - 1}" if rank else "a scalar has no axis"

@@ -11,7 +11,9 @@ dimensions where iterations change them: a body follows ``Model.reshape`` of the
 devices read the shapes it will run with. A body therefore belongs to one op: pass a clone to another.
 
 - ``If(cond, *inputs)``: runs ``then_body`` or ``else_body``; both take ``inputs`` and give one
-  Result per output of the op.
+  Result per output of the op. Where the bodies give different ranks for an output (and ``cond`` is
+  not known while building), that output has a dynamic rank (``PartialShape.dynamic()``): a device
+  that runs ``If`` at run time (TEMPLATE) runs it; one that needs static ranks (XLA) declines it.
 - ``Loop(trip_count, condition, *carried, *invariant)`` (OpenVINO's Loop, ONNX's semantics): the body
   takes ``(iteration, condition, *carried, *invariant)`` and gives ``(condition, *carried, *scanned)``;
   it runs while the condition holds and fewer than ``trip_count`` iterations ran (``-1``: no limit).
@@ -24,6 +26,7 @@ devices read the shapes it will run with. A body therefore belongs to one op: pa
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -127,8 +130,9 @@ def _carried_fixpoint(
 
 
 def _joined(a: PartialShape, b: PartialShape) -> PartialShape | None:
-    """The shape both ``a`` and ``b`` fit: equal dims kept, differing ones dynamic; None for other ranks."""
-    if a.rank != b.rank:
+    """The shape both ``a`` and ``b`` fit: equal dims kept, differing ones dynamic; None for other ranks
+    (or a dynamic one)."""
+    if not (a.rank_is_static and b.rank_is_static) or a.rank != b.rank:
         return None
     return PartialShape([x if x == y else DYNAMIC for x, y in zip(a.dims, b.dims)])
 
@@ -145,22 +149,26 @@ def _scalar_flag(node: Node, index: int, what: str) -> None:
 def _infer_if(node: Node) -> list[OutputSpec]:
     _scalar_flag(node, 0, "cond")
     values = [_signature(v) for v in node.input_values()[1:]]
+    known = constant_value(node.input_value(0))
+    if known is not None:  # only the body taken must accept the values (the other never runs)
+        taken = "then_body" if bool(known.reshape(-1)[0]) else "else_body"
+        other = "else_body" if taken == "then_body" else "then_body"
+        results = _body_results(node, taken, node.attrs[taken], values)
+        with contextlib.suppress(ModelValidationError):
+            _body_results(node, other, node.attrs[other], values)
+        return list(results)
     then_out = _body_results(node, "then_body", node.attrs["then_body"], values)
     else_out = _body_results(node, "else_body", node.attrs["else_body"], values)
     if len(then_out) != len(else_out):
         raise node.error(f"then_body gives {len(then_out)} result(s), else_body {len(else_out)}; they must agree")
-    known = constant_value(node.input_value(0))
-    if known is not None:
-        return list(then_out if bool(known.reshape(-1)[0]) else else_out)
     specs: list[OutputSpec] = []
     for index, ((a_type, a_shape), (b_type, b_shape)) in enumerate(zip(then_out, else_out)):
-        shape = _joined(a_shape, b_shape)
-        if a_type != b_type or shape is None:
+        if a_type != b_type:
             raise node.error(
                 f"output {index}: then_body gives {a_type.value}{a_shape}, else_body "
-                f"{b_type.value}{b_shape}; the branches must agree on element type and rank"
+                f"{b_type.value}{b_shape}; the branches must agree on element type"
             )
-        specs.append((a_type, shape))
+        specs.append((a_type, _joined(a_shape, b_shape) or PartialShape.dynamic()))
     return specs
 
 

@@ -19,7 +19,7 @@ from hetero_sdk.ops.basic import as_output
 from hetero_sdk.ops.checks import INDEX_TYPES, expect_rank, expect_same_types, expect_type, merge_dims, normalize_axis
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.ops.inputs import INTEGER_TYPES, index_input, index_operand, index_vector, known_ints, values_or_length
-from hetero_sdk.shape import DYNAMIC
+from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = [
     "CONCAT", "GATHER", "GATHER_ELEMENTS", "PAD", "SPLIT", "TRANSPOSE", "VARIADIC_SPLIT", "concat", "gather",
@@ -130,6 +130,8 @@ def _transpose(node: Node) -> list[OutputSpec]:
     element_type = node.input_value(0).element_type
     length = index_vector(node, 1, "input_order")[0]
     order = known_ints(node, 1)
+    if not data.rank_is_static:  # an If's output whose branches differ in rank: the order gives the rank
+        return [(element_type, [DYNAMIC] * len(order) if order else PartialShape.dynamic())]
     if order == [] or length == 0:
         order = list(range(data.rank - 1, -1, -1))
     if order is None:
@@ -147,6 +149,12 @@ def _concat(node: Node) -> list[OutputSpec]:
         raise node.error("expects at least one input")
     element_type = expect_same_types(node, *range(count))
     shapes = [node.input_value(i).partial_shape for i in range(count)]
+    known = [s for s in shapes if s.rank_is_static]
+    if len(known) < len(shapes):  # an If's output whose branches differ in rank: checked when it runs
+        if known:
+            shapes = [s if s.rank_is_static else PartialShape([DYNAMIC] * known[0].rank) for s in shapes]
+        else:
+            return [(element_type, PartialShape.dynamic())]
     rank = shapes[0].rank
     if rank == 0 or any(s.rank != rank for s in shapes):
         raise node.error(f"inputs must share one non-zero rank, got {', '.join(map(str, shapes))}")

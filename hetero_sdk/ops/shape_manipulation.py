@@ -193,6 +193,8 @@ def _unsqueeze(node: Node) -> list[OutputSpec]:
     element_type = node.input_value(0).element_type
     shape = index_vector(node, 1, "axes", scalar_ok=True)
     axes = known_ints(node, 1)
+    if not data.rank_is_static:  # an If's output whose branches differ in rank: the kernel finds it
+        return [(element_type, PartialShape.dynamic())]
     if axes is None:
         return [(element_type, [DYNAMIC] * (data.rank + static_length(node, shape, "axes")))]
     rank = data.rank + len(set(axes))
@@ -259,7 +261,8 @@ def _tile(node: Node) -> list[OutputSpec]:
 
 
 def _shape_of(node: Node) -> list[OutputSpec]:
-    return [(node.attrs["output_type"], [node.input_value(0).partial_shape.rank])]
+    shape = node.input_value(0).partial_shape
+    return [(node.attrs["output_type"], [shape.rank if shape.rank_is_static else DYNAMIC])]
 
 
 # -- kernels: one array-API kernel per op, the shapes computed here once -------------------------------

@@ -42,7 +42,9 @@ def _round_half_away(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * np.floor(np.abs(x) + 0.5)
 
 
-def _nearest_indices(attrs: dict[str, Any], scale: np.float32, out_len: int, in_len: int) -> np.ndarray:
+def nearest_indices(attrs: dict[str, Any], scale: np.float32, out_len: int, in_len: int) -> np.ndarray:
+    """The input position ``nearest`` mode reads for each of an axis's ``out_len`` outputs (``attrs``: the
+    node's ``coordinate_transformation_mode`` and ``nearest_mode``), clipped into ``[0, in_len)``."""
     coords = _source_coordinates(attrs["coordinate_transformation_mode"], scale, out_len, in_len).astype(np.float64)
     rounding = attrs["nearest_mode"]
     if rounding == "round_prefer_floor":
@@ -126,32 +128,6 @@ def _pillow_weights(mode: str, in_len: int, out_len: int, a: float) -> np.ndarra
     return weights
 
 
-def _repeat_factor(indices: np.ndarray, in_len: int) -> int:
-    """``r`` when ``indices`` repeat every source index ``r`` times in order (an integer upscale), else 0."""
-    factor = indices.size // in_len
-    if factor < 1 or factor * in_len != indices.size:
-        return 0
-    return factor if np.array_equal(indices, np.repeat(np.arange(in_len), factor)) else 0
-
-
-def _repeated(x: np.ndarray, factors: dict[int, int]) -> np.ndarray:
-    """``x`` with each element repeated ``factors[axis]`` times along each axis named (a nearest upscale
-    by whole factors): per axis, one broadcast copy of whole inner blocks, or for the last axis one
-    strided copy per repeat (numpy copies a broadcast of a few elements at a time element by element)."""
-    result = x
-    for axis in sorted(factors, reverse=True):
-        factor, shape = factors[axis], result.shape
-        out = np.empty((*shape[:axis], shape[axis] * factor, *shape[axis + 1 :]), x.dtype)
-        if axis == x.ndim - 1:
-            for phase in range(factor):
-                out[..., phase::factor] = result
-        else:
-            split = (*shape[: axis + 1], factor, *shape[axis + 1 :])
-            np.copyto(out.reshape(split), result.reshape(*shape[: axis + 1], 1, *shape[axis + 1 :]))
-        result = out
-    return result
-
-
 @kernel("Interpolate")
 def interpolate(node: Node, image: np.ndarray, scales_or_sizes: np.ndarray, axes: np.ndarray | None = None) -> Any:
     attrs = node.attrs
@@ -161,10 +137,7 @@ def interpolate(node: Node, image: np.ndarray, scales_or_sizes: np.ndarray, axes
     out_dims, scales, resized = plan.output_dims, plan.scales, plan.resized
     mode = attrs["mode"]
     if mode == "nearest":
-        picks = [(axis, _nearest_indices(attrs, scale, out_dims[axis], padded.shape[axis])) for axis, scale in resized]
-        factors = {axis: _repeat_factor(indices, padded.shape[axis]) for axis, indices in picks}
-        if picks and all(factors.values()):
-            return _repeated(padded, factors)
+        picks = [(axis, nearest_indices(attrs, scale, out_dims[axis], padded.shape[axis])) for axis, scale in resized]
         if not picks:
             return padded.copy() if padded is image else padded
         result = padded

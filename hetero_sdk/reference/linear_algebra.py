@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from hetero_sdk.array_api import widened
 from hetero_sdk.graph.node import Node
-from hetero_sdk.reference.convolution import widened
 from hetero_sdk.reference.registry import kernel
 
 

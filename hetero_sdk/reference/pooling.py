@@ -5,14 +5,15 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import ml_dtypes
 import numpy as np
 
+from hetero_sdk.array_api import widened
 from hetero_sdk.graph.node import Node
 from hetero_sdk.ops.convolution import resolve_pads, window_output_dims
-from hetero_sdk.reference.convolution import pad_spatial, widened
+from hetero_sdk.reference.convolution import pad_spatial
 from hetero_sdk.reference.registry import kernel
 
 
@@ -29,8 +30,8 @@ def _geometry(node: Node, sizes: Sequence[int], dilations: Sequence[int]) -> tup
     return begin, grown, out
 
 
-def _max_windows(node: Node, x: np.ndarray, indices: bool) -> tuple[np.ndarray, np.ndarray | None, Any]:
-    """MaxPool's values and, when ``indices``, the winning tap of each window (plus the geometry)."""
+def _max_windows(node: Node, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+    """MaxPool's values and the winning tap of each window (plus the geometry)."""
     attrs = node.attrs
     sizes = x.shape[2:]
     kernel, strides, dilations = attrs["kernel_shape"], attrs["strides"], attrs["dilations"]
@@ -38,25 +39,17 @@ def _max_windows(node: Node, x: np.ndarray, indices: bool) -> tuple[np.ndarray, 
     info = ml_dtypes.finfo(x.dtype) if x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16 else np.iinfo(x.dtype)
     work = widened(x)
     lowest = np.asarray(info.min).astype(work.dtype)
-    floating = work.dtype.kind == "f"
-    if floating and indices:  # NaN never wins a comparison in OpenVINO's kernel
+    if work.dtype.kind == "f":  # NaN never wins a comparison in OpenVINO's kernel
         work = np.where(np.isnan(work), lowest, work)
     padded = pad_spatial(work, begin, end, lowest)
 
-    # One strided slice per kernel tap: a few whole-array ops instead of copying every window.
     def tap_window(offsets: Sequence[int]) -> np.ndarray:
+        """What kernel tap ``offsets`` reads for every output: a strided slice of the padded input."""
         spatial = (slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, s, m in zip(offsets, dilations, strides, out))
         return padded[(slice(None), slice(None), *spatial)]
 
     taps_offsets = list(itertools.product(*(range(k) for k in kernel)))
     values = tap_window(taps_offsets[0]).copy()
-    if not indices:  # fmax skips NaN as the comparisons do; a window of NaN only gives the lowest value
-        combine = np.fmax if floating else np.maximum
-        for offsets in taps_offsets[1:]:
-            combine(values, tap_window(offsets), out=values)
-        if floating:
-            np.copyto(values, lowest, where=np.isnan(values))
-        return values, None, (begin, out, lowest)
     best = np.zeros(values.shape, np.int64)
     for tap, offsets in enumerate(taps_offsets[1:], start=1):
         candidate = tap_window(offsets)
@@ -66,18 +59,12 @@ def _max_windows(node: Node, x: np.ndarray, indices: bool) -> tuple[np.ndarray, 
     return values, best, (begin, out, lowest)
 
 
-def max_pool_values(node: Node, x: np.ndarray) -> np.ndarray:
-    """MaxPool's first output alone (no indices computed): for a caller that never reads the second."""
-    return _max_windows(node, x, indices=False)[0]
-
-
 @kernel("MaxPool")
 def max_pool(node: Node, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     attrs = node.attrs
     n, sizes = x.ndim - 2, x.shape[2:]
     kernel, strides, dilations = attrs["kernel_shape"], attrs["strides"], attrs["dilations"]
-    values, found, (begin, out, lowest) = _max_windows(node, x, indices=True)
-    best = cast(np.ndarray, found)
+    values, best, (begin, out, lowest) = _max_windows(node, x)
     taps = np.unravel_index(best, kernel)
     position = np.zeros(best.shape, np.int64)
     for i in range(n):
@@ -101,8 +88,8 @@ def avg_pool(node: Node, x: np.ndarray) -> np.ndarray:
     begin, end, out = _geometry(node, sizes, ones)
     work = x.astype(np.float64) if x.dtype.kind in "iu" else widened(x)
     padded = pad_spatial(work, begin, end)
-    # One strided slice per kernel tap added in turn: numpy's sum over the window axes of a window view
-    # walks every window element by element (a 3x2 pool over [1, 480, 3, 80] took 0.7 ms, this 20 us).
+    # One strided slice per kernel tap added in turn (numpy's sum over the window axes of a window view
+    # walks every window element by element).
     taps = [
         tuple(slice(t, t + (o - 1) * s + 1, s) for t, o, s in zip(tap, out, strides)) for tap in np.ndindex(*kernel)
     ]

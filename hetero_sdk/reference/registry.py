@@ -22,7 +22,7 @@ Kernel = Callable[..., Any]
 
 KERNELS: Registry[Kernel] = Registry("reference kernel", UnsupportedOperationError)
 """The numpy kernels of the ops whose definition has no array-API kernel, or that numpy computes
-better its own way (more exactly, or faster)."""
+better its own way (more exactly); each written to be obviously correct, not fast."""
 
 kernel = KERNELS
 """Registers the decorated function as the reference kernel of each op type named: ``@kernel("Add")``."""

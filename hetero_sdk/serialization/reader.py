@@ -22,6 +22,7 @@ from hetero_sdk.serialization import container
 from hetero_sdk.serialization.schema import FORMAT_NAME, SUBGRAPH_TAG, check_version, field, format_error
 from hetero_sdk.serialization.values import decode_attr
 from hetero_sdk.serialization.weights import WeightsView
+from hetero_sdk.shape import PartialShape
 
 __all__ = ["document_to_model", "model_from_bytes", "parse_document", "read_model"]
 
@@ -232,9 +233,11 @@ def _check_outputs(node: Node, outputs: list[Any], label: str, source: str) -> N
             raise format_error(source, where, "must be a JSON object")
         port = node.output(i)
         element_type = field(spec, "element_type", str, source, where, default=port.element_type.value)
-        dims = field(spec, "shape", list, source, where, default=list(port.partial_shape.dims))
-        valid = all(type(d) is int and d >= -1 for d in dims)
-        if element_type != port.element_type.value or not valid or not port.partial_shape.compatible(dims):
+        declared = port.partial_shape
+        dims: list[Any] | None = field(
+            spec, "shape", (list, type(None)), source, where, default=_shape_listed(declared)
+        )
+        if element_type != port.element_type.value or not _shape_fits(declared, dims):
             _mismatch(source, where, element_type, dims, port)
         names: list[Any] | None = field(spec, "names", (list, type(None)), source, where, default=None)
         if names is not None:
@@ -243,12 +246,25 @@ def _check_outputs(node: Node, outputs: list[Any], label: str, source: str) -> N
             port.set_names(names)
 
 
-def _mismatch(source: str, where: str, element_type: str, dims: list[Any], port: Any) -> NoReturn:
+def _shape_listed(shape: PartialShape) -> list[int] | None:
+    """A port's shape as the file lists it: its dims, or None for a dynamic rank (what an If whose
+    branches give different ranks infers)."""
+    return list(shape.dims) if shape.rank_is_static else None
+
+
+def _shape_fits(declared: PartialShape, dims: list[Any] | None) -> bool:
+    """Whether a file's ``shape`` entry fits what the op infers."""
+    if dims is None or not declared.rank_is_static:
+        return dims is None and not declared.rank_is_static
+    return all(type(d) is int and d >= -1 for d in dims) and declared.compatible(dims)
+
+
+def _mismatch(source: str, where: str, element_type: str, dims: list[Any] | None, port: Any) -> NoReturn:
     raise format_error(
         source,
         where,
         f"the file says {_short(element_type)}{_short(repr(dims))}, the op infers "
-        f"{port.element_type.value}{list(port.partial_shape.dims)}",
+        f"{port.element_type.value}{_shape_listed(port.partial_shape)}",
         _EDITED,
     )
 

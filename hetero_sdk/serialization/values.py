@@ -6,7 +6,7 @@ object stands for the rest::
     float nan/inf   {"$float": "nan" | "inf" | "-inf", "bits": "7ff8000000000000"}   (bits: nan only)
     tuple           {"$tuple": [...]}
     Type            {"$type": "f32"}
-    PartialShape    {"$shape": [1, -1, 3]}
+    PartialShape    {"$shape": [1, -1, 3]}   ({"$shape": null}: a dynamic rank)
     numpy scalar    {"$scalar": "f16", "hex": "003c"}            (little-endian bytes)
     numpy array     {"$tensor": "f32", "shape": [2, 3], "offset": 0, "size": 24, "crc32": ...}
 
@@ -64,7 +64,7 @@ def encode_attr(value: Any, where: str, source: str, sink: ArraySink, depth: int
     if isinstance(value, Type):
         return {"$type": value.value}
     if isinstance(value, PartialShape):
-        return {"$shape": list(value.dims)}
+        return {"$shape": list(value.dims) if value.rank_is_static else None}
     if type(value) is np.ndarray or isinstance(value, np.generic):
         name = dtype_name(value.dtype)
         if name is None:
@@ -181,6 +181,8 @@ def _decode_type(value: dict[str, Any], where: str, source: str, arrays: ArraySo
 
 def _decode_shape(value: dict[str, Any], where: str, source: str, arrays: ArraySource, depth: int) -> PartialShape:
     _expect_keys(value, {"$shape"}, where, source)
+    if value["$shape"] is None:
+        return PartialShape.dynamic()
     return PartialShape(_dims(value["$shape"], where, source, dynamic=True))
 
 

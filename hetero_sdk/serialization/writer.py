@@ -130,7 +130,7 @@ def _node_entry(node: Node, weights: WeightsBuilder, source: str) -> dict[str, A
         "outputs": [
             {
                 "element_type": port.element_type.value,
-                "shape": list(port.partial_shape.dims),
+                "shape": list(port.partial_shape.dims) if port.partial_shape.rank_is_static else None,
                 "names": _explicit_names(node, port.index, source, where),
             }
             for port in node.outputs()

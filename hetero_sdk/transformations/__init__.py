@@ -18,6 +18,7 @@ from hetero_sdk.transformations.batch_norm_fusion import BatchNormDecomposition,
 from hetero_sdk.transformations.common import COMMON_OPTIMIZATIONS, common_optimizations
 from hetero_sdk.transformations.constant_folding import DISABLE_CONSTANT_FOLDING, ConstantFolding
 from hetero_sdk.transformations.dead_code import DeadCodeElimination
+from hetero_sdk.transformations.freeze_inputs import FreezeInputs, IfFolding, frozen_value, simplify_frozen
 from hetero_sdk.transformations.fused_names import (
     FUSED_NAMES,
     clear_fused_names,
@@ -63,6 +64,7 @@ __all__ = [
     "COMMON_OPTIMIZATIONS",
     "DISABLE_CONSTANT_FOLDING",
     "FUSED_NAMES",
+    "FreezeInputs",
     "AddAddFusion",
     "AddMultiplyFusion",
     "BatchNormDecomposition",
@@ -74,6 +76,7 @@ __all__ = [
     "FunctionPass",
     "MatcherPass",
     "HSwishFusion",
+    "IfFolding",
     "ModelPass",
     "MultiplyMultiplyFusion",
     "NopElimination",
@@ -89,6 +92,7 @@ __all__ = [
     "copy_runtime_info",
     "eliminate_node",
     "find_kv_cache_pairs",
+    "frozen_value",
     "fused_names",
     "is_nop",
     "make_stateful",
@@ -97,4 +101,5 @@ __all__ = [
     "replace_node",
     "replace_output",
     "set_fused_names",
+    "simplify_frozen",
 ]

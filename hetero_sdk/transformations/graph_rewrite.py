@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hetero_sdk.errors import DynamicRankError
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.transformations.fused_names import FUSED_NAMES, fused_names, merge_fused_names, set_fused_names
 
@@ -196,7 +197,10 @@ class MatcherPass:
         changed = False
         for node in model.get_ops():
             if node.type_name in self.anchors:
-                changed |= self.apply(model, node, users)
+                try:
+                    changed |= self.apply(model, node, users)
+                except DynamicRankError:  # a pattern over a value whose rank is known only at run time
+                    continue
         return changed
 
     def apply(self, model: Model, node: Node, users: ConsumerMap) -> bool:

@@ -51,7 +51,7 @@ def constant_operand(node: Node) -> tuple[Output, np.ndarray] | None:
         if value is None or constant_value(x) is not None:
             continue
         shape = x.partial_shape
-        if shape.rank < 0 or value.ndim > shape.rank or node.output(0).partial_shape != shape:
+        if not shape.rank_is_static or value.ndim > shape.rank or node.output(0).partial_shape != shape:
             continue
         if all(v == 1 or v == d for v, d in zip(value.shape, shape.dims[shape.rank - value.ndim :])):
             return x, value

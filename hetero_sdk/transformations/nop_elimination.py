@@ -41,6 +41,8 @@ def is_nop(node: Node) -> bool:
         if order is None or order.node.type_name != "Constant":
             return False
         value = np.asarray(order.node.attrs["value"]).reshape(-1)
+        if not source.partial_shape.rank_is_static:  # it gives the rank: keep it
+            return False
         rank = source.partial_shape.rank
         return value.size == rank and bool(np.array_equal(value, np.arange(rank)))
     if kind in RESHAPING:

@@ -8,12 +8,13 @@ rules in :data:`~hetero_sdk.frontend.onnx.rules.RULES`; :func:`supported_ops` li
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import onnx
 import onnx.inliner
 
 from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.frontend.input_spec import InputSpec
 from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its rules)
     rules_cast,
     rules_control_flow,
@@ -40,6 +41,7 @@ from hetero_sdk.frontend.onnx.support import refuse_unsupported
 from hetero_sdk.frontend.onnx.translator import GraphTranslator
 from hetero_sdk.graph.model import Model
 from hetero_sdk.shape import PartialShape
+from hetero_sdk.transformations.freeze_inputs import simplify_frozen
 
 __all__ = ["MIN_OPSET", "convert_onnx", "is_onnx", "supported_ops"]
 
@@ -48,7 +50,8 @@ MIN_OPSET = 7
 
 
 def convert_onnx(
-    model: str | os.PathLike[str] | bytes | onnx.ModelProto, input_shapes: Mapping[str, PartialShape] | None = None
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    input_shapes: Mapping[str, PartialShape | Sequence[int]] | Sequence[InputSpec] | None = None,
 ) -> Model:
     """Reads an ONNX model into a Model of the opset.
 
@@ -56,7 +59,9 @@ def convert_onnx(
         ``ModelProto``.
     :param input_shapes: shapes for some inputs (by name), used instead of the file's while
         translating: what is static then folds, and an ``If`` whose branches give different ranks
-        can be resolved.
+        can be resolved. Or what ``convert_model``'s ``input=`` sets (:class:`InputSpec`: shapes,
+        element types, and values that freeze inputs: those inputs become constants while translating,
+        so an ``If`` they decide translates only the branch it takes, and the model is folded).
     :raises ModelFormatError: for an unreadable, truncated or corrupted file, a name that is not UTF-8
         text, or external data missing or outside the model's folder.
     :raises ModelValidationError: for a graph that fails ONNX's checks, a node a rule rejects, an
@@ -75,7 +80,15 @@ def convert_onnx(
     if proto.functions:  # their bodies' ops, now in the graph, are checked as the graph's were
         proto = onnx.inliner.inline_local_functions(proto)
         refuse_unsupported(proto.graph, versions, loaded.source)
-    return GraphTranslator(versions, loaded.source, input_shapes, loaded.external).translate(proto)
+    specs = (
+        [InputSpec(name, PartialShape.of(shape)) for name, shape in input_shapes.items()]
+        if isinstance(input_shapes, Mapping)
+        else list(input_shapes or ())
+    )
+    converted = GraphTranslator(versions, loaded.source, specs, loaded.external).translate(proto)
+    if any(spec.value is not None for spec in specs):
+        simplify_frozen(converted)
+    return converted
 
 
 def _check_opsets(versions: Mapping[str, int], source: str) -> None:

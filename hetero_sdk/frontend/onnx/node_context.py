@@ -18,6 +18,7 @@ from hetero_sdk.frontend.onnx.values import TensorSequence, Value, describe
 from hetero_sdk.graph.node import Output
 from hetero_sdk.ops.basic import constant
 from hetero_sdk.ops.folding import constant_value
+from hetero_sdk.ops.movement import transpose
 
 __all__ = ["REQUIRED", "NodeContext"]
 
@@ -112,6 +113,15 @@ class NodeContext:
             raise self.error(f"input {index} is {describe(value) if value is not None else 'not given'}; "
                              "this input takes a sequence")  # fmt: skip
         return value
+
+    def input_of_rank(self, index: int, rank: int) -> Output:
+        """Input ``index``, which the op needs of rank ``rank``: when its rank is dynamic (an ``If`` whose
+        branches give different ranks made it), an identity Transpose of ``rank`` axes gives it that
+        rank, and fails when it runs on a tensor of another rank (as the ONNX op would)."""
+        value = self.input(index)
+        if value.partial_shape.rank_is_static:
+            return value
+        return transpose(value, self.const(list(range(rank)), np.int64)).output(0)
 
     def constant_input(self, index: int) -> np.ndarray | None:
         """The value of input ``index`` when it is known while translating (a constant or a folded shape)."""

@@ -9,7 +9,6 @@ import numpy as np
 
 from hetero_sdk import opset
 from hetero_sdk.element_type import Type
-from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
 from hetero_sdk.frontend.onnx.values import describe
@@ -39,14 +38,6 @@ def if_(ctx: NodeContext) -> Outputs:
     if known is not None:
         return ctx.inline_subgraph("then_branch" if bool(np.asarray(known).reshape(-1)[0]) else "else_branch")
     then_body, else_body = ctx.subgraph("then_branch"), ctx.subgraph("else_branch")
-    for index, (a, b) in enumerate(zip(then_body.results, else_body.results)):
-        if a.partial_shape.rank != b.partial_shape.rank:
-            raise UnsupportedOperationError(
-                f"ONNX {ctx.describe()}: output {index} has rank {a.partial_shape.rank} in then_branch and "
-                f"{b.partial_shape.rank} in else_branch, and the condition is not known while converting (it "
-                "depends on input values or dynamic dimensions); convert with static input shapes, e.g. "
-                "hs.convert_model(path, input={'x': [1, 512]}), so that the condition folds"
-            )
     captured = _captured(then_body, else_body)
     node = opset.if_op(ctx.input(0), then_body.model(captured), else_body.model(captured), inputs=captured)
     return _outputs(node)

@@ -83,7 +83,9 @@ def checked_group(ctx: NodeContext, x: Output, w: Output) -> int:
 
 @rule("Conv")
 def conv(ctx: NodeContext) -> Outputs:
-    return [channel_bias(ctx, convolve(ctx, ctx.input(0), ctx.input(1)), ctx.optional_input(2))]
+    w = ctx.input(1)
+    x = ctx.input_of_rank(0, w.partial_shape.rank)
+    return [channel_bias(ctx, convolve(ctx, x, w), ctx.optional_input(2))]
 
 
 @rule("ConvTranspose")

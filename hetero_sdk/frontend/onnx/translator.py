@@ -17,6 +17,7 @@ import onnx
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import HeteroSDKError, ModelValidationError, UnsupportedOperationError
+from hetero_sdk.frontend.input_spec import InputSpec, resolve_inputs
 from hetero_sdk.frontend.onnx.attributes import check_attention_mask, check_attribute_domains, check_function_axes
 from hetero_sdk.frontend.onnx.external_data import ExternalData
 from hetero_sdk.frontend.onnx.functions import function_body
@@ -30,6 +31,7 @@ from hetero_sdk.ops.basic import constant, convert, parameter
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.rt_info import DIM_NAMES
 from hetero_sdk.shape import DYNAMIC, PartialShape
+from hetero_sdk.transformations.freeze_inputs import frozen_value
 
 __all__ = ["Body", "GraphTranslator"]
 
@@ -138,7 +140,8 @@ class GraphTranslator:
 
     :param versions: the model's opset version of each domain (``""`` for ``ai.onnx``).
     :param source: the file or object the model came from, for messages.
-    :param input_shapes: shapes for some inputs (by name), used instead of the file's.
+    :param inputs: what ``convert_model``'s ``input=`` sets on the graph's inputs (shapes used instead
+        of the file's, element types, values that make an input a constant), by name or in input order.
     :param external: the model's external data (its tensors become views of the mapped files).
     """
 
@@ -146,12 +149,12 @@ class GraphTranslator:
         self,
         versions: Mapping[str, int],
         source: str,
-        input_shapes: Mapping[str, PartialShape] | None = None,
+        inputs: Sequence[InputSpec] = (),
         external: ExternalData | None = None,
     ) -> None:
         self._versions = {("" if d == "ai.onnx" else d): v for d, v in versions.items()}
         self._source = source
-        self._input_shapes = dict(input_shapes or {})
+        self._inputs = list(inputs)
         self._external = external
 
     def translate(self, proto: onnx.ModelProto) -> Model:
@@ -164,16 +167,30 @@ class GraphTranslator:
         scope = _Scope(None, namer, {t.name: t for t in graph.initializer}, None, self._external)
         parameters = []
         inputs = [v for v in graph.input if v.name not in initializer_names]  # with a default (IR < 4): a constant
-        unknown = sorted(set(self._input_shapes) - {v.name for v in inputs})
-        if unknown:
-            names = ", ".join(v.name for v in inputs)
-            raise ModelValidationError(f"{self._source}: no input named {', '.join(unknown)}; the inputs: {names}")
+        specs = resolve_inputs(self._inputs, [v.name for v in inputs], self._source)
         for value_info in inputs:
-            node = self._parameter(
-                value_info, namer, f"input '{value_info.name}'", given=self._input_shapes.get(value_info.name)
-            )
+            spec = specs.get(value_info.name, InputSpec())
+            where = f"input '{value_info.name}'"
+            node = self._parameter(value_info, namer, where, given=spec.shape)
             scope.known.add(id(node))
             scope.values[value_info.name] = node.output(0)
+            if spec.value is not None:
+                frozen = constant(
+                    frozen_value(spec.value, node.get_output_element_type(0), node.get_output_partial_shape(0), where),
+                    dtype=node.get_output_element_type(0),
+                    name=node.friendly_name,
+                )
+                frozen.output(0).set_names({value_info.name})
+                scope.known.add(id(frozen))
+                scope.values[value_info.name] = frozen.output(0)
+                continue
+            if spec.element_type is not None and spec.element_type != node.get_output_element_type(0):
+                declared = node.get_output_element_type(0)
+                node.attrs["element_type"] = spec.element_type
+                node.validate_and_infer_types()
+                cast = convert(node.output(0), declared, name=namer.unique(f"{value_info.name}/Convert"))
+                scope.known.add(id(cast))
+                scope.values[value_info.name] = cast.output(0)
             parameters.append(node)
         self._translate_nodes(graph, scope)
         results = self._graph_outputs(graph, scope)

@@ -10,6 +10,7 @@ from hetero_sdk import Model, Node, Type
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import BlobFormatError, PropertyValueError, UnsupportedOperationError
+from hetero_sdk.ops import bodies
 from hetero_sdk.plugin import ConfiguredDevice, RemoteContext, SupportTable, Version, hookimpl
 from hetero_sdk.reference import kernel_types
 
@@ -57,7 +58,7 @@ class XlaPlugin(ConfiguredDevice):
         config = self.config.resolve(properties)
         device_id = self._device_id(config, context)
         config[props.device.id] = device_id
-        _refuse_strings(model, device_name)
+        _refuse_declined(model, device_name)
         graph = model.clone()
         if not config[DISABLE_TRANSFORMATIONS]:
             transform_model(graph)
@@ -165,19 +166,23 @@ def support_table() -> SupportTable:
     adds the analysis's reason."""
     global _table
     if _table is None:
-        _table = SupportTable("XLA").add(sorted(set(lowering_types()) | set(kernel_types())), limits=[_no_strings])
+        _table = SupportTable("XLA").add(
+            sorted(set(lowering_types()) | set(kernel_types())), limits=[_no_strings, _no_dynamic_rank]
+        )
     return _table
 
 
-def _refuse_strings(model: Model, device_name: str) -> None:
-    """Raises when any op of ``model`` has a ``string`` input or output (see :func:`_no_strings`)."""
-    declined = [f"'{n.friendly_name}'" for n in model.get_ordered_ops() if _no_strings(n) is not None]
-    if declined:
-        raise UnsupportedOperationError(
-            f"device {device_name} cannot run {len(declined)} op(s) of model '{model.friendly_name}' on string "
-            f"tensors ({', '.join(declined[:10])}): XLA arrays hold numbers only. Run the model on "
-            f"HETERO:{device_name},TEMPLATE to send them to another device"
-        )
+def _refuse_declined(model: Model, device_name: str) -> None:
+    """Raises when an op of ``model`` is one XLA declines wherever it stands (:func:`_no_strings`,
+    :func:`_no_dynamic_rank`), naming the ops and why."""
+    for limit in (_no_strings, _no_dynamic_rank):
+        declined = [n for n in model.get_ordered_ops() if limit(n) is not None]
+        if declined:
+            names = ", ".join(f"'{n.friendly_name}'" for n in declined[:10])
+            raise UnsupportedOperationError(
+                f"device {device_name} cannot run {len(declined)} op(s) of model '{model.friendly_name}' "
+                f"({names}): {limit(declined[0])}"
+            )
 
 
 def _no_strings(node: Node) -> str | None:
@@ -186,3 +191,21 @@ def _no_strings(node: Node) -> str | None:
     if any(p.element_type is Type.string for p in ports):
         return "string tensors (XLA arrays hold numbers only; HETERO:XLA,TEMPLATE runs them on TEMPLATE)"
     return None
+
+
+_DYNAMIC_RANK = (
+    "a value of dynamic rank (an If whose branches give different ranks), and XLA traces static ranks; "
+    "HETERO:XLA,TEMPLATE runs it on TEMPLATE, or freeze the input that decides the If "
+    "(convert_model(path, input={name: np.array(value)}))"
+)
+
+
+def _no_dynamic_rank(node: Node) -> str | None:
+    """XLA traces static ranks: a node with a value of dynamic rank, itself or in its bodies, is left to
+    a device that runs If at run time."""
+    nodes, ports = [node], list(node.input_values())
+    while nodes:
+        current = nodes.pop()
+        ports.extend(current.outputs())
+        nodes.extend(inner for body in bodies(current) for inner in body.get_ops())
+    return _DYNAMIC_RANK if any(not p.partial_shape.rank_is_static for p in ports) else None

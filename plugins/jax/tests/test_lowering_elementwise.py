@@ -196,3 +196,17 @@ def test_only_cuda_divides_inexactly() -> None:
     assert Backend("gpu", "cuda", ()).divides_inexactly
     assert not any(Backend(name, platform, ()).divides_inexactly for name, platform in
                    [("cpu", "cpu"), ("gpu", "rocm"), ("tpu", "tpu")])  # fmt: skip
+
+
+def test_integer_divide_of_every_int8_pair_is_the_definitions() -> None:
+    """Every int8 dividend by every nonzero divisor (-128 / -1 wraps to -128) in both modes, against Python's
+    floor division and division toward zero, wrapped to int8."""
+    values = np.arange(-128, 128)
+    a, b = (v.reshape(-1).astype(np.int8) for v in np.meshgrid(values, values[values != 0]))
+    floor = [x // y for x, y in zip(a.tolist(), b.tolist())]
+    trunc = [abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1) for x, y in zip(a.tolist(), b.tolist())]
+    pa, pb = param(a, "a"), param(b, "b")
+    nodes = [opset.divide(pa, pb, python_division=True), opset.divide(pa, pb, python_division=False)]
+    got = run_xla(many_ops(nodes, [pa, pb]), [a, b])
+    for result, expected in zip(got, (floor, trunc)):
+        np.testing.assert_array_equal(result, np.array(expected, np.int64).astype(np.int8))

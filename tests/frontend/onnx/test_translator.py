@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from onnx_models import check, conv_relu_model, graph_model, value_info
+from onnx_models import check, conv_relu_model, graph_model, run_ort, value_info
 
 import hetero_sdk as hs
 from hetero_sdk import rt_info
@@ -147,7 +147,8 @@ def test_an_if_on_a_value_runs_the_branch_the_value_picks(device: str) -> None:
     np.testing.assert_array_equal(compiled({"flag": np.array(False), "x": x})["y"], -x)
 
 
-def test_an_if_whose_branches_differ_in_rank_by_a_dynamic_shape_needs_input_shapes() -> None:
+def _rank_changing_if_model() -> onnx.ModelProto:
+    """``y = squeeze(x, -1)`` when x's last dimension is 1, else ``relu(x)``: rank 1 or 2 by a dynamic shape."""
     squeeze = helper.make_graph(
         [helper.make_node("Squeeze", ["x", "last"], ["s"])], "then", [], [value_info("s", np.float32, [None])]
     )
@@ -158,7 +159,7 @@ def test_an_if_whose_branches_differ_in_rank_by_a_dynamic_shape_needs_input_shap
         helper.make_node("If", ["is_one"], ["y"], then_branch=squeeze, else_branch=_branch("else", "Relu", "e", 2)),
     ]
     initializers = {"last": np.array([-1], np.int64), "one": np.array([1], np.int64)}
-    model = graph_model(
+    return graph_model(
         nodes,
         [value_info("x", np.float32, [4, "w"])],
         [value_info("y", np.float32, [None])],
@@ -166,11 +167,31 @@ def test_an_if_whose_branches_differ_in_rank_by_a_dynamic_shape_needs_input_shap
         initializers,
         full_check=False,
     )
-    with pytest.raises(UnsupportedOperationError, match=r"rank 1 in then_branch and 2 in else_branch.*input="):
-        hs.convert_model(model)
-    converted = hs.convert_model(model, input={"x": [4, 1]})
+
+
+@pytest.mark.parametrize("device", ["TEMPLATE", "HETERO:XLA,TEMPLATE"])
+def test_an_if_whose_branches_differ_in_rank_runs_at_run_time(device: str) -> None:
+    model = _rank_changing_if_model()
+    converted = hs.convert_model(model)
+    assert not converted.outputs[0].partial_shape.rank_is_static
+    assert str(converted.outputs[0].partial_shape) == "[...]"
+    for width in (1, 3):
+        x = np.arange(4 * width, dtype=np.float32).reshape(4, width) - 5
+        got = _run(converted, device, x=x)["y"]
+        expected = run_ort(model, {"x": x})[0]
+        assert got.shape == expected.shape == ((4,) if width == 1 else (4, 3))
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_an_if_whose_branches_differ_in_rank_is_declined_by_xla_and_folds_with_static_shapes() -> None:
+    converted = hs.convert_model(_rank_changing_if_model())
+    assert "If" not in hs.Core().query_model(converted, "XLA")
+    with pytest.raises(UnsupportedOperationError, match=r"dynamic rank.*XLA traces static ranks.*HETERO:XLA,TEMPLATE"):
+        hs.Core().compile_model(converted, "XLA")
+    fixed = hs.convert_model(_rank_changing_if_model(), input={"x": [4, 1]})
+    assert fixed.outputs[0].partial_shape == hs.PartialShape([4])
     x = np.arange(4, dtype=np.float32).reshape(4, 1)
-    np.testing.assert_array_equal(_run(converted, "TEMPLATE", x=x)["y"], x[:, 0])
+    np.testing.assert_array_equal(_run(fixed, "XLA", x=x)["y"], x[:, 0])
 
 
 def test_input_shapes_must_name_inputs_and_fit_the_file() -> None:

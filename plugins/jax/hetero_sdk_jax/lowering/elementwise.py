@@ -3,11 +3,12 @@ array-API kernels)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
+from typing import cast
 
 import jax.numpy as jnp
 from hetero_sdk import Node
-from jax import lax
 
 from hetero_sdk_jax.lowering.registry import lowering
 
@@ -24,15 +25,14 @@ EXACT_DIVISION: ContextVar[bool] = ContextVar("exact_division", default=False)
 
 @lowering("Divide")
 def divide(node: Node, a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
-    if not jnp.issubdtype(a.dtype, jnp.integer):
-        quotient = jnp.true_divide(a, b)
-        return (
-            corrected_quotient(a, b, quotient) if EXACT_DIVISION.get() and quotient.dtype == jnp.float32 else quotient
-        )
-    if node.attrs.get("python_division", True):
-        return jnp.floor_divide(a, b)
-    a, b = jnp.broadcast_arrays(a, b)
-    return lax.div(a, b)  # rounds toward zero
+    """Divide as its definition computes it (:attr:`~hetero_sdk.ops.OpDef.evaluate`, the reference's kernel
+    too: true division for reals, floor or truncating division for integers), its f32 quotient corrected
+    where the backend divides inexactly. An integer division by zero, which the reference refuses, gives
+    jax's value."""
+    quotient = cast(Callable[..., jnp.ndarray], node.op.evaluate)(node, a, b)  # Divide's definition has one
+    if EXACT_DIVISION.get() and quotient.dtype == jnp.float32:
+        return corrected_quotient(a, b, quotient)
+    return quotient
 
 
 def corrected_quotient(a: jnp.ndarray, b: jnp.ndarray, quotient: jnp.ndarray) -> jnp.ndarray:

@@ -1,36 +1,20 @@
-"""The convolution kernel's fast paths (im2col GEMM, the taps' stacked GEMM, depthwise multiply-adds and
-batched GEMVs, pointwise) against a direct convolution written here: one einsum per kernel tap."""
+"""TEMPLATE's convolution routes (:mod:`template_plugin.convolution`: im2col GEMM, the taps' stacked GEMM,
+depthwise batched GEMVs and row GEMMs, pointwise, live taps, channel blocks) against a direct convolution
+(one einsum per kernel tap, :mod:`direct_convolution`), called directly with and without a workspace
+lending NaN-filled buffers, and through a TEMPLATE request."""
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
+from direct_convolution import direct_convolution
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nan_workspace import NanWorkspace
 
 import hetero_sdk as hs
 from hetero_sdk import opset
-from hetero_sdk.reference import evaluate
-
-
-def direct_convolution(x, w, groups, strides, pads, dilations):
-    """``x`` [N, C, s...] with ``w`` [O, C/groups, k...]: a sum over taps of per-group channel products."""
-    n = x.ndim - 2
-    x = np.pad(x.astype(np.float64), [(0, 0), (0, 0), *[(p, p) for p in pads]])
-    kernel = w.shape[2:]
-    out = [(x.shape[2 + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1 for i in range(n)]
-    c_in, o_per = w.shape[1], w.shape[0] // groups
-    result = np.zeros((x.shape[0], w.shape[0], *out))
-    for tap in np.ndindex(*kernel):
-        window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilations, out, strides))
-        for g in range(groups):
-            part = x[(slice(None), slice(g * c_in, (g + 1) * c_in), *window)]
-            taps = w[(slice(g * o_per, (g + 1) * o_per), slice(None), *tap)].astype(np.float64)
-            result[:, g * o_per : (g + 1) * o_per] += np.einsum("nc...,oc->no...", part, taps)
-    return result
+from template_plugin import convolution as routes
 
 
 @st.composite
@@ -51,9 +35,20 @@ def conv_cases(draw):
     return batch, c_in, out_channels, groups, kernel, size, strides, dilations, pads, draw(st.integers(0, 2**16))
 
 
+def _run_routes(conv, x):
+    """TEMPLATE's :func:`~template_plugin.convolution.grouped_convolution` of the node ``conv`` on ``x``,
+    with fresh arrays; the same with a workspace lending NaN-filled buffers must give the same values."""
+    w = conv.input_value(1).node.attrs["value"]
+    w = w if conv.type_name == "GroupConvolution" else w[np.newaxis]
+    fresh = np.ascontiguousarray(routes.grouped_convolution(conv, x, w))
+    lent = np.ascontiguousarray(routes.grouped_convolution(conv, x, w, NanWorkspace()))
+    np.testing.assert_array_equal(lent, fresh)
+    return fresh
+
+
 @settings(max_examples=60, deadline=None)
 def _check_against_direct_convolution(x, w, groups, strides, pads, dilations) -> None:
-    """The reference evaluator's (group) convolution of ``x`` by ``w`` against :func:`direct_convolution`."""
+    """TEMPLATE's (group) convolution of ``x`` by ``w`` against :func:`direct_convolution`."""
     out_channels = w.shape[0]
     data = opset.parameter(list(x.shape), name="x")
     if groups == 1:
@@ -61,7 +56,7 @@ def _check_against_direct_convolution(x, w, groups, strides, pads, dilations) ->
     else:
         grouped = w.reshape(groups, out_channels // groups, *w.shape[1:])
         conv = opset.group_convolution(data, grouped, strides, pads, pads, dilations)
-    (result,) = evaluate(hs.Model([conv], [data]), [x])
+    result = _run_routes(conv, x)
     expected = direct_convolution(x, w, groups, strides, pads, dilations)
     np.testing.assert_allclose(result, expected, rtol=2e-5, atol=2e-5)
 
@@ -99,7 +94,7 @@ def test_wide_depthwise_kernels_match_a_direct_convolution(rank, width, multipli
     w = rng.standard_normal((groups * multiplier, 1, *kernel)).astype(np.float32)
     data_node = opset.parameter(list(x.shape), name="x")
     conv = opset.group_convolution(data_node, w.reshape(groups, multiplier, 1, *kernel), strides, pads, pads, dilations)
-    (result,) = evaluate(hs.Model([conv], [data_node]), [x])
+    result = _run_routes(conv, x)
     expected = direct_convolution(x, w, groups, strides, pads, dilations)
     np.testing.assert_allclose(result, expected, rtol=2e-5, atol=2e-5)
 
@@ -137,7 +132,7 @@ def test_a_large_depthwise_plane_matches_a_direct_convolution() -> None:
         w = rng.standard_normal((3, 1, 3, 3)).astype(np.float32)
         data = opset.parameter(list(x.shape), name="x")
         conv = opset.group_convolution(data, w.reshape(3, 1, 1, 3, 3), [1, 1], [1, 1], [1, 1], [1, 1])
-        (result,) = evaluate(hs.Model([conv], [data]), [x])
+        result = _run_routes(conv, x)
         np.testing.assert_allclose(result, direct_convolution(x, w, 3, [1, 1], [1, 1], [1, 1]), rtol=1e-5, atol=1e-5)
 
 
@@ -158,8 +153,8 @@ def test_depthwise_channel_blocks_of_any_size_match_a_direct_convolution(
     grouped = w.reshape(channels, multiplier, 1, 3, 3)
     conv = opset.group_convolution(data, grouped, [stride, stride], [1, 1], [1, 1], [1, 1])
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(importlib.import_module("hetero_sdk.reference.convolution"), "_COLUMN_BLOCK", block_bytes)
-        (result,) = evaluate(hs.Model([conv], [data]), [x])
+        patch.setattr(routes, "_COLUMN_BLOCK", block_bytes)
+        result = _run_routes(conv, x)
     expected = direct_convolution(x, w, channels, [stride, stride], [1, 1], [1, 1])
     np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
 
@@ -188,8 +183,7 @@ def test_the_stacked_tap_gemm_with_lent_buffers_matches_a_direct_convolution(ran
     conv = opset.convolution(param, w, [1] * rank, pads, pads, dilations)
     x = rng.standard_normal((batch, c_in, *size)).astype(np.float32)
     expected = direct_convolution(x, w, 1, [1] * rank, pads, dilations)
-    kernels = importlib.import_module("hetero_sdk.reference.convolution")
-    direct = kernels.grouped_convolution(conv, x, w[np.newaxis], NanWorkspace())
+    direct = routes.grouped_convolution(conv, x, w[np.newaxis], NanWorkspace())
     np.testing.assert_allclose(direct, expected, rtol=2e-5, atol=2e-5)
     request = hs.Core().compile_model(hs.Model([opset.relu(conv)], [param]), "TEMPLATE").create_infer_request()
     for _ in range(2):
