@@ -38,7 +38,7 @@ from hetero_sdk.ops import (
 )
 from hetero_sdk.reference import get_kernel, kernel
 from hetero_sdk.shape import DYNAMIC, PartialShape
-from template_plugin.direct_kernels import BINDERS
+from template_plugin.kernels import binder
 from template_plugin.reductions import ones_of
 
 __all__ = [
@@ -386,4 +386,4 @@ _EXACT = {4: 2**24, 8: 2**53}
 """Counts below these are exact in f32 and f64."""
 
 
-BINDERS[LAYER_NORM] = _bind_layer_norm
+binder.register(LAYER_NORM, lambda node, read: _bind_layer_norm(node))

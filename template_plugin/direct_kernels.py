@@ -18,7 +18,7 @@ from hetero_sdk.ops import reshape_dims
 from hetero_sdk.reference import get_kernel
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
 
-__all__ = ["BINDERS", "DIRECT_KERNELS", "bind_direct", "broadcast_shape"]
+__all__ = ["DIRECT_KERNELS", "bind_direct", "broadcast_shape"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -117,30 +117,6 @@ def _split(node: Node, x: Any, axis: Any) -> Any:
     return tuple(x[index] for index in _parts(x.ndim, dim, x.shape[dim], node.attrs["num_splits"]))
 
 
-def _bind_gather(node: Node) -> Any:
-    """A Gather of data of static rank along a Constant axis, without batch dimensions (an embedding
-    lookup): one ``np.take``, which gives the reference's values for indices in range (negative ones
-    counting from the end) and raises for others, which then go to the reference kernel (zeros there).
-    None for other Gathers."""
-    axis, rank = node.input_value(2).node, node.input_value(0).partial_shape.rank
-    if axis.type_name != "Constant" or node.attrs["batch_dims"] != 0 or rank < 1:
-        return None
-    values = np.asarray(axis.attrs["value"]).reshape(-1)
-    if values.size != 1 or not -rank <= int(values[0]) < rank:
-        return None
-    dim = int(values[0]) % rank
-
-    def gather(node: Node, x: Any, indices: Any, axis: Any) -> Any:
-        if type(x) is np.ndarray and type(indices) is np.ndarray and indices.dtype.kind in "iu" and x.ndim == rank:
-            try:
-                return np.take(x, indices, axis=dim)
-            except IndexError:  # out of range: zeros there, as the reference gives them
-                pass
-        return get_kernel("Gather")(node, x, indices, axis)
-
-    return gather
-
-
 DIRECT_KERNELS: dict[str, Any] = {
     "Sqrt": _unary(np.sqrt, "Sqrt"),
     "Negative": _unary(np.negative, "Negative"),
@@ -160,22 +136,10 @@ DIRECT_KERNELS: dict[str, Any] = {
 float Power ``np.power`` in the reference too."""
 
 
-BINDERS: dict[str, Callable[[Node], Any]] = {}
-"""Per op type, a function that returns a node's own kernel (``kernel(node, *inputs)``, its attributes and
-constant inputs read once, what depends on input shapes kept per shape) or None: TEMPLATE's fused ops
-register theirs here, and :func:`bind_direct` asks them first."""
-
-
 def bind_direct(node: Node) -> Any:
-    """The kernel :data:`BINDERS` gives ``node``'s op type; else the kernel of a Transpose whose order is
-    a Constant (one numpy ``transpose``, a view, as the reference's ``permute_dims``), of a Reshape whose
-    pattern is computed (its output shape kept per input shape and pattern, the last 16) or of a Gather
-    without batch dimensions along a Constant axis (:func:`_bind_gather`); None for other nodes."""
-    binder = BINDERS.get(node.type_name)
-    if binder is not None:
-        return binder(node)
-    if node.type_name == "Gather":
-        return _bind_gather(node)
+    """The kernel of a Transpose whose order is a Constant (one numpy ``transpose``, a view, as the
+    reference's ``permute_dims``) or of a Reshape whose pattern is computed (its output shape kept per
+    input shape and pattern, the last 16); None for other nodes."""
     if node.type_name == "Transpose" and node.input_value(1).node.type_name == "Constant":
         order = tuple(int(v) for v in np.asarray(node.input_value(1).node.attrs["value"]).reshape(-1))
 

@@ -33,7 +33,7 @@ from hetero_sdk.reference import get_kernel, kernel
 from hetero_sdk.shape import PartialShape
 from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
 from template_plugin.decoder_ops import GELU_TANH, LAYER_NORM, layer_norm_of
-from template_plugin.direct_kernels import BINDERS
+from template_plugin.kernels import binder
 
 if TYPE_CHECKING:
     from hetero_sdk import Model
@@ -215,7 +215,7 @@ def _bind(node: Node) -> Any:
     return reshaped_matmul
 
 
-BINDERS[RESHAPED_MATMUL] = _bind
+binder.register(RESHAPED_MATMUL, lambda node, read: _bind(node))
 
 
 class ReshapedMatMulFusion(MatcherPass):

@@ -31,7 +31,7 @@ from hetero_sdk.ops import (
 from hetero_sdk.reference import kernel
 from hetero_sdk.shape import PartialShape
 from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
-from template_plugin.direct_kernels import BINDERS
+from template_plugin.kernels import binder
 
 if TYPE_CHECKING:
     from hetero_sdk import Model
@@ -402,5 +402,5 @@ def _bind_split_views(node: Node) -> Any:
     return split_views
 
 
-BINDERS[VIEW_CHAIN] = _bind_view_chain
-BINDERS[SPLIT_VIEWS] = _bind_split_views
+binder.register(VIEW_CHAIN, lambda node, read: _bind_view_chain(node))
+binder.register(SPLIT_VIEWS, lambda node, read: _bind_split_views(node))
