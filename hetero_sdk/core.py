@@ -34,7 +34,7 @@ from hetero_sdk.errors import (
 from hetero_sdk.frontend import ModelSource, read_model
 from hetero_sdk.graph.model import Model
 from hetero_sdk.plugin.discovery import discover, load_entry_point
-from hetero_sdk.plugin.manager import DevicePlugin, instantiate
+from hetero_sdk.plugin.manager import RegisteredDevice, instantiate
 from hetero_sdk.properties import Config, as_config
 from hetero_sdk.runtime.compiled_model import CompiledModel
 from hetero_sdk.runtime.context import RemoteContext
@@ -52,7 +52,7 @@ class _Slot:
     """A device known to the Core: loaded, not yet loaded (a loader), or failed (an error)."""
 
     loader: Callable[[], Any] | None = None
-    plugin: DevicePlugin | None = None
+    plugin: RegisteredDevice | None = None
     error: BaseException | None = None
 
 
@@ -123,9 +123,9 @@ class Core:
         """
         with self._lock:
             loaded = [slot.plugin for slot in self._slots.values() if slot.plugin is not None]
-            done: list[DevicePlugin] = []
+            done: list[RegisteredDevice] = []
             try:
-                DevicePlugin.check_wrapper(wrapper)
+                RegisteredDevice.check_wrapper(wrapper)
                 for device in loaded:
                     device.add_wrapper(wrapper)
                     done.append(device)
@@ -353,13 +353,13 @@ class Core:
 
     # -- internals ----------------------------------------------------------------------------------
 
-    def _make_device(self, name: str, plugin: Any) -> DevicePlugin:
-        device = DevicePlugin(name, instantiate(plugin), self)
+    def _make_device(self, name: str, plugin: Any) -> RegisteredDevice:
+        device = RegisteredDevice(name, instantiate(plugin), self)
         for wrapper in self._wrappers:
             device.add_wrapper(wrapper)
         return device
 
-    def _device(self, name: str) -> DevicePlugin:
+    def _device(self, name: str) -> RegisteredDevice:
         with self._lock:
             slot = self._slots.get(name)
             if slot is None:
@@ -413,7 +413,7 @@ class Core:
             raise DeviceNotFoundError("no device is available; install a device plugin or register one")
         return devices[0]
 
-    def _call_returning_compiled(self, device: DevicePlugin, hook: str, **kwargs: Any) -> CompiledModel:
+    def _call_returning_compiled(self, device: RegisteredDevice, hook: str, **kwargs: Any) -> CompiledModel:
         try:
             compiled = device.call(hook, **kwargs)
         except HeteroSDKError:

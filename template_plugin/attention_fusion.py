@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
+from hetero_sdk.plugin import ConsumerMap, MatcherPass, replace_node
 from template_plugin.attention_ops import ATTENTION, attention, cached_attention
 
 if TYPE_CHECKING:

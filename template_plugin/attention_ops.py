@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from hetero_sdk import Node
-from hetero_sdk.ops import (
+from hetero_sdk import Node, PartialShape
+from hetero_sdk.plugin import (
     BOOL,
+    DYNAMIC,
     INDEX_TYPES,
     LOWER_STRING,
     REAL_TYPES,
@@ -33,10 +34,9 @@ from hetero_sdk.ops import (
     as_output,
     define,
     expect_same_types,
+    kernel,
     reshape_dims,
 )
-from hetero_sdk.reference import kernel
-from hetero_sdk.shape import DYNAMIC, PartialShape
 from template_plugin.direct_kernels import broadcast_shape
 
 __all__ = [

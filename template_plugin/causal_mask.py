@@ -16,25 +16,26 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetero_sdk import Node, Type
-from hetero_sdk.ops import (
+from hetero_sdk import Node, PartialShape, Type
+from hetero_sdk.plugin import (
     BOOL,
     INDEX_TYPES,
     LOWER_STRING,
     NUMERIC_TYPES,
     REAL_TYPES,
     Attr,
+    ConsumerMap,
     Input,
+    MatcherPass,
     OpDef,
     OutputSpec,
     as_output,
     define,
     expect_same_types,
+    kernel,
+    replace_node,
     unsqueezed_dims,
 )
-from hetero_sdk.reference import kernel
-from hetero_sdk.shape import PartialShape
-from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
 from template_plugin.direct_kernels import broadcast_shape
 
 if TYPE_CHECKING:

@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from hetero_sdk import Node
-from hetero_sdk.ops import (
+from hetero_sdk import Node, PartialShape
+from hetero_sdk.plugin import (
     BOOL,
+    DYNAMIC,
     FLOAT,
     INDEX_TYPES,
     INT,
@@ -35,9 +36,9 @@ from hetero_sdk.ops import (
     as_output,
     define,
     expect_same_types,
+    get_kernel,
+    kernel,
 )
-from hetero_sdk.reference import get_kernel, kernel
-from hetero_sdk.shape import DYNAMIC, PartialShape
 from template_plugin.kernels import binder
 from template_plugin.reductions import ones_of
 

@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import reshape_dims
-from hetero_sdk.reference import get_kernel
+from hetero_sdk.plugin import get_kernel, reshape_dims
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
 
 __all__ = ["DIRECT_KERNELS", "bind_direct", "broadcast_shape"]

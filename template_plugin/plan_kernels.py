@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import (
+from hetero_sdk.plugin import (
+    get_kernel,
     integer_saturation,
     reduced_axes,
     reshape_dims,
@@ -25,7 +26,6 @@ from hetero_sdk.ops import (
     strided_slice_index,
     unsqueezed_dims,
 )
-from hetero_sdk.reference import get_kernel
 from template_plugin.bound_conv import bind_convolution, kept_plans
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
 from template_plugin.convolution import convolution_backprop_data, grouped_convolution, run_convolution

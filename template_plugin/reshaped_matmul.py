@@ -13,25 +13,27 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetero_sdk import Node
-from hetero_sdk.ops import (
+from hetero_sdk import Node, PartialShape
+from hetero_sdk.plugin import (
     BOOL,
     FLOAT,
     INDEX_TYPES,
     INTS,
     REAL_TYPES,
     Attr,
+    ConsumerMap,
     Input,
+    MatcherPass,
     OpDef,
     OutputSpec,
     as_output,
     define,
     expect_same_types,
+    get_kernel,
+    kernel,
+    replace_node,
     reshape_dims,
 )
-from hetero_sdk.reference import get_kernel, kernel
-from hetero_sdk.shape import PartialShape
-from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
 from template_plugin.decoder_ops import GELU_TANH, LAYER_NORM, layer_norm_of
 from template_plugin.kernels import binder
 

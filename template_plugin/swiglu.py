@@ -11,11 +11,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetero_sdk import Node
-from hetero_sdk.ops import INTS, REAL_TYPES, Attr, Input, OpDef, OutputSpec, as_output, define, expect_same_types
-from hetero_sdk.reference import get_kernel, kernel
-from hetero_sdk.shape import PartialShape
-from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
+from hetero_sdk import Node, PartialShape
+from hetero_sdk.plugin import (
+    INTS,
+    REAL_TYPES,
+    Attr,
+    ConsumerMap,
+    Input,
+    MatcherPass,
+    OpDef,
+    OutputSpec,
+    as_output,
+    define,
+    expect_same_types,
+    get_kernel,
+    kernel,
+    replace_node,
+)
 
 if TYPE_CHECKING:
     from hetero_sdk import Model

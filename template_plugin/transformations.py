@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from hetero_sdk.ops import reduced_axes
-from hetero_sdk.transformations import (
+from hetero_sdk.plugin import (
     COMMON_OPTIMIZATIONS,
     ConsumerMap,
     MatcherPass,
@@ -18,6 +17,7 @@ from hetero_sdk.transformations import (
     channel_scale,
     common_optimizations,
     constant_operand,
+    reduced_axes,
     replace_node,
 )
 from template_plugin.attention_fusion import AttentionFusion, CachedAttentionFusion

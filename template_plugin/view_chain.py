@@ -13,24 +13,25 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetero_sdk import Node
-from hetero_sdk.ops import (
+from hetero_sdk import Node, PartialShape
+from hetero_sdk.plugin import (
     INT,
     INTS,
     STRINGS,
     Attr,
+    ConsumerMap,
     Input,
+    MatcherPass,
     OpDef,
     OutputSpec,
     as_output,
     define,
+    kernel,
+    replace_node,
     reshape_dims,
     squeezed_dims,
     unsqueezed_dims,
 )
-from hetero_sdk.reference import kernel
-from hetero_sdk.shape import PartialShape
-from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
 from template_plugin.kernels import binder
 
 if TYPE_CHECKING:

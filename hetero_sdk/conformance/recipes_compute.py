@@ -9,7 +9,7 @@ import numpy as np
 
 from hetero_sdk import opset
 from hetero_sdk.conformance.case_builder import F16, F32, FLOATS, I32, I64, Builder, OpCase, key_case, recipe
-from hetero_sdk.ops import einsum_terms
+from hetero_sdk.ops.linear_algebra import einsum_terms
 
 _REDUCE = {
     "ReduceSum": (opset.reduce_sum, (F32, F16, I32), -3, 3, "accumulate"),

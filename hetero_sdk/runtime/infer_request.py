@@ -57,7 +57,7 @@ class InferRequest:
         self._callback_error: BaseException | None = None
         self._userdata: Any = None
         self._cancel = threading.Event()
-        self._state: dict[str, Any] = {}  # the device's per-request buffers (RunContext.state)
+        self._state: Any = compiled_model.create_request_state()  # RunContext.state, for the request's life
         # Bound once: a port's names and the port itself to (kind, index), inputs first, and what a
         # host input must be (element type; shape when static) for the per-call fast path.
         self._keys: dict[str | Output, tuple[str, int]] = {}

@@ -23,10 +23,9 @@ from typing import Any
 import jax
 import jax.export
 import numpy as np
-from hetero_sdk import Model, rt_info
+from hetero_sdk import Model
 from hetero_sdk.errors import CompilationError, InferenceError
-from hetero_sdk.plugin import CompiledModel, RunContext
-from hetero_sdk.transformations import fused_names
+from hetero_sdk.plugin import CompiledModel, RunContext, fused_names, rt_info
 from jax.sharding import SingleDeviceSharding
 
 from hetero_sdk_jax.backend import Backend
@@ -103,7 +102,6 @@ class XlaCompiledModel(CompiledModel):
         self._cache: ExecutableCache[Shapes, Executable] = ExecutableCache(self.cache_size)
         self._weights: dict[int, tuple[np.ndarray, jax.Array]] = {}  # by id of the host array (kept alive)
         self._weights_lock = threading.Lock()
-        self._last_run_us: float | None = None
         self.by_value: ValueSpecializer | None = None
         """Set when inputs decide shapes: the model is compiled per value of those inputs."""
         if lowerable:
@@ -166,7 +164,7 @@ class XlaCompiledModel(CompiledModel):
         context.check_cancelled()
         with context.timed(name, "XlaExecutable", kind):
             outputs = jax.block_until_ready(executable.call(*arguments))
-        self._last_run_us = profile[-1].real_time.total_seconds() * 1e6
+        self.keep_profile(profile, whole_model=True)  # the executable runs every op
         if context.remote_outputs:
             return self._fetch(outputs, context)
         with context.timed(f"{name}/device_to_host", "Transfer", kind):
@@ -335,6 +333,4 @@ class XlaCompiledModel(CompiledModel):
             info.setdefault(rt_info.LAYER_TYPE, node.type_name)
             info[rt_info.EXEC_TYPE] = self._exec_type
             info[rt_info.RUNTIME_PRECISION] = self.precision.value
-            if self._last_run_us is not None:
-                info[rt_info.PERF_COUNTER] = self._last_run_us
-        return runtime
+        return self.with_profiled_times(runtime)

@@ -6,8 +6,7 @@ from typing import Any
 
 from hetero_sdk import Type
 from hetero_sdk import properties as props
-from hetero_sdk.device_name import format_device_name
-from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_bool, as_int, read_only, standard
+from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_bool, as_int, format_device_name, read_only, standard
 
 from hetero_sdk_jax.backend import Backend
 from hetero_sdk_jax.transformations import DISABLE_TRANSFORMATIONS

@@ -7,10 +7,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from hetero_sdk import Model, rt_info
+from hetero_sdk import Model
 from hetero_sdk.errors import BlobFormatError, CompilationError, ModelFormatError
-from hetero_sdk.plugin import CompiledModel, RunContext, pack_blob, unpack_blob
-from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+from hetero_sdk.plugin import (
+    CompiledModel,
+    RunContext,
+    model_from_bytes,
+    model_to_bytes,
+    pack_blob,
+    rt_info,
+    unpack_blob,
+)
 
 from hetero_sdk_ort.config import session_threads
 from hetero_sdk_ort.session import open_session
@@ -43,7 +50,6 @@ class OrtCompiledModel(CompiledModel):
             ) from exc
         self._input_names = [port.name for port in self.session.get_inputs()]
         self._compute = [n.friendly_name for n in model.get_ops() if not n.op.structural]
-        self._exec_time: float | None = None
 
     # --8<-- [start:profiled-run]
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
@@ -52,18 +58,15 @@ class OrtCompiledModel(CompiledModel):
         feed = {name: np.asarray(value) for name, value in zip(self._input_names, inputs)}
         with context.timed(self.model.friendly_name, NODE_TYPE, EXEC_TYPE):
             outputs = self.session.run(None, feed)
-        if context.profile:
-            self._exec_time = context.profile[-1].real_time.total_seconds() * 1e6
+        self.keep_profile(context.profile, whole_model=True)  # every compute op ran in the one session
         return list(outputs)
 
     def get_runtime_model(self) -> Model:
         """The model as ORT runs it: every compute op ran in the one session, and carries its time."""
         runtime = super().get_runtime_model()
-        if self._exec_time is not None:
-            for node in runtime.get_ops():
-                if node.friendly_name in self._compute:
-                    node.get_rt_info()[rt_info.PERF_COUNTER] = self._exec_time
-                    node.get_rt_info()[rt_info.EXEC_TYPE] = EXEC_TYPE
+        for node in runtime.get_ops():
+            if node.friendly_name in self._compute and rt_info.PERF_COUNTER in node.get_rt_info():
+                node.get_rt_info()[rt_info.EXEC_TYPE] = EXEC_TYPE
         return runtime
 
     # --8<-- [end:profiled-run]

@@ -14,8 +14,8 @@ import threading
 
 import numpy as np
 from hetero_sdk import Model, Node, Type, opset
-from hetero_sdk.frontend.onnx_export import supported_ops
 from hetero_sdk.plugin import Limit, SupportTable
+from hetero_sdk.plugin import onnx_exportable_ops as supported_ops
 
 from hetero_sdk_ort.session import onnx_bytes, open_session
 
