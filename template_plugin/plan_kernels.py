@@ -151,7 +151,7 @@ def _fully_connected(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndar
         return get_kernel(FULLY_CONNECTED)(node, a, b, bias)
     a = np.swapaxes(a, -1, -2) if node.attrs["transpose_a"] else a
     b = np.swapaxes(b, -1, -2) if node.attrs["transpose_b"] else b
-    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+    shape = (*broadcast_shape(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
     y = np.matmul(a, b, out=workspace.output(shape, a.dtype))  # matmul + bias [+ relu], as the reference
     return finish(activation, workspace, np.add(y, bias, out=y), None, None)
 
