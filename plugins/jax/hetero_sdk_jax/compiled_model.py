@@ -30,11 +30,12 @@ from hetero_sdk.transformations import fused_names
 from jax.sharding import SingleDeviceSharding
 
 from hetero_sdk_jax.backend import Backend
-from hetero_sdk_jax.config import DEFAULT_SHAPE_CACHE_SIZE, SHAPE_CACHE_SIZE, compute_precision
+from hetero_sdk_jax.config import CACHE_DIR, DEFAULT_SHAPE_CACHE_SIZE, SHAPE_CACHE_SIZE, compute_precision
 from hetero_sdk_jax.context import XlaTensor, x64_scope
 from hetero_sdk_jax.executable_cache import Executable, ExecutableCache, compile_ahead
 from hetero_sdk_jax.export import export_blob
 from hetero_sdk_jax.lowering import check_extents, lower, specialize, weights_of
+from hetero_sdk_jax.persistent_cache import cache_folder, compiling_with_cache
 from hetero_sdk_jax.specialization import ValueSpecializer, plan_values
 
 __all__ = ["WithWeights", "XlaCompiledModel"]
@@ -99,6 +100,10 @@ class XlaCompiledModel(CompiledModel):
         then follows the computation on the device's stream, instead of waiting for the host to see the
         run finish first, and several outputs copy at once; on the CPU the host array is a view."""
         self._lowerable = lowerable
+        cache_dir = config.get(CACHE_DIR)
+        self.cache_folder = cache_folder(cache_dir) if cache_dir else None
+        """Where executables are cached when compiled (``CACHE_DIR``: :mod:`hetero_sdk_jax.persistent_cache`);
+        ``loaded_from_cache`` turns True when one is read from there instead of compiled."""
         self.cache_size = int(config.get(SHAPE_CACHE_SIZE, DEFAULT_SHAPE_CACHE_SIZE))
         self._cache: ExecutableCache[Shapes, Executable] = ExecutableCache(self.cache_size)
         self._weights: dict[int, tuple[np.ndarray, jax.Array]] = {}  # by id of the host array (kept alive)
@@ -249,9 +254,13 @@ class XlaCompiledModel(CompiledModel):
             source = lower(graph, self.precision, self.backend.divides_inexactly, host)
         device = self._device_weights(host)
         weight_specs = [jax.ShapeDtypeStruct(w.shape, w.dtype, sharding=self._sharding) for w in device]
-        compiled = compile_ahead(
-            source, [*specs, *weight_specs], self._sharding, self.x64, describe, self.backend.compiler_options, donated
-        )
+        with compiling_with_cache(self.cache_folder) as read:
+            compiled = compile_ahead(
+                source, [*specs, *weight_specs], self._sharding, self.x64, describe, self.backend.compiler_options,
+                donated,
+            )  # fmt: skip
+        if read[0]:
+            self.loaded_from_cache = True
         return Executable(compiled, source=source, weights=tuple(device), host_weights=tuple(host))
 
     def _device_weights(self, host: Sequence[np.ndarray]) -> list[jax.Array]:
