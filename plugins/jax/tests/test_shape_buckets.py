@@ -1,0 +1,141 @@
+"""XLA_SHAPE_BUCKETS: a dynamic dimension that no op mixes is padded to the next power of two (one
+executable per bucket, results of the unpadded input); any other dimension compiles per value."""
+
+from __future__ import annotations
+
+import hetero_sdk as hs
+import numpy as np
+import pytest
+from hetero_sdk import Model, Type, opset
+from hetero_sdk.errors import PropertyValueError
+from hetero_sdk.reference import evaluate
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hetero_sdk_jax import XlaPlugin
+from hetero_sdk_jax.compiled_model import XlaCompiledModel
+from hetero_sdk_jax.shape_buckets import independent_groups, next_bucket
+
+_RNG = np.random.default_rng(7)
+_W1 = _RNG.standard_normal((6, 5)).astype(np.float32)
+_W2 = _RNG.standard_normal((5, 3)).astype(np.float32)
+_FILTERS = _RNG.standard_normal((4, 2, 3, 3)).astype(np.float32)
+
+
+def _core() -> hs.Core:
+    return hs.Core(plugins={"XLA": XlaPlugin}, autoload=False)
+
+
+def _compile(model: Model, config: dict[str, object] | None = None) -> XlaCompiledModel:
+    compiled = _core().compile_model(model, "XLA", config)
+    assert isinstance(compiled, XlaCompiledModel)
+    return compiled
+
+
+def _mlp() -> Model:
+    x = opset.parameter([-1, 6], Type.f32, name="x")
+    hidden = opset.relu(opset.matmul(x, _W1))
+    logits = opset.matmul(hidden, _W2)
+    return Model([opset.result(opset.softmax(logits, axis=1), name="probs")], [x], name="mlp")
+
+
+def _mlp_expected(x: np.ndarray) -> np.ndarray:
+    logits = np.maximum(x @ _W1, 0) @ _W2
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _rows(n: int) -> np.ndarray:
+    return np.linspace(-3, 3, n * 6, dtype=np.float32).reshape(n, 6) * np.arange(1, n + 1, dtype=np.float32)[:, None]
+
+
+def test_next_bucket_is_the_next_power_of_two() -> None:
+    assert [next_bucket(n) for n in (0, 1, 2, 3, 4, 5, 8, 9, 1000)] == [0, 1, 2, 4, 4, 8, 8, 16, 1024]
+
+
+def test_a_batch_of_any_size_runs_in_the_executable_of_its_bucket() -> None:
+    compiled = _compile(_mlp())
+    for n in range(1, 10):
+        np.testing.assert_allclose(compiled({"x": _rows(n)})[0], _mlp_expected(_rows(n)), rtol=1e-5, atol=1e-6)
+    assert compiled.compile_count == 5  # buckets 1, 2, 4, 8, 16 for batches 1..9
+    assert sorted(s[0][0] for s in compiled.cached_shapes) == [1, 2, 4, 8, 16]
+
+
+def test_exact_compiles_one_executable_per_value() -> None:
+    compiled = _compile(_mlp(), {"XLA_SHAPE_BUCKETS": "exact", "XLA_SHAPE_CACHE_SIZE": 16})
+    assert compiled.get_property("XLA_SHAPE_BUCKETS") == "EXACT"
+    for n in range(1, 10):
+        np.testing.assert_allclose(compiled({"x": _rows(n)})[0], _mlp_expected(_rows(n)), rtol=1e-5, atol=1e-6)
+    assert compiled.compile_count == 9
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=6))
+def test_results_are_those_of_the_unpadded_batch_whatever_the_order(sizes: list[int]) -> None:
+    compiled = _compile(_mlp())
+    for n in sizes:
+        np.testing.assert_allclose(compiled({"x": _rows(n)})[0], _mlp_expected(_rows(n)), rtol=1e-5, atol=1e-6)
+    assert compiled.compile_count == len({next_bucket(n) for n in sizes})
+
+
+def _conv_net() -> Model:
+    """A convolution over a dynamic batch and width, flattened through its own ShapeOf."""
+    x = opset.parameter([-1, 2, 5, -1], Type.f32, name="x")
+    conv = opset.relu(opset.convolution(x, _FILTERS, [1, 1], [1, 1], [1, 1], [1, 1]))
+    pooled = opset.reduce_mean(conv, np.array([3], np.int64), keep_dims=False)  # [n, 4, 5]
+    batch = opset.gather(opset.shape_of(pooled), np.array([0], np.int64), np.array(0, np.int64))
+    flat = opset.reshape(pooled, opset.concat([batch, np.array([-1], np.int64)], 0), False)  # [n, 20]
+    return Model([opset.result(flat, name="features")], [x], name="conv")
+
+
+def test_a_convolution_pads_its_batch_but_compiles_its_width_per_value() -> None:
+    model = _conv_net()
+    assert independent_groups(model) == [(((0, 0),), (0,))]  # the width is mixed by the 3x3 window
+    compiled = _compile(model)
+    for n, width in [(3, 7), (4, 7), (2, 7), (3, 9)]:
+        x = np.random.default_rng(n * width).standard_normal((n, 2, 5, width)).astype(np.float32)
+        (expected,) = evaluate(model, [x])
+        np.testing.assert_allclose(compiled({"x": x})[0], expected, rtol=1e-4, atol=1e-5)
+    assert sorted(s[0] for s in compiled.cached_shapes) == [(2, 2, 5, 7), (4, 2, 5, 7), (4, 2, 5, 9)]
+
+
+@pytest.mark.parametrize(
+    "mixing",
+    [
+        lambda x: opset.reduce_sum(x, np.array([0], np.int64), keep_dims=True),  # over the batch
+        lambda x: opset.softmax(x, axis=0),
+        lambda x: opset.matmul(x, x, transpose_a=True),  # x^T x contracts the batch
+        lambda x: opset.convert(opset.shape_of(x), Type.f32),  # the size as a value
+        lambda x: opset.cum_sum(x, np.array(0, np.int64)),  # an op the rule does not know
+    ],
+)
+def test_a_dimension_an_op_mixes_is_not_padded(mixing) -> None:
+    x = opset.parameter([-1, 6], Type.f32, name="x")
+    model = Model([opset.result(mixing(x), name="out")], [x], name="mixing")
+    assert independent_groups(model) == []
+    compiled = _compile(model)
+    assert compiled.buckets is None
+    value = _rows(3)
+    (expected,) = evaluate(model, [value])
+    np.testing.assert_allclose(compiled({"x": value})[0], expected, rtol=1e-5, atol=1e-5)
+    assert compiled.cached_shapes == [((3, 6),)]
+
+
+def test_inputs_sharing_a_batch_are_padded_together_and_an_unpadded_one_is_not() -> None:
+    a = opset.parameter([-1, 4], Type.f32, name="a")
+    b = opset.parameter([-1, 4], Type.f32, name="b")
+    bias = opset.parameter([-1], Type.f32, name="bias")
+    out = opset.add(opset.multiply(a, b), opset.reduce_sum(bias, np.array([0], np.int64), keep_dims=True))
+    model = Model([opset.result(out, name="out")], [a, b, bias], name="shared")
+    assert independent_groups(model) == []  # bias's only axis is summed: the batch group fails with it
+    joined = Model([opset.result(opset.multiply(a, b), name="out")], [a, b], name="joined")
+    assert independent_groups(joined) == [(((0, 0), (1, 0)), (0,))]
+    compiled = _compile(joined)
+    x, y = _RNG.standard_normal((5, 4)).astype(np.float32), _RNG.standard_normal((5, 4)).astype(np.float32)
+    np.testing.assert_allclose(compiled({"a": x, "b": y})[0], x * y, rtol=1e-6)
+    assert compiled.cached_shapes == [((8, 4), (8, 4))]
+
+
+def test_the_bucket_policy_is_checked() -> None:
+    with pytest.raises(PropertyValueError, match="XLA_SHAPE_BUCKETS"):
+        _core().compile_model(_mlp(), "XLA", {"XLA_SHAPE_BUCKETS": "SOMETIMES"})
