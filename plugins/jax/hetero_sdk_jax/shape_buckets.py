@@ -162,7 +162,7 @@ def _rule(node: Node, ins: list[State]) -> list[State] | None:
         return [_ShapeVector(axis)]
     if kind.startswith("Reduce"):
         reduced = _axes(values[1], _rank(values[0]))
-        if reduced is None or axis in reduced:
+        if not reduced or axis in reduced:  # (no axes: a reduction over all of them, in ONNX's sense)
             return None
         keep = node.attrs["keep_dims"]
         return [_Carry(axis if keep else axis - sum(1 for a in reduced if a < axis))]
@@ -203,6 +203,8 @@ def _interpolate_rule(node: Node, ins: list[State]) -> list[State] | None:
     axis 0, or it computes from scales and the scale of axis 0 is 1."""
     if ins[0] != _Carry(0) or any(s is not None for s in ins[1:]):
         return None
+    if any(next(iter(node.attrs.get(name) or [0])) != 0 for name in ("pads_begin", "pads_end")):
+        return None  # padding the batch axis itself
     values = node.input_values()
     rank = _rank(values[0])
     newer = node.version != "opset4"  # opset 11: (data, scales or sizes, axes); opset 4: (data, sizes, scales, axes)

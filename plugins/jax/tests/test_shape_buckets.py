@@ -139,3 +139,29 @@ def test_inputs_sharing_a_batch_are_padded_together_and_an_unpadded_one_is_not()
 def test_the_bucket_policy_is_checked() -> None:
     with pytest.raises(PropertyValueError, match="XLA_SHAPE_BUCKETS"):
         _core().compile_model(_mlp(), "XLA", {"XLA_SHAPE_BUCKETS": "SOMETIMES"})
+
+
+_TABLE = np.random.default_rng(11).standard_normal((10, 4)).astype(np.float32)
+
+
+def test_moves_the_rule_follows_keep_the_rows_of_each_id() -> None:
+    """Embedding lookup, transposes, unsqueeze/squeeze, split, concat and a reduction over other axes:
+    the padded axis moves, the outputs are sliced along where it ends up."""
+    ids = opset.parameter([-1, 3], Type.i64, name="ids")
+    embedded = opset.gather(_TABLE, ids, np.array(0, np.int64))  # [n, 3, 4]
+    moved = opset.transpose(embedded, np.array([2, 1, 0], np.int64))  # [4, 3, n]
+    halves = opset.split(opset.unsqueeze(moved, np.array([0], np.int64)), np.array(1, np.int64), 2)
+    joined = opset.concat([halves.output(1), halves.output(0)], 1)  # [1, 4, 3, n]
+    summed = opset.reduce_sum(opset.squeeze(joined, np.array([0], np.int64)), np.array([1], np.int64))  # [4, n]
+    model = Model([opset.result(summed, name="sums"), opset.result(embedded, name="rows")], [ids], name="moves")
+    assert independent_groups(model) == [(((0, 0),), (1, 0))]
+    compiled = _compile(model)
+    for n in (3, 5):
+        chosen = np.arange(n * 3, dtype=np.int64).reshape(n, 3) % 10
+        rows = _TABLE[chosen]
+        halves_np = np.split(rows.transpose(2, 1, 0)[None], 2, axis=1)
+        expected = np.concatenate([halves_np[1], halves_np[0]], 1)[0].sum(1)
+        sums, got_rows = compiled({"ids": chosen}).to_tuple()
+        np.testing.assert_allclose(sums, expected, rtol=1e-5)
+        np.testing.assert_array_equal(got_rows, rows)
+    assert sorted(s[0][0] for s in compiled.cached_shapes) == [4, 8]
