@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from hetero_sdk import Model, Node
-from hetero_sdk.graph.node import Output
-from hetero_sdk.ops.folding import constant_value
+from hetero_sdk import Model, Node, Output
+from hetero_sdk.ops import constant_value
 
 __all__ = ["BUCKET_POLICIES", "BucketPlan", "ShapeBuckets", "independent_groups", "keep_rows", "next_bucket", "pad"]
 
