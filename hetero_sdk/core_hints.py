@@ -18,7 +18,10 @@ from hetero_sdk.errors import DeviceNotFoundError, HeteroSDKError, suggest
 
 __all__ = ["device_not_found"]
 
-_UNASKED = "; `hetero-sdk devices` lists the devices and the hardware each runs on"
+_UNASKED = (
+    "; only loaded devices were asked which hardware they run on: core.available_devices loads every "
+    "device, and core.get_property(device, 'FULL_DEVICE_NAME') names its hardware"
+)
 
 
 def device_not_found(
@@ -38,7 +41,7 @@ def device_not_found(
     if not hint:
         close = suggest(name, list(registered))
         hint = (f"; {close}" if close else "") + (_UNASKED if set(registered) - set(loaded) else "")
-    return DeviceNotFoundError(f"no device {name!r}; registered: {', '.join(registered) or 'none'}{hint}")
+    return DeviceNotFoundError(f"no device {name!r}; registered: {', '.join(registered) or 'none'}{hint}", name)
 
 
 def _multi_hint(name: str, registered: Sequence[str]) -> str:
@@ -47,8 +50,8 @@ def _multi_hint(name: str, registered: Sequence[str]) -> str:
         return ""
     return (
         "; MULTI is AUTO with PERFORMANCE_HINT=CUMULATIVE_THROUGHPUT (as in OpenVINO 2025): compile on "
-        "'AUTO:XLA,TEMPLATE' with that hint, or run hetero-sdk benchmark -d AUTO:XLA,TEMPLATE "
-        "-hint cumulative_throughput"
+        "'AUTO:XLA,TEMPLATE' with that hint (core.compile_model(model, 'AUTO:XLA,TEMPLATE', "
+        "{'PERFORMANCE_HINT': 'CUMULATIVE_THROUGHPUT'}))"
     )
 
 

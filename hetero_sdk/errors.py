@@ -71,7 +71,15 @@ class UnknownOpTypeError(UnsupportedOperationError, ModelFormatError):
 
 
 class DeviceNotFoundError(HeteroSDKError, LookupError):
-    """No plugin is registered for a device name."""
+    """No plugin is registered for a device name.
+
+    :ivar device: the device name asked for, where the error is about one (the command line adds its
+        own advice from it).
+    """
+
+    def __init__(self, message: str, device: str | None = None) -> None:
+        super().__init__(message)
+        self.device = device
 
 
 class DeviceNameError(DeviceNotFoundError, ValueError):

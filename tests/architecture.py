@@ -1,6 +1,7 @@
 """The checks that keep hetero-sdk's architecture: import cycles, layers, imports hidden inside functions,
-and plugins reaching past the public API. ``tests/test_layers.py`` runs them on the real packages and on
-planted defects, so a check that stops biting fails too.
+and plugins reaching past the public API (with :func:`code_strings`, which checks on the code's
+strings read). ``tests/test_layers.py`` runs them on the real packages and on planted defects, so a
+check that stops biting fails too.
 
 Imports under ``if TYPE_CHECKING:`` are left out: they never run, and annotations may name any layer.
 """
@@ -16,8 +17,8 @@ from pathlib import Path
 import grimp
 
 __all__ = [
-    "PLUGIN_PACKAGES", "PUBLIC_MODULES", "SDK_LAYERS", "import_cycles", "late_imports", "layer_violations",
-    "private_imports",
+    "PLUGIN_PACKAGES", "PUBLIC_MODULES", "SDK_LAYERS", "code_strings", "import_cycles", "late_imports",
+    "layer_violations", "private_imports",
 ]  # fmt: skip
 
 SDK_LAYERS: tuple[tuple[str, ...], ...] = (
@@ -226,3 +227,21 @@ def ensure_importable(path: Path) -> None:
     """Puts ``path`` first on ``sys.path`` (for checking packages made in a test's temporary folder)."""
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
+
+
+def code_strings(path: Path) -> list[tuple[int, str]]:
+    """String constants outside docstrings."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from architecture import code_strings
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_PACKAGES = sorted(str(p.parent.relative_to(ROOT)) for p in ROOT.glob("plugins/*/hetero_sdk_*/__init__.py"))
@@ -34,28 +35,10 @@ def _core_files() -> list[Path]:
     return files
 
 
-def _code_strings(path: Path) -> list[tuple[int, str]]:
-    """String constants outside docstrings."""
-    tree = ast.parse(path.read_text())
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-        and isinstance(node.body[0].value, ast.Constant)
-    }
-    return [
-        (node.lineno, node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-    ]
-
-
 @pytest.mark.parametrize("path", _core_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_core_code_never_names_a_device(path: Path) -> None:
     """Devices, TEMPLATE and HETERO included, are plugins: the core routes by name, never on a name."""
-    offending = [(line, text) for line, text in _code_strings(path) if DEVICE_LITERAL.fullmatch(repr(text))]
+    offending = [(line, text) for line, text in code_strings(path) if DEVICE_LITERAL.fullmatch(repr(text))]
     assert not offending, f"{path.relative_to(ROOT)} names devices in code: {offending}"
 
 
@@ -103,16 +86,6 @@ def test_the_public_opset_lists_every_sdk_op_once_sorted() -> None:
     missing = [t for t in sdk_ops if t.lower() not in listed and f"{t.lower()}op" not in listed]  # if_op
     assert not missing, f"ops defined in hetero_sdk.ops but missing from hetero_sdk.opset: {missing}"
     assert opset.__all__ == sorted(set(opset.__all__))
-
-
-def test_modules_stay_small() -> None:
-    """About 400 lines is plenty for one job; a module past 450 wants splitting."""
-    big = [
-        f"{p.relative_to(ROOT)} ({n} lines)"
-        for p in [*ROOT.joinpath("hetero_sdk").rglob("*.py"), *ROOT.joinpath("template_plugin").rglob("*.py")]
-        if (n := len(p.read_text().splitlines())) > 450
-    ]
-    assert not big, f"modules over 450 lines: {big}"
 
 
 @pytest.mark.parametrize(

@@ -34,8 +34,16 @@ PLUGIN_SOURCES = [
     ROOT / "plugins/ort/hetero_sdk_ort",
     ROOT / "plugins/ray/hetero_sdk_ray",
 ]
-LAZY_ON_PURPOSE = ["hetero_sdk/conformance/pytest_plugin.py"]
-"""A pytest plugin loaded by every pytest run: it imports the SDK only once a conformance run starts."""
+LAZY_ON_PURPOSE = [
+    "hetero_sdk/conformance/pytest_plugin.py",
+    "hetero_sdk/frontend/__init__.py",
+    "hetero_sdk/frontend/save.py",
+    "hetero_sdk/cli/onnx_tests.py",
+]
+"""A pytest plugin loaded by every pytest run: it imports the SDK only once a conformance run starts.
+The model readers and writers import a frontend when a model needs it, as OpenVINO's FrontEndManager
+loads a frontend library, and ``onnx-tests`` its run: ``import hetero_sdk`` and the CLI start without
+``onnx`` (tests/frontend/test_lazy_loading.py)."""
 BASE_CLASS_MODULES = [ROOT / "hetero_sdk/runtime", ROOT / "hetero_sdk/plugin"]
 
 

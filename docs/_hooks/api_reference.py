@@ -1,9 +1,10 @@
-"""Writes the plugin author's reference pages, ``docs/reference/hooks.md`` and
-``docs/reference/plugin-api.md``, from the docstrings and signatures of the code itself.
+"""Writes the API reference pages, ``docs/reference/hooks.md``, ``docs/reference/plugin-api.md`` and
+``docs/reference/graph-api.md``, from the docstrings and signatures of the code itself.
 
 The pages are plain Markdown, readable unbuilt (on GitHub, in an editor). Run
-``python docs/_hooks/api_reference.py`` after changing a hook or a public name of ``hetero_sdk.plugin``;
-``tests/docs`` fails while a page differs from what this script writes.
+``python docs/_hooks/api_reference.py`` after changing a hook, a public name of ``hetero_sdk.plugin``
+or a method of the graph (``Model``, ``Node``, ``Output``, ``Input``); ``tests/docs`` fails while a
+page differs from what this script writes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ REFERENCE = Path(__file__).resolve().parents[1] / "reference"
 
 _ROLE = re.compile(r":(?:class|func|meth|data|attr|mod|exc):`(~?)([^`]+)`")
 _FIELD = re.compile(r"^:(param|ivar|returns|raises|type|rtype)\s*([^:]*):\s*(.*)$")
+_INLINE_FIELD = re.compile(r"(?<=\S) +(:(?:param|returns|raises)\b[^:]*:)")
 _LABELS = {"param": "", "ivar": "", "returns": "returns", "raises": "raises"}
 
 
@@ -34,7 +36,8 @@ def _inline(text: str) -> str:
 
 def _markdown(doc: str) -> str:
     """A docstring as Markdown: paragraphs kept, ``::`` blocks fenced, fields as a list."""
-    lines = inspect.cleandoc(doc).splitlines()
+    text = _INLINE_FIELD.sub(r"\n\1", inspect.cleandoc(doc))  # "The shape. :raises X: ..." on one line
+    lines = text.splitlines()
     out: list[str] = []
     fields: list[str] = []
     i = 0
@@ -71,6 +74,12 @@ def _markdown(doc: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
+def _summary(doc: str) -> str:
+    """The first paragraph of a docstring, as one Markdown line, without its fields."""
+    paragraph = inspect.cleandoc(doc).split("\n\n")[0]
+    return _inline(" ".join(paragraph.split()).split(" :raises ")[0].split(" :returns: ")[0])
+
+
 def _annotation(annotation: Any) -> str:
     return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
 
@@ -91,7 +100,7 @@ def _signature(name: str, obj: Callable[..., Any]) -> str:
     parts: list[str] = []
     star = positional_only = False
     for param in signature.parameters.values():
-        if param.name == "self":
+        if param.name in ("self", "cls") and not parts:
             continue
         if positional_only and param.kind is not param.POSITIONAL_ONLY:
             parts.append("/")
@@ -116,16 +125,20 @@ def _signature(name: str, obj: Callable[..., Any]) -> str:
 
 
 def _members(cls: type) -> list[tuple[str, Any]]:
-    """The public methods and properties ``cls`` defines itself, in source order."""
-    found = []
-    for name, value in vars(cls).items():
-        if name.startswith("_") and name != "__call__":
+    """The public methods and properties ``cls`` defines itself or takes from a private base class
+    (``Output`` from ``_Port``), in source order, the base's first; an override keeps the base's place."""
+    found: dict[str, Any] = {}
+    for owner in reversed(cls.__mro__):
+        if owner is not cls and not owner.__name__.startswith("_"):
             continue
-        if isinstance(value, (staticmethod, classmethod)):
-            value = value.__func__
-        if (inspect.isfunction(value) or isinstance(value, property)) and value.__doc__:
-            found.append((name, value))
-    return found
+        for name, value in vars(owner).items():
+            if name.startswith("_") and name != "__call__":
+                continue
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            if (inspect.isfunction(value) or isinstance(value, property)) and value.__doc__:
+                found[name] = value
+    return list(found.items())
 
 
 def _entry(name: str, obj: Any, level: int) -> list[str]:
@@ -136,9 +149,14 @@ def _entry(name: str, obj: Any, level: int) -> list[str]:
         init = obj.__init__ if "__init__" in vars(obj) else None
         shown = _signature(name, init).removesuffix(" -> None") if init is not None else name
         lines += ["```python", f"class {shown}", "```", "", _markdown(obj.__doc__ or ""), ""]
-        for member, value in _members(obj):
+        members = _members(obj)
+        properties = [(member, value) for member, value in members if isinstance(value, property)]
+        if properties:
+            lines += ["Properties:", ""]
+            lines += [f"- `{member}`: {_summary(value.__doc__ or '')}" for member, value in properties]
+            lines.append("")
+        for member, value in members:
             if isinstance(value, property):
-                lines += [f"- `{member}` (property): {_markdown(value.__doc__ or '').splitlines()[0]}"]
                 continue
             lines += ["", f"{hashes}# {name}.{member}", "", "```python"]
             lines += [_signature(member, value), "```", ""]
@@ -251,7 +269,83 @@ def plugin_api_page() -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).rstrip() + "\n"
 
 
-PAGES: dict[str, Callable[[], str]] = {"hooks.md": hooks_page, "plugin-api.md": plugin_api_page}
+_GRAPH_HEADER = """# Graph API
+
+The model graph a device reads in `query_model` and `compile_model`, and rewrites in its
+transformations: `Model`, its nodes (`Node`), and their ports (`Output`: a tensor a node produces;
+`Input`: where a node consumes one). All are importable from `hetero_sdk` (`hs.Model`, `hs.Node`...), and
+follow OpenVINO's Python API (`ov.Model`, `ov.Node`, `ov.Output`, `ov.Input`): each getter
+(`get_friendly_name()`) also exists as a property (`friendly_name`). Build nodes with the factories of
+`hetero_sdk.opset` (their signatures are in the [op reference](ops.md)). Generated from the docstrings
+by `docs/_hooks/api_reference.py`.
+
+A device walks the ops in order and reads each op's type, attributes and inputs; a rewrite reconnects
+an input with `set_input` and then re-infers the types and shapes:
+
+<!-- test: fresh -->
+```python
+import hetero_sdk as hs
+from hetero_sdk import opset
+
+x = opset.parameter([2, 3], hs.Type.f32, name="x")
+relu = opset.relu(x, name="relu")
+softmax = opset.softmax(relu, 1, name="softmax")
+model = hs.Model([opset.result(softmax, name="y")], [x], name="m")
+
+for node in model.get_ordered_ops():
+    sources = [f"{v.node.friendly_name}:{v.index}" for v in node.input_values()]
+    print(node.get_type_name(), node.friendly_name, sources, node.get_attributes())
+
+softmax.set_input(0, x.output(0))  # skip the Relu
+model.validate_nodes_and_infer_types()
+print([n.friendly_name for n in model.get_ordered_ops()])
+print(model.output(0).get_partial_shape(), model.output(0).get_element_type())
+```
+
+<!-- output -->
+```text
+Parameter x [] {'element_type': <Type: f32>, 'shape': <PartialShape: [2,3]>}
+Relu relu ['x:0'] {}
+Softmax softmax ['relu:0'] {'axis': 1}
+Result y ['softmax:0'] {}
+['x', 'softmax', 'y']
+[2,3] f32
+```
+"""
+
+_GRAPH_SECTIONS: list[tuple[str, str, list[str]]] = [
+    ("Models", "", ["Model"]),
+    ("Nodes", "", ["Node"]),
+    ("Ports", "", ["Output", "Input"]),
+    (
+        "Element types and shapes",
+        "What a port's `element_type` and `partial_shape` are.",
+        ["Type", "PartialShape"],
+    ),
+]
+
+
+def graph_api_page() -> str:
+    """The Markdown of the graph API page."""
+    import hetero_sdk as hs
+
+    lines = [_GRAPH_HEADER.rstrip(), ""]
+    for heading, intro, names in _GRAPH_SECTIONS:
+        lines += [f"## {heading}", ""]
+        if intro:
+            lines += [intro, ""]
+        for name in names:
+            lines += _entry(name, getattr(hs, name), 3)
+            if name == "Type":
+                lines += ["The element types: " + ", ".join(f"`Type.{t.name}`" for t in hs.Type) + ".", ""]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).rstrip() + "\n"
+
+
+PAGES: dict[str, Callable[[], str]] = {
+    "hooks.md": hooks_page,
+    "plugin-api.md": plugin_api_page,
+    "graph-api.md": graph_api_page,
+}
 """Each generated page of ``docs/reference`` and the function writing it."""
 
 

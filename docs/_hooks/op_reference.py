@@ -6,18 +6,22 @@ differs from what this script writes, so the page (readable as it is, on GitHub 
 
 from __future__ import annotations
 
+import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 PAGE = Path(__file__).resolve().parents[1] / "reference" / "ops.md"
 
 _HEADER = """# Op reference
 
-Every op of the opset, generated from its definition (`hetero_sdk.ops`): its inputs and the element
-types each accepts, its attributes with their kinds, defaults and allowed values, and which shipped
-devices run it: TEMPLATE with its numpy kernels (`kernel`) or the op's array-API kernel (`shared`);
-XLA with its own lowering (`lowering`), by tracing the array-API kernel (`shared`), or not (`-`: it
-declines the op in `query_model`, so HETERO places it elsewhere). An input marked *shape* decides the
+Every op of the opset, generated from its definition (`hetero_sdk.ops`): the `hetero_sdk.opset`
+factory that builds it, with its arguments in order; its inputs and the element types each accepts;
+its attributes with their kinds, defaults and allowed values; and which shipped devices run it:
+TEMPLATE with its numpy kernels (`kernel`) or the op's array-API kernel (`shared`); XLA with its own
+lowering (`lowering`), by tracing the array-API kernel (`shared`), or not (`-`: it declines the op in
+`query_model`, so HETERO places it elsewhere). An input marked *shape* decides the
 output shape with its values; XLA needs those known while compiling.
 
 """
@@ -36,6 +40,46 @@ def _sentence(text: str) -> str:
     return (text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")) if text else ""
 
 
+def factories() -> dict[str, Callable[..., Any]]:
+    """Each op type and the ``hetero_sdk.opset`` function that builds it: the op type in snake_case
+    (compared without underscores: TopK is ``topk``, HSwish ``hswish``; If is ``if_op``, as in OpenVINO)."""
+    from hetero_sdk import opset
+    from hetero_sdk.ops import sdk_op_types
+
+    by_key = {name.replace("_", ""): name for name in opset.__all__}
+    found = {}
+    for type_name in sdk_op_types():
+        name = by_key.get(type_name.lower()) or by_key.get(f"{type_name.lower()}op")
+        if name is not None:
+            found[type_name] = getattr(opset, name)
+    return found
+
+
+def _default(value: object) -> str:
+    """A default as code would write it: ``Type.i64`` for an element type, else its repr."""
+    from hetero_sdk import Type
+
+    return f"Type.{value.name}" if isinstance(value, Type) else repr(value)
+
+
+def factory_signature(function: Callable[..., Any], width: int = 100) -> str:
+    """``opset.name(arg, ..., name=None)``: the factory's arguments in order, with their defaults; one
+    argument a line when the call is longer than ``width``."""
+    parts: list[str] = []
+    star = False
+    for param in inspect.signature(function).parameters.values():
+        if param.kind is param.KEYWORD_ONLY and not star:
+            parts.append("*")
+        star = star or param.kind in (param.KEYWORD_ONLY, param.VAR_POSITIONAL)
+        stars = "*" if param.kind is param.VAR_POSITIONAL else "**" if param.kind is param.VAR_KEYWORD else ""
+        text = stars + param.name
+        parts.append(text if param.default is param.empty else f"{text}={_default(param.default)}")
+    call = f"opset.{function.__name__}({', '.join(parts)})"
+    if len(call) <= width:
+        return call
+    return f"opset.{function.__name__}(\n" + "".join(f"    {part},\n" for part in parts) + ")"
+
+
 def op_reference() -> str:
     """The Markdown of the op reference."""
     from hetero_sdk_jax.lowering import LOWERINGS, get_lowering
@@ -43,6 +87,7 @@ def op_reference() -> str:
     from hetero_sdk.ops import OPS, sdk_op_types
     from hetero_sdk.reference import KERNELS
 
+    builders = factories()
     by_family: dict[str, list[str]] = {}
     for type_name in sdk_op_types():
         by_family.setdefault(OPS.get(type_name).family, []).append(type_name)
@@ -55,6 +100,8 @@ def op_reference() -> str:
             xla = "lowering" if type_name in LOWERINGS else "shared" if get_lowering(op) else "-"
             summary = _sentence(op.doc)
             lines += [f"### {type_name}", "", f"{summary} *{op.version}*; TEMPLATE: {template}; XLA: {xla}.", ""]
+            if type_name in builders:
+                lines += ["```python", factory_signature(builders[type_name]), "```", ""]
             if op.inputs:
                 lines += ["| input | element types | |", "|---|---|---|"]
                 for index, spec in enumerate(op.inputs):

@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
+from hetero_sdk.cli.advice import cli_advice
 from hetero_sdk.cli.benchmark import benchmark
 from hetero_sdk.cli.conformance import conformance
 from hetero_sdk.cli.context import EXIT_FAILURE, EXIT_USAGE, CLIError
@@ -25,13 +26,14 @@ __all__ = ["cli", "describe"]
 
 
 def describe(exc: BaseException) -> str:
-    """One line saying what went wrong: the error's type for SDK errors, the file for OS errors."""
+    """One line saying what went wrong: the error's type for SDK errors, the file for OS errors, and the
+    command line's own advice (:func:`~hetero_sdk.cli.advice.cli_advice`)."""
     if isinstance(exc, FileNotFoundError) and exc.filename is not None:
         text = f"{type(exc).__name__}: no such file or directory: {exc.filename}"
     elif isinstance(exc, OSError) and exc.filename is not None:
         text = f"{type(exc).__name__}: {exc.strerror or 'cannot use'}: {exc.filename}"
     elif isinstance(exc, HeteroSDKError):
-        text = f"{type(exc).__name__}: {exc}"
+        text = f"{type(exc).__name__}: {exc}{cli_advice(exc)}"
     else:
         text = str(exc) or type(exc).__name__
     return " ".join(text.split())

@@ -121,6 +121,7 @@ def _print(
             *([("shape", shapes_text(loaded.shapes))] if loaded.shapes else []),
             ("inputs", ", ".join(f"{p['name']} {p['element_type']}{p['shape']}" for p in model["inputs"])),
             ("outputs", ", ".join(f"{p['name']} {p['element_type']}{p['shape']}" for p in model["outputs"])),
+            ("graph", loaded.ops_text()),
             ("input data", ", ".join(f"{name}: {source}" for name, source in data["input_data"].items())),
             ("device", f"{data['device']} (runs on {', '.join(data['execution_devices'])})"),
             ("config", ", ".join(f"{k}={v}" for k, v in data["config"].items()) or "-"),
@@ -238,8 +239,9 @@ def _print(
 @click.option(
     "-hint",
     "--hint",
-    type=click.Choice(_HINTS),
-    help="PERFORMANCE_HINT [default: throughput for async, latency for sync, where the device has hints]",
+    type=click.Choice(_HINTS, case_sensitive=False),
+    help="PERFORMANCE_HINT, in either case [default: throughput for async, latency for sync, where the device "
+    "has hints]",
 )
 @click.option("-pc", "--pc", is_flag=True, help="Report per-subgraph and per-op performance counters (PERF_COUNT).")
 @click.option(

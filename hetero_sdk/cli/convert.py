@@ -14,9 +14,10 @@ from hetero_sdk.cli.dash_options import DashOptionCommand
 from hetero_sdk.cli.models import LoadedModel, load_model
 from hetero_sdk.cli.output import Printer, emit_json, status
 from hetero_sdk.cli.shapes import SHAPES, InputShapes
+from hetero_sdk.errors import PathExistsError
 from hetero_sdk.frontend.save import save_model
 
-__all__ = ["convert", "output_path"]
+__all__ = ["convert", "output_path", "refuse_overwrite"]
 
 NATIVE_SUFFIX = ".json"
 IR_SUFFIX = ".xml"
@@ -48,6 +49,20 @@ def output_path(loaded: LoadedModel, spec: str, output: str | None) -> Path:
     return target
 
 
+def refuse_overwrite(target: Path) -> None:
+    """Refuses to replace an existing graph file or its ``.bin`` beside it (OpenVINO's ``ovc`` overwrites
+    silently; a converted model can take long to produce again).
+
+    :raises PathExistsError: naming the files that exist and ``--force``.
+    """
+    existing = [str(path) for path in (target, target.with_suffix(".bin")) if path.exists()]
+    if existing:
+        raise PathExistsError(
+            f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; pass -f/--force to "
+            "overwrite, or -o to write elsewhere"
+        )
+
+
 @click.command(
     cls=DashOptionCommand, short_help="Convert a model (ONNX, IR...) to the native .json or IR .xml + .bin, like ovc."
 )
@@ -67,20 +82,26 @@ def output_path(loaded: LoadedModel, spec: str, output: str | None) -> Path:
     help='Fix input shapes, as benchmark_app\'s -shape: "[1,3,224,224]" for one input, "a[1,3],b[?,2]" by '
     "name (? stays dynamic)",
 )
+@click.option("-f", "--force", is_flag=True, help="Overwrite the output (and its .bin) when they exist.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @click.pass_context
-def convert(ctx: click.Context, model: str, output: str | None, shape: InputShapes | None, as_json: bool) -> None:
+def convert(
+    ctx: click.Context, model: str, output: str | None, shape: InputShapes | None, force: bool, as_json: bool
+) -> None:
     """Read MODEL and save it in hetero-sdk's native format (a .json graph and its .bin weights), or as
     OpenVINO IR when -o names a .xml file.
 
     MODEL is any file hetero-sdk reads (an ONNX .onnx file, OpenVINO IR .xml, a native .json) or a built-in sample
     (detection, mlp). -shape fixes input shapes: an ONNX model gets them while it is translated, so
-    shape computations fold to constants. The saved model reads back with core.read_model.
+    shape computations fold to constants. The saved model reads back with core.read_model. An existing
+    output is not replaced without -f/--force.
     """
     core = get_core(ctx)
     with status(f"reading {model}"):
         loaded = load_model(core, model, shape)
     target = output_path(loaded, model, output)
+    if not force:
+        refuse_overwrite(target)
     save_model(loaded.model, target)
     weights = target.with_suffix(".bin")
     data = {**loaded.to_dict(), "files": [str(target), str(weights)]}
@@ -93,7 +114,7 @@ def convert(ctx: click.Context, model: str, output: str | None, shape: InputShap
             ("model", loaded.describe()),
             ("inputs", ", ".join(f"{p['name']} {p['element_type']}{p['shape']}" for p in data["inputs"])),
             ("outputs", ", ".join(f"{p['name']} {p['element_type']}{p['shape']}" for p in data["outputs"])),
-            ("ops", str(len(loaded.model.get_ordered_ops()))),
+            ("graph", loaded.ops_text()),
         ],
         indent=0,
     )

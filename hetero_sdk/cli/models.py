@@ -41,8 +41,20 @@ class LoadedModel:
             return f"{self.model.friendly_name} (built-in sample)"
         return f"{self.model.friendly_name} ({self.source})"
 
+    def op_counts(self) -> tuple[int, int]:
+        """``(ops, nodes)``: the ops that compute (what ``query`` and ``benchmark`` place and count),
+        and every node of the graph, constants, parameters and results included."""
+        nodes = self.model.get_ordered_ops()
+        return sum(not node.op.structural for node in nodes), len(nodes)
+
+    def ops_text(self) -> str:
+        """``468 ops (860 nodes including constants, parameters and results)``, as every command words it."""
+        ops, nodes = self.op_counts()
+        return f"{ops} ops ({nodes} nodes including constants, parameters and results)"
+
     def to_dict(self) -> dict[str, Any]:
-        """Name, source, the ``-shape`` values applied, inputs and outputs with their element types and shapes."""
+        """Name, source, the ``-shape`` values applied, inputs and outputs with their element types and
+        shapes, and the counts of :meth:`op_counts` (``ops`` and ``nodes``)."""
 
         def ports(items: list[Output]) -> list[dict[str, str]]:
             return [
@@ -55,6 +67,7 @@ class LoadedModel:
             "shape": {name: str(shape) for name, shape in self.shapes.items()},
             "inputs": ports(self.model.inputs),
             "outputs": ports(self.model.outputs),
+            **dict(zip(("ops", "nodes"), self.op_counts())),
         }
 
 

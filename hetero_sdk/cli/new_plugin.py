@@ -23,8 +23,9 @@ __all__ = ["new_plugin"]
     help="The package folder to create (it must not exist); default ./hetero-sdk-NAME.",
 )
 def new_plugin(name: str, directory: str | None) -> None:
-    """Scaffold the device package hetero-sdk-NAME: device NAME in upper case with one numpy kernel
-    (Relu), its tests running the conformance kit, a GitHub Actions workflow and a README."""
+    """Scaffold the device package hetero-sdk-NAME: device NAME in upper case with numpy kernels for Add
+    and Relu (its KERNELS table), its tests running the conformance kit, a GitHub Actions workflow and a
+    README."""
     names = plugin_names(name, sdk_version=__version__)
     target = Path(directory) if directory is not None else Path(names.distribution)
     written = write_scaffold(names, target)

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from hetero_sdk import rt_info
 from hetero_sdk.cli.context import EXIT_USAGE, LOAD_CONFIG, CLIError, apply_config_file, check_installed, get_core
 from hetero_sdk.cli.dash_options import DashOptionCommand
 from hetero_sdk.cli.dot import placement_dot
@@ -30,12 +31,32 @@ GRAPHVIZ_HINT = (
 
 
 def placement_of(compiled: CompiledModel, model: Model) -> PlacementReport:
-    """The compiled model's placement report; for a single device, every op on that device."""
+    """The compiled model's placement report (HETERO's); else the affinities its runtime model gives
+    (AUTO serving a HETERO split); else every op on the device that runs it (``EXECUTION_DEVICES``:
+    ``TEMPLATE.0`` for ``AUTO`` running there, not ``AUTO``; several when each runs the whole model)."""
     report = getattr(compiled, "placement_report", None)
     if callable(report):
         return report()
     ops = [n.friendly_name for n in model.get_ordered_ops() if not n.op.structural]
-    return PlacementReport({op: (compiled.device_name, 0) for op in ops}, subgraphs=[(compiled.device_name, ops)])
+    placed = _runtime_affinities(compiled)
+    if placed and all(op in placed for op in ops):
+        subgraphs: dict[int, tuple[str, list[str]]] = {}
+        for op in ops:
+            device, index = placed[op]
+            subgraphs.setdefault(index, (device, []))[1].append(op)
+        return PlacementReport({op: placed[op] for op in ops}, subgraphs=[subgraphs[i] for i in sorted(subgraphs)])
+    device = ", ".join(compiled.get_property("EXECUTION_DEVICES")) or compiled.device_name
+    return PlacementReport({op: (device, 0) for op in ops}, subgraphs=[(device, ops)])
+
+
+def _runtime_affinities(compiled: CompiledModel) -> dict[str, tuple[str, int]]:
+    """``{op: (device, subgraph)}`` from the runtime model's ``affinity`` and ``subgraph`` rt_info."""
+    placed = {}
+    for node in compiled.get_runtime_model().get_ops():
+        info = node.get_rt_info()
+        if rt_info.AFFINITY in info and rt_info.SUBGRAPH in info:
+            placed[node.friendly_name] = (str(info[rt_info.AFFINITY]), int(info[rt_info.SUBGRAPH]))
+    return placed
 
 
 def report_dict(loaded: LoadedModel, device: str, compiled: CompiledModel, report: PlacementReport) -> dict[str, Any]:
@@ -69,8 +90,10 @@ def _in_model_order(model: Model, report: PlacementReport) -> list[tuple[str, tu
 def print_summary(out: Printer, report: PlacementReport) -> None:
     """The subgraphs, the fallbacks and the cut tensors: what ``benchmark`` shows of a partition."""
     mode = "manual" if report.manual else "automatic"
+    ops = sum(len(names) for _, names in report.subgraphs)
     out.line(
-        f"{len(report.subgraphs)} subgraph(s), {mode} affinities, {report.transfer_bytes} bytes cross per inference"
+        f"{ops} ops in {len(report.subgraphs)} subgraph(s), {mode} affinities, {report.transfer_bytes} bytes "
+        "cross per inference"
     )
     out.table(
         ["SUBGRAPH", "DEVICE", "OPS", "FIRST OPS"],

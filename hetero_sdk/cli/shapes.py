@@ -10,7 +10,9 @@ from typing import Any
 import click
 
 from hetero_sdk.cli.context import EXIT_USAGE, CLIError
-from hetero_sdk.graph import Model
+from hetero_sdk.element_type import Type
+from hetero_sdk.graph import Model, Output
+from hetero_sdk.rt_info import DIM_NAMES
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = [
@@ -21,8 +23,15 @@ __all__ = [
     "require_static",
     "resolve_shapes",
     "shapes_text",
+    "suggested_shape",
     "with_batch",
 ]
+
+TYPICAL_IMAGE_SIZE = 640
+"""The height and width suggested for an image input whose spatial dimensions are dynamic: the size
+detectors such as YOLO are trained and exported at."""
+
+_IMAGE_CHANNELS = (1, 3, 4)
 
 InputShapes = dict[str | None, PartialShape]
 """Shapes by input name; the key ``None`` is the shape given without a name (the model's one input)."""
@@ -138,21 +147,58 @@ def require_static(model: Model, source: str) -> None:
     """Fails, as benchmark_app does, when an input's shape is still dynamic: the command needs concrete
     inputs, and ``-shape`` says which.
 
-    :raises CLIError: (usage) naming the first dynamic input and an example ``-shape``.
+    :raises CLIError: (usage) naming the dynamic inputs (with the file's names for their dimensions)
+        and a ``-shape`` to try (:func:`suggested_shape` for every input).
     """
     dynamic = [port for port in model.inputs if port.partial_shape.is_dynamic]
     if not dynamic:
         return
-    example = ",".join(
-        f"{p.any_name}" + str(PartialShape(1 if d == DYNAMIC else d for d in p.partial_shape.dims))
-        for p in model.inputs
+    example = ",".join(f"{p.any_name}{suggested_shape(p)}" for p in model.inputs)
+    names = ", ".join(f"{p.any_name}{_declared(p)}" for p in dynamic)
+    images = [p.any_name for p in dynamic if _spatial_axes(p)]
+    typical = (
+        f" ({TYPICAL_IMAGE_SIZE}x{TYPICAL_IMAGE_SIZE}, a typical detector input size, for the image input(s) "
+        f"{', '.join(images)}; use the size the model was trained at)"
+        if images
+        else ""
     )
-    names = ", ".join(f"{p.any_name}{p.partial_shape}" for p in dynamic)
     raise CLIError(
         f"{source} has inputs with dynamic dimensions ({names}); pass static shapes with -shape, "
-        f'e.g. -shape "{example}"',
+        f'e.g. -shape "{example}"{typical}',
         EXIT_USAGE,
     )
+
+
+def suggested_shape(port: Output) -> PartialShape:
+    """A static shape to try for ``port``: its static dimensions as the model declares them,
+    :data:`TYPICAL_IMAGE_SIZE` for the height and width of an image-like input (rank 4, floating point
+    or u8, 1, 3 or 4 channels first or last, both spatial dimensions dynamic), 1 for any other dynamic
+    dimension (a batch, a sequence)."""
+    spatial = _spatial_axes(port)
+    return PartialShape(
+        dim if dim != DYNAMIC else TYPICAL_IMAGE_SIZE if axis in spatial else 1
+        for axis, dim in enumerate(port.partial_shape.dims)
+    )
+
+
+def _spatial_axes(port: Output) -> tuple[int, ...]:
+    dims = port.partial_shape.dims
+    if len(dims) != 4 or not (port.element_type.is_real or port.element_type is Type.u8):
+        return ()
+    if dims[1] in _IMAGE_CHANNELS and dims[2] == dims[3] == DYNAMIC:
+        return (2, 3)  # NCHW
+    if dims[3] in _IMAGE_CHANNELS and dims[1] == dims[2] == DYNAMIC:
+        return (1, 2)  # NHWC
+    return ()
+
+
+def _declared(port: Output) -> str:
+    """``[batch,3,height,width]``: the shape with the file's names for its dynamic dimensions (``?`` where
+    it names none)."""
+    names = port.get_node().get_rt_info().get(DIM_NAMES) or []
+    dims = port.partial_shape.dims
+    named = [names[i] if i < len(names) and names[i] and d == DYNAMIC else None for i, d in enumerate(dims)]
+    return "[" + ",".join(n or ("?" if d == DYNAMIC else str(d)) for n, d in zip(named, dims)) + "]"
 
 
 def shapes_text(shapes: Mapping[str, PartialShape]) -> str:

@@ -1,29 +1,32 @@
-"""Model readers: the native format and ONNX, told apart by content and suffix, as OpenVINO's
-``read_model`` chooses a frontend."""
+"""Model readers: the native format, OpenVINO IR and ONNX, told apart by content and suffix, as
+OpenVINO's ``read_model`` chooses a frontend. Each frontend is imported when a model needs it (as
+OpenVINO's ``FrontEndManager`` loads a frontend library), so ``import hetero_sdk`` imports neither
+``onnx`` nor the IR reader."""
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-from onnx import ModelProto
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from hetero_sdk.errors import ModelFormatError
-from hetero_sdk.frontend.ir import is_ir, read_ir
-from hetero_sdk.frontend.onnx import convert_onnx, is_onnx  # binds .onnx here: ONNX types come from `from onnx`
+from hetero_sdk.frontend.detect import is_ir, is_native_json
 from hetero_sdk.graph.model import Model
 from hetero_sdk.serialization import model_from_bytes
 from hetero_sdk.serialization import read_model as read_native
 from hetero_sdk.serialization.container import MAGIC
 from hetero_sdk.shape import PartialShape
 
+if TYPE_CHECKING:
+    from onnx import ModelProto
+
 __all__ = ["ModelSource", "convert_model", "read_model"]
 
-ModelSource = str | os.PathLike[str] | bytes | ModelProto
-"""What :func:`read_model` reads: a path (``.onnx`` or the native ``.json``), a file's bytes, or an
-``onnx.ModelProto``."""
+ModelSource: TypeAlias = "str | os.PathLike[str] | bytes | ModelProto"
+"""What :func:`read_model` reads: a path (``.onnx``, IR's ``.xml`` or the native ``.json``), a file's
+bytes, or an ``onnx.ModelProto``."""
 
 _SNIFF_BYTES = 64
 
@@ -49,7 +52,7 @@ def convert_model(model: ModelSource | Any, input: Mapping[str, Sequence[int] | 
         raise ModelFormatError(
             "input shapes are applied while translating an ONNX model; for a native or IR model call model.reshape(...)"
         )
-    return convert_onnx(model, shapes)
+    return _convert_onnx(model, shapes)
 
 
 def read_model(model: ModelSource | Any, weights: str | os.PathLike[str] | None = None) -> Model:
@@ -65,11 +68,11 @@ def read_model(model: ModelSource | Any, weights: str | os.PathLike[str] | None 
     """
     if isinstance(model, Model):
         return model
-    if isinstance(model, ModelProto):
-        return convert_onnx(model)
+    if _is_model_proto(model):
+        return _convert_onnx(model)
     if isinstance(model, (bytes, bytearray, memoryview)):
         data = bytes(model)
-        return model_from_bytes(data) if data.startswith(MAGIC) else convert_onnx(data)
+        return model_from_bytes(data) if data.startswith(MAGIC) else _convert_onnx(data)
     if not isinstance(model, (str, os.PathLike)):
         raise ModelFormatError(
             f"cannot read a model from a {type(model).__name__}; pass a path, bytes, an onnx.ModelProto or a Model"
@@ -77,9 +80,9 @@ def read_model(model: ModelSource | Any, weights: str | os.PathLike[str] | None 
     path = Path(model)
     suffix = path.suffix.lower()
     if suffix == ".onnx":
-        return convert_onnx(path)
+        return _convert_onnx(path)
     if suffix == ".xml":
-        return read_ir(path, weights)
+        return _read_ir(path, weights)
     if suffix == ".json":
         return read_native(path, weights)
     try:
@@ -90,12 +93,40 @@ def read_model(model: ModelSource | Any, weights: str | os.PathLike[str] | None 
             return read_native(path, weights)
         raise ModelFormatError(f"{path}: cannot read the model file: {exc.strerror or exc}") from None
     if is_ir(head):
-        return read_ir(path, weights)
-    if weights is not None or head.lstrip()[:1] == b"{":
+        return _read_ir(path, weights)
+    if weights is not None or is_native_json(head):
         return read_native(path, weights)
-    if is_onnx(path.read_bytes()):
-        return convert_onnx(path)
+    if _is_onnx(path.read_bytes()):
+        return _convert_onnx(path)
     raise ModelFormatError(
         f"{path}: neither an ONNX model, OpenVINO IR nor hetero-sdk's .json format (first bytes {head[:16]!r}); "
         "hetero-sdk reads .onnx files, OpenVINO IR (.xml) and the .json files save_model writes"
     )
+
+
+def _is_model_proto(model: object) -> bool:
+    """Whether ``model`` is an ``onnx.ModelProto``; one exists only once ``onnx`` is imported, so the
+    check never imports it."""
+    onnx = sys.modules.get("onnx")
+    return onnx is not None and isinstance(model, onnx.ModelProto)
+
+
+def _convert_onnx(model: Any, shapes: Mapping[str, PartialShape] | None = None) -> Model:
+    """The ONNX frontend's :func:`~hetero_sdk.frontend.onnx.convert_onnx`, imported on first use."""
+    from hetero_sdk.frontend.onnx import convert_onnx
+
+    return convert_onnx(model, shapes)
+
+
+def _is_onnx(data: bytes) -> bool:
+    """The ONNX frontend's content check, imported on first use."""
+    from hetero_sdk.frontend.onnx import is_onnx
+
+    return is_onnx(data)
+
+
+def _read_ir(path: Path, weights: str | os.PathLike[str] | None) -> Model:
+    """The IR frontend's reader, imported on first use."""
+    from hetero_sdk.frontend.ir import read_ir
+
+    return read_ir(path, weights)

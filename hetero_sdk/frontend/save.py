@@ -1,4 +1,5 @@
-"""``hs.save_model``: the writer chosen by the file's suffix, as ``read_model`` chooses a reader."""
+"""``hs.save_model``: the writer chosen by the file's suffix, as ``read_model`` chooses a reader, and
+imported when a model is written (the ONNX exporter imports ``onnx``)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ import os
 from pathlib import Path
 
 from hetero_sdk.errors import ModelFormatError
-from hetero_sdk.frontend.ir import save_ir
-from hetero_sdk.frontend.onnx_export import save_onnx
 from hetero_sdk.graph.model import Model
 from hetero_sdk.serialization import save_model as save_native
 
@@ -41,6 +40,8 @@ def save_model(model: Model, path: str | os.PathLike[str], *, opset: int | None 
     """
     suffix = Path(path).suffix.lower()
     if suffix == ".onnx":
+        from hetero_sdk.frontend.onnx_export import save_onnx
+
         save_onnx(model, path, opset)
     elif suffix == ".json":
         if opset is not None:
@@ -49,6 +50,8 @@ def save_model(model: Model, path: str | os.PathLike[str], *, opset: int | None 
     elif suffix == ".xml":
         if opset is not None:
             raise ModelFormatError(f"{path}: opset= applies to ONNX files; IR names each op's version itself")
+        from hetero_sdk.frontend.ir import save_ir
+
         save_ir(model, path)
     else:
         raise ModelFormatError(

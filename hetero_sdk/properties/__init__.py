@@ -6,6 +6,8 @@ True}`` and ``{"PERF_COUNT": True}`` are the same config. Calling a property bui
 The groups are modules, as OpenVINO's are: ``import hetero_sdk.properties.hint as hints``, then
 ``hints.performance_mode`` and ``hints.PerformanceMode.LATENCY``.
 :func:`as_config` turns any accepted config form (a dict, such pairs, or a list of them) into a dict.
+Enum values (hints, modes and policies) are read in either case: ``"throughput"`` is ``"THROUGHPUT"``;
+device names stay case-sensitive.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, TypeAlias
 from hetero_sdk.errors import PropertyValueError
 from hetero_sdk.properties import device, hetero, hint
 from hetero_sdk.properties._key import Mutability, Property
+from hetero_sdk.properties._values import canonical_config
 
 __all__ = [
     "Config", "Mutability", "Property", "as_config", "available_devices", "cache_dir", "caching_properties", "device",
@@ -42,7 +45,10 @@ def as_config(config: Config | None) -> dict[str, Any]:
 
     ``{"PERF_COUNT": True}``, ``properties.enable_profiling(True)`` and
     ``[properties.enable_profiling(True), properties.hint.performance_mode("LATENCY")]`` are all
-    accepted; where a key appears twice the later value wins. ``None`` is the empty config.
+    accepted; where a key appears twice the later value wins. ``None`` is the empty config. The values
+    of enum-valued keys (``PERFORMANCE_HINT``, ``EXECUTION_MODE_HINT``, ``MODEL_DISTRIBUTION_POLICY``,
+    ``HETERO_PLACEMENT_POLICY``, ``HETERO_FALLBACK_POLICY``, ``NUM_STREAMS``'s ``AUTO``), also inside
+    ``DEVICE_PROPERTIES``, are read in either case and spelled as the enum spells them (upper case).
 
     :param config: a mapping, one ``(key, value)`` pair, or an iterable of pairs and mappings.
     :returns: a new ``{key: value}`` dict (keys as plain ``str``).
@@ -52,9 +58,9 @@ def as_config(config: Config | None) -> dict[str, Any]:
     if config is None:
         return {}
     if isinstance(config, Mapping):
-        return {str(k) if isinstance(k, str) else k: v for k, v in config.items()}
+        return canonical_config({str(k) if isinstance(k, str) else k: v for k, v in config.items()})
     if _is_pair(config):
-        return {str(config[0]): config[1]}  # type: ignore[index]
+        return canonical_config({str(config[0]): config[1]})  # type: ignore[index]
     if isinstance(config, (str, bytes)) or not isinstance(config, Iterable):
         raise PropertyValueError(f"a config must be {_CONFIG_FORMS}; got {type(config).__name__} {config!r}")
     merged: dict[str, Any] = {}
@@ -62,7 +68,7 @@ def as_config(config: Config | None) -> dict[str, Any]:
         if isinstance(entry, Mapping):
             merged.update(as_config(entry))
         elif _is_pair(entry):
-            merged[str(entry[0])] = entry[1]
+            merged.update(canonical_config({str(entry[0]): entry[1]}))
         else:
             raise PropertyValueError(
                 f"entry {position} of the config is {type(entry).__name__} {entry!r}, not a (key, value) pair "

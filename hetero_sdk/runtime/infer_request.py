@@ -16,6 +16,7 @@ from hetero_sdk.errors import (
     InferenceError,
     RequestBusyError,
     RequestCancelledError,
+    suggest,
 )
 from hetero_sdk.graph.node import Output
 from hetero_sdk.runtime.context import RemoteTensor
@@ -418,13 +419,24 @@ class InferRequest:
         found = self._keys.get(key) if isinstance(key, (str, Output)) else None
         if found is not None:
             return found
-        names = sorted(n for p in (*self._in_ports, *self._out_ports) for n in p.names)
-        raise InferenceError(f"no input or output named {key!r}; the model has: {', '.join(names)}")
+        inputs, outputs = _names(self._in_ports), _names(self._out_ports)
+        hint = suggest(key, [*inputs, *outputs])
+        raise InferenceError(
+            f"no input or output named {key!r}; the model's inputs: {', '.join(inputs)}; its outputs: "
+            f"{', '.join(outputs)}" + (f"; {hint}" if hint else "")
+        )
 
     def _input_index(self, key: TensorKey) -> int:
         if isinstance(key, int):
             return self._position(key, self._in_ports, "input")
-        kind, index = self._find(key)
+        found = self._keys.get(key) if isinstance(key, (str, Output)) else None
+        if found is None:
+            inputs = _names(self._in_ports)
+            hint = suggest(key, inputs)
+            raise InferenceError(
+                f"no input named {key!r}; the model's inputs: {', '.join(inputs)}" + (f"; {hint}" if hint else "")
+            )
+        kind, index = found
         if kind != "input":
             raise InferenceError(f"{key!r} names an output, not an input")
         return index
@@ -448,3 +460,8 @@ class InferRequest:
 
     def _checked_output_buffer(self, index: int, buffer: Any) -> np.ndarray:
         return checked_output_buffer(self._out_ports[index], buffer)
+
+
+def _names(ports: Sequence[Output]) -> list[str]:
+    """Every tensor name of ``ports``, sorted."""
+    return sorted(name for port in ports for name in port.names)

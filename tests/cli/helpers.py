@@ -16,14 +16,20 @@ from hetero_sdk.plugin import hookimpl
 from template_plugin import TemplatePlugin
 
 
-class NoNmsDevice(TemplatePlugin):
-    """A TEMPLATE that refuses NonMaxSuppression, as XLA does: HETERO must split the detection sample."""
+class RefusingDevice(TemplatePlugin):
+    """A TEMPLATE that refuses the ops of type :attr:`refused`."""
+
+    refused = "NonMaxSuppression"
 
     @hookimpl
     def query_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
         answer = TemplatePlugin.query_model(self, model, properties, device_name)
-        refused = {n.friendly_name for n in model.get_ops() if n.type_name == "NonMaxSuppression"}
+        refused = {n.friendly_name for n in model.get_ops() if n.type_name == self.refused}
         return {op: device for op, device in answer.items() if op not in refused}
+
+
+class NoNmsDevice(RefusingDevice):
+    """A TEMPLATE that refuses NonMaxSuppression, as XLA does: HETERO must split the detection sample."""
 
 
 class AbsentHardwareDevice(TemplatePlugin):

@@ -96,3 +96,45 @@ def test_missing_unreadable_and_untranslatable_models_are_one_line(invoke: Invok
     result = invoke("convert", str(unknown))
     assert_one_line_error(result, "UnsupportedOperationError", "Frobnicate", "Glorp", exit_code=1)
     assert not (tmp_path / "unknown.json").exists()
+
+
+def test_an_existing_output_is_refused_unless_forced(invoke: Invoke, tmp_path: Path) -> None:
+    source = dense_relu(tmp_path / "dense.onnx")
+    target = tmp_path / "dense.json"
+    target.write_text("keep me")
+    result = invoke("convert", str(source), "-o", str(target))
+    assert_one_line_error(result, "PathExistsError", f"{target} already exists", "-f/--force", exit_code=1)
+    assert target.read_text() == "keep me" and not target.with_suffix(".bin").exists()
+    target.unlink()
+    target.with_suffix(".bin").write_bytes(b"old weights")  # the weights beside it count too
+    result = invoke("convert", str(source), "-o", str(target))
+    assert_one_line_error(result, f"{target.with_suffix('.bin')} already exists", exit_code=1)
+    assert not target.exists()
+    for flag in ("-f", "--force"):
+        assert parse_json(invoke("convert", str(source), "-o", str(target), flag, "--json"))["files"] == [
+            str(target),
+            str(target.with_suffix(".bin")),
+        ]
+    assert hs.Core(autoload=False).read_model(target).friendly_name == "dense_relu"
+    result = invoke("convert", str(source), "-o", str(target))
+    assert_one_line_error(result, f"{target} and {target.with_suffix('.bin')} already exist", exit_code=1)
+
+
+def test_every_command_counts_the_ops_that_compute_and_convert_says_so(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mlp: x, four constants (two weights, two biases), six ops that compute (two MatMul, two Add,
+    Relu, Softmax) and one result."""
+    monkeypatch.chdir(tmp_path)
+    wording = "6 ops (12 nodes including constants, parameters and results)"
+    converted = invoke("convert", "mlp")
+    assert converted.exit_code == 0, converted.output
+    assert f"graph    {wording}" in converted.stdout
+    benchmark = invoke("benchmark", "mlp", "-d", "TEMPLATE", "-niter", "1")
+    assert benchmark.exit_code == 0, benchmark.output
+    assert wording in benchmark.stdout and "6 ops in 1 subgraph(s)" in benchmark.stdout
+    query = invoke("query", "mlp", "-d", "TEMPLATE")
+    assert "6 ops in 1 subgraph(s)" in query.stdout
+    data = parse_json(invoke("query", "mlp", "-d", "TEMPLATE", "--json"))
+    assert (data["model"]["ops"], data["model"]["nodes"]) == (6, 12) and len(data["ops"]) == 6
+    assert parse_json(invoke("convert", "mlp", "-o", "again.json", "--json"))["ops"] == 6

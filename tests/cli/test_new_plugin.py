@@ -4,6 +4,7 @@ write nothing."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hetero_sdk.cli.scaffold import plugin_names
+from hetero_sdk.cli.scaffold import plugin_names, render
 
 from .helpers import Invoke, assert_one_line_error
 
@@ -64,7 +65,56 @@ def test_scaffold_passes_its_own_tests_and_the_conformance_kit_as_generated(scaf
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "4 passed" in done.stdout
+    assert "5 passed" in done.stdout
+
+
+_GAINED = {  # kernels an author adds to the scaffold's KERNELS table (Softmax over the last axis)
+    "Softmax": "lambda x: (lambda e: e / e.sum(-1, keepdims=True))(np.exp(x - x.max(-1, keepdims=True)))",
+    "Sigmoid": "lambda x: 1 / (1 + np.exp(-x))",
+    "Tanh": "np.tanh",
+    "Exp": "np.exp",
+    "Abs": "np.abs",
+}
+
+
+@pytest.mark.parametrize("gained", [["Softmax"], list(_GAINED)], ids=["softmax", "every-op-of-the-tests"])
+def test_scaffold_tests_keep_passing_when_the_device_gains_ops(scaffold: Path, gained: list[str]) -> None:
+    """The generated tests read what the device declines from its SUPPORT table, so adding kernels (the
+    tutorial's first step) does not break them; with every op of their chain claimed, they compile and
+    run it on the device alone."""
+    package = scaffold / "hetero_sdk_npu" / "__init__.py"
+    relu = '    "Relu": lambda x: np.maximum(x, np.float32(0)),\n'
+    text = package.read_text()
+    assert relu in text
+    package.write_text(text.replace(relu, relu + "".join(f'    "{op}": {_GAINED[op]},\n' for op in gained)))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "not conformance_kit"],
+        cwd=scaffold,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "4 passed, 1 deselected" in done.stdout
+
+
+def test_help_names_the_kernels_the_scaffold_has(invoke: Invoke, tmp_path: Path) -> None:
+    """``new-plugin --help`` names the op types of the generated KERNELS table (read from the rendered file)."""
+    source = render(plugin_names("npu"))["hetero_sdk_npu/__init__.py"]
+    table = next(
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "KERNELS"
+    )
+    assert isinstance(table, ast.Dict)
+    kernels = [key.value for key in table.keys if isinstance(key, ast.Constant)]
+    assert kernels == ["Add", "Relu"]
+    result = invoke("new-plugin", "--help")
+    assert result.exit_code == 0, result.output
+    assert f"numpy kernels for {', '.join(kernels[:-1])} and {kernels[-1]}" in " ".join(result.output.split())
 
 
 def test_scaffold_entry_point_registers_the_device(scaffold: Path, tmp_path: Path) -> None:

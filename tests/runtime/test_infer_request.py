@@ -82,7 +82,8 @@ def test_results_look_up_by_index_name_and_port(compiled: hs.CompiledModel, ab) 
 @pytest.mark.parametrize(
     ("feed", "message"),
     [
-        ({"nope": "A", "b": "B"}, r"no input or output named 'nope'; the model has: a, b, prod, sum"),
+        ({"nope": "A", "b": "B"}, r"no input named 'nope'; the model's inputs: a, b$"),
+        ({"bb": "A", "a": "A"}, r"no input named 'bb'; the model's inputs: a, b; did you mean b\?$"),
         ({"sum": "A"}, r"'sum' names an output, not an input"),
         ({5: "A"}, r"input index 5 does not exist; the model has 2 input\(s\)"),
         (["A"], r"the model has 2 input\(s\), 1 were given"),
@@ -111,8 +112,12 @@ def test_wrong_inputs_raise_inference_error_naming_the_input(
 def test_wrong_keys_for_setters_raise_inference_error(compiled: hs.CompiledModel, ab) -> None:
     a, _ = ab
     request = compiled.create_infer_request()
-    with pytest.raises(InferenceError, match="no input or output named 'x'"):
+    with pytest.raises(
+        InferenceError, match=r"no input or output named 'x'; the model's inputs: a, b; its outputs: prod, sum$"
+    ):
         request.set_tensor("x", a)
+    with pytest.raises(InferenceError, match=r"no input named 'x'; the model's inputs: a, b$"):
+        request.set_input_tensors({"x": a})
     with pytest.raises(InferenceError, match="input index 3 does not exist"):
         request.set_input_tensor(3, a)
     with pytest.raises(InferenceError, match="output index 2 does not exist"):

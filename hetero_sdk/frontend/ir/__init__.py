@@ -2,16 +2,8 @@
 ``ovc``, optimum-intel and NNCF write. :func:`read_ir` reads one (``core.read_model("model.xml")``),
 :func:`save_ir` writes one that OpenVINO reads (``hs.save_model(model, "model.xml")``)."""
 
+from hetero_sdk.frontend.detect import is_ir
 from hetero_sdk.frontend.ir.reader import IR_VERSIONS, read_ir
 from hetero_sdk.frontend.ir.writer import save_ir
 
 __all__ = ["IR_VERSIONS", "is_ir", "read_ir", "save_ir"]
-
-
-def is_ir(head: bytes) -> bool:
-    """Whether a file starting with ``head`` looks like IR: XML whose root is ``<net``."""
-    text = head.lstrip()
-    if text.startswith(b"<?xml"):
-        end = text.find(b"?>")
-        text = text[end + 2 :].lstrip() if end >= 0 else b""
-    return text.startswith(b"<net")
