@@ -165,3 +165,31 @@ def test_moves_the_rule_follows_keep_the_rows_of_each_id() -> None:
         np.testing.assert_allclose(sums, expected, rtol=1e-5)
         np.testing.assert_array_equal(got_rows, rows)
     assert sorted(s[0][0] for s in compiled.cached_shapes) == [4, 8]
+
+
+_STEPS = {
+    "relu": lambda x: opset.relu(x),
+    "add_row": lambda x: opset.add(x, np.linspace(-1, 1, 6, dtype=np.float32)),
+    "matmul": lambda x: opset.matmul(x, np.random.default_rng(5).standard_normal((6, 6)).astype(np.float32)),
+    "softmax": lambda x: opset.softmax(x, axis=2),
+    "mean_keep": lambda x: opset.multiply(x, opset.reduce_mean(x, np.array([1, 2], np.int64), keep_dims=True)),
+    "transpose": lambda x: opset.transpose(opset.transpose(x, np.array([0, 2, 1], np.int64)), [0, 2, 1]),
+    "flatten_back": lambda x: opset.reshape(opset.reshape(x, np.array([0, -1], np.int64), True), [-1, 4, 6], False),
+    "concat_split": lambda x: opset.split(opset.concat([x, opset.negative(x)], 1), np.array(1, np.int64), 2).output(1),
+}
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.sampled_from(sorted(_STEPS)), min_size=1, max_size=5), st.integers(1, 9))
+def test_random_chains_of_row_wise_ops_pad_the_batch_and_keep_its_results(steps: list[str], n: int) -> None:
+    x = opset.parameter([-1, 4, 6], Type.f32, name="x")
+    value: object = x
+    for step in steps:
+        value = _STEPS[step](value)
+    model = Model([opset.result(value, name="out")], [x], name="chain")
+    assert independent_groups(model) == [(((0, 0),), (0,))]
+    compiled = _compile(model)
+    batch = np.random.default_rng(n).standard_normal((n, 4, 6)).astype(np.float32)
+    (expected,) = evaluate(model, [batch])
+    np.testing.assert_allclose(compiled({"x": batch})[0], expected, rtol=1e-4, atol=1e-5)
+    assert compiled.cached_shapes == [((next_bucket(n), 4, 6),)]
