@@ -209,9 +209,13 @@ class _SelfCachingTemplate(TemplatePlugin):
         self.received: list[str] = []
 
     @hookimpl
-    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> Any:
+    def compile_model(
+        self, model: hs.Model, properties: dict[str, Any], context: Any, device_name: str, core: Any
+    ) -> Any:
         self.received.append(properties.get("CACHE_DIR", ""))
-        return super().compile_model(model=model, properties=properties, device_name=device_name)
+        return super().compile_model(
+            model=model, properties=properties, context=context, device_name=device_name, core=core
+        )
 
 
 def test_a_device_listing_cache_dir_gets_it_and_the_core_stores_no_blob(mlp, rng, tmp_path: Path) -> None:

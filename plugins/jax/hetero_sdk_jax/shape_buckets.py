@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from hetero_sdk import Model, Node, Output
-from hetero_sdk.ops import constant_value
+from hetero_sdk.plugin import constant_value
 
 __all__ = ["BUCKET_POLICIES", "BucketPlan", "ShapeBuckets", "independent_groups", "keep_rows", "next_bucket", "pad"]
 
