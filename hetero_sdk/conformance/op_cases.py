@@ -9,11 +9,14 @@ from hypothesis import strategies as st
 
 from hetero_sdk.conformance import (  # noqa: F401  (each recipe module registers its recipes)
     recipes_compute,
+    recipes_control_flow,
+    recipes_detection,
     recipes_elementwise,
     recipes_image,
     recipes_indexing,
     recipes_recurrent,
     recipes_shape,
+    recipes_text,
 )
 from hetero_sdk.conformance.case_builder import KEY_CASES, RECIPES, Builder, OpCase
 from hetero_sdk.conformance.derived_cases import derivable, derived_case

@@ -1,5 +1,6 @@
 """Case recipes of the image and region ops whose operands constrain each other: GridSample (a grid per data
-batch, with one coordinate per spatial axis), Resize (values per resized axis, crops) and ROIAlign (regions
+batch, with one coordinate per spatial axis), Resize and Interpolate (values per resized axis, crops,
+pads) and ROIAlign (regions
 within the feature maps, batch indices in range), Col2Im (as many columns as the image holds blocks),
 DeformableConvolution (offsets and mask for each output position and tap)."""
 
@@ -10,8 +11,10 @@ import math
 import numpy as np
 
 from hetero_sdk import opset
-from hetero_sdk.conformance.case_builder import F32, FLOATS, I64, Builder, OpCase, recipe
+from hetero_sdk.conformance.case_builder import F32, FLOATS, I32, I64, Builder, OpCase, key_case, recipe
 from hetero_sdk.ops.convolution import resolve_pads
+from hetero_sdk.ops.image import COORDINATE_TRANSFORMATION_MODES, MODES, NEAREST_MODES
+from hetero_sdk.ops.image_resize import RESIZE_NEAREST_MODES
 
 
 @recipe("GridSample")
@@ -43,12 +46,72 @@ def _resize(b: Builder, op_type: str) -> OpCase:
         values = np.array([b.pick((0.45, 0.6, 1.0, 1.7, 2.5)) for _ in range(2)], F32)
     roi = opset.constant(np.array([-0.15, 0.27, 0.9, 1.33], F32), name="roi") if crop else None
     antialias, exclude = b.flag(), b.flag()
+    nearest = b.pick(RESIZE_NEAREST_MODES)
     node = opset.resize(
         b.input(data, "x"), opset.constant(values, name="values"), roi, shape_calculation_mode=by, axes=[2, 3],
-        mode=mode, coordinate_transformation_mode=transform, antialias=antialias, exclude_outside=exclude,
-        extrapolation_value=2.5, name="op",
+        mode=mode, coordinate_transformation_mode=transform, nearest_mode=nearest, antialias=antialias,
+        exclude_outside=exclude, extrapolation_value=2.5, name="op",
     )  # fmt: skip
-    return b.case(op_type, node, "accumulate", 64, mode=mode, transform=transform, by=by, antialias=antialias)
+    attrs = {"mode": mode, "transform": transform, "by": by, "antialias": antialias, "nearest_mode": nearest}
+    return b.case(op_type, node, "accumulate", 64, **attrs)
+
+
+@key_case("Resize")
+def _resize_nearest_rounds() -> OpCase:
+    """Nearest upsampling by 1.5 (half_pixel, round_prefer_floor): source coordinates 0.5 apart land between
+    pixels, where rounding and flooring pick different ones."""
+    b = Builder.fixed(10)
+    data = b.input(b.values([1, 1, 4, 4], F32, -2, 2), "x")
+    node = opset.resize(
+        data, opset.constant(np.array([6, 6], I64)), shape_calculation_mode="sizes", axes=[2, 3], mode="nearest",
+        name="op",
+    )  # fmt: skip
+    attrs = {"mode": "nearest", "transform": "half_pixel", "by": "sizes", "antialias": False}
+    return b.case("Resize", node, "exact", nearest_mode="round_prefer_floor", **attrs)
+
+
+@recipe("Interpolate")
+def _interpolate(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    mode = b.pick(MODES)
+    transform = b.pick(COORDINATE_TRANSFORMATION_MODES)
+    nearest = b.pick(NEAREST_MODES)
+    data = b.values([1, b.integer(1, 2), b.integer(1, 5), b.integer(2, 6)], dtype, -2, 2)
+    axes = b.pick(([2, 3], [3], [3, 2], None))
+    if axes is None and mode.endswith("_pillow"):
+        axes = [2, 3]  # without axes every axis is resized; the pillow modes resize two at most
+    resized = [2, 3] if axes is None else axes
+    by = b.pick(("sizes", "scales"))
+    padded = b.integer(0, 3) == 0
+    pads = [[0, 0, *(b.integer(0, 1) if padded else 0 for _ in range(2))] for _ in range(2)]
+    if by == "sizes":
+        sizes = {axis: b.integer(1, 7) for axis in resized}
+        values = np.array([sizes.get(a, data.shape[a] + pads[0][a] + pads[1][a]) for a in axes or range(4)])
+        values = values.astype(b.pick((I64, I32)))
+    else:
+        scales = {axis: b.pick((0.5, 0.6, 1.0, 1.5, 2.0, 2.5)) for axis in resized}
+        values = np.array([scales.get(a, 1.0) for a in axes or range(4)], F32)
+    antialias, cube = b.flag(), b.pick((-0.75, -0.5))
+    axes_node = None if axes is None else opset.constant(np.array(axes, b.pick((I64, I32))), name="axes")
+    node = opset.interpolate(
+        b.input(data, "x"), opset.constant(values, name="values"), mode, by, pads[0], pads[1], transform, nearest,
+        antialias, cube, axes_node, name="op",
+    )  # fmt: skip
+    attrs = {"mode": mode, "by": by, "axes": axes, "transform": transform, "nearest_mode": nearest, "pads": pads}
+    return b.case(op_type, node, "accumulate", 64, antialias=antialias, cube_coeff=cube, **attrs)
+
+
+@key_case("Interpolate")
+def _interpolate_linear_downsampling_with_antialias() -> OpCase:
+    """Bilinear downsampling by 0.6 with antialias and pads (OpenVINO's defaults otherwise)."""
+    b = Builder.fixed(11)
+    data = b.input(b.values([1, 2, 5, 5], F32, -2, 2), "x")
+    node = opset.interpolate(
+        data, opset.constant(np.array([0.6, 0.6], F32)), "linear", "scales", [0, 0, 1, 0], [0, 0, 0, 1],
+        antialias=True, axes=opset.constant(np.array([2, 3], I64)), name="op",
+    )  # fmt: skip
+    attrs = {"mode": "linear", "by": "scales", "axes": [2, 3], "transform": "half_pixel", "pads": "1 before, 1 after"}
+    return b.case("Interpolate", node, "accumulate", 64, antialias=True, **attrs)
 
 
 @recipe("ROIAlign")
