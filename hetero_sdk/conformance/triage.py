@@ -137,6 +137,9 @@ def triage(
         verdict = DEVICE_BUG
     elif not versus_device:
         verdict = SDK_ISSUE
+        lines.append(
+            "(a device that itself runs ONNX Runtime agrees with it by construction: then read the op's definition)"
+        )
     else:
         verdict = THREE_WAY
     return Triage(verdict, lines, onnx_path)
