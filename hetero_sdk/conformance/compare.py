@@ -71,7 +71,7 @@ def mismatches(got: Sequence[Any], want: Sequence[np.ndarray], rtol: float, atol
             at = tuple(int(v) for v in bad[0]) if len(bad) else ()
             problems.append(
                 f"output {i}: {len(bad)} of {w.size} values differ; first at {list(at)}: "
-                f"got {g[at].item()!r}, expected {w[at].item()!r}"
+                f"got {np.asarray(g[at]).item()!r}, expected {np.asarray(w[at]).item()!r}"
             )
     return problems
 

@@ -189,3 +189,24 @@ def _scan_backwards_along_the_last_axis() -> OpCase:
     node = opset.scan(body, [state], [data], [], [1], [1], [1], [1], name="op")
     attrs = {"axis": 1, "direction": 1, "output_axes": [1], "output_directions": [1]}
     return b.case("Scan", node.outputs(), "accumulate", 4, **attrs)
+
+
+@key_case("Loop")
+def _loop_without_a_trip_limit() -> OpCase:
+    """A trip count of -1 (no limit): the body's condition ends the Loop after 3 iterations."""
+    b = Builder.fixed(12)
+    body = _fixed_stop_body(3)
+    trip = b.input(np.array(-1, I64), "trip_count")
+    node = opset.loop(trip, opset.constant(np.array(True)), body, [b.input(b.values([2], F32, -2, 2), "x")], name="op")
+    return b.case("Loop", node.outputs(), "accumulate", 5, trip_count=-1, stop_at=3, invariant=False, scanned=1)
+
+
+def _fixed_stop_body(stop_at: int) -> Model:
+    """``(i, cond, x) -> (i + 1 < stop_at, x + i + 1, x)``."""
+    i = opset.parameter([], I64, name="loop_i")
+    c = opset.parameter([], BOOL, name="loop_cond")
+    x = opset.parameter([2], F32, name="loop_x")
+    one = opset.constant(np.array(1, I64))
+    go = opset.less(opset.add(i, one), opset.constant(np.array(stop_at, I64)))
+    out = opset.add(x, opset.convert(opset.add(i, one), F32))
+    return Model([opset.result(go), opset.result(out), opset.result(x)], [i, c, x], name="body")

@@ -14,7 +14,7 @@ from hetero_sdk import opset
 from hetero_sdk.conformance.case_builder import F32, FLOATS, I32, I64, Builder, OpCase, key_case, recipe
 from hetero_sdk.ops.convolution import resolve_pads
 from hetero_sdk.ops.image import COORDINATE_TRANSFORMATION_MODES, MODES, NEAREST_MODES
-from hetero_sdk.ops.image_resize import RESIZE_NEAREST_MODES
+from hetero_sdk.ops.image_resize import RESIZE_MODES, RESIZE_NEAREST_MODES, RESIZE_TRANSFORMS
 
 
 @recipe("GridSample")
@@ -70,6 +70,25 @@ def _resize_nearest_rounds() -> OpCase:
     return b.case("Resize", node, "exact", nearest_mode="round_prefer_floor", **attrs)
 
 
+def _resize_pair(mode: str, transform: str, seed: int) -> OpCase:
+    """Resize in ``mode`` with ``transform``: a 3x4 image to 5x3 (up one axis, down the other), cropped
+    partly outside the image with ``tf_crop_and_resize``."""
+    b = Builder.fixed(seed)
+    crop = transform == "tf_crop_and_resize"
+    roi = opset.constant(np.array([-0.15, 0.27, 0.9, 1.33], F32), name="roi") if crop else None
+    node = opset.resize(
+        b.input(b.values([1, 2, 3, 4], F32, -2, 2), "x"), opset.constant(np.array([5, 3], I64)), roi,
+        shape_calculation_mode="sizes", axes=[2, 3], mode=mode, coordinate_transformation_mode=transform,
+        extrapolation_value=2.5, name="op",
+    )  # fmt: skip
+    attrs = {"mode": mode, "transform": transform, "by": "sizes", "antialias": False}
+    return b.case("Resize", node, "accumulate", 64, nearest_mode="round_prefer_floor", **attrs)
+
+
+for _index, (_mode, _transform) in enumerate((m, t) for m in RESIZE_MODES for t in RESIZE_TRANSFORMS):
+    key_case("Resize")(lambda m=_mode, t=_transform, i=_index: _resize_pair(m, t, 100 + i))
+
+
 @recipe("Interpolate")
 def _interpolate(b: Builder, op_type: str) -> OpCase:
     dtype = b.pick(FLOATS)
@@ -99,6 +118,21 @@ def _interpolate(b: Builder, op_type: str) -> OpCase:
     )  # fmt: skip
     attrs = {"mode": mode, "by": by, "axes": axes, "transform": transform, "nearest_mode": nearest, "pads": pads}
     return b.case(op_type, node, "accumulate", 64, antialias=antialias, cube_coeff=cube, **attrs)
+
+
+def _interpolate_pair(mode: str, transform: str, seed: int) -> OpCase:
+    """Interpolate in ``mode`` with ``transform``: a 3x4 image to 5x3 by sizes."""
+    b = Builder.fixed(seed)
+    node = opset.interpolate(
+        b.input(b.values([1, 2, 3, 4], F32, -2, 2), "x"), opset.constant(np.array([5, 3], I64)), mode, "sizes",
+        coordinate_transformation_mode=transform, axes=opset.constant(np.array([2, 3], I64)), name="op",
+    )  # fmt: skip
+    attrs = {"mode": mode, "by": "sizes", "axes": [2, 3], "transform": transform, "nearest_mode": "round_prefer_floor"}
+    return b.case("Interpolate", node, "accumulate", 64, antialias=False, **attrs)
+
+
+for _index, (_mode, _transform) in enumerate((m, t) for m in MODES for t in COORDINATE_TRANSFORMATION_MODES):
+    key_case("Interpolate")(lambda m=_mode, t=_transform, i=_index: _interpolate_pair(m, t, 200 + i))
 
 
 @key_case("Interpolate")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from hetero_sdk import opset
-from hetero_sdk.conformance.case_builder import F32, I64, Builder, OpCase, recipe
+from hetero_sdk.conformance.case_builder import F32, I64, Builder, OpCase, key_case, recipe
 
 STRINGS = np.dtypes.StringDType()
 """numpy's dtype of ``string`` tensors."""
@@ -74,3 +74,13 @@ def _label_encoder(b: Builder, op_type: str) -> OpCase:
     default = {"int64": -1, "float32": -0.5, "string": "unknown"}[value_kind]
     node = opset.label_encoder(b.input(data, "x"), keys, values, default, name="op")
     return b.case(op_type, node, "exact", keys=key_kind, values=value_kind, count=count)
+
+
+def _split_key_case(text: str, delimiter: str, maxsplit: int, seed: int) -> OpCase:
+    b = Builder.fixed(seed)
+    node = opset.string_split(b.input(np.array([text, "a b"], dtype=STRINGS), "x"), delimiter, maxsplit, name="op")
+    return b.case("StringSplit", node.outputs(), "exact", delimiter=delimiter, maxsplit=maxsplit)
+
+
+key_case("StringSplit")(lambda: _split_key_case("", ",", -1, 1))  # an empty string is one empty part
+key_case("StringSplit")(lambda: _split_key_case("  two  spaces ", "", 1, 2))  # leading whitespace goes
