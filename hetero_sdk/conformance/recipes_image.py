@@ -70,14 +70,14 @@ def _resize_nearest_rounds() -> OpCase:
     return b.case("Resize", node, "exact", nearest_mode="round_prefer_floor", **attrs)
 
 
-def _resize_pair(mode: str, transform: str, seed: int) -> OpCase:
-    """Resize in ``mode`` with ``transform``: a 3x4 image to 5x3 (up one axis, down the other), cropped
-    partly outside the image with ``tf_crop_and_resize``."""
+def _resize_pair(mode: str, transform: str, seed: int, sizes: tuple[int, int] = (5, 3)) -> OpCase:
+    """Resize in ``mode`` with ``transform``: a 3x4 image to ``sizes`` (by default up one axis, down the
+    other), cropped partly outside the image with ``tf_crop_and_resize``."""
     b = Builder.fixed(seed)
     crop = transform == "tf_crop_and_resize"
     roi = opset.constant(np.array([-0.15, 0.27, 0.9, 1.33], F32), name="roi") if crop else None
     node = opset.resize(
-        b.input(b.values([1, 2, 3, 4], F32, -2, 2), "x"), opset.constant(np.array([5, 3], I64)), roi,
+        b.input(b.values([1, 2, 3, 4], F32, -2, 2), "x"), opset.constant(np.array(sizes, I64)), roi,
         shape_calculation_mode="sizes", axes=[2, 3], mode=mode, coordinate_transformation_mode=transform,
         extrapolation_value=2.5, name="op",
     )  # fmt: skip
@@ -87,6 +87,8 @@ def _resize_pair(mode: str, transform: str, seed: int) -> OpCase:
 
 for _index, (_mode, _transform) in enumerate((m, t) for m in RESIZE_MODES for t in RESIZE_TRANSFORMS):
     key_case("Resize")(lambda m=_mode, t=_transform, i=_index: _resize_pair(m, t, 100 + i))
+for _mode in RESIZE_MODES:  # a crop to the image's own size is no copy (ORT once took it for one)
+    key_case("Resize")(lambda m=_mode: _resize_pair(m, "tf_crop_and_resize", 150, (3, 4)))
 
 
 @recipe("Interpolate")

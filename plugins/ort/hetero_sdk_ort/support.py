@@ -58,17 +58,30 @@ _SPLIT_ON_WHITESPACE = Limit(
 )
 """Found by the conformance kit's StringSplit cases."""
 
+_CROP_CHANGES_SIZE = Limit(
+    "tf_crop_and_resize to an axis's own length (ONNX Runtime copies the image then, ignoring the crop)",
+    lambda node: (
+        node.attrs["coordinate_transformation_mode"] != "tf_crop_and_resize"
+        or all(
+            node.get_output_partial_shape(0)[axis] != node.input_value(0).partial_shape[axis]
+            for axis in node.attrs["axes"]
+        )
+    ),
+)
+"""Found by the conformance kit's thorough profile, then by a Resize key case."""
+
 TABLE = (
     SupportTable("ORT")
     .add(supported_ops(), element_types=_TYPES)
     .add("MatMul", element_types=_TYPES, limits=[_TRANSPOSED_A_TIMES_VECTOR])
     .add("Interpolate", element_types=_TYPES, limits=[_INTERPOLATE_AS_THE_REFERENCE])
     .add("Loop", element_types=_TYPES, limits=[_LOOP_COUNT_KNOWN])
+    .add("Resize", element_types=_TYPES, limits=[_CROP_CHANGES_SIZE])
     .add("StringSplit", element_types=_TYPES, limits=[_SPLIT_ON_WHITESPACE])
 )
 """ORT's supported ops: those the public ONNX exporter writes, on every element type but bfloat16, with
 MatMul's one known wrong case, the Interpolate modes ONNX Runtime computes otherwise, Loops whose trip count
-may be -1 and StringSplit with a delimiter or a maxsplit declined."""
+may be -1, crops to an axis's own length and StringSplit with a delimiter or a maxsplit declined."""
 
 _cache: dict[tuple[object, ...], str | None] = {}
 _lock = threading.Lock()
