@@ -9,6 +9,7 @@ import numpy as np
 
 from hetero_sdk import opset
 from hetero_sdk.conformance.case_builder import F16, F32, FLOATS, I32, I64, Builder, OpCase, key_case, recipe
+from hetero_sdk.element_type import Type
 from hetero_sdk.ops import einsum_terms
 
 _REDUCE = {
@@ -309,13 +310,13 @@ def _mel_weight_matrix(b: Builder, op_type: str) -> OpCase:
     low, high = b.pick((0.0, 60.0, 125.5)), b.pick((rate / 2, 3000.0, 3800.0))
     integer = b.pick((I64, I32))
     real = b.pick((F32, np.float64))
-    operands = [
+    count, size, per_second, lowest, highest = (
         b.operand(np.array(v, t), n, constant=True)
         for v, t, n in ((mels, integer, "mels"), (length, integer, "length"), (rate, integer, "rate"),
                         (low, real, "low"), (high, real, "high"))
-    ]  # fmt: skip
-    output_type = b.pick((F32, F16))
-    node = opset.mel_weight_matrix(*operands, output_type=output_type, name="op")
+    )  # fmt: skip
+    output_type = Type.of(b.pick((F32, F16)))
+    node = opset.mel_weight_matrix(count, size, per_second, lowest, highest, output_type=output_type, name="op")
     return b.case(
         op_type, node, "transcendental", 1, mels=mels, dft_length=length, sample_rate=rate, low=low, high=high
     )

@@ -66,8 +66,8 @@ def _hard_sigmoid(b: Builder, op_type: str) -> OpCase:
     x = b.values(b.shape(0, 4), dtype, -5, 5)
     shape = b.pick(([], [1]))
     alpha, beta = b.pick((0.2, 0.5, 1.0)), b.pick((0.5, 0.0, 0.25))
-    scalars = [b.operand(np.full(shape, v, dtype), n) for v, n in ((alpha, "alpha"), (beta, "beta"))]
-    node = opset.hard_sigmoid(b.input(x, "x"), *scalars, name="op")
+    alpha_node, beta_node = (b.operand(np.full(shape, v, dtype), n) for v, n in ((alpha, "alpha"), (beta, "beta")))
+    node = opset.hard_sigmoid(b.input(x, "x"), alpha_node, beta_node, name="op")
     return b.case(op_type, node, "simple", 2, alpha=alpha, beta=beta)
 
 
@@ -86,8 +86,8 @@ def _fake_quantize(b: Builder, op_type: str) -> OpCase:
     t = b.rng.integers(0, steps + 1, shape) + b.rng.uniform(-0.3, 0.3, shape)
     t = np.where(b.rng.random(shape) < 0.15, np.where(b.rng.random(shape) < 0.5, -1.5, steps + 1.5), t)
     x = (low + t / steps * (high - low)).astype(dtype)
-    operands = [
+    il, ih, ol, oh = (
         b.operand(v.astype(dtype), n) for v, n in ((low, "il"), (high, "ih"), (out_low, "ol"), (out_high, "oh"))
-    ]
-    node = opset.fake_quantize(b.input(x, "x"), *operands, levels, name="op")
+    )
+    node = opset.fake_quantize(b.input(x, "x"), il, ih, ol, oh, levels, name="op")
     return b.case(op_type, node, "accumulate", 8, levels=levels, per_channel=per_channel)

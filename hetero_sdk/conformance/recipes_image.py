@@ -7,6 +7,7 @@ DeformableConvolution (offsets and mask for each output position and tap)."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -86,9 +87,9 @@ def _resize_pair(mode: str, transform: str, seed: int, sizes: tuple[int, int] = 
 
 
 for _index, (_mode, _transform) in enumerate((m, t) for m in RESIZE_MODES for t in RESIZE_TRANSFORMS):
-    key_case("Resize")(lambda m=_mode, t=_transform, i=_index: _resize_pair(m, t, 100 + i))
+    key_case("Resize")(partial(_resize_pair, _mode, _transform, 100 + _index))
 for _mode in RESIZE_MODES:  # a crop to the image's own size is no copy (ORT once took it for one)
-    key_case("Resize")(lambda m=_mode: _resize_pair(m, "tf_crop_and_resize", 150, (3, 4)))
+    key_case("Resize")(partial(_resize_pair, _mode, "tf_crop_and_resize", 150, (3, 4)))
 
 
 @recipe("Interpolate")
@@ -134,7 +135,7 @@ def _interpolate_pair(mode: str, transform: str, seed: int) -> OpCase:
 
 
 for _index, (_mode, _transform) in enumerate((m, t) for m in MODES for t in COORDINATE_TRANSFORMATION_MODES):
-    key_case("Interpolate")(lambda m=_mode, t=_transform, i=_index: _interpolate_pair(m, t, 200 + i))
+    key_case("Interpolate")(partial(_interpolate_pair, _mode, _transform, 200 + _index))
 
 
 @key_case("Interpolate")

@@ -66,11 +66,12 @@ def _label_encoder(b: Builder, op_type: str) -> OpCase:
     else:
         keys = np.array(b.rng.permutation(10)[:count] - 3, I64)
         data = b.values(b.shape(0, 2), I64, -3, 6)
-    values = {
+    choices: dict[str, np.ndarray] = {
         "int64": np.arange(count, dtype=I64) * 10 + 1,
         "float32": (np.arange(count) * 0.5 + 0.25).astype(F32),
         "string": np.array([f"label{i}" for i in range(count)], dtype=STRINGS),
-    }[value_kind]
+    }
+    values = choices[value_kind]
     default = {"int64": -1, "float32": -0.5, "string": "unknown"}[value_kind]
     node = opset.label_encoder(b.input(data, "x"), keys, values, default, name="op")
     return b.case(op_type, node, "exact", keys=key_kind, values=value_kind, count=count)
