@@ -139,6 +139,19 @@ for _index, (_mode, _transform) in enumerate((m, t) for m in MODES for t in COOR
 
 
 @key_case("Interpolate")
+def _interpolate_to_an_empty_axis() -> OpCase:
+    """Scales of 0.5 on a one-pixel axis: floor(0.5) leaves it empty (ORT once failed to run it)."""
+    b = Builder.fixed(13)
+    node = opset.interpolate(
+        b.input(b.values([1, 1, 1, 2], F32, -2, 2), "x"), opset.constant(np.array([0.5, 0.5], F32)), "nearest",
+        "scales", coordinate_transformation_mode="align_corners", axes=opset.constant(np.array([2, 3], I64)),
+        name="op",
+    )  # fmt: skip
+    attrs = {"mode": "nearest", "by": "scales", "axes": [2, 3], "transform": "align_corners", "pads": "none"}
+    return b.case("Interpolate", node, "accumulate", 64, antialias=False, **attrs)
+
+
+@key_case("Interpolate")
 def _interpolate_linear_downsampling_with_antialias() -> OpCase:
     """Bilinear downsampling by 0.6 with antialias and pads (OpenVINO's defaults otherwise)."""
     b = Builder.fixed(11)

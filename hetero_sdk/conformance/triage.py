@@ -42,7 +42,8 @@ THREE_WAY = (
     "compare the three results below"
 )
 NO_SECOND_OPINION = "the device differs from the reference; no second opinion"
-"""The verdicts (the first words of :attr:`Triage.verdict`)."""
+"""The verdicts (the first words of :attr:`Triage.verdict`; a device that failed to compile or run
+is said to have failed instead of to differ)."""
 
 _ORACLE = "the oracle (hetero_sdk.reference)"
 
@@ -109,13 +110,13 @@ def triage(
     try:
         second = run_onnxruntime(model, inputs, directory)
     except ModuleNotFoundError:
-        return Triage(f"{NO_SECOND_OPINION}: ONNX Runtime is not installed (pip install onnxruntime)")
+        return Triage(f"{_no_second_opinion(got)}: ONNX Runtime is not installed (pip install onnxruntime)")
     except Exception as exc:  # the exporter's refusal, or whatever ONNX Runtime raises on load or run
         saved = directory / "model.onnx" if directory is not None else None
         stage = "run the exported model" if saved is not None and saved.exists() else "export the case"
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         return Triage(
-            f"{NO_SECOND_OPINION}: could not {stage} with the SDK's ONNX exporter and ONNX Runtime "
+            f"{_no_second_opinion(got)}: could not {stage} with the SDK's ONNX exporter and ONNX Runtime "
             f"({type(exc).__name__}: {first})",
             onnx_path=str(saved) if saved is not None and saved.exists() else None,
         )
@@ -143,6 +144,10 @@ def triage(
     else:
         verdict = THREE_WAY
     return Triage(verdict, lines, onnx_path)
+
+
+def _no_second_opinion(got: Sequence[Any] | None) -> str:
+    return "the device failed; no second opinion" if got is None else NO_SECOND_OPINION
 
 
 def _line(what: str, problems: list[str]) -> str:

@@ -73,3 +73,9 @@ def test_strings_round_trip_through_onnx_runtime() -> None:
     model = Model([opset.string_concat(a, a, name="y")], [a])
     (got,) = triage_module.run_onnxruntime(model, {"a": np.array(["x", "é"], np.dtypes.StringDType())})
     assert got.dtype == np.dtypes.StringDType() and got.tolist() == ["xx", "éé"]
+
+
+def test_a_device_that_failed_is_not_said_to_differ(monkeypatch: pytest.MonkeyPatch) -> None:
+    model, inputs, want = _softmax_case()
+    monkeypatch.setattr(triage_module.importlib.util, "find_spec", lambda name: None)
+    assert triage(model, inputs, None, want, 1e-5, 1e-6).verdict.startswith("the device failed; no second opinion")
