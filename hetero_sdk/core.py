@@ -270,7 +270,9 @@ class Core:
         ``config`` (any form :meth:`set_property` takes) wins over values set with :meth:`set_property`
         and does not change them. With ``CACHE_DIR`` set (in ``config``, else on the device, else on the
         Core), a compile exports its result there and the next identical compile imports it
-        (``LOADED_FROM_CACHE`` is then True).
+        (``LOADED_FROM_CACHE`` is then True); a device that lists ``CACHE_DIR`` among its
+        ``SUPPORTED_PROPERTIES`` gets it in its compile properties instead and caches what it compiles
+        itself, when it compiles it (OpenVINO passes ``ov::cache_dir`` to such a device).
 
         :raises CompilationError: when the device fails, naming it.
         :raises DeviceNotFoundError: for an unknown device or id, or when no device is available.
@@ -289,6 +291,8 @@ class Core:
         cache_dir = config.pop("CACHE_DIR", self._device_cache_dirs.get(parsed.name, self._cache_dir))
         properties = self._device_config(parsed, config)
         device = self._device(parsed.name)
+        if cache_dir and self._caches_itself(parsed):
+            properties["CACHE_DIR"], cache_dir = cache_dir, None
         cached = context is None and device.has_hook("import_model")
         cache_file = cache_file_of(cache_dir, model, parsed, properties) if cached else None
         if cache_file is not None and cache_file.exists():
@@ -401,6 +405,14 @@ class Core:
                 )
             config["DEVICE_ID"] = agreeing_device_id(parsed, config.get("DEVICE_ID"))
         return config
+
+    def _caches_itself(self, parsed: DeviceName) -> bool:
+        """Whether the device lists ``CACHE_DIR`` among its ``SUPPORTED_PROPERTIES``: it then caches its
+        compiles itself (a device that compiles per input shape caches each executable when it makes it)."""
+        try:
+            return "CACHE_DIR" in self.get_property(parsed.name, "SUPPORTED_PROPERTIES")
+        except HeteroSDKError:
+            return False
 
     def _default_device(self) -> str:
         """``AUTO`` when it is available (OpenVINO's default), else the first available device."""

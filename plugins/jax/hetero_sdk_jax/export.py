@@ -187,6 +187,7 @@ _NOT_STORED = frozenset(
         props.optimal_number_of_infer_requests,
         props.execution_devices,
         props.loaded_from_cache,
+        props.cache_dir,  # a folder of this machine: the importing process passes its own
         props.supported_properties,
         props.device.id,
     }

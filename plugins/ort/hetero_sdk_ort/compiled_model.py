@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from hetero_sdk import Model
+from hetero_sdk import Model, Type
 from hetero_sdk.errors import BlobFormatError, CompilationError, ModelFormatError
 from hetero_sdk.plugin import (
     CompiledModel,
@@ -29,6 +29,16 @@ BLOB_FORMAT = "ORT"
 NODE_TYPE = "OnnxRuntimeSession"
 """The node type of ORT's one profiling row."""
 EXEC_TYPE = "onnxruntime CPUExecutionProvider"
+
+
+def _to_onnxruntime(value: np.ndarray) -> np.ndarray:
+    """ONNX Runtime takes strings as object arrays of ``str``, not numpy's StringDType."""
+    return value.astype(object) if value.dtype.kind in "TU" else value
+
+
+def _from_onnxruntime(value: np.ndarray) -> np.ndarray:
+    """ONNX Runtime gives strings as object arrays: as the SDK's ``string`` tensors (StringDType)."""
+    return value.astype(Type.string.numpy) if value.dtype == object else value
 
 
 class OrtCompiledModel(CompiledModel):
@@ -55,11 +65,11 @@ class OrtCompiledModel(CompiledModel):
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Feeds the inputs in the model's order (the exporter keeps it) and runs the whole session."""
         context.check_cancelled()
-        feed = {name: np.asarray(value) for name, value in zip(self._input_names, inputs)}
+        feed = {name: _to_onnxruntime(np.asarray(value)) for name, value in zip(self._input_names, inputs)}
         with context.timed(self.model.friendly_name, NODE_TYPE, EXEC_TYPE):
             outputs = self.session.run(None, feed)
         self.keep_profile(context.profile, whole_model=True)  # every compute op ran in the one session
-        return list(outputs)
+        return [_from_onnxruntime(np.asarray(value)) for value in outputs]
 
     def get_runtime_model(self) -> Model:
         """The model as ORT runs it: every compute op ran in the one session, and carries its time."""
