@@ -21,7 +21,9 @@ from hetero_sdk.ops.activation import (
     exp,
     floor,
     gelu,
+    hard_sigmoid,
     hswish,
+    is_nan,
     log,
     negative,
     relu,
@@ -35,15 +37,17 @@ from hetero_sdk.ops.activation import (
     tan,
     tanh,
 )
-from hetero_sdk.ops.activation_openvino import hard_sigmoid, is_nan
 from hetero_sdk.ops.basic import bit_cast, constant, convert, parameter, result
 from hetero_sdk.ops.control_flow import if_op, loop, scan
-from hetero_sdk.ops.convolution import convolution, convolution_backprop_data, group_convolution
-from hetero_sdk.ops.convolution_col2im import col2im
-from hetero_sdk.ops.convolution_deform import deformable_convolution
+from hetero_sdk.ops.convolution import (
+    col2im,
+    convolution,
+    convolution_backprop_data,
+    deformable_convolution,
+    group_convolution,
+)
 from hetero_sdk.ops.cumulative import cum_prod, cum_sum
-from hetero_sdk.ops.detection import non_max_suppression, non_zero, topk, unique
-from hetero_sdk.ops.detection_roi import roi_align
+from hetero_sdk.ops.detection import non_max_suppression, non_zero, roi_align, topk, unique
 from hetero_sdk.ops.elementwise import (
     add,
     bitwise_and,
@@ -72,13 +76,20 @@ from hetero_sdk.ops.elementwise import (
     squared_difference,
     subtract,
 )
-from hetero_sdk.ops.image import grid_sample, interpolate
-from hetero_sdk.ops.image_resize import resize
+from hetero_sdk.ops.image import grid_sample, interpolate, resize
 from hetero_sdk.ops.indexing import gather_nd, reverse_sequence, scatter_elements_update, scatter_nd_update
-from hetero_sdk.ops.linear_algebra import det, einsum, matmul
-from hetero_sdk.ops.linear_algebra_attention import scaled_dot_product_attention
-from hetero_sdk.ops.movement import concat, gather, gather_elements, pad, split, transpose, variadic_split
-from hetero_sdk.ops.movement_blocks import depth_to_space, space_to_depth
+from hetero_sdk.ops.linear_algebra import det, einsum, matmul, scaled_dot_product_attention
+from hetero_sdk.ops.movement import (
+    concat,
+    depth_to_space,
+    gather,
+    gather_elements,
+    pad,
+    space_to_depth,
+    split,
+    transpose,
+    variadic_split,
+)
 from hetero_sdk.ops.normalization import batch_norm_inference, log_softmax, lrn, mvn, softmax
 from hetero_sdk.ops.pooling import avg_pool, max_pool
 from hetero_sdk.ops.quantization import fake_quantize

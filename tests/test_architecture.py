@@ -188,3 +188,90 @@ def test_templates_kernels_call_no_reference_convolution() -> None:
         and (module == "hetero_sdk.reference.convolution" or "convolution" in names or set(names) & defined)
     ]
     assert defined >= {"convolution", "correlate"} and not offending, offending
+
+
+OPS_HELPER_MODULES = {"checks", "folding", "inputs"}
+"""Modules of hetero_sdk.ops that define no op: the input checks, constant folding, shape-like operands."""
+
+ONNX_ONLY_RULE_GROUPS = {"rules_sequence", "rules_training"}
+"""ONNX rule modules named after an ONNX-only concept (sequences and optionals, training ops), not a family."""
+
+ONNX_RULES_OF_SEVERAL_FAMILIES = {"rules_elementwise": {"elementwise", "activation"}}
+"""ONNX rule modules that translate into several families: ``rules_elementwise``'s one table of unary ops
+holds activations (Relu, Sin...) and logic (Not, BitwiseNot) alike."""
+
+
+def _sdk_ops() -> dict[str, str]:
+    from hetero_sdk.ops import OPS, sdk_op_types
+
+    return {t: OPS.get(t).family for t in sdk_op_types()}
+
+
+def _misplaced(
+    modules: dict[str, str], families: dict[str, str], prefix: str, groups: dict[str, set[str]] | None = None
+) -> list[str]:
+    """The op types whose piece (``modules``: op type -> module) is not in ``prefix + family``, nor in a
+    module of ``groups`` (module name -> the families it may hold); ops of no SDK family are left out."""
+    return [
+        f"{t} ({families[t]}) in {module}"
+        for t, module in sorted(modules.items())
+        if t in families
+        and module != prefix + families[t]
+        and families[t] not in (groups or {}).get(module.rsplit(".", 1)[-1], set())
+    ]
+
+
+def test_the_family_rule_reports_a_piece_outside_its_family_module() -> None:
+    families = {"Relu": "activation", "Add": "elementwise"}
+    assert _misplaced({"Relu": "m.activation", "Add": "m.elementwise", "Custom": "m.x"}, families, "m.") == []
+    assert _misplaced({"Relu": "m.elementwise"}, families, "m.") == ["Relu (activation) in m.elementwise"]
+    assert _misplaced({"Relu": "m.elementwise"}, families, "m.", {"elementwise": {"activation"}}) == []
+
+
+def test_each_family_module_of_the_opset_defines_the_ops_of_its_family_only() -> None:
+    """One module per op family in hetero_sdk.ops, named after it, and no op outside its family's module."""
+    from hetero_sdk.ops import OPS
+
+    families = _sdk_ops()
+    misplaced = _misplaced({t: OPS.get(t).infer.__module__ for t in families}, families, "hetero_sdk.ops.")
+    assert not misplaced, f"ops defined outside their family's module: {misplaced}"
+    modules = {p.stem for p in (ROOT / "hetero_sdk" / "ops").glob("*.py")} - {"__init__"} - OPS_HELPER_MODULES
+    assert modules == set(families.values()), "every module of hetero_sdk.ops is one family's, and back"
+
+
+def test_reference_kernels_live_in_the_module_of_their_op_family() -> None:
+    """The oracle mirrors the families: an op's numpy kernel is in hetero_sdk.reference.<family>."""
+    from hetero_sdk.reference.registry import KERNELS
+
+    families = _sdk_ops()
+    kernels = {t: KERNELS.get(t).__module__ for t in KERNELS.names()}
+    misplaced = _misplaced(kernels, families, "hetero_sdk.reference.")
+    assert not misplaced, f"reference kernels outside their family's module: {misplaced}"
+    modules = {p.stem for p in (ROOT / "hetero_sdk" / "reference").glob("*.py")} - {"__init__", "registry"}
+    assert modules <= set(families.values()), f"reference modules not named after a family: {modules}"
+
+
+def test_onnx_rules_live_in_the_module_of_their_op_family() -> None:
+    """An ONNX op translated into the SDK op of the same name has its rule in ``rules_<family>``; every rule
+    module is named after a family, an ONNX-only group or is listed as translating into several."""
+    import hetero_sdk.frontend.onnx  # noqa: F401  (registers every rule module)
+    from hetero_sdk.frontend.onnx.rules import RULES
+
+    families = _sdk_ops()
+    modules = {p.stem for p in (ROOT / "hetero_sdk" / "frontend" / "onnx").glob("rules_*.py")}
+    named = {f"rules_{f}" for f in families.values()} | set(ONNX_RULES_OF_SEVERAL_FAMILIES) | ONNX_ONLY_RULE_GROUPS
+    assert modules <= named, (
+        f"ONNX rule modules named after neither an op family nor an ONNX-only group: {modules - named}"
+    )
+    misplaced = [
+        line
+        for op_type, rules in RULES.items()
+        for found in rules
+        for line in _misplaced(
+            {op_type: found.translate.__module__},
+            families,
+            "hetero_sdk.frontend.onnx.rules_",
+            ONNX_RULES_OF_SEVERAL_FAMILIES,
+        )
+    ]
+    assert not misplaced, f"ONNX rules outside their family's module: {misplaced}"

@@ -14,8 +14,14 @@ import numpy as np
 from hetero_sdk import opset
 from hetero_sdk.conformance.case_builder import F32, FLOATS, I32, I64, Builder, OpCase, key_case, recipe
 from hetero_sdk.ops.convolution import resolve_pads
-from hetero_sdk.ops.image import COORDINATE_TRANSFORMATION_MODES, MODES, NEAREST_MODES
-from hetero_sdk.ops.image_resize import RESIZE_MODES, RESIZE_NEAREST_MODES, RESIZE_TRANSFORMS
+from hetero_sdk.ops.image import (
+    COORDINATE_TRANSFORMATION_MODES,
+    MODES,
+    NEAREST_MODES,
+    RESIZE_MODES,
+    RESIZE_NEAREST_MODES,
+    RESIZE_TRANSFORMS,
+)
 
 
 @recipe("GridSample")

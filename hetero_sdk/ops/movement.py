@@ -1,4 +1,5 @@
-"""Ops that move data: Transpose, Concat, Split, VariadicSplit, Gather, Pad (slicing is in :mod:`.slicing`).
+"""Ops that move data: Transpose, Concat, Split, VariadicSplit, Gather, GatherElements, Pad, DepthToSpace,
+SpaceToDepth (slicing is in :mod:`.slicing`).
 
 Shape-like operands are inputs, as in OpenVINO; how they are read when known at build time, and what
 inference gives when they are not, is described in :mod:`hetero_sdk.ops.inputs`.
@@ -7,24 +8,136 @@ inference gives when they are not, is described in :mod:`hetero_sdk.ops.inputs`.
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from hetero_sdk.array_api import namespace
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph.limits import LISTED_VALUES
 from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import INT, LOWER_STRING, Attr, Input, OpDef, OutputSpec, define
-from hetero_sdk.ops import movement_kernels as kernels
 from hetero_sdk.ops.basic import as_output
-from hetero_sdk.ops.checks import INDEX_TYPES, expect_rank, expect_same_types, expect_type, merge_dims, normalize_axis
+from hetero_sdk.ops.checks import (
+    INDEX_TYPES,
+    dim_mul,
+    expect_rank,
+    expect_same_types,
+    expect_type,
+    merge_dims,
+    normalize_axis,
+)
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.ops.inputs import INTEGER_TYPES, index_input, index_operand, index_vector, known_ints, values_or_length
 from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = [
-    "CONCAT", "GATHER", "GATHER_ELEMENTS", "PAD", "SPLIT", "TRANSPOSE", "VARIADIC_SPLIT", "concat", "gather",
-    "gather_elements", "pad", "split", "transpose", "variadic_split",
+    "CONCAT", "DEPTH_TO_SPACE", "GATHER", "GATHER_ELEMENTS", "PAD", "SPACE_TO_DEPTH", "SPLIT", "TRANSPOSE",
+    "VARIADIC_SPLIT", "concat", "depth_to_space", "gather", "gather_elements", "pad", "space_to_depth", "split",
+    "split_bounds", "transpose", "variadic_split",
 ]  # fmt: skip
+
+# -- The array-API kernels of the movement ops, shared by every device (numpy for TEMPLATE and folding,
+# ``jax.numpy`` for XLA). Index-like operands (orders, axes, bounds, pads) are numpy arrays here, even
+# while XLA traces: their values decide the output shapes.
+
+
+def _ints(value: Any) -> list[int]:
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def _along(x: Any, axis: int, part: slice) -> Any:
+    return x[(slice(None),) * axis + (part,)]
+
+
+def split_bounds(size: int, lengths: list[int]) -> list[tuple[int, int]]:
+    """The ``[begin, end)`` of each part when a dimension of ``size`` is split into ``lengths`` (one may
+    be ``-1``: what the others leave)."""
+    if -1 in lengths:
+        lengths = list(lengths)
+        lengths[lengths.index(-1)] = size - sum(v for v in lengths if v != -1)
+    ends = np.cumsum(lengths).tolist()
+    return list(zip([0, *ends[:-1]], ends))
+
+
+def _transpose_kernel(node: Node, x: Any, order: Any) -> Any:
+    return namespace(x).permute_dims(x, tuple(_ints(order)) or tuple(range(x.ndim - 1, -1, -1)))
+
+
+def _concat_kernel(node: Node, *xs: Any) -> Any:
+    return namespace(*xs).concat(xs, axis=node.attrs["axis"])
+
+
+def _split_kernel(node: Node, x: Any, axis: Any) -> tuple[Any, ...]:
+    dim = _ints(axis)[0] % x.ndim
+    parts = node.attrs["num_splits"]
+    step = x.shape[dim] // parts
+    return tuple(_along(x, dim, slice(k * step, (k + 1) * step)) for k in range(parts))
+
+
+def _variadic_split_kernel(node: Node, x: Any, axis: Any, lengths: Any) -> tuple[Any, ...]:
+    dim = _ints(axis)[0] % x.ndim
+    return tuple(_along(x, dim, slice(b, e)) for b, e in split_bounds(x.shape[dim], _ints(lengths)))
+
+
+def _gather_kernel(node: Node, x: Any, indices: Any, axis: Any) -> Any:
+    """Gather with batches, one ``take`` per batch entry; out-of-range indices give zeros."""
+    xp = namespace(x, indices)
+    batch = node.attrs["batch_dims"]
+    batch = batch + indices.ndim if batch < 0 else batch
+    dim = _ints(axis)[0] % x.ndim
+    size = x.shape[dim]
+    valid = (indices >= -size) & (indices < size)
+    safe = xp.where(valid, indices, 0)
+    safe = xp.where(safe < 0, safe + size, safe)
+    lead = x.shape[:batch]
+    count = math.prod(lead)
+    flat_x = xp.reshape(x, (count, *x.shape[batch:]))
+    flat_i = xp.reshape(safe, (count, *indices.shape[batch:]))
+    tail = (*x.shape[batch:dim], *indices.shape[batch:], *x.shape[dim + 1 :])
+    if count and size:
+        out = xp.stack([_take(xp, flat_x[k], flat_i[k], dim - batch) for k in range(count)])
+    else:
+        out = xp.zeros((count, *tail), dtype=x.dtype)
+    mask_shape = (count,) + (1,) * (dim - batch) + tuple(indices.shape[batch:]) + (1,) * (x.ndim - dim - 1)
+    out = xp.where(xp.reshape(valid, mask_shape), out, xp.zeros((), dtype=x.dtype))
+    return xp.reshape(out, (*lead, *tail))
+
+
+def _gather_elements_kernel(node: Node, x: Any, indices: Any) -> Any:
+    """Element ``[i, j, ...]`` of the output is ``x`` at ``indices[i, j, ...]`` along ``axis`` and at
+    ``i, j, ...`` elsewhere; negative indices count from the end."""
+    xp = namespace(x, indices)
+    axis = node.attrs["axis"] % x.ndim
+    size = x.shape[axis]
+    safe = xp.where(indices < 0, indices + size, indices)
+    window = tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(indices.shape))
+    return xp.take_along_axis(x[window], safe, axis=axis)
+
+
+def _take(xp: Any, data: Any, where: Any, axis: int) -> Any:
+    flat = xp.reshape(where, (-1,))
+    taken = xp.take(data, flat, axis=axis)
+    return xp.reshape(taken, (*data.shape[:axis], *where.shape, *data.shape[axis + 1 :]))
+
+
+def _pad_kernel(node: Node, x: Any, begin: Any, end: Any, *value: Any) -> Any:
+    """Pads with ``pad`` of numpy or ``jax.numpy`` (the array API has none); negative pads crop after
+    padding, so reflect and symmetric mirror the original borders, as OpenVINO does."""
+    xp = namespace(x)
+    b, e = _ints(begin), _ints(end)
+    widths = [(max(p, 0), max(q, 0)) for p, q in zip(b, e)]
+    mode = node.attrs["pad_mode"]
+    if mode == "constant":
+        fill = xp.reshape(value[0], ()) if value else xp.zeros((), dtype=x.dtype)
+        padded = xp.pad(x, widths, mode="constant", constant_values=fill)
+    else:
+        padded = xp.pad(x, widths, mode=mode)
+    crop = tuple(slice(max(-p, 0), max(n - max(-q, 0), 0)) for p, q, n in zip(b, e, padded.shape))
+    return padded[crop]
+
 
 _slice = builtins.slice
 
@@ -280,7 +393,7 @@ TRANSPOSE = define(
         "movement",
         _transpose,
         inputs=(_DATA, index_operand("input_order", "a permutation of 0..rank-1; empty reverses")),
-        evaluate=kernels.transpose,
+        evaluate=_transpose_kernel,
         doc="Permutes dimensions: output dim i is input dim input_order[i].",
     )
 )
@@ -291,7 +404,7 @@ CONCAT = define(
         _concat,
         inputs=(Input("inputs", variadic=True),),
         attrs=(Attr("axis", INT, doc="in [-rank, rank-1]", axis_of=0),),
-        evaluate=kernels.concat,
+        evaluate=_concat_kernel,
         doc="Joins tensors along axis; the other dimensions must match.",
     )
 )
@@ -302,7 +415,7 @@ SPLIT = define(
         _split,
         inputs=(_DATA, index_operand("axis", "a scalar")),
         attrs=(Attr("num_splits", INT, doc="how many equal parts"),),
-        evaluate=kernels.split,
+        evaluate=_split_kernel,
         doc="Splits data into equal parts along axis, one output per part.",
     )
 )
@@ -316,7 +429,7 @@ VARIADIC_SPLIT = define(
             index_operand("axis", "a scalar"),
             index_operand("split_lengths", "one per output; one may be -1"),
         ),
-        evaluate=kernels.variadic_split,
+        evaluate=_variadic_split_kernel,
         doc="Splits data along axis into parts of the given lengths.",
     )
 )
@@ -332,7 +445,7 @@ GATHER = define(
         ),
         attrs=(Attr("batch_dims", INT, 0, doc="leading dimensions data and indices share as batches"),),
         version="opset8",
-        evaluate=kernels.gather,
+        evaluate=_gather_kernel,
         doc="Takes slices of data at indices along axis.",
     )
 )
@@ -344,7 +457,7 @@ GATHER_ELEMENTS = define(
         inputs=(_DATA, Input("indices", INDEX_TYPES, doc="of data's rank; the output's shape")),
         attrs=(Attr("axis", INT, 0, doc="the axis indices index, in [-rank, rank)", axis_of=0),),
         version="opset6",
-        evaluate=kernels.gather_elements,
+        evaluate=_gather_elements_kernel,
         doc="Takes one element of data per element of indices along axis.",
     )
 )
@@ -361,7 +474,140 @@ PAD = define(
         ),
         attrs=(Attr("pad_mode", LOWER_STRING, "constant", ("constant", "edge", "reflect", "symmetric")),),
         version="opset12",
-        evaluate=kernels.pad,
+        evaluate=_pad_kernel,
         doc="Pads, or with negative pads crops, every axis.",
+    )
+)
+
+
+# -- DepthToSpace and SpaceToDepth (OpenVINO opset 1): blocks of channels moved into the spatial
+# dimensions and back, for data ``[N, C, D1, ..., Dk]`` of any spatial rank ``k >= 1``.
+#
+# Both are a reshape, a transpose and a reshape, as OpenVINO's specification writes them; ``mode`` says
+# whether the block index comes before the remaining channels (``blocks_first``) or after them
+# (``depth_first``).
+
+
+_MODES = ("blocks_first", "depth_first")
+
+
+def depth_to_space(data: Any, mode: str, block_size: int = 1, name: str | None = None) -> Node:
+    """Moves blocks of channels into the spatial dimensions (``DepthToSpace``, opset1):
+    ``[N, C, D1, ..., Dk]`` becomes ``[N, C / block_size**k, D1 * block_size, ..., Dk * block_size]``.
+
+    :param mode: ``blocks_first`` (the channels split as ``[block_size, ..., block_size, C / block_size**k]``)
+        or ``depth_first`` (as ``[C / block_size**k, block_size, ..., block_size]``).
+    :param block_size: the block's size along each spatial dimension; ``C`` must be a multiple of
+        ``block_size**k``.
+    """
+    return Node(DEPTH_TO_SPACE, [as_output(data)], {"mode": mode, "block_size": block_size}, name)
+
+
+def space_to_depth(data: Any, mode: str, block_size: int = 1, name: str | None = None) -> Node:
+    """Moves spatial blocks into the channels (``SpaceToDepth``, opset1): ``[N, C, D1, ..., Dk]`` becomes
+    ``[N, C * block_size**k, D1 / block_size, ..., Dk / block_size]``; the inverse of ``depth_to_space``.
+
+    :param mode: ``blocks_first`` (the new channels ordered block index first) or ``depth_first``
+        (input channel first).
+    :param block_size: the block's size along each spatial dimension, which it must divide.
+    """
+    return Node(SPACE_TO_DEPTH, [as_output(data)], {"mode": mode, "block_size": block_size}, name)
+
+
+# -- shape inference ------------------------------------------------------------------------------------
+
+
+def _checked(node: Node) -> tuple[list[int], int, int]:
+    """The data's dims, the block size and the spatial rank, checked."""
+    data = node.input_value(0).partial_shape
+    block = node.attrs["block_size"]
+    if data.rank < 3:
+        raise node.error(f"data {data} must be [N, C, D1, ...] with at least one spatial dimension")
+    if block < 1:
+        raise node.error(f"block_size={block} must be >= 1")
+    return list(data.dims), block, data.rank - 2
+
+
+def _depth_to_space(node: Node) -> list[OutputSpec]:
+    dims, block, k = _checked(node)
+    group = block**k
+    channels = dims[1]
+    if channels != DYNAMIC and channels % group:
+        raise node.error(f"{channels} channels of data {dims} are not a multiple of block_size**{k} = {group}")
+    out = [dims[0], DYNAMIC if channels == DYNAMIC else channels // group]
+    out += [dim_mul(d, block) for d in dims[2:]]
+    return [(node.input_value(0).element_type, out)]
+
+
+def _space_to_depth(node: Node) -> list[OutputSpec]:
+    dims, block, k = _checked(node)
+    for axis, d in enumerate(dims[2:], 2):
+        if d != DYNAMIC and d % block:
+            raise node.error(f"spatial dimension {axis} of data {dims} ({d}) is not a multiple of block_size={block}")
+    channels = dims[1]
+    out = [dims[0], dim_mul(channels, block**k)]
+    out += [DYNAMIC if d == DYNAMIC else d // block for d in dims[2:]]
+    return [(node.input_value(0).element_type, out)]
+
+
+# -- the kernels: OpenVINO's reshape, transpose, reshape -------------------------------------------------
+
+
+def _depth_to_space_kernel(node: Node, x: Any) -> Any:
+    xp = namespace(x)
+    block, k = node.attrs["block_size"], x.ndim - 2
+    n, c, spatial = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    depth = c // block**k
+    blocks = (block,) * k
+    if node.attrs["mode"] == "blocks_first":
+        split = xp.reshape(x, (n, *blocks, depth, *spatial))
+        order = [0, k + 1] + [i for d in range(k) for i in (k + 2 + d, 1 + d)]
+    else:
+        split = xp.reshape(x, (n, depth, *blocks, *spatial))
+        order = [0, 1] + [i for d in range(k) for i in (k + 2 + d, 2 + d)]
+    moved = xp.permute_dims(split, tuple(order))
+    return xp.reshape(moved, (n, depth, *(d * block for d in spatial)))
+
+
+def _space_to_depth_kernel(node: Node, x: Any) -> Any:
+    xp = namespace(x)
+    block, k = node.attrs["block_size"], x.ndim - 2
+    n, c, spatial = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    split = xp.reshape(x, (n, c, *(v for d in spatial for v in (d // block, block))))
+    inner, outer = [3 + 2 * d for d in range(k)], [2 + 2 * d for d in range(k)]
+    head = [0, *inner, 1] if node.attrs["mode"] == "blocks_first" else [0, 1, *inner]
+    moved = xp.permute_dims(split, tuple(head + outer))
+    return xp.reshape(moved, (n, c * block**k, *(d // block for d in spatial)))
+
+
+# -- definitions ----------------------------------------------------------------------------------------
+
+_ATTRS = (
+    Attr("mode", LOWER_STRING, choices=_MODES, doc="where the block index sits among the channels"),
+    Attr("block_size", INT, 1, doc="the block's size along each spatial dimension"),
+)
+
+DEPTH_TO_SPACE = define(
+    OpDef(
+        "DepthToSpace",
+        "movement",
+        _depth_to_space,
+        inputs=(Input("data", doc="[N, C, D1, ..., Dk], C a multiple of block_size**k"),),
+        attrs=_ATTRS,
+        version="opset1",
+        evaluate=_depth_to_space_kernel,
+        doc="Moves blocks of channels into the spatial dimensions.",
+    )
+)
+SPACE_TO_DEPTH = define(
+    OpDef(
+        "SpaceToDepth",
+        "movement",
+        _space_to_depth,
+        inputs=(Input("data", doc="[N, C, D1, ..., Dk], each Di a multiple of block_size"),),
+        attrs=_ATTRS,
+        version="opset1",
+        evaluate=_space_to_depth_kernel,
+        doc="Moves spatial blocks into the channels: the inverse of DepthToSpace.",
     )
 )

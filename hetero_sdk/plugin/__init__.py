@@ -81,8 +81,7 @@ from hetero_sdk.ops.basic import integer_saturation
 from hetero_sdk.ops.control_flow import bodies, loop_iterations
 from hetero_sdk.ops.convolution import backprop_geometry, resolve_pads, window_output_dims
 from hetero_sdk.ops.folding import constant_value
-from hetero_sdk.ops.image import resize_plan
-from hetero_sdk.ops.image_resize import apply_resize
+from hetero_sdk.ops.image import apply_resize, resize_plan
 from hetero_sdk.ops.indexing import scatter_positions
 from hetero_sdk.ops.linear_algebra import matmul_shape
 from hetero_sdk.ops.normalization import batch_normalized

@@ -91,8 +91,7 @@ def test_string_split_key_cases_split_as_python_does() -> None:
 
 
 def test_resize_and_interpolate_key_cases_cover_every_mode_and_transform() -> None:
-    from hetero_sdk.ops.image import COORDINATE_TRANSFORMATION_MODES, MODES
-    from hetero_sdk.ops.image_resize import RESIZE_MODES, RESIZE_TRANSFORMS
+    from hetero_sdk.ops.image import COORDINATE_TRANSFORMATION_MODES, MODES, RESIZE_MODES, RESIZE_TRANSFORMS
 
     resize = {(c.attrs["mode"], c.attrs["transform"]) for c in key_cases("Resize")}
     assert resize >= {(m, t) for m in RESIZE_MODES for t in RESIZE_TRANSFORMS}

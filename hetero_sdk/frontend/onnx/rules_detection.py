@@ -1,4 +1,5 @@
-"""Rules for ONNX's sorting and detection ops: TopK, ArgMax, ArgMin, NonMaxSuppression and Unique."""
+"""Rules for ONNX's sorting and detection ops: TopK, ArgMax, ArgMin, NonMaxSuppression, Unique and
+NonZero."""
 
 from __future__ import annotations
 
@@ -104,3 +105,8 @@ def roi_align(ctx: NodeContext) -> Outputs:
         ctx.attr("sampling_ratio", 0), ctx.attr("spatial_scale", 1.0), mode, aligned,
     )  # fmt: skip
     return [node.output(0)]
+
+
+@rule("NonZero", since=9)
+def non_zero(ctx: NodeContext) -> Outputs:
+    return [_out(opset.non_zero(ctx.input(0), output_type=Type.i64))]

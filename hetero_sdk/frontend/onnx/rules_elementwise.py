@@ -1,4 +1,4 @@
-"""Rules for element-wise ONNX ops: arithmetic, comparisons, logic, activations (casts: rules_cast)."""
+"""Rules for element-wise ONNX ops: arithmetic, comparisons, logic, activations (casts: rules_basic)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,14 @@
 """Rules for ONNX's image ops: Resize and Upsample (as OpenVINO's Interpolate, or as the ONNX Resize op
-where Interpolate computes otherwise: antialiasing, cropping, aspect ratio), GridSample, Col2Im, DeformConv."""
+where Interpolate computes otherwise: antialiasing, cropping, aspect ratio), and GridSample
+(Col2Im and DeformConv are in :mod:`.rules_convolution`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from hetero_sdk import opset
-from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
-from hetero_sdk.frontend.onnx.rules_nn import channel_bias, window_attrs
 from hetero_sdk.graph.node import Output
 
 __all__: list[str] = []
@@ -153,59 +152,3 @@ def grid_sample(ctx: NodeContext) -> Outputs:
         raise ctx.unsupported(f"GridSample of {rank}-D data (4-D and 5-D are supported)")
     node = opset.grid_sample(ctx.input(0), ctx.input(1), _GRID_MODES[mode], padding, ctx.flag("align_corners", False))
     return [_out(node)]
-
-
-@rule("Col2Im", since=18)
-def col2im(ctx: NodeContext) -> Outputs:
-    """OpenVINO's Col2Im for 2-D images; other ranks as one 2-D Col2Im per spatial axis (the sum of
-    blocks separates by axis), with a unit first axis."""
-    rank = ctx.input(1).partial_shape[0]
-    if rank < 1:
-        raise ctx.unsupported("a Col2Im whose image_shape has an unknown length")
-    dilations, strides = ctx.attr("dilations", [1] * rank), ctx.attr("strides", [1] * rank)
-    pads = ctx.attr("pads", [0] * 2 * rank)
-    image, block = (opset.convert(ctx.input(i), Type.i64).output(0) for i in (1, 2))
-    if rank == 2:
-        node = opset.col2im(ctx.input(0), image, block, strides, dilations, pads[:2], pads[2:])
-        return [_out(node)]
-    # blocks per axis: (image + pads - dilation * (block - 1) - 1) // stride + 1
-    reach = opset.add(opset.multiply(block, ctx.const(dilations, _I64)), ctx.const([1 - d for d in dilations], _I64))
-    room = opset.subtract(opset.add(image, ctx.const([b + e for b, e in zip(pads[:rank], pads[rank:])], _I64)), reach)
-    counts = opset.add(opset.divide(room, ctx.const(strides, _I64)), ctx.const([1] * rank, _I64))
-    target = opset.concat([ctx.const([0, -1], _I64), block, counts], 0)
-    x = _out(opset.reshape(ctx.input(0), target, special_zero=True))  # [N, C, blocks..., counts...]
-    axes = ["n", "c", *(f"k{a}" for a in range(rank)), *(f"l{a}" for a in range(rank))]
-    for a in range(rank):
-        rest = [name for name in axes if name not in (f"k{a}", f"l{a}")]
-        order = [axes.index(name) for name in (*rest, f"k{a}", f"l{a}")]
-        moved = opset.transpose(x, ctx.const(order, _I64))
-        dims = opset.shape_of(moved, Type.i64)
-        flat = opset.reshape(moved, opset.concat([ctx.const([-1], _I64), _gather(ctx, dims, [-2, -1])], 0), False)
-        one = ctx.const([1], _I64)
-        summed = opset.col2im(
-            flat, opset.concat([one, _gather(ctx, image, [a])], 0), opset.concat([one, _gather(ctx, block, [a])], 0),
-            [1, strides[a]], [1, dilations[a]], [0, pads[a]], [0, pads[rank + a]],
-        )  # fmt: skip  # [-1, 1, 1, image[a]]
-        target = opset.concat([_gather(ctx, dims, list(range(len(rest)))), _gather(ctx, image, [a])], 0)
-        x = _out(opset.reshape(summed, target, special_zero=False))
-        axes = [*rest, f"i{a}"]
-    order = [axes.index(name) for name in ("n", "c", *(f"i{a}" for a in range(rank)))]
-    return [_out(opset.transpose(x, ctx.const(order, _I64)))]
-
-
-def _gather(ctx: NodeContext, values: object, indices: list[int]) -> Output:
-    return _out(opset.gather(values, ctx.const(indices, _I64), ctx.const(0, _I64)))
-
-
-@rule("DeformConv", since=19)
-def deform_conv(ctx: NodeContext) -> Outputs:
-    """OpenVINO's DeformableConvolution with ``bilinear_interpolation_pad`` (ONNX samples zeros past the
-    edges), then the bias added per output channel, as OpenVINO's ONNX frontend translates it."""
-    x = ctx.input(0)
-    if x.partial_shape.rank != 4:
-        raise ctx.unsupported(f"a {x.partial_shape.rank}-D DeformConv (2-D images only)")
-    node = opset.deformable_convolution(
-        x, ctx.input(2), ctx.input(1), mask=ctx.optional_input(4), group=ctx.attr("group", 1),
-        deformable_group=ctx.attr("offset_group", 1), bilinear_interpolation_pad=True, **window_attrs(ctx, 2),
-    )  # fmt: skip
-    return [channel_bias(ctx, _out(node), ctx.optional_input(3))]

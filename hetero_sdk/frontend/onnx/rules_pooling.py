@@ -1,6 +1,6 @@
 """Rules for ONNX's pooling ops: MaxPool, MaxUnpool, AveragePool (dilated ones as depthwise
 convolutions), GlobalAveragePool and GlobalMaxPool (LpPool, which shares Lp helpers with
-LpNormalization, is in :mod:`.rules_nn`)."""
+LpNormalization, is in :mod:`.rules_normalization`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hetero_sdk import opset
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
-from hetero_sdk.frontend.onnx.rules_nn import window_attrs
+from hetero_sdk.frontend.onnx.rules_convolution import window_attrs
 from hetero_sdk.graph.limits import CONSTANT_ELEMENTS
 from hetero_sdk.graph.node import Output
 

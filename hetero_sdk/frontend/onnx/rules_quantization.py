@@ -14,8 +14,8 @@ from hetero_sdk import opset
 from hetero_sdk.element_type import Type
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs, rule
-from hetero_sdk.frontend.onnx.rules_cast import SATURATING, saturated
-from hetero_sdk.frontend.onnx.rules_nn import channel_bias, convolve
+from hetero_sdk.frontend.onnx.rules_basic import SATURATING, saturated
+from hetero_sdk.frontend.onnx.rules_convolution import channel_bias, convolve
 from hetero_sdk.frontend.onnx.types import element_type
 from hetero_sdk.graph.limits import CONSTANT_ELEMENTS
 from hetero_sdk.graph.node import Output

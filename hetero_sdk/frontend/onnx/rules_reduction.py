@@ -80,17 +80,3 @@ def reduce_with_axes_attribute(ctx: NodeContext) -> Outputs:
 @rule(*(name for name in _REDUCTIONS if name != "ReduceSum"), since=18)
 def reduce_with_axes_input(ctx: NodeContext) -> Outputs:
     return _reduce(ctx, ctx.optional_input(1))
-
-
-@rule("CumSum", since=11)
-def cum_sum(ctx: NodeContext) -> Outputs:
-    axis = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
-    exclusive, reverse = ctx.flag("exclusive", False), ctx.flag("reverse", False)
-    return [_out(opset.cum_sum(ctx.input(0), axis, exclusive=exclusive, reverse=reverse))]
-
-
-@rule("CumProd", since=26)
-def cum_prod(ctx: NodeContext) -> Outputs:
-    axis = _out(opset.reshape(ctx.input(1), ctx.const([], _I64), special_zero=False))
-    exclusive, reverse = ctx.flag("exclusive", False), ctx.flag("reverse", False)
-    return [_out(opset.cum_prod(ctx.input(0), axis, exclusive=exclusive, reverse=reverse))]

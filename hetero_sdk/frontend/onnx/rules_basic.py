@@ -1,4 +1,4 @@
-"""Rules for ONNX's casts: Cast, CastLike and BitCast. Where ONNX's conversions differ from Convert's
+"""Rules for ONNX's Constant and casts: Cast, CastLike and BitCast. Where ONNX's conversions differ from Convert's
 (OpenVINO's), the rules add what ONNX does: casts to the float8 types saturate at the largest finite
 value unless ``saturate`` is 0 (then Convert's overflow to infinity or NaN), casts to the 4- and 2-bit
 integers keep the low bits of the integer, as ONNX's casts between integers do, and casts to
@@ -106,3 +106,23 @@ def bit_cast(ctx: NodeContext) -> Outputs:
 @rule("CastLike", since=15)
 def cast_like(ctx: NodeContext) -> Outputs:
     return [onnx_cast(ctx, ctx.input(0), ctx.input(1).element_type, ctx.flag("saturate", True))]
+
+
+_I64 = np.int64
+
+
+@rule("Constant")
+def constant(ctx: NodeContext) -> Outputs:
+    for name, dtype in (
+        ("value_float", np.float32),
+        ("value_floats", np.float32),
+        ("value_int", _I64),
+        ("value_ints", _I64),
+        ("value_string", Type.string.numpy),
+        ("value_strings", Type.string.numpy),
+    ):
+        if ctx.has_attr(name):
+            return [ctx.const(ctx.attr(name), dtype)]
+    if ctx.has_attr("value"):
+        return [ctx.const(ctx.attr("value"))]
+    raise ctx.unsupported("a Constant without a dense tensor, number or string value (a sparse tensor)")
