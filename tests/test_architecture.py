@@ -251,6 +251,19 @@ def test_reference_kernels_live_in_the_module_of_their_op_family() -> None:
     assert modules <= set(families.values()), f"reference modules not named after a family: {modules}"
 
 
+def test_conformance_recipes_live_in_the_module_of_their_op_family() -> None:
+    """The kit mirrors the families: an op's case recipe is in hetero_sdk.conformance.recipes_<family>."""
+    import hetero_sdk.conformance.op_cases  # noqa: F401  (registers every recipe module)
+    from hetero_sdk.conformance.case_builder import RECIPES
+
+    families = _sdk_ops()
+    recipes = {t: RECIPES.get(t).__module__ for t in RECIPES.names()}
+    misplaced = _misplaced(recipes, families, "hetero_sdk.conformance.recipes_")
+    assert not misplaced, f"case recipes outside their family's module: {misplaced}"
+    modules = {p.stem for p in (ROOT / "hetero_sdk" / "conformance").glob("recipes_*.py")}
+    assert modules <= {f"recipes_{f}" for f in families.values()}, f"recipe modules not named after a family: {modules}"
+
+
 def test_onnx_rules_live_in_the_module_of_their_op_family() -> None:
     """An ONNX op translated into the SDK op of the same name has its rule in ``rules_<family>``; every rule
     module is named after a family, an ONNX-only group or is listed as translating into several."""
