@@ -201,6 +201,11 @@ ONNX_RULES_OF_SEVERAL_FAMILIES = {"rules_elementwise": {"elementwise", "activati
 holds activations (Relu, Sin...) and logic (Not, BitwiseNot) alike."""
 
 
+ONNX_EXPORT_RULES_OF_SEVERAL_FAMILIES = {"rules_elementwise": {"elementwise", "activation"}}
+"""ONNX exporter modules that write several families: ``rules_elementwise``'s one table of ops with an ONNX
+counterpart of the same meaning holds activations (Relu, Sin...) and binary elementwise ops alike."""
+
+
 def _sdk_ops() -> dict[str, str]:
     from hetero_sdk.ops import OPS, sdk_op_types
 
@@ -251,6 +256,19 @@ def test_reference_kernels_live_in_the_module_of_their_op_family() -> None:
     assert modules <= set(families.values()), f"reference modules not named after a family: {modules}"
 
 
+def test_conformance_recipes_live_in_the_module_of_their_op_family() -> None:
+    """The kit mirrors the families: an op's case recipe is in hetero_sdk.conformance.recipes_<family>."""
+    import hetero_sdk.conformance.op_cases  # noqa: F401  (registers every recipe module)
+    from hetero_sdk.conformance.case_builder import RECIPES
+
+    families = _sdk_ops()
+    recipes = {t: RECIPES.get(t).__module__ for t in RECIPES.names()}
+    misplaced = _misplaced(recipes, families, "hetero_sdk.conformance.recipes_")
+    assert not misplaced, f"case recipes outside their family's module: {misplaced}"
+    modules = {p.stem for p in (ROOT / "hetero_sdk" / "conformance").glob("recipes_*.py")}
+    assert modules <= {f"recipes_{f}" for f in families.values()}, f"recipe modules not named after a family: {modules}"
+
+
 def test_onnx_rules_live_in_the_module_of_their_op_family() -> None:
     """An ONNX op translated into the SDK op of the same name has its rule in ``rules_<family>``; every rule
     module is named after a family, an ONNX-only group or is listed as translating into several."""
@@ -275,3 +293,18 @@ def test_onnx_rules_live_in_the_module_of_their_op_family() -> None:
         )
     ]
     assert not misplaced, f"ONNX rules outside their family's module: {misplaced}"
+
+
+def test_onnx_export_rules_live_in_the_module_of_their_op_family() -> None:
+    """The ONNX exporter mirrors the families: an op's export rule is in ``onnx_export.rules_<family>``."""
+    import hetero_sdk.frontend.onnx_export  # noqa: F401  (registers every rule module)
+    from hetero_sdk.frontend.onnx_export.context import EXPORTERS
+
+    families = _sdk_ops()
+    rules = {t: EXPORTERS.get(t).__module__ for t in EXPORTERS.names()}
+    misplaced = _misplaced(
+        rules, families, "hetero_sdk.frontend.onnx_export.rules_", ONNX_EXPORT_RULES_OF_SEVERAL_FAMILIES
+    )
+    assert not misplaced, f"ONNX export rules outside their family's module: {misplaced}"
+    modules = {p.stem for p in (ROOT / "hetero_sdk" / "frontend" / "onnx_export").glob("rules_*.py")}
+    assert modules <= {f"rules_{f}" for f in families.values()}, f"export modules not named after a family: {modules}"

@@ -8,14 +8,24 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from hetero_sdk.conformance import (  # noqa: F401  (each recipe module registers its recipes)
-    recipes_compute,
+    recipes_activation,
+    recipes_basic,
     recipes_control_flow,
+    recipes_convolution,
+    recipes_cumulative,
     recipes_detection,
-    recipes_elementwise,
     recipes_image,
     recipes_indexing,
+    recipes_linear_algebra,
+    recipes_movement,
+    recipes_normalization,
+    recipes_pooling,
+    recipes_quantization,
     recipes_recurrent,
-    recipes_shape,
+    recipes_reduction,
+    recipes_shape_manipulation,
+    recipes_signal,
+    recipes_slicing,
     recipes_text,
 )
 from hetero_sdk.conformance.case_builder import KEY_CASES, RECIPES, Builder, OpCase

@@ -1,6 +1,7 @@
-"""Case recipes of the detection ops whose output shapes depend on the input values: NonZero (one column
-per non-zero element) and NonMaxSuppression (one row per selected box). Their results are compared
-shape first, then value by value, as every other case's.
+"""Case recipes of the detection family: TopK (values without ties), Unique, ROIAlign (regions within the
+feature maps, batch indices in range), and the ops whose output shapes depend on the input values: NonZero
+(one column per non-zero element) and NonMaxSuppression (one row per selected box). Their results are
+compared shape first, then value by value, as every other case's.
 
 NonMaxSuppression's cases keep away from ties a device may break either way: scores are distinct, and
 the IoU and score thresholds are moved away from every IoU and score the case holds."""
@@ -10,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from hetero_sdk import opset
-from hetero_sdk.conformance.case_builder import F16, F32, I32, I64, Builder, OpCase, key_case, recipe
+from hetero_sdk.conformance.case_builder import F16, F32, FLOATS, I32, I64, Builder, OpCase, key_case, recipe
+from hetero_sdk.conformance.recipe_parts import distinct_values
 
 _NONZERO_TYPES = (F32, I32, np.int8, np.bool_, F16)
 
@@ -110,3 +112,47 @@ def _nms_two_classes_overlapping_boxes() -> OpCase:
     )  # fmt: skip
     attrs = {"max_boxes": 3, "iou": 0.5, "score": 0.1, "sigma": 0.0, "sorted": True}
     return b.case("NonMaxSuppression", node.outputs(), "transcendental", 1, center=False, **attrs)
+
+
+@recipe("TopK")
+def _topk(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick((F32, I32, F16))
+    shape = b.shape(1, 3, 1, 5)
+    axis = b.integer(-len(shape), len(shape) - 1)
+    k = b.integer(1, shape[axis])
+    mode, sort = b.pick(("max", "min")), b.pick(("value", "index"))
+    data = distinct_values(b, shape, np.dtype(F32))
+    data = (data * 100).astype(dtype) if dtype == I32 else data.astype(dtype)
+    k_node = opset.constant(np.array(k, b.pick((I64, I32))), name="k")
+    node = opset.topk(b.input(data, "x"), k_node, axis, mode, sort, index_element_type=b.pick((I32, I64)), name="op")
+    return b.case(op_type, [node.output(0), node.output(1)], "exact", k=k, axis=axis, mode=mode, sort=sort)
+
+
+@recipe("Unique")
+def _unique(b: Builder, op_type: str) -> OpCase:
+    shape = b.shape(1, 3)
+    data = b.values(shape, I64, -2, 2).astype(b.pick((F32, I64)))  # few distinct values: repeats are the point
+    axis = b.pick([None, *range(-len(shape), len(shape))])
+    axis_node = None if axis is None else opset.constant(np.array(axis, b.pick((I64, I32))), name="axis")
+    sort = b.flag()
+    index_type, count_type = b.pick((I32, I64)), b.pick((I32, I64))
+    node = opset.unique(b.input(data, "x"), axis_node, sort, index_type, count_type, name="op")
+    return b.case(op_type, [node.output(i) for i in range(4)], "exact", axis=axis, sorted=sort)
+
+
+@recipe("ROIAlign")
+def _roi_align(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    data = b.values([b.integer(1, 2), b.integer(1, 3), b.integer(2, 6), b.integer(2, 6)], dtype, -2, 2)
+    count = b.integer(1, 3)
+    corners = b.values([count, 2], F32, 0, 4)
+    sizes = b.values([count, 2], F32, 0.5, 4)
+    rois = np.concatenate([corners, corners + sizes], axis=1).astype(dtype)
+    batch = np.array([b.integer(0, data.shape[0] - 1) for _ in range(count)], I64)
+    mode, aligned = b.pick(("avg", "max")), b.pick(("half_pixel", "asymmetric"))
+    pooled, ratio = (b.integer(1, 3), b.integer(1, 3)), b.integer(1, 3)
+    node = opset.roi_align(
+        b.input(data, "x"), b.operand(rois, "rois"), opset.constant(batch, name="batch"), pooled[0], pooled[1],
+        ratio, b.pick((0.5, 1.0)), mode, aligned, name="op",
+    )  # fmt: skip
+    return b.case(op_type, node, "accumulate", 4 * ratio * ratio, mode=mode, aligned_mode=aligned)

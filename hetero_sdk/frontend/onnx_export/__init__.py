@@ -18,14 +18,24 @@ from onnx import helper
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelFormatError, UnsupportedOperationError
 from hetero_sdk.frontend.onnx_export import (  # noqa: F401  (each module registers its rules)
+    rules_basic,
     rules_control_flow,
+    rules_convolution,
+    rules_cumulative,
+    rules_detection,
     rules_elementwise,
     rules_image,
     rules_indexing,
-    rules_nn,
-    rules_openvino,
+    rules_linear_algebra,
+    rules_movement,
+    rules_normalization,
+    rules_pooling,
+    rules_quantization,
     rules_recurrent,
-    rules_shape,
+    rules_reduction,
+    rules_shape_manipulation,
+    rules_signal,
+    rules_slicing,
     rules_text,
 )
 from hetero_sdk.frontend.onnx_export.context import EXPORTERS

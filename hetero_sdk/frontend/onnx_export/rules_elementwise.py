@@ -1,17 +1,38 @@
-"""Export rules of the elementwise and activation families and Convert: mostly one ONNX node each;
-the integer floor division, the two remainders and Swish take a few."""
+"""Export rules of the elementwise and activation families: mostly one ONNX node each; the integer floor
+division, the two remainders and Swish take a few, a HardSigmoid with alpha or beta computed is written out.
+One table (``_SAME``) maps unary and binary ops alike, so the module holds both families."""
 
 from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 
-from hetero_sdk.element_type import Type
-from hetero_sdk.frontend.onnx_export.context import ExportContext, exporter, onnx_type
+from hetero_sdk.frontend.onnx_export.context import ExportContext, exporter
 
 __all__: list[str] = []
+
+
+@exporter("IsNaN")
+def is_nan(ctx: ExportContext) -> None:
+    ctx.emit1("IsNaN", [ctx.input(0)], ctx.out())
+
+
+@exporter("HardSigmoid")
+def hard_sigmoid(ctx: ExportContext) -> None:
+    alpha, beta = ctx.constant(1), ctx.constant(2)
+    if alpha is not None and beta is not None:
+        ctx.emit1(
+            "HardSigmoid", [ctx.input(0)], ctx.out(), alpha=float(alpha.reshape(())), beta=float(beta.reshape(()))
+        )
+        return
+    scalar = ctx.const(np.zeros(0, np.int64), name="scalar")  # alpha and beta as scalars: x's shape is kept
+    alpha_in, beta_in = (ctx.emit1("Reshape", [ctx.input(i), scalar]) for i in (1, 2))
+    line = ctx.emit1("Add", [ctx.emit1("Mul", [ctx.input(0), alpha_in]), beta_in])
+    element_type = ctx.element_type(0)
+    zero, one = ctx.const(0, element_type, "zero"), ctx.const(1, element_type, "one")
+    ctx.emit1("Max", [ctx.emit1("Min", [line, one]), zero], ctx.out())
+
 
 _SAME = {
     "Abs": "Abs", "Ceiling": "Ceil", "Cos": "Cos", "Erf": "Erf", "Exp": "Exp", "Floor": "Floor", "Log": "Log",
@@ -131,53 +152,3 @@ def gelu(ctx: ExportContext) -> None:
         core = ctx.emit1("Erf", [ctx.emit1("Mul", [x, ctx.const(1 / math.sqrt(2), element_type)])])
     half_x = ctx.emit1("Mul", [x, ctx.const(0.5, element_type)])
     ctx.emit1("Mul", [half_x, ctx.emit1("Add", [core, ctx.const(1, element_type)])], ctx.out())
-
-
-@exporter("Convert")
-def convert(ctx: ExportContext) -> None:
-    # OpenVINO's Convert saturates at the destination's limits where ONNX's Cast wraps: a Clip first.
-    # Floats overflow (to infinity or NaN) where ONNX's Cast to float8 saturates: saturate=0.
-    target: Type = ctx.attrs["destination_type"]
-    source = ctx.element_type(0)
-    x = ctx.input(0)
-    if target in _SATURATING and source != Type.boolean:
-        ctx.emit1("Cast", [x], ctx.out(), to=onnx_type(target), saturate=0)
-        return
-    if target is Type.f8e8m0 and source != Type.boolean:  # ml_dtypes' rounding: to nearest
-        ctx.emit1("Cast", [x], ctx.out(), to=onnx_type(target), saturate=0, round_mode="nearest")
-        return
-    if target.is_integral and source not in (Type.boolean, Type.string):  # ONNX's Cast reads text itself
-        info = ml_dtypes.iinfo(target.numpy)
-        low: float
-        high: float
-        if source.is_integral:
-            have = ml_dtypes.iinfo(source.numpy)
-            low, high = max(int(info.min), int(have.min)), min(int(info.max), int(have.max))
-            needed = low > have.min or high < have.max
-        else:
-            real = ml_dtypes.finfo(source.numpy)
-            needed = float(real.max) > float(info.max)
-            low = _inside(float(info.min), source)
-            high = _inside(float(info.max), source)
-        if needed:
-            x = ctx.emit1("Clip", [x, ctx.const(low, source, "min"), ctx.const(high, source, "max")])
-    ctx.emit1("Cast", [x], ctx.out(), to=onnx_type(target))
-
-
-_SATURATING = frozenset({Type.f8e4m3, Type.f8e5m2, Type.f8e4m3fnuz, Type.f8e5m2fnuz})
-"""The types ONNX's Cast saturates to unless told ``saturate=0``."""
-
-
-def _inside(bound: float, source: Type) -> float:
-    """The value of type ``source`` nearest ``bound`` on the side of zero (2**31 is not an i32)."""
-    value = np.asarray(bound, source.numpy)
-    if abs(float(value)) > abs(bound):
-        value = np.nextafter(value, np.zeros_like(value))
-    return float(value)
-
-
-@exporter("BitCast")
-def bit_cast(ctx: ExportContext) -> None:
-    if ctx.opset < 26:
-        raise ctx.unsupported(f"BitCast in ONNX opset {ctx.opset} (ONNX defines it from opset 26)")
-    ctx.emit1("BitCast", [ctx.input(0)], ctx.out(), to=onnx_type(ctx.attrs["destination_type"]))

@@ -1,6 +1,5 @@
-"""Exporter rules for ops OpenVINO IR brings in: IsNaN and HardSigmoid (ONNX's ops of those names; a
-HardSigmoid with alpha or beta computed is written out),
-FakeQuantize and ScaledDotProductAttention (written out in ONNX's elementwise ops, MatMul and Softmax)."""
+"""Export rules of the linear-algebra family: MatMul, Einsum, Det, and ScaledDotProductAttention (written out
+in ONNX's elementwise ops, MatMul and Softmax)."""
 
 from __future__ import annotations
 
@@ -14,37 +13,29 @@ from hetero_sdk.shape import DYNAMIC
 __all__: list[str] = []
 
 
-@exporter("IsNaN")
-def is_nan(ctx: ExportContext) -> None:
-    ctx.emit1("IsNaN", [ctx.input(0)], ctx.out())
+def _transposed_last(ctx: ExportContext, index: int) -> str:
+    rank = ctx.rank(index)
+    if rank < 2:
+        return ctx.input(index)
+    return ctx.emit1("Transpose", [ctx.input(index)], perm=[*range(rank - 2), rank - 1, rank - 2])
 
 
-@exporter("HardSigmoid")
-def hard_sigmoid(ctx: ExportContext) -> None:
-    alpha, beta = ctx.constant(1), ctx.constant(2)
-    if alpha is not None and beta is not None:
-        ctx.emit1(
-            "HardSigmoid", [ctx.input(0)], ctx.out(), alpha=float(alpha.reshape(())), beta=float(beta.reshape(()))
-        )
-        return
-    scalar = ctx.const(np.zeros(0, np.int64), name="scalar")  # alpha and beta as scalars: x's shape is kept
-    alpha_in, beta_in = (ctx.emit1("Reshape", [ctx.input(i), scalar]) for i in (1, 2))
-    line = ctx.emit1("Add", [ctx.emit1("Mul", [ctx.input(0), alpha_in]), beta_in])
-    element_type = ctx.element_type(0)
-    zero, one = ctx.const(0, element_type, "zero"), ctx.const(1, element_type, "one")
-    ctx.emit1("Max", [ctx.emit1("Min", [line, one]), zero], ctx.out())
+@exporter("MatMul")
+def matmul(ctx: ExportContext) -> None:
+    a = _transposed_last(ctx, 0) if ctx.attrs["transpose_a"] else ctx.input(0)
+    b = _transposed_last(ctx, 1) if ctx.attrs["transpose_b"] else ctx.input(1)
+    ctx.emit1("MatMul", [a, b], ctx.out())
 
 
-@exporter("FakeQuantize")
-def fake_quantize(ctx: ExportContext) -> None:
-    x, low, high, out_low, out_high = (ctx.input(i) for i in range(5))
-    steps = ctx.const(ctx.attrs["levels"] - 1, ctx.element_type(0), "steps")
-    ratio = ctx.emit1("Div", [ctx.emit1("Sub", [x, low]), ctx.emit1("Sub", [high, low])])
-    level = ctx.emit1("Div", [ctx.emit1("Round", [ctx.emit1("Mul", [ratio, steps])]), steps])
-    inside = ctx.emit1("Add", [ctx.emit1("Mul", [level, ctx.emit1("Sub", [out_high, out_low])]), out_low])
-    above = ctx.emit1("Where", [ctx.emit1("Greater", [x, ctx.emit1("Max", [low, high])]), out_high, inside])
-    below = ctx.emit1("LessOrEqual", [x, ctx.emit1("Min", [low, high])])
-    ctx.emit1("Where", [below, out_low, above], ctx.out())
+@exporter("Einsum")
+def einsum(ctx: ExportContext) -> None:
+    inputs = [ctx.input(i) for i in range(ctx.current.get_input_size())]
+    ctx.emit1("Einsum", inputs, ctx.out(), equation=ctx.attrs["equation"])
+
+
+@exporter("Det")
+def det(ctx: ExportContext) -> None:
+    ctx.emit1("Det", [ctx.input(0)], ctx.out())
 
 
 @exporter("ScaledDotProductAttention")
