@@ -54,7 +54,7 @@ BIAS_GELU = OpDef(
     _bias_gelu_infer,
     (Input("data", _FLOATS), Input("bias", _FLOATS)),
     version=VERSION,
-    doc="Gelu (the exact, erf form) of ``data + bias``, the bias added along the last axis (com.microsoft).",
+    doc="Gelu (the exact, erf form) of `data + bias`, the bias added along the last axis (com.microsoft).",
 )
 QUICK_GELU = OpDef(
     "QuickGelu",
@@ -64,7 +64,7 @@ QUICK_GELU = OpDef(
     (Attr("alpha", FLOAT, 1.702, doc="the sigmoid's slope"),),
     version=VERSION,
     evaluate=_quick_gelu,
-    doc="``x * sigmoid(alpha * x)``, a fast Gelu approximation (com.microsoft).",
+    doc="`x * sigmoid(alpha * x)`, a fast Gelu approximation (com.microsoft).",
 )
 OPS = [BIAS_GELU, QUICK_GELU]
 

@@ -35,7 +35,7 @@ FUSED_MATMUL = OpDef(
         Attr("transpose_b", BOOL, False, doc="transpose the last two axes of b first"),
     ),
     version=VERSION,
-    doc="``alpha * matmul(a, b)`` with optional transposes (com.microsoft ``FusedMatMul``).",
+    doc="`alpha * matmul(a, b)` with optional transposes (com.microsoft `FusedMatMul`).",
 )
 OPS = [FUSED_MATMUL]
 
