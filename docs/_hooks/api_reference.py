@@ -186,6 +186,7 @@ _CONSTANTS = {
     "OPS": 'The registry of op definitions by type (`OPS.find("Add")`); `define` adds to it.',
     "KERNELS": 'The reference kernel registry by op type; `@kernel("Type")` adds to it.',
     "ONNX_RULES": 'The ONNX frontend\'s rule registry by ONNX op type; `@onnx_rule("Op", since=N)` adds to it.',
+    "REFERENCE": "`'reference'`: the backend key of an extension's numpy kernels (the oracle's; TEMPLATE runs them).",
     "DYNAMIC": "`-1`: the value of a dynamic dimension.",
     "COMMON_OPTIMIZATIONS": "The name of the SDK's common graph optimizations pass (`common_optimizations()` makes it).",
 }
@@ -358,6 +359,7 @@ _API_SECTIONS: list[tuple[str, str, list[str]]] = [
             "strided_slice_index",
             "type_limits",
             "unsqueezed_dims",
+            "namespace",
             "widened",
             "window_output_dims",
         ],
@@ -383,6 +385,12 @@ _API_SECTIONS: list[tuple[str, str, list[str]]] = [
             "export_onnx",
             "onnx_exportable_ops",
         ],
+    ),
+    (
+        "Op extensions",
+        "Ops from outside the SDK ([extensions](../extensions.md)): the kernel an extension declares for a "
+        "device's backend, checked against the op's shape inference.",
+        ["device_kernel", "REFERENCE"],
     ),
 ]
 

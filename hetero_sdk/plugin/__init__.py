@@ -32,13 +32,18 @@ The names, by what they are for:
 - **op semantics** a kernel shares with the op's definition (so that a device computes what the op
   means): shapes and indices (:func:`reshape_dims`, :func:`slice_index`...), attribute helpers
   (:func:`resolve_pads`, :func:`window_output_dims`...), numerics (:func:`gelu_tanh`,
-  :func:`integer_saturation`, :func:`type_limits`, :func:`widened`, :func:`erfc_values`); see ``__all__``.
+  :func:`integer_saturation`, :func:`type_limits`, :func:`widened`, :func:`erfc_values`; :func:`namespace`,
+  the array API namespace of a kernel's inputs); see ``__all__``.
 - **extension points** (registries others add to): the reference kernel registry (:func:`kernel`,
   :data:`KERNELS`, :class:`Kernel`, :func:`get_kernel`, :func:`kernel_types`, :func:`run_node`,
   :func:`evaluate`), a device's own registry (:class:`Registry`), and the ONNX frontend's rule
   registry (:func:`onnx_rule`, :data:`ONNX_RULES`, :class:`OnnxRule`, :class:`OnnxNodeContext`) with
   the ONNX exporter (:func:`export_onnx`, :func:`onnx_exportable_ops`). The ONNX names load the ONNX
   frontend on first use, not when this module is imported.
+- **op extensions** (ops from outside the SDK, :mod:`hetero_sdk.extensions`): :func:`device_kernel`
+  gives a device the kernel an extension declares for its backend (checked against the op's shape
+  inference), :data:`REFERENCE` names the extensions' numpy kernels; a device built on
+  :class:`ConfiguredDevice` rebuilds its support table when an extension is added.
 
 hetero-sdk is before 1.0: the facade may change between minor releases, without a deprecation period
 (the changelog says what changed).
@@ -50,9 +55,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from hetero_sdk import rt_info
-from hetero_sdk.array_api import widened
+from hetero_sdk.array_api import namespace, widened
 from hetero_sdk.blob import check_header_fields, pack_blob, unpack_blob
 from hetero_sdk.device_name import format_device_name, parse_device_name
+from hetero_sdk.extensions import REFERENCE, device_kernel
 from hetero_sdk.ops import (
     BOOL,
     FLOAT,
@@ -187,8 +193,10 @@ __all__ = [
     "integer_saturation", "loop_iterations", "matmul_shape", "nearest_indices", "reduced_axes", "reshape_dims",
     "resize_plan",
     "resolve_pads", "scatter_positions", "slice_index", "squeezed_dims", "strided_slice_index", "type_limits",
-    "unsqueezed_dims", "widened", "window_output_dims",
+    "unsqueezed_dims", "namespace", "widened", "window_output_dims",
     # extension points: kernel registries, the ONNX rule registry and exporter
     "KERNELS", "Kernel", "Registry", "evaluate", "get_kernel", "kernel", "kernel_types", "run_node",
     "ONNX_RULES", "OnnxNodeContext", "OnnxRule", "export_onnx", "onnx_exportable_ops", "onnx_rule",
+    # op extensions
+    "REFERENCE", "device_kernel",
 ]  # fmt: skip

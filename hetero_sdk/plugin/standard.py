@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from hetero_sdk.device_name import format_device_name, parse_device_name
 from hetero_sdk.element_type import Type
+from hetero_sdk.extensions import generation as extension_generation
 from hetero_sdk.plugin.config import (
     INT_MAX,
     Converter,
@@ -213,9 +214,11 @@ class ConfiguredDevice:
 
     def support_table(self) -> SupportTable:
         """The device's :class:`~hetero_sdk.plugin.SupportTable`, made by :meth:`make_support_table` on
-        first use and kept for the plugin instance's life."""
+        first use and kept for the plugin instance's life, made again when an extension has added (or
+        removed) ops since."""
         table: SupportTable | None = getattr(self, "_support_table", None)
-        if table is None:
+        if table is None or getattr(self, "_support_generation", None) != extension_generation():
+            self._support_generation = extension_generation()
             table = self._support_table = self.make_support_table()
         return table
 
