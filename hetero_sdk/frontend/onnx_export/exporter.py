@@ -118,6 +118,11 @@ class GraphExporter:
                 ctx.nodes.append(helper.make_node("Identity", [tensor_name], [copy], name=self.node_names.unique(copy)))
                 tensor_name = copy
             written.add(tensor_name)
+            if not port.partial_shape.rank_is_static:
+                self.problems.append(
+                    f"output '{tensor_name}' has a dynamic rank (an If whose branches give different ranks): "
+                    "an ONNX graph output needs a rank; freeze the input that decides the If"
+                )
             outputs.append(_value_info(tensor_name, port, []))
         return helper.make_graph(ctx.nodes, name, inputs, outputs, list(ctx.initializers.values()))
 
@@ -132,6 +137,8 @@ def _value_info(
     """A typed, shaped value: dynamic dims as ``dim_param`` (the Parameter's symbol, else a name made
     from ``default_symbol``), or unknown when no symbol is given."""
     shape: PartialShape = port.partial_shape
+    if not shape.rank_is_static:  # an If whose branches give different ranks: a type without a shape
+        return helper.make_tensor_value_info(name, onnx_type(element_type or port.element_type), None)
     dims: list[int | str | None] = []
     for axis, dim in enumerate(shape.dims):
         if dim != DYNAMIC:

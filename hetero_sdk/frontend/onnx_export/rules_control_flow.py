@@ -33,6 +33,10 @@ def loop(ctx: ExportContext) -> None:
     known = ctx.constant(0)
     unlimited = known is not None and int(np.asarray(known).reshape(-1)[0]) < 0
     trip_count = "" if unlimited else ctx.i64(0)
+    if known is None:  # a negative count read at run time means no limit (OpenVINO); ONNX would run none
+        no_limit = ctx.emit1("Less", [trip_count, ctx.const(0, name="zero")])
+        largest = ctx.const(np.iinfo(np.int64).max, name="no_limit")
+        trip_count = ctx.emit1("Where", [no_limit, largest, trip_count])
     body = ctx.attrs["body"]
     bound: list[str | None] = [None, None, *([None] * len(carried)), *_inputs(ctx, count - invariant)]
     iteration_type = body.get_parameters()[0].output(0).element_type

@@ -31,7 +31,10 @@ def topk(ctx: ExportContext) -> None:
 @exporter("NonZero")
 def non_zero(ctx: ExportContext) -> None:
     target: Type = ctx.attrs["output_type"]
-    ctx.cast(ctx.emit1("NonZero", [ctx.input(0)]), Type.i64, target, ctx.out())
+    data = ctx.input(0)
+    if ctx.rank(0) == 0:  # OpenVINO indexes a scalar as one element ([1, n]); ONNX's NonZero gives [0, n]
+        data = ctx.emit1("Reshape", [data, ctx.const([1], name="one_element")])
+    ctx.cast(ctx.emit1("NonZero", [data]), Type.i64, target, ctx.out())
 
 
 def _selected_scores(ctx: ExportContext, selected: str) -> str:

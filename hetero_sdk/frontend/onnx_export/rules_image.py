@@ -24,6 +24,10 @@ def interpolate(ctx: ExportContext) -> None:
     if attrs["mode"] not in _RESIZE:
         raise ctx.unsupported(f"mode '{attrs['mode']}' (OpenVINO's own triangle filter; ONNX has linear_onnx's)")
     mode, pillow = _RESIZE[attrs["mode"]]
+    if pillow:
+        raise ctx.unsupported(
+            f"mode '{attrs['mode']}' (Pillow's filter; ONNX Resize's antialias weighs other taps when downscaling)"
+        )
     rank = ctx.rank(0)
     x = ctx.input(0)
     begin, end = interpolate_pads(attrs, rank)
@@ -33,7 +37,7 @@ def interpolate(ctx: ExportContext) -> None:
     resize: dict[str, Any] = {
         "mode": mode,
         "coordinate_transformation_mode": attrs["coordinate_transformation_mode"],
-        "antialias": 1 if pillow or attrs["antialias"] else None,
+        "antialias": 1 if pillow else None,  # OpenVINO's antialias widens only its own 'linear' filter
         "cubic_coeff_a": -0.5 if attrs["mode"] == "bicubic_pillow" else attrs["cube_coeff"],
         "axes": [a % rank for a in axes] if axes is not None else None,
     }
