@@ -1,0 +1,259 @@
+"""com.microsoft's fused normalizations, as ONNX Runtime's transformer optimizer and onnxruntime-genai's
+model builder write them: SkipLayerNormalization, SkipSimplifiedLayerNormalization and
+SimplifiedLayerNormalization (which ONNX Runtime registers in the default domain too).
+
+Each op is one array-API kernel (numpy on TEMPLATE, traced by JAX on XLA), computed in f32 for 16-bit
+floats as ONNX Runtime does, normalizing over the last axis (from ``axis`` on for
+SimplifiedLayerNormalization).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hetero_sdk.extensions import OnnxRule
+from hetero_sdk_contrib.constants import DOMAIN, VERSION
+
+from hetero_sdk import opset
+from hetero_sdk.array_api import namespace, widened
+from hetero_sdk.element_type import Type
+from hetero_sdk.frontend.onnx.node_context import NodeContext
+from hetero_sdk.frontend.onnx.rules import Outputs
+from hetero_sdk.graph.node import Node, Output
+from hetero_sdk.graph.op_def import FLOAT, INT, Attr, Input, OpDef, OutputSpec
+from hetero_sdk.ops.checks import REAL_TYPES, broadcast, expect_rank, expect_same_types, merge_dims, normalize_axis
+from hetero_sdk.shape import PartialShape
+
+__all__ = [
+    "ONNX_RULES", "OPS", "SIMPLIFIED_LAYER_NORMALIZATION", "SKIP_LAYER_NORMALIZATION",
+    "SKIP_SIMPLIFIED_LAYER_NORMALIZATION",
+]  # fmt: skip
+
+_FAMILY = "contrib"
+
+
+# -- shape inference -------------------------------------------------------------------------------------
+
+
+def _per_row(shape: PartialShape) -> PartialShape:
+    """The shape of a per-row statistic (mean, inverse standard deviation): the last axis kept as 1."""
+    return PartialShape([*shape.dims[:-1], 1]) if shape.rank_is_static else shape
+
+
+def _infer_skip(node: Node, parameters: tuple[str, ...]) -> list[OutputSpec]:
+    """The skip ops' outputs: ``input`` and ``skip`` broadcast (skip may lack the batch axis), the
+    per-row statistics, and their sum; the 1-D parameters hold one value per hidden unit."""
+    element_type = expect_same_types(node, *range(node.get_input_size()))
+    data = node.input_value(0).partial_shape
+    if data.rank_is_static and data.rank not in (2, 3):
+        raise node.error(f"input has shape {data}; expected (batch, sequence, hidden) or (tokens, hidden)")
+    shape = broadcast(node, data, node.input_value(1).partial_shape)
+    if shape.rank_is_static and data.rank_is_static and shape.rank != data.rank:
+        raise node.error(f"skip {node.input_value(1).partial_shape} does not broadcast to input {data}")
+    hidden = shape[-1] if shape.rank_is_static else -1
+    for index, label in enumerate(parameters, start=2):
+        if index < node.get_input_size():
+            dims = expect_rank(node, index, 1, what=label)
+            hidden = merge_dims(node, hidden, dims[0], f"{label} {dims} must have one value per hidden unit")
+    statistic = _per_row(shape)
+    return [(element_type, shape), (statistic_type(element_type), statistic), (statistic_type(element_type), statistic),
+            (element_type, shape)]  # fmt: skip
+
+
+def statistic_type(element_type: Type) -> Type:
+    """The element type of the statistics outputs: ONNX Runtime's ``U``, f32 (the input's when f64)."""
+    return element_type if element_type == Type.f64 else Type.f32
+
+
+def _infer_skip_layer_norm(node: Node) -> list[OutputSpec]:
+    _check_epsilon(node)
+    return _infer_skip(node, ("gamma", "beta", "bias"))
+
+
+def _infer_skip_simplified(node: Node) -> list[OutputSpec]:
+    _check_epsilon(node)
+    return _infer_skip(node, ("gamma", "bias"))
+
+
+def _infer_simplified(node: Node) -> list[OutputSpec]:
+    _check_epsilon(node)
+    element_type = expect_same_types(node, 0, 1)
+    data = node.input_value(0).partial_shape
+    if not data.rank_is_static:
+        return [(element_type, data), (statistic_type(element_type), PartialShape.dynamic())]
+    axis = normalize_axis(node, node.attrs["axis"], data.rank)
+    scale = node.input_value(1).partial_shape
+    if scale.rank_is_static and scale.rank > data.rank - axis:
+        raise node.error(f"scale {scale} has more axes than the normalized axes {axis}.. of input {data}")
+    statistic = PartialShape([*data.dims[:axis], *[1] * (data.rank - axis)])
+    return [(element_type, data), (statistic_type(element_type), statistic)]
+
+
+def _check_epsilon(node: Node) -> None:
+    if node.attrs["epsilon"] < 0:
+        raise node.error(f"attribute epsilon={node.attrs['epsilon']} must be non-negative")
+
+
+# -- kernels ---------------------------------------------------------------------------------------------
+
+
+def layer_normalized(x: Any, axes: tuple[int, ...], epsilon: float) -> tuple[Any, Any, Any]:
+    """``(x - mean) / sqrt(variance + epsilon)`` over ``axes``, with the mean and ``1 / sqrt(variance +
+    epsilon)`` (kept dims); ``x`` already widened."""
+    xp = namespace(x)
+    mean = xp.mean(x, axis=axes, keepdims=True)
+    centered = x - mean
+    inv_std = 1 / xp.sqrt(xp.mean(centered * centered, axis=axes, keepdims=True) + epsilon)
+    return centered * inv_std, mean, inv_std
+
+
+def rms_normalized(x: Any, axes: tuple[int, ...], epsilon: float) -> tuple[Any, Any]:
+    """``x / sqrt(mean(x^2) + epsilon)`` over ``axes``, with ``1 / sqrt(mean(x^2) + epsilon)`` (kept
+    dims); ``x`` already widened."""
+    xp = namespace(x)
+    inv_std = 1 / xp.sqrt(xp.mean(x * x, axis=axes, keepdims=True) + epsilon)
+    return x * inv_std, inv_std
+
+
+def _skip_sum(x: Any, skip: Any, bias: Any | None) -> Any:
+    total = widened(x) + widened(skip)
+    return total if bias is None else total + widened(bias)
+
+
+def _skip_layer_norm(
+    node: Node, x: Any, skip: Any, gamma: Any, beta: Any | None = None, bias: Any | None = None
+) -> tuple[Any, ...]:
+    total = _skip_sum(x, skip, bias)
+    normalized, mean, inv_std = layer_normalized(total, (total.ndim - 1,), node.attrs["epsilon"])
+    y = normalized * widened(gamma)
+    return (y if beta is None else y + widened(beta)), mean, inv_std, total
+
+
+def _skip_simplified(node: Node, x: Any, skip: Any, gamma: Any, bias: Any | None = None) -> tuple[Any, ...]:
+    total = _skip_sum(x, skip, bias)
+    normalized, inv_std = rms_normalized(total, (total.ndim - 1,), node.attrs["epsilon"])
+    # ONNX Runtime's mean output of an RMS normalization is zeros (the op computes no mean)
+    return normalized * widened(gamma), namespace(x).zeros_like(inv_std), inv_std, total
+
+
+def _simplified(node: Node, x: Any, scale: Any) -> tuple[Any, Any]:
+    axis = node.attrs["axis"] % x.ndim
+    normalized, inv_std = rms_normalized(widened(x), tuple(range(axis, x.ndim)), node.attrs["epsilon"])
+    return normalized * widened(scale), inv_std
+
+
+# -- definitions -----------------------------------------------------------------------------------------
+
+
+def _parameter(name: str, doc: str, optional: bool = False) -> Input:
+    return Input(name, REAL_TYPES, optional=optional, doc=doc)
+
+
+_EPSILON = Attr("epsilon", FLOAT, 1e-12, doc="added to the variance (non-negative)")
+_SKIP_INPUTS = (
+    _parameter("input", "(batch, sequence, hidden) or (tokens, hidden)"),
+    _parameter("skip", "the residual: input's shape, or broadcast to it"),
+    _parameter("gamma", "(hidden): the scale"),
+)
+_SKIP_OUTPUTS_DOC = "Outputs: the normalized sum, its mean and 1/sqrt(variance + epsilon) per row, and the sum."
+
+SKIP_LAYER_NORMALIZATION = OpDef(
+    "SkipLayerNormalization",
+    _FAMILY,
+    _infer_skip_layer_norm,
+    inputs=(*_SKIP_INPUTS, _parameter("beta", "(hidden): the shift", True), _parameter("bias", "(hidden)", True)),
+    attrs=(_EPSILON,),
+    version=VERSION,
+    evaluate=_skip_layer_norm,
+    doc="LayerNorm(input + skip + bias) over the last axis, times gamma plus beta. " + _SKIP_OUTPUTS_DOC,
+)
+SKIP_SIMPLIFIED_LAYER_NORMALIZATION = OpDef(
+    "SkipSimplifiedLayerNormalization",
+    _FAMILY,
+    _infer_skip_simplified,
+    inputs=(*_SKIP_INPUTS, _parameter("bias", "(hidden)", True)),
+    attrs=(_EPSILON,),
+    version=VERSION,
+    evaluate=_skip_simplified,
+    doc="RMSNorm(input + skip + bias) over the last axis, times gamma (the mean output is zeros, as ONNX "
+    "Runtime gives). " + _SKIP_OUTPUTS_DOC,
+)
+SIMPLIFIED_LAYER_NORMALIZATION = OpDef(
+    "SimplifiedLayerNormalization",
+    _FAMILY,
+    _infer_simplified,
+    inputs=(_parameter("data", "the input"), _parameter("scale", "broadcast over the normalized axes")),
+    attrs=(
+        Attr("axis", INT, -1, doc="the first normalized axis (negative counts from the end)"),
+        Attr("epsilon", FLOAT, 1e-5, doc="added to the mean of squares (non-negative)"),
+    ),
+    version=VERSION,
+    evaluate=_simplified,
+    doc="RMS normalization: data / sqrt(mean(data^2) + epsilon) over the axes from axis on, times scale; "
+    "the second output is 1/sqrt(mean(data^2) + epsilon).",
+)
+
+OPS = [SKIP_LAYER_NORMALIZATION, SKIP_SIMPLIFIED_LAYER_NORMALIZATION, SIMPLIFIED_LAYER_NORMALIZATION]
+"""The op definitions this module contributes."""
+
+
+# -- ONNX rules ------------------------------------------------------------------------------------------
+
+
+def _outputs(ctx: NodeContext, node: Node, order: tuple[int, ...]) -> Outputs:
+    """The node's outputs in ONNX's order (``order``: the node's output index of each ONNX output), None
+    where the ONNX node leaves one out."""
+    return [node.output(i) if ctx.wants_output(k) else None for k, i in enumerate(order)]
+
+
+def _zeros_like(ctx: NodeContext, value: Output) -> Output:
+    """Zeros of ``value``'s type and shape, standing for a left-out input that a later input follows."""
+    zero = ctx.const(np.zeros((), value.element_type.numpy))
+    return opset.broadcast(zero, opset.shape_of(value)).output(0)
+
+
+def skip_layer_norm_rule(ctx: NodeContext) -> Outputs:
+    """com.microsoft SkipLayerNormalization: input, skip, gamma, [beta], [bias]."""
+    inputs = [ctx.input(0), ctx.input(1), ctx.input(2)]
+    beta, bias = ctx.optional_input(3), ctx.optional_input(4)
+    if bias is not None:
+        inputs += [beta if beta is not None else _zeros_like(ctx, inputs[2]), bias]
+    elif beta is not None:
+        inputs.append(beta)
+    node = Node(SKIP_LAYER_NORMALIZATION, inputs, {"epsilon": ctx.attr("epsilon", 1e-12)})
+    return _outputs(ctx, node, (0, 1, 2, 3))
+
+
+def skip_simplified_rule(ctx: NodeContext) -> Outputs:
+    """com.microsoft SkipSimplifiedLayerNormalization: input, skip, gamma, [bias]."""
+    inputs = [ctx.input(i) for i in range(3)]
+    if (bias := ctx.optional_input(3)) is not None:
+        inputs.append(bias)
+    node = Node(SKIP_SIMPLIFIED_LAYER_NORMALIZATION, inputs, {"epsilon": ctx.attr("epsilon", 1e-12)})
+    return _outputs(ctx, node, (0, 1, 2, 3))
+
+
+def simplified_rule(ctx: NodeContext) -> Outputs:
+    """SimplifiedLayerNormalization (default domain and com.microsoft): X, scale -> Y, [inv_std_var].
+    ``stash_type`` 1 (f32) is how the kernel computes anyway; other values are refused."""
+    if ctx.attr("stash_type", 1) != 1:
+        raise ctx.unsupported(f"stash_type={ctx.attr('stash_type')} (only 1, computing in float32)")
+    x = ctx.input(0)
+    attrs = {"axis": ctx.axis("axis", -1, x.partial_shape.rank), "epsilon": ctx.attr("epsilon", 1e-5)}
+    node = Node(SIMPLIFIED_LAYER_NORMALIZATION, [x, ctx.input(1)], attrs)
+    return _outputs(ctx, node, (0, 1))
+
+
+_SIMPLIFIED = ("SimplifiedLayerNormalization",)
+ONNX_RULES = [
+    OnnxRule(
+        DOMAIN, "SkipLayerNormalization", skip_layer_norm_rule, makes=("SkipLayerNormalization", "Broadcast", "ShapeOf")
+    ),
+    OnnxRule(
+        DOMAIN, "SkipSimplifiedLayerNormalization", skip_simplified_rule, makes=("SkipSimplifiedLayerNormalization",)
+    ),
+    OnnxRule(DOMAIN, "SimplifiedLayerNormalization", simplified_rule, makes=_SIMPLIFIED),
+    OnnxRule("", "SimplifiedLayerNormalization", simplified_rule, makes=_SIMPLIFIED),
+]
+"""The ONNX ops this module translates."""
