@@ -31,6 +31,7 @@ from hetero_sdk.errors import (
     PluginValidationError,
     UnsupportedPropertyError,
 )
+from hetero_sdk.extensions import Extension, ExtensionInfo, add_extension, extension_infos
 from hetero_sdk.frontend import ModelSource, read_model
 from hetero_sdk.graph.model import Model
 from hetero_sdk.plugin.discovery import discover, load_entry_point
@@ -80,6 +81,24 @@ class Core:
         items = plugins.items() if isinstance(plugins, Mapping) else (plugins or ())
         for name, plugin in items:
             self.register_plugin(plugin, name)
+
+    # -- extensions ---------------------------------------------------------------------------------
+
+    def add_extension(self, extension: Extension | str) -> None:
+        """Registers an extension's ops, ONNX rules, device kernels and conformance recipes, as
+        ``ov.Core.add_extension`` does. Op definitions are process-wide: every ``Core`` and
+        ``convert_model`` see them.
+
+        :param extension: a :class:`hetero_sdk.extensions.Extension`, or ``"package.module:attr"`` naming one.
+        :raises PluginValidationError: naming the extension and the op, with the fix (see
+            :func:`hetero_sdk.extensions.add_extension`); nothing is registered then.
+        """
+        add_extension(extension)
+
+    @property
+    def extensions(self) -> list[ExtensionInfo]:
+        """Every extension, installed (loaded on first use) or added, with its ops and status."""
+        return extension_infos()
 
     # -- devices ------------------------------------------------------------------------------------
 

@@ -51,6 +51,10 @@ class Registry(Generic[T]):
         self._entries[name] = entry
         return entry
 
+    def unregister(self, name: str) -> None:
+        """Removes the entry of ``name``, if any (an extension removed in a test or notebook)."""
+        self._entries.pop(name, None)
+
     def __call__(self, *names: str) -> Callable[[T], T]:
         """A decorator registering the decorated object under each of ``names``."""
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 
 from hetero_sdk import Node
 from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.extensions import REFERENCE, device_kernel
 from hetero_sdk.reference import Kernel, get_kernel
 from hetero_sdk.reference import kernel_types as reference_kernel_types
 from hetero_sdk.registry import Registry
@@ -75,7 +76,12 @@ def kernel_for(node: Node, read: Sequence[bool]) -> Kernel:
     bound = None if bind is None else bind(node, read)
     if bound is not None:
         return bound
-    return LENDING_KERNELS.find(name) or KERNELS.find(name) or get_kernel(node.op)
+    return LENDING_KERNELS.find(name) or KERNELS.find(name) or _extension_kernel(name) or get_kernel(node.op)
+
+
+def _extension_kernel(type_name: str) -> Kernel | None:
+    """An extension op's TEMPLATE kernel, else its numpy reference kernel (checked; None for other ops)."""
+    return device_kernel(type_name, "TEMPLATE", REFERENCE)
 
 
 def lends(type_name: str) -> bool:
@@ -86,6 +92,8 @@ def lends(type_name: str) -> bool:
 def has_kernel(type_name: str) -> bool:
     """Whether TEMPLATE computes ``type_name`` (a table of its own, or the reference, has a kernel)."""
     if type_name in LENDING_KERNELS or type_name in KERNELS or type_name in BINDERS:
+        return True
+    if _extension_kernel(type_name) is not None:
         return True
     try:
         get_kernel(type_name)

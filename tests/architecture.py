@@ -37,6 +37,7 @@ SDK_LAYERS: tuple[tuple[str, ...], ...] = (
     ("graph",),
     ("ops",),
     ("opset",),
+    ("extensions",),  # ops, rules and kernels from outside the SDK: the layers above read their tables
     ("reference",),
     ("serialization",),
     ("transformations",),
@@ -56,15 +57,17 @@ SDK_LAYERS: tuple[tuple[str, ...], ...] = (
 PUBLIC_MODULES = frozenset(
     {
         "hetero_sdk", "hetero_sdk.array_api", "hetero_sdk.device_name", "hetero_sdk.element_type",
-        "hetero_sdk.errors", "hetero_sdk.frontend.onnx_export", "hetero_sdk.graph", "hetero_sdk.ops",
-        "hetero_sdk.opset", "hetero_sdk.plugin",
+        "hetero_sdk.errors", "hetero_sdk.extensions", "hetero_sdk.frontend.onnx_export", "hetero_sdk.graph",
+        "hetero_sdk.ops", "hetero_sdk.opset", "hetero_sdk.plugin",
         "hetero_sdk.properties", "hetero_sdk.reference", "hetero_sdk.registry", "hetero_sdk.rt_info",
         "hetero_sdk.runtime", "hetero_sdk.serialization", "hetero_sdk.shape", "hetero_sdk.transformations",
     }
 )  # fmt: skip
 """The SDK modules a plugin may import from, each only the names in its ``__all__``."""
 
-PLUGIN_PACKAGES = ("template_plugin", "hetero_sdk_jax", "hetero_sdk_tutorial", "hetero_sdk_ort")
+PLUGIN_PACKAGES = (
+    "template_plugin", "hetero_sdk_jax", "hetero_sdk_tutorial", "hetero_sdk_ort", "hetero_sdk_contrib",
+)  # fmt: skip
 """The device packages shipped with the SDK, written as any third party's."""
 
 

@@ -44,7 +44,14 @@ def test_core_code_never_names_a_device(path: Path) -> None:
 
 @pytest.mark.parametrize(
     "package",
-    ["template_plugin", "plugins/jax/hetero_sdk_jax", "plugins/ray/hetero_sdk_ray", "plugins/tutorial", "plugins/ort"],
+    [
+        "template_plugin",
+        "plugins/jax/hetero_sdk_jax",
+        "plugins/ray/hetero_sdk_ray",
+        "plugins/tutorial",
+        "plugins/ort",
+        "plugins/contrib/hetero_sdk_contrib",
+    ],
 )
 def test_plugins_import_only_public_sdk_names(package: str) -> None:
     """Plugins are written like third-party ones: no private SDK module or name."""

@@ -26,6 +26,7 @@ SOURCES += [
     ROOT / "plugins/tutorial/hetero_sdk_tutorial",
     ROOT / "plugins/ort/hetero_sdk_ort",
     ROOT / "plugins/ray/hetero_sdk_ray",
+    ROOT / "plugins/contrib/hetero_sdk_contrib",
 ]
 PLUGIN_SOURCES = [
     ROOT / "template_plugin",
@@ -33,6 +34,7 @@ PLUGIN_SOURCES = [
     ROOT / "plugins/tutorial/hetero_sdk_tutorial",
     ROOT / "plugins/ort/hetero_sdk_ort",
     ROOT / "plugins/ray/hetero_sdk_ray",
+    ROOT / "plugins/contrib/hetero_sdk_contrib",
 ]
 LAZY_ON_PURPOSE = [
     "hetero_sdk/conformance/pytest_plugin.py",

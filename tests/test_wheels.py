@@ -33,6 +33,7 @@ PROJECTS = {
     "hetero_sdk_ort": "plugins/ort",
     "hetero_sdk_tutorial": "plugins/tutorial",
     "hetero_sdk_ray": "plugins/ray",
+    "hetero_sdk_contrib": "plugins/contrib",
 }
 """Each distribution's import name and its project folder in the checkout."""
 _OFFLINE = (

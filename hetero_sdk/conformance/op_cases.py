@@ -17,6 +17,7 @@ from hetero_sdk.conformance import (  # noqa: F401  (each recipe module register
 )
 from hetero_sdk.conformance.case_builder import KEY_CASES, RECIPES, Builder, OpCase
 from hetero_sdk.conformance.derived_cases import derivable, derived_case
+from hetero_sdk.extensions import extension_op_types, extension_recipe
 from hetero_sdk.graph.op_def import OPS
 
 __all__ = ["Builder", "OpCase", "case_types", "key_cases", "strategy_for"]
@@ -24,13 +25,14 @@ __all__ = ["Builder", "OpCase", "case_types", "key_cases", "strategy_for"]
 
 def case_types() -> list[str]:
     """Every op type the kit can draw cases of, sorted."""
-    return sorted(set(RECIPES.names()) | {t for t, op in OPS.items() if derivable(op)})
+    recipes = set(RECIPES.names()) | {t for t in extension_op_types() if extension_recipe(t) is not None}
+    return sorted(recipes | {t for t, op in OPS.items() if derivable(op)})
 
 
 def strategy_for(op_type: str) -> st.SearchStrategy[OpCase] | None:
     """The strategy drawing cases of ``op_type``, or None when it has neither a recipe nor a derivable
     definition (the op check reports it as skipped, "no case recipe")."""
-    recipe = RECIPES.find(op_type)
+    recipe = RECIPES.find(op_type) or extension_recipe(op_type)
     op = OPS.find(op_type)
     if recipe is None and (op is None or not derivable(op)):
         return None

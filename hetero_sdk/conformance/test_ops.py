@@ -19,13 +19,15 @@ from hetero_sdk.conformance.compare import Repro, assert_results_match
 from hetero_sdk.conformance.op_cases import OpCase, key_cases, strategy_for
 from hetero_sdk.conformance.options import Options
 from hetero_sdk.conformance.target import Target
+from hetero_sdk.extensions import extension_op_types, load_installed
 from hetero_sdk.ops import OPS, sdk_op_types
 from hetero_sdk.reference import evaluate
 
 
 def compute_op_types() -> list[str]:
     """The op types of the SDK's opset that compute (ops plugins define for themselves are left out)."""
-    return [t for t in sdk_op_types() if not OPS.get(t).structural]
+    load_installed()  # installed extensions' ops are checked as the SDK's are
+    return [t for t in [*sdk_op_types(), *extension_op_types()] if not OPS.get(t).structural]
 
 
 def enough(max_examples: int) -> int:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hetero_sdk.errors import HeteroSDKError, InferenceError, UnsupportedOperationError
+from hetero_sdk.extensions import REFERENCE, device_kernel
 from hetero_sdk.graph.op_def import OPS, OpDef
 from hetero_sdk.registry import Registry
 
@@ -29,12 +30,14 @@ kernel = KERNELS
 
 
 def get_kernel(op: OpDef | str) -> Kernel:
-    """The reference kernel of an op: its own numpy kernel, else its definition's array-API kernel.
+    """The reference kernel of an op: its own numpy kernel, else its definition's array-API kernel (an
+    extension op's: its ``"reference"`` kernel, else its array-API one, checked against its shape inference).
 
     :raises UnsupportedOperationError: when the op type is unknown, or defined without any kernel.
     """
     definition = op if isinstance(op, OpDef) else OPS.get(op)
-    found = KERNELS.find(definition.type_name) or definition.evaluate
+    name = definition.type_name
+    found = KERNELS.find(name) or device_kernel(name, REFERENCE) or definition.evaluate
     if found is None:
         raise UnsupportedOperationError(
             f"op type '{definition.type_name}' ({definition.family}) is defined but has no reference kernel; "
@@ -45,7 +48,8 @@ def get_kernel(op: OpDef | str) -> Kernel:
 
 def kernel_types() -> list[str]:
     """Every op type with a reference kernel, sorted."""
-    return sorted(set(KERNELS.names()) | {t for t, op in OPS.items() if op.evaluate is not None})
+    extension_ops = {t for t in OPS if device_kernel(t, REFERENCE) is not None}
+    return sorted(set(KERNELS.names()) | {t for t, op in OPS.items() if op.evaluate is not None} | extension_ops)
 
 
 def run_node(node: Node, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from hetero_sdk.errors import ModelValidationError, UnknownOpTypeError, UnsupportedOperationError
+from hetero_sdk.extensions import load_installed, missing_op_hint
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node
 from hetero_sdk.ops import OPS
@@ -173,10 +174,14 @@ def _build_node(
     label = f"{where} ({_short(type_name)} '{_short(name)}')"
     if name in by_name:
         raise format_error(source, f"{label}.name", "another node has this name; friendly names must be unique")
+    if type_name not in OPS:
+        load_installed()  # an installed extension may define it
     try:
         op = OPS.get(type_name)
     except UnsupportedOperationError as exc:
-        hint = "register the op (import the module defining it) before reading"
+        hint = missing_op_hint(type_name, entry.get("extension")) or (
+            "register the op (import the module defining it, or add its extension) before reading"
+        )
         raise UnknownOpTypeError(str(format_error(source, f"{label}.type", str(exc), hint))) from None
     version = field(entry, "version", str, source, label, default=op.version)
     if version != op.version:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hetero_sdk.extensions import provider_of
 from hetero_sdk.graph.model import Model
 from hetero_sdk.serialization import container
 from hetero_sdk.serialization.schema import (
@@ -121,7 +122,7 @@ def _node_entry(node: Node, weights: WeightsBuilder, source: str) -> dict[str, A
             attrs[key] = {SUBGRAPH_TAG: _graph(value, weights, source, label)}
         else:
             attrs[key] = encode_attr(value, label, source, weights.add)
-    return {
+    entry: dict[str, Any] = {
         "name": name,
         "type": node.type_name,
         "version": node.version,
@@ -137,6 +138,10 @@ def _node_entry(node: Node, weights: WeightsBuilder, source: str) -> dict[str, A
         ],
         "rt_info": rt_info_to_json(node.get_rt_info(), f"{where} rt_info", source),
     }
+    provider = provider_of(node.type_name)
+    if provider is not None:  # so that a reader without the extension names what provides the op
+        entry["extension"] = provider
+    return entry
 
 
 def _explicit_names(node: Node, index: int, source: str, where: str) -> list[str] | None:

@@ -24,6 +24,7 @@ import numpy as np
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelFormatError, UnknownOpTypeError
+from hetero_sdk.extensions import load_installed
 from hetero_sdk.frontend.ir.decompression import decompress_in_f32
 from hetero_sdk.frontend.ir.safe_xml import parse_xml
 from hetero_sdk.frontend.ir.vocabulary import (
@@ -175,6 +176,8 @@ class _IRReader:
         label = _label(layer)
         ir_type, version = layer.get("type", ""), layer.get("version", "")
         type_name = OP_NAMES.get(ir_type, ir_type)
+        if type_name not in OPS:
+            load_installed()  # an installed extension may define it
         if type_name not in OPS:
             raise UnknownOpTypeError(
                 f"{self.source}: {label}: the op type {ir_type} ({version}) is not defined by hetero-sdk"

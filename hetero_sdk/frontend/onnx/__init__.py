@@ -14,6 +14,7 @@ import onnx
 import onnx.inliner
 
 from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.extensions import load_installed, onnx_rules
 from hetero_sdk.frontend.input_spec import InputSpec
 from hetero_sdk.frontend.onnx import (  # noqa: F401  (each module registers its rules)
     rules_cast,
@@ -129,5 +130,10 @@ def is_onnx(data: bytes) -> bool:
 
 def supported_ops() -> dict[str, list[int]]:
     """Each translated ONNX op type (``domain:Op`` outside ``ai.onnx``) with the opset versions its
-    rules start at."""
-    return {name: [r.since for r in rules] for name, rules in RULES.items()}
+    rules start at, installed extensions' rules included."""
+    found = {name: [r.since for r in rules] for name, rules in RULES.items()}
+    load_installed()
+    for rule in onnx_rules():
+        key = rule.op_type if rule.domain in ("", "ai.onnx") else f"{rule.domain}:{rule.op_type}"
+        found.setdefault(key, []).append(rule.since)
+    return found

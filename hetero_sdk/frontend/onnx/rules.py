@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.extensions import onnx_rules
 from hetero_sdk.frontend.onnx.values import Value
 from hetero_sdk.registry import Registry
 
@@ -72,9 +73,14 @@ def rule(
 
 
 def find_rule(domain: str, op_type: str, version: int) -> Rule | None:
-    """The rule translating ``op_type`` of ``domain`` in opset ``version``, or None."""
+    """The rule translating ``op_type`` of ``domain`` in opset ``version``, or None: the SDK's own, else a
+    registered extension's (installed extensions load on the first op the SDK has no rule for)."""
     found = None
     for candidate in RULES.find(_key(domain, op_type)) or ():
         if candidate.since <= version:
             found = candidate
+    if found is None and _key(domain, op_type) not in RULES:
+        for extension_rule in onnx_rules("" if domain == "ai.onnx" else domain, op_type):
+            if extension_rule.since <= version:
+                found = Rule(op_type, domain, extension_rule.since, extension_rule.translate)
     return found

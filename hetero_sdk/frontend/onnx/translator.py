@@ -17,6 +17,7 @@ import onnx
 
 from hetero_sdk.element_type import Type
 from hetero_sdk.errors import HeteroSDKError, ModelValidationError, UnsupportedOperationError
+from hetero_sdk.extensions import missing_op_hint
 from hetero_sdk.frontend.input_spec import InputSpec, resolve_inputs
 from hetero_sdk.frontend.onnx.attributes import check_attention_mask, check_attribute_domains, check_function_axes
 from hetero_sdk.frontend.onnx.external_data import ExternalData
@@ -327,8 +328,10 @@ class GraphTranslator:
         if body is None:
             if reason is not None:
                 raise reason
+            hint = missing_op_hint(proto.op_type, domain=domain)
             raise UnsupportedOperationError(
                 f"{self._source}: no rule translates {proto.op_type} '{base}' (opset {version})"
+                + (f"; {hint}" if hint else "")
             )
         self._translate_nodes(body.nodes, scope, {**versions, **body.versions})
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from hetero_sdk.array_api import widened
 from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.extensions import device_kernel
 from hetero_sdk.ops import OPS, OpDef
 from hetero_sdk.registry import Registry
 from jax import lax
@@ -70,7 +71,9 @@ def get_lowering(op: OpDef | str) -> Lowering | None:
     """How XLA computes an op: its own lowering, else its definition's array-API kernel; None when
     XLA cannot run it (no kernel, or output shapes that depend on input values)."""
     definition = op if isinstance(op, OpDef) else OPS.get(op)
-    fn = LOWERINGS.find(definition.type_name)
+    fn = LOWERINGS.find(definition.type_name) or device_kernel(
+        definition.type_name, "XLA", evaluate=not definition.data_dependent
+    )
     if fn is None and not definition.data_dependent:
         fn = definition.evaluate
     return None if fn is None else Lowering(definition.type_name, fn, definition.shape_inputs())

@@ -1,0 +1,43 @@
+"""Extensions: op definitions, ONNX rules, device kernels and conformance recipes from outside the SDK.
+
+An extension package builds one :class:`Extension` and registers it under the entry-point group
+``hetero_sdk.extensions``::
+
+    [project.entry-points."hetero_sdk.extensions"]
+    contrib = "hetero_sdk_contrib:extension"
+
+Installed extensions load lazily, the first time something needs an op nobody defines (the ONNX
+frontend meeting an unknown op, a native file naming one, a listing); ``Core.add_extension`` adds one
+in process (an object, or ``"package.module:attr"``). Everything registers process-wide, so every
+``Core`` and ``convert_model`` see it. Registration validates the extension
+(:class:`~hetero_sdk.errors.PluginValidationError` naming it and the op, with the fix); an installed
+extension that fails is isolated and listed as broken (``hetero-sdk extensions``).
+
+Devices read an extension's kernels with :func:`device_kernel` (TEMPLATE looks in ``"TEMPLATE"`` then
+``"reference"``, XLA in ``"XLA"``, each then the op's array-API ``evaluate``); every such kernel runs
+checked against the op's shape inference.
+"""
+
+from hetero_sdk.extensions.discovery import ENTRY_POINT_GROUP
+from hetero_sdk.extensions.extension import REFERENCE, Extension, OnnxRule
+from hetero_sdk.extensions.registered import (
+    KNOWN_DOMAINS,
+    ExtensionInfo,
+    add_extension,
+    device_kernel,
+    extension_infos,
+    extension_of,
+    extension_op_types,
+    extension_recipe,
+    load_installed,
+    missing_op_hint,
+    onnx_rules,
+    provider_of,
+    remove_extensions,
+)
+
+__all__ = [
+    "ENTRY_POINT_GROUP", "KNOWN_DOMAINS", "REFERENCE", "Extension", "ExtensionInfo", "OnnxRule", "add_extension",
+    "device_kernel", "extension_infos", "extension_of", "extension_op_types", "extension_recipe", "load_installed",
+    "missing_op_hint", "onnx_rules", "provider_of", "remove_extensions",
+]  # fmt: skip
