@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from hetero_sdk.extensions import OnnxRule
-from hetero_sdk_contrib.constants import DOMAIN, VERSION
-
 from hetero_sdk import opset
 from hetero_sdk.array_api import widened
+from hetero_sdk.extensions import OnnxRule
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs
 from hetero_sdk.graph.node import Node
 from hetero_sdk.graph.op_def import Input, OpDef, OutputSpec
 from hetero_sdk.ops.activation import gelu_tanh
 from hetero_sdk.ops.checks import REAL_TYPES, broadcast, expect_rank, expect_same_types, merge_dims
+
+from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
 __all__ = ["BIAS_ADD", "FAST_GELU", "ONNX_RULES", "OPS"]
 

@@ -12,18 +12,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hetero_sdk.extensions import OnnxRule
-from hetero_sdk_contrib.constants import DOMAIN, VERSION
-
 from hetero_sdk import opset
 from hetero_sdk.array_api import namespace, widened
 from hetero_sdk.element_type import Type
+from hetero_sdk.extensions import OnnxRule
 from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.graph.op_def import FLOAT, INT, Attr, Input, OpDef, OutputSpec
 from hetero_sdk.ops.checks import REAL_TYPES, broadcast, expect_rank, expect_same_types, merge_dims, normalize_axis
 from hetero_sdk.shape import PartialShape
+
+from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
 __all__ = [
     "ONNX_RULES", "OPS", "SIMPLIFIED_LAYER_NORMALIZATION", "SKIP_LAYER_NORMALIZATION",

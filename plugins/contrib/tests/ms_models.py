@@ -7,12 +7,12 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
+import hetero_sdk as hs
 import numpy as np
 import onnx
 import pytest
+from hetero_sdk.hetero.plugin import HeteroPlugin
 from onnx import helper
-
-import hetero_sdk as hs
 from template_plugin import TemplatePlugin
 
 ort = pytest.importorskip("onnxruntime")
@@ -20,7 +20,7 @@ ort = pytest.importorskip("onnxruntime")
 __all__ = ["DEVICES", "check", "ms_model", "run_ort", "run_sdk"]
 
 DOMAIN = "com.microsoft"
-DEVICES = ("TEMPLATE", "XLA")
+DEVICES = ("TEMPLATE", "XLA", "HETERO:XLA,TEMPLATE")
 """The devices every op is checked on."""
 
 
@@ -78,10 +78,12 @@ def _typed(model: onnx.ModelProto, results: Sequence[np.ndarray]) -> onnx.ModelP
 
 @cache
 def _core() -> hs.Core:
-    from hetero_sdk_contrib import extension
     from hetero_sdk_jax import XlaPlugin
 
-    core = hs.Core(plugins={"TEMPLATE": TemplatePlugin, "XLA": XlaPlugin}, autoload=False)
+    from hetero_sdk_contrib import extension
+
+    plugins = {"TEMPLATE": TemplatePlugin, "XLA": XlaPlugin, "HETERO": HeteroPlugin()}
+    core = hs.Core(plugins=plugins, autoload=False)
     core.add_extension(extension)
     return core
 

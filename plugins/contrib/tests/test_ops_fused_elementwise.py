@@ -7,12 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from hetero_sdk.errors import HeteroSDKError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ms_models import check, ms_model, run_sdk
 from onnx import helper
-
-from hetero_sdk.errors import HeteroSDKError
 
 FEW = settings(max_examples=6, deadline=None)
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hetero_sdk.errors import HeteroSDKError, UnsupportedOperationError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ms_models import check, ms_model, run_sdk
 from onnx import helper
-
-from hetero_sdk.errors import HeteroSDKError, UnsupportedOperationError
 
 FEW = settings(max_examples=6, deadline=None)
 
