@@ -1,6 +1,7 @@
 """com.microsoft's fused normalizations, as ONNX Runtime's transformer optimizer and onnxruntime-genai's
-model builder write them: SkipLayerNormalization, SkipSimplifiedLayerNormalization and
-SimplifiedLayerNormalization (which ONNX Runtime registers in the default domain too).
+model builder write them: SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+SimplifiedLayerNormalization (which ONNX Runtime registers in the default domain too) and
+EmbedLayerNormalization (BERT's embeddings: word + position + segment, then LayerNorm).
 
 Each op is one array-API kernel (numpy on TEMPLATE, traced by JAX on XLA), computed in f32 for 16-bit
 floats as ONNX Runtime does, normalizing over the last axis (from ``axis`` on for
@@ -20,13 +21,20 @@ from hetero_sdk.frontend.onnx.node_context import NodeContext
 from hetero_sdk.frontend.onnx.rules import Outputs
 from hetero_sdk.graph.node import Node, Output
 from hetero_sdk.graph.op_def import FLOAT, INT, Attr, Input, OpDef, OutputSpec
-from hetero_sdk.ops.checks import REAL_TYPES, broadcast, expect_rank, expect_same_types, merge_dims, normalize_axis
+from hetero_sdk.ops.checks import (
+    REAL_TYPES,
+    broadcast,
+    expect_rank,
+    expect_same_types,
+    merge_dims,
+    normalize_axis,
+)
 from hetero_sdk.shape import PartialShape
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
 __all__ = [
-    "ONNX_RULES", "OPS", "SIMPLIFIED_LAYER_NORMALIZATION", "SKIP_LAYER_NORMALIZATION",
+    "EMBED_LAYER_NORMALIZATION", "ONNX_RULES", "OPS", "SIMPLIFIED_LAYER_NORMALIZATION", "SKIP_LAYER_NORMALIZATION",
     "SKIP_SIMPLIFIED_LAYER_NORMALIZATION",
 ]  # fmt: skip
 
@@ -90,6 +98,28 @@ def _infer_simplified(node: Node) -> list[OutputSpec]:
     return [(element_type, data), (statistic_type(element_type), statistic)]
 
 
+def _infer_embed(node: Node) -> list[OutputSpec]:
+    _check_epsilon(node)
+    element_type = expect_same_types(node, 2, 3, 4, 5, 6)
+    ids = expect_rank(node, 0, 2, what="input_ids")
+    segments = expect_rank(node, 1, 2, what="segment_ids")
+    hidden = -1
+    for index, label in ((2, "word_embedding"), (3, "position_embedding"), (4, "segment_embedding")):
+        hidden = merge_dims(node, hidden, expect_rank(node, index, 2, what=label)[1], f"{label} must have H columns")
+    for index, label in ((5, "gamma"), (6, "beta")):
+        hidden = merge_dims(node, hidden, expect_rank(node, index, 1, what=label)[0], f"{label} must have H values")
+    batch, sequence = merge_dims(node, ids[0], segments[0], "segment_ids must match input_ids' shape"), ids[1]
+    sequence = merge_dims(node, sequence, segments[1], "segment_ids must match input_ids' shape")
+    if node.get_input_size() > 7:
+        mask = expect_rank(node, 7, 2, what="mask")
+        batch = merge_dims(node, batch, mask[0], f"mask {mask} must match input_ids {ids}")
+    if node.get_input_size() > 8:
+        positions = expect_rank(node, 8, 2, what="position_ids")
+        sequence = merge_dims(node, sequence, positions[1], f"position_ids {positions} must have one id per token")
+    embedded = PartialShape([batch, sequence, hidden])
+    return [(element_type, embedded), (Type.i32, PartialShape([batch])), (element_type, embedded)]
+
+
 def _check_epsilon(node: Node) -> None:
     if node.attrs["epsilon"] < 0:
         raise node.error(f"attribute epsilon={node.attrs['epsilon']} must be non-negative")
@@ -143,6 +173,32 @@ def _simplified(node: Node, x: Any, scale: Any) -> tuple[Any, Any]:
     return normalized * widened(scale), inv_std
 
 
+def _embed(
+    node: Node,
+    ids: Any,
+    segments: Any,
+    words: Any,
+    positions: Any,
+    segment_table: Any,
+    gamma: Any,
+    beta: Any,
+    mask: Any | None = None,
+    position_ids: Any | None = None,
+) -> tuple[Any, Any, Any]:
+    xp = namespace(words)
+    if position_ids is None:
+        position_ids = xp.arange(ids.shape[1])[None, :]
+    total = widened(words)[ids] + widened(positions)[position_ids] + widened(segment_table)[segments]
+    normalized = layer_normalized(total, (2,), node.attrs["epsilon"])[0]
+    # ONNX Runtime's mask index counts each sequence's mask values equal to 1 (zeros without a mask)
+    count = (
+        xp.zeros(ids.shape[:1], dtype=xp.int32)
+        if mask is None
+        else xp.sum(xp.astype(mask == 1, xp.int32), axis=1, dtype=xp.int32)
+    )
+    return normalized * widened(gamma) + widened(beta), count, total
+
+
 # -- definitions -----------------------------------------------------------------------------------------
 
 
@@ -194,7 +250,35 @@ SIMPLIFIED_LAYER_NORMALIZATION = OpDef(
     "the second output is 1/sqrt(mean(data^2) + epsilon).",
 )
 
-OPS = [SKIP_LAYER_NORMALIZATION, SKIP_SIMPLIFIED_LAYER_NORMALIZATION, SIMPLIFIED_LAYER_NORMALIZATION]
+_IDS = frozenset({Type.i32})
+EMBED_LAYER_NORMALIZATION = OpDef(
+    "EmbedLayerNormalization",
+    _FAMILY,
+    _infer_embed,
+    inputs=(
+        Input("input_ids", _IDS, doc="(batch, sequence): word ids"),
+        Input("segment_ids", _IDS, doc="(batch, sequence): segment ids"),
+        _parameter("word_embedding", "(vocabulary, hidden)"),
+        _parameter("position_embedding", "(positions, hidden)"),
+        _parameter("segment_embedding", "(segments, hidden)"),
+        _parameter("gamma", "(hidden)"),
+        _parameter("beta", "(hidden)"),
+        Input("mask", _IDS, optional=True, doc="(batch, sequence): 1 for real tokens"),
+        Input("position_ids", _IDS, optional=True, doc="(batch or 1, sequence); 0, 1, 2... by default"),
+    ),
+    attrs=(_EPSILON,),
+    version=VERSION,
+    evaluate=_embed,
+    doc="LayerNorm(word_embedding[input_ids] + position_embedding[position_ids] + segment_embedding[segment_ids]) "
+    "times gamma plus beta; with the number of ones of each sequence's mask, and the embeddings' sum.",
+)
+
+OPS = [
+    SKIP_LAYER_NORMALIZATION,
+    SKIP_SIMPLIFIED_LAYER_NORMALIZATION,
+    SIMPLIFIED_LAYER_NORMALIZATION,
+    EMBED_LAYER_NORMALIZATION,
+]
 """The op definitions this module contributes."""
 
 
@@ -245,6 +329,31 @@ def simplified_rule(ctx: NodeContext) -> Outputs:
     return _outputs(ctx, node, (0, 1))
 
 
+def embed_layer_norm_rule(ctx: NodeContext) -> Outputs:
+    """com.microsoft EmbedLayerNormalization: input_ids, [segment_ids], word_embedding, position_embedding,
+    [segment_embedding], gamma, beta, [mask], [position_ids]. Without segments, segment 0 of a zero
+    table; without a mask (and position ids given), a mask of zeros: the mask only counts into mask_index."""
+    ids = ctx.input(0)
+    segments, segment_table = ctx.optional_input(1), ctx.optional_input(4)
+    if (segments is None) != (segment_table is None):
+        raise ctx.error("segment_ids and segment_embedding must be given together")
+    words = ctx.input(2)
+    if segments is None or segment_table is None:
+        hidden = words.partial_shape[1] if words.partial_shape.rank == 2 else -1
+        if hidden < 0:
+            raise ctx.unsupported("no segment embedding with a word embedding of unknown width")
+        segments = _zeros_like(ctx, ids)
+        segment_table = ctx.const(np.zeros((1, hidden), words.element_type.numpy))
+    inputs = [ids, segments, words, ctx.input(3), segment_table, ctx.input(5), ctx.input(6)]
+    mask, position_ids = ctx.optional_input(7), ctx.optional_input(8)
+    if position_ids is not None:
+        inputs += [mask if mask is not None else _zeros_like(ctx, ids), position_ids]
+    elif mask is not None:
+        inputs.append(mask)
+    node = Node(EMBED_LAYER_NORMALIZATION, inputs, {"epsilon": ctx.attr("epsilon", 1e-12)})
+    return _outputs(ctx, node, (0, 1, 2))
+
+
 _SIMPLIFIED = ("SimplifiedLayerNormalization",)
 ONNX_RULES = [
     OnnxRule(
@@ -255,5 +364,11 @@ ONNX_RULES = [
     ),
     OnnxRule(DOMAIN, "SimplifiedLayerNormalization", simplified_rule, makes=_SIMPLIFIED),
     OnnxRule("", "SimplifiedLayerNormalization", simplified_rule, makes=_SIMPLIFIED),
+    OnnxRule(
+        DOMAIN,
+        "EmbedLayerNormalization",
+        embed_layer_norm_rule,
+        makes=("EmbedLayerNormalization", "Broadcast", "ShapeOf"),
+    ),
 ]
 """The ONNX ops this module translates."""

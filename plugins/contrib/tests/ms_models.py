@@ -30,6 +30,7 @@ def ms_model(
     outputs: Sequence[str] = ("y",),
     domain: str = DOMAIN,
     constants: Sequence[str] = (),
+    output_types: Mapping[str, Any] | None = None,
     **attributes: Any,
 ) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     """A model of one ``op_type`` node of ``domain`` and the feeds to run it with.
@@ -38,7 +39,9 @@ def ms_model(
     :param outputs: the node's output names ("" leaves one out). Their types and shapes are filled in
         once a run tells them (:func:`check`): ONNX has no shape inference for com.microsoft ops.
     :param constants: names among ``inputs`` that become initializers rather than graph inputs.
+    :param output_types: numpy dtypes of the outputs that are not float32, by name.
     """
+    types = {o: helper.np_dtype_to_tensor_dtype(np.dtype((output_types or {}).get(o, np.float32))) for o in outputs}
     names = [k if v is not None else "" for k, v in inputs.items()]
     while names and not names[-1]:
         names.pop()
@@ -51,7 +54,7 @@ def ms_model(
             helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
             for k, v in feeds.items()
         ],
-        [helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in outputs if o],
+        [helper.make_tensor_value_info(o, types[o], None) for o in outputs if o],
         [onnx.numpy_helper.from_array(np.asarray(inputs[k]), k) for k in constants],
     )
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid(DOMAIN, 1)]

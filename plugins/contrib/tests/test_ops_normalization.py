@@ -122,3 +122,44 @@ def test_skip_layer_norm_gamma_of_the_wrong_size_is_named() -> None:
     model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", 1, [2, 3, 8]))
     with pytest.raises(HeteroSDKError, match="gamma"):
         run_sdk(model, feeds, "TEMPLATE")
+
+
+def _embedding_inputs(rng: np.random.Generator, batch: int, sequence: int, hidden: int) -> dict[str, np.ndarray]:
+    vocabulary, positions, segments = 11, sequence + 2, 2
+    return {
+        "ids": rng.integers(0, vocabulary, (batch, sequence)).astype(np.int32),
+        "segments": rng.integers(0, segments, (batch, sequence)).astype(np.int32),
+        "words": _normal(rng, vocabulary, hidden),
+        "positions": _normal(rng, positions, hidden),
+        "segment_table": _normal(rng, segments, hidden),
+        "gamma": _normal(rng, hidden),
+        "beta": _normal(rng, hidden),
+    }
+
+
+@pytest.mark.parametrize("segments, mask, position_ids", [
+    (True, True, False), (False, False, False), (True, False, True), (True, True, True), (False, True, True),
+])  # fmt: skip
+def test_embed_layer_norm_matches_onnx_runtime(segments: bool, mask: bool, position_ids: bool) -> None:
+    rng = np.random.default_rng(8)
+    batch, sequence, hidden = 2, 5, 8
+    inputs: dict[str, np.ndarray | None] = dict(_embedding_inputs(rng, batch, sequence, hidden))
+    if not segments:
+        inputs["segments"] = inputs["segment_table"] = None
+    inputs["mask"] = np.array([[1, 1, 1, 0, 0], [1, 0, 1, 1, 1]], np.int32) if mask else None
+    inputs["position_ids"] = rng.permutation(sequence + 2)[:sequence][None].astype(np.int32) if position_ids else None
+    constants = [k for k in ("words", "positions", "segment_table", "gamma", "beta") if inputs[k] is not None]
+    model, feeds = ms_model(
+        "EmbedLayerNormalization", inputs, ["y", "mask_index", "sum"], constants=constants,
+        output_types={"mask_index": np.int32},
+    )  # fmt: skip
+    want = check(model, feeds)
+    ids = inputs["ids"]
+    where = np.arange(sequence)[None] if inputs["position_ids"] is None else inputs["position_ids"]
+    total = inputs["words"][ids] + inputs["positions"][where]
+    if segments:
+        total = total + inputs["segment_table"][inputs["segments"]]
+    normalized = _layer_norm(total, 1e-12)[0]
+    np.testing.assert_allclose(want[0], normalized * inputs["gamma"] + inputs["beta"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(want[1], [3, 4] if mask else [0, 0])
+    np.testing.assert_allclose(want[2], total, rtol=1e-6)
