@@ -47,8 +47,8 @@ def positions_from(position_ids: Any, sequence: int) -> Any:
     xp = namespace(position_ids)
     if position_ids.ndim == 2:
         return position_ids
-    offset = xp.reshape(xp.astype(position_ids, xp.int64), (1, 1))
-    return offset + xp.reshape(xp.arange(sequence, dtype=xp.int64), (1, sequence))
+    offset = xp.reshape(xp.astype(position_ids, xp.int32), (1, 1))
+    return offset + xp.reshape(xp.arange(sequence, dtype=xp.int32), (1, sequence))
 
 
 def _infer(node: Node) -> list[OutputSpec]:
