@@ -12,6 +12,7 @@ from hetero_sdk import Model, __version__
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import BlobFormatError
+from hetero_sdk.extensions import generation as extension_generation
 from hetero_sdk.plugin import (
     ConfiguredDevice,
     HostContext,
@@ -96,11 +97,13 @@ class TemplatePlugin(ConfiguredDevice):
 
 
 _table: SupportTable | None = None
+_table_generation = -1
 
 
 def support_table() -> SupportTable:
     """What TEMPLATE runs: every op type of the kernel registry, on every element type its kernel takes."""
-    global _table
-    if _table is None:
+    global _table, _table_generation
+    if _table is None or _table_generation != extension_generation():  # extensions add ops
+        _table_generation = extension_generation()
         _table = SupportTable("TEMPLATE").add(kernel_types())
     return _table

@@ -16,7 +16,9 @@ from hetero_sdk.cli.conformance import conformance
 from hetero_sdk.cli.context import EXIT_FAILURE, EXIT_USAGE, CLIError
 from hetero_sdk.cli.convert import convert
 from hetero_sdk.cli.devices import devices
+from hetero_sdk.cli.extensions import extensions
 from hetero_sdk.cli.generate import generate
+from hetero_sdk.cli.new_extension import new_extension
 from hetero_sdk.cli.new_plugin import new_plugin
 from hetero_sdk.cli.onnx_tests import onnx_tests
 from hetero_sdk.cli.query import query
@@ -134,9 +136,22 @@ def cli(ctx: click.Context, debug: bool) -> None:
     hetero-sdk conformance TEMPLATE       run the conformance kit on a device
     hetero-sdk onnx-tests XLA             ONNX's backend node tests on a device, per op
     hetero-sdk new-plugin npu             scaffold a device package, hetero-sdk-npu
+    hetero-sdk extensions                 list the op extensions and why any failed to load
+    hetero-sdk new-extension myops        scaffold an op extension package, hetero-sdk-myops
     """
     ctx.ensure_object(dict)["debug"] = debug
 
 
-for _command in (devices, query, benchmark, convert, generate, conformance, onnx_tests, new_plugin):
+for _command in (
+    devices,
+    extensions,
+    query,
+    benchmark,
+    convert,
+    generate,
+    conformance,
+    onnx_tests,
+    new_plugin,
+    new_extension,
+):
     cli.add_command(_command)

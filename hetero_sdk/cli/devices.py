@@ -21,7 +21,8 @@ def collect_devices(core: Core) -> dict[str, Any]:
     :returns: ``available`` (one entry per device string that compile_model accepts: ``device``,
         ``plugin``, ``id``, ``ids`` of its plugin, ``full_name``, ``architecture``, ``capabilities``,
         ``version``), ``meta`` (loaded plugins with no hardware of their own, such as HETERO, used as
-        ``HETERO:A,B``) and ``unavailable`` (``device`` and ``reason``).
+        ``HETERO:A,B``), ``unavailable`` (``device`` and ``reason``) and ``broken_extensions`` (op
+        extensions that failed to load: ``extension``, ``distribution`` and ``reason``).
     """
     available = core.available_devices
     unavailable = core.unavailable_devices
@@ -48,6 +49,9 @@ def collect_devices(core: Core) -> dict[str, Any]:
         "available": entries,
         "meta": meta,
         "unavailable": [{"device": name, "reason": reason} for name, reason in unavailable.items()],
+        "broken_extensions": [
+            {"extension": e.name, "distribution": e.distribution, "reason": e.error} for e in core.extensions if e.error
+        ],
     }
 
 
@@ -114,3 +118,8 @@ def devices(ctx: click.Context, as_json: bool) -> None:
         out.heading("Unavailable devices")
         for entry in info["unavailable"]:
             out.line(f"  {entry['device']}: {entry['reason']}", style="yellow")
+    if info["broken_extensions"]:
+        out.heading("Broken extensions (hetero-sdk extensions lists them all)")
+        for entry in info["broken_extensions"]:
+            where = entry["distribution"] or "added in process"
+            out.line(f"  {entry['extension']} ({where}): {entry['reason']}", style="yellow")

@@ -29,6 +29,7 @@ from hetero_sdk.extensions.registered import (
     extension_of,
     extension_op_types,
     extension_recipe,
+    generation,
     load_installed,
     missing_op_hint,
     onnx_rules,
@@ -38,6 +39,7 @@ from hetero_sdk.extensions.registered import (
 
 __all__ = [
     "ENTRY_POINT_GROUP", "KNOWN_DOMAINS", "REFERENCE", "Extension", "ExtensionInfo", "OnnxRule", "add_extension",
-    "device_kernel", "extension_infos", "extension_of", "extension_op_types", "extension_recipe", "load_installed",
+    "device_kernel", "extension_infos", "extension_of", "extension_op_types", "extension_recipe", "generation",
+    "load_installed",
     "missing_op_hint", "onnx_rules", "provider_of", "remove_extensions",
 ]  # fmt: skip

@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
 
 from hetero_sdk.errors import PluginValidationError
@@ -23,7 +24,7 @@ from hetero_sdk.graph.op_def import OPS, OpDef, define
 __all__ = [
     "KNOWN_DOMAINS", "ExtensionInfo", "add_extension", "device_kernel", "extension_infos", "extension_of",
     "extension_op_types", "extension_recipe", "load_installed", "missing_op_hint", "onnx_rules", "provider_of",
-    "remove_extensions",
+    "generation", "remove_extensions",
 ]  # fmt: skip
 
 SDK_DISTRIBUTION = "hetero-sdk"
@@ -69,6 +70,13 @@ _registered: dict[str, _Entry] = {}
 _broken: dict[str, ExtensionInfo] = {}
 _owner: dict[str, str] = {}  # op type -> extension name
 _installed_loaded = False
+_generation = 0
+
+
+def generation() -> int:
+    """A number that changes whenever an extension is added or removed: a device caching what it
+    supports (a support table) rebuilds it when the number differs from the one it was built at."""
+    return _generation
 
 
 def _label(name: str, distribution: str) -> str:
@@ -111,8 +119,14 @@ def add_extension(extension: Extension | str, *, distribution: str = "", version
         info = ExtensionInfo(extension.name, distribution, version, tuple(extension.op_types()))
         _registered[extension.name] = _Entry(extension, info)
         _broken.pop(extension.name, None)
-        _kernel_cache.cache_clear()
+        _changed()
     return extension
+
+
+def _changed() -> None:
+    global _generation
+    _generation += 1
+    _kernel_cache.cache_clear()
 
 
 def _imported(name: str) -> Extension:
@@ -246,8 +260,17 @@ def missing_op_hint(op_type: str, provider: Any = None, domain: str | None = Non
     if not distribution and domain is not None:
         distribution = KNOWN_DOMAINS.get(domain, "")
     if distribution:
-        return (f"op {op_type} is provided by the distribution {distribution}, which is not installed: "
-                f"pip install {distribution}")  # fmt: skip
+        try:
+            version = metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            return (f"op {op_type} is provided by the distribution {distribution}, which is not installed: "
+                    f"pip install {distribution}")  # fmt: skip
+        broken = next((b for b in _broken.values() if b.distribution == distribution), None)
+        if broken is not None:
+            return (f"op {op_type} is provided by the distribution {distribution}, whose extension "
+                    f"'{broken.name}' failed to load: {broken.error}")  # fmt: skip
+        return (f"op {op_type} is provided by the distribution {distribution}, but the installed {distribution} "
+                f"{version} does not define it (see hetero-sdk extensions): upgrade it")  # fmt: skip
     if extension:
         return (f"op {op_type} is provided by extension '{extension}', which is not registered: add it with "
                 "Core.add_extension before reading")  # fmt: skip
@@ -332,4 +355,4 @@ def remove_extensions(names: Iterable[str]) -> None:
             for op_type in entry.info.ops:
                 _owner.pop(op_type, None)
                 OPS.unregister(op_type)
-        _kernel_cache.cache_clear()
+        _changed()

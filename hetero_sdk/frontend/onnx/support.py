@@ -10,6 +10,7 @@ from collections.abc import Collection, Mapping
 import onnx
 
 from hetero_sdk.errors import UnsupportedOperationError
+from hetero_sdk.extensions import missing_op_hint
 from hetero_sdk.frontend.onnx.functions import has_function
 from hetero_sdk.frontend.onnx.rules import find_rule
 
@@ -53,6 +54,7 @@ def unsupported_nodes(
             or why is not None
             or (find_rule(domain, node.op_type, version) is None and not has_function(node.op_type, version, domain))
         ):
+            why = why or missing_op_hint(node.op_type, domain=domain)  # an extension's domain: what to install
             where += f": {why}" if why else ""
             found.append(f"{node.op_type} ({where}) node '{node.name or f'{node.op_type}_{index}'}'")
         for attribute in node.attribute:

@@ -10,6 +10,7 @@ from hetero_sdk import Model, Node, Type
 from hetero_sdk import properties as props
 from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import BlobFormatError, PropertyValueError, UnsupportedOperationError
+from hetero_sdk.extensions import generation as extension_generation
 from hetero_sdk.ops import bodies
 from hetero_sdk.plugin import ConfiguredDevice, RemoteContext, SupportTable, Version, hookimpl
 from hetero_sdk.reference import kernel_types
@@ -156,6 +157,7 @@ def tpu_plugin() -> XlaPlugin:
 
 
 _table: SupportTable | None = None
+_table_generation = -1
 
 
 def support_table() -> SupportTable:
@@ -164,8 +166,9 @@ def support_table() -> SupportTable:
     kernels). Where a node's place in the model decides (inputs that must be known while compiling,
     control flow whose shapes must stay static: :func:`~hetero_sdk_jax.lowering.analyze`), ``query_model``
     adds the analysis's reason."""
-    global _table
-    if _table is None:
+    global _table, _table_generation
+    if _table is None or _table_generation != extension_generation():  # extensions add ops
+        _table_generation = extension_generation()
         _table = SupportTable("XLA").add(
             sorted(set(lowering_types()) | set(kernel_types())), limits=[_no_strings, _no_dynamic_rank]
         )

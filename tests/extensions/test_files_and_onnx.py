@@ -1,0 +1,87 @@
+"""An extension op in ONNX models, native files and blobs: read through the extension's rule; saved with
+the extension and distribution that provide it; read where they are absent, a typed error naming both."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import hetero_sdk as hs
+from hetero_sdk import Node, opset
+from hetero_sdk.errors import HeteroSDKError, UnknownOpTypeError, UnsupportedOperationError
+from hetero_sdk.extensions import Extension, OnnxRule, remove_extensions
+from template_plugin import TemplatePlugin
+
+from .conftest import DATA, softsign, unary_op
+
+Register = Callable[..., Extension]
+
+
+def _onnx(op_type: str, domain: str, **attrs: Any) -> bytes:
+    node = helper.make_node(op_type, ["x"], ["y"], domain=domain, **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])])  # fmt: skip
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid(domain, 1)]
+    return helper.make_model(graph, opset_imports=opsets).SerializeToString()
+
+
+def _softsign_extension(name: str = "file_ext") -> Extension:
+    op = unary_op("FileExtSoftsign", lambda node, x: softsign(x))
+    rule = OnnxRule("org.example", "Softsign2", lambda ctx: [Node(op, [ctx.input(0)]).output(0)], makes=(op.type_name,))
+    return Extension(name, ops=[op], onnx_rules=[rule])
+
+
+def _core() -> hs.Core:
+    return hs.Core(plugins={"TEMPLATE": TemplatePlugin}, autoload=False)
+
+
+def test_an_extension_rule_translates_its_domain_op(register: Register) -> None:
+    register(_softsign_extension())
+    model = _core().read_model(_onnx("Softsign2", "org.example"))
+    assert [n.get_type_name() for n in model.get_ops()].count("FileExtSoftsign") == 1
+    got = _core().compile_model(model, "TEMPLATE")({"x": DATA})[0]
+    np.testing.assert_allclose(got, DATA / (1 + np.abs(DATA)), rtol=1e-6)
+    assert "org.example:Softsign2" in __import__("hetero_sdk.frontend.onnx", fromlist=["x"]).supported_ops()
+
+
+def test_an_unknown_com_microsoft_op_names_the_contrib_distribution() -> None:
+    with pytest.raises(UnsupportedOperationError, match=r"NoSuchContribOp.*hetero-sdk-contrib"):
+        _core().read_model(_onnx("NoSuchContribOp", "com.microsoft"))
+
+
+def test_a_native_file_records_the_provider_and_reads_back_only_with_the_extension(
+    register: Register, tmp_path: Path
+) -> None:
+    register(_softsign_extension(), distribution="hetero-sdk-example-ops")
+    x = opset.parameter([3, 4], hs.Type.f32, name="x")
+    model = hs.Model([Node("FileExtSoftsign", [x.output(0)], {}, "y")], [x], name="m")
+    path = tmp_path / "model.json"
+    hs.save_model(model, str(path))
+    entry = next(n for n in json.loads(path.read_text())["nodes"] if n["type"] == "FileExtSoftsign")
+    assert entry["extension"] == {"extension": "file_ext", "distribution": "hetero-sdk-example-ops"}
+    remove_extensions(["file_ext"])
+    with pytest.raises(UnknownOpTypeError) as info:
+        _core().read_model(str(path))
+    assert "FileExtSoftsign" in str(info.value) and "pip install hetero-sdk-example-ops" in str(info.value)
+    register(_softsign_extension())
+    got = _core().compile_model(_core().read_model(str(path)), "TEMPLATE")({"x": DATA})[0]
+    np.testing.assert_allclose(got, DATA / (1 + np.abs(DATA)), rtol=1e-6)
+
+
+def test_a_blob_using_an_extension_op_imports_only_with_the_extension(register: Register) -> None:
+    register(_softsign_extension())
+    x = opset.parameter([3, 4], hs.Type.f32, name="x")
+    model = hs.Model([Node("FileExtSoftsign", [x.output(0)], {}, "y")], [x], name="m")
+    blob = _core().compile_model(model, "TEMPLATE").export_model()
+    remove_extensions(["file_ext"])
+    with pytest.raises(HeteroSDKError, match=r"FileExtSoftsign.*extension 'file_ext', which is not registered"):
+        _core().import_model(blob, "TEMPLATE")  # TEMPLATE says so as a BlobFormatError
+    register(_softsign_extension())
+    got = _core().import_model(blob, "TEMPLATE")({"x": DATA})[0]
+    np.testing.assert_allclose(got, DATA / (1 + np.abs(DATA)), rtol=1e-6)
