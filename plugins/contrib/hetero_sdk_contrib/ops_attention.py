@@ -1,0 +1,208 @@
+"""com.microsoft Attention, the self-attention ONNX Runtime's transformer optimizer fuses BERT's and
+GPT-2's layers into: the input projected to query, key and value by one weight (and bias), split into
+heads, keys and values appended to a past cache, scaled dot products with additive masks, softmax.
+
+Masks are additive, as ONNX Runtime computes them: each masked position's score gets
+``mask_filter_value`` (-10000 by default) added, once per reason (padding, and for ``unidirectional``
+the positions after the query's). The mask index is either the key lengths per sequence, ``(batch)``,
+or raw 0/1 masks, ``(batch, total)`` or ``(batch, sequence, total)``.
+
+The kernel is array-API code (numpy on TEMPLATE, traced by JAX on XLA).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hetero_sdk.array_api import namespace, widened
+from hetero_sdk.element_type import Type
+from hetero_sdk.extensions import OnnxRule
+from hetero_sdk.frontend.onnx.node_context import NodeContext
+from hetero_sdk.frontend.onnx.rules import Outputs
+from hetero_sdk.graph.node import Node
+from hetero_sdk.graph.op_def import BOOL, FLOAT, INT, INTS, Attr, Input, OpDef, OutputSpec
+from hetero_sdk.ops.checks import REAL_TYPES, expect_rank, expect_same_types
+from hetero_sdk.shape import PartialShape
+
+from hetero_sdk_contrib.constants import DOMAIN, VERSION
+
+__all__ = ["ATTENTION", "ONNX_RULES", "OPS"]
+
+
+def _sizes(node: Node, columns: int) -> tuple[int, int, int]:
+    """The query, key and value hidden sizes: ``qkv_hidden_sizes``, or thirds of the weight's columns."""
+    sizes = node.attrs["qkv_hidden_sizes"]
+    if sizes:
+        if len(sizes) != 3 or sizes[0] != sizes[1]:
+            raise node.error(f"qkv_hidden_sizes={sizes} must be 3 sizes, the query's and key's equal")
+        return sizes[0], sizes[1], sizes[2]
+    if columns < 0:
+        return -1, -1, -1
+    if columns % 3:
+        raise node.error(f"weights have {columns} columns; without qkv_hidden_sizes they must split in 3")
+    return columns // 3, columns // 3, columns // 3
+
+
+def _infer(node: Node) -> list[OutputSpec]:
+    element_type = expect_same_types(node, 0, 1)
+    heads = node.attrs["num_heads"]
+    data = expect_rank(node, 0, 3, what="input")
+    weights = expect_rank(node, 1, 2, what="weights")
+    q_size, _, v_size = _sizes(node, weights[1])
+    for size, label in ((q_size, "query"), (v_size, "value")):
+        if size >= 0 and size % heads:
+            raise node.error(f"the {label}'s hidden size {size} is not a multiple of num_heads={heads}")
+    if node.get_input_size() > 3:
+        mask = node.input_value(3).partial_shape
+        if mask.rank_is_static and mask.rank not in (1, 2, 3):
+            raise node.error(f"mask_index has shape {mask}; expected (batch), (batch, total) or (batch, sequence, "
+                             "total)")  # fmt: skip
+        if mask.rank == 1 and data[0] >= 0 and mask[0] >= 0 and mask[0] != data[0]:
+            raise node.error(f"mask_index {mask} must hold one key length per sequence of input {data}")
+    outputs: list[OutputSpec] = [(element_type, PartialShape([data[0], data[1], v_size]))]
+    past_length = 0
+    if node.get_input_size() > 4:
+        past = expect_rank(node, 4, 5, what="past")
+        past_length = past[3]
+    total = data[1] + past_length if data[1] >= 0 and past_length >= 0 else -1
+    head_size = q_size // heads if q_size >= 0 else -1
+    outputs.append((element_type, PartialShape([2, data[0], heads, total, head_size])))
+    return outputs
+
+
+def _heads(xp: Any, x: Any, heads: int) -> Any:
+    """(batch, sequence, heads * size) -> (batch, heads, sequence, size)."""
+    batch, sequence, hidden = x.shape
+    return xp.permute_dims(xp.reshape(x, (batch, sequence, heads, hidden // heads)), (0, 2, 1, 3))
+
+
+def _additive_mask(node: Node, mask: Any, batch: int, sequence: int, past: int) -> Any:
+    """``mask_filter_value`` where a key is masked, 0 elsewhere: (batch or 1, 1, sequence, total)."""
+    xp = namespace(mask)
+    total, masked_value = past + sequence, node.attrs["mask_filter_value"]
+    keys = xp.reshape(xp.arange(total, dtype=xp.int32), (1, 1, 1, total))
+    if mask.ndim == 1:  # each sequence's key length
+        masked = keys >= xp.reshape(xp.astype(mask, xp.int32), (batch, 1, 1, 1))
+    elif mask.ndim == 2:
+        masked = xp.reshape(mask == 0, (mask.shape[0], 1, 1, mask.shape[1]))
+    else:
+        masked = xp.reshape(mask == 0, (mask.shape[0], 1, *mask.shape[1:]))
+    return xp.where(masked, masked_value, 0.0)
+
+
+def _attention(
+    node: Node,
+    data: Any,
+    weights: Any,
+    bias: Any | None = None,
+    mask_index: Any | None = None,
+    past: Any | None = None,
+    attention_bias: Any | None = None,
+) -> tuple[Any, Any]:
+    xp = namespace(data)
+    heads = node.attrs["num_heads"]
+    q_size, k_size, _ = _sizes(node, weights.shape[1])
+    projected = xp.matmul(widened(data), widened(weights))
+    if bias is not None:
+        projected = projected + widened(bias)
+    q = _heads(xp, projected[..., :q_size], heads)
+    k = _heads(xp, projected[..., q_size : q_size + k_size], heads)
+    v = _heads(xp, projected[..., q_size + k_size :], heads)
+    batch, sequence = data.shape[0], data.shape[1]
+    past_length = 0 if past is None else past.shape[3]
+    if past is not None and past_length:
+        k = xp.concat([widened(past[0]), k], axis=2)
+        v = xp.concat([widened(past[1]), v], axis=2)
+    scale = node.attrs["scale"] or 1 / float(np.sqrt(q.shape[-1]))
+    scores = xp.matmul(q, xp.matrix_transpose(k)) * scale
+    if mask_index is not None:
+        scores = scores + _additive_mask(node, mask_index, batch, sequence, past_length)
+    if node.attrs["unidirectional"]:
+        keys = xp.reshape(xp.arange(past_length + sequence, dtype=xp.int32), (1, -1))
+        queries = xp.reshape(xp.arange(sequence, dtype=xp.int32), (-1, 1)) + past_length
+        scores = scores + xp.where(keys > queries, node.attrs["mask_filter_value"], 0.0)
+    if attention_bias is not None:
+        scores = scores + widened(attention_bias)
+    weights_ = xp.exp(scores - xp.max(scores, axis=-1, keepdims=True))
+    out = xp.matmul(weights_ / xp.sum(weights_, axis=-1, keepdims=True), v)
+    out = xp.reshape(xp.permute_dims(out, (0, 2, 1, 3)), (batch, sequence, -1))
+    return out, xp.stack([k, v])
+
+
+_MASK_TYPES = frozenset({Type.i32, Type.i64, Type.boolean})
+ATTENTION = OpDef(
+    "Attention",
+    "contrib",
+    _infer,
+    inputs=(
+        Input("input", REAL_TYPES, doc="(batch, sequence, input_hidden)"),
+        Input("weights", REAL_TYPES, doc="(input_hidden, q_hidden + k_hidden + v_hidden)"),
+        Input("bias", REAL_TYPES, optional=True, doc="(q_hidden + k_hidden + v_hidden)"),
+        Input("mask_index", _MASK_TYPES, optional=True, doc="(batch) key lengths, or 0/1 (batch[, sequence], total)"),
+        Input("past", REAL_TYPES, optional=True, doc="(2, batch, heads, past, head_size): keys and values"),
+        Input("attention_bias", REAL_TYPES, optional=True, doc="added to the scores, (batch or 1, heads or 1, S, T)"),
+    ),
+    attrs=(
+        Attr("num_heads", INT, minimum=1, doc="attention heads"),
+        Attr("qkv_hidden_sizes", INTS, [], doc="the query, key and value hidden sizes (default: thirds)"),
+        Attr("unidirectional", BOOL, False, doc="causal: each query sees the past and itself"),
+        Attr("mask_filter_value", FLOAT, -10000.0, doc="added to the scores of masked keys"),
+        Attr("scale", FLOAT, 0.0, doc="of the scores; 0: 1/sqrt(head_size)"),
+    ),
+    version=VERSION,
+    evaluate=_attention,
+    doc="Multi-head self-attention of input projected by weights and bias, over the past and new keys "
+    "and values, with additive masks; returns the output and the present keys and values.",
+)
+
+OPS = [ATTENTION]
+"""The op definitions this module contributes."""
+
+
+def attention_rule(ctx: NodeContext) -> Outputs:
+    """com.microsoft Attention: input, weights, [bias], [mask_index], [past], [attention_bias]. Rotary,
+    a shared past/present buffer, past_sequence_length, the (2 * batch) mask index and 4-D masks are
+    refused. A left-out input a later one follows is written as its neutral value: zero bias, a mask
+    of ones, a past of no positions."""
+    if ctx.attr("do_rotary", 0):
+        raise ctx.unsupported("do_rotary=1")
+    if ctx.attr("past_present_share_buffer", 0) or ctx.has_input(6):
+        raise ctx.unsupported("a shared past/present buffer (past_present_share_buffer, past_sequence_length)")
+    data, weights = ctx.input(0), ctx.input(1)
+    heads = ctx.attr("num_heads")
+    mask = ctx.optional_input(3)
+    if mask is not None:
+        shape = mask.partial_shape
+        if shape.rank == 1 and shape[0] >= 0 and data.partial_shape[0] >= 0 and shape[0] == 2 * data.partial_shape[0]:
+            raise ctx.unsupported("a mask_index of end and start positions (2 * batch)")
+        if shape.rank == 4:
+            raise ctx.unsupported("a 4-D mask_index")
+    given = [ctx.optional_input(i) for i in (2, 3, 4, 5)]
+    last = max((i for i, v in enumerate(given) if v is not None), default=-1)
+    columns = weights.partial_shape[1] if weights.partial_shape.rank == 2 else -1
+    sizes = list(ctx.attr("qkv_hidden_sizes", [])) or ([columns // 3] * 3 if columns >= 0 else [])
+
+    def neutral(index: int) -> Any:
+        if index == 0 and columns >= 0:
+            return ctx.const(np.zeros(columns, data.element_type.numpy))
+        if index == 1:
+            return ctx.const(np.ones((1, 1), np.int32))
+        if index == 2 and sizes:
+            return ctx.const(np.zeros((2, 1, heads, 0, sizes[0] // heads), data.element_type.numpy))
+        raise ctx.unsupported("a left-out input before a given one, with weights of unknown width")
+
+    inputs = [data, weights] + [v if v is not None else neutral(i) for i, v in enumerate(given[: last + 1])]
+    attrs = {
+        "num_heads": heads,
+        "qkv_hidden_sizes": list(ctx.attr("qkv_hidden_sizes", [])),
+        "unidirectional": bool(ctx.attr("unidirectional", 0)),
+        "mask_filter_value": ctx.attr("mask_filter_value", -10000.0),
+        "scale": ctx.attr("scale", 0.0),
+    }
+    node = Node(ATTENTION, inputs, attrs)
+    return [node.output(0), node.output(1) if ctx.wants_output(1) else None]
+
+
+ONNX_RULES = [OnnxRule(DOMAIN, "Attention", attention_rule, makes=("Attention",))]
+"""The ONNX ops this module translates."""
