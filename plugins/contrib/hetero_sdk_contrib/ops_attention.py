@@ -1,13 +1,18 @@
-"""com.microsoft Attention, the self-attention ONNX Runtime's transformer optimizer fuses BERT's and
-GPT-2's layers into: the input projected to query, key and value by one weight (and bias), split into
-heads, keys and values appended to a past cache, scaled dot products with additive masks, softmax.
+"""com.microsoft Attention and MultiHeadAttention. Attention is the self-attention ONNX Runtime's
+transformer optimizer fuses BERT's and GPT-2's layers into: the input projected to query, key and value
+by one weight (and bias), split into heads, keys and values appended to a past cache, scaled dot
+products with additive masks, softmax.
 
 Masks are additive, as ONNX Runtime computes them: each masked position's score gets
 ``mask_filter_value`` (-10000 by default) added, once per reason (padding, and for ``unidirectional``
 the positions after the query's). The mask index is either the key lengths per sequence, ``(batch)``,
 or raw 0/1 masks, ``(batch, total)`` or ``(batch, sequence, total)``.
 
-The kernel is array-API code (numpy on TEMPLATE, traced by JAX on XLA).
+MultiHeadAttention takes the query, key and value already projected (self- or cross-attention; a key
+and value already split in heads, as a cross-attention cache holds them, take no bias), with the same
+masks.
+
+The kernels are array-API code (numpy on TEMPLATE, traced by JAX on XLA).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from hetero_sdk.shape import PartialShape
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
-__all__ = ["ATTENTION", "ONNX_RULES", "OPS"]
+__all__ = ["ATTENTION", "MULTI_HEAD_ATTENTION", "ONNX_RULES", "OPS", "attended"]
 
 
 def _sizes(node: Node, columns: int) -> tuple[int, int, int]:
@@ -91,6 +96,27 @@ def _additive_mask(node: Node, mask: Any, batch: int, sequence: int, past: int) 
     return xp.where(masked, masked_value, 0.0)
 
 
+def attended(node: Node, q: Any, k: Any, v: Any, mask: Any | None, attention_bias: Any | None, past_length: int) -> Any:
+    """softmax(q k^T * scale + masks + attention_bias) v over heads, (batch, sequence, heads * size): q
+    (batch, heads, sequence, size), k and v (batch, heads, past + new keys, size); the node's
+    ``scale``, ``mask_filter_value`` and ``unidirectional`` attributes."""
+    xp = namespace(q)
+    batch, sequence, total = q.shape[0], q.shape[2], k.shape[2]
+    scale = node.attrs["scale"] or 1 / float(np.sqrt(q.shape[-1]))
+    scores = xp.matmul(q, xp.matrix_transpose(k)) * scale
+    if mask is not None:
+        scores = scores + _additive_mask(node, mask, batch, sequence, total - sequence)
+    if node.attrs["unidirectional"]:
+        keys = xp.reshape(xp.arange(total, dtype=xp.int32), (1, -1))
+        queries = xp.reshape(xp.arange(sequence, dtype=xp.int32), (-1, 1)) + past_length
+        scores = scores + xp.where(keys > queries, node.attrs["mask_filter_value"], 0.0)
+    if attention_bias is not None:
+        scores = scores + widened(attention_bias)
+    weights = xp.exp(scores - xp.max(scores, axis=-1, keepdims=True))
+    out = xp.matmul(weights / xp.sum(weights, axis=-1, keepdims=True), v)
+    return xp.reshape(xp.permute_dims(out, (0, 2, 1, 3)), (batch, sequence, -1))
+
+
 def _attention(
     node: Node,
     data: Any,
@@ -109,24 +135,11 @@ def _attention(
     q = _heads(xp, projected[..., :q_size], heads)
     k = _heads(xp, projected[..., q_size : q_size + k_size], heads)
     v = _heads(xp, projected[..., q_size + k_size :], heads)
-    batch, sequence = data.shape[0], data.shape[1]
     past_length = 0 if past is None else past.shape[3]
     if past is not None and past_length:
         k = xp.concat([widened(past[0]), k], axis=2)
         v = xp.concat([widened(past[1]), v], axis=2)
-    scale = node.attrs["scale"] or 1 / float(np.sqrt(q.shape[-1]))
-    scores = xp.matmul(q, xp.matrix_transpose(k)) * scale
-    if mask_index is not None:
-        scores = scores + _additive_mask(node, mask_index, batch, sequence, past_length)
-    if node.attrs["unidirectional"]:
-        keys = xp.reshape(xp.arange(past_length + sequence, dtype=xp.int32), (1, -1))
-        queries = xp.reshape(xp.arange(sequence, dtype=xp.int32), (-1, 1)) + past_length
-        scores = scores + xp.where(keys > queries, node.attrs["mask_filter_value"], 0.0)
-    if attention_bias is not None:
-        scores = scores + widened(attention_bias)
-    weights_ = xp.exp(scores - xp.max(scores, axis=-1, keepdims=True))
-    out = xp.matmul(weights_ / xp.sum(weights_, axis=-1, keepdims=True), v)
-    out = xp.reshape(xp.permute_dims(out, (0, 2, 1, 3)), (batch, sequence, -1))
+    out = attended(node, q, k, v, mask_index, attention_bias, past_length)
     return out, xp.stack([k, v])
 
 
@@ -156,7 +169,94 @@ ATTENTION = OpDef(
     "and values, with additive masks; returns the output and the present keys and values.",
 )
 
-OPS = [ATTENTION]
+
+def _infer_mha(node: Node) -> list[OutputSpec]:
+    element_type = expect_same_types(node, 0, 1, 2)
+    heads = node.attrs["num_heads"]
+    query = expect_rank(node, 0, 3, what="query")
+    key, value = node.input_value(1).partial_shape, node.input_value(2).partial_shape
+    if (key.rank_is_static and key.rank not in (3, 4)) or (value.rank_is_static and value.rank != key.rank):
+        raise node.error(f"key {key} and value {value} must both be (batch, keys, hidden) or (batch, heads, keys, "
+                         "head_size)")  # fmt: skip
+    if query[2] >= 0 and query[2] % heads:
+        raise node.error(f"query's hidden size {query[2]} is not a multiple of num_heads={heads}")
+    if key.rank == 4 and node.get_input_size() > 6:
+        raise node.error("past_key with a key already split in heads (cross-attention's cache)")
+    head_size = query[2] // heads if query[2] >= 0 else -1
+    if value.rank == 4:
+        value_hidden = heads * value[3] if value[3] >= 0 else -1
+    else:
+        value_hidden = value[2] if value.rank_is_static else -1
+    keys = key[key.rank - 2] if key.rank_is_static else -1
+    if node.get_input_size() > 6:
+        past = expect_rank(node, 6, 4, what="past_key")
+        keys = past[2] + keys if past[2] >= 0 and keys >= 0 else -1
+    value_size = value_hidden // heads if value_hidden >= 0 else -1
+    return [
+        (element_type, PartialShape([query[0], query[1], value_hidden])),
+        (element_type, PartialShape([query[0], heads, keys, head_size])),
+        (element_type, PartialShape([query[0], heads, keys, value_size])),
+    ]
+
+
+def _multi_head_attention(
+    node: Node,
+    query: Any,
+    key: Any,
+    value: Any,
+    bias: Any | None = None,
+    key_padding_mask: Any | None = None,
+    attention_bias: Any | None = None,
+    past_key: Any | None = None,
+    past_value: Any | None = None,
+) -> tuple[Any, Any, Any]:
+    xp = namespace(query)
+    heads = node.attrs["num_heads"]
+    q, k, v = widened(query), widened(key), widened(value)
+    hidden = query.shape[2]
+    if bias is not None:
+        bias = widened(bias)
+        q = q + bias[:hidden]
+        if key.ndim == 3:  # a key already in heads (cross-attention's cache) takes no bias
+            k = k + bias[hidden : hidden + key.shape[2]]
+            v = v + bias[hidden + key.shape[2] :]
+    q = _heads(xp, q, heads)
+    if key.ndim == 3:
+        k, v = _heads(xp, k, heads), _heads(xp, v, heads)
+    past_length = 0 if past_key is None else past_key.shape[2]
+    if past_key is not None and past_value is not None and past_length:
+        k = xp.concat([widened(past_key), k], axis=2)
+        v = xp.concat([widened(past_value), v], axis=2)
+    return attended(node, q, k, v, key_padding_mask, attention_bias, past_length), k, v
+
+
+MULTI_HEAD_ATTENTION = OpDef(
+    "MultiHeadAttention",
+    "contrib",
+    _infer_mha,
+    inputs=(
+        Input("query", REAL_TYPES, doc="(batch, sequence, hidden)"),
+        Input("key", REAL_TYPES, doc="(batch, keys, hidden), or (batch, heads, keys, head_size) as cached"),
+        Input("value", REAL_TYPES, doc="as key, with the value's hidden size"),
+        Input("bias", REAL_TYPES, optional=True, doc="(hidden + key hidden + value hidden)"),
+        Input("key_padding_mask", _MASK_TYPES, optional=True, doc="(batch) key lengths, or 0/1 (batch, total)"),
+        Input("attention_bias", REAL_TYPES, optional=True, doc="added to the scores, (batch or 1, heads or 1, S, T)"),
+        Input("past_key", REAL_TYPES, optional=True, doc="(batch, heads, past, head_size)"),
+        Input("past_value", REAL_TYPES, optional=True, doc="(batch, heads, past, value head_size)"),
+    ),
+    attrs=(
+        Attr("num_heads", INT, minimum=1, doc="attention heads"),
+        Attr("unidirectional", BOOL, False, doc="causal: each query sees the past and itself"),
+        Attr("mask_filter_value", FLOAT, -10000.0, doc="added to the scores of masked keys"),
+        Attr("scale", FLOAT, 0.0, doc="of the scores; 0: 1/sqrt(head_size)"),
+    ),
+    version=VERSION,
+    evaluate=_multi_head_attention,
+    doc="Multi-head attention of a query over keys and values (self or cross), after the past ones, with "
+    "additive masks; returns the output and the present keys and values.",
+)
+
+OPS = [ATTENTION, MULTI_HEAD_ATTENTION]
 """The op definitions this module contributes."""
 
 
@@ -204,5 +304,53 @@ def attention_rule(ctx: NodeContext) -> Outputs:
     return [node.output(0), node.output(1) if ctx.wants_output(1) else None]
 
 
-ONNX_RULES = [OnnxRule(DOMAIN, "Attention", attention_rule, makes=("Attention",))]
+def multi_head_attention_rule(ctx: NodeContext) -> Outputs:
+    """com.microsoft MultiHeadAttention: query, key, value, [bias], [key_padding_mask],
+    [attention_bias], [past_key], [past_value]. Packed QKV or KV, past_sequence_length, cache
+    indirection and the qk output are refused; a left-out input a later one follows is written as its
+    neutral value (zero bias, a mask of ones, a zero attention bias, a past of no keys)."""
+    query, key, value = ctx.input(0), ctx.optional_input(1), ctx.optional_input(2)
+    if key is None or value is None or query.partial_shape.rank == 5 or key.partial_shape.rank == 5:
+        raise ctx.unsupported("packed query/key/value (give query, key and value separately)")
+    for index, name in ((8, "past_sequence_length"), (9, "cache_indirection")):
+        if ctx.has_input(index):
+            raise ctx.unsupported(f"the {name} input")
+    if ctx.wants_output(3):
+        raise ctx.unsupported("the qk output")
+    heads = ctx.attr("num_heads")
+    given = [ctx.optional_input(i) for i in (3, 4, 5, 6, 7)]
+    last = max((i for i, v in enumerate(given) if v is not None), default=-1)
+    dims = [value.partial_shape[i] for i in range(value.partial_shape.rank)]
+    value_hidden = (heads * dims[3] if dims[3] >= 0 else -1) if len(dims) == 4 else dims[-1]
+    hidden, key_hidden = query.partial_shape[2], key.partial_shape[key.partial_shape.rank - 1]
+    if key.partial_shape.rank == 4:
+        key_hidden = heads * key_hidden if key_hidden >= 0 else -1
+    element = query.element_type.numpy
+
+    def neutral(index: int) -> Any:
+        if index == 0 and min(hidden, key_hidden, value_hidden) >= 0:
+            return ctx.const(np.zeros(hidden + key_hidden + value_hidden, element))
+        if index == 1:
+            return ctx.const(np.ones((1, 1), np.int32))
+        if index == 2:
+            return ctx.const(np.zeros((1, 1, 1, 1), element))
+        raise ctx.unsupported("a left-out input before a given one, with hidden sizes not known")
+
+    inputs = [query, key, value] + [v if v is not None else neutral(i) for i, v in enumerate(given[: last + 1])]
+    if (given[3] is None) != (given[4] is None) and last >= 3:
+        raise ctx.error("past_key and past_value must be given together")
+    attrs = {
+        "num_heads": heads,
+        "unidirectional": bool(ctx.attr("unidirectional", 0)),
+        "mask_filter_value": ctx.attr("mask_filter_value", -10000.0),
+        "scale": ctx.attr("scale", 0.0),
+    }
+    node = Node(MULTI_HEAD_ATTENTION, inputs, attrs)
+    return [node.output(i) if ctx.wants_output(i) else None for i in range(3)]
+
+
+ONNX_RULES = [
+    OnnxRule(DOMAIN, "Attention", attention_rule, makes=("Attention",)),
+    OnnxRule(DOMAIN, "MultiHeadAttention", multi_head_attention_rule, makes=("MultiHeadAttention",)),
+]
 """The ONNX ops this module translates."""

@@ -105,3 +105,87 @@ def test_attention_mask_filter_value_is_added_not_infinite() -> None:
     want = check(model, feeds, rtol=1e-4, atol=1e-5)
     expected = _reference(given["x"], given["weights"], given["bias"], raw, masked_value=-2.0)
     np.testing.assert_allclose(want[0], expected[0], rtol=1e-4, atol=1e-5)
+
+
+def _mha_reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, bias: np.ndarray | None = None,
+                   mask: np.ndarray | None = None, attention_bias: np.ndarray | None = None,
+                   past_k: np.ndarray | None = None, past_v: np.ndarray | None = None,
+                   causal: bool = False) -> list[np.ndarray]:  # fmt: skip
+    """MultiHeadAttention head by head, query by query; k and v (batch, keys, hidden) or already in heads."""
+    batch, sequence, hidden = q.shape
+    size = hidden // HEADS
+    q = q.astype(np.float64) + (0 if bias is None else bias[:hidden])
+    if k.ndim == 3:
+        k = k + (0 if bias is None else bias[hidden : 2 * hidden])
+        v = v + (0 if bias is None else bias[2 * hidden :])
+        k, v = (t.reshape(batch, -1, HEADS, size).transpose(0, 2, 1, 3) for t in (k, v))
+    q = q.reshape(batch, sequence, HEADS, size).transpose(0, 2, 1, 3)
+    past_length = 0
+    if past_k is not None and past_v is not None:
+        past_length = past_k.shape[2]
+        k, v = np.concatenate([past_k, k], axis=2), np.concatenate([past_v, v], axis=2)
+    out = np.zeros((batch, HEADS, sequence, size))
+    for b in range(batch):
+        for h in range(HEADS):
+            for i in range(sequence):
+                scores = k[b, h] @ q[b, h, i] / np.sqrt(size)
+                for j in range(k.shape[2]):
+                    if mask is not None and (j >= mask[b] if mask.ndim == 1 else mask[b, j] == 0):
+                        scores[j] -= 10000.0
+                    if causal and j > past_length + i:
+                        scores[j] -= 10000.0
+                    if attention_bias is not None:
+                        scores[j] += attention_bias[0, h, i, j]
+                weights_ = np.exp(scores - scores.max())
+                out[b, h, i] = weights_ / weights_.sum() @ v[b, h]
+    return [out.transpose(0, 2, 1, 3).reshape(batch, sequence, hidden), k, v]
+
+
+def _mha_inputs(seed: int, keys: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {
+        "q": rng.standard_normal((BATCH, SEQUENCE, HIDDEN)).astype(np.float32),
+        "k": rng.standard_normal((BATCH, keys, HIDDEN)).astype(np.float32),
+        "v": rng.standard_normal((BATCH, keys, HIDDEN)).astype(np.float32),
+        "bias": rng.standard_normal(3 * HIDDEN).astype(np.float32),
+        "past_k": rng.standard_normal((BATCH, HEADS, PAST, HIDDEN // HEADS)).astype(np.float32),
+        "past_v": rng.standard_normal((BATCH, HEADS, PAST, HIDDEN // HEADS)).astype(np.float32),
+        "attention_bias": rng.standard_normal((1, HEADS, SEQUENCE, 6)).astype(np.float32),
+    }
+
+
+MHA_CASES = ["cross", "cross with bias", "key lengths", "raw mask", "attention bias", "cached cross keys",
+             "self with past, causal", "self with past"]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", MHA_CASES)
+def test_multi_head_attention_matches_onnx_runtime(case: str) -> None:
+    keys = SEQUENCE if "self" in case else 6
+    given = _mha_inputs(len(case), keys)
+    q, k, v = given["q"], given["k"], given["v"]
+    inputs: dict[str, np.ndarray | None] = {"q": q, "k": k, "v": v}
+    reference: dict[str, object] = {}
+    if "bias" in case or "cached" in case or "causal" in case:
+        inputs["bias"] = reference["bias"] = given["bias"]
+    if case == "key lengths":
+        inputs["mask"] = reference["mask"] = np.array([2, 6], np.int32)
+    if case == "raw mask":
+        inputs["mask"] = reference["mask"] = np.array([[1, 0, 1, 1, 0, 1], [1, 1, 1, 1, 1, 0]], np.int32)
+    if case == "attention bias":
+        inputs["attention_bias"] = reference["attention_bias"] = given["attention_bias"]
+    if case == "cached cross keys":
+        size = HIDDEN // HEADS
+        inputs["k"] = np.ascontiguousarray(k.reshape(BATCH, keys, HEADS, size).transpose(0, 2, 1, 3))
+        inputs["v"] = np.ascontiguousarray(v.reshape(BATCH, keys, HEADS, size).transpose(0, 2, 1, 3))
+    if "past" in case:
+        inputs["past_k"], inputs["past_v"] = reference["past_k"], reference["past_v"] = given["past_k"], given["past_v"]
+    for name in ("bias", "mask", "attention_bias", "past_k", "past_v"):
+        inputs.setdefault(name, None)
+    inputs = {name: inputs[name] for name in ("q", "k", "v", "bias", "mask", "attention_bias", "past_k", "past_v")}
+    outputs = ["y", "present_k", "present_v"] if "past" in case else ["y"]
+    causal = "causal" in case
+    model, feeds = ms_model("MultiHeadAttention", inputs, outputs, num_heads=HEADS, unidirectional=int(causal))
+    want = check(model, feeds, rtol=1e-4, atol=1e-5)
+    expected = _mha_reference(inputs["q"], inputs["k"], inputs["v"], causal=causal, **reference)  # type: ignore[arg-type]
+    for got, ref in zip(want, expected):
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
