@@ -17,7 +17,7 @@ from template_plugin import TemplatePlugin
 
 ort = pytest.importorskip("onnxruntime")
 
-__all__ = ["DEVICES", "check", "ms_model", "run_ort", "run_sdk"]
+__all__ = ["DEVICES", "check", "ms_model", "run_ort", "run_sdk", "typed_model"]
 
 DOMAIN = "com.microsoft"
 DEVICES = ("TEMPLATE", "XLA", "HETERO:XLA,TEMPLATE")
@@ -69,7 +69,7 @@ def run_ort(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.
     return [np.asarray(v) for v in session.run(None, dict(feeds))]
 
 
-def _typed(model: onnx.ModelProto, results: Sequence[np.ndarray]) -> onnx.ModelProto:
+def typed_model(model: onnx.ModelProto, results: Sequence[np.ndarray]) -> onnx.ModelProto:
     """``model`` with each graph output's type and shape those of ``results`` (ONNX's checker wants them)."""
     typed = onnx.ModelProto()
     typed.CopyFrom(model)
@@ -108,7 +108,7 @@ def check(
     """Runs ``model`` on ``devices`` and asserts each output's dtype, shape and values match
     ``expected`` (ONNX Runtime's outputs when None). Returns the expected outputs."""
     want = [np.asarray(w) for w in (expected if expected is not None else run_ort(model, feeds))]
-    typed = _typed(model, want)
+    typed = typed_model(model, want)
     for device in devices:
         got = run_sdk(typed, feeds, device)
         assert len(got) == len(want), device
