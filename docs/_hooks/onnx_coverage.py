@@ -65,7 +65,19 @@ def onnx_coverage() -> str:
         names = cases[op]
         counts = [str(len(names) - len(failing[d].intersection(names))) for d in DEVICES]
         lines.append(f"| {op} | {len(names)} | " + " | ".join(counts) + f" | {_route(op, opsets[op])} |")
-    return "\n".join(lines)
+    return "\n".join([*lines, "", *extension_rules()])
+
+
+def extension_rules() -> list[str]:
+    """The ONNX ops the installed extensions translate (ONNX has no node tests for other domains' ops),
+    as a list: domain and op type with the first opset, the extension and its distribution."""
+    from hetero_sdk.extensions import extension_infos
+
+    lines = ["Ops the installed [extensions](../extensions.md) translate (`hetero-sdk extensions` lists yours):", ""]
+    for info in extension_infos():
+        where = f"extension {info.name} ({info.distribution or 'added in process'})"
+        lines += [f"- `{rule}`: {where}" for rule in info.onnx_rules]
+    return lines if len(lines) > 2 else [*lines, "none where this page was built."]
 
 
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 PAGE = Path(__file__).resolve().parents[1] / "reference" / "ops.md"
+_EXTENSION_MARKER = "<!-- extension-ops -->"
 
 _HEADER = """# Op reference
 
@@ -98,26 +99,74 @@ def op_reference() -> str:
             op = OPS.get(type_name)
             template = "kernel" if type_name in KERNELS else "shared" if op.evaluate else "-"
             xla = "lowering" if type_name in LOWERINGS else "shared" if get_lowering(op) else "-"
-            summary = _sentence(op.doc)
-            lines += [f"### {type_name}", "", f"{summary} *{op.version}*; TEMPLATE: {template}; XLA: {xla}.", ""]
-            if type_name in builders:
-                lines += ["```python", factory_signature(builders[type_name]), "```", ""]
-            if op.inputs:
-                lines += ["| input | element types | |", "|---|---|---|"]
-                for index, spec in enumerate(op.inputs):
-                    marks = [m for m, on in (("optional", spec.optional), ("variadic", spec.variadic),
-                                             ("shape", spec.decides_shape)) if on]  # fmt: skip
-                    note = "; ".join([*marks, spec.doc] if spec.doc else marks)
-                    lines.append(f"| {spec.label(index)} | {_types(spec.types)} | {note} |")
-                lines.append("")
-            if op.attrs:
-                lines += ["| attribute | kind | default | allowed | |", "|---|---|---|---|---|"]
-                for attr in op.attrs:
-                    default = "required" if attr.required else f"`{_value(attr.default)}`"
-                    allowed = ", ".join(f"`{_value(c)}`" for c in attr.choices) if attr.choices else ""
-                    lines.append(f"| {attr.name} | {attr.kind.name} | {default} | {allowed} | {attr.doc} |")
-                lines.append("")
+            lines += _op_section(op, template, xla, builders.get(type_name))
+    lines += [_EXTENSIONS.rstrip(), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+_EXTENSIONS = f"""## Extensions
+
+The ops of the [extensions](../extensions.md) installed where the site is built (`hetero-sdk extensions`
+lists those of your installation), each under its extension and distribution; TEMPLATE runs an
+extension's numpy kernel (`kernel`) or the op's array-API kernel (`shared`), XLA the extension's
+lowering (`lowering`), the array-API kernel (`shared`), or declines it (`-`).
+
+{_EXTENSION_MARKER}
+"""
+
+
+def extension_ops() -> str:
+    """The Markdown of the installed extensions' ops (what the page's marker becomes when the site is
+    built): each extension a paragraph, each op a level-4 heading (the level-3 ones are the SDK's ops,
+    each with its factory)."""
+    from hetero_sdk.extensions import REFERENCE, device_kernel, extension_infos
+    from hetero_sdk.ops import OPS
+
+    lines: list[str] = []
+    for info in extension_infos():
+        if info.error:
+            where = info.distribution or "added in process"
+            lines += [f"**Extension {info.name}** ({where}) is broken: {_sentence(info.error)}", ""]
+            continue
+        lines += [f"**Extension {info.name}** ({info.distribution or 'added in process'} {info.version}):", ""]
+        for type_name in info.ops:
+            op = OPS.get(type_name)
+            own = device_kernel(type_name, "TEMPLATE", REFERENCE, evaluate=False)
+            template = "kernel" if own is not None else "shared" if op.evaluate else "-"
+            lowered = device_kernel(type_name, "XLA", evaluate=False)
+            xla = "lowering" if lowered is not None else "shared" if op.evaluate and not op.data_dependent else "-"
+            lines += _op_section(op, template, xla, None, level="####")
+    return "\n".join(lines).rstrip() if lines else "No extension is installed where this page was built."
+
+
+def on_page_markdown(markdown: str, **kwargs: Any) -> str:
+    """A mkdocs hook: the op reference's marker becomes the installed extensions' ops."""
+    return markdown.replace(_EXTENSION_MARKER, extension_ops()) if _EXTENSION_MARKER in markdown else markdown
+
+
+def _op_section(op: Any, template: str, xla: str, builder: Callable[..., Any] | None, level: str = "###") -> list[str]:
+    """One op's heading, summary, factory, inputs and attributes."""
+    type_name = op.type_name
+    summary = _sentence(op.doc)
+    lines = [f"{level} {type_name}", "", f"{summary} *{op.version}*; TEMPLATE: {template}; XLA: {xla}.", ""]
+    if builder is not None:
+        lines += ["```python", factory_signature(builder), "```", ""]
+    if op.inputs:
+        lines += ["| input | element types | |", "|---|---|---|"]
+        for index, spec in enumerate(op.inputs):
+            marks = [m for m, on in (("optional", spec.optional), ("variadic", spec.variadic),
+                                     ("shape", spec.decides_shape)) if on]  # fmt: skip
+            note = "; ".join([*marks, spec.doc] if spec.doc else marks)
+            lines.append(f"| {spec.label(index)} | {_types(spec.types)} | {note} |")
+        lines.append("")
+    if op.attrs:
+        lines += ["| attribute | kind | default | allowed | |", "|---|---|---|---|---|"]
+        for attr in op.attrs:
+            default = "required" if attr.required else f"`{_value(attr.default)}`"
+            allowed = ", ".join(f"`{_value(c)}`" for c in attr.choices) if attr.choices else ""
+            lines.append(f"| {attr.name} | {attr.kind.name} | {default} | {allowed} | {attr.doc} |")
+        lines.append("")
+    return lines
 
 
 if __name__ == "__main__":

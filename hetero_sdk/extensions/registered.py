@@ -46,6 +46,7 @@ class ExtensionInfo:
     :ivar version: that distribution's version.
     :ivar ops: the op types it defines.
     :ivar error: why it did not load; empty when it did.
+    :ivar onnx_rules: the ONNX ops it translates, ``"domain:OpType (since N)"``.
     """
 
     name: str
@@ -53,6 +54,7 @@ class ExtensionInfo:
     version: str = ""
     ops: tuple[str, ...] = ()
     error: str = ""
+    onnx_rules: tuple[str, ...] = ()
 
     @property
     def status(self) -> str:
@@ -116,7 +118,8 @@ def add_extension(extension: Extension | str, *, distribution: str = "", version
         for op in extension.ops:
             define(op)
             _owner[op.type_name] = extension.name
-        info = ExtensionInfo(extension.name, distribution, version, tuple(extension.op_types()))
+        rules = tuple(f"{r.domain or 'ai.onnx'}:{r.op_type} (since {r.since})" for r in extension.onnx_rules)
+        info = ExtensionInfo(extension.name, distribution, version, tuple(extension.op_types()), onnx_rules=rules)
         _registered[extension.name] = _Entry(extension, info)
         _broken.pop(extension.name, None)
         _changed()

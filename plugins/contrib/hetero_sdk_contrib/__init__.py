@@ -14,7 +14,10 @@ name order, from four module-level names, each optional:
   import jax and are imported only when XLA runs the op, so the package imports without jax;
 - ``RECIPES``: ``{op_type: recipe}`` conformance-kit recipes, for ops whose cases cannot be derived.
 
-Op definitions take ``version=constants.VERSION``. A new module needs no change here: add
+Op definitions take ``version=constants.VERSION``; the conformance kit derives the cases of an op of
+family ``activation`` or ``elementwise`` whose inputs all broadcast, and runs ``RECIPES`` for the
+others (a recipe gets the kit's case builder: ``b.pick``, ``b.shape``, ``b.values``, ``b.input``,
+``b.operand``, ``b.case``, as in ``ops_matmul``). A new module needs no change here: add
 ``ops_<family>.py`` and its tests under ``tests/``.
 """
 

@@ -16,7 +16,7 @@ from hetero_sdk.reference import erf_values
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
-__all__ = ["BIAS_GELU", "KERNELS", "ONNX_RULES", "OPS", "QUICK_GELU"]
+__all__ = ["BIAS_GELU", "KERNELS", "ONNX_RULES", "OPS", "QUICK_GELU", "RECIPES"]
 
 _FLOATS: frozenset[Type] = REAL_TYPES
 
@@ -54,17 +54,17 @@ BIAS_GELU = OpDef(
     _bias_gelu_infer,
     (Input("data", _FLOATS), Input("bias", _FLOATS)),
     version=VERSION,
-    doc="Gelu (the exact, erf form) of ``data + bias``, the bias added along the last axis (com.microsoft).",
+    doc="Gelu (the exact, erf form) of `data + bias`, the bias added along the last axis (com.microsoft).",
 )
 QUICK_GELU = OpDef(
     "QuickGelu",
-    "contrib",
+    "activation",  # an activation's cases are derived from its definition by the conformance kit
     _quick_gelu_infer,
     (Input("data", _FLOATS),),
     (Attr("alpha", FLOAT, 1.702, doc="the sigmoid's slope"),),
     version=VERSION,
     evaluate=_quick_gelu,
-    doc="``x * sigmoid(alpha * x)``, a fast Gelu approximation (com.microsoft).",
+    doc="`x * sigmoid(alpha * x)`, a fast Gelu approximation (com.microsoft).",
 )
 OPS = [BIAS_GELU, QUICK_GELU]
 
@@ -92,3 +92,16 @@ ONNX_RULES = [
     OnnxRule(DOMAIN, "BiasGelu", _bias_gelu_rule, makes=("BiasGelu",)),
     OnnxRule(DOMAIN, "QuickGelu", _quick_gelu_rule, makes=("QuickGelu",)),
 ]
+
+
+def _bias_gelu_case(b: Any, op_type: str) -> Any:
+    """A conformance-kit case: ``data`` of rank 1 to 3 and a bias as long as its last axis (the kit's
+    builder draws the values and makes each operand a Parameter or a Constant)."""
+    dtype = b.pick([np.float32, np.float16])
+    shape = b.shape(1, 3, 1, 4)
+    data = b.input(b.values(shape, dtype, -4, 4), "data")
+    bias = b.operand(b.values(shape[-1:], dtype, -1, 1), "bias")
+    return b.case(op_type, Node(BIAS_GELU, [data.output(0), bias.output(0)], {}, "op"), "transcendental")
+
+
+RECIPES = {"BiasGelu": _bias_gelu_case}

@@ -12,7 +12,7 @@ from hetero_sdk.ops import BOOL, FLOAT, REAL_TYPES, Attr, Input, OpDef, OutputSp
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
-__all__ = ["FUSED_MATMUL", "KERNELS", "ONNX_RULES", "OPS", "operands"]
+__all__ = ["FUSED_MATMUL", "KERNELS", "ONNX_RULES", "OPS", "RECIPES", "operands"]
 
 
 def _infer(node: Node) -> list[OutputSpec]:
@@ -35,7 +35,7 @@ FUSED_MATMUL = OpDef(
         Attr("transpose_b", BOOL, False, doc="transpose the last two axes of b first"),
     ),
     version=VERSION,
-    doc="``alpha * matmul(a, b)`` with optional transposes (com.microsoft ``FusedMatMul``).",
+    doc="`alpha * matmul(a, b)` with optional transposes (com.microsoft `FusedMatMul`).",
 )
 OPS = [FUSED_MATMUL]
 
@@ -70,3 +70,18 @@ def _rule(ctx: Any) -> list[Any]:
 
 
 ONNX_RULES = [OnnxRule(DOMAIN, "FusedMatMul", _rule, makes=("FusedMatMul",))]
+
+
+def _fused_matmul_case(b: Any, op_type: str) -> Any:
+    """A conformance-kit case: batched ``a`` times ``b``, each maybe transposed, scaled by ``alpha``."""
+    dtype = b.pick([np.float32, np.float16])
+    m, k, n = b.integer(1, 4), b.integer(1, 5), b.integer(1, 4)
+    ta, tb, alpha = b.flag(), b.flag(), b.pick([1.0, 0.5, -2.0])
+    batch = b.shape(0, 2, 1, 3)
+    a = b.input(b.values([*batch, *([k, m] if ta else [m, k])], dtype, -2, 2), "a")
+    w = b.operand(b.values([n, k] if tb else [k, n], dtype, -2, 2), "b")
+    attrs = {"alpha": alpha, "transpose_a": ta, "transpose_b": tb}
+    return b.case(op_type, Node(FUSED_MATMUL, [a.output(0), w.output(0)], attrs, "op"), "accumulate", k, **attrs)
+
+
+RECIPES = {"FusedMatMul": _fused_matmul_case}
