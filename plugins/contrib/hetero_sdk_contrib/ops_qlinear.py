@@ -6,7 +6,7 @@ definition is added.
 
 QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool,
 QLinearGlobalAveragePool, QLinearConcat, QGemm; FusedConv and FusedGemm (Conv and Gemm followed by
-their ``activation``).
+their ``activation``); DynamicQuantizeLSTM (ONNX's LSTM over the dequantized weights).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 import ml_dtypes
 import numpy as np
+import onnx
 from hetero_sdk import opset
 from hetero_sdk.element_type import Type
 from hetero_sdk.extensions import OnnxRule
@@ -97,13 +98,15 @@ def _global_average(ctx: NodeContext, x: Output) -> Output:
 
 def translated_as(ctx: NodeContext, op_type: str, version: int, inputs: Sequence[Output | None]) -> Outputs:
     """The SDK's translation of ONNX ``op_type`` (default domain, opset ``version``) applied to this
-    node's attributes and ``inputs``."""
+    node's attributes and ``inputs``: the rule sees the node as that ONNX op."""
     found = find_rule("", op_type, version)
     if found is None:
         raise ctx.unsupported(f"no translation of {op_type} to build it from")
+    proto = onnx.NodeProto()
+    proto.CopyFrom(ctx.proto)
+    proto.op_type, proto.domain = op_type, ""
     derived = copy.copy(ctx)
-    derived.inputs = list(inputs)
-    derived.version = version
+    derived.proto, derived.inputs, derived.version = proto, list(inputs), version
     return found.translate(derived)
 
 
@@ -194,6 +197,28 @@ def fused_gemm_rule(ctx: NodeContext) -> Outputs:
     return [activated(ctx, y)]  # type: ignore[arg-type]
 
 
+def _per_direction(ctx: NodeContext, weight: Output, scale: Output, zero: Output | None) -> Output:
+    """A DynamicQuantizeLSTM weight, (directions, inputs, 4 hidden), dequantized with its per-direction
+    or per-column scale and zero point, in ONNX LSTM's layout (directions, 4 hidden, inputs)."""
+    rank = scale.partial_shape.rank
+    shape = ctx.const([-1, 1, 1] if rank == 1 else [0, 1, -1], _I64)
+    scale = opset.reshape(scale, shape, special_zero=True).output(0)
+    if zero is not None:
+        zero = opset.reshape(zero, shape, special_zero=True).output(0)
+    float_weight = dequantized(weight, scale, zero)
+    return opset.transpose(float_weight, ctx.const([0, 2, 1], _I64)).output(0)
+
+
+def dynamic_quantize_lstm_rule(ctx: NodeContext) -> Outputs:
+    """DynamicQuantizeLSTM: X, W, R, [B], [sequence_lens], [initial_h], [initial_c], [P], W_scale,
+    W_zero_point, R_scale, R_zero_point: ONNX's LSTM over the dequantized weights (the op's meaning;
+    ONNX Runtime also quantizes the activations per step, which moves its results by that rounding)."""
+    w = _per_direction(ctx, ctx.input(1), ctx.input(8), ctx.optional_input(9))
+    r = _per_direction(ctx, ctx.input(2), ctx.input(10), ctx.optional_input(11))
+    inputs = [ctx.input(0), w, r, *(ctx.optional_input(i) for i in range(3, 8))]
+    return translated_as(ctx, "LSTM", 14, inputs)
+
+
 _ARITHMETIC = ("Convert", "Subtract", "Multiply", "Divide", "Round", "Add", "Clamp")
 ONNX_RULES = [
     OnnxRule(DOMAIN, "QLinearAdd", _binary(opset.add), makes=_ARITHMETIC),
@@ -206,5 +231,6 @@ ONNX_RULES = [
     OnnxRule(DOMAIN, "QGemm", qgemm_rule, makes=(*_ARITHMETIC, "MatMul")),
     OnnxRule(DOMAIN, "FusedConv", fused_conv_rule, makes=("Convolution", "Add", "Relu", "Sigmoid", "Tanh", "Clamp")),
     OnnxRule(DOMAIN, "FusedGemm", fused_gemm_rule, makes=("MatMul", "Multiply", "Add", "Relu", "Sigmoid", "Tanh")),
+    OnnxRule(DOMAIN, "DynamicQuantizeLSTM", dynamic_quantize_lstm_rule, makes=(*_ARITHMETIC, "Reshape", "Transpose")),
 ]
 """The ONNX ops this module translates."""
