@@ -32,7 +32,7 @@ from hetero_sdk.shape import PartialShape
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
-__all__ = ["ATTENTION", "MULTI_HEAD_ATTENTION", "ONNX_RULES", "OPS", "attended"]
+__all__ = ["ATTENTION", "MULTI_HEAD_ATTENTION", "ONNX_RULES", "OPS", "attended", "RECIPES"]
 
 
 def _sizes(node: Node, columns: int) -> tuple[int, int, int]:
@@ -354,3 +354,38 @@ ONNX_RULES = [
     OnnxRule(DOMAIN, "MultiHeadAttention", multi_head_attention_rule, makes=("MultiHeadAttention",)),
 ]
 """The ONNX ops this module translates."""
+
+
+# -- conformance-kit recipes -----------------------------------------------------------------------------
+
+
+def _attention_case(b: Any, op_type: str) -> Any:
+    heads, size, batch, sequence = b.integer(1, 3), b.pick([2, 4]), b.integer(1, 2), b.integer(1, 4)
+    hidden = heads * size
+    data = b.input(b.values([batch, sequence, hidden], np.float32), "input")
+    weights = b.operand(b.values([hidden, 3 * hidden], np.float32, -0.5, 0.5), "weights")
+    bias = b.operand(b.values([3 * hidden], np.float32), "bias")
+    mask = b.input(b.values([batch], np.int32, 1, sequence), "mask_index")
+    attrs = {"num_heads": heads, "unidirectional": b.flag()}
+    inputs = [n.output(0) for n in (data, weights, bias, mask)]
+    return b.case(op_type, [Node(ATTENTION, inputs, attrs, "op").output(0)], "accumulate", hidden, **attrs)
+
+
+def _mha_case(b: Any, op_type: str) -> Any:
+    heads, size, batch, sequence, keys = (
+        b.integer(1, 3),
+        b.pick([2, 4]),
+        b.integer(1, 2),
+        b.integer(1, 3),
+        b.integer(1, 4),
+    )
+    hidden = heads * size
+    query = b.input(b.values([batch, sequence, hidden], np.float32), "query")
+    key, value = (b.input(b.values([batch, keys, hidden], np.float32), n) for n in ("key", "value"))
+    attrs = {"num_heads": heads}
+    inputs = [n.output(0) for n in (query, key, value)]
+    return b.case(op_type, [Node(MULTI_HEAD_ATTENTION, inputs, attrs, "op").output(0)], "accumulate", hidden, **attrs)
+
+
+RECIPES = {"Attention": _attention_case, "MultiHeadAttention": _mha_case}
+"""Conformance-kit case recipes by op type."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from hetero_sdk import opset
 from hetero_sdk.array_api import widened
 from hetero_sdk.extensions import OnnxRule
@@ -22,7 +23,7 @@ from hetero_sdk.ops.checks import REAL_TYPES, broadcast, expect_rank, expect_sam
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
-__all__ = ["BIAS_ADD", "FAST_GELU", "ONNX_RULES", "OPS"]
+__all__ = ["BIAS_ADD", "FAST_GELU", "ONNX_RULES", "OPS", "RECIPES"]
 
 
 def _infer_fast_gelu(node: Node) -> list[OutputSpec]:
@@ -102,3 +103,28 @@ ONNX_RULES = [
     OnnxRule(DOMAIN, "BiasAdd", bias_add_rule, makes=("BiasAdd",)),
 ]
 """The ONNX ops this module translates."""
+
+
+# -- conformance-kit recipes -----------------------------------------------------------------------------
+
+
+def _fast_gelu_case(b: Any, op_type: str) -> Any:
+    dtype = b.pick([np.float32, np.float16])
+    shape = b.shape(1, 3)
+    inputs = [b.input(b.values(shape, dtype), "x").output(0)]
+    if b.flag():
+        inputs.append(b.operand(b.values(shape[-1:], dtype), "bias").output(0))
+    return b.case(op_type, Node(FAST_GELU, inputs, {}, "op"), "transcendental")
+
+
+def _bias_add_case(b: Any, op_type: str) -> Any:
+    dtype = b.pick([np.float32, np.float16])
+    shape = [b.integer(1, 3), b.integer(1, 4), b.integer(1, 5)]
+    x = b.input(b.values(shape, dtype), "x")
+    bias = b.operand(b.values(shape[-1:], dtype), "bias")
+    skip = b.input(b.values(shape, dtype), "skip")
+    return b.case(op_type, Node(BIAS_ADD, [x.output(0), bias.output(0), skip.output(0)], {}, "op"))
+
+
+RECIPES = {"FastGelu": _fast_gelu_case, "BiasAdd": _bias_add_case}
+"""Conformance-kit case recipes by op type."""

@@ -35,7 +35,7 @@ from hetero_sdk.shape import PartialShape
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 from hetero_sdk_contrib.ops_rotary import rotated
 
-__all__ = ["GROUP_QUERY_ATTENTION", "ONNX_RULES", "OPS"]
+__all__ = ["GROUP_QUERY_ATTENTION", "ONNX_RULES", "OPS", "RECIPES"]
 
 _I32 = frozenset({Type.i32})
 
@@ -242,3 +242,28 @@ ONNX_RULES = [
     )
 ]
 """The ONNX ops this module translates."""
+
+
+# -- conformance-kit recipes -----------------------------------------------------------------------------
+
+
+def _gqa_case(b: Any, op_type: str) -> Any:
+    """A decoding step over a fixed-capacity cache: each sequence's own filled length."""
+    kv_heads, group, size = b.integer(1, 2), b.integer(1, 2), b.pick([2, 4])
+    heads, batch, capacity = kv_heads * group, b.integer(1, 2), b.integer(2, 5)
+    sequence = 1
+    filled = b.values([batch], np.int32, 0, capacity - 1)
+    query = b.input(b.values([batch, sequence, heads * size], np.float32), "query")
+    key, value = (b.input(b.values([batch, sequence, kv_heads * size], np.float32), n) for n in ("key", "value"))
+    seqlens = b.input(filled, "seqlens_k")
+    total = b.operand(np.array(capacity, np.int32), "total_sequence_length", constant=True)
+    past = [b.input(b.values([batch, kv_heads, capacity, size], np.float32), n) for n in ("past_key", "past_value")]
+    attrs = {"num_heads": heads, "kv_num_heads": kv_heads, "softcap": b.pick([0.0, 5.0]),
+             "local_window_size": b.pick([-1, 2])}  # fmt: skip
+    inputs = [n.output(0) for n in (query, key, value, seqlens, total, *past)]
+    node = Node(GROUP_QUERY_ATTENTION, inputs, attrs, "op")
+    return b.case(op_type, node.outputs(), "accumulate", capacity * size, **attrs)
+
+
+RECIPES = {"GroupQueryAttention": _gqa_case}
+"""Conformance-kit case recipes by op type."""

@@ -29,7 +29,7 @@ from hetero_sdk.shape import PartialShape
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
-__all__ = ["MATMUL_NBITS", "ONNX_RULES", "OPS", "dequantized_weight", "unpacked"]
+__all__ = ["MATMUL_NBITS", "ONNX_RULES", "OPS", "dequantized_weight", "unpacked", "RECIPES"]
 
 _PACKED = frozenset({Type.u8})
 
@@ -176,3 +176,26 @@ def _default_zero_byte(bits: int) -> int:
 
 ONNX_RULES = [OnnxRule(DOMAIN, "MatMulNBits", matmul_nbits_rule, makes=("MatMulNBits",))]
 """The ONNX ops this module translates."""
+
+
+# -- conformance-kit recipes -----------------------------------------------------------------------------
+
+
+def _matmul_nbits_case(b: Any, op_type: str) -> Any:
+    dtype = b.pick([np.float32, np.float16])
+    bits, block_size = b.pick([4, 8, 2]), b.pick([16, 32])
+    k, n = b.integer(1, 40), b.integer(1, 6)
+    blocks = _blocks(k, block_size)
+    a = b.input(b.values([*b.shape(0, 2, 1, 3), k], dtype, -1, 1), "A")
+    weight = b.operand(b.values([n, blocks, block_size * bits // 8], np.uint8, 0, 255), "B", constant=True)
+    scales = b.operand(b.values([n * blocks], dtype, 0.01, 0.1), "scales", constant=True)
+    inputs = [a.output(0), weight.output(0), scales.output(0)]
+    if b.flag():
+        zero = b.values([n, -(-blocks * bits // 8)], np.uint8, 0, 255)
+        inputs.append(b.operand(zero, "zero_points", constant=True).output(0))
+    attrs = {"K": k, "N": n, "bits": bits, "block_size": block_size}
+    return b.case(op_type, Node(MATMUL_NBITS, inputs, attrs, "op"), "accumulate", k, **attrs)
+
+
+RECIPES = {"MatMulNBits": _matmul_nbits_case}
+"""Conformance-kit case recipes by op type."""

@@ -35,8 +35,7 @@ from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
 __all__ = [
     "EMBED_LAYER_NORMALIZATION", "ONNX_RULES", "OPS", "SIMPLIFIED_LAYER_NORMALIZATION", "SKIP_LAYER_NORMALIZATION",
-    "SKIP_SIMPLIFIED_LAYER_NORMALIZATION",
-]  # fmt: skip
+    "SKIP_SIMPLIFIED_LAYER_NORMALIZATION", "RECIPES"]  # fmt: skip
 
 _FAMILY = "contrib"
 
@@ -372,3 +371,53 @@ ONNX_RULES = [
     ),
 ]
 """The ONNX ops this module translates."""
+
+
+# -- conformance-kit recipes -----------------------------------------------------------------------------
+
+
+def _skip_case(b: Any, op_type: str) -> Any:
+    dtype = b.pick([np.float32, np.float16])
+    hidden = b.integer(1, 8)
+    shape = [b.integer(1, 3), b.integer(1, 4), hidden] if b.flag() else [b.integer(1, 4), hidden]
+    inputs = [b.input(b.values(shape, dtype), "input").output(0), b.input(b.values(shape, dtype), "skip").output(0)]
+    names = ("gamma", "beta", "bias") if op_type == "SkipLayerNormalization" else ("gamma", "bias")
+    for name in names[: b.integer(1, len(names))]:
+        inputs.append(b.operand(b.values([hidden], dtype), name).output(0))
+    op = SKIP_LAYER_NORMALIZATION if op_type == "SkipLayerNormalization" else SKIP_SIMPLIFIED_LAYER_NORMALIZATION
+    epsilon = b.pick([1e-5, 1e-12])
+    return b.case(op_type, Node(op, inputs, {"epsilon": epsilon}, "op").outputs(), "accumulate", hidden)
+
+
+def _simplified_case(b: Any, op_type: str) -> Any:
+    dtype = b.pick([np.float32, np.float16])
+    shape = b.shape(1, 3)
+    axis = b.integer(-len(shape), len(shape) - 1)
+    x = b.input(b.values(shape, dtype), "data")
+    scale = b.operand(b.values(shape[axis % len(shape) :], dtype), "scale")
+    node = Node(SIMPLIFIED_LAYER_NORMALIZATION, [x.output(0), scale.output(0)], {"axis": axis, "epsilon": 1e-5}, "op")
+    terms = int(np.prod(shape[axis % len(shape) :]))
+    return b.case(op_type, node.outputs(), "accumulate", terms, axis=axis)
+
+
+def _embed_case(b: Any, op_type: str) -> Any:
+    batch, sequence, hidden, vocabulary = b.integer(1, 3), b.integer(1, 4), b.integer(1, 6), b.integer(2, 9)
+    ids = b.input(b.values([batch, sequence], np.int32, 0, vocabulary - 1), "input_ids")
+    segments = b.input(b.values([batch, sequence], np.int32, 0, 1), "segment_ids")
+    tables = [b.operand(b.values([rows, hidden], np.float32), name) for rows, name in
+              ((vocabulary, "word_embedding"), (sequence, "position_embedding"), (2, "segment_embedding"))]  # fmt: skip
+    gamma, beta = (b.operand(b.values([hidden], np.float32), name) for name in ("gamma", "beta"))
+    inputs = [ids, segments, *tables, gamma, beta]
+    if b.flag():
+        inputs.append(b.input(b.values([batch, sequence], np.int32, 0, 1), "mask"))
+    node = Node(EMBED_LAYER_NORMALIZATION, [n.output(0) for n in inputs], {"epsilon": 1e-12}, "op")
+    return b.case(op_type, node.outputs(), "accumulate", hidden)
+
+
+RECIPES = {
+    "SkipLayerNormalization": _skip_case,
+    "SkipSimplifiedLayerNormalization": _skip_case,
+    "SimplifiedLayerNormalization": _simplified_case,
+    "EmbedLayerNormalization": _embed_case,
+}
+"""Conformance-kit case recipes by op type."""

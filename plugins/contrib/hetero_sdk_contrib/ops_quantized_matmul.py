@@ -24,7 +24,7 @@ from hetero_sdk.shape import PartialShape
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
 __all__ = ["DYNAMIC_QUANTIZE_MATMUL", "MATMUL_INTEGER_TO_FLOAT", "ONNX_RULES", "OPS", "dynamically_quantized",
-           "integer_matmul"]  # fmt: skip
+           "integer_matmul", "RECIPES"]  # fmt: skip
 
 _INT8 = frozenset({Type.i8, Type.u8})
 _F32 = frozenset({Type.f32})
@@ -189,3 +189,33 @@ ONNX_RULES = [
     OnnxRule(DOMAIN, "DynamicQuantizeMatMul", dynamic_rule, makes=("DynamicQuantizeMatMul",)),
 ]
 """The ONNX ops this module translates."""
+
+
+# -- conformance-kit recipes -----------------------------------------------------------------------------
+
+
+def _integer_to_float_case(b: Any, op_type: str) -> Any:
+    k, n = b.integer(1, 6), b.integer(1, 5)
+    a_type, b_type = b.pick([(np.uint8, np.int8), (np.uint8, np.uint8), (np.int8, np.int8)])
+    a = b.input(b.values([*b.shape(1, 2, 1, 3), k], a_type, 0, 100), "A")
+    w = b.operand(b.values([k, n], b_type, 0, 100), "B")
+    scales = [b.operand(np.array(s, np.float32), name) for s, name in ((0.05, "a_scale"), (0.02, "b_scale"))]
+    zeros = [
+        b.operand(np.array(z, t), name) for z, t, name in ((3, a_type, "a_zero_point"), (5, b_type, "b_zero_point"))
+    ]
+    inputs = [n.output(0) for n in (a, w, *scales, *zeros)]
+    return b.case(op_type, Node(MATMUL_INTEGER_TO_FLOAT, inputs, {}, "op"), "accumulate", k)
+
+
+def _dynamic_case(b: Any, op_type: str) -> Any:
+    k, n = b.integer(1, 6), b.integer(1, 5)
+    a = b.input(b.values([*b.shape(1, 2, 1, 3), k], np.float32), "A")
+    w = b.operand(b.values([k, n], np.int8, -100, 100), "B")
+    scale = b.operand(np.array(0.02, np.float32), "b_scale")
+    # the quantization of A rounds: ties decided differently move a result by one level of A's scale
+    return b.case(op_type, Node(DYNAMIC_QUANTIZE_MATMUL, [a.output(0), w.output(0), scale.output(0)], {}, "op"),
+                  "accumulate", 100 * k)  # fmt: skip
+
+
+RECIPES = {"MatMulIntegerToFloat": _integer_to_float_case, "DynamicQuantizeMatMul": _dynamic_case}
+"""Conformance-kit case recipes by op type."""

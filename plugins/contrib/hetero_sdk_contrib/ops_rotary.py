@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from hetero_sdk.array_api import namespace, widened
 from hetero_sdk.element_type import Type
 from hetero_sdk.extensions import OnnxRule
@@ -21,7 +22,7 @@ from hetero_sdk.ops.checks import REAL_TYPES, expect_rank, expect_same_types, me
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
-__all__ = ["ONNX_RULES", "OPS", "ROTARY_EMBEDDING", "positions_from", "rotated"]
+__all__ = ["ONNX_RULES", "OPS", "ROTARY_EMBEDDING", "positions_from", "rotated", "RECIPES"]
 
 
 def rotated(x: Any, cos: Any, sin: Any, interleaved: bool) -> Any:
@@ -132,3 +133,24 @@ def rotary_rule(ctx: NodeContext) -> Outputs:
 
 ONNX_RULES = [OnnxRule(DOMAIN, "RotaryEmbedding", rotary_rule, makes=("RotaryEmbedding",))]
 """The ONNX ops this module translates."""
+
+
+# -- conformance-kit recipes -----------------------------------------------------------------------------
+
+
+def _rotary_case(b: Any, op_type: str) -> Any:
+    dtype = b.pick([np.float32, np.float16])
+    batch, sequence, heads, half = b.integer(1, 2), b.integer(1, 4), b.integer(1, 3), b.integer(1, 4)
+    positions = sequence + b.integer(0, 3)
+    x = b.input(b.values([batch, sequence, heads * 2 * half], dtype), "input")
+    ids = b.input(b.values([batch, sequence], np.int64, 0, positions - 1), "position_ids")
+    angles = b.values([positions, half], np.float64, 0, 6)
+    cos = b.operand(np.cos(angles).astype(dtype), "cos_cache")
+    sin = b.operand(np.sin(angles).astype(dtype), "sin_cache")
+    attrs = {"interleaved": b.flag()}
+    inputs = [x.output(0), ids.output(0), cos.output(0), sin.output(0)]
+    return b.case(op_type, Node(ROTARY_EMBEDDING, inputs, attrs, "op"), "accumulate", 2, **attrs)
+
+
+RECIPES = {"RotaryEmbedding": _rotary_case}
+"""Conformance-kit case recipes by op type."""

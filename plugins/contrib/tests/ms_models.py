@@ -17,7 +17,7 @@ from template_plugin import TemplatePlugin
 
 ort = pytest.importorskip("onnxruntime")
 
-__all__ = ["DEVICES", "check", "ms_model", "run_ort", "run_sdk", "typed_model"]
+__all__ = ["DEVICES", "check", "core", "ms_model", "run_ort", "run_sdk", "typed_model"]
 
 DOMAIN = "com.microsoft"
 DEVICES = ("TEMPLATE", "XLA", "HETERO:XLA,TEMPLATE")
@@ -80,7 +80,8 @@ def typed_model(model: onnx.ModelProto, results: Sequence[np.ndarray]) -> onnx.M
 
 
 @cache
-def _core() -> hs.Core:
+def core() -> hs.Core:
+    """A Core of TEMPLATE, XLA and HETERO with the contrib extension added."""
     from hetero_sdk_jax import XlaPlugin
 
     from hetero_sdk_contrib import extension
@@ -93,7 +94,7 @@ def _core() -> hs.Core:
 
 def run_sdk(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], device: str) -> list[np.ndarray]:
     """``model``'s outputs, in ONNX order, compiled for ``device``."""
-    results = _core().compile_model(model, device)(dict(feeds))
+    results = core().compile_model(model, device)(dict(feeds))
     return [np.asarray(results[o.name]) for o in model.graph.output]
 
 
