@@ -2,9 +2,9 @@
 MatMulIntegerToFloat (``(A - a_zero) (B - b_zero) a_scale b_scale + bias``) and DynamicQuantizeMatMul
 (the same with A quantized to u8 at run time, as DynamicQuantizeLinear does).
 
-The integer products accumulate exactly in i32 (array-API kernels: numpy on TEMPLATE, XLA's i32 dot
-on XLA); only the scaling is floating point. Scales and zero points are per tensor or, for B, per
-column.
+The integer products accumulate exactly in i32: the array-API kernels on TEMPLATE, an i8 x i8 dot with
+i32 accumulation on XLA (:mod:`.xla_quantized_matmul`); only the scaling is floating point. Scales and
+zero points are per tensor or, for B, per column.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ from hetero_sdk.shape import PartialShape
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
-__all__ = ["DYNAMIC_QUANTIZE_MATMUL", "MATMUL_INTEGER_TO_FLOAT", "ONNX_RULES", "OPS", "dynamically_quantized",
-           "integer_matmul", "RECIPES"]  # fmt: skip
+__all__ = [
+    "DYNAMIC_QUANTIZE_MATMUL", "KERNELS", "MATMUL_INTEGER_TO_FLOAT", "ONNX_RULES", "OPS", "RECIPES",
+    "dynamically_quantized", "integer_matmul",
+]  # fmt: skip
 
 _INT8 = frozenset({Type.i8, Type.u8})
 _F32 = frozenset({Type.f32})
@@ -151,6 +153,10 @@ DYNAMIC_QUANTIZE_MATMUL = OpDef(
 
 OPS = [MATMUL_INTEGER_TO_FLOAT, DYNAMIC_QUANTIZE_MATMUL]
 """The op definitions this module contributes."""
+
+_XLA = "hetero_sdk_contrib.xla_quantized_matmul"
+KERNELS = {"XLA": {"MatMulIntegerToFloat": f"{_XLA}:integer_to_float", "DynamicQuantizeMatMul": f"{_XLA}:dynamic"}}
+"""XLA computes the integer products as i8 dots accumulating in i32 (:mod:`.xla_quantized_matmul`)."""
 
 
 def _zero_of(ctx: NodeContext, value: Output) -> Output:

@@ -78,3 +78,17 @@ def test_dynamic_quantize_matmul_sizes(rows: int, k: int, n: int, seed: int) -> 
     inputs = {"A": (rng.standard_normal((rows, k)) * 4).astype(np.float32), "B": _ints(rng, np.int8, k, n),
               "b_scale": np.array(0.02, np.float32)}  # fmt: skip
     check(*ms_model("DynamicQuantizeMatMul", inputs), devices=("TEMPLATE",), rtol=1e-5, atol=1e-4)
+
+
+def test_xla_computes_the_integer_product_as_an_int8_dot() -> None:
+    """Quantized models run quantized on XLA: an i8 x i8 dot accumulating in i32, exact."""
+    jax = pytest.importorskip("jax")
+    from hetero_sdk_contrib.xla_quantized_matmul import integer_product
+
+    rng = np.random.default_rng(4)
+    a, b = _ints(rng, np.uint8, 3, K), _ints(rng, np.uint8, K, N)
+    a_zero, b_zero = np.array(200, np.uint8), _ints(rng, np.uint8, N)
+    text = jax.jit(integer_product).lower(a, a_zero, b, b_zero).as_text()
+    assert "dot_general" in text and "xi8>" in text and "-> tensor<3x5xi32>" in text
+    exact = (a.astype(np.int64) - 200) @ (b.astype(np.int64) - b_zero.astype(np.int64))
+    np.testing.assert_array_equal(np.asarray(jax.jit(integer_product)(a, a_zero, b, b_zero)), exact)
