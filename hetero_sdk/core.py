@@ -35,7 +35,7 @@ from hetero_sdk.extensions import Extension, ExtensionInfo, add_extension, exten
 from hetero_sdk.frontend import ModelSource, read_model
 from hetero_sdk.graph.model import Model
 from hetero_sdk.plugin.discovery import discover, load_entry_point
-from hetero_sdk.plugin.manager import DevicePlugin, instantiate
+from hetero_sdk.plugin.manager import RegisteredDevice, instantiate
 from hetero_sdk.properties import Config, as_config
 from hetero_sdk.runtime.compiled_model import CompiledModel
 from hetero_sdk.runtime.context import RemoteContext
@@ -53,7 +53,7 @@ class _Slot:
     """A device known to the Core: loaded, not yet loaded (a loader), or failed (an error)."""
 
     loader: Callable[[], Any] | None = None
-    plugin: DevicePlugin | None = None
+    plugin: RegisteredDevice | None = None
     error: BaseException | None = None
 
 
@@ -142,9 +142,9 @@ class Core:
         """
         with self._lock:
             loaded = [slot.plugin for slot in self._slots.values() if slot.plugin is not None]
-            done: list[DevicePlugin] = []
+            done: list[RegisteredDevice] = []
             try:
-                DevicePlugin.check_wrapper(wrapper)
+                RegisteredDevice.check_wrapper(wrapper)
                 for device in loaded:
                     device.add_wrapper(wrapper)
                     done.append(device)
@@ -289,7 +289,9 @@ class Core:
         ``config`` (any form :meth:`set_property` takes) wins over values set with :meth:`set_property`
         and does not change them. With ``CACHE_DIR`` set (in ``config``, else on the device, else on the
         Core), a compile exports its result there and the next identical compile imports it
-        (``LOADED_FROM_CACHE`` is then True).
+        (``LOADED_FROM_CACHE`` is then True); a device that lists ``CACHE_DIR`` among its
+        ``SUPPORTED_PROPERTIES`` gets it in its compile properties instead and caches what it compiles
+        itself, when it compiles it (OpenVINO passes ``ov::cache_dir`` to such a device).
 
         :raises CompilationError: when the device fails, naming it.
         :raises DeviceNotFoundError: for an unknown device or id, or when no device is available.
@@ -308,6 +310,8 @@ class Core:
         cache_dir = config.pop("CACHE_DIR", self._device_cache_dirs.get(parsed.name, self._cache_dir))
         properties = self._device_config(parsed, config)
         device = self._device(parsed.name)
+        if cache_dir and self._caches_itself(parsed):
+            properties["CACHE_DIR"], cache_dir = cache_dir, None
         cached = context is None and device.has_hook("import_model")
         cache_file = cache_file_of(cache_dir, model, parsed, properties) if cached else None
         if cache_file is not None and cache_file.exists():
@@ -372,13 +376,13 @@ class Core:
 
     # -- internals ----------------------------------------------------------------------------------
 
-    def _make_device(self, name: str, plugin: Any) -> DevicePlugin:
-        device = DevicePlugin(name, instantiate(plugin), self)
+    def _make_device(self, name: str, plugin: Any) -> RegisteredDevice:
+        device = RegisteredDevice(name, instantiate(plugin), self)
         for wrapper in self._wrappers:
             device.add_wrapper(wrapper)
         return device
 
-    def _device(self, name: str) -> DevicePlugin:
+    def _device(self, name: str) -> RegisteredDevice:
         with self._lock:
             slot = self._slots.get(name)
             if slot is None:
@@ -421,6 +425,14 @@ class Core:
             config["DEVICE_ID"] = agreeing_device_id(parsed, config.get("DEVICE_ID"))
         return config
 
+    def _caches_itself(self, parsed: DeviceName) -> bool:
+        """Whether the device lists ``CACHE_DIR`` among its ``SUPPORTED_PROPERTIES``: it then caches its
+        compiles itself (a device that compiles per input shape caches each executable when it makes it)."""
+        try:
+            return "CACHE_DIR" in self.get_property(parsed.name, "SUPPORTED_PROPERTIES")
+        except HeteroSDKError:
+            return False
+
     def _default_device(self) -> str:
         """``AUTO`` when it is available (OpenVINO's default), else the first available device."""
         if "AUTO" in self._slots:
@@ -432,7 +444,7 @@ class Core:
             raise DeviceNotFoundError("no device is available; install a device plugin or register one")
         return devices[0]
 
-    def _call_returning_compiled(self, device: DevicePlugin, hook: str, **kwargs: Any) -> CompiledModel:
+    def _call_returning_compiled(self, device: RegisteredDevice, hook: str, **kwargs: Any) -> CompiledModel:
         try:
             compiled = device.call(hook, **kwargs)
         except HeteroSDKError:

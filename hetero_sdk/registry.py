@@ -39,6 +39,13 @@ class Registry(Generic[T]):
         self._missing = missing
         self._hint = hint
         self._entries: dict[str, T] = {}
+        self._loader: Callable[[], object] | None = None
+
+    def set_loader(self, loader: Callable[[], object] | None) -> None:
+        """Makes :meth:`get` call ``loader`` when a name is missing, then look again: a higher layer
+        that registers entries lazily (installed extensions defining ops) plugs in without this layer
+        importing it. ``loader`` must be cheap to call again once it has loaded."""
+        self._loader = loader
 
     def register(self, name: str, entry: T, *, replace: bool = False) -> T:
         """Adds ``entry`` under ``name`` and returns it.
@@ -70,6 +77,8 @@ class Registry(Generic[T]):
 
         :raises HeteroSDKError: (the registry's ``missing`` type) naming close matches or what exists.
         """
+        if name not in self._entries and self._loader is not None:
+            self._loader()
         try:
             return self._entries[name]
         except KeyError:

@@ -9,8 +9,7 @@ from typing import Any
 
 from hetero_sdk import Model, Type
 from hetero_sdk.errors import BlobFormatError, ModelFormatError
-from hetero_sdk.plugin import pack_blob, unpack_blob
-from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+from hetero_sdk.plugin import model_from_bytes, model_to_bytes, pack_blob, unpack_blob
 
 __all__ = ["BLOB_FORMAT", "read_blob", "write_blob"]
 

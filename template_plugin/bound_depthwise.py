@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import resolve_pads, window_output_dims
+from hetero_sdk.plugin import resolve_pads, window_output_dims
 from template_plugin.convolution import ROW_BLOCK, ROW_GEMM_TAPS, live_taps
 from template_plugin.fused_conv import convolution_into, finish
 from template_plugin.workspace import Workspace

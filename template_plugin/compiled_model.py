@@ -7,10 +7,10 @@ from concurrent.futures import Executor
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from hetero_sdk import Model, rt_info
-from hetero_sdk.plugin import CompiledModel, RunContext
-from hetero_sdk.transformations import fused_names
+from hetero_sdk import Model
+from hetero_sdk.plugin import CompiledModel, RunContext, fused_names, rt_info
 from template_plugin import blas
+from template_plugin.arena import Arena
 from template_plugin.blob import write_blob
 from template_plugin.execution_plan import ExecutionPlan
 from template_plugin.transformations import transform_model
@@ -34,7 +34,6 @@ class TemplateCompiledModel(CompiledModel):
         if not config.get("TEMPLATE_DISABLE_TRANSFORMATIONS", False):
             transform_model(self._runtime)
         self._plan = ExecutionPlan(self._runtime)
-        self._last_profile: dict[str, float] = {}
         self._threads = int(config.get("INFERENCE_NUM_THREADS", 0))
         if self._threads > 0 and all(pool["num_threads"] <= self._threads for pool in blas.pools()):
             self._threads = 0  # already within the limit: no per-call switching
@@ -47,9 +46,12 @@ class TemplateCompiledModel(CompiledModel):
         )
         with limit:
             outputs = self._plan.run(inputs, context)
-        if context.profile is not None:
-            self._last_profile = {row.node_name: row.real_time.total_seconds() * 1e6 for row in context.profile}
+        self.keep_profile(context.profile)
         return outputs
+
+    def create_request_state(self) -> Arena:
+        """The request's arena: the buffers its inferences reuse."""
+        return Arena()
 
     def get_property(self, name: str) -> Any:
         """The compiled model's properties, with :data:`PEAK_MEMORY` (``TEMPLATE_PEAK_MEMORY``) added."""
@@ -74,9 +76,7 @@ class TemplateCompiledModel(CompiledModel):
             info = node.get_rt_info()
             info[rt_info.ORIGINAL_NAMES] = ",".join(sorted(fused_names(node)))
             info[rt_info.LAYER_TYPE] = node.type_name
-            if node.friendly_name in self._last_profile:
-                info[rt_info.PERF_COUNTER] = self._last_profile[node.friendly_name]
-        return runtime
+        return self.with_profiled_times(runtime)
 
     def export_model(self) -> bytes:
         """A checksummed blob: the original model (native format) and the compile configuration."""

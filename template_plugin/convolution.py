@@ -31,8 +31,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.array_api import widened
-from hetero_sdk.ops import backprop_geometry, resolve_pads, window_output_dims
+from hetero_sdk.plugin import backprop_geometry, resolve_pads, widened, window_output_dims
 from template_plugin.workspace import Workspace
 
 __all__ = [

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hetero_sdk import opset
-from hetero_sdk.ops import reduced_axes
-from hetero_sdk.transformations import ConsumerMap, MatcherPass, replace_node
+from hetero_sdk.plugin import ConsumerMap, MatcherPass, reduced_axes, replace_node
 from template_plugin.decoder_ops import fits_onto, gelu_tanh_block, layer_norm, rms_norm, rotate_half
 from template_plugin.fused_ops import bias_fits
 

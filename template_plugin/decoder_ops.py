@@ -14,13 +14,16 @@ each kernel does the numpy operations of TEMPLATE's kernels for the ops it repla
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
 import numpy as np
 
-from hetero_sdk import Node
-from hetero_sdk.ops import (
+from hetero_sdk import Node, PartialShape
+from hetero_sdk.plugin import (
     BOOL,
+    DYNAMIC,
     FLOAT,
     INDEX_TYPES,
     INT,
@@ -33,9 +36,10 @@ from hetero_sdk.ops import (
     as_output,
     define,
     expect_same_types,
+    get_kernel,
+    kernel,
 )
-from hetero_sdk.reference import get_kernel, kernel
-from hetero_sdk.shape import DYNAMIC, PartialShape
+from template_plugin.kernels import binder
 from template_plugin.reductions import ones_of
 
 __all__ = [
@@ -50,6 +54,7 @@ __all__ = [
     "fits_onto",
     "gelu_tanh_block",
     "layer_norm",
+    "layer_norm_of",
     "rms_norm",
     "rotate_half",
 ]
@@ -299,6 +304,87 @@ LAYER_NORM_OP = define(
 @kernel(LAYER_NORM)
 def _layer_norm_kernel(node: Node, x: np.ndarray, axes: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
-    y = np.array(get_kernel("MVN")(node, x, axes), dtype=x.dtype)  # the MVN kernel, its result as the plan casts it
+    if x.dtype in _FLOATS and type(axes) is np.ndarray and x.size:
+        y = _mvn(x, *_geometry(x.shape, x.dtype, tuple(axes.reshape(-1).tolist())), node.attrs)
+    else:  # the MVN kernel, its result as the plan casts it
+        y = np.array(get_kernel("MVN")(node, x, axes), dtype=x.dtype)
     np.multiply(y, gamma, out=y)
     return np.add(y, beta, out=y)
+
+
+def layer_norm_of(axes: tuple[int, ...], eps: float, inside: bool) -> Any:
+    """``values(x, gamma, beta)``: what ``TemplateLayerNorm`` of these (Constant) ``axes``, ``eps`` and
+    ``eps_mode`` (``inside``: ``inside_sqrt``) that normalises the variance computes for a non-empty f32 or
+    f64 numpy array ``x``: :func:`_mvn`'s numpy calls, each input shape's axes and count kept."""
+    add, divide, multiply, sqrt, total = np.add, np.true_divide, np.multiply, np.sqrt, np.add.reduce
+
+    def values(x: np.ndarray, gamma: Any, beta: Any) -> np.ndarray:
+        axis, count = _geometry(x.shape, x.dtype, axes)
+        mean = total(x, axis=axis, keepdims=True)
+        divide(mean, count, out=mean, casting="unsafe")
+        y = np.subtract(x, mean)
+        variance = total(multiply(y, y), axis=axis, keepdims=True)
+        divide(variance, count, out=variance, casting="unsafe")
+        if inside:
+            sqrt(add(variance, eps, out=variance), out=variance)
+        else:
+            add(sqrt(variance, out=variance), eps, out=variance)
+        divide(y, variance, out=y)
+        multiply(y, gamma, out=y)
+        return add(y, beta, out=y)
+
+    return values
+
+
+def _bind_layer_norm(node: Node) -> Any:
+    """``TemplateLayerNorm``'s kernel for ``node`` whose axes are a Constant and that normalises the
+    variance (:func:`layer_norm_of`)."""
+    axes = node.input_value(1).node
+    if axes.type_name != "Constant" or not node.attrs["normalize_variance"]:
+        return None
+    given = tuple(int(v) for v in np.asarray(axes.attrs["value"]).reshape(-1))
+    values = layer_norm_of(given, node.attrs["eps"], node.attrs["eps_mode"] == "inside_sqrt")
+
+    def layer_norm(node: Node, x: Any, axes: Any, gamma: Any, beta: Any) -> Any:
+        if type(x) is not np.ndarray or x.dtype not in _FLOATS or not x.size:
+            return _layer_norm_kernel(node, x, axes, gamma, beta)
+        return values(x, gamma, beta)
+
+    return layer_norm
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@functools.lru_cache(maxsize=64)
+def _geometry(shape: tuple[int, ...], dtype: np.dtype[Any], axes: tuple[int, ...]) -> tuple[tuple[int, ...], Any]:
+    """MVN's axes as its kernel normalises them and the count each mean divides by: ``np.mean`` divides
+    the sum by the ``intp`` count in f64 and rounds into the sum's type, which is one division in that
+    type where the count is exact in it (a correctly rounded quotient either way)."""
+    axis = tuple(sorted({a % len(shape) for a in axes}))  # as the MVN kernel normalises them
+    size = math.prod(shape[a] for a in axis)
+    return axis, dtype.type(size) if size < _EXACT[dtype.itemsize] else np.intp(size)
+
+
+def _mvn(x: np.ndarray, axis: tuple[int, ...], count: Any, attrs: dict[str, Any]) -> np.ndarray:
+    """The MVN reference kernel's values for a f32 or f64 numpy array, with fewer temporaries."""
+    mean = np.add.reduce(x, axis=axis, keepdims=True)
+    np.true_divide(mean, count, out=mean, casting="unsafe")
+    centered = np.subtract(x, mean)
+    if not attrs["normalize_variance"]:
+        return centered
+    variance = np.add.reduce(np.multiply(centered, centered), axis=axis, keepdims=True)
+    np.true_divide(variance, count, out=variance, casting="unsafe")
+    eps = attrs["eps"]
+    if attrs["eps_mode"] == "inside_sqrt":
+        np.sqrt(np.add(variance, eps, out=variance), out=variance)
+    else:
+        np.add(np.sqrt(variance, out=variance), eps, out=variance)
+    return np.true_divide(centered, variance, out=centered)
+
+
+_EXACT = {4: 2**24, 8: 2**53}
+"""Counts below these are exact in f32 and f64."""
+
+
+binder.register(LAYER_NORM, lambda node, read: _bind_layer_norm(node))

@@ -7,14 +7,14 @@ function on the same operands) and hands every other input (other element types,
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import reshape_dims
-from hetero_sdk.reference import get_kernel
+from hetero_sdk.plugin import get_kernel, reshape_dims
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
 
 __all__ = ["DIRECT_KERNELS", "bind_direct", "broadcast_shape"]
@@ -84,6 +84,38 @@ def _broadcast(node: Node, x: Any, target: Any, *mapping: Any) -> Any:
     return out
 
 
+def _range(node: Node, start: Any, stop: Any, step: Any) -> Any:
+    """``Range`` of numpy integers to an integer type: the reference's arithmetic (bounds as floats, the
+    count rounded up, ``start + arange(count) * step`` in int64) without its truncations, which integers
+    do not need; other inputs (floats, a step of 0) go to the reference kernel."""
+    values = (start, stop, step)
+    if node.attrs["output_type"].is_integral and all(
+        type(v) is np.ndarray and v.dtype.kind in "iu" and v.size == 1 for v in values
+    ):
+        first, last, delta = (float(v.reshape(-1)[0]) for v in values)
+        if delta:
+            count = max(math.ceil((last - first) / delta), 0)
+            if first == 0 and delta == 1:
+                return np.arange(count, dtype=np.int64)  # 0 + arange * 1
+            return int(first) + np.arange(count, dtype=np.int64) * int(delta)
+    return get_kernel("Range")(node, start, stop, step)
+
+
+@functools.lru_cache(maxsize=64)
+def _parts(rank: int, dim: int, size: int, parts: int) -> tuple[tuple[slice, ...], ...]:
+    """The index of each part of ``Split``: ``parts`` slices of ``size // parts`` along ``dim``."""
+    step = size // parts
+    return tuple((slice(None),) * dim + (slice(k * step, (k + 1) * step),) for k in range(parts))
+
+
+def _split(node: Node, x: Any, axis: Any) -> Any:
+    """``Split`` of a numpy array: views of its equal parts, as the reference's slices."""
+    if type(x) is not np.ndarray or type(axis) is not np.ndarray or x.ndim == 0:
+        return get_kernel("Split")(node, x, axis)
+    dim = int(axis.reshape(-1)[0]) % x.ndim
+    return tuple(x[index] for index in _parts(x.ndim, dim, x.shape[dim], node.attrs["num_splits"]))
+
+
 DIRECT_KERNELS: dict[str, Any] = {
     "Sqrt": _unary(np.sqrt, "Sqrt"),
     "Negative": _unary(np.negative, "Negative"),
@@ -96,6 +128,8 @@ DIRECT_KERNELS: dict[str, Any] = {
     "MatMul": _matmul,
     "Concat": _concat,
     "Broadcast": _broadcast,
+    "Range": _range,
+    "Split": _split,
 }
 """Kernels with the reference's signature (``kernel(node, *inputs)``); float Divide is true division and
 float Power ``np.power`` in the reference too."""

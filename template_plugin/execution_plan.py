@@ -12,8 +12,7 @@ import numpy as np
 
 from hetero_sdk import Model, Node
 from hetero_sdk.errors import InferenceError, RequestCancelledError, UnsupportedOperationError
-from hetero_sdk.reference import Kernel
-from hetero_sdk.runtime import RunContext
+from hetero_sdk.plugin import Kernel, RunContext
 from template_plugin import plan_kernels  # noqa: F401  (registers TEMPLATE's kernels)
 from template_plugin.arena import Arena, Donation
 from template_plugin.kernels import has_kernel, kernel_for, lends
@@ -117,7 +116,7 @@ class ExecutionPlan:
         caller keeps no state); a buffer goes back to the arena once no live value is it or a view
         of it, and a model output leaves the arena.
         """
-        arena = Arena() if context.state is None else context.state.setdefault(f"template.arena.{id(self)}", Arena())
+        arena: Arena = Arena() if context.state is None else context.state
         try:
             return self._run(inputs, context, arena)
         finally:

@@ -18,7 +18,7 @@ import numpy as np
 
 from hetero_sdk import Node, PartialShape
 from hetero_sdk.errors import ModelValidationError
-from hetero_sdk.ops import (
+from hetero_sdk.plugin import (
     BOOL,
     INTS,
     LOWER_STRING,
@@ -32,8 +32,8 @@ from hetero_sdk.ops import (
     as_output,
     define,
     expect_same_types,
+    kernel,
 )
-from hetero_sdk.reference import kernel
 from template_plugin.convolution import ConvolutionPlan, grouped_convolution, run_convolution
 from template_plugin.workspace import Workspace
 

@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node, PartialShape
-from hetero_sdk.array_api import widened
-from hetero_sdk.ops import (
+from hetero_sdk.plugin import (
     BOOL,
     NUMERIC_TYPES,
     REAL_TYPES,
@@ -27,11 +26,13 @@ from hetero_sdk.ops import (
     OutputSpec,
     as_output,
     define,
+    erfc_values,
     expect_same_types,
     gelu_tanh,
+    kernel,
     matmul_shape,
+    widened,
 )
-from hetero_sdk.reference import erfc_values, kernel
 
 __all__ = ["ACTIVATIONS", "FULLY_CONNECTED", "FULLY_CONNECTED_OP", "fully_connected"]
 

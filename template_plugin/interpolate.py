@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import resize_plan
-from hetero_sdk.reference import get_kernel, nearest_indices
+from hetero_sdk.plugin import get_kernel, nearest_indices, resize_plan
 
 __all__ = ["interpolate"]
 

@@ -21,10 +21,8 @@ from collections.abc import Callable, Sequence
 
 from hetero_sdk import Node
 from hetero_sdk.errors import UnsupportedOperationError
-from hetero_sdk.extensions import REFERENCE, device_kernel
-from hetero_sdk.reference import Kernel, get_kernel
-from hetero_sdk.reference import kernel_types as reference_kernel_types
-from hetero_sdk.registry import Registry
+from hetero_sdk.plugin import REFERENCE, Kernel, Registry, device_kernel, get_kernel
+from hetero_sdk.plugin import kernel_types as reference_kernel_types
 
 __all__ = [
     "BINDERS",

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import (
+from hetero_sdk.plugin import (
+    get_kernel,
     integer_saturation,
     reduced_axes,
     reshape_dims,
@@ -25,7 +26,6 @@ from hetero_sdk.ops import (
     strided_slice_index,
     unsqueezed_dims,
 )
-from hetero_sdk.reference import get_kernel
 from template_plugin.bound_conv import bind_convolution, kept_plans
 from template_plugin.bound_depthwise import GEOMETRIES_KEPT
 from template_plugin.convolution import convolution_backprop_data, grouped_convolution, run_convolution
@@ -151,7 +151,7 @@ def _fully_connected(node: Node, workspace: Workspace, a: np.ndarray, b: np.ndar
         return get_kernel(FULLY_CONNECTED)(node, a, b, bias)
     a = np.swapaxes(a, -1, -2) if node.attrs["transpose_a"] else a
     b = np.swapaxes(b, -1, -2) if node.attrs["transpose_b"] else b
-    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+    shape = (*broadcast_shape(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
     y = np.matmul(a, b, out=workspace.output(shape, a.dtype))  # matmul + bias [+ relu], as the reference
     return finish(activation, workspace, np.add(y, bias, out=y), None, None)
 

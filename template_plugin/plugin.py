@@ -6,19 +6,21 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hetero_sdk import Model, __version__
+from hetero_sdk import Core, Model, __version__
 from hetero_sdk import properties as props
-from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import BlobFormatError
-from hetero_sdk.extensions import generation as extension_generation
 from hetero_sdk.plugin import (
     ConfiguredDevice,
+    ContextProvider,
+    DevicePlugin,
     HostContext,
+    ModelImporter,
     RemoteContext,
     SupportTable,
     Version,
+    VersionReporter,
     hookimpl,
 )
 from template_plugin.blob import read_blob
@@ -27,7 +29,7 @@ from template_plugin.config import make_config
 from template_plugin.kernels import kernel_types
 from template_plugin.transformations import transform_model
 
-__all__ = ["TemplatePlugin", "support_table"]
+__all__ = ["TemplatePlugin"]
 
 
 class TemplatePlugin(ConfiguredDevice):
@@ -48,26 +50,31 @@ class TemplatePlugin(ConfiguredDevice):
         self._lock = threading.Lock()
 
     @hookimpl
-    def get_version(self) -> Version:
+    def get_version(self, device_name: str) -> Version:
         return Version(__version__, "TEMPLATE reference device (numpy kernels)")
 
     @hookimpl
-    def compile_model(self, model: Model, properties: dict[str, Any], device_name: str) -> TemplateCompiledModel:
+    def compile_model(
+        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
+    ) -> TemplateCompiledModel:
         config = self.config.resolve(properties)
-        return TemplateCompiledModel(model, self._device(device_name, config), config, self._executor_for(config))
+        return TemplateCompiledModel(
+            model, self.device_with_id(device_name, config), config, self._executor_for(config)
+        )
 
     @hookimpl
-    def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
         config = self.config.resolve(properties)
         transform = (lambda m: None) if config["TEMPLATE_DISABLE_TRANSFORMATIONS"] else transform_model
-        name = self._device(device_name, config) if props.device.id in properties else device_name
-        return support_table().query(model, transform).claims(name)
+        return self.support_table().query(model, transform).claims(self.claiming_name(device_name, properties, config))
 
     @hookimpl
-    def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str) -> TemplateCompiledModel:
+    def import_model(
+        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
+    ) -> TemplateCompiledModel:
         model, stored = read_blob(blob)
         config = self.config.resolve({**self.config.from_blob(stored, "TEMPLATE blob frame 'config'"), **properties})
-        device, executor = self._device(device_name, config), self._executor_for(config)
+        device, executor = self.device_with_id(device_name, config), self._executor_for(config)
         try:
             return TemplateCompiledModel(model, device, config, executor)
         except Exception as exc:  # the frames parse, and yet the model does not compile: the blob is crafted
@@ -77,15 +84,16 @@ class TemplatePlugin(ConfiguredDevice):
             ) from exc
 
     @hookimpl
-    def create_context(self, properties: dict[str, Any], device_name: str) -> RemoteContext:
-        return HostContext(self._device(device_name, self.config.resolve(properties)), properties)
+    def create_context(self, properties: dict[str, Any], device_name: str, core: Core) -> RemoteContext:
+        return HostContext(self.device_with_id(device_name, self.config.resolve(properties)), properties)
 
     @hookimpl
-    def get_default_context(self, properties: dict[str, Any], device_name: str) -> RemoteContext:
-        return HostContext(self._device(device_name, self.config.resolve(properties)))
+    def get_default_context(self, properties: dict[str, Any], device_name: str, core: Core) -> RemoteContext:
+        return HostContext(self.device_with_id(device_name, self.config.resolve(properties)))
 
-    def _device(self, device_name: str, config: dict[str, Any]) -> str:
-        return format_device_name(device_name, config[props.device.id])
+    def make_support_table(self) -> SupportTable:
+        """What TEMPLATE runs: every op type of the kernel registry, on every element type its kernel takes."""
+        return SupportTable("TEMPLATE").add(kernel_types())
 
     def _executor_for(self, config: dict[str, Any]) -> Executor | None:
         if not config[props.exclusive_async_requests]:
@@ -96,14 +104,7 @@ class TemplatePlugin(ConfiguredDevice):
             return self._exclusive_executor
 
 
-_table: SupportTable | None = None
-_table_generation = -1
+if TYPE_CHECKING:  # mypy checks the hook methods against the contract's Protocols
 
-
-def support_table() -> SupportTable:
-    """What TEMPLATE runs: every op type of the kernel registry, on every element type its kernel takes."""
-    global _table, _table_generation
-    if _table is None or _table_generation != extension_generation():  # extensions add ops
-        _table_generation = extension_generation()
-        _table = SupportTable("TEMPLATE").add(kernel_types())
-    return _table
+    def _typed(plugin: TemplatePlugin) -> tuple[DevicePlugin, ModelImporter, ContextProvider, VersionReporter]:
+        return plugin, plugin, plugin, plugin

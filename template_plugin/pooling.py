@@ -10,8 +10,7 @@ import ml_dtypes
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.array_api import widened
-from hetero_sdk.ops import resolve_pads, window_output_dims
+from hetero_sdk.plugin import resolve_pads, widened, window_output_dims
 
 __all__ = ["max_pool_without_indices"]
 

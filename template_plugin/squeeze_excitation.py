@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from hetero_sdk import Node
-from hetero_sdk.ops import (
+from hetero_sdk.plugin import (
     FLOAT,
     REAL_TYPES,
     STRING,
@@ -26,8 +26,8 @@ from hetero_sdk.ops import (
     as_output,
     define,
     expect_same_types,
+    kernel,
 )
-from hetero_sdk.reference import kernel
 from template_plugin.fused_conv import CONVOLUTION_ACTIVATIONS, finish
 from template_plugin.reductions import mean
 from template_plugin.workspace import Workspace

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from hetero_sdk.ops import reduced_axes
-from hetero_sdk.transformations import (
+from hetero_sdk.plugin import (
     COMMON_OPTIMIZATIONS,
     ConsumerMap,
     MatcherPass,
@@ -18,9 +17,12 @@ from hetero_sdk.transformations import (
     channel_scale,
     common_optimizations,
     constant_operand,
+    reduced_axes,
     replace_node,
 )
+from template_plugin.attention_fusion import AttentionFusion, CachedAttentionFusion
 from template_plugin.bound_conv import is_pointwise
+from template_plugin.causal_mask import CausalMaskFusion
 from template_plugin.decoder_fusions import (
     GeluTanhFusion,
     LastAxesTransposeFusion,
@@ -30,21 +32,31 @@ from template_plugin.decoder_fusions import (
 )
 from template_plugin.fused_conv import CONVOLUTION, fused_convolution
 from template_plugin.fused_ops import bias_fits, fully_connected
+from template_plugin.reshaped_matmul import ReshapedMatMulFusion
 from template_plugin.squeeze_excitation import squeeze_excitation
+from template_plugin.swiglu import SwiGLUFusion
+from template_plugin.view_chain import SplitViewsFusion, ViewChainFusion
 
 if TYPE_CHECKING:
     from hetero_sdk import Model, Node, Output
 
 __all__ = [
     "COMMON_OPTIMIZATIONS",
+    "AttentionFusion",
+    "CachedAttentionFusion",
+    "CausalMaskFusion",
     "ConvolutionFusion",
     "FullyConnectedFusion",
     "GeluTanhFusion",
     "LastAxesTransposeFusion",
     "LayerNormFusion",
     "RMSNormFusion",
+    "ReshapedMatMulFusion",
     "RotateHalfFusion",
+    "SplitViewsFusion",
     "SqueezeExcitationFusion",
+    "SwiGLUFusion",
+    "ViewChainFusion",
     "build_pass_manager",
     "transform_model",
 ]
@@ -238,7 +250,14 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     6. ``TemplateRotateHalfFusion``;
     7. ``TemplateGeluTanhFusion``;
     8. ``TemplateLayerNormFusion``;
-    9. ``TemplateLastAxesTransposeFusion``.
+    9. ``TemplateLastAxesTransposeFusion``;
+    10. ``TemplateAttentionFusion``;
+    11. ``TemplateCausalMaskFusion``;
+    12. ``TemplateReshapedMatMulFusion``;
+    13. ``TemplateViewChainFusion``;
+    14. ``TemplateSplitViewsFusion``;
+    15. ``TemplateCachedAttentionFusion``;
+    16. ``TemplateSwiGLUFusion``.
 
     :param disabled: pass or group names to skip (``PassConfig.disable``).
     """
@@ -252,6 +271,13 @@ def build_pass_manager(*, disabled: Iterable[str] = ()) -> PassManager:
     manager.register_pass(GeluTanhFusion())
     manager.register_pass(LayerNormFusion())
     manager.register_pass(LastAxesTransposeFusion())
+    manager.register_pass(AttentionFusion())
+    manager.register_pass(CausalMaskFusion())
+    manager.register_pass(ReshapedMatMulFusion())
+    manager.register_pass(ViewChainFusion())
+    manager.register_pass(SplitViewsFusion())
+    manager.register_pass(CachedAttentionFusion())
+    manager.register_pass(SwiGLUFusion())
     manager.get_pass_config().disable(*disabled)
     return manager
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import grimp
 
 __all__ = [
-    "PLUGIN_PACKAGES", "PUBLIC_MODULES", "SDK_LAYERS", "code_strings", "import_cycles", "late_imports",
-    "layer_violations", "private_imports",
+    "FACADE_MODULES", "PLUGIN_PACKAGES", "PUBLIC_MODULES", "SDK_LAYERS", "code_strings", "import_cycles",
+    "late_imports", "layer_violations", "private_imports",
 ]  # fmt: skip
 
 SDK_LAYERS: tuple[tuple[str, ...], ...] = (
@@ -63,7 +63,17 @@ PUBLIC_MODULES = frozenset(
         "hetero_sdk.runtime", "hetero_sdk.serialization", "hetero_sdk.shape", "hetero_sdk.transformations",
     }
 )  # fmt: skip
-"""The SDK modules a plugin may import from, each only the names in its ``__all__``."""
+"""The SDK modules HETERO may import from, each only the names in its ``__all__``."""
+
+FACADE_MODULES = frozenset(
+    {
+        "hetero_sdk", "hetero_sdk.plugin", "hetero_sdk.extensions", "hetero_sdk.errors", "hetero_sdk.properties",
+        "hetero_sdk.opset",
+    }
+)  # fmt: skip
+"""The SDK modules a device plugin or an op extension may import from, each only the names in its
+``__all__``: the plugin facade, the extension API and the public user API (as a pytest plugin imports
+``pytest``, never ``_pytest``)."""
 
 PLUGIN_PACKAGES = (
     "template_plugin", "hetero_sdk_jax", "hetero_sdk_tutorial", "hetero_sdk_ort", "hetero_sdk_contrib",

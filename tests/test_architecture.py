@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from architecture import code_strings
+from architecture import FACADE_MODULES, code_strings, private_imports
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_PACKAGES = sorted(str(p.parent.relative_to(ROOT)) for p in ROOT.glob("plugins/*/hetero_sdk_*/__init__.py"))
@@ -25,6 +25,8 @@ CORE_MODULES = [
     "shape.py",
     "element_type.py",
 ]
+PLUGIN_SOURCES = ["template_plugin", *PLUGIN_PACKAGES]
+"""Every shipped device package: TEMPLATE and each ``plugins/*/hetero_sdk_*``."""
 DEVICE_LITERAL = re.compile(r"""["'](TEMPLATE|XLA|GPU|TPU)(\.\d+)?["']""")
 
 
@@ -64,6 +66,43 @@ def test_plugins_import_only_public_sdk_names(package: str) -> None:
                 if module_private or names_private:
                     private.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not private, f"private SDK imports: {private}"
+
+
+@pytest.mark.parametrize("package", PLUGIN_SOURCES)
+def test_plugins_import_the_sdk_only_through_the_facade(package: str) -> None:
+    """A shipped device imports the SDK as an outside one would: :mod:`hetero_sdk.plugin` and the public
+    user API (``hetero_sdk``, ``errors``, ``properties``, ``opset``), each name in its ``__all__``."""
+    assert private_imports([ROOT / package], FACADE_MODULES) == []
+
+
+def test_the_facade_rule_reports_a_plugin_reaching_past_the_facade(tmp_path: Path) -> None:
+    plugin = tmp_path / "reaching_plugin"
+    plugin.mkdir()
+    (plugin / "__init__.py").write_text(
+        "from hetero_sdk.ops import reduced_axes\n"  # public in the SDK, but not the facade
+        "from hetero_sdk.runtime import CompiledModel\n"
+        "import hetero_sdk.transformations\n"
+        "from hetero_sdk.plugin import SupportTable, hookimpl, reduced_axes as axes\n"
+        "from hetero_sdk.plugin import hookspecs\n"  # a submodule behind the facade
+        "from hetero_sdk import Model, errors, opset\n"
+    )
+    found = [f.split(" ", 1)[1] for f in private_imports([plugin], FACADE_MODULES)]
+    assert found == [
+        "from hetero_sdk.ops import reduced_axes (hetero_sdk.ops is not a public module)",
+        "from hetero_sdk.runtime import CompiledModel (hetero_sdk.runtime is not a public module)",
+        "import hetero_sdk.transformations (not a public module)",
+        "from hetero_sdk.plugin import hookspecs (hookspecs is not in hetero_sdk.plugin.__all__)",
+    ]
+
+
+def test_every_facade_name_resolves_and_is_documented() -> None:
+    """The facade's ``__all__`` lists names it has (the ONNX ones load on first use), and its docstring
+    names each group's members the docs list."""
+    import hetero_sdk.plugin as facade
+
+    missing = [name for name in facade.__all__ if not hasattr(facade, name)]
+    assert missing == []
+    assert len(set(facade.__all__)) == len(facade.__all__)
 
 
 def test_the_sdk_and_shipped_devices_never_import_the_example_devices() -> None:

@@ -18,6 +18,7 @@ from hetero_sdk.errors import (
     UnsupportedOperationError,
     UnsupportedPropertyError,
 )
+from hetero_sdk.plugin import DeviceConfig, PropertySpec, hookimpl
 from template_plugin import TemplatePlugin
 
 
@@ -195,6 +196,40 @@ def test_cache_dir_in_the_compile_config_and_a_corrupt_entry_is_recompiled(core:
     again = core.compile_model(mlp.model, "TEMPLATE", {"CACHE_DIR": str(tmp_path)})
     assert again.get_property("LOADED_FROM_CACHE") is False
     assert core.compile_model(mlp.model, "TEMPLATE", {"CACHE_DIR": str(tmp_path)}).get_property("LOADED_FROM_CACHE")
+
+
+class _SelfCachingTemplate(TemplatePlugin):
+    """TEMPLATE listing ``CACHE_DIR`` among its properties (a device that caches its compiles itself);
+    it records the ``CACHE_DIR`` each compile receives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        specs = [spec for key, spec in self.config.specs.items() if key != "SUPPORTED_PROPERTIES"]
+        self.config = DeviceConfig([*specs, PropertySpec("CACHE_DIR", default="")], lambda: list(self._ids))
+        self.received: list[str] = []
+
+    @hookimpl
+    def compile_model(
+        self, model: hs.Model, properties: dict[str, Any], context: Any, device_name: str, core: Any
+    ) -> Any:
+        self.received.append(properties.get("CACHE_DIR", ""))
+        return super().compile_model(
+            model=model, properties=properties, context=context, device_name=device_name, core=core
+        )
+
+
+def test_a_device_listing_cache_dir_gets_it_and_the_core_stores_no_blob(mlp, rng, tmp_path: Path) -> None:
+    device = _SelfCachingTemplate()
+    local = hs.Core(plugins={"TEMPLATE": device}, autoload=False)
+    local.set_property({"CACHE_DIR": str(tmp_path / "core")})
+    compiled = local.compile_model(mlp.model, "TEMPLATE")
+    local.compile_model(mlp.model, "TEMPLATE", {"CACHE_DIR": str(tmp_path / "config")})
+    local.compile_model(mlp.model, "TEMPLATE", {"CACHE_DIR": ""})
+    assert device.received == [str(tmp_path / "core"), str(tmp_path / "config"), ""]
+    assert list(tmp_path.iterdir()) == []  # the device did not write; the Core wrote nothing
+    assert compiled.get_property("LOADED_FROM_CACHE") is False
+    (x,) = mlp.make_inputs(rng)
+    np.testing.assert_allclose(compiled({"x": x})[0], mlp.expected([x])[0], rtol=1e-4, atol=1e-4)
 
 
 # -- lifetimes --------------------------------------------------------------------------------------------

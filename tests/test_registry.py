@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hetero_sdk.errors import UnsupportedOperationError, did_you_mean
+from hetero_sdk.errors import HeteroSDKError, UnsupportedOperationError, did_you_mean
 from hetero_sdk.registry import Registry
 
 
@@ -52,3 +52,19 @@ def test_missing_name_raises_the_registrys_error_with_close_matches_and_hint():
 )
 def test_did_you_mean_names_close_matches_else_lists_what_exists(name, known, hint):
     assert did_you_mean(name, known) == hint
+
+
+def test_a_loader_is_called_on_a_missing_name_and_the_name_looked_up_again() -> None:
+    table: Registry[int] = Registry("thing")
+    calls = []
+
+    def load() -> None:
+        calls.append(1)
+        table.register("late", 7, replace=True)
+
+    table.set_loader(load)
+    assert table.get("late") == 7 and calls == [1]
+    assert table.get("late") == 7 and calls == [1]  # present now: the loader is not called again
+    with pytest.raises(HeteroSDKError, match="unknown thing 'absent'"):
+        table.get("absent")
+    assert calls == [1, 1]

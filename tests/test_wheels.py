@@ -49,7 +49,7 @@ def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> su
 
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The five wheels, built by pip from a copy of the checkout."""
+    """The six wheels, built by pip from a copy of the checkout."""
     if shutil.which("git") is None:
         pytest.skip("git is needed to list the checkout's files")
     listed = _run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], ROOT)
@@ -102,6 +102,16 @@ def test_the_fresh_environment_imports_the_installed_wheels_not_the_checkout(env
         environment.parent,
     )
     assert (Path(templates.stdout.strip()) / "templates" / "plugin" / "plugin.py.tmpl").is_file()
+    assert (Path(templates.stdout.strip()) / "templates" / "extension" / "extension.py.tmpl").is_file()
+
+
+def test_hetero_sdk_extensions_lists_the_contrib_wheel(environment: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = _run([str(environment / "bin" / "hetero-sdk"), "extensions", "--json"], environment.parent, env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    contrib = next(e for e in json.loads(done.stdout) if e["name"] == "contrib")
+    assert contrib["distribution"] == "hetero-sdk-contrib" and contrib["status"] == "loaded"
+    assert {"BiasGelu", "FusedMatMul", "QuickGelu"} <= set(contrib["ops"])
 
 
 def test_hetero_sdk_devices_lists_the_devices_of_the_wheels(environment: Path) -> None:

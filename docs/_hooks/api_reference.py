@@ -88,7 +88,7 @@ def _default(value: Any) -> str:
     """A default value as written; a function by its name (a lambda as ``...``), never a memory address."""
     if inspect.isfunction(value):
         return "..." if value.__name__ == "<lambda>" else value.__name__
-    return repr(value)
+    return "..." if " at 0x" in repr(value) else repr(value)  # a sentinel object
 
 
 def _signature(name: str, obj: Callable[..., Any]) -> str:
@@ -165,15 +165,42 @@ def _entry(name: str, obj: Any, level: int) -> list[str]:
     if callable(obj) and not inspect.ismodule(obj):
         lines += ["```python", _signature(name, obj), "```", ""]
         return [*lines, _markdown(getattr(obj, "__doc__", "") or ""), ""]
-    return [*lines, f"`{name} = {obj!r}`", ""]
+    if inspect.ismodule(obj):
+        return [*lines, _markdown((obj.__doc__ or "").split("\n\n")[0]), ""]
+    return [*lines, _CONSTANTS.get(name, f"`{name} = {obj!r}`"), ""]
+
+
+_CONSTANTS = {
+    "BOOL": 'An attribute kind (`Attr("name", BOOL)`): a bool.',
+    "INT": "An attribute kind: an int.",
+    "INTS": "An attribute kind: a list of ints.",
+    "FLOAT": "An attribute kind: a float.",
+    "FLOATS": "An attribute kind: a list of floats.",
+    "STRING": "An attribute kind: a string.",
+    "STRINGS": "An attribute kind: a list of strings (case-insensitive).",
+    "LOWER_STRING": "An attribute kind: a string compared case-insensitively.",
+    "INDEX_TYPES": "The element types of indices: i32, i64.",
+    "NUMERIC_TYPES": "Every numeric element type (the integer and floating-point types).",
+    "REAL_TYPES": "The floating-point element types: f16, bf16, f32, f64.",
+    "STRUCTURAL_OPS": "The op types that are graph structure, not computation (Parameter, Constant, Result...).",
+    "OPS": 'The registry of op definitions by type (`OPS.find("Add")`); `define` adds to it.',
+    "KERNELS": 'The reference kernel registry by op type; `@kernel("Type")` adds to it.',
+    "ONNX_RULES": 'The ONNX frontend\'s rule registry by ONNX op type; `@onnx_rule("Op", since=N)` adds to it.',
+    "REFERENCE": "`'reference'`: the backend key of an extension's numpy kernels (the oracle's; TEMPLATE runs them).",
+    "DYNAMIC": "`-1`: the value of a dynamic dimension.",
+    "COMMON_OPTIMIZATIONS": "The name of the SDK's common graph optimizations pass (`common_optimizations()` makes it).",
+}
+"""What a constant of the facade is, where its value would not read well (or not the same on each run)."""
 
 
 _HOOKS_HEADER = """# Hook reference
 
 Generated from `hetero_sdk/plugin/hookspecs.py`, the single source of the plugin contract, by
 `docs/_hooks/api_reference.py`. [Writing a device plugin](../plugin-tutorial.md) builds a complete
-device with these hooks. A plugin method implementing a hook is marked with `@hookimpl` and takes any
-subset of the hook's arguments, by name.
+device with these hooks. A plugin method implementing a hook is marked with `@hookimpl` and takes every
+argument of the hook, by the hook's names: registration rejects one that leaves an argument out with a
+`PluginValidationError` naming the hook and the argument (hetero-sdk is before 1.0: this rule came
+without a deprecation period), and `hetero_sdk.plugin.DevicePlugin` states the signatures for mypy.
 """
 
 _HOOKS = [
@@ -201,13 +228,26 @@ def hooks_page() -> str:
 
 _API_HEADER = """# Plugin author API
 
-Everything a device plugin imports comes from `hetero_sdk.plugin` (and the graph types from
-`hetero_sdk`). The hooks themselves are in the [hook reference](hooks.md). Generated from the
-docstrings by `docs/_hooks/api_reference.py`.
+Everything a device plugin imports from the SDK comes from the facade `hetero_sdk.plugin`, the user
+API `hetero_sdk` (`Model`, `Node`, `Type`, `PartialShape`, `Core`...), `hetero_sdk.errors`,
+`hetero_sdk.properties` and `hetero_sdk.opset`; the other SDK modules may change without notice, and
+`tests/test_architecture.py` holds the shipped devices to this list. hetero-sdk is before 1.0: the
+facade itself may change between minor releases without a deprecation period. The hooks themselves
+are in the [hook reference](hooks.md). Generated from the docstrings by `docs/_hooks/api_reference.py`.
 """
 
 _API_SECTIONS: list[tuple[str, str, list[str]]] = [
-    ("Compiled models and running them", "", ["CompiledModel", "RunContext", "ProfilingInfo", "Status", "Version"]),
+    (
+        "The contract, typed",
+        "Each Protocol states hook signatures for mypy (`if TYPE_CHECKING: _: DevicePlugin = MyPlugin()`); "
+        "registration checks the same rule at run time.",
+        ["DevicePlugin", "ModelImporter", "ContextProvider", "VersionReporter"],
+    ),
+    (
+        "Compiled models and running them",
+        "",
+        ["CompiledModel", "RunContext", "ProfilingInfo", "Status", "Version", "rt_info"],
+    ),
     (
         "Properties",
         "",
@@ -247,8 +287,111 @@ _API_SECTIONS: list[tuple[str, str, list[str]]] = [
         "takes a plain per-op predicate instead.",
         ["SupportTable", "Limit", "SupportAnswer", "get_supported_nodes"],
     ),
-    ("Blobs", "", ["pack_blob", "unpack_blob", "check_header_fields"]),
+    ("Device names", "", ["format_device_name", "parse_device_name"]),
+    ("Blobs", "", ["pack_blob", "unpack_blob", "check_header_fields", "model_to_bytes", "model_from_bytes"]),
     ("Remote memory", "", ["RemoteContext", "HostContext", "RemoteTensor"]),
+    (
+        "Graph rewrites",
+        "",
+        [
+            "PassManager",
+            "MatcherPass",
+            "ConsumerMap",
+            "ConstantFolding",
+            "COMMON_OPTIMIZATIONS",
+            "common_optimizations",
+            "replace_node",
+            "constant_operand",
+            "channel_scale",
+            "fused_names",
+        ],
+    ),
+    (
+        "A device's own ops",
+        "A device defines its fused ops as the SDK defines its own: one `OpDef` each, through `define`.",
+        [
+            "OpDef",
+            "define",
+            "Attr",
+            "Input",
+            "OutputSpec",
+            "as_output",
+            "expect_rank",
+            "expect_same_types",
+            "BOOL",
+            "INT",
+            "INTS",
+            "FLOAT",
+            "FLOATS",
+            "STRING",
+            "STRINGS",
+            "LOWER_STRING",
+            "INDEX_TYPES",
+            "NUMERIC_TYPES",
+            "REAL_TYPES",
+            "OPS",
+            "STRUCTURAL_OPS",
+            "DYNAMIC",
+        ],
+    ),
+    (
+        "Op semantics",
+        "What a kernel shares with the op's definition, so that a device computes what the op means.",
+        [
+            "apply_resize",
+            "backprop_geometry",
+            "batch_normalized",
+            "bodies",
+            "constant_value",
+            "erfc_values",
+            "gelu_tanh",
+            "integer_saturation",
+            "loop_iterations",
+            "matmul_shape",
+            "nearest_indices",
+            "reduced_axes",
+            "reshape_dims",
+            "resize_plan",
+            "resolve_pads",
+            "scatter_positions",
+            "slice_index",
+            "squeezed_dims",
+            "strided_slice_index",
+            "type_limits",
+            "unsqueezed_dims",
+            "namespace",
+            "widened",
+            "window_output_dims",
+        ],
+    ),
+    (
+        "Extension points",
+        "Registries that others add to: the reference kernels (`@kernel`), a device's own (`Registry`), and "
+        "the ONNX frontend's rules (`@onnx_rule`), with the ONNX exporter. The ONNX names load the ONNX "
+        "frontend when first used.",
+        [
+            "KERNELS",
+            "Kernel",
+            "kernel",
+            "get_kernel",
+            "kernel_types",
+            "run_node",
+            "evaluate",
+            "Registry",
+            "ONNX_RULES",
+            "OnnxRule",
+            "onnx_rule",
+            "OnnxNodeContext",
+            "export_onnx",
+            "onnx_exportable_ops",
+        ],
+    ),
+    (
+        "Op extensions",
+        "Ops from outside the SDK ([extensions](../extensions.md)): the kernel an extension declares for a "
+        "device's backend, checked against the op's shape inference.",
+        ["device_kernel", "REFERENCE"],
+    ),
 ]
 
 

@@ -125,11 +125,15 @@ class AutoCompiledModel(CompiledModel):
                 return False
         return self._failure is None
 
+    def create_request_state(self) -> dict[CompiledModel, Any]:
+        """A request's state on each device that serves it, made when that device first runs it."""
+        return {}
+
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Runs on what serves now; a remote tensor of another device is copied to the host first."""
         served = self._current
         self._last_run = served
-        return served.compiled.run(inputs_for(served.compiled, inputs), context)
+        return served.compiled.run(inputs_for(served.compiled, inputs), inner_context(context, served.compiled))
 
     @property
     def executor(self) -> Executor:
@@ -218,3 +222,14 @@ def read_auto_blob(blob: bytes, device_name: str) -> tuple[dict[str, Any], bytes
             f"{device_name} blob format {version} is newer than this hetero-sdk reads ({_BLOB_FORMAT}); upgrade"
         )
     return header, model
+
+
+def inner_context(context: RunContext, compiled: CompiledModel) -> RunContext:
+    """``context`` for the device's ``compiled`` model, with that device's state for the request (kept in
+    the request's state of AUTO, by compiled model)."""
+    states: dict[CompiledModel, Any] | None = context.state
+    if states is None:
+        return context
+    if compiled not in states:
+        states[compiled] = compiled.create_request_state()
+    return context.with_state(states[compiled])

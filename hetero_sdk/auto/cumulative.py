@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hetero_sdk import Model
-from hetero_sdk.auto.compiled_model import Served, inputs_for, property_of
+from hetero_sdk.auto.compiled_model import Served, inner_context, inputs_for, property_of
 from hetero_sdk.auto.selection import Selection
 from hetero_sdk.errors import UnsupportedOperationError
 from hetero_sdk.plugin import CompiledModel, RunContext
@@ -42,6 +42,10 @@ class CumulativeCompiledModel(CompiledModel):
         self._completed = [0] * len(self.served)
         self._dispatch = threading.Lock()
 
+    def create_request_state(self) -> dict[CompiledModel, Any]:
+        """A request's state on each device that runs it, made when that device first does."""
+        return {}
+
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Runs on the device with the fewest requests in flight (the higher priority on a tie)."""
         with self._dispatch:
@@ -50,7 +54,7 @@ class CumulativeCompiledModel(CompiledModel):
         compiled = self.served[index].compiled
         context.host_outputs_later = False  # a run counts as in flight until its outputs are on the host
         try:
-            outputs = compiled.run(inputs_for(compiled, inputs), context)
+            outputs = compiled.run(inputs_for(compiled, inputs), inner_context(context, compiled))
         finally:
             with self._dispatch:
                 self._in_flight[index] -= 1

@@ -21,8 +21,12 @@ from hetero_sdk.graph import Model
 from hetero_sdk.plugin import (
     ConfiguredDevice,
     DeviceConfig,
+    DevicePlugin,
+    ModelImporter,
     PropertySpec,
+    RemoteContext,
     Version,
+    VersionReporter,
     as_bool,
     hookimpl,
     read_only,
@@ -77,11 +81,11 @@ class AutoPlugin(ConfiguredDevice):
         self._explicit_lock = threading.Lock()
 
     @hookimpl
-    def get_version(self) -> Version:
+    def get_version(self, device_name: str) -> Version:
         return Version(__version__, "AUTO meta-device (automatic device selection)")
 
     @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
+    def set_property(self, properties: dict[str, Any], device_name: str, core: Core) -> None:
         self.config.set(properties)
         with self._explicit_lock:
             self._explicit |= {k for k in properties if k in _FORWARDED}
@@ -104,7 +108,7 @@ class AutoPlugin(ConfiguredDevice):
 
     @hookimpl
     def compile_model(
-        self, model: Model, properties: dict[str, Any], device_name: str, core: Core
+        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
     ) -> AutoCompiledModel | CumulativeCompiledModel:
         config, selector = self._prepare(model, properties, device_name, core)
         if config[props.hint.performance_mode] == CUMULATIVE_THROUGHPUT:
@@ -134,7 +138,9 @@ class AutoPlugin(ConfiguredDevice):
         return AutoCompiledModel(model.clone(), device_name, own, selection, Served(str(startup), first), pending)
 
     @hookimpl
-    def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str, core: Core) -> AutoCompiledModel:
+    def import_model(
+        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
+    ) -> AutoCompiledModel:
         header, payload = read_auto_blob(blob, device_name)
         device = header["device"]
         config, extra = self._resolve(properties)
@@ -270,3 +276,9 @@ def _compile_config(device: str, configs: Mapping[str, dict[str, Any]]) -> dict[
     if device.startswith(f"{HETERO_DEVICE}:"):
         return {props.device.properties: {d: dict(c) for d, c in configs.items()}}
     return dict(configs[device])
+
+
+if TYPE_CHECKING:  # mypy checks the hook methods against the contract's Protocols
+
+    def _typed(plugin: AutoPlugin) -> tuple[DevicePlugin, ModelImporter, VersionReporter]:
+        return plugin, plugin, plugin

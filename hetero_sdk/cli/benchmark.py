@@ -32,6 +32,7 @@ from hetero_sdk.cli.shapes import SHAPES, InputShapes, require_static, shapes_te
 from hetero_sdk.core import Core
 from hetero_sdk.device_name import parse_device_name
 from hetero_sdk.errors import HeteroSDKError, did_you_mean
+from hetero_sdk.genai.compiles import compiled_so_far
 from hetero_sdk.graph import Model
 from hetero_sdk.hetero.report import PlacementReport
 from hetero_sdk.runtime import CompiledModel
@@ -149,6 +150,7 @@ def _print(
         [
             ("api", f"{settings['api']}, {settings['nireq']} request(s), limit {limit}"),
             ("First inference", f"{data['first_inference_ms']:.2f} ms"),
+            *([("Executables compiled", data["executables_compiled"])] if data["executables_compiled"] else []),
             ("Count", f"{data['iterations']} iterations"),
             ("Duration", f"{data['duration_s'] * 1e3:.2f} ms"),
             ("Latency:", ""),
@@ -342,6 +344,7 @@ def benchmark(
     data["input_data"] = feeds.sources
     data["compile_ms"] = compile_ms
     data["batch_size"] = _batch_size(loaded.model)
+    data["executables_compiled"] = compiled_so_far(compiled)
     data["streams"] = _streams_used(compiled, device)
     if report_type:
         data["report_files"] = _write_reports(ctx, Path(report_folder), report_type, data, timing)

@@ -71,7 +71,7 @@ def mismatches(got: Sequence[Any], want: Sequence[np.ndarray], rtol: float, atol
             at = tuple(int(v) for v in bad[0]) if len(bad) else ()
             problems.append(
                 f"output {i}: {len(bad)} of {w.size} values differ; first at {list(at)}: "
-                f"got {g[at].item()!r}, expected {w[at].item()!r}"
+                f"got {np.asarray(g[at]).item()!r}, expected {np.asarray(w[at]).item()!r}"
             )
     return problems
 
@@ -104,7 +104,7 @@ class Repro:
         model_path = self.directory / "model.json"
         inputs_path = self.directory / "inputs.npz"
         hs.save_model(model, model_path)
-        arrays: dict[str, Any] = {k: np.asarray(v) for k, v in inputs.items()}
+        arrays: dict[str, Any] = {k: _savable(np.asarray(v)) for k, v in inputs.items()}
         np.savez(str(inputs_path), **arrays)
         config_text = json.dumps(_jsonable(dict(config or {})))
         register = ""
@@ -151,6 +151,15 @@ def assert_results_match(
 def safe_dirname(text: str) -> str:
     """A file-system-safe directory name for a check id."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:150]
+
+
+def _savable(array: np.ndarray) -> np.ndarray:
+    """``array`` as ``np.savez`` stores without pickling: ``string`` tensors (numpy's StringDType) as
+    fixed-width unicode, which a ``string`` Parameter takes back."""
+    if array.dtype.kind != "T":
+        return array
+    longest = int(np.strings.str_len(array).max()) if array.size else 0
+    return array.astype(f"U{max(1, longest)}")
 
 
 def _jsonable(config: dict[str, Any]) -> dict[str, Any]:

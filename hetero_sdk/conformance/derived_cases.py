@@ -19,9 +19,9 @@ from hetero_sdk.conformance.case_builder import BOOL, F16, F32, I32, Builder, Op
 from hetero_sdk.element_type import Type
 from hetero_sdk.graph import Node
 from hetero_sdk.graph.op_def import BOOL as BOOL_ATTR
-from hetero_sdk.graph.op_def import OpDef
+from hetero_sdk.graph.op_def import REQUIRED, OpDef
 
-__all__ = ["SPECIAL_VALUES", "Values", "derivable", "derived_case"]
+__all__ = ["SPECIAL_VALUES", "Values", "derivable", "derived_case", "derived_key_cases"]
 
 _FAMILIES = ("elementwise", "activation")
 _SCALAR_OPERANDS = frozenset({"HardSigmoid"})
@@ -112,12 +112,44 @@ def derived_case(b: Builder, op: OpDef) -> OpCase:
     dtype = b.pick(_dtypes(op, special))
     attrs = {a.name: b.pick(a.choices) if a.choices else b.flag() for a in op.attrs if a.choices or a.kind is BOOL_ATTR}
     shapes = _broadcasting_shapes(b, len(op.inputs), attrs.get("auto_broadcast", "numpy") == "none")
+    return _built(b, op, special, dtype, attrs, shapes)
+
+
+def derived_key_cases(op: OpDef) -> list[OpCase]:
+    """One fixed case of ``op`` per element type its cases are drawn in, with the default attributes:
+    ``[2, 3]`` and ``[3]`` operands of mixed signs. The ``ci`` profile draws the same few examples on
+    every run, which favour the first type; these make every profile run each type's kernel (an
+    integer Divide that truncates instead of flooring passed the drawn cases)."""
+    special = SPECIAL_VALUES.get(op.type_name, _ARITHMETIC)
+    cases = []
+    for index, dtype in enumerate(_dtypes(op, special)):
+        b = Builder.fixed(1000 + index)
+        attrs = {
+            a.name: a.default for a in op.attrs if (a.choices or a.kind is BOOL_ATTR) and a.default is not REQUIRED
+        }
+        attrs.update({a.name: a.choices[0] if a.choices else False for a in op.attrs if a.default is REQUIRED})
+        shapes = [[2, 3], *([[3]] * (len(op.inputs) - 1))]
+        if attrs.get("auto_broadcast", "numpy") == "none":
+            shapes = [[2, 3]] * len(op.inputs)
+        cases.append(_built(b, op, special, dtype, attrs, shapes, constants=False))
+    return cases
+
+
+def _built(
+    b: Builder,
+    op: OpDef,
+    special: Values,
+    dtype: type,
+    attrs: dict[str, object],
+    shapes: list[list[int]],
+    constants: bool | None = None,
+) -> OpCase:
     operands: list[Node] = []
     for index, (spec, shape) in enumerate(zip(op.inputs, shapes)):
         boolean = spec.types == frozenset({Type.boolean})
         values = b.values(shape, BOOL) if boolean else _values(b, shape, dtype, special, index, len(op.inputs))
         name = spec.name or ("x" if len(op.inputs) == 1 else "abcdefgh"[index])
-        operands.append(b.input(values, name) if index == 0 else b.operand(values, name))
+        operands.append(b.input(values, name) if index == 0 else b.operand(values, name, constants))
     node = Node(op, [o.output(0) for o in operands], attrs, name="op")
     terms = len(op.inputs) if special.kind == "simple" else 1
     return b.case(op.type_name, node, special.kind, terms, **attrs)

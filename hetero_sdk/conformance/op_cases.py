@@ -9,14 +9,17 @@ from hypothesis import strategies as st
 
 from hetero_sdk.conformance import (  # noqa: F401  (each recipe module registers its recipes)
     recipes_compute,
+    recipes_control_flow,
+    recipes_detection,
     recipes_elementwise,
     recipes_image,
     recipes_indexing,
     recipes_recurrent,
     recipes_shape,
+    recipes_text,
 )
 from hetero_sdk.conformance.case_builder import KEY_CASES, RECIPES, Builder, OpCase
-from hetero_sdk.conformance.derived_cases import derivable, derived_case
+from hetero_sdk.conformance.derived_cases import derivable, derived_case, derived_key_cases
 from hetero_sdk.extensions import extension_op_types, extension_recipe
 from hetero_sdk.graph.op_def import OPS
 
@@ -47,5 +50,8 @@ def strategy_for(op_type: str) -> st.SearchStrategy[OpCase] | None:
 
 def key_cases(op_type: str) -> list[OpCase]:
     """The fixed cases of ``op_type`` that every profile checks before the drawn ones (see
-    :data:`~hetero_sdk.conformance.case_builder.KEY_CASES`), built."""
-    return [fn() for fn in KEY_CASES.get(op_type, [])]
+    :data:`~hetero_sdk.conformance.case_builder.KEY_CASES`), built; for an op whose cases derive from its
+    definition, also one case per element type (:func:`~hetero_sdk.conformance.derived_cases.derived_key_cases`)."""
+    op = OPS.find(op_type)
+    derived = derived_key_cases(op) if op is not None and RECIPES.find(op_type) is None and derivable(op) else []
+    return [*derived, *(fn() for fn in KEY_CASES.get(op_type, []))]

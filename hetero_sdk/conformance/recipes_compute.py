@@ -9,7 +9,8 @@ import numpy as np
 
 from hetero_sdk import opset
 from hetero_sdk.conformance.case_builder import F16, F32, FLOATS, I32, I64, Builder, OpCase, key_case, recipe
-from hetero_sdk.ops import einsum_terms
+from hetero_sdk.element_type import Type
+from hetero_sdk.ops.linear_algebra import einsum_terms
 
 _REDUCE = {
     "ReduceSum": (opset.reduce_sum, (F32, F16, I32), -3, 3, "accumulate"),
@@ -300,3 +301,46 @@ def _stft(b: Builder, op_type: str) -> OpCase:
     node = opset.stft(b.input(signal, "x"), window, np.array(size, I64), np.array(b.integer(1, 4), I64), transpose,
                       name="op")  # fmt: skip
     return b.case(op_type, node, "accumulate", size, frame_size=size, transpose_frames=transpose)
+
+
+@recipe("MelWeightMatrix")
+def _mel_weight_matrix(b: Builder, op_type: str) -> OpCase:
+    mels, length = b.integer(1, 8), b.pick((8, 16, 20, 32))
+    rate = b.pick((8000, 16000, 22050))
+    low, high = b.pick((0.0, 60.0, 125.5)), b.pick((rate / 2, 3000.0, 3800.0))
+    integer = b.pick((I64, I32))
+    real = b.pick((F32, np.float64))
+    count, size, per_second, lowest, highest = (
+        b.operand(np.array(v, t), n, constant=True)
+        for v, t, n in ((mels, integer, "mels"), (length, integer, "length"), (rate, integer, "rate"),
+                        (low, real, "low"), (high, real, "high"))
+    )  # fmt: skip
+    output_type = Type.of(b.pick((F32, F16)))
+    node = opset.mel_weight_matrix(count, size, per_second, lowest, highest, output_type=output_type, name="op")
+    return b.case(
+        op_type, node, "transcendental", 1, mels=mels, dft_length=length, sample_rate=rate, low=low, high=high
+    )
+
+
+@recipe("ScaledDotProductAttention")
+def _attention(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    batch = b.shape(1, 2, 1, 2)
+    length, sources, size, value_size = b.integer(1, 4), b.integer(1, 4), b.integer(1, 4), b.integer(1, 4)
+    query = b.input(b.values([*batch, length, size], dtype, -2, 2), "q")
+    key = b.operand(b.values([*batch, sources, size], dtype, -2, 2), "k")
+    value = b.operand(b.values([*batch, sources, value_size], dtype, -2, 2), "v")
+    causal = b.integer(0, 3) == 0
+    masking = b.pick(("none", "additive", "boolean"))
+    mask = None
+    if masking == "additive":
+        mask = b.operand(b.values([length, sources], dtype, -3, 0), "mask")
+    elif masking == "boolean":
+        keep = b.rng.random([length, sources]) < 0.6
+        keep[np.arange(length), b.rng.integers(0, sources, length)] = True  # every query sees some key
+        mask = b.operand(keep, "mask")
+    scale = b.operand(np.array(b.pick((0.5, 1.0, 0.125)), dtype), "scale") if b.flag() else None
+    node = opset.scaled_dot_product_attention(query, key, value, mask, scale, causal, name="op")
+    return b.case(
+        op_type, node, "transcendental", size + sources, causal=causal, mask=masking, scaled=scale is not None
+    )

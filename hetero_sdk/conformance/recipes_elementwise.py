@@ -58,3 +58,36 @@ def _bit_cast(b: Builder, op_type: str) -> OpCase:
     x = b.values(shape, target).view(source) if target.kind in "fb" else b.values(shape, source, -100, 100)
     node = opset.bit_cast(b.input(x, "x"), target, name="op")
     return b.case(op_type, node, "exact", destination_type=target.name)
+
+
+@recipe("HardSigmoid")
+def _hard_sigmoid(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    x = b.values(b.shape(0, 4), dtype, -5, 5)
+    shape = b.pick(([], [1]))
+    alpha, beta = b.pick((0.2, 0.5, 1.0)), b.pick((0.5, 0.0, 0.25))
+    alpha_node, beta_node = (b.operand(np.full(shape, v, dtype), n) for v, n in ((alpha, "alpha"), (beta, "beta")))
+    node = opset.hard_sigmoid(b.input(x, "x"), alpha_node, beta_node, name="op")
+    return b.case(op_type, node, "simple", 2, alpha=alpha, beta=beta)
+
+
+@recipe("FakeQuantize")
+def _fake_quantize(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    shape = [b.integer(1, 2), b.integer(1, 3), *b.shape(0, 2, 1, 3)]
+    levels = b.pick((256, 2, 3, 16))
+    per_channel = b.flag()
+    bounds = [1, shape[1], *([1] * (len(shape) - 2))] if per_channel else []
+    low = b.values(bounds, F32, -3, -0.5)
+    high = low + b.values(bounds, F32, 1, 4)
+    out_low, out_high = b.values(bounds, F32, -2, 0), b.values(bounds, F32, 0.5, 2)
+    steps = levels - 1
+    # levels a quarter step from the rounding points, and some values outside the input range
+    t = b.rng.integers(0, steps + 1, shape) + b.rng.uniform(-0.3, 0.3, shape)
+    t = np.where(b.rng.random(shape) < 0.15, np.where(b.rng.random(shape) < 0.5, -1.5, steps + 1.5), t)
+    x = (low + t / steps * (high - low)).astype(dtype)
+    il, ih, ol, oh = (
+        b.operand(v.astype(dtype), n) for v, n in ((low, "il"), (high, "ih"), (out_low, "ol"), (out_high, "oh"))
+    )
+    node = opset.fake_quantize(b.input(x, "x"), il, ih, ol, oh, levels, name="op")
+    return b.case(op_type, node, "accumulate", 8, levels=levels, per_channel=per_channel)

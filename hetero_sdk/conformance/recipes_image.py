@@ -1,17 +1,21 @@
 """Case recipes of the image and region ops whose operands constrain each other: GridSample (a grid per data
-batch, with one coordinate per spatial axis), Resize (values per resized axis, crops) and ROIAlign (regions
+batch, with one coordinate per spatial axis), Resize and Interpolate (values per resized axis, crops,
+pads) and ROIAlign (regions
 within the feature maps, batch indices in range), Col2Im (as many columns as the image holds blocks),
 DeformableConvolution (offsets and mask for each output position and tap)."""
 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
 from hetero_sdk import opset
-from hetero_sdk.conformance.case_builder import F32, FLOATS, I64, Builder, OpCase, recipe
+from hetero_sdk.conformance.case_builder import F32, FLOATS, I32, I64, Builder, OpCase, key_case, recipe
 from hetero_sdk.ops.convolution import resolve_pads
+from hetero_sdk.ops.image import COORDINATE_TRANSFORMATION_MODES, MODES, NEAREST_MODES
+from hetero_sdk.ops.image_resize import RESIZE_MODES, RESIZE_NEAREST_MODES, RESIZE_TRANSFORMS
 
 
 @recipe("GridSample")
@@ -43,12 +47,121 @@ def _resize(b: Builder, op_type: str) -> OpCase:
         values = np.array([b.pick((0.45, 0.6, 1.0, 1.7, 2.5)) for _ in range(2)], F32)
     roi = opset.constant(np.array([-0.15, 0.27, 0.9, 1.33], F32), name="roi") if crop else None
     antialias, exclude = b.flag(), b.flag()
+    nearest = b.pick(RESIZE_NEAREST_MODES)
     node = opset.resize(
         b.input(data, "x"), opset.constant(values, name="values"), roi, shape_calculation_mode=by, axes=[2, 3],
-        mode=mode, coordinate_transformation_mode=transform, antialias=antialias, exclude_outside=exclude,
+        mode=mode, coordinate_transformation_mode=transform, nearest_mode=nearest, antialias=antialias,
+        exclude_outside=exclude, extrapolation_value=2.5, name="op",
+    )  # fmt: skip
+    attrs = {"mode": mode, "transform": transform, "by": by, "antialias": antialias, "nearest_mode": nearest}
+    return b.case(op_type, node, "accumulate", 64, **attrs)
+
+
+@key_case("Resize")
+def _resize_nearest_rounds() -> OpCase:
+    """Nearest upsampling by 1.5 (half_pixel, round_prefer_floor): source coordinates 0.5 apart land between
+    pixels, where rounding and flooring pick different ones."""
+    b = Builder.fixed(10)
+    data = b.input(b.values([1, 1, 4, 4], F32, -2, 2), "x")
+    node = opset.resize(
+        data, opset.constant(np.array([6, 6], I64)), shape_calculation_mode="sizes", axes=[2, 3], mode="nearest",
+        name="op",
+    )  # fmt: skip
+    attrs = {"mode": "nearest", "transform": "half_pixel", "by": "sizes", "antialias": False}
+    return b.case("Resize", node, "exact", nearest_mode="round_prefer_floor", **attrs)
+
+
+def _resize_pair(mode: str, transform: str, seed: int, sizes: tuple[int, int] = (5, 3)) -> OpCase:
+    """Resize in ``mode`` with ``transform``: a 3x4 image to ``sizes`` (by default up one axis, down the
+    other), cropped partly outside the image with ``tf_crop_and_resize``."""
+    b = Builder.fixed(seed)
+    crop = transform == "tf_crop_and_resize"
+    roi = opset.constant(np.array([-0.15, 0.27, 0.9, 1.33], F32), name="roi") if crop else None
+    node = opset.resize(
+        b.input(b.values([1, 2, 3, 4], F32, -2, 2), "x"), opset.constant(np.array(sizes, I64)), roi,
+        shape_calculation_mode="sizes", axes=[2, 3], mode=mode, coordinate_transformation_mode=transform,
         extrapolation_value=2.5, name="op",
     )  # fmt: skip
-    return b.case(op_type, node, "accumulate", 64, mode=mode, transform=transform, by=by, antialias=antialias)
+    attrs = {"mode": mode, "transform": transform, "by": "sizes", "antialias": False}
+    return b.case("Resize", node, "accumulate", 64, nearest_mode="round_prefer_floor", **attrs)
+
+
+for _index, (_mode, _transform) in enumerate((m, t) for m in RESIZE_MODES for t in RESIZE_TRANSFORMS):
+    key_case("Resize")(partial(_resize_pair, _mode, _transform, 100 + _index))
+for _mode in RESIZE_MODES:  # a crop to the image's own size is no copy (ORT once took it for one)
+    key_case("Resize")(partial(_resize_pair, _mode, "tf_crop_and_resize", 150, (3, 4)))
+
+
+@recipe("Interpolate")
+def _interpolate(b: Builder, op_type: str) -> OpCase:
+    dtype = b.pick(FLOATS)
+    mode = b.pick(MODES)
+    transform = b.pick(COORDINATE_TRANSFORMATION_MODES)
+    nearest = b.pick(NEAREST_MODES)
+    data = b.values([1, b.integer(1, 2), b.integer(1, 5), b.integer(2, 6)], dtype, -2, 2)
+    axes = b.pick(([2, 3], [3], [3, 2], None))
+    if axes is None and mode.endswith("_pillow"):
+        axes = [2, 3]  # without axes every axis is resized; the pillow modes resize two at most
+    resized = [2, 3] if axes is None else axes
+    by = b.pick(("sizes", "scales"))
+    padded = b.integer(0, 3) == 0
+    pads = [[0, 0, *(b.integer(0, 1) if padded else 0 for _ in range(2))] for _ in range(2)]
+    if by == "sizes":
+        sizes = {axis: b.integer(1, 7) for axis in resized}
+        values = np.array([sizes.get(a, data.shape[a] + pads[0][a] + pads[1][a]) for a in axes or range(4)])
+        values = values.astype(b.pick((I64, I32)))
+    else:
+        scales = {axis: b.pick((0.5, 0.6, 1.0, 1.5, 2.0, 2.5)) for axis in resized}
+        values = np.array([scales.get(a, 1.0) for a in axes or range(4)], F32)
+    antialias, cube = b.flag(), b.pick((-0.75, -0.5))
+    axes_node = None if axes is None else opset.constant(np.array(axes, b.pick((I64, I32))), name="axes")
+    node = opset.interpolate(
+        b.input(data, "x"), opset.constant(values, name="values"), mode, by, pads[0], pads[1], transform, nearest,
+        antialias, cube, axes_node, name="op",
+    )  # fmt: skip
+    attrs = {"mode": mode, "by": by, "axes": axes, "transform": transform, "nearest_mode": nearest, "pads": pads}
+    return b.case(op_type, node, "accumulate", 64, antialias=antialias, cube_coeff=cube, **attrs)
+
+
+def _interpolate_pair(mode: str, transform: str, seed: int) -> OpCase:
+    """Interpolate in ``mode`` with ``transform``: a 3x4 image to 5x3 by sizes."""
+    b = Builder.fixed(seed)
+    node = opset.interpolate(
+        b.input(b.values([1, 2, 3, 4], F32, -2, 2), "x"), opset.constant(np.array([5, 3], I64)), mode, "sizes",
+        coordinate_transformation_mode=transform, axes=opset.constant(np.array([2, 3], I64)), name="op",
+    )  # fmt: skip
+    attrs = {"mode": mode, "by": "sizes", "axes": [2, 3], "transform": transform, "nearest_mode": "round_prefer_floor"}
+    return b.case("Interpolate", node, "accumulate", 64, antialias=False, **attrs)
+
+
+for _index, (_mode, _transform) in enumerate((m, t) for m in MODES for t in COORDINATE_TRANSFORMATION_MODES):
+    key_case("Interpolate")(partial(_interpolate_pair, _mode, _transform, 200 + _index))
+
+
+@key_case("Interpolate")
+def _interpolate_to_an_empty_axis() -> OpCase:
+    """Scales of 0.5 on a one-pixel axis: floor(0.5) leaves it empty (ORT once failed to run it)."""
+    b = Builder.fixed(13)
+    node = opset.interpolate(
+        b.input(b.values([1, 1, 1, 2], F32, -2, 2), "x"), opset.constant(np.array([0.5, 0.5], F32)), "nearest",
+        "scales", coordinate_transformation_mode="align_corners", axes=opset.constant(np.array([2, 3], I64)),
+        name="op",
+    )  # fmt: skip
+    attrs = {"mode": "nearest", "by": "scales", "axes": [2, 3], "transform": "align_corners", "pads": "none"}
+    return b.case("Interpolate", node, "accumulate", 64, antialias=False, **attrs)
+
+
+@key_case("Interpolate")
+def _interpolate_linear_downsampling_with_antialias() -> OpCase:
+    """Bilinear downsampling by 0.6 with antialias and pads (OpenVINO's defaults otherwise)."""
+    b = Builder.fixed(11)
+    data = b.input(b.values([1, 2, 5, 5], F32, -2, 2), "x")
+    node = opset.interpolate(
+        data, opset.constant(np.array([0.6, 0.6], F32)), "linear", "scales", [0, 0, 1, 0], [0, 0, 0, 1],
+        antialias=True, axes=opset.constant(np.array([2, 3], I64)), name="op",
+    )  # fmt: skip
+    attrs = {"mode": "linear", "by": "scales", "axes": [2, 3], "transform": "half_pixel", "pads": "1 before, 1 after"}
+    return b.case("Interpolate", node, "accumulate", 64, antialias=True, **attrs)
 
 
 @recipe("ROIAlign")

@@ -179,6 +179,8 @@ class Recorder:
             kind = "MANDATORY" if record.mandatory else "optional"
             first = record.message.strip().splitlines()[0] if record.message.strip() else ""
             tr.write_line(f"{kind} {record.outcome.upper()} {record.id}: {first[:200]}", red=record.mandatory)
+            if record.details.get("triage"):
+                tr.write_line(f"    triage: {record.details['triage']}")
             if record.reproduction:
                 tr.write_line(f"    reproduction: {record.reproduction}")
         for line in self.unmatched_xfails:

@@ -19,6 +19,7 @@ from hetero_sdk.conformance.compare import Repro, assert_results_match
 from hetero_sdk.conformance.op_cases import OpCase, key_cases, strategy_for
 from hetero_sdk.conformance.options import Options
 from hetero_sdk.conformance.target import Target
+from hetero_sdk.conformance.triage import triage
 from hetero_sdk.extensions import extension_op_types, load_installed
 from hetero_sdk.ops import OPS, sdk_op_types
 from hetero_sdk.reference import evaluate
@@ -36,9 +37,17 @@ def enough(max_examples: int) -> int:
     return max(1, round(max_examples / 5))
 
 
-def _fail(what: str, exc: BaseException, repro: Repro, case: OpCase, config: dict[str, Any]) -> AssertionError:
+def _fail(
+    what: str, exc: BaseException, repro: Repro, case: OpCase, config: dict[str, Any], report: Callable[[str], None]
+) -> AssertionError:
     snippet = repro.save(case.model, case.inputs, config)
-    return AssertionError(f"{what}: {type(exc).__name__}: {exc}\ncase: {case!r}\nreproduce with:\n{snippet}")
+    found = triage(
+        case.model, case.inputs, None, evaluate(case.model, case.inputs), case.rtol, case.atol, repro.directory
+    )
+    report(found.verdict)
+    return AssertionError(
+        f"{what}: {type(exc).__name__}: {exc}\ncase: {case!r}\n{found.text()}\nreproduce with:\n{snippet}"
+    )
 
 
 @pytest.mark.mandatory
@@ -55,6 +64,10 @@ def test_claimed_op_matches_template(
     if strategy is None:
         pytest.skip(f"no case recipe for {op_type}")
     tally = {"claimed": 0, "unclaimed": 0}
+
+    def report_triage(verdict: str) -> None:
+        record_property("triage", verdict)
+
     target_claimed = enough(options.profile.max_examples)
     topping_up = False
 
@@ -76,17 +89,28 @@ def test_claimed_op_matches_template(
                 repro,
                 case,
                 target.config,
+                report_triage,
             ) from exc
         try:
             got = list(compiled(case.inputs).to_tuple())
         except Exception as exc:
             raise _fail(
-                f"{target.device} compiled {op_type}, but inference failed", exc, repro, case, target.config
+                f"{target.device} compiled {op_type}, but inference failed",
+                exc,
+                repro,
+                case,
+                target.config,
+                report_triage,
             ) from exc
-        assert_results_match(
-            got, want, case.rtol, case.atol, what=repr(case), repro=repro, model=case.model, inputs=case.inputs,
-            config=target.config,
-        )  # fmt: skip
+        try:
+            assert_results_match(
+                got, want, case.rtol, case.atol, what=repr(case), repro=repro, model=case.model, inputs=case.inputs,
+                config=target.config,
+            )  # fmt: skip
+        except AssertionError as failure:
+            found = triage(case.model, case.inputs, got, want, case.rtol, case.atol, repro.directory)
+            report_triage(found.verdict)
+            raise AssertionError(f"{failure}\n{found.text()}") from None
 
     first = given(case=strategy)(check)
     for case in key_cases(op_type):

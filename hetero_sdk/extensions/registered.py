@@ -227,6 +227,9 @@ def load_installed() -> None:
                 _broken[ep.name] = ExtensionInfo(ep.name, distribution, version, (), f"{type(exc).__name__}: {exc}")
 
 
+OPS.set_loader(load_installed)  # an op type nobody defines may be an installed extension's
+
+
 def extension_infos() -> list[ExtensionInfo]:
     """Every extension, loaded or broken, sorted by name (installed ones are loaded first)."""
     load_installed()

@@ -16,7 +16,7 @@ from typing import Any
 
 from hetero_sdk.runtime import CompiledModel
 
-__all__ = ["CompileCounter"]
+__all__ = ["CompileCounter", "compiled_so_far"]
 
 
 def _reporting(compiled: Any) -> list[Any]:
@@ -45,6 +45,15 @@ def _compiled_between(before: int | frozenset[Any] | None, after: int | frozense
     if isinstance(before, frozenset) and isinstance(after, frozenset):
         return len(after - before)
     return 0
+
+
+def compiled_so_far(compiled: CompiledModel) -> int | None:
+    """The executables ``compiled`` (and the compiled models inside it) have compiled so far; None when
+    its device does not tell."""
+    snapshots = [_snapshot(c) for c in _reporting(compiled)]
+    if not snapshots:
+        return None
+    return sum(s if isinstance(s, int) else len(s) for s in snapshots if s is not None)
 
 
 class CompileCounter:

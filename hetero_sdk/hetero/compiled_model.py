@@ -60,10 +60,11 @@ class HeteroCompiledModel(CompiledModel):
         ``OPTIMAL_NUMBER_OF_INFER_REQUESTS`` (its streams), waiting in arrival order: with several async
         requests in flight they form a pipeline (submodel k of one request runs while submodel k+1 of
         the request before it does), and a device never holds more requests' activations at once than
-        it was planned for (``PIPELINE_PARALLEL``). Each submodel gets a store of its own inside the
-        request's :attr:`RunContext.state`, kept between inferences (TEMPLATE reuses its buffers). A
-        submodel whose outputs all leave the model may return them still copying back when the caller
-        reads them later (:attr:`RunContext.host_outputs_later`); the others finish before the next starts.
+        it was planned for (``PIPELINE_PARALLEL``). Each submodel gets its own state inside the
+        request's :attr:`RunContext.state` (:meth:`create_request_state`), kept between inferences
+        (TEMPLATE reuses its buffers). A submodel whose outputs all leave the model may return them still
+        copying back when the caller reads them later (:attr:`RunContext.host_outputs_later`); the others
+        finish before the next starts.
         When the caller takes remote outputs (:attr:`RunContext.remote_outputs`, as a stateful model's
         wrapper does), each submodel's outputs stay on its device: a variable made by a submodel and fed
         back to it next time never visits the host."""
@@ -98,6 +99,10 @@ class HeteroCompiledModel(CompiledModel):
                 )
         return [env[key] for key in self.split.outputs]
 
+    def create_request_state(self) -> list[Any]:
+        """Each submodel's state for a request, by submodel."""
+        return [compiled.create_request_state() for compiled in self.compiled]
+
     def _sub_context(self, i: int, context: RunContext) -> RunContext:
         # a caller that takes remote outputs (a stateful model's wrapper keeping each cache where its layer
         # runs) gets the model outputs as the devices hold them; a tensor bound for another device still
@@ -106,7 +111,7 @@ class HeteroCompiledModel(CompiledModel):
             context.profile is not None and self._profiled[i],
             remote_outputs=self._remote[i] or context.remote_outputs,
             cancelled=context.cancelled,
-            state=None if context.state is None else context.state.setdefault(f"hetero.submodel.{i}", {}),
+            state=None if context.state is None else context.state[i],
             host_outputs_later=context.host_outputs_later and self._ends[i],
         )
 

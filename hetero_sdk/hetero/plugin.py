@@ -34,8 +34,12 @@ from hetero_sdk.hetero.visualize import dump_if_requested
 from hetero_sdk.plugin import (
     ConfiguredDevice,
     DeviceConfig,
+    DevicePlugin,
+    ModelImporter,
     PropertySpec,
+    RemoteContext,
     Version,
+    VersionReporter,
     as_bool,
     hookimpl,
     one_of,
@@ -103,11 +107,11 @@ class HeteroPlugin(ConfiguredDevice):
         )
 
     @hookimpl
-    def get_version(self) -> Version:
+    def get_version(self, device_name: str) -> Version:
         return Version(__version__, "HETERO meta-device (split execution)")
 
     @hookimpl
-    def query_model(self, model: Model, properties: dict[str, Any], core: Core) -> dict[str, str]:
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
         config, _ = self._resolve(properties)
         priorities = _listed_devices(config[props.device.priorities], core)
         if PIPELINE_PARALLEL in config[props.hint.model_distribution_policy]:
@@ -118,7 +122,7 @@ class HeteroPlugin(ConfiguredDevice):
 
     @hookimpl
     def compile_model(
-        self, model: Model, properties: dict[str, Any], device_name: str, core: Core
+        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
     ) -> HeteroCompiledModel:
         config, forwarded = self._resolve(properties)
         priorities = _listed_devices(config[props.device.priorities], core)
@@ -161,7 +165,7 @@ class HeteroPlugin(ConfiguredDevice):
 
     @hookimpl
     def import_model(
-        self, blob: bytes, properties: dict[str, Any], device_name: str, core: Core
+        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
     ) -> HeteroCompiledModel:
         parsed = read_blob(blob)
         header, model = parsed.header, parsed.model
@@ -415,3 +419,9 @@ def _cuts_of(
         Cut(key, int(producer), tuple(consumers), ports[key].element_type, ports[key].partial_shape)
         for key, producer, consumers in entries
     )
+
+
+if TYPE_CHECKING:  # mypy checks the hook methods against the contract's Protocols
+
+    def _typed(plugin: HeteroPlugin) -> tuple[DevicePlugin, ModelImporter, VersionReporter]:
+        return plugin, plugin, plugin

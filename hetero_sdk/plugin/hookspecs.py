@@ -3,8 +3,12 @@
 """The device plugin contract: every hook a device plugin implements, mirroring ``ov::IPlugin``.
 
 A device plugin is an object whose methods are marked with :data:`hookimpl` and named as the hooks
-below. Hook implementations may accept any subset of a hook's arguments, so a plugin declares only
-what it uses (``def compile_model(self, model, properties)`` is a valid implementation).
+below. Each method takes every argument of its hook, by the hook's names
+(``def compile_model(self, model, properties, context, device_name, core)``): registration rejects one
+that leaves an argument out with a :class:`~hetero_sdk.errors.PluginValidationError` naming the hook
+and the argument, and :class:`hetero_sdk.plugin.DevicePlugin` states the signatures for mypy. (pluggy
+itself would accept any subset; hetero-sdk is before 1.0 and made this rule without a deprecation
+period.) Hook wrappers (cross-cutting plugins) may still take any subset.
 
 **Dispatch: one PluginManager per device.** Each registered device gets its own
 ``pluggy.PluginManager`` holding its plugin and any cross-cutting wrappers (tracing, logging,

@@ -14,7 +14,7 @@ from hetero_sdk.plugin.hookspecs import PROJECT_NAME, REQUIRED_HOOKS
 if TYPE_CHECKING:
     from hetero_sdk.core import Core
 
-__all__ = ["DevicePlugin", "HOOK_NAMES", "instantiate"]
+__all__ = ["HOOK_NAMES", "RegisteredDevice", "instantiate"]
 
 HOOK_NAMES = frozenset(
     name for name, value in vars(hookspecs).items() if callable(value) and hasattr(value, f"{PROJECT_NAME}_spec")
@@ -22,7 +22,7 @@ HOOK_NAMES = frozenset(
 _IMPL_MARK = f"{PROJECT_NAME}_impl"
 
 
-class DevicePlugin:
+class RegisteredDevice:
     """A device plugin registered under ``name``, with its own ``pluggy.PluginManager``.
 
     :raises PluginValidationError: when the plugin breaks the contract: a method marked as a hook
@@ -41,6 +41,10 @@ class DevicePlugin:
             self._pm.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:
             raise PluginValidationError(f"plugin for device {name!r}: {exc}", plugin) from None
+        partial = _partial_signature(self._pm, plugin)
+        if partial:
+            self._pm.unregister(plugin)
+            raise PluginValidationError(f"plugin for device {name!r}: {partial}", plugin)
         missing = [hook for hook in REQUIRED_HOOKS if not self.has_hook(hook)]
         if missing:
             self._pm.unregister(plugin)
@@ -113,6 +117,28 @@ def instantiate(obj: Any) -> Any:
     if inspect.isclass(obj) or inspect.isfunction(obj):
         return obj()
     return obj
+
+
+def _partial_signature(pm: pluggy.PluginManager, plugin: Any) -> str | None:
+    """What a device plugin's hook implementation leaves out of its hook's arguments, or None.
+
+    pluggy lets an implementation take any subset of the arguments; a device plugin takes all of them,
+    so that its methods match :class:`hetero_sdk.plugin.DevicePlugin` and mypy checks them.
+    """
+    for caller in pm.get_hookcallers(plugin) or ():
+        spec = caller.spec
+        for impl in caller.get_hookimpls():
+            if impl.plugin is not plugin or impl.wrapper or impl.hookwrapper or spec is None:
+                continue
+            taken = {*impl.argnames, *impl.kwargnames}
+            missing = [arg for arg in spec.argnames if arg not in taken]
+            if missing:
+                wanted = ", ".join(("self", *spec.argnames))
+                return (
+                    f"hook {caller.name} leaves out the argument(s) {', '.join(missing)}; a device plugin's hook "
+                    f"takes every argument of its hook: def {caller.name}({wanted})"
+                )
+    return None
 
 
 def _check_hook_names(owner: str, plugin: Any) -> None:

@@ -13,10 +13,11 @@ to its own keys and lets :class:`ConfiguredDevice` answer ``get_property`` and `
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hetero_sdk.device_name import parse_device_name
+from hetero_sdk.device_name import format_device_name, parse_device_name
 from hetero_sdk.element_type import Type
+from hetero_sdk.extensions import generation as extension_generation
 from hetero_sdk.plugin.config import (
     INT_MAX,
     Converter,
@@ -28,6 +29,10 @@ from hetero_sdk.plugin.config import (
     one_of,
 )
 from hetero_sdk.plugin.hookspecs import hookimpl
+from hetero_sdk.plugin.support import SupportTable
+
+if TYPE_CHECKING:
+    from hetero_sdk.core import Core
 
 __all__ = [
     "ConfiguredDevice", "device_id", "device_priorities", "device_properties", "exclusive_async_requests",
@@ -190,11 +195,39 @@ class ConfiguredDevice:
     """The device's property table."""
 
     @hookimpl
-    def get_property(self, name: str, arguments: dict[str, Any]) -> Any:
+    def get_property(self, name: str, arguments: dict[str, Any], device_name: str, core: Core) -> Any:
         """The value of ``name`` for ``arguments["DEVICE_ID"]`` (when given); see the hook."""
         return self.config.get(name, arguments.get("DEVICE_ID"))
 
     @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
+    def set_property(self, properties: dict[str, Any], device_name: str, core: Core) -> None:
         """Validates every entry of ``properties``, then stores them all; see the hook."""
         self.config.set(properties)
+
+    def make_support_table(self) -> SupportTable:
+        """What the device runs (op types, element types, limits): a device that answers ``query_model``
+        with :meth:`support_table` overrides it; it is called once per plugin instance.
+
+        :raises NotImplementedError: when the device declares no table.
+        """
+        raise NotImplementedError(f"{type(self).__name__} declares no SupportTable: override make_support_table")
+
+    def support_table(self) -> SupportTable:
+        """The device's :class:`~hetero_sdk.plugin.SupportTable`, made by :meth:`make_support_table` on
+        first use and kept for the plugin instance's life, made again when an extension has added (or
+        removed) ops since."""
+        table: SupportTable | None = getattr(self, "_support_table", None)
+        if table is None or getattr(self, "_support_generation", None) != extension_generation():
+            self._support_generation = extension_generation()
+            table = self._support_table = self.make_support_table()
+        return table
+
+    def device_with_id(self, device_name: str, config: Mapping[str, Any]) -> str:
+        """``device_name`` with the ``DEVICE_ID`` of a resolved ``config`` (``TEMPLATE.1``): the name a
+        compiled model or a context of that device id carries."""
+        return format_device_name(device_name, config["DEVICE_ID"])
+
+    def claiming_name(self, device_name: str, properties: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+        """The device name ``query_model`` answers with: with its id when the call's ``properties``
+        select one (``TEMPLATE.1``), else the name the plugin is registered under (``TEMPLATE``)."""
+        return self.device_with_id(device_name, config) if "DEVICE_ID" in properties else device_name

@@ -15,11 +15,12 @@ from hetero_sdk.errors import UnsupportedOperationError, UnsupportedPropertyErro
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Output
 from hetero_sdk.properties import Config, as_config
+from hetero_sdk.rt_info import PERF_COUNTER
 from hetero_sdk.runtime.infer_request import InferRequest
 
 if TYPE_CHECKING:
     from hetero_sdk.runtime.infer_request import InferResults
-    from hetero_sdk.runtime.profiling import RunContext
+    from hetero_sdk.runtime.profiling import ProfilingInfo, RunContext
 
 __all__ = ["CompiledModel"]
 
@@ -61,6 +62,8 @@ class CompiledModel(abc.ABC):
         self._owns_executor = executor is None
         self._lock = threading.Lock()
         self._call_request: InferRequest | None = None
+        self._op_times: dict[str, float] = {}  # op name -> microseconds, from the last profiled run
+        self._model_time: float | None = None  # the last profiled run's time for the whole model
         self.loaded_from_cache = False
 
     # -- what plugins read and implement --------------------------------------------------------------
@@ -93,9 +96,43 @@ class CompiledModel(abc.ABC):
         """
         raise UnsupportedOperationError(f"device {self.device_name} does not support export_model")
 
+    def create_request_state(self) -> Any:
+        """The state one infer request keeps for its whole life and gives each of its runs as
+        :attr:`RunContext.state` (buffers a device reuses between inferences: a request never runs twice
+        at once); None (the default) keeps nothing. A caller that keeps no state passes None: a device
+        whose :meth:`run` needs its state then makes one for that call."""
+        return None
+
     def get_runtime_model(self) -> Model:
-        """The model as the device runs it; its ops name the original ops in rt_info ``fused_names``."""
-        return self._model.clone()
+        """The model as the device runs it; its ops name the original ops in rt_info ``fused_names``,
+        and carry the last profiled run's times (:meth:`keep_profile`)."""
+        return self.with_profiled_times(self._model.clone())
+
+    def keep_profile(self, rows: Sequence[ProfilingInfo] | None, whole_model: bool = False) -> None:
+        """Keeps a profiled run's times for the runtime model's rt_info ``execTimeMcs``: call it at the end
+        of :meth:`run` with ``context.profile`` (None, profiling off, keeps the previous times).
+
+        :param whole_model: True when the last row times the whole model at once (one fused executable or
+            session): that time goes to every compute op. Otherwise each row's time goes to the op its
+            ``node_name`` names.
+        """
+        if not rows:
+            return
+        if whole_model:
+            self._model_time = rows[-1].real_time.total_seconds() * 1e6
+            return
+        self._op_times = {row.node_name: row.real_time.total_seconds() * 1e6 for row in rows}
+
+    def with_profiled_times(self, runtime: Model) -> Model:
+        """``runtime`` (a model this compiled model runs) with the times :meth:`keep_profile` kept, in each
+        op's rt_info ``execTimeMcs``; unchanged before a profiled run."""
+        times, whole = self._op_times, self._model_time
+        for node in runtime.get_ops() if times or whole is not None else ():
+            if node.friendly_name in times:
+                node.get_rt_info()[PERF_COUNTER] = times[node.friendly_name]
+            elif whole is not None and not node.op.structural:
+                node.get_rt_info()[PERF_COUNTER] = whole
+        return runtime
 
     @property
     def execution_devices(self) -> list[str]:

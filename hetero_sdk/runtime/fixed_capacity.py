@@ -96,17 +96,24 @@ class FixedCapacityBuffer(VariableBuffer):
         self.filled = 0
         self.reserved = 0
         """The rows the sequence will need (:meth:`reserve`): the next buffer is made that large."""
+        self.capacity = 0
+        """The rows the buffer holds (0 before the first inference); kept as the value changes, so that a
+        step does not ask each buffer for its shape."""
 
-    @property
-    def capacity(self) -> int:
-        """The rows the buffer holds (0 before the first inference)."""
-        value = self.get()
-        return 0 if value is None else int(value.shape[self.axis])
+    def set(self, value: Any) -> None:
+        """Keeps ``value`` (the rows filled unchanged) and its capacity."""
+        super().set(value)
+        self.capacity = 0 if value is None else int(value.shape[self.axis])
+
+    def advance(self, value: Any, rows: int) -> None:
+        """Keeps a step's updated buffer (of the same capacity: the step wrote ``rows`` rows into it)."""
+        super().set(value)
+        self.filled += rows
 
     def reset(self) -> None:
         """Forgets the value, the rows filled and the rows reserved."""
         super().reset()
-        self.filled = self.reserved = 0
+        self.filled = self.reserved = self.capacity = 0
 
     def reserve(self, rows: int) -> None:
         """Makes the next buffer hold ``rows`` rows at the least, so a sequence of that length does not
@@ -170,14 +177,13 @@ class FixedCapacityCompiledModel(StatefulCompiledModel):
         for cache, value in zip(caches, values):
             if cache.get() is None:  # an initial value: its rows are the filled ones
                 cache.assign(np.asarray(value))
-        filled = {c.filled for c in caches}
-        if len(filled) != 1:
+        length = caches[0].filled
+        if any(c.filled != length for c in caches):
             lengths = {c.variable.variable_id: c.filled for c in caches}
             raise InferenceError(f"the variables hold different numbers of rows {lengths}; set them all alike")
-        length = filled.pop()
         needed = length + int(np.shape(inputs[self._rows])[self._rows_axis])
         masks = [np.asarray(inputs[i]) for i in self._padded]
-        needed = max([needed, *(m.shape[-1] for m in masks), *(c.reserved for c in caches)])
+        needed = max(needed, *(m.shape[-1] for m in masks), *(c.reserved for c in caches))
         capacity = max(c.capacity for c in caches)
         if needed > capacity:
             capacity = max(INITIAL_CAPACITY, 2 * capacity, 1 << (needed - 1).bit_length())
@@ -195,6 +201,7 @@ class FixedCapacityCompiledModel(StatefulCompiledModel):
         """Keeps the updated buffers, and the rows this step filled."""
         rows = int(np.shape(inputs[self._rows])[self._rows_axis])
         for buffer, value in zip(buffers, values):
-            buffer.set(value)
             if isinstance(buffer, FixedCapacityBuffer):
-                buffer.filled += rows
+                buffer.advance(value, rows)
+            else:
+                buffer.set(value)

@@ -42,6 +42,7 @@ class InferRequest:
         self._compiled = compiled_model
         self._in_ports = compiled_model.inputs
         self._out_ports = compiled_model.outputs
+        self._out_names = InferResults.index_names(self._out_ports)
         self._inputs: list[Any] = [None] * len(self._in_ports)
         self._user_outputs: list[np.ndarray | None] = [None] * len(self._out_ports)
         self._outputs: list[Any] | None = None
@@ -57,7 +58,7 @@ class InferRequest:
         self._callback_error: BaseException | None = None
         self._userdata: Any = None
         self._cancel = threading.Event()
-        self._state: dict[str, Any] = {}  # the device's per-request buffers (RunContext.state)
+        self._state: Any = compiled_model.create_request_state()  # RunContext.state, for the request's life
         # Bound once: a port's names and the port itself to (kind, index), inputs first, and what a
         # host input must be (element type; shape when static) for the per-call fast path.
         self._keys: dict[str | Output, tuple[str, int]] = {}
@@ -162,7 +163,7 @@ class InferRequest:
         """The outputs of the last inference."""
         if self._outputs is None:
             raise InferenceError("no inference has completed on this request since it last started one")
-        return InferResults(self._out_ports, self._host())
+        return InferResults(self._out_ports, self._host(), self._out_names)
 
     # -- running ------------------------------------------------------------------------------------
 
@@ -187,7 +188,7 @@ class InferRequest:
                 self._context = None
         if self._buffered and not share_outputs:
             copied = [v.copy() if b is not None else v for v, b in zip(self._host(), self._user_outputs)]
-            return InferResults(self._out_ports, copied)
+            return InferResults(self._out_ports, copied, self._out_names)
         return self.results
 
     def start_async(self, inputs: Any = None, userdata: Any = None, share_inputs: bool = False) -> None:

@@ -41,9 +41,10 @@ class RunContext:
     :ivar cancelled: set when the request is cancelled; long runs check it between steps (an infer
         request passes its own event, cleared before each run, rather than making one per run).
     :ivar remote_outputs: True when the caller wants device-resident outputs (a remote context).
-    :ivar state: a store that one infer request keeps for its whole life and passes to each of its runs
-        (a device may keep buffers there between inferences: a request never runs twice at once), or
-        None when the caller keeps none (the device then keeps nothing between runs).
+    :ivar state: what the compiled model's ``create_request_state()`` made for the request running it,
+        kept for the request's whole life and passed to each of its runs (a device may keep buffers there
+        between inferences: a request never runs twice at once), or None when the caller keeps none (the
+        device then keeps nothing between runs).
     :ivar host_outputs_later: True when the caller turns the outputs into host arrays itself, with
         ``np.asarray``, once it needs them: a device whose runs end asynchronously may then return its
         own arrays with their copies back still in flight, so that the caller's bookkeeping overlaps the
@@ -58,7 +59,7 @@ class RunContext:
         profile: bool,
         remote_outputs: bool = False,
         cancelled: threading.Event | None = None,
-        state: dict[str, Any] | None = None,
+        state: Any = None,
         host_outputs_later: bool = False,
     ) -> None:
         self.profile: list[ProfilingInfo] | None = [] if profile else None
@@ -66,6 +67,13 @@ class RunContext:
         self.remote_outputs = remote_outputs
         self.state = state
         self.host_outputs_later = host_outputs_later
+
+    def with_state(self, state: Any) -> RunContext:
+        """This context for an inner compiled model that has its own ``state`` (a wrapper running another
+        compiled model): the same profile rows, cancellation and output choices."""
+        inner = RunContext(False, self.remote_outputs, self.cancelled, state, self.host_outputs_later)
+        inner.profile = self.profile
+        return inner
 
     def check_cancelled(self) -> None:
         """:raises RequestCancelledError: when the request was cancelled."""

@@ -3,7 +3,7 @@
 variables each infer request keeps.
 
 A request's variables live in its :class:`~hetero_sdk.runtime.variable_state.VariableBuffer` objects,
-one per variable, kept in the request's run state (``RunContext.state``). Each inference reads them
+one per variable, kept in the request's state (:class:`RequestState`, ``RunContext.state``). Each inference reads them
 (the initial values, computed on the host by :mod:`hetero_sdk.reference`, where a variable has no value
 yet), runs the device's compiled model with remote outputs where the device has them, and keeps the
 new values as the device returned them: on XLA the cache stays on the device between inferences.
@@ -12,7 +12,8 @@ new values as the device returned them: on XLA the cache stays on the device bet
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -26,13 +27,15 @@ from hetero_sdk.runtime.variable_state import BufferFactory, VariableBuffer, Var
 from hetero_sdk.serialization import model_to_bytes
 from hetero_sdk.transformations.stateful import StatelessForm
 
-if TYPE_CHECKING:
-    pass
+__all__ = ["RequestState", "StatefulCompiledModel", "StatefulInferRequest"]
 
-__all__ = ["StatefulCompiledModel", "StatefulInferRequest"]
 
-_BUFFERS = "hetero_sdk.variables"  # the key of a request's buffers in its run state
-_DEVICE_STATE = "hetero_sdk.variables/device"  # the run state the device's compiled model keeps
+@dataclass
+class RequestState:
+    """What one request of a stateful model keeps: its variables' buffers and the device's own state."""
+
+    buffers: list[VariableBuffer]
+    device: Any
 
 
 class StatefulCompiledModel(CompiledModel):
@@ -65,16 +68,18 @@ class StatefulCompiledModel(CompiledModel):
         """A new request, its variables at their initial values."""
         return StatefulInferRequest(self)
 
+    def create_request_state(self) -> RequestState:
+        """A new request's variables (at their initial values) and its state on the device."""
+        return RequestState(self.new_buffers(), self.compiled.create_request_state())
+
     def new_buffers(self) -> list[VariableBuffer]:
         """The buffers of a new request, one per variable in :attr:`form` order."""
         return [self.buffer(v) for v in self.form.variables]
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Runs the device's compiled model on the inputs and the variables, and keeps the new values."""
-        state = context.state if context.state is not None else {}  # (None: the caller keeps no state)
-        buffers: list[VariableBuffer] | None = state.get(_BUFFERS)
-        if buffers is None:
-            buffers = state[_BUFFERS] = self.new_buffers()
+        state: RequestState = context.state if context.state is not None else self.create_request_state()
+        buffers = state.buffers
         values = [b.get() for b in buffers]
         if any(v is None for v in values):
             values = self._initial(values, inputs)
@@ -82,7 +87,7 @@ class StatefulCompiledModel(CompiledModel):
             context.profile is not None,
             remote_outputs=True,
             cancelled=context.cancelled,
-            state=state.setdefault(_DEVICE_STATE, {}),
+            state=state.device,
         )
         outputs = self.compiled.run(self.arguments(inputs, buffers, values), inner)
         if context.profile is not None and inner.profile:
@@ -165,8 +170,7 @@ class StatefulInferRequest(InferRequest):
 
     def __init__(self, compiled_model: StatefulCompiledModel) -> None:
         super().__init__(compiled_model)
-        self._buffers = compiled_model.new_buffers()
-        self._state[_BUFFERS] = self._buffers
+        self._buffers: list[VariableBuffer] = self._state.buffers
 
     def query_state(self) -> list[VariableState]:
         """The request's variables, one :class:`VariableState` each."""

@@ -15,7 +15,7 @@ from hetero_sdk import opset
 from hetero_sdk.auto import AutoPlugin
 from hetero_sdk.errors import CompilationError, UnsupportedOperationError
 from hetero_sdk.hetero.plugin import HeteroPlugin
-from hetero_sdk.plugin import hookimpl
+from hetero_sdk.plugin import RemoteContext, hookimpl
 from template_plugin import TemplatePlugin
 
 __all__ = ["FakeDevice", "make_core", "matmul_tanh", "numpy_matmul_tanh"]
@@ -50,21 +50,30 @@ class FakeDevice(TemplatePlugin):
         self.compiled = threading.Event()
 
     @hookimpl
-    def get_property(self, name: str, arguments: dict[str, Any]) -> Any:
+    def get_property(self, name: str, arguments: dict[str, Any], device_name: str, core: hs.Core) -> Any:
         if name == "DEVICE_ARCHITECTURE":
             return self.architecture
         if name == "FULL_DEVICE_NAME":
             return self.full_name
-        return super().get_property(name, arguments)
+        return super().get_property(name, arguments, device_name, core)
 
     @hookimpl
-    def query_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
-        answer = super().query_model(model, properties, device_name)
+    def query_model(
+        self, model: hs.Model, properties: dict[str, Any], device_name: str, core: hs.Core
+    ) -> dict[str, str]:
+        answer = super().query_model(model, properties, device_name, core)
         declined = {n.friendly_name for n in model.get_ops() if n.type_name in self.declines}
         return {op: device for op, device in answer.items() if op not in declined}
 
     @hookimpl
-    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> Any:
+    def compile_model(
+        self,
+        model: hs.Model,
+        properties: dict[str, Any],
+        context: RemoteContext | None,
+        device_name: str,
+        core: hs.Core,
+    ) -> Any:
         time.sleep(self.compile_delay)
         if self.gate is not None and not self.gate.wait(timeout=60):
             raise CompilationError(f"{device_name}: the test never opened the gate")
@@ -73,7 +82,7 @@ class FakeDevice(TemplatePlugin):
             raise UnsupportedOperationError(f"{device_name} does not run {', '.join(declined)}")
         if self.fail_compile:
             raise CompilationError(f"{device_name} failed on purpose")
-        compiled = super().compile_model(model, properties, device_name)
+        compiled = super().compile_model(model, properties, context, device_name, core)
         self.compiles += 1
         self.compiled.set()
         return compiled

@@ -22,8 +22,10 @@ class RefusingDevice(TemplatePlugin):
     refused = "NonMaxSuppression"
 
     @hookimpl
-    def query_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
-        answer = TemplatePlugin.query_model(self, model, properties, device_name)
+    def query_model(
+        self, model: hs.Model, properties: dict[str, Any], device_name: str, core: hs.Core
+    ) -> dict[str, str]:
+        answer = TemplatePlugin.query_model(self, model, properties, device_name, core)
         refused = {n.friendly_name for n in model.get_ops() if n.type_name == self.refused}
         return {op: device for op, device in answer.items() if op not in refused}
 
@@ -36,10 +38,10 @@ class AbsentHardwareDevice(TemplatePlugin):
     """A plugin that loads but finds no hardware."""
 
     @hookimpl
-    def get_property(self, name: str, arguments: dict[str, Any]) -> Any:
+    def get_property(self, name: str, arguments: dict[str, Any], device_name: str, core: hs.Core) -> Any:
         if name == "AVAILABLE_DEVICES":
             raise DeviceUnavailableError("no NPU found: the npu driver is not loaded")
-        return TemplatePlugin.get_property(self, name, arguments)
+        return TemplatePlugin.get_property(self, name, arguments, device_name, core)
 
 
 def make_core(accelerator: str = "ACCEL", template_ids: int = 1, extra: dict[str, Any] | None = None) -> hs.Core:

@@ -32,6 +32,7 @@ def test_benchmark_without_arguments_runs_the_detection_sample_split_over_xla_an
     assert data["partition"]["rejected_by"]["nms"] == ["XLA"]
     assert data["check"]["status"] == "PASS"
     assert data["iterations"] == 3
+    assert data["executables_compiled"] == 1  # XLA's part is static: one executable for every run
 
 
 def test_query_on_xla_alone_refuses_nms(installed: hs.Core) -> None:

@@ -20,6 +20,7 @@ from hetero_sdk.plugin import (
     CompiledModel,
     ConfiguredDevice,
     DeviceConfig,
+    RemoteContext,
     RunContext,
     Version,
     get_supported_nodes,
@@ -114,16 +115,25 @@ class MiniDevice(ConfiguredDevice):
         return self.config.resolve(properties)
 
     @hookimpl
-    def get_version(self) -> Version:
+    def get_version(self, device_name: str) -> Version:
         return Version("1.0.0", "mini reference device for the conformance kit's tests")
 
     @hookimpl
-    def query_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
+    def query_model(
+        self, model: hs.Model, properties: dict[str, Any], device_name: str, core: hs.Core
+    ) -> dict[str, str]:
         self.resolve(properties)
         return dict.fromkeys(get_supported_nodes(model, lambda m: None, self.supports), device_name)
 
     @hookimpl
-    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> MiniCompiledModel:
+    def compile_model(
+        self,
+        model: hs.Model,
+        properties: dict[str, Any],
+        context: RemoteContext | None,
+        device_name: str,
+        core: hs.Core,
+    ) -> MiniCompiledModel:
         config = self.resolve(properties)
         missing = sorted({n.type_name for n in model.get_ops() if not n.op.structural} - set(kernel_types()))
         if missing:
@@ -131,7 +141,9 @@ class MiniDevice(ConfiguredDevice):
         return self.compiled_class(model, f"{device_name}.{config['DEVICE_ID']}", config)
 
     @hookimpl
-    def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str) -> MiniCompiledModel:
+    def import_model(
+        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: hs.Core
+    ) -> MiniCompiledModel:
         frames = unpack_blob(blob, _BLOB)
         try:
             model = model_from_bytes(frames["model"], source="MINI blob")
@@ -166,10 +178,17 @@ class ClaimsSigmoid(MiniDevice):
         return True
 
     @hookimpl
-    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> MiniCompiledModel:
+    def compile_model(
+        self,
+        model: hs.Model,
+        properties: dict[str, Any],
+        context: RemoteContext | None,
+        device_name: str,
+        core: hs.Core,
+    ) -> MiniCompiledModel:
         if any(n.type_name == "Sigmoid" for n in model.get_ops()):
             raise UnsupportedOperationError(f"{device_name} has no Sigmoid kernel")
-        return MiniDevice.compile_model(self, model, properties, device_name)
+        return MiniDevice.compile_model(self, model, properties, context, device_name, core)
 
 
 class _SilentCompiled(MiniCompiledModel):
@@ -195,7 +214,7 @@ class AcceptsUnknownKeys(MiniDevice):
         return self.config.resolve(self._known(properties))
 
     @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
+    def set_property(self, properties: dict[str, Any], device_name: str, core: hs.Core) -> None:
         self.config.set(self._known(properties))
 
 
@@ -215,7 +234,9 @@ class CorruptsBlobs(MiniDevice):
     compiled_class = _CorruptingCompiled
 
     @hookimpl
-    def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str) -> MiniCompiledModel:
+    def import_model(
+        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: hs.Core
+    ) -> MiniCompiledModel:
         data = json.loads(blob)
         model = model_from_bytes(bytes.fromhex(data["model"]), source="blob")
         config = self.resolve({k: v for k, v in data["config"].items() if k != "DEVICE_ID"} | properties)

@@ -41,11 +41,12 @@ class KitRun:
 
 
 def kit_command(device: str, directory: Path, plugin: str | None = None, args: Sequence[str] = ()) -> list[str]:
-    """The command line running the kit on ``device`` with its report in ``directory``."""
+    """The command line running the kit on ``device`` with its report in ``directory``; ``plugin`` is a
+    class of ``bad_plugins`` or a ``module:attr`` spec."""
     command = [sys.executable, "-m", "pytest", "--pyargs", "hetero_sdk.conformance", "--device", device]
     command += ["-p", "no:cacheprovider", "-q", "--conformance-report", str(directory / "report.json")]
     if plugin is not None:
-        command += ["--conformance-plugin", f"{PLUGINS}:{plugin}"]
+        command += ["--conformance-plugin", plugin if ":" in plugin else f"{PLUGINS}:{plugin}"]
     return command + list(args)
 
 

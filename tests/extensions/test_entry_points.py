@@ -107,3 +107,14 @@ def test_the_cli_lists_extensions_and_devices_names_the_broken_ones(site: Path) 
     assert devices.returncode == 0, devices.stderr
     assert "Broken extensions" in devices.stdout and "broken (vendor-broken-ops)" in devices.stdout
     assert "TEMPLATE" in devices.stdout
+
+
+def test_an_op_type_named_before_anything_loaded_its_extension_is_found(site: Path) -> None:
+    code = (
+        "import hetero_sdk as hs\nfrom hetero_sdk import Node, opset\n"
+        "x = opset.parameter([2], hs.Type.f32, name='x')\n"
+        "print(Node('GoodSoftsign', [x.output(0)]).get_output_element_type(0).value)"
+    )
+    done = _run(site, "-c", code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "f32"

@@ -23,7 +23,7 @@ from hetero_sdk.errors import (
     UnsupportedPropertyError,
 )
 from hetero_sdk.hetero.plugin import HeteroPlugin
-from hetero_sdk.plugin import hookimpl
+from hetero_sdk.plugin import RemoteContext, hookimpl
 from template_plugin import TemplatePlugin
 
 
@@ -31,8 +31,10 @@ class NoSigmoidDevice(TemplatePlugin):
     """A TEMPLATE that refuses Sigmoid, like an accelerator missing one activation."""
 
     @hookimpl
-    def query_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
-        answer = TemplatePlugin.query_model(self, model, properties, device_name)
+    def query_model(
+        self, model: hs.Model, properties: dict[str, Any], device_name: str, core: hs.Core
+    ) -> dict[str, str]:
+        answer = TemplatePlugin.query_model(self, model, properties, device_name, core)
         refused = {n.friendly_name for n in model.get_ops() if n.type_name == "Sigmoid"}
         return {op: dev for op, dev in answer.items() if op not in refused}
 
@@ -41,7 +43,14 @@ class FailingCompileDevice(TemplatePlugin):
     """Claims everything, then fails to compile."""
 
     @hookimpl
-    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> Any:
+    def compile_model(
+        self,
+        model: hs.Model,
+        properties: dict[str, Any],
+        context: RemoteContext | None,
+        device_name: str,
+        core: hs.Core,
+    ) -> Any:
         raise RuntimeError("out of device memory")
 
 
@@ -396,8 +405,17 @@ class RecordingDevice(TemplatePlugin):
         self.log = log
 
     @hookimpl
-    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> Any:
-        return _Recorded(model, TemplatePlugin.compile_model(self, model, properties, device_name), self.log)
+    def compile_model(
+        self,
+        model: hs.Model,
+        properties: dict[str, Any],
+        context: RemoteContext | None,
+        device_name: str,
+        core: hs.Core,
+    ) -> Any:
+        return _Recorded(
+            model, TemplatePlugin.compile_model(self, model, properties, context, device_name, core), self.log
+        )
 
 
 def test_async_requests_keep_both_devices_busy_at_once() -> None:

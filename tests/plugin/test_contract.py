@@ -18,7 +18,7 @@ from hetero_sdk.errors import (
     UnsupportedPropertyError,
 )
 from hetero_sdk.ops.linear_algebra import matmul  # the opset lists it once its block lands
-from hetero_sdk.plugin import CompiledModel, RunContext, hookimpl
+from hetero_sdk.plugin import CompiledModel, RemoteContext, RunContext, hookimpl
 
 # -- a complete device in one file: four hooks and CompiledModel.run ----------------------------------
 
@@ -48,24 +48,33 @@ class NumpyCompiledModel(CompiledModel):
 
 class NumpyDevice:
     @hookimpl
-    def get_property(self, name: str) -> Any:
+    def get_property(self, name: str, arguments: dict[str, Any], device_name: str, core: hs.Core) -> Any:
         supported = {"SUPPORTED_PROPERTIES": "RO", "AVAILABLE_DEVICES": "RO"}
         if name not in supported:
             raise UnsupportedPropertyError(f"NUMPY has no property {name!r}")
         return supported if name == "SUPPORTED_PROPERTIES" else ["0"]
 
     @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
+    def set_property(self, properties: dict[str, Any], device_name: str, core: hs.Core) -> None:
         for key in properties:
             raise UnsupportedPropertyError(f"NUMPY has no settable property {key!r}")
 
     @hookimpl
-    def query_model(self, model: hs.Model, device_name: str) -> dict[str, str]:
+    def query_model(
+        self, model: hs.Model, properties: dict[str, Any], device_name: str, core: hs.Core
+    ) -> dict[str, str]:
         ok = KERNELS.keys() | STRUCTURAL
         return {n.friendly_name: device_name for n in model.get_ops() if n.get_type_name() in ok}
 
     @hookimpl
-    def compile_model(self, model: hs.Model, device_name: str) -> CompiledModel:
+    def compile_model(
+        self,
+        model: hs.Model,
+        properties: dict[str, Any],
+        context: RemoteContext | None,
+        device_name: str,
+        core: hs.Core,
+    ) -> CompiledModel:
         return NumpyCompiledModel(model.clone(), device_name)
 
 
@@ -174,6 +183,49 @@ def test_hook_argument_missing_from_the_spec_is_rejected(core: hs.Core) -> None:
     assert "EXTRA" not in core.registered_devices
 
 
+class LeavesOutContext(NumpyDevice):
+    @hookimpl
+    def compile_model(  # type: ignore[override]
+        self, model: hs.Model, properties: dict[str, Any], device_name: str, core: hs.Core
+    ) -> CompiledModel:
+        raise AssertionError("never called")
+
+
+def test_a_hook_leaving_out_a_spec_argument_is_rejected_naming_hook_and_argument(core: hs.Core) -> None:
+    plugin = LeavesOutContext()
+    with pytest.raises(PluginValidationError) as info:
+        core.register_plugin(plugin, "PARTIAL")
+    message = str(info.value)
+    assert "'PARTIAL'" in message and "hook compile_model leaves out the argument(s) context" in message
+    assert "def compile_model(self, model, properties, context, device_name, core)" in message  # the fix
+    assert info.value.plugin is plugin
+    assert "PARTIAL" not in core.registered_devices
+
+
+def _get_property(self: Any, name: str, device_name: str, core: hs.Core) -> Any: ...
+def _set_property(self: Any, properties: dict[str, Any], device_name: str) -> None: ...
+def _query_model(self: Any, model: hs.Model, properties: dict[str, Any]) -> dict[str, str]: ...
+
+
+@pytest.mark.parametrize(
+    ("method", "left_out"),
+    [(_get_property, "arguments"), (_set_property, "core"), (_query_model, "device_name, core")],
+    ids=["get_property", "set_property", "query_model"],
+)
+def test_every_leftout_argument_is_named(core: hs.Core, method: Any, left_out: str) -> None:
+    hook = method.__name__.lstrip("_")
+    cls = type("Partial", (NumpyDevice,), {hook: hookimpl(method)})
+    with pytest.raises(PluginValidationError, match=rf"hook {hook} leaves out the argument\(s\) {left_out};"):
+        core.register_plugin(cls(), "PARTIAL")
+
+
+def test_a_wrapper_may_take_a_subset_of_the_arguments(core: hs.Core) -> None:
+    tracer = Tracer()  # its compile_model takes model and device_name only
+    core.add_hook_wrapper(tracer)
+    core.compile_model(small_model()[0], "TEMPLATE")
+    assert tracer.calls == [("TEMPLATE", "small", "TemplateCompiledModel")]
+
+
 def test_helpers_and_properties_beside_hooks_are_allowed(core: hs.Core) -> None:
     class WithHelpers(NumpyDevice):
         version = "1"
@@ -192,7 +244,14 @@ def test_helpers_and_properties_beside_hooks_are_allowed(core: hs.Core) -> None:
 def test_compile_model_returning_the_wrong_type_is_a_contract_error(core: hs.Core) -> None:
     class ReturnsNone(NumpyDevice):
         @hookimpl
-        def compile_model(self, model: hs.Model) -> Any:  # type: ignore[override]
+        def compile_model(
+            self,
+            model: hs.Model,
+            properties: dict[str, Any],
+            context: RemoteContext | None,
+            device_name: str,
+            core: hs.Core,
+        ) -> Any:  # type: ignore[override]
             return {"not": "a compiled model"}
 
     core.register_plugin(ReturnsNone(), "NONE")
@@ -203,7 +262,7 @@ def test_compile_model_returning_the_wrong_type_is_a_contract_error(core: hs.Cor
 def test_query_model_returning_the_wrong_type_is_a_contract_error(core: hs.Core) -> None:
     class ReturnsList(NumpyDevice):
         @hookimpl
-        def query_model(self, model: hs.Model) -> Any:  # type: ignore[override]
+        def query_model(self, model: hs.Model, properties: dict[str, Any], device_name: str, core: hs.Core) -> Any:  # type: ignore[override]
             return ["x"]
 
     core.register_plugin(ReturnsList(), "LISTY")
@@ -214,7 +273,14 @@ def test_query_model_returning_the_wrong_type_is_a_contract_error(core: hs.Core)
 def test_device_failure_in_compile_is_a_compilation_error_naming_the_device(core: hs.Core) -> None:
     class Fails(NumpyDevice):
         @hookimpl
-        def compile_model(self, model: hs.Model) -> Any:  # type: ignore[override]
+        def compile_model(
+            self,
+            model: hs.Model,
+            properties: dict[str, Any],
+            context: RemoteContext | None,
+            device_name: str,
+            core: hs.Core,
+        ) -> Any:  # type: ignore[override]
             raise MemoryError("out of device memory")
 
     core.register_plugin(Fails(), "FAILS")
@@ -273,7 +339,14 @@ def test_hook_wrapper_sees_compile_model_of_every_device(core: hs.Core) -> None:
 def test_hook_wrapper_sees_failures_and_does_not_change_results(core: hs.Core) -> None:
     class Fails(NumpyDevice):
         @hookimpl
-        def compile_model(self, model: hs.Model) -> Any:  # type: ignore[override]
+        def compile_model(
+            self,
+            model: hs.Model,
+            properties: dict[str, Any],
+            context: RemoteContext | None,
+            device_name: str,
+            core: hs.Core,
+        ) -> Any:  # type: ignore[override]
             raise RuntimeError("no")
 
     core.register_plugin(Fails(), "FAILS")
@@ -300,7 +373,14 @@ def test_wrapper_with_a_misspelt_hook_is_registered_nowhere(core: hs.Core) -> No
 def test_wrapper_with_a_plain_implementation_is_rejected(core: hs.Core) -> None:
     class Hijacker:
         @hookimpl
-        def compile_model(self) -> Any:
+        def compile_model(
+            self,
+            model: hs.Model,
+            properties: dict[str, Any],
+            context: RemoteContext | None,
+            device_name: str,
+            core: hs.Core,
+        ) -> Any:
             return None
 
     with pytest.raises(PluginValidationError, match="wrapper=True"):

@@ -20,7 +20,9 @@ from hetero_sdk.plugin import (
     DeviceConfig,
     Mutability,
     PropertySpec,
+    RemoteContext,
     RunContext,
+    SupportTable,
     hookimpl,
     read_only,
     standard,
@@ -157,11 +159,20 @@ class SmallDevice(ConfiguredDevice):
         )
 
     @hookimpl
-    def query_model(self, model: hs.Model, device_name: str) -> dict[str, str]:
+    def query_model(
+        self, model: hs.Model, properties: dict[str, Any], device_name: str, core: hs.Core
+    ) -> dict[str, str]:
         return {n.friendly_name: device_name for n in model.get_ops()}
 
     @hookimpl
-    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> CompiledModel:
+    def compile_model(
+        self,
+        model: hs.Model,
+        properties: dict[str, Any],
+        context: RemoteContext | None,
+        device_name: str,
+        core: hs.Core,
+    ) -> CompiledModel:
         config = self.config.resolve(properties)
         return _Identity(model.clone(), f"{device_name}.{config['DEVICE_ID']}", config)
 
@@ -204,7 +215,7 @@ def test_configured_device_rejects_wrong_values_and_read_only_keys_changing_noth
 def test_a_subclass_overriding_a_configured_hook_is_the_one_called() -> None:
     class Locked(SmallDevice):
         @hookimpl
-        def set_property(self, properties: dict[str, Any]) -> None:
+        def set_property(self, properties: dict[str, Any], device_name: str, core: hs.Core) -> None:
             raise UnsupportedPropertyError(f"LOCKED cannot set {', '.join(properties)}")
 
     core = hs.Core(plugins={"LOCKED": Locked}, autoload=False)
@@ -220,3 +231,73 @@ def test_an_unmarked_override_of_a_configured_hook_is_still_rejected() -> None:
 
     with pytest.raises(PluginValidationError, match="'get_property' has a hook's name but is not marked"):
         hs.Core(plugins={"UNMARKED": Unmarked}, autoload=False).get_property("UNMARKED", "PERF_COUNT")
+
+
+# -- what ConfiguredDevice carries besides the property hooks ------------------------------------------------
+
+
+class TableDevice(ConfiguredDevice):
+    """Claims Add and Relu on f32 from a table made in make_support_table; counts how often it is made."""
+
+    def __init__(self) -> None:
+        self.config = DeviceConfig(
+            [standard.device_id(), read_only(hs.properties.available_devices, ["0", "1"])], lambda: ["0", "1"]
+        )
+        self.tables_made = 0
+
+    def make_support_table(self) -> SupportTable:
+        self.tables_made += 1
+        return SupportTable("TABLE").add(["Add", "Relu"], element_types={Type.f32})
+
+    @hookimpl
+    def query_model(
+        self, model: hs.Model, properties: dict[str, Any], device_name: str, core: hs.Core
+    ) -> dict[str, str]:
+        config = self.config.resolve(properties)
+        return self.support_table().query(model).claims(self.claiming_name(device_name, properties, config))
+
+    @hookimpl
+    def compile_model(
+        self,
+        model: hs.Model,
+        properties: dict[str, Any],
+        context: RemoteContext | None,
+        device_name: str,
+        core: hs.Core,
+    ) -> CompiledModel:
+        raise NotImplementedError
+
+
+def _add_relu() -> hs.Model:
+    x = hs.opset.parameter([2], Type.f32, name="x")
+    y = hs.opset.relu(hs.opset.add(x, x, name="add"), name="relu")
+    return hs.Model([y], [x], name="add_relu")
+
+
+def test_the_support_table_is_made_once_per_plugin_instance() -> None:
+    device, other = TableDevice(), TableDevice()
+    core = hs.Core(plugins={"TABLE": device, "OTHER": other}, autoload=False)
+    for _ in range(3):
+        assert set(core.query_model(_add_relu(), "TABLE").values()) == {"TABLE"}
+    assert device.support_table() is device.support_table()
+    assert (device.tables_made, other.tables_made) == (1, 0)  # the other instance made none yet
+    core.query_model(_add_relu(), "OTHER")
+    assert other.tables_made == 1 and other.support_table() is not device.support_table()
+
+
+def test_query_model_answers_with_the_id_only_when_the_call_selects_one() -> None:
+    core = hs.Core(plugins={"TABLE": TableDevice()}, autoload=False)
+    assert set(core.query_model(_add_relu(), "TABLE").values()) == {"TABLE"}
+    assert set(core.query_model(_add_relu(), "TABLE.1").values()) == {"TABLE.1"}
+    device = TableDevice()
+    assert device.device_with_id("TABLE", {"DEVICE_ID": "1"}) == "TABLE.1"
+    assert device.claiming_name("TABLE", {}, {"DEVICE_ID": "0"}) == "TABLE"
+    assert device.claiming_name("TABLE", {"DEVICE_ID": "1"}, {"DEVICE_ID": "1"}) == "TABLE.1"
+
+
+def test_a_device_without_a_table_says_how_to_declare_one() -> None:
+    class NoTable(ConfiguredDevice):
+        pass
+
+    with pytest.raises(NotImplementedError, match="NoTable declares no SupportTable: override make_support_table"):
+        NoTable().support_table()

@@ -6,7 +6,7 @@ from typing import Any
 
 import hetero_sdk as hs
 from hetero_sdk import opset
-from hetero_sdk.plugin import CompiledModel, DeviceConfig, PropertySpec, as_bool, hookimpl, read_only
+from hetero_sdk.plugin import CompiledModel, DeviceConfig, PropertySpec, RemoteContext, as_bool, hookimpl, read_only
 
 
 class WholeModelDevice:
@@ -19,19 +19,28 @@ class WholeModelDevice:
         )
 
     @hookimpl
-    def get_property(self, name: str) -> Any:
+    def get_property(self, name: str, arguments: dict[str, Any], device_name: str, core: hs.Core) -> Any:
         return self.config.get(name)
 
     @hookimpl
-    def set_property(self, properties: dict[str, Any]) -> None:
+    def set_property(self, properties: dict[str, Any], device_name: str, core: hs.Core) -> None:
         self.config.set(properties)
 
     @hookimpl
-    def query_model(self, model: hs.Model, device_name: str) -> dict[str, str]:
+    def query_model(
+        self, model: hs.Model, properties: dict[str, Any], device_name: str, core: hs.Core
+    ) -> dict[str, str]:
         return {n.friendly_name: device_name for n in model.get_ops()}
 
     @hookimpl
-    def compile_model(self, model: hs.Model, properties: dict[str, Any], device_name: str) -> CompiledModel:
+    def compile_model(
+        self,
+        model: hs.Model,
+        properties: dict[str, Any],
+        context: RemoteContext | None,
+        device_name: str,
+        core: hs.Core,
+    ) -> CompiledModel:
         return self.compiled_type(model.clone(), device_name, self.config.resolve(properties))  # type: ignore[call-arg]
 
 

@@ -130,3 +130,41 @@ def test_convert_of_integers_to_f32_equals_numpy() -> None:
     (result,) = _run([opset.convert(px, hs.Type.f32)], [px], x)
     assert result.dtype == np.float32
     np.testing.assert_array_equal(result, x.astype(np.float32))
+
+
+@settings(max_examples=40, deadline=None)
+@given(start=st.integers(-20, 20), stop=st.integers(-20, 40), step=st.integers(-5, 5).filter(bool))
+def test_an_integer_range_equals_numpy_arange(start: int, stop: int, step: int) -> None:
+    values = [np.array(v, np.int64) for v in (start, stop, step)]
+    parameters = [opset.parameter([], hs.Type.i64) for _ in values]
+    (result,) = _run([opset.range(*parameters, np.int64)], parameters, *values)
+    assert result.dtype == np.int64
+    np.testing.assert_array_equal(result, np.arange(start, stop, step))
+
+
+def test_a_range_with_step_zero_fails_as_the_reference_does() -> None:
+    parameters = [opset.parameter([], hs.Type.i64) for _ in range(3)]
+    with pytest.raises(InferenceError, match="step is 0"):
+        _run([opset.range(*parameters, np.int64)], parameters, *(np.array(v, np.int64) for v in (0, 5, 0)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(x=hnp.arrays(np.float32, hnp.array_shapes(min_dims=1, max_dims=3, max_side=4)), data=st.data())
+def test_split_gives_numpy_split_parts(x: np.ndarray, data) -> None:
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    parts = data.draw(st.sampled_from([n for n in (1, 2, 3, 4) if x.shape[axis] % n == 0]))
+    parameter = _parameter(x, dynamic=True)
+    results = _run(list(opset.split(parameter, np.array(axis, np.int64), parts).outputs()), [parameter], x)
+    for result, expected in zip(results, np.split(x, parts, axis=axis), strict=True):
+        np.testing.assert_array_equal(result, expected)
+
+
+@pytest.mark.parametrize("indices", [[0, 4, -1, 2], [[1, -5], [3, 3]], [7, -6, 1], []])
+def test_a_gather_along_a_constant_axis_takes_rows_and_gives_zeros_out_of_range(indices) -> None:
+    table = np.arange(15, dtype=np.float32).reshape(5, 3)
+    index = np.array(indices, np.int64)
+    ids = opset.parameter([-1] * index.ndim, hs.Type.i64)
+    (result,) = _run([opset.gather(table, ids, np.array(0, np.int64))], [ids], index)
+    in_range = (index >= -5) & (index < 5)
+    expected = np.where(in_range[..., None], table[np.where(in_range, index, 0)], 0)
+    np.testing.assert_array_equal(result, expected.reshape(*index.shape, 3))

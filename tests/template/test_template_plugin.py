@@ -129,7 +129,7 @@ def test_number_of_device_ids_is_configurable(monkeypatch: pytest.MonkeyPatch) -
     core = hs.Core(plugins={"TEMPLATE": TemplatePlugin(num_devices=3)}, autoload=False)
     assert core.available_devices == ["TEMPLATE.0", "TEMPLATE.1", "TEMPLATE.2"]
     monkeypatch.setenv("HETERO_SDK_TEMPLATE_DEVICES", "2")
-    assert TemplatePlugin().get_property("AVAILABLE_DEVICES", {}) == ["0", "1"]
+    assert TemplatePlugin().get_property("AVAILABLE_DEVICES", {}, "TEMPLATE", core) == ["0", "1"]
     with pytest.raises(ValueError, match="at least one device"):
         TemplatePlugin(num_devices=0)
 

@@ -3,7 +3,7 @@
 How an op module adds to it: every module of this package named ``ops_*.py`` is collected here, in
 name order, from four module-level names, each optional:
 
-- ``OPS``: a list of :class:`hetero_sdk.ops.OpDef` built but not ``define()``-d (registering the
+- ``OPS``: a list of :class:`hetero_sdk.plugin.OpDef` built but not ``define()``-d (registering the
   extension defines them; each op once; type names must not clash with the SDK's opset or another
   module's);
 - ``ONNX_RULES``: a list of :class:`hetero_sdk.extensions.OnnxRule` (domain ``constants.DOMAIN``, the ONNX
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hetero_sdk.extensions import Extension, OnnxRule
-from hetero_sdk.ops import OpDef
+from hetero_sdk.plugin import OpDef
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 

@@ -7,12 +7,9 @@ import math
 from typing import Any
 
 import numpy as np
-from hetero_sdk import Node
-from hetero_sdk.array_api import namespace, widened
-from hetero_sdk.element_type import Type
+from hetero_sdk import Node, Type
 from hetero_sdk.extensions import REFERENCE, OnnxRule
-from hetero_sdk.ops import FLOAT, REAL_TYPES, Attr, Input, OpDef, OutputSpec
-from hetero_sdk.reference import erf_values
+from hetero_sdk.plugin import FLOAT, REAL_TYPES, Attr, Input, OpDef, OutputSpec, erfc_values, namespace, widened
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
@@ -71,7 +68,7 @@ OPS = [BIAS_GELU, QUICK_GELU]
 
 def _bias_gelu_reference(node: Node, data: np.ndarray, bias: np.ndarray) -> np.ndarray:
     x = data.astype(np.float64) + bias.astype(np.float64)
-    return 0.5 * x * (1 + erf_values(x / math.sqrt(2)))
+    return 0.5 * x * erfc_values(-x / math.sqrt(2))
 
 
 KERNELS = {

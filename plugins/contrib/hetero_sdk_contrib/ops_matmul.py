@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from hetero_sdk import Node
 from hetero_sdk.extensions import REFERENCE, OnnxRule
-from hetero_sdk.ops import BOOL, FLOAT, REAL_TYPES, Attr, Input, OpDef, OutputSpec, matmul_shape
+from hetero_sdk.plugin import BOOL, FLOAT, REAL_TYPES, Attr, Input, OpDef, OutputSpec, matmul_shape
 
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from hetero_sdk import Node
-from hetero_sdk.array_api import widened
+from hetero_sdk.plugin import widened
 from jax import lax
 
 __all__ = ["bias_gelu"]

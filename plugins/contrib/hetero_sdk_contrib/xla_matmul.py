@@ -7,7 +7,7 @@ from typing import Any
 
 import jax.numpy as jnp
 from hetero_sdk import Node
-from hetero_sdk.array_api import widened
+from hetero_sdk.plugin import widened
 from jax import lax
 
 from hetero_sdk_contrib.ops_matmul import operands

@@ -23,18 +23,25 @@ from typing import Any
 import jax
 import jax.export
 import numpy as np
-from hetero_sdk import Model, rt_info
+from hetero_sdk import Model
 from hetero_sdk.errors import CompilationError, InferenceError
-from hetero_sdk.plugin import CompiledModel, RunContext
-from hetero_sdk.transformations import fused_names
+from hetero_sdk.plugin import CompiledModel, RunContext, fused_names, rt_info
 from jax.sharding import SingleDeviceSharding
 
 from hetero_sdk_jax.backend import Backend
-from hetero_sdk_jax.config import DEFAULT_SHAPE_CACHE_SIZE, SHAPE_CACHE_SIZE, compute_precision
+from hetero_sdk_jax.config import (
+    CACHE_DIR,
+    DEFAULT_SHAPE_CACHE_SIZE,
+    SHAPE_BUCKETS,
+    SHAPE_CACHE_SIZE,
+    compute_precision,
+)
 from hetero_sdk_jax.context import XlaTensor, x64_scope
 from hetero_sdk_jax.executable_cache import Executable, ExecutableCache, compile_ahead
 from hetero_sdk_jax.export import export_blob
 from hetero_sdk_jax.lowering import check_extents, lower, specialize, weights_of
+from hetero_sdk_jax.persistent_cache import cache_folder, compiling_with_cache
+from hetero_sdk_jax.shape_buckets import BucketPlan, ShapeBuckets, keep_rows, pad
 from hetero_sdk_jax.specialization import ValueSpecializer, plan_values
 
 __all__ = ["WithWeights", "XlaCompiledModel"]
@@ -99,11 +106,14 @@ class XlaCompiledModel(CompiledModel):
         then follows the computation on the device's stream, instead of waiting for the host to see the
         run finish first, and several outputs copy at once; on the CPU the host array is a view."""
         self._lowerable = lowerable
+        cache_dir = config.get(CACHE_DIR)
+        self.cache_folder = cache_folder(cache_dir) if cache_dir else None
+        """Where executables are cached when compiled (``CACHE_DIR``: :mod:`hetero_sdk_jax.persistent_cache`);
+        ``loaded_from_cache`` turns True when one is read from there instead of compiled."""
         self.cache_size = int(config.get(SHAPE_CACHE_SIZE, DEFAULT_SHAPE_CACHE_SIZE))
         self._cache: ExecutableCache[Shapes, Executable] = ExecutableCache(self.cache_size)
         self._weights: dict[int, tuple[np.ndarray, jax.Array]] = {}  # by id of the host array (kept alive)
         self._weights_lock = threading.Lock()
-        self._last_run_us: float | None = None
         self.by_value: ValueSpecializer | None = None
         """Set when inputs decide shapes: the model is compiled per value of those inputs."""
         if lowerable:
@@ -119,6 +129,13 @@ class XlaCompiledModel(CompiledModel):
         )
         """The inputs whose buffers an executable may reuse (:data:`hetero_sdk.rt_info.DONATABLE`)."""
         self.is_static = all(port.partial_shape.is_static for port in model.inputs)
+        self.compile_count = 0
+        """The executables this compiled model has made (compiled, or read from ``CACHE_DIR``)."""
+        self.buckets: ShapeBuckets | None = None
+        """The dynamic dimensions padded to buckets (``XLA_SHAPE_BUCKETS=POW2``), None when there are none."""
+        dynamic = lowerable and not self.is_static and self.by_value is None and not self._donated
+        if dynamic and config.get(SHAPE_BUCKETS, "POW2") == "POW2":
+            self.buckets = ShapeBuckets(model) or None
         self._static: Executable | None = None  # the only executable of a static model
         if self.is_static and self.by_value is None and (lowerable or self._cache):
             self._static = self._executable(tuple(port.shape for port in model.inputs))
@@ -150,11 +167,24 @@ class XlaCompiledModel(CompiledModel):
             return self._to_host(outputs)
         if self.by_value is not None:
             return self.by_value.run(inputs, context)
+        if executable is None and self.buckets is not None and not context.remote_outputs:
+            plan = self.buckets.plan([tuple(v.shape) for v in inputs])
+            if plan is not None and all(type(v) is np.ndarray for v in inputs):
+                return self._run_bucketed(plan, inputs, context)
         executable = executable or self._executable(tuple(tuple(v.shape) for v in inputs))
         if context.profile is None and not self.x64:  # the fast path: no context managers
             return self._fetch(executable.call(*self._arguments(inputs)), context)
         with x64_scope(self.x64):
             return self._run_scoped(executable, inputs, context)
+
+    def _run_bucketed(self, plan: BucketPlan, inputs: Sequence[np.ndarray], context: RunContext) -> list[Any]:
+        """Runs the executable of the bucket's shapes on the inputs padded with zeros, and returns the
+        outputs' rows for the unpadded inputs (host arrays: views of the padded results)."""
+        executable = self._executable(plan.shapes)
+        padded = [pad(value, shape) for value, shape in zip(inputs, plan.shapes)]
+        with x64_scope(self.x64):
+            outputs = self._run_scoped(executable, padded, context)
+        return [keep_rows(np.asarray(o), keep) for o, keep in zip(outputs, plan.keep)]
 
     def _run_scoped(self, executable: Executable, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         profile = context.profile
@@ -166,7 +196,7 @@ class XlaCompiledModel(CompiledModel):
         context.check_cancelled()
         with context.timed(name, "XlaExecutable", kind):
             outputs = jax.block_until_ready(executable.call(*arguments))
-        self._last_run_us = profile[-1].real_time.total_seconds() * 1e6
+        self.keep_profile(profile, whole_model=True)  # the executable runs every op
         if context.remote_outputs:
             return self._fetch(outputs, context)
         with context.timed(f"{name}/device_to_host", "Transfer", kind):
@@ -249,9 +279,14 @@ class XlaCompiledModel(CompiledModel):
             source = lower(graph, self.precision, self.backend.divides_inexactly, host)
         device = self._device_weights(host)
         weight_specs = [jax.ShapeDtypeStruct(w.shape, w.dtype, sharding=self._sharding) for w in device]
-        compiled = compile_ahead(
-            source, [*specs, *weight_specs], self._sharding, self.x64, describe, self.backend.compiler_options, donated
-        )
+        with compiling_with_cache(self.cache_folder) as read:
+            compiled = compile_ahead(
+                source, [*specs, *weight_specs], self._sharding, self.x64, describe, self.backend.compiler_options,
+                donated,
+            )  # fmt: skip
+        if read[0]:
+            self.loaded_from_cache = True
+        self.compile_count += 1
         return Executable(compiled, source=source, weights=tuple(device), host_weights=tuple(host))
 
     def _device_weights(self, host: Sequence[np.ndarray]) -> list[jax.Array]:
@@ -335,6 +370,4 @@ class XlaCompiledModel(CompiledModel):
             info.setdefault(rt_info.LAYER_TYPE, node.type_name)
             info[rt_info.EXEC_TYPE] = self._exec_type
             info[rt_info.RUNTIME_PRECISION] = self.precision.value
-            if self._last_run_us is not None:
-                info[rt_info.PERF_COUNTER] = self._last_run_us
-        return runtime
+        return self.with_profiled_times(runtime)

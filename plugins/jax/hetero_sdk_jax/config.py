@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from hetero_sdk import Type
 from hetero_sdk import properties as props
-from hetero_sdk.device_name import format_device_name
-from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_bool, as_int, read_only, standard
+from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_bool, as_int, format_device_name, read_only, standard
 
 from hetero_sdk_jax.backend import Backend
+from hetero_sdk_jax.shape_buckets import BUCKET_POLICIES
 from hetero_sdk_jax.transformations import DISABLE_TRANSFORMATIONS
 
-__all__ = ["DEFAULT_SHAPE_CACHE_SIZE", "SHAPE_CACHE_SIZE", "compute_precision", "make_config"]
+__all__ = [
+    "CACHE_DIR", "DEFAULT_SHAPE_CACHE_SIZE", "SHAPE_BUCKETS", "SHAPE_CACHE_SIZE", "compute_precision", "make_config",
+]  # fmt: skip
+
+CACHE_DIR = "CACHE_DIR"
+"""RW path: the folder the device caches its executables in when it compiles them
+(:mod:`hetero_sdk_jax.persistent_cache`); ``""``: no cache. Listed among the device's properties, so the
+Core passes its ``CACHE_DIR`` here instead of storing a blob of the compiled model."""
 
 SHAPE_CACHE_SIZE = "XLA_SHAPE_CACHE_SIZE"
 """RW int (1 to 1024): how many executables a model with dynamic input dimensions keeps, one per
@@ -22,8 +30,26 @@ shapes and those values), least recently used first out. Each executable holds d
 DEFAULT_SHAPE_CACHE_SIZE = 8
 """The default of ``XLA_SHAPE_CACHE_SIZE``."""
 
+SHAPE_BUCKETS = "XLA_SHAPE_BUCKETS"
+"""RW string, ``POW2`` (default) or ``EXACT``: how a model with dynamic input dimensions is compiled.
+``POW2`` pads each dynamic dimension that the graph proves independent (no op mixes its elements: see
+:mod:`hetero_sdk_jax.shape_buckets`) with zeros up to the next power of two and slices the outputs back,
+so its values share one executable per bucket; other dimensions, and every one under ``EXACT``, compile
+one executable per value."""
+
 _CACHING = (props.device.architecture, props.hint.inference_precision, props.hint.execution_mode)
 """The properties a cached blob depends on."""
+
+
+def _as_policy(value: Any) -> str:
+    policy = str(value).upper()
+    if policy not in BUCKET_POLICIES:
+        raise ValueError(value)
+    return policy
+
+
+def _as_folder(value: Any) -> str:
+    return os.fsdecode(value) if value else ""
 
 
 def compute_precision(config: dict[str, Any]) -> Type:
@@ -51,6 +77,8 @@ def make_config(backend: Backend, device_name: str) -> DeviceConfig:
             PropertySpec(
                 SHAPE_CACHE_SIZE, default=DEFAULT_SHAPE_CACHE_SIZE, convert=as_int(1, 1024), allowed="integers 1..1024"
             ),
+            PropertySpec(SHAPE_BUCKETS, default="POW2", convert=_as_policy, allowed=" or ".join(BUCKET_POLICIES)),
+            PropertySpec(CACHE_DIR, default="", convert=_as_folder, allowed="a folder path, or '' for no cache"),
             PropertySpec(DISABLE_TRANSFORMATIONS, default=False, convert=as_bool, allowed="True, False"),
             read_only(props.available_devices, compute=lambda _: backend.ids),
             read_only(props.device.full_name, compute=backend.full_name),

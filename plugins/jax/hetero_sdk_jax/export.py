@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import jax.export
 import numpy as np
-from hetero_sdk import Model, Type, opset, rt_info
+from hetero_sdk import Model, Type, opset
 from hetero_sdk import properties as props
 from hetero_sdk.errors import BlobFormatError, UnsupportedOperationError
-from hetero_sdk.plugin import check_header_fields, pack_blob, unpack_blob
-from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+from hetero_sdk.plugin import check_header_fields, model_from_bytes, model_to_bytes, pack_blob, rt_info, unpack_blob
 
 from hetero_sdk_jax.stablehlo_check import StableHloChecker
 
@@ -188,6 +187,7 @@ _NOT_STORED = frozenset(
         props.optimal_number_of_infer_requests,
         props.execution_devices,
         props.loaded_from_cache,
+        props.cache_dir,  # a folder of this machine: the importing process passes its own
         props.supported_properties,
         props.device.id,
     }

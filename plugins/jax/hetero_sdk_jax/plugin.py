@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
-from hetero_sdk import Model, Node, Type
+from hetero_sdk import Core, Model, Node, Type
 from hetero_sdk import properties as props
-from hetero_sdk.device_name import format_device_name
 from hetero_sdk.errors import BlobFormatError, PropertyValueError, UnsupportedOperationError
-from hetero_sdk.extensions import generation as extension_generation
-from hetero_sdk.ops import bodies
-from hetero_sdk.plugin import ConfiguredDevice, RemoteContext, SupportTable, Version, hookimpl
-from hetero_sdk.reference import kernel_types
+from hetero_sdk.plugin import (
+    ConfiguredDevice,
+    ContextProvider,
+    DevicePlugin,
+    ModelImporter,
+    RemoteContext,
+    SupportTable,
+    Version,
+    VersionReporter,
+    bodies,
+    format_device_name,
+    hookimpl,
+    kernel_types,
+)
 
 from hetero_sdk_jax.backend import Backend, open_backend
 from hetero_sdk_jax.compiled_model import XlaCompiledModel
@@ -27,7 +36,7 @@ from hetero_sdk_jax.transformations import DISABLE_TRANSFORMATIONS, transform_mo
 PLUGIN_VERSION = "0.1.0"
 """The version of hetero-sdk-jax (``hetero_sdk_jax.__version__``)."""
 
-__all__ = ["PLUGIN_VERSION", "XlaPlugin", "gpu_plugin", "support_table", "tpu_plugin"]
+__all__ = ["PLUGIN_VERSION", "XlaPlugin", "gpu_plugin", "tpu_plugin"]
 
 _FROM_BLOB = (props.hint.inference_precision, props.hint.execution_mode)
 
@@ -49,12 +58,12 @@ class XlaPlugin(ConfiguredDevice):
         self._lock = threading.Lock()
 
     @hookimpl
-    def get_version(self) -> Version:
+    def get_version(self, device_name: str) -> Version:
         return Version(PLUGIN_VERSION, f"XLA device plugin (jax {jax.__version__}, platform {self.backend.platform})")
 
     @hookimpl
     def compile_model(
-        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str
+        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
     ) -> XlaCompiledModel:
         config = self.config.resolve(properties)
         device_id = self._device_id(config, context)
@@ -72,24 +81,22 @@ class XlaPlugin(ConfiguredDevice):
         )
 
     @hookimpl
-    def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
         config = self.config.resolve(properties)
         # Support is analysed on the model as given (the common optimisations only fuse supported
         # ops, recording the fused names): what is known while tracing depends on a node's
         # ancestors, which the table's per-node check cannot see. Inputs that decide shapes count as
         # known: compile_model specialises on their values.
         found: list[Analysis] = []
-        answer = support_table().query(
+        answer = self.support_table().query(
             model, lambda clone: found.append(plan_values(clone)[0]), in_context=lambda n: found[0].reasons.get(id(n))
         )
-        name = (
-            format_device_name(device_name, config[props.device.id]) if props.device.id in properties else device_name
-        )
+        name = self.claiming_name(device_name, properties, config)
         return answer.claims(name)
 
     @hookimpl
     def import_model(
-        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str
+        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
     ) -> XlaCompiledModel:
         imported = import_blob(blob, self.backend.platform)
         stored = self.config.from_blob(imported.config, "XLA blob header field 'config'")
@@ -122,12 +129,12 @@ class XlaPlugin(ConfiguredDevice):
             ) from exc
 
     @hookimpl
-    def create_context(self, properties: dict[str, Any], device_name: str) -> XlaContext:
+    def create_context(self, properties: dict[str, Any], device_name: str, core: Core) -> XlaContext:
         device_id = self.config.resolve(properties)[props.device.id]
         return XlaContext(format_device_name(device_name, device_id), self.backend.device(device_id), properties)
 
     @hookimpl
-    def get_default_context(self, properties: dict[str, Any], device_name: str) -> XlaContext:
+    def get_default_context(self, properties: dict[str, Any], device_name: str, core: Core) -> XlaContext:
         device_id = str(self.config.resolve(properties)[props.device.id])
         with self._lock:
             if device_id not in self._contexts:
@@ -137,6 +144,16 @@ class XlaPlugin(ConfiguredDevice):
                     {props.device.id: device_id},
                 )
             return self._contexts[device_id]
+
+    def make_support_table(self) -> SupportTable:
+        """What XLA runs, by op type: every op it lowers (its lowering registry, and the ops whose definitions
+        carry an array-API kernel), and every op it folds to a constant while tracing (the SDK's reference
+        kernels). Where a node's place in the model decides (inputs that must be known while compiling,
+        control flow whose shapes must stay static: :func:`~hetero_sdk_jax.lowering.analyze`), ``query_model``
+        adds the analysis's reason."""
+        return SupportTable("XLA").add(
+            sorted(set(lowering_types()) | set(kernel_types())), limits=[_no_strings, _no_dynamic_rank]
+        )
 
     def _device_id(self, config: dict[str, Any], context: RemoteContext | None) -> str:
         if isinstance(context, XlaContext):
@@ -154,25 +171,6 @@ def gpu_plugin() -> XlaPlugin:
 def tpu_plugin() -> XlaPlugin:
     """The ``TPU`` device: JAX's TPU backend (entry-point factory)."""
     return XlaPlugin("tpu", "TPU")
-
-
-_table: SupportTable | None = None
-_table_generation = -1
-
-
-def support_table() -> SupportTable:
-    """What XLA runs, by op type: every op it lowers (its lowering registry, and the ops whose definitions
-    carry an array-API kernel), and every op it folds to a constant while tracing (the SDK's reference
-    kernels). Where a node's place in the model decides (inputs that must be known while compiling,
-    control flow whose shapes must stay static: :func:`~hetero_sdk_jax.lowering.analyze`), ``query_model``
-    adds the analysis's reason."""
-    global _table, _table_generation
-    if _table is None or _table_generation != extension_generation():  # extensions add ops
-        _table_generation = extension_generation()
-        _table = SupportTable("XLA").add(
-            sorted(set(lowering_types()) | set(kernel_types())), limits=[_no_strings, _no_dynamic_rank]
-        )
-    return _table
 
 
 def _refuse_declined(model: Model, device_name: str) -> None:
@@ -212,3 +210,9 @@ def _no_dynamic_rank(node: Node) -> str | None:
         ports.extend(current.outputs())
         nodes.extend(inner for body in bodies(current) for inner in body.get_ops())
     return _DYNAMIC_RANK if any(not p.partial_shape.rank_is_static for p in ports) else None
+
+
+if TYPE_CHECKING:  # mypy checks the hook methods against the contract's Protocols
+
+    def _typed(plugin: XlaPlugin) -> tuple[DevicePlugin, ModelImporter, ContextProvider, VersionReporter]:
+        return plugin, plugin, plugin, plugin

@@ -22,8 +22,7 @@ import jax
 import numpy as np
 from hetero_sdk import Model, Node, Output, PartialShape, opset
 from hetero_sdk.errors import CompilationError, HeteroSDKError, InferenceError
-from hetero_sdk.plugin import RunContext
-from hetero_sdk.transformations import ConstantFolding
+from hetero_sdk.plugin import ConstantFolding, RunContext
 
 from hetero_sdk_jax.context import XlaTensor, x64_scope
 from hetero_sdk_jax.executable_cache import Executable, ExecutableCache

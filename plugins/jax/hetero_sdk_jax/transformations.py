@@ -9,7 +9,7 @@ a tenth of the inference time).
 from __future__ import annotations
 
 from hetero_sdk import Model
-from hetero_sdk.transformations import COMMON_OPTIMIZATIONS, PassManager, common_optimizations
+from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimizations
 
 __all__ = ["DISABLE_TRANSFORMATIONS", "transform_model"]
 

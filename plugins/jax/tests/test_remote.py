@@ -54,8 +54,8 @@ def test_wrapped_jax_arrays_and_mismatched_remote_tensors() -> None:
 
 def test_compiling_into_a_context_uses_its_device() -> None:
     plugin = XlaPlugin()  # the Core has no compile_model(model, context) yet: call the hook itself
-    context = plugin.create_context({}, "XLA")
-    compiled = plugin.compile_model(_double(), {}, context, "XLA")
+    context = plugin.create_context({}, "XLA", core())
+    compiled = plugin.compile_model(_double(), {}, context, "XLA", core())
     assert compiled.get_property("EXECUTION_DEVICES") == ["XLA.0"]
     assert compiled.device is context.device
 

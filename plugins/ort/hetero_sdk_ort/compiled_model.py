@@ -7,10 +7,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from hetero_sdk import Model, rt_info
+from hetero_sdk import Model, Type
 from hetero_sdk.errors import BlobFormatError, CompilationError, ModelFormatError
-from hetero_sdk.plugin import CompiledModel, RunContext, pack_blob, unpack_blob
-from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+from hetero_sdk.plugin import (
+    CompiledModel,
+    RunContext,
+    model_from_bytes,
+    model_to_bytes,
+    pack_blob,
+    rt_info,
+    unpack_blob,
+)
 
 from hetero_sdk_ort.config import session_threads
 from hetero_sdk_ort.session import open_session
@@ -22,6 +29,16 @@ BLOB_FORMAT = "ORT"
 NODE_TYPE = "OnnxRuntimeSession"
 """The node type of ORT's one profiling row."""
 EXEC_TYPE = "onnxruntime CPUExecutionProvider"
+
+
+def _to_onnxruntime(value: np.ndarray) -> np.ndarray:
+    """ONNX Runtime takes strings as object arrays of ``str``, not numpy's StringDType."""
+    return value.astype(object) if value.dtype.kind in "TU" else value
+
+
+def _from_onnxruntime(value: np.ndarray) -> np.ndarray:
+    """ONNX Runtime gives strings as object arrays: as the SDK's ``string`` tensors (StringDType)."""
+    return value.astype(Type.string.numpy) if value.dtype == object else value
 
 
 class OrtCompiledModel(CompiledModel):
@@ -43,27 +60,23 @@ class OrtCompiledModel(CompiledModel):
             ) from exc
         self._input_names = [port.name for port in self.session.get_inputs()]
         self._compute = [n.friendly_name for n in model.get_ops() if not n.op.structural]
-        self._exec_time: float | None = None
 
     # --8<-- [start:profiled-run]
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Feeds the inputs in the model's order (the exporter keeps it) and runs the whole session."""
         context.check_cancelled()
-        feed = {name: np.asarray(value) for name, value in zip(self._input_names, inputs)}
+        feed = {name: _to_onnxruntime(np.asarray(value)) for name, value in zip(self._input_names, inputs)}
         with context.timed(self.model.friendly_name, NODE_TYPE, EXEC_TYPE):
             outputs = self.session.run(None, feed)
-        if context.profile:
-            self._exec_time = context.profile[-1].real_time.total_seconds() * 1e6
-        return list(outputs)
+        self.keep_profile(context.profile, whole_model=True)  # every compute op ran in the one session
+        return [_from_onnxruntime(np.asarray(value)) for value in outputs]
 
     def get_runtime_model(self) -> Model:
         """The model as ORT runs it: every compute op ran in the one session, and carries its time."""
         runtime = super().get_runtime_model()
-        if self._exec_time is not None:
-            for node in runtime.get_ops():
-                if node.friendly_name in self._compute:
-                    node.get_rt_info()[rt_info.PERF_COUNTER] = self._exec_time
-                    node.get_rt_info()[rt_info.EXEC_TYPE] = EXEC_TYPE
+        for node in runtime.get_ops():
+            if node.friendly_name in self._compute and rt_info.PERF_COUNTER in node.get_rt_info():
+                node.get_rt_info()[rt_info.EXEC_TYPE] = EXEC_TYPE
         return runtime
 
     # --8<-- [end:profiled-run]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import onnxruntime as ort
 from hetero_sdk import Model
-from hetero_sdk.frontend.onnx_export import export_model
+from hetero_sdk.plugin import export_onnx as export_model
 
 __all__ = ["PROVIDERS", "onnx_bytes", "open_session"]
 

@@ -14,8 +14,8 @@ import threading
 
 import numpy as np
 from hetero_sdk import Model, Node, Type, opset
-from hetero_sdk.frontend.onnx_export import supported_ops
-from hetero_sdk.plugin import Limit, SupportTable
+from hetero_sdk.plugin import Limit, SupportTable, constant_value
+from hetero_sdk.plugin import onnx_exportable_ops as supported_ops
 
 from hetero_sdk_ort.session import onnx_bytes, open_session
 
@@ -34,13 +34,57 @@ _TRANSPOSED_A_TIMES_VECTOR = Limit(
 """Found by the conformance kit's MatMul key case: the exported Transpose -> MatMul is right (ONNX
 Runtime computes it right with graph optimizations off), the fused FusedMatMul is not."""
 
+_INTERPOLATE_AS_THE_REFERENCE = Limit(
+    "the pillow modes, and antialias with cubic or linear_onnx (exported as ONNX Resize, which ONNX Runtime "
+    "1.32 computes otherwise than the SDK's reference)",
+    lambda node: not (node.attrs["mode"].endswith("_pillow")
+                      or (node.attrs["antialias"] and node.attrs["mode"] in ("cubic", "linear_onnx"))),
+)  # fmt: skip
+_INTERPOLATE_NOT_EMPTY = Limit(
+    "an output axis of length 0 (ONNX Runtime refuses the scale 0 the exporter writes for it)",
+    lambda node: 0 not in node.get_output_partial_shape(0).dims,
+)
+"""Found by the conformance kit's Interpolate cases, whose triage said "the reference and ONNX Runtime
+differ, and the device agrees with ONNX Runtime": an SDK (exporter) question, declined here meanwhile."""
+
+_LOOP_COUNT_KNOWN = Limit(
+    "a trip count that is not a non-negative constant (OpenVINO's -1 means no limit, ONNX Runtime runs no "
+    "iteration for it, and the exporter passes the value on)",
+    lambda node: (count := constant_value(node.input_value(0))) is not None and int(count.reshape(-1)[0]) >= 0,
+)
+"""Found by the conformance kit's Loop cases (their triage: "the reference and ONNX Runtime differ")."""
+
+_SPLIT_ON_WHITESPACE = Limit(
+    "a delimiter or a maxsplit (ONNX Runtime splits an empty string into no parts where Python's str.split, "
+    "ONNX's definition and the SDK's reference, gives one, and keeps leading whitespace when maxsplit is set)",
+    lambda node: node.attrs["delimiter"] == "" and node.attrs["maxsplit"] < 0,
+)
+"""Found by the conformance kit's StringSplit cases."""
+
+_CROP_CHANGES_SIZE = Limit(
+    "tf_crop_and_resize to an axis's own length (ONNX Runtime copies the image then, ignoring the crop)",
+    lambda node: (
+        node.attrs["coordinate_transformation_mode"] != "tf_crop_and_resize"
+        or all(
+            node.get_output_partial_shape(0)[axis] != node.input_value(0).partial_shape[axis]
+            for axis in node.attrs["axes"]
+        )
+    ),
+)
+"""Found by the conformance kit's thorough profile, then by a Resize key case."""
+
 TABLE = (
     SupportTable("ORT")
     .add(supported_ops(), element_types=_TYPES)
     .add("MatMul", element_types=_TYPES, limits=[_TRANSPOSED_A_TIMES_VECTOR])
+    .add("Interpolate", element_types=_TYPES, limits=[_INTERPOLATE_AS_THE_REFERENCE, _INTERPOLATE_NOT_EMPTY])
+    .add("Loop", element_types=_TYPES, limits=[_LOOP_COUNT_KNOWN])
+    .add("Resize", element_types=_TYPES, limits=[_CROP_CHANGES_SIZE])
+    .add("StringSplit", element_types=_TYPES, limits=[_SPLIT_ON_WHITESPACE])
 )
 """ORT's supported ops: those the public ONNX exporter writes, on every element type but bfloat16, with
-MatMul's one known wrong case declined."""
+MatMul's one known wrong case, the Interpolate modes ONNX Runtime computes otherwise, Loops whose trip count
+may be -1, crops to an axis's own length and StringSplit with a delimiter or a maxsplit declined."""
 
 _cache: dict[tuple[object, ...], str | None] = {}
 _lock = threading.Lock()

@@ -18,8 +18,7 @@ import numpy as np
 from hetero_sdk import Core
 from hetero_sdk import properties as props
 from hetero_sdk.errors import HeteroSDKError, InferenceError
-from hetero_sdk.plugin import CompiledModel
-from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+from hetero_sdk.plugin import CompiledModel, model_from_bytes, model_to_bytes
 
 __all__ = ["DeviceActor", "Answer", "default_target"]
 

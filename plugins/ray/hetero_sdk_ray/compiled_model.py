@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 from hetero_sdk import Model, Type
 from hetero_sdk.errors import BlobFormatError, InferenceError
-from hetero_sdk.plugin import CompiledModel, ProfilingInfo, RunContext, Status, pack_blob, unpack_blob
-from hetero_sdk.serialization import model_from_bytes
+from hetero_sdk.plugin import CompiledModel, ProfilingInfo, RunContext, Status, model_from_bytes, pack_blob, unpack_blob
 
 from hetero_sdk_ray.config import TARGET_DEVICE, TIMEOUT
 from hetero_sdk_ray.link import ActorLink, ActorLost

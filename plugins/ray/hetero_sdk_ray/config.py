@@ -9,8 +9,7 @@ from typing import Any
 
 from hetero_sdk import Type
 from hetero_sdk import properties as props
-from hetero_sdk.device_name import parse_device_name
-from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_int, read_only, standard
+from hetero_sdk.plugin import DeviceConfig, PropertySpec, as_int, parse_device_name, read_only, standard
 
 __all__ = [
     "FORWARDED", "NUM_ACTORS", "NODE_ID", "NUM_CPUS", "NUM_GPUS", "RAY_ADDRESS", "RESOURCES", "TARGET_DEVICE",

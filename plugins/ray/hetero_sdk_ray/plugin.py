@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ray
-from hetero_sdk import Model
+from hetero_sdk import Core, Model
 from hetero_sdk import properties as props
-from hetero_sdk.device_name import format_device_name, parse_device_name
 from hetero_sdk.errors import CompilationError, DeviceUnavailableError, HeteroSDKError
-from hetero_sdk.plugin import ConfiguredDevice, HostContext, RemoteContext, Version, hookimpl
-from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+from hetero_sdk.plugin import (
+    ConfiguredDevice,
+    ContextProvider,
+    DevicePlugin,
+    HostContext,
+    ModelImporter,
+    RemoteContext,
+    Version,
+    VersionReporter,
+    format_device_name,
+    hookimpl,
+    model_from_bytes,
+    model_to_bytes,
+    parse_device_name,
+)
 
 from hetero_sdk_ray.compiled_model import RayCompiledModel, read_blob
 from hetero_sdk_ray.config import (
@@ -45,18 +57,22 @@ class RayPlugin(ConfiguredDevice):
         self._lock = threading.Lock()
 
     @hookimpl
-    def get_version(self) -> Version:
+    def get_version(self, device_name: str) -> Version:
         return Version(PLUGIN_VERSION, f"RAY remote device (ray {ray.__version__})")
 
     @hookimpl
-    def compile_model(self, model: Model, properties: dict[str, Any], device_name: str) -> RayCompiledModel:
+    def compile_model(
+        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
+    ) -> RayCompiledModel:
         config = self.config.resolve(properties)
         payload = model_to_bytes(model)
         info, link = self._on_actor(config, device_name, "compile", payload, default=CompilationError)
         return RayCompiledModel(model.clone(), link.device_name, config, link, info)
 
     @hookimpl
-    def import_model(self, blob: bytes, properties: dict[str, Any], device_name: str) -> RayCompiledModel:
+    def import_model(
+        self, blob: bytes, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
+    ) -> RayCompiledModel:
         header, inner = read_blob(blob)
         config = self.config.resolve({TARGET_DEVICE: header[TARGET_DEVICE], **properties})
         # the device kind the blob was compiled for (its id on the exporting host may not exist here),
@@ -67,20 +83,20 @@ class RayPlugin(ConfiguredDevice):
         return RayCompiledModel(model, link.device_name, config, link, info)
 
     @hookimpl
-    def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
         config = self.config.resolve(properties)
         ops, link = self._on_actor(config, device_name, "query", model_to_bytes(model), default=CompilationError)
         name = link.device_name if props.device.id in properties else device_name
         return {op: name for op in ops}
 
     @hookimpl
-    def create_context(self, properties: dict[str, Any], device_name: str) -> RemoteContext:
+    def create_context(self, properties: dict[str, Any], device_name: str, core: Core) -> RemoteContext:
         return HostContext(
             format_device_name(device_name, self.config.resolve(properties)[props.device.id]), properties
         )
 
     @hookimpl
-    def get_default_context(self, properties: dict[str, Any], device_name: str) -> RemoteContext:
+    def get_default_context(self, properties: dict[str, Any], device_name: str, core: Core) -> RemoteContext:
         return HostContext(format_device_name(device_name, self.config.resolve(properties)[props.device.id]))
 
     # -- actors ---------------------------------------------------------------------------------------
@@ -132,3 +148,9 @@ class RayPlugin(ConfiguredDevice):
             return int(link.call("memory", config[TARGET_DEVICE], timeout_s=config[TIMEOUT]))
         except (ActorLost, HeteroSDKError) as exc:
             raise DeviceUnavailableError(f"{link.device_name} cannot report DEVICE_TOTAL_MEM_SIZE: {exc}") from None
+
+
+if TYPE_CHECKING:  # mypy checks the hook methods against the contract's Protocols
+
+    def _typed(plugin: RayPlugin) -> tuple[DevicePlugin, ModelImporter, ContextProvider, VersionReporter]:
+        return plugin, plugin, plugin, plugin

@@ -8,23 +8,26 @@ at a time. Under ``HETERO:TUTORIAL,TEMPLATE`` every other op falls back to TEMPL
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from hetero_sdk import Model, Type, rt_info
+from hetero_sdk import Core, Model, Type
 from hetero_sdk import properties as props
 from hetero_sdk.plugin import (
     CompiledModel,
     ConfiguredDevice,
     DeviceConfig,
+    DevicePlugin,
+    RemoteContext,
     RunContext,
     SupportTable,
     Version,
+    VersionReporter,
     hookimpl,
     read_only,
+    run_node,
     standard,
 )
-from hetero_sdk.reference import run_node
 
 # --8<-- [end:imports]
 
@@ -76,7 +79,6 @@ class TutorialCompiledModel(CompiledModel):
         self._ops = model.get_ordered_ops()
         self._parameters = model.get_parameters()
         self._results = model.get_results()
-        self._times: dict[str, float] = {}
 
     def run(self, inputs: Sequence[Any], context: RunContext) -> list[Any]:
         """Computes every op with its reference kernel; one profiling row per compute op when profiling."""
@@ -91,17 +93,8 @@ class TutorialCompiledModel(CompiledModel):
                 continue
             with context.timed(node.friendly_name, node.get_type_name(), "numpy"):
                 values[id(node)] = run_node(node, args)
-        if context.profile is not None:
-            self._times = {row.node_name: row.real_time.total_seconds() * 1e6 for row in context.profile}
+        self.keep_profile(context.profile)  # each op's time goes into the runtime model's rt_info
         return [values[id(result)][0] for result in self._results]
-
-    def get_runtime_model(self) -> Model:
-        """The model as it runs, with each op's last profiled time in rt_info ``execTimeMcs``."""
-        runtime = super().get_runtime_model()
-        for node in runtime.get_ops():
-            if node.friendly_name in self._times:
-                node.get_rt_info()[rt_info.PERF_COUNTER] = self._times[node.friendly_name]
-        return runtime
 
 
 # --8<-- [end:compiled]
@@ -116,19 +109,27 @@ class TutorialPlugin(ConfiguredDevice):
         self.config = make_config()
 
     @hookimpl
-    def get_version(self) -> Version:
+    def get_version(self, device_name: str) -> Version:
         return Version(__version__, "TUTORIAL device (numpy reference kernels)")
 
     @hookimpl
-    def query_model(self, model: Model, properties: dict[str, Any], device_name: str) -> dict[str, str]:
+    def query_model(self, model: Model, properties: dict[str, Any], device_name: str, core: Core) -> dict[str, str]:
         self.config.resolve(properties)  # rejects unknown keys and wrong values, as compile_model does
         return SUPPORT.query(model).claims(device_name)
 
     @hookimpl
-    def compile_model(self, model: Model, properties: dict[str, Any], device_name: str) -> TutorialCompiledModel:
+    def compile_model(
+        self, model: Model, properties: dict[str, Any], context: RemoteContext | None, device_name: str, core: Core
+    ) -> TutorialCompiledModel:
         config = self.config.resolve(properties)
         SUPPORT.check(model, device_name)  # raises UnsupportedOperationError naming each declined op and why
         return TutorialCompiledModel(model, device_name, config)
 
 
 # --8<-- [end:plugin]
+
+
+if TYPE_CHECKING:  # mypy checks the hook methods against the contract's Protocols
+
+    def _typed(plugin: TutorialPlugin) -> tuple[DevicePlugin, VersionReporter]:
+        return plugin, plugin

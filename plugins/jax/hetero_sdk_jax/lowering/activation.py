@@ -7,7 +7,7 @@ import math
 
 import jax.numpy as jnp
 from hetero_sdk import Node
-from hetero_sdk.ops import gelu_tanh
+from hetero_sdk.plugin import gelu_tanh
 from jax import lax
 
 from hetero_sdk_jax.lowering.registry import lowering, widened

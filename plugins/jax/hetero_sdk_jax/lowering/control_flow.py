@@ -14,7 +14,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Model, Node
-from hetero_sdk.ops import constant_value, loop_iterations
+from hetero_sdk.plugin import constant_value, loop_iterations
 from jax import lax
 
 from hetero_sdk_jax.lowering.graph import lower, specialize

@@ -15,7 +15,7 @@ from typing import TypeVar
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node
-from hetero_sdk.ops import backprop_geometry, resolve_pads
+from hetero_sdk.plugin import backprop_geometry, resolve_pads
 from jax import lax
 
 from hetero_sdk_jax.lowering.linear_algebra import accumulation

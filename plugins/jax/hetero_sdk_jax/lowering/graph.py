@@ -22,8 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Model, Node, PartialShape, Type
 from hetero_sdk.errors import CompilationError, HeteroSDKError, InferenceError, UnsupportedOperationError
-from hetero_sdk.ops import bodies
-from hetero_sdk.reference import kernel_types, run_node
+from hetero_sdk.plugin import bodies, kernel_types, run_node
 
 from hetero_sdk_jax.lowering.elementwise import EXACT_DIVISION
 from hetero_sdk_jax.lowering.layout import ChannelsLast, channels_last_lowering

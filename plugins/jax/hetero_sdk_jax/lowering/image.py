@@ -17,7 +17,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node
-from hetero_sdk.ops import apply_resize, resize_plan
+from hetero_sdk.plugin import apply_resize, resize_plan
 from jax import lax
 
 from hetero_sdk_jax.lowering.registry import lowering

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 from hetero_sdk import Node
-from hetero_sdk.ops import scatter_positions
+from hetero_sdk.plugin import scatter_positions
 
 from hetero_sdk_jax.lowering.registry import lowering
 

@@ -20,7 +20,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node
-from hetero_sdk.ops import OPS, batch_normalized, reduced_axes
+from hetero_sdk.plugin import OPS, batch_normalized, reduced_axes
 
 from hetero_sdk_jax.lowering.convolution import (
     convolution,

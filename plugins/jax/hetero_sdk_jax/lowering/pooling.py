@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 from hetero_sdk import Node
-from hetero_sdk.ops import resolve_pads, window_output_dims
+from hetero_sdk.plugin import resolve_pads, window_output_dims
 from jax import lax
 
 from hetero_sdk_jax.lowering.registry import lowering, widened

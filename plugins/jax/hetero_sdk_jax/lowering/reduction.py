@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node
-from hetero_sdk.ops import reduced_axes, type_limits
+from hetero_sdk.plugin import reduced_axes, type_limits
 
 from hetero_sdk_jax.lowering.registry import lowering, widened
 

@@ -12,11 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from hetero_sdk.array_api import widened
 from hetero_sdk.errors import UnsupportedOperationError
-from hetero_sdk.extensions import device_kernel
-from hetero_sdk.ops import OPS, OpDef
-from hetero_sdk.registry import Registry
+from hetero_sdk.plugin import OPS, OpDef, Registry, device_kernel, widened
 from jax import lax
 
 __all__ = [
