@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from hetero_sdk import opset
 from hetero_sdk.extensions import OnnxRule
-from hetero_sdk.frontend.onnx.node_context import NodeContext
-from hetero_sdk.frontend.onnx.rules import Outputs
+from hetero_sdk.plugin import OnnxNodeContext as NodeContext
 
+from hetero_sdk_contrib.checks import Outputs
 from hetero_sdk_contrib.constants import DOMAIN
 from hetero_sdk_contrib.ops_qlinear import dequantized, quantized, translated_as
 

@@ -20,16 +20,26 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hetero_sdk.array_api import namespace, widened
-from hetero_sdk.element_type import Type
+from hetero_sdk import Node, PartialShape, Type
 from hetero_sdk.extensions import OnnxRule
-from hetero_sdk.frontend.onnx.node_context import NodeContext
-from hetero_sdk.frontend.onnx.rules import Outputs
-from hetero_sdk.graph.node import Node
-from hetero_sdk.graph.op_def import BOOL, FLOAT, INT, INTS, Attr, Input, OpDef, OutputSpec
-from hetero_sdk.ops.checks import REAL_TYPES, expect_rank, expect_same_types
-from hetero_sdk.shape import PartialShape
+from hetero_sdk.plugin import (
+    BOOL,
+    FLOAT,
+    INT,
+    INTS,
+    REAL_TYPES,
+    Attr,
+    Input,
+    OpDef,
+    OutputSpec,
+    expect_rank,
+    expect_same_types,
+    namespace,
+    widened,
+)
+from hetero_sdk.plugin import OnnxNodeContext as NodeContext
 
+from hetero_sdk_contrib.checks import Outputs
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
 __all__ = ["ATTENTION", "MULTI_HEAD_ATTENTION", "ONNX_RULES", "OPS", "attended", "RECIPES"]

@@ -11,16 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hetero_sdk import opset
-from hetero_sdk.array_api import widened
+from hetero_sdk import Node, opset
 from hetero_sdk.extensions import OnnxRule
-from hetero_sdk.frontend.onnx.node_context import NodeContext
-from hetero_sdk.frontend.onnx.rules import Outputs
-from hetero_sdk.graph.node import Node
-from hetero_sdk.graph.op_def import Input, OpDef, OutputSpec
-from hetero_sdk.ops.activation import gelu_tanh
-from hetero_sdk.ops.checks import REAL_TYPES, broadcast, expect_rank, expect_same_types, merge_dims
+from hetero_sdk.plugin import REAL_TYPES, Input, OpDef, OutputSpec, expect_rank, expect_same_types, gelu_tanh, widened
+from hetero_sdk.plugin import OnnxNodeContext as NodeContext
 
+from hetero_sdk_contrib.checks import Outputs, broadcast, merge_dims
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
 __all__ = ["BIAS_ADD", "FAST_GELU", "ONNX_RULES", "OPS", "RECIPES"]

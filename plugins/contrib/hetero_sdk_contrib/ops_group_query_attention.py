@@ -20,18 +20,26 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hetero_sdk import opset
-from hetero_sdk.array_api import namespace, widened
-from hetero_sdk.element_type import Type
+from hetero_sdk import Node, Output, PartialShape, Type, opset
 from hetero_sdk.extensions import OnnxRule
-from hetero_sdk.frontend.onnx.node_context import NodeContext
-from hetero_sdk.frontend.onnx.rules import Outputs
-from hetero_sdk.graph.node import Node, Output
-from hetero_sdk.graph.op_def import BOOL, FLOAT, INT, Attr, Input, OpDef, OutputSpec
-from hetero_sdk.ops.checks import REAL_TYPES, expect_rank, expect_same_types
-from hetero_sdk.ops.folding import constant_value
-from hetero_sdk.shape import PartialShape
+from hetero_sdk.plugin import (
+    BOOL,
+    FLOAT,
+    INT,
+    REAL_TYPES,
+    Attr,
+    Input,
+    OpDef,
+    OutputSpec,
+    constant_value,
+    expect_rank,
+    expect_same_types,
+    namespace,
+    widened,
+)
+from hetero_sdk.plugin import OnnxNodeContext as NodeContext
 
+from hetero_sdk_contrib.checks import Outputs
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 from hetero_sdk_contrib.ops_rotary import rotated
 

@@ -17,16 +17,23 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hetero_sdk.array_api import namespace, widened
-from hetero_sdk.element_type import Type
+from hetero_sdk import Node, PartialShape, Type
 from hetero_sdk.extensions import OnnxRule
-from hetero_sdk.frontend.onnx.node_context import NodeContext
-from hetero_sdk.frontend.onnx.rules import Outputs
-from hetero_sdk.graph.node import Node
-from hetero_sdk.graph.op_def import INT, Attr, Input, OpDef, OutputSpec
-from hetero_sdk.ops.checks import INDEX_TYPES, REAL_TYPES, expect_same_types, merge_dims
-from hetero_sdk.shape import PartialShape
+from hetero_sdk.plugin import (
+    INDEX_TYPES,
+    INT,
+    REAL_TYPES,
+    Attr,
+    Input,
+    OpDef,
+    OutputSpec,
+    expect_same_types,
+    namespace,
+    widened,
+)
+from hetero_sdk.plugin import OnnxNodeContext as NodeContext
 
+from hetero_sdk_contrib.checks import Outputs, merge_dims
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
 __all__ = ["MATMUL_NBITS", "ONNX_RULES", "OPS", "dequantized_weight", "unpacked", "RECIPES"]

@@ -13,24 +13,24 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hetero_sdk import opset
-from hetero_sdk.array_api import namespace, widened
-from hetero_sdk.element_type import Type
+from hetero_sdk import Node, Output, PartialShape, Type, opset
 from hetero_sdk.extensions import OnnxRule
-from hetero_sdk.frontend.onnx.node_context import NodeContext
-from hetero_sdk.frontend.onnx.rules import Outputs
-from hetero_sdk.graph.node import Node, Output
-from hetero_sdk.graph.op_def import FLOAT, INT, Attr, Input, OpDef, OutputSpec
-from hetero_sdk.ops.checks import (
+from hetero_sdk.plugin import (
+    FLOAT,
+    INT,
     REAL_TYPES,
-    broadcast,
+    Attr,
+    Input,
+    OpDef,
+    OutputSpec,
     expect_rank,
     expect_same_types,
-    merge_dims,
-    normalize_axis,
+    namespace,
+    widened,
 )
-from hetero_sdk.shape import PartialShape
+from hetero_sdk.plugin import OnnxNodeContext as NodeContext
 
+from hetero_sdk_contrib.checks import Outputs, broadcast, merge_dims, normalize_axis
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
 __all__ = [

@@ -16,14 +16,12 @@ from collections.abc import Callable, Sequence
 
 import ml_dtypes
 import numpy as np
-import onnx
-from hetero_sdk import opset
-from hetero_sdk.element_type import Type
+from hetero_sdk import Output, Type, opset
 from hetero_sdk.extensions import OnnxRule
-from hetero_sdk.frontend.onnx.node_context import NodeContext
-from hetero_sdk.frontend.onnx.rules import Outputs, find_rule
-from hetero_sdk.graph.node import Output
+from hetero_sdk.plugin import ONNX_RULES as SDK_RULES
+from hetero_sdk.plugin import OnnxNodeContext as NodeContext
 
+from hetero_sdk_contrib.checks import Outputs
 from hetero_sdk_contrib.constants import DOMAIN
 
 __all__ = ["ONNX_RULES", "activated", "dequantized", "quantized"]
@@ -99,10 +97,13 @@ def _global_average(ctx: NodeContext, x: Output) -> Output:
 def translated_as(ctx: NodeContext, op_type: str, version: int, inputs: Sequence[Output | None]) -> Outputs:
     """The SDK's translation of ONNX ``op_type`` (default domain, opset ``version``) applied to this
     node's attributes and ``inputs``: the rule sees the node as that ONNX op."""
-    found = find_rule("", op_type, version)
+    found = None
+    for candidate in SDK_RULES.find(op_type) or ():  # the SDK's rules of the op, oldest first
+        if candidate.domain in ("", "ai.onnx") and candidate.since <= version:
+            found = candidate
     if found is None:
         raise ctx.unsupported(f"no translation of {op_type} to build it from")
-    proto = onnx.NodeProto()
+    proto = type(ctx.proto)()  # an onnx.NodeProto, without importing onnx here
     proto.CopyFrom(ctx.proto)
     proto.op_type, proto.domain = op_type, ""
     derived = copy.copy(ctx)

@@ -12,15 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hetero_sdk.array_api import namespace
-from hetero_sdk.element_type import Type
+from hetero_sdk import Node, Output, PartialShape, Type
 from hetero_sdk.extensions import OnnxRule
-from hetero_sdk.frontend.onnx.node_context import NodeContext
-from hetero_sdk.frontend.onnx.rules import Outputs
-from hetero_sdk.graph.node import Node, Output
-from hetero_sdk.graph.op_def import Input, OpDef, OutputSpec
-from hetero_sdk.shape import PartialShape
+from hetero_sdk.plugin import Input, OpDef, OutputSpec, namespace
+from hetero_sdk.plugin import OnnxNodeContext as NodeContext
 
+from hetero_sdk_contrib.checks import Outputs
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
 __all__ = [

@@ -11,15 +11,24 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hetero_sdk.array_api import namespace, widened
-from hetero_sdk.element_type import Type
+from hetero_sdk import Node, Type
 from hetero_sdk.extensions import OnnxRule
-from hetero_sdk.frontend.onnx.node_context import NodeContext
-from hetero_sdk.frontend.onnx.rules import Outputs
-from hetero_sdk.graph.node import Node
-from hetero_sdk.graph.op_def import BOOL, INT, Attr, Input, OpDef, OutputSpec
-from hetero_sdk.ops.checks import REAL_TYPES, expect_rank, expect_same_types, merge_dims
+from hetero_sdk.plugin import (
+    BOOL,
+    INT,
+    REAL_TYPES,
+    Attr,
+    Input,
+    OpDef,
+    OutputSpec,
+    expect_rank,
+    expect_same_types,
+    namespace,
+    widened,
+)
+from hetero_sdk.plugin import OnnxNodeContext as NodeContext
 
+from hetero_sdk_contrib.checks import Outputs, merge_dims
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
 __all__ = ["ONNX_RULES", "OPS", "ROTARY_EMBEDDING", "positions_from", "rotated", "RECIPES"]
