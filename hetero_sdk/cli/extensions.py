@@ -8,11 +8,12 @@ import click
 
 from hetero_sdk.cli.context import get_core
 from hetero_sdk.cli.output import Printer, emit_json
+from hetero_sdk.core import Core
 
 __all__ = ["collect_extensions", "extensions"]
 
 
-def collect_extensions(core: Any) -> list[dict[str, Any]]:
+def collect_extensions(core: Core) -> list[dict[str, Any]]:
     """Each extension, JSON-ready: ``name``, ``distribution``, ``version``, ``status`` (``loaded`` or
     ``broken``), ``ops`` and ``error`` (why a broken one failed; empty otherwise)."""
     return [

@@ -7,6 +7,7 @@ through any ``Core`` is seen by every ``Core`` and by ``convert_model``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import threading
@@ -107,7 +108,10 @@ def add_extension(extension: Extension | str, *, distribution: str = "", version
     with _lock:
         entry = _registered.get(extension.name)
         if entry is not None:
-            if entry.extension is extension:
+            if entry.extension is extension:  # added in process, then found installed: say where it is from
+                if distribution and not entry.info.distribution:
+                    info = dataclasses.replace(entry.info, distribution=distribution, version=version)
+                    _registered[extension.name] = _Entry(extension, info)
                 return extension
             raise PluginValidationError(
                 f"{_label(extension.name, distribution)}: an extension of that name is registered already "

@@ -126,3 +126,12 @@ def test_a_second_extension_of_a_taken_name_is_refused_and_the_same_one_is_accep
 def test_something_that_is_not_an_extension_is_refused() -> None:
     with pytest.raises(PluginValidationError, match=r"not an extension"):
         hs.Core(autoload=False).add_extension(42)  # type: ignore[arg-type]
+
+
+def test_an_extension_added_in_process_and_then_found_installed_takes_its_distribution(register: Register) -> None:
+    extension = Extension("found_later", ops=[unary_op("FoundLaterOp")])
+    register(extension)
+    register(extension, distribution="vendor-found-later", version="1.2")
+    assert [(i.distribution, i.version) for i in extension_infos() if i.name == "found_later"] == [
+        ("vendor-found-later", "1.2")
+    ]
