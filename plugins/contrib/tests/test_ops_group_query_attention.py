@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ms_models import check, ms_model
 
 HEADS, KV_HEADS, SIZE = 4, 2, 16
@@ -126,3 +128,36 @@ def test_group_query_attention_matches_onnx_runtime(name: str) -> None:
     expected = _reference(case, q, k, v, past_k, past_v, cos, sin)
     for got, reference in zip(want, expected):
         np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-5)
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    batch=st.integers(1, 3), past=st.integers(0, 6), new=st.integers(1, 3), window=st.sampled_from([-1, 1, 3]),
+    softcap=st.sampled_from([0.0, 1.5]), rotary=st.booleans(), seed=st.integers(0, 2**16), data=st.data(),
+)  # fmt: skip
+def test_group_query_attention_decoding_any_fill(batch: int, past: int, new: int, window: int, softcap: float,
+                                                 rotary: bool, seed: int, data: st.DataObject) -> None:  # fmt: skip
+    """Decoding steps over a fixed-capacity cache, each sequence filled to its own length, against the
+    loop reference (TEMPLATE: ONNX Runtime takes one new token per sequence with a past only in batch 1)."""
+    capacity = past + new + 2
+    filled = data.draw(st.lists(st.integers(0, past), min_size=batch, max_size=batch))
+    case = Case(batch, new, capacity, [f + new - 1 for f in filled], capacity, window=window, softcap=softcap,
+                rotary=rotary)  # fmt: skip
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((batch, new, HEADS * SIZE)).astype(np.float32)
+    k, v = (rng.standard_normal((batch, new, KV_HEADS * SIZE)).astype(np.float32) for _ in range(2))
+    past_k, past_v = (rng.standard_normal((batch, KV_HEADS, capacity, SIZE)).astype(np.float32) for _ in range(2))
+    cos = sin = None
+    if rotary:
+        angles = rng.random((32, SIZE // 2)) * 6
+        cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    inputs = {"q": q, "k": k, "v": v, "past_k": past_k, "past_v": past_v,
+              "seqlens_k": np.array(case.seqlens, np.int32), "total": np.array(capacity, np.int32), "cos": cos,
+              "sin": sin}  # fmt: skip
+    model, feeds = ms_model(
+        "GroupQueryAttention", inputs, ["y", "present_k", "present_v"], constants=["total", "cos", "sin"] if rotary
+        else ["total"], num_heads=HEADS, kv_num_heads=KV_HEADS, local_window_size=window, softcap=softcap,
+        do_rotary=int(rotary),
+    )  # fmt: skip
+    expected = _reference(case, q, k, v, past_k, past_v, cos, sin)
+    check(model, feeds, expected=[e.astype(np.float32) for e in expected], devices=("TEMPLATE",), rtol=1e-4, atol=1e-5)
