@@ -1,0 +1,208 @@
+"""com.microsoft MatMulNBits: a MatMul by a weight quantized per block to 2, 4 or 8 bits, as
+onnxruntime-genai's model builder and ONNX Runtime's weight-only quantizers write it.
+
+``Y = A @ dequantize(B)^T + bias``, where row ``n`` of the weight holds ``K`` integers packed
+little-end first into bytes, ``block_size`` of them per block, each block with a scale and a zero point
+(packed the same way, or floats; ``2^(bits-1)`` when left out), and ``g_idx`` optionally naming each
+column's block. The contract is the op's documented meaning, dequantized weights times the activations
+in f32: ONNX Runtime's ``accuracy_level`` (which may quantize the activations too) does not change it.
+
+The kernel is array-API code: TEMPLATE runs it on numpy; XLA traces it, so the packed bytes stay the
+constant and the dequantization runs inside the compiled computation (no f32 copy of the weight is
+kept, and XLA's GEMM fusion may fold it into the dot where the backend allows).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hetero_sdk import Node, PartialShape, Type
+from hetero_sdk.extensions import OnnxRule
+from hetero_sdk.plugin import (
+    INDEX_TYPES,
+    INT,
+    REAL_TYPES,
+    Attr,
+    Input,
+    OpDef,
+    OutputSpec,
+    expect_same_types,
+    namespace,
+    widened,
+)
+from hetero_sdk.plugin import OnnxNodeContext as NodeContext
+
+from hetero_sdk_contrib.checks import Outputs, merge_dims
+from hetero_sdk_contrib.constants import DOMAIN, VERSION
+
+__all__ = ["MATMUL_NBITS", "ONNX_RULES", "OPS", "dequantized_weight", "unpacked", "RECIPES"]
+
+_PACKED = frozenset({Type.u8})
+
+
+def _blocks(k: int, block_size: int) -> int:
+    return -(-k // block_size)
+
+
+def _infer(node: Node) -> list[OutputSpec]:
+    attrs = node.attrs
+    k, n, bits, block_size = attrs["K"], attrs["N"], attrs["bits"], attrs["block_size"]
+    if block_size < 16 or block_size & (block_size - 1):
+        raise node.error(f"attribute block_size={block_size} must be a power of 2, at least 16")
+    element_type = expect_same_types(node, 0, 2)
+    data = node.input_value(0).partial_shape
+    if data.rank_is_static:
+        if data.rank < 1:
+            raise node.error("A is a scalar; expected (..., K)")
+        merge_dims(node, data[-1], k, f"A {data} must have K={k} values in its last axis")
+    blocks = _blocks(k, block_size)
+    weight = node.input_value(1).partial_shape
+    expected = PartialShape([n, blocks, block_size * bits // 8])
+    if weight.rank_is_static and not expected.compatible(weight):
+        raise node.error(f"B has shape {weight}; expected {expected} (N, blocks of K, bytes per block)")
+    scales = node.input_value(2).partial_shape
+    if scales.rank_is_static and scales.is_static and int(np.prod(scales.to_shape())) != n * blocks:
+        raise node.error(f"scales has shape {scales}; expected N * blocks = {n} * {blocks} values")
+    if node.get_input_size() > 3:
+        zero_points = node.input_value(3)
+        if zero_points.element_type not in _PACKED and zero_points.element_type != element_type:
+            raise node.error(
+                f"zero_points has element type {zero_points.element_type.value}; expected u8 (packed) or "
+                f"{element_type.value} (the scales' type)"
+            )
+    out = PartialShape([*data.dims[:-1], n]) if data.rank_is_static else PartialShape.dynamic()
+    return [(element_type, out)]
+
+
+def unpacked(packed: Any, bits: int, count: int) -> Any:
+    """The first ``count`` ``bits``-bit unsigned integers of each row of ``packed`` (u8, the last axis
+    the bytes), lowest bits first, as i32."""
+    xp = namespace(packed)
+    per_byte = 8 // bits
+    shifts = xp.asarray(np.arange(0, 8, bits, dtype=np.uint8))
+    values = (packed[..., None] >> shifts) & np.uint8((1 << bits) - 1)
+    values = xp.reshape(values, (*packed.shape[:-1], packed.shape[-1] * per_byte))
+    return xp.astype(values[..., :count], xp.int32)
+
+
+def dequantized_weight(node: Node, weight: Any, scales: Any, zero_points: Any | None, g_idx: Any | None) -> Any:
+    """The ``(N, K)`` f32 weight: ``(q - zero_point) * scale`` of each value's block."""
+    xp = namespace(weight)
+    k, n, bits, block_size = (node.attrs[a] for a in ("K", "N", "bits", "block_size"))
+    blocks = _blocks(k, block_size)
+    q = unpacked(xp.reshape(weight, (n, -1)), bits, k)
+    scales = xp.reshape(widened(scales), (n, blocks))
+    if zero_points is None:
+        zero = xp.full((n, blocks), float(1 << (bits - 1)), dtype=xp.float32)
+    elif zero_points.dtype == np.uint8:
+        zero = xp.astype(unpacked(xp.reshape(zero_points, (n, -1)), bits, blocks), xp.float32)
+    else:
+        zero = xp.reshape(widened(zero_points), (n, blocks))
+    if g_idx is None:  # blocks in order: (N, blocks, block_size) without gathering
+        padded = blocks * block_size
+        if padded != k:
+            q = xp.concat([q, xp.zeros((n, padded - k), dtype=xp.int32)], axis=1)
+        q = xp.reshape(xp.astype(q, xp.float32), (n, blocks, block_size))
+        dequantized = (q - zero[..., None]) * scales[..., None]
+        return xp.reshape(dequantized, (n, padded))[:, :k]
+    column_block = xp.astype(xp.reshape(g_idx, (k,)), xp.int32)
+    zero = xp.take(zero, column_block, axis=1)
+    return (xp.astype(q, xp.float32) - zero) * xp.take(scales, column_block, axis=1)
+
+
+def _matmul_nbits(
+    node: Node,
+    a: Any,
+    weight: Any,
+    scales: Any,
+    zero_points: Any | None = None,
+    g_idx: Any | None = None,
+    bias: Any | None = None,
+) -> Any:
+    xp = namespace(a)
+    dequantized = dequantized_weight(node, weight, scales, zero_points, g_idx)
+    y = xp.matmul(widened(a), xp.matrix_transpose(xp.astype(dequantized, xp.float32)))
+    return y if bias is None else y + widened(bias)
+
+
+MATMUL_NBITS = OpDef(
+    "MatMulNBits",
+    "contrib",
+    _infer,
+    inputs=(
+        Input("A", REAL_TYPES, doc="(..., K): the activations"),
+        Input("B", _PACKED, doc="(N, blocks, block_size * bits / 8): the packed weight"),
+        Input("scales", REAL_TYPES, doc="N * blocks values: each block's scale"),
+        Input("zero_points", optional=True, doc="u8 packed like B, or the scales' type; 2^(bits-1) by default"),
+        Input("g_idx", INDEX_TYPES, optional=True, doc="(K): the block of each column of the weight"),
+        Input("bias", REAL_TYPES, optional=True, doc="(N)"),
+    ),
+    attrs=(
+        Attr("K", INT, minimum=1, doc="the weight's input features"),
+        Attr("N", INT, minimum=1, doc="the weight's output features"),
+        Attr("bits", INT, 4, choices=(2, 4, 8), doc="bits per quantized value"),
+        Attr("block_size", INT, minimum=16, doc="values per block along K (a power of 2)"),
+    ),
+    version=VERSION,
+    evaluate=_matmul_nbits,
+    doc="A @ dequantize(B)^T + bias, with B quantized per block of K to 2, 4 or 8 bits.",
+)
+
+OPS = [MATMUL_NBITS]
+"""The op definitions this module contributes."""
+
+
+def matmul_nbits_rule(ctx: NodeContext) -> Outputs:
+    """com.microsoft MatMulNBits: A, B, scales, [zero_points], [g_idx], [bias]. A left-out zero point
+    or g_idx that a later input follows is written as its default (constants of the node's size)."""
+    k, n = ctx.attr("K"), ctx.attr("N")
+    bits, block_size = ctx.attr("bits", 4), ctx.attr("block_size")
+    attrs = {"K": k, "N": n, "bits": bits, "block_size": block_size}
+    inputs = [ctx.input(0), ctx.input(1), ctx.input(2)]
+    optional = [ctx.optional_input(i) for i in (3, 4, 5)]
+    last = max((i for i, v in enumerate(optional) if v is not None), default=-1)
+    if last >= 0 and bits not in (2, 4, 8):
+        raise ctx.error(f"attribute bits={bits} must be 2, 4 or 8")
+    blocks = _blocks(k, block_size) if block_size > 0 else 0
+    defaults = (
+        lambda: ctx.const(np.full((n, -(-blocks * bits // 8)), _default_zero_byte(bits), np.uint8)),
+        lambda: ctx.const(np.arange(k, dtype=np.int32) // block_size),
+    )
+    for index in range(last + 1):
+        value = optional[index]
+        inputs.append(value if value is not None else defaults[index]())
+    return [Node(MATMUL_NBITS, inputs, attrs).output(0)]
+
+
+def _default_zero_byte(bits: int) -> int:
+    """A byte of packed zero points, each ``2^(bits-1)``."""
+    per_byte = 8 // bits
+    return sum((1 << (bits - 1)) << (bits * i) for i in range(per_byte)) & 0xFF
+
+
+ONNX_RULES = [OnnxRule(DOMAIN, "MatMulNBits", matmul_nbits_rule, makes=("MatMulNBits",))]
+"""The ONNX ops this module translates."""
+
+
+# -- conformance-kit recipes -----------------------------------------------------------------------------
+
+
+def _matmul_nbits_case(b: Any, op_type: str) -> Any:
+    dtype = b.pick([np.float32, np.float16])
+    bits, block_size = b.pick([4, 8, 2]), b.pick([16, 32])
+    k, n = b.integer(1, 40), b.integer(1, 6)
+    blocks = _blocks(k, block_size)
+    a = b.input(b.values([*b.shape(0, 2, 1, 3), k], dtype, -1, 1), "A")
+    weight = b.operand(b.values([n, blocks, block_size * bits // 8], np.uint8, 0, 255), "B", constant=True)
+    scales = b.operand(b.values([n * blocks], dtype, 0.01, 0.1), "scales", constant=True)
+    inputs = [a.output(0), weight.output(0), scales.output(0)]
+    if b.flag():
+        zero = b.values([n, -(-blocks * bits // 8)], np.uint8, 0, 255)
+        inputs.append(b.operand(zero, "zero_points", constant=True).output(0))
+    attrs = {"K": k, "N": n, "bits": bits, "block_size": block_size}
+    return b.case(op_type, Node(MATMUL_NBITS, inputs, attrs, "op"), "accumulate", k, **attrs)
+
+
+RECIPES = {"MatMulNBits": _matmul_nbits_case}
+"""Conformance-kit case recipes by op type."""
