@@ -7,6 +7,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -43,10 +44,12 @@ def test_an_extension_added_through_one_core_is_seen_by_another(register: Regist
 def test_an_importable_name_is_added(register: Register, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "named_ext_module.py").write_text(textwrap.dedent("""
         from hetero_sdk.extensions import Extension
-        from tests.extensions.conftest import softsign, unary_op
+        from named_ext_helpers import softsign, unary_op
         extension = Extension("named_ext", ops=[unary_op("NamedExtOp", lambda node, x: softsign(x))])
     """))  # fmt: skip
     monkeypatch.syspath_prepend(str(tmp_path))
+    # the helpers by a name of their own: a test run may hold another package named 'tests'
+    monkeypatch.setitem(sys.modules, "named_ext_helpers", SimpleNamespace(softsign=softsign, unary_op=unary_op))
     hs.Core(autoload=False).add_extension("named_ext_module:extension")
     register(sys.modules["named_ext_module"].extension)
     assert "NamedExtOp" in OPS
