@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from hetero_sdk.errors import BlobFormatError, ModelValidationError
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from hetero_sdk.properties import Config
     from hetero_sdk.runtime.context import RemoteContext
 
+_log = logging.getLogger(__name__)
+
 __all__ = ["compile_stateful", "import_stateful", "is_stateful_blob", "query_stateful"]
 
 
@@ -33,8 +36,11 @@ def compile_stateful(
     if prefers_static(core, device_name):
         try:
             fixed = fixed_capacity_form(form)
-        except ModelValidationError:  # its variables do not grow by one Concat each: the plain form
-            pass
+        except ModelValidationError as exc:  # its variables do not grow by one Concat each: the plain form
+            _log.info(
+                "model '%s' on %s keeps its state in growing buffers, one executable per length: %s",
+                model.friendly_name, device_name, exc,
+            )  # fmt: skip
         else:
             compiled = core.compile_model(fixed.model, device_name, config, context=context)
             return FixedCapacityCompiledModel(model.clone(), form, fixed, compiled)

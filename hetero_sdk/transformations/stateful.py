@@ -21,7 +21,7 @@ from hetero_sdk.ops.basic import constant, parameter, result
 from hetero_sdk.ops.movement import concat, gather
 from hetero_sdk.ops.shape_manipulation import broadcast, shape_of
 from hetero_sdk.ops.state import assign, read_value
-from hetero_sdk.shape import DYNAMIC
+from hetero_sdk.shape import DYNAMIC, PartialShape
 
 __all__ = ["BEAM_IDX", "StatelessForm", "find_kv_cache_pairs", "make_stateful", "make_stateless"]
 
@@ -53,7 +53,10 @@ def make_stateful(model: Model, pairs: Mapping[str, str] | None = None, *, beam_
     ``ReadValue`` and the output's Result to an ``Assign`` (a sink), so the pair leaves the model's
     inputs and outputs and the infer request carries the value from one inference to the next.
 
-    A variable starts as zeros of the input's shape, with each dynamic dimension 0 (an empty KV cache)
+    A variable has the input's shape, with the dimensions the output knows and the input does not
+    (onnxruntime-genai's builder leaves the head size of its cache inputs unnamed:
+    ``[batch, kv_heads, past_sequence_length, kv_cache_dim]``). It starts as zeros of that shape,
+    with each dynamic dimension 0 (an empty KV cache)
     except the first, the batch: it is taken at run time from the first dimension of the model's first
     remaining input (``input_ids``), as optimum-intel builds it (ShapeOf, Gather, Concat, Broadcast).
     A model with no other input starts with a batch of 1.
@@ -91,7 +94,9 @@ def make_stateful(model: Model, pairs: Mapping[str, str] | None = None, *, beam_
     assigns = []
     for (param, res), variable_id in found:
         port = param.output(0)
-        reader = read_value(_zeros(port, others), variable_id, port.partial_shape, port.element_type)
+        shape = port.partial_shape.merge(res.input_value(0).partial_shape)  # (checked by _pair)
+        assert shape is not None
+        reader = read_value(_zeros(shape, port.element_type, others), variable_id, shape, port.element_type)
         value = reader.output(0)
         if beam is not None:
             value = gather(value, beam, 0, name=f"{variable_id}/beam_gather").output(0)
@@ -143,11 +148,10 @@ def _batch_dim(found: list[tuple[tuple[Node, Node], str]]) -> int:
     return dims.pop() if len(dims) == 1 else DYNAMIC
 
 
-def _zeros(port: Output, others: list[Node]) -> Output:
-    """Zeros of ``port``'s shape, dynamic dimensions 0 but a dynamic batch (dimension 0), taken from the
-    first of ``others`` (1 when there is none)."""
-    shape = port.partial_shape
-    zero = constant(np.zeros((), port.element_type.numpy))
+def _zeros(shape: PartialShape, element_type: Type, others: list[Node]) -> Output:
+    """Zeros of ``shape``, dynamic dimensions 0 but a dynamic batch (dimension 0), taken from the first
+    of ``others`` (1 when there is none)."""
+    zero = constant(np.zeros((), element_type.numpy))
     dims = [0 if d == DYNAMIC else d for d in shape.dims]
     dynamic_batch = shape.rank > 0 and shape[0] == DYNAMIC
     if dynamic_batch and others and others[0].output(0).partial_shape.rank > 0:

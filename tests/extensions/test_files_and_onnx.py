@@ -9,12 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import hetero_sdk as hs
 from hetero_sdk import Node, opset
-from hetero_sdk.errors import HeteroSDKError, UnknownOpTypeError, UnsupportedOperationError
+from hetero_sdk.errors import (
+    HeteroSDKError,
+    ModelValidationError,
+    UnknownOpTypeError,
+    UnsupportedOperationError,
+)
 from hetero_sdk.extensions import Extension, OnnxRule, remove_extensions
 from template_plugin import TemplatePlugin
 
@@ -48,6 +54,57 @@ def test_an_extension_rule_translates_its_domain_op(register: Register) -> None:
     got = _core().compile_model(model, "TEMPLATE")({"x": DATA})[0]
     np.testing.assert_allclose(got, DATA / (1 + np.abs(DATA)), rtol=1e-6)
     assert "org.example:Softsign2" in __import__("hetero_sdk.frontend.onnx", fromlist=["x"]).supported_ops()
+
+
+def _default_domain_softsign(name: str = "default_ext") -> Extension:
+    """An extension whose rule reads ``Softsign2`` of the default domain, an op type ONNX does not define
+    (as ONNX Runtime registers SimplifiedLayerNormalization there)."""
+    op = unary_op("DefaultExtSoftsign", lambda node, x: softsign(x))
+    rule = OnnxRule("", "Softsign2", lambda ctx: [Node(op, [ctx.input(0)]).output(0)], makes=(op.type_name,))
+    return Extension(name, ops=[op], onnx_rules=[rule])
+
+
+def _default_domain_model(op_type: str) -> onnx.ModelProto:
+    """``y = op_type(x + w)`` in the default domain, ``w`` an initializer."""
+    nodes = [helper.make_node("Add", ["x", "w"], ["s"]), helper.make_node(op_type, ["s"], ["y"], name="custom")]
+    weights = numpy_helper.from_array(np.full((3, 4), 0.5, np.float32), "w")
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])], [weights])  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_rule_reads_a_default_domain_op_onnx_does_not_define(register: Register) -> None:
+    register(_default_domain_softsign())
+    proto = _default_domain_model("Softsign2")
+    before = proto.SerializeToString()
+    got = _core().compile_model(_core().read_model(proto), "TEMPLATE")({"x": DATA})[0]
+    np.testing.assert_allclose(got, (DATA + 0.5) / (1 + np.abs(DATA + 0.5)), rtol=1e-6)
+    assert proto.SerializeToString() == before  # the checker's private domain is undone
+
+
+def test_a_default_domain_op_with_external_weights_reads_from_its_file(register: Register, tmp_path: Path) -> None:
+    register(_default_domain_softsign())
+    path = tmp_path / "model.onnx"
+    onnx.save(_default_domain_model("Softsign2"), path, save_as_external_data=True, location="w.bin",
+              size_threshold=0)  # fmt: skip
+    got = _core().compile_model(_core().read_model(str(path)), "TEMPLATE")({"x": DATA})[0]
+    np.testing.assert_allclose(got, (DATA + 0.5) / (1 + np.abs(DATA + 0.5)), rtol=1e-6)
+
+
+def test_a_default_domain_op_without_a_rule_is_still_refused(register: Register) -> None:
+    register(_default_domain_softsign())
+    refusal = r"NoSuchOp3 \(domain ai.onnx, opset 17: not an ONNX operator\) node 'custom'"
+    with pytest.raises(UnsupportedOperationError, match=refusal):
+        _core().read_model(_default_domain_model("NoSuchOp3"))
+
+
+def test_a_default_domain_op_is_checked_by_onnx_checker_once_moved(register: Register) -> None:
+    """ONNX's checker still runs on the rest of the graph: a node with an input nothing produces fails."""
+    register(_default_domain_softsign())
+    proto = _default_domain_model("Softsign2")
+    proto.graph.node[1].input[0] = "nowhere"
+    with pytest.raises(ModelValidationError, match="nowhere"):
+        _core().read_model(proto)
 
 
 def test_an_unknown_com_microsoft_op_names_the_contrib_distribution() -> None:

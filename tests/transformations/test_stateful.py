@@ -20,6 +20,7 @@ from hetero_sdk.transformations import (
     find_kv_cache_pairs,
     make_stateless,
 )
+from template_plugin import TemplatePlugin
 
 CACHE = [f"past_key_values.{layer}.{kind}" for layer in range(LAYERS) for kind in ("key", "value")]
 
@@ -147,3 +148,19 @@ def test_the_common_passes_keep_the_sinks_and_the_variables() -> None:
     form = make_stateless(model)
     logits, _ = decoder_step(ids, empty_cache(1))
     np.testing.assert_allclose(evaluate(form.model, [ids, *empty_cache(1)])[0], logits, rtol=1e-5, atol=1e-5)
+
+
+def test_a_dimension_the_input_leaves_dynamic_is_taken_from_its_output() -> None:
+    """onnxruntime-genai's builder names the cache's head size ``kv_cache_dim`` (dynamic): the variable
+    has the head size the output knows, and starts as an empty cache of that width."""
+    past = opset.parameter([1, HEADS, -1, -1], np.float32, name="past_key_values.0.key")
+    new = opset.parameter([1, HEADS, -1, HEAD_DIM], np.float32, name="new")
+    present = opset.concat([past, new], 2, name="present.0.key")
+    model = hs.make_stateful(hs.Model([present], [past, new]))
+    assert model.get_variables()[0].data_shape == hs.PartialShape([1, HEADS, -1, HEAD_DIM])
+    core = hs.Core(plugins={"TEMPLATE": TemplatePlugin}, autoload=False)
+    request = core.compile_model(model, "TEMPLATE").create_infer_request()
+    rows = np.arange(HEADS * 2 * HEAD_DIM, dtype=np.float32).reshape(1, HEADS, 2, HEAD_DIM)
+    request.infer({"new": rows})
+    request.infer({"new": rows + 1})
+    np.testing.assert_array_equal(request.query_state()[0].state, np.concatenate([rows, rows + 1], axis=2))

@@ -5,6 +5,7 @@ protobuf decoding by the ``onnx`` package: no code from the file runs."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -82,6 +83,79 @@ def _parse(data: bytes, source: str) -> onnx.ModelProto:
     return proto
 
 
+_PRIVATE_DOMAIN = "hetero_sdk.onnxruntime_default"
+"""Where :func:`check_proto` moves the default-domain ops ONNX does not define while ONNX's checker runs."""
+
+
+def _schemaless_default_nodes(proto: onnx.ModelProto) -> list[onnx.NodeProto]:
+    """The nodes of the default domain whose op type ONNX does not define at any version, in the graph,
+    its sub-graphs and the model's local functions."""
+    nodes = [n for n in _nodes(proto) if n.domain in ("", "ai.onnx")]
+    known = {n.op_type for n in nodes if onnx.defs.has(n.op_type)}
+    return [n for n in nodes if n.op_type not in known]
+
+
+def _nodes(proto: onnx.ModelProto) -> Iterator[onnx.NodeProto]:
+    yield from _graph_nodes(proto.graph.node)
+    for function in proto.functions:
+        yield from _graph_nodes(function.node)
+
+
+def _graph_nodes(nodes: Iterable[onnx.NodeProto]) -> Iterator[onnx.NodeProto]:
+    for node in nodes:
+        yield node
+        for attribute in node.attribute:
+            if attribute.HasField("g"):
+                yield from _graph_nodes(attribute.g.node)
+            for body in attribute.graphs:
+                yield from _graph_nodes(body.node)
+
+
+@contextlib.contextmanager
+def _in_private_domain(proto: onnx.ModelProto, nodes: list[onnx.NodeProto]) -> Iterator[None]:
+    """``nodes`` in :data:`_PRIVATE_DOMAIN` (imported by ``proto`` and its functions) for the ``with``
+    block, restored after."""
+    domains = [n.domain if n.HasField("domain") else None for n in nodes]
+    importers = [proto, *proto.functions]
+    imports = [len(i.opset_import) for i in importers]
+    for importer in importers:
+        importer.opset_import.add(domain=_PRIVATE_DOMAIN, version=1)
+    for node in nodes:
+        node.domain = _PRIVATE_DOMAIN
+    try:
+        yield
+    finally:
+        for node, domain in zip(nodes, domains, strict=True):
+            if domain is None:
+                node.ClearField("domain")
+            else:
+                node.domain = domain
+        for importer, count in zip(importers, imports, strict=True):
+            del importer.opset_import[count:]
+
+
+@contextlib.contextmanager
+def _external_tensors_emptied(proto: onnx.ModelProto) -> Iterator[None]:
+    """Each external tensor of ``proto`` an empty tensor of its type for the ``with`` block (its shape
+    and reference kept aside and put back after)."""
+    saved = []
+    for tensor in _tensors(proto):
+        if uses_external_data(tensor):
+            saved.append((tensor, list(tensor.dims), list(tensor.external_data)))
+            del tensor.dims[:]
+            tensor.dims.append(0)
+            del tensor.external_data[:]
+            tensor.ClearField("data_location")
+    try:
+        yield
+    finally:
+        for tensor, dims, references in saved:
+            del tensor.dims[:]
+            tensor.dims.extend(dims)
+            tensor.external_data.extend(references)
+            tensor.data_location = onnx.TensorProto.EXTERNAL
+
+
 def _external_data(proto: onnx.ModelProto, source: str, folder: Path | None) -> ExternalData | None:
     """Checks and maps every external tensor of ``proto`` (files inside ``folder``, and none without
     one); None when no tensor keeps its data outside."""
@@ -131,11 +205,22 @@ def check_proto(loaded: LoadedProto) -> None:
     not its bytes (checking the proto would serialize every weight into one more copy, and the
     references are :class:`~hetero_sdk.frontend.onnx.external_data.ExternalData`'s to check).
 
+    Default-domain nodes of op types ONNX does not define (ONNX Runtime registers some there, such as
+    ``SimplifiedLayerNormalization``, and a rule translates them: the caller checked that) are checked
+    as ops of a private domain: their domain is rewritten in place for the check and restored, so that
+    no copy of the weights is made. The model is then checked from the proto, its external tensors
+    standing in as empty ones meanwhile (ONNX's checker would look for their files from the working
+    folder; ExternalData checked them).
+
     :raises ModelValidationError: for a graph that fails ONNX's checks, naming the node.
     :raises ModelFormatError: for a model that Python's protobuf parsed but ONNX's C++ side cannot.
     """
+    moved = _schemaless_default_nodes(loaded.proto)
     try:
-        if loaded.external is not None and loaded.path is not None:
+        if moved:
+            with _in_private_domain(loaded.proto, moved), _external_tensors_emptied(loaded.proto):
+                onnx.checker.check_model(loaded.proto)
+        elif loaded.external is not None and loaded.path is not None:
             onnx.checker.check_model(loaded.path)
         else:
             onnx.checker.check_model(loaded.proto)

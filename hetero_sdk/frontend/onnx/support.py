@@ -1,5 +1,7 @@
 """Which nodes of an ONNX graph translate: a rule of the op type and opset version (or an ONNX function
-body) and, for a domain ONNX defines, ONNX's schema of the op at that version. Listed before ONNX's
+body) and, for a domain ONNX defines, ONNX's schema of the op at that version; an op type ONNX does
+not define at all is read in the default domain where a rule (the SDK's or an extension's) translates
+it, as ONNX Runtime registers some there (``SimplifiedLayerNormalization``). Listed before ONNX's
 checker runs, so that every unsupported node is named in one error."""
 
 from __future__ import annotations
@@ -49,6 +51,13 @@ def unsupported_nodes(
         version = versions.get(domain)
         where = f"domain {node.domain or 'ai.onnx'}, opset {version if version is not None else 'not imported'}"
         why = None if version is None else _no_schema(node.op_type, version, domain)
+        if (
+            why == _NOT_ONNX
+            and version is not None
+            and domain == ""
+            and find_rule("", node.op_type, version) is not None
+        ):
+            why = None  # an op ONNX Runtime registers in the default domain, which a rule translates
         if (node.domain, node.op_type) not in local_functions and (
             version is None
             or why is not None
@@ -77,4 +86,8 @@ def _no_schema(op_type: str, version: int, domain: str) -> str | None:
         return None
     history = onnx.defs.get_all_schemas_with_history()
     since = [s.since_version for s in history if (s.name, s.domain) == (op_type, domain)]
-    return f"ONNX defines {op_type} from opset {min(since)} on" if since else "not an ONNX operator"
+    return f"ONNX defines {op_type} from opset {min(since)} on" if since else _NOT_ONNX
+
+
+_NOT_ONNX = "not an ONNX operator"
+"""Why :func:`_no_schema` refuses an op type ONNX does not define at any version."""

@@ -9,22 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import pytest
 from ms_models import DEVICES, run_ort, run_sdk
 
 MODEL = Path(__file__).parent / "data" / "llama_int4_genai.onnx"
 LAYERS, KV_HEADS, HEAD_SIZE, VOCABULARY = 2, 2, 16, 128
-
-
-def _microsoft_norms(model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model`` with its default-domain SimplifiedLayerNormalization nodes moved to com.microsoft (the
-    frontend refuses default-domain ops ONNX has no schema for; the contrib rule reads both)."""
-    moved = onnx.ModelProto()
-    moved.CopyFrom(model)
-    for node in moved.graph.node:
-        if node.op_type == "SimplifiedLayerNormalization" and node.domain in ("", "ai.onnx"):
-            node.domain = "com.microsoft"
-    return moved
 
 
 def _accuracy_level_0(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -56,7 +44,7 @@ def test_genai_llama_prompt_and_decoding_step_match_onnx_runtime() -> None:
     assert {"MatMulNBits", "GroupQueryAttention", "SkipSimplifiedLayerNormalization"} <= {
         n.op_type for n in original.graph.node if n.domain == "com.microsoft"
     }
-    model, reference = _microsoft_norms(original), _accuracy_level_0(original)
+    model, reference = original, _accuracy_level_0(original)
     rng = np.random.default_rng(0)
     prompt = _feeds(rng, 5, None)
     want = run_ort(reference, prompt)
@@ -68,11 +56,6 @@ def test_genai_llama_prompt_and_decoding_step_match_onnx_runtime() -> None:
                 np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-4, err_msg=f"{device} output {index}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the ONNX frontend refuses the default-domain SimplifiedLayerNormalization (no ONNX schema) "
-    "before it asks the extension's rule",
-)
 def test_genai_llama_reads_as_written() -> None:
     model = onnx.load(MODEL)
     rng = np.random.default_rng(1)

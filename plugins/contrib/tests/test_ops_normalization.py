@@ -92,11 +92,6 @@ def test_simplified_layer_norm_com_microsoft(axis: int) -> None:
     check(model, feeds, expected=[(x * inv_std * scale).astype(np.float32), inv_std.astype(np.float32)])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the ONNX frontend refuses a default-domain op ONNX has no schema for before any rule is asked "
-    "(support.py's schema check and ONNX's checker): the extension API's rules for domain '' need that lifted",
-)
 def test_simplified_layer_norm_default_domain_matches_onnx_runtime() -> None:
     """onnxruntime-genai writes SimplifiedLayerNormalization in the default domain, where ONNX Runtime
     registers it (ONNX itself has no such op)."""
