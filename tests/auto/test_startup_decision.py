@@ -4,6 +4,7 @@ header say which device served each phase."""
 
 from __future__ import annotations
 
+import json
 import threading
 
 import numpy as np
@@ -123,3 +124,25 @@ def test_phases_name_the_startup_device_its_inferences_and_the_switch() -> None:
     assert "AUTO_SERVING_SUMMARY" in compiled.get_property("SUPPORTED_PROPERTIES")
     for result in results:
         np.testing.assert_allclose(result, numpy_matmul_tanh(X), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        (DeviceCosts(0.0, 1e-6, 1e12), "every inference on SLOW.0; TEMPLATE stays out: "),
+        (DeviceCosts(100.0, 0.0, 1e12), "TEMPLATE serves first: "),
+    ],
+)
+def test_the_benchmark_header_says_which_device_served(target: DeviceCosts, expected: str) -> None:
+    from click.testing import CliRunner
+
+    from hetero_sdk.cli import cli
+
+    core, _ = _core(target)
+    args = ["benchmark", "-d", "AUTO", "-niter", "3"]
+    text = CliRunner().invoke(cli, args, obj={"core": core})
+    assert text.exit_code == 0, text.output
+    header = next(line for line in text.output.splitlines() if line.strip().startswith("AUTO"))
+    assert expected in header
+    data = CliRunner().invoke(cli, [*args, "--json"], obj={"core": core})
+    assert expected in json.loads(data.stdout)["auto_serving"]
