@@ -13,6 +13,8 @@ Each round compiles a fresh model and times ``compile_model`` plus the first inf
   the first inferences while XLA compiles in a background thread only when AUTO's cost estimate says
   it is clearly quicker (a fresh AUTO each round: its default costs, not ones learnt in earlier
   rounds); ``switch s`` is the time from the start of ``compile_model`` until XLA serves requests;
+- ``AUTO learnt``: the same, with one AUTO kept over the rounds (and the warm-up): it decides from the
+  compile and inference times it measured before, as a process that compiles several models does;
 - ``AUTO always fallback``: the same, with costs that always choose TEMPLATE first (AUTO before it
   chose from costs);
 - ``AUTO no fallback``: the same with ``ENABLE_STARTUP_FALLBACK=False``: the first inference waits for
@@ -69,6 +71,7 @@ ALWAYS_FALLBACK = {
 """Costs under which the chosen device always looks slower to compile than TEMPLATE to run."""
 MODES: dict[str, tuple[str, dict[str, Any]]] = {
     "AUTO": ("AUTO:XLA,TEMPLATE", {"ENABLE_STARTUP_FALLBACK": True}),
+    "AUTO learnt": ("LEARNT:XLA,TEMPLATE", {"ENABLE_STARTUP_FALLBACK": True}),
     "AUTO always fallback": ("ALWAYS:XLA,TEMPLATE", {"ENABLE_STARTUP_FALLBACK": True}),
     "AUTO no fallback": ("AUTO:XLA,TEMPLATE", {"ENABLE_STARTUP_FALLBACK": False}),
     "XLA": ("XLA", {}),
@@ -103,14 +106,19 @@ class RealBench:
         return self.expected
 
 
+LEARNT = AutoPlugin()
+"""The AUTO of the ``AUTO learnt`` mode, kept over the rounds."""
+
+
 def fresh_core() -> hs.Core:
-    """A Core whose AUTO has learnt nothing yet (as in a new process)."""
+    """A Core whose AUTO has learnt nothing yet (as in a new process), and the kept ``LEARNT`` one."""
     return hs.Core(
         plugins={
             "XLA": XlaPlugin,
             "TEMPLATE": TemplatePlugin,
             "AUTO": AutoPlugin,
             "ALWAYS": lambda: AutoPlugin(CostBook(ALWAYS_FALLBACK)),
+            "LEARNT": lambda: LEARNT,
         },
         autoload=False,
     )

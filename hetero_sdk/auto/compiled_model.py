@@ -254,10 +254,13 @@ class AutoCompiledModel(CompiledModel):
         return pack_blob(self.device_name, frames)
 
     def release(self) -> None:
-        """Waits for a background compile, then releases the compiled models' worker threads."""
+        """Waits for a background compile, then releases the compiled models' worker threads (the
+        startup device's too)."""
         self.wait_for_selected_device()
         super().release()
         self._current.compiled.release()
+        if self._startup is not None and self._startup is not self._current:
+            self._startup.compiled.release()
 
 
 def _phase(served: Served, role: str, counts: Mapping[int, int], seconds: float | None) -> dict[str, Any]:
