@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
@@ -16,10 +17,28 @@ import numpy as np
 from hetero_sdk import Model
 from hetero_sdk import properties as props
 from hetero_sdk.auto.selection import Selection
+from hetero_sdk.auto.startup import StartupDecision
 from hetero_sdk.errors import BlobFormatError
 from hetero_sdk.plugin import CompiledModel, RemoteTensor, RunContext, pack_blob, unpack_blob
 
-__all__ = ["AutoCompiledModel", "Served", "compile_in_background", "inputs_for", "property_of", "read_auto_blob"]
+__all__ = [
+    "EXECUTION_PHASES",
+    "SERVING_SUMMARY",
+    "AutoCompiledModel",
+    "Served",
+    "compile_in_background",
+    "inputs_for",
+    "property_of",
+    "read_auto_blob",
+]
+
+EXECUTION_PHASES = "AUTO_EXECUTION_PHASES"
+"""Compiled-model key: the phases of serving, in order: for each, ``device`` (its EXECUTION_DEVICES),
+``role`` (``startup`` or ``selected``), ``inferences`` it ran, and ``seconds`` from ``compile_model``
+until the next phase began (None for the phase still running)."""
+
+SERVING_SUMMARY = "AUTO_SERVING_SUMMARY"
+"""Compiled-model key: one line saying which device served each phase and why (the benchmark header's)."""
 
 _log = logging.getLogger(__name__)
 _BLOB_FORMAT = 1
@@ -72,10 +91,20 @@ class AutoCompiledModel(CompiledModel):
         selection: Selection,
         current: Served,
         pending: Future[Served] | None = None,
+        decision: StartupDecision | None = None,
+        started: float | None = None,
+        on_startup_inference: Callable[[float], None] | None = None,
     ) -> None:
         super().__init__(model, device_name, config)
         self.selection = selection
+        self.decision = decision
         self._current = current
+        self._started = time.perf_counter() if started is None else started
+        self._switched_after: float | None = None
+        self._startup = current if pending is not None else None
+        self._counts: dict[int, int] = {}
+        self._count_lock = threading.Lock()
+        self._on_startup_inference = on_startup_inference
         self._last_run: Served | None = None
         self._pending = pending
         self._failure: BaseException | None = None
@@ -85,6 +114,7 @@ class AutoCompiledModel(CompiledModel):
     def _switch(self, future: Future[Served]) -> None:
         error = future.exception()
         if error is None:
+            self._switched_after = time.perf_counter() - self._started
             self._current = future.result()
             _log.info("AUTO: %s now serves '%s'", self._current.device, self.model.friendly_name)
         else:
@@ -133,7 +163,46 @@ class AutoCompiledModel(CompiledModel):
         """Runs on what serves now; a remote tensor of another device is copied to the host first."""
         served = self._current
         self._last_run = served
-        return served.compiled.run(inputs_for(served.compiled, inputs), inner_context(context, served.compiled))
+        with self._count_lock:
+            count = self._counts[id(served)] = self._counts.get(id(served), 0) + 1
+        timed = count == 1 and served is self._startup and self._on_startup_inference is not None
+        begin = time.perf_counter()
+        outputs = served.compiled.run(inputs_for(served.compiled, inputs), inner_context(context, served.compiled))
+        if timed and self._on_startup_inference is not None:
+            self._on_startup_inference(time.perf_counter() - begin)
+        return outputs
+
+    # -- which device served what -----------------------------------------------------------------------
+
+    def execution_phases(self) -> list[dict[str, Any]]:
+        """The value of :data:`EXECUTION_PHASES`."""
+        phases = []
+        with self._count_lock:
+            counts = dict(self._counts)
+        if self._startup is not None:
+            phases.append(_phase(self._startup, "startup", counts, self._switched_after))
+        if self._startup is None or self._current is not self._startup:
+            phases.append(_phase(self._current, "selected", counts, None))
+        return phases
+
+    def serving_summary(self) -> str:
+        """The value of :data:`SERVING_SUMMARY`: ``first 3 inferences on TEMPLATE.0 while XLA.0 compiled
+        (1.9 s), then XLA.0``, or why the startup device stayed out."""
+        phases = self.execution_phases()
+        target = self.selection.device
+        if len(phases) == 2:
+            startup, selected = phases
+            text = (
+                f"first {startup['inferences']} inferences on {startup['device']} while {selected['device']} "
+                f"compiled ({startup['seconds']:.1f} s), then {selected['device']}"
+            )
+        elif self._startup is not None and self._failure is not None:
+            text = f"{phases[0]['device']} serves every inference: {target} failed to compile"
+        elif self._startup is not None:
+            text = f"{phases[0]['device']} serves while {target} compiles ({phases[0]['inferences']} inferences so far)"
+        else:
+            text = f"every inference on {phases[0]['device']}"
+        return text if self.decision is None else f"{text}; {self.decision.describe()}"
 
     @property
     def executor(self) -> Executor:
@@ -156,6 +225,12 @@ class AutoCompiledModel(CompiledModel):
     def get_property(self, name: str) -> Any:
         """AUTO's keys and the common ones; any other key is read from the compiled model serving now
         (``HETERO_NUMBER_OF_SUBMODELS``, ``INFERENCE_PRECISION_HINT``...)."""
+        if name == EXECUTION_PHASES:
+            return self.execution_phases()
+        if name == SERVING_SUMMARY:
+            return self.serving_summary()
+        if name == props.supported_properties:
+            return {**property_of(self, self._current.compiled, name), EXECUTION_PHASES: "RO", SERVING_SUMMARY: "RO"}
         return property_of(self, self._current.compiled, name)
 
     def get_runtime_model(self) -> Model:
@@ -179,10 +254,18 @@ class AutoCompiledModel(CompiledModel):
         return pack_blob(self.device_name, frames)
 
     def release(self) -> None:
-        """Waits for a background compile, then releases the compiled models' worker threads."""
+        """Waits for a background compile, then releases the compiled models' worker threads (the
+        startup device's too)."""
         self.wait_for_selected_device()
         super().release()
         self._current.compiled.release()
+        if self._startup is not None and self._startup is not self._current:
+            self._startup.compiled.release()
+
+
+def _phase(served: Served, role: str, counts: Mapping[int, int], seconds: float | None) -> dict[str, Any]:
+    device = ",".join(served.compiled.execution_devices)
+    return {"device": device, "role": role, "inferences": counts.get(id(served), 0), "seconds": seconds}
 
 
 def property_of(meta: CompiledModel, inner: CompiledModel, name: str) -> Any:

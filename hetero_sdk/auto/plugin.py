@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -13,8 +14,9 @@ from hetero_sdk import __version__
 from hetero_sdk import properties as props
 from hetero_sdk.auto.compiled_model import AutoCompiledModel, Served, compile_in_background, read_auto_blob
 from hetero_sdk.auto.cumulative import CumulativeCompiledModel
-from hetero_sdk.auto.priorities import candidates
+from hetero_sdk.auto.priorities import candidates, device_kind
 from hetero_sdk.auto.selection import HETERO_DEVICE, Selection, Selector
+from hetero_sdk.auto.startup import CostBook, ModelSize, StartupDecision, decide_startup, model_size
 from hetero_sdk.device_name import parse_device_name
 from hetero_sdk.errors import CompilationError, HeteroSDKError, UnsupportedPropertyError
 from hetero_sdk.graph import Model
@@ -56,9 +58,14 @@ _log = logging.getLogger(__name__)
 
 
 class AutoPlugin(ConfiguredDevice):
-    """The AUTO device: picks the device for each model (OpenVINO's AUTO plugin)."""
+    """The AUTO device: picks the device for each model (OpenVINO's AUTO plugin).
 
-    def __init__(self) -> None:
+    :param costs: each device's compile and inference costs, which decide whether the startup device
+        serves first; by default the kinds' defaults, refined by this plugin's own measurements.
+    """
+
+    def __init__(self, costs: CostBook | None = None) -> None:
+        self.costs = CostBook() if costs is None else costs
         self.config = DeviceConfig(
             [
                 standard.device_priorities(),
@@ -115,11 +122,18 @@ class AutoPlugin(ConfiguredDevice):
             cumulative = self._compile_on_every_device(model, config, device_name, selector)
             if cumulative is not None:
                 return cumulative
+        started = time.perf_counter()
         selection = selector.first()
+        size = model_size(model)
         startup = selector.startup_device(selection.device) if config[ENABLE_STARTUP_FALLBACK] else None
+        decision = self._decide(startup, selection.device, size, core) if startup is not None else None
+        if decision is not None and not decision.use:
+            startup = None
         selection.startup = startup
         own = {**config, props.device.priorities: ",".join(selector.candidates), **selector.forwarded}
         _log.info("AUTO: '%s' goes to %s (startup: %s)", model.friendly_name, selection.device, startup)
+        if decision is not None:
+            _log.info("AUTO: %s", decision.describe())
         first = None
         if startup is not None:
             # the startup device first: if it fails, the chosen device compiles in the foreground and
@@ -130,12 +144,24 @@ class AutoPlugin(ConfiguredDevice):
                 _log.warning("AUTO: startup device %s failed (%s); waiting for %s", startup, exc, selection.device)
                 selection.startup = None
         if first is None:
-            served = self._compile_first_that_works(model, selection, selector)
-            return AutoCompiledModel(model.clone(), device_name, own, selection, served)
+            served = self._compile_measured(model, selection, selector, size)
+            return AutoCompiledModel(model.clone(), device_name, own, selection, served, decision=decision)
+        startup_name = str(startup)
+        kind = device_kind(core, startup_name)
         pending = compile_in_background(
-            selection.device, lambda: self._compile_first_that_works(model, selection, selector)
+            selection.device, lambda: self._compile_measured(model, selection, selector, size)
         )
-        return AutoCompiledModel(model.clone(), device_name, own, selection, Served(str(startup), first), pending)
+        return AutoCompiledModel(
+            model.clone(),
+            device_name,
+            own,
+            selection,
+            Served(startup_name, first),
+            pending,
+            decision=decision,
+            started=started,
+            on_startup_inference=lambda s: self.costs.record_inference(startup_name, kind, size, s),
+        )
 
     @hookimpl
     def import_model(
@@ -214,6 +240,20 @@ class AutoPlugin(ConfiguredDevice):
         _log.info("AUTO: '%s' runs on %s at once (CUMULATIVE_THROUGHPUT)", model.friendly_name, ", ".join(devices))
         selection = Selection(devices[0], list(selector.candidates))
         return CumulativeCompiledModel(model.clone(), device_name, own, selection, served)
+
+    def _decide(self, startup: str, target: str, size: ModelSize, core: Core) -> StartupDecision:
+        """Whether ``startup`` serves first, from the costs known for it and for ``target``."""
+        startup_costs = self.costs.costs(startup, device_kind(core, startup))
+        return decide_startup(startup, target, size, startup_costs, self.costs.costs(target, device_kind(core, target)))
+
+    def _compile_measured(self, model: Model, selection: Selection, selector: _AutoSelector, size: ModelSize) -> Served:
+        """:meth:`_compile_first_that_works`, recording how long the device that compiled took."""
+        begin = time.perf_counter()
+        served = self._compile_first_that_works(model, selection, selector)
+        if not served.device.startswith(f"{HETERO_DEVICE}:"):
+            kind = device_kind(selector.core, served.device)
+            self.costs.record_compile(served.device, kind, size, time.perf_counter() - begin)
+        return served
 
     def _compile_first_that_works(self, model: Model, selection: Selection, selector: _AutoSelector) -> Served:
         """Compiles on the chosen device; if that fails, on the next candidates that run the whole model

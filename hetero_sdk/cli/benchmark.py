@@ -124,6 +124,7 @@ def _print(
             ("graph", loaded.ops_text()),
             ("input data", ", ".join(f"{name}: {source}" for name, source in data["input_data"].items())),
             ("device", f"{data['device']} (runs on {', '.join(data['execution_devices'])})"),
+            *([("AUTO", data["auto_serving"])] if data.get("auto_serving") else []),
             ("config", ", ".join(f"{k}={v}" for k, v in data["config"].items()) or "-"),
         ]
     )
@@ -377,6 +378,7 @@ def _report(
         "model": loaded.to_dict(),
         "device": device,
         "execution_devices": list(compiled.get_property("EXECUTION_DEVICES")),
+        "auto_serving": compiled.get_property_or("AUTO_SERVING_SUMMARY", None),
         "config": config,
         "partition": partition.to_dict(),
         "check": verdict.to_dict() if verdict is not None else {"status": "SKIPPED", "reason": "--no-check"},
