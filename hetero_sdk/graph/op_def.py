@@ -358,7 +358,7 @@ OPS: Registry[OpDef] = Registry(
     "op type",
     UnsupportedOperationError,
     hint="the opset's op types are defined in hetero_sdk.ops; a device defines its own ops with define(); an "
-    "extension package adds ops (hetero-sdk extensions lists the installed ones)",
+    "extension package adds ops (Core.extensions lists the installed ones)",
 )
 """Every op type's definition, by type name: the SDK's opset and the ops devices define for themselves."""
 
