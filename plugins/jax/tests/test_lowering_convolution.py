@@ -10,7 +10,14 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from xla_helpers import OPS, build, check_against_reference, floats, ints, param, run_xla, single_op
 
-from hetero_sdk_jax.lowering.convolution import depthwise_conv, few_channel_conv
+from hetero_sdk_jax.lowering.convolution import (
+    depthwise_conv,
+    few_channel_conv,
+    line_axis,
+    line_conv,
+    pointwise,
+    pointwise_conv,
+)
 
 AUTO_PADS = ["explicit", "same_upper", "same_lower", "valid"]
 
@@ -267,3 +274,88 @@ def test_few_channel_convolutions_of_channels_first_data_match_numpy(
     got = few_channel_conv(jnp.asarray(x), jnp.asarray(w), geometry["strides"], pads, geometry["dilations"])
     expected = _convolution_numpy(x, w, geometry["strides"], pads, geometry["dilations"])
     np.testing.assert_allclose(np.moveaxis(np.asarray(got), -1, 1), expected, rtol=1e-5, atol=1e-4)
+
+
+@OPS
+@given(data=st.data(), rank=st.integers(1, 3))
+def test_one_dimensional_convolutions_as_one_product_match_numpy(data: st.DataObject, rank: int) -> None:
+    """A convolution sliding along one spatial axis (the others of size 1, in the data and the
+    kernel: a 1-D layer, or a 2-D one with a k x 1 kernel as magika writes it) run as one matrix
+    product of the stacked windows, with strides, dilations and crops along that axis."""
+    axis = data.draw(st.integers(0, rank - 1))
+    length, taps = data.draw(st.integers(2, 9)), data.draw(st.integers(2, 4))
+    sizes, kernel = [1] * rank, [1] * rank
+    sizes[axis], kernel[axis] = length, taps
+    stride, dilation = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 2))
+    begin, end = data.draw(st.integers(-1, 2)), data.draw(st.integers(-1, 2))
+    assume(length + begin + end >= (taps - 1) * dilation + 1)
+    pads = [(0, 0)] * rank
+    pads[axis] = (begin, end)
+    c_in, c_out = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 5))
+    x = data.draw(floats((data.draw(st.integers(1, 2)), c_in, *sizes), low=-2, high=2))
+    w = data.draw(floats((c_out, c_in, *kernel), low=-2, high=2))
+    held = jnp.asarray(np.moveaxis(x, 1, -1))
+    assert line_axis(held, jnp.asarray(w), pads) == axis
+    got = line_conv(held, jnp.asarray(w), axis, stride, (begin, end), dilation)
+    strides, dilations = [1] * rank, [1] * rank
+    strides[axis], dilations[axis] = stride, dilation
+    expected = _convolution_numpy(x, w, strides, pads, dilations)
+    np.testing.assert_allclose(np.moveaxis(np.asarray(got), -1, 1), expected, rtol=1e-5, atol=1e-4)
+
+
+def test_convolutions_sliding_along_more_than_one_axis_are_not_one_dimensional() -> None:
+    x = jnp.zeros((1, 6, 6, 8))
+    assert line_axis(x, jnp.zeros((4, 8, 3, 3)), [(0, 0), (0, 0)]) is None  # a 3x3 kernel
+    assert line_axis(x, jnp.zeros((4, 8, 3, 1)), [(0, 0), (0, 0)]) is None  # the data is 6 wide
+    assert line_axis(jnp.zeros((1, 6, 1, 8)), jnp.zeros((4, 8, 3, 1)), [(0, 0), (1, 1)]) is None  # padded across
+    assert line_axis(x, jnp.zeros((4, 8, 1, 1)), [(0, 0), (0, 0)]) is None  # one tap: a plain product already
+
+
+@OPS
+@given(data=st.data(), two_d=st.booleans())
+def test_one_dimensional_convolution_layers_match_the_reference(data: st.DataObject, two_d: bool) -> None:
+    """Through the graph (channels-last lowering, then the one-product form) against TEMPLATE's kernel,
+    with more input channels than the few-channel stem path takes."""
+    length, taps, c_in = data.draw(st.integers(5, 12)), data.draw(st.integers(2, 5)), data.draw(st.integers(5, 9))
+    x = data.draw(floats((data.draw(st.integers(1, 2)), c_in, length, *([1] if two_d else [])), low=-2, high=2))
+    w = data.draw(floats((data.draw(st.integers(1, 6)), c_in, taps, *([1] if two_d else [])), low=-2, high=2))
+    stride, pad = data.draw(st.integers(1, 2)), data.draw(st.integers(0, 2))
+    px = param(x)
+    rank = 2 if two_d else 1
+    node = opset.convolution(px, w, [stride] + [1] * (rank - 1), [pad] + [0] * (rank - 1), [0] * rank, [1] * rank)
+    check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-4)
+
+
+@OPS
+@given(data=st.data(), rank=st.integers(1, 3))
+def test_pointwise_convolutions_as_one_product_match_numpy(data: st.DataObject, rank: int) -> None:
+    """A 1x1 convolution without pads, at any strides, as one product with the weights as they lie."""
+    sizes = [data.draw(st.integers(1, 6)) for _ in range(rank)]
+    strides = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+    c_in, c_out = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 5))
+    x = data.draw(floats((data.draw(st.integers(1, 2)), c_in, *sizes), low=-2, high=2))
+    w = data.draw(floats((c_out, c_in, *[1] * rank), low=-2, high=2))
+    pads = [(0, 0)] * rank
+    assert pointwise(jnp.asarray(w), pads)
+    got = pointwise_conv(jnp.asarray(np.moveaxis(x, 1, -1)), jnp.asarray(w), strides)
+    expected = _convolution_numpy(x, w, strides, pads, [1] * rank)
+    np.testing.assert_allclose(np.moveaxis(np.asarray(got), -1, 1), expected, rtol=1e-5, atol=1e-4)
+
+
+def test_padded_or_wider_kernels_are_not_pointwise() -> None:
+    assert not pointwise(jnp.zeros((4, 8, 1, 1)), [(0, 0), (1, 0)])
+    assert not pointwise(jnp.zeros((4, 8, 3, 1)), [(0, 0), (0, 0)])
+
+
+@OPS
+@given(data=st.data(), rank=st.integers(1, 2))
+def test_pointwise_convolution_layers_match_the_reference(data: st.DataObject, rank: int) -> None:
+    """Through the graph (channels-last lowering, then the product) against TEMPLATE's kernel, dilated
+    and strided, with more input channels than the few-channel stem path takes."""
+    c_in = data.draw(st.integers(5, 9))
+    x = data.draw(floats((1, c_in, *[data.draw(st.integers(1, 6)) for _ in range(rank)]), low=-2, high=2))
+    w = data.draw(floats((data.draw(st.integers(1, 6)), c_in, *[1] * rank), low=-2, high=2))
+    strides = [data.draw(st.integers(1, 2)) for _ in range(rank)]
+    px = param(x)
+    node = opset.convolution(px, w, strides, [0] * rank, [0] * rank, [data.draw(st.integers(1, 2))] * rank)
+    check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-4)
