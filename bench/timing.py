@@ -181,7 +181,7 @@ def print_table(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, 
         return str(value)
 
     text = [[cell(key, row.get(key)) for key, _ in columns] for row in rows]
-    widths = [max(len(head), *(len(r[i]) for r in text)) for i, (_, head) in enumerate(columns)]
+    widths = [max([len(head), *(len(r[i]) for r in text)]) for i, (_, head) in enumerate(columns)]
     left = [bool(rows) and isinstance(rows[0].get(key), str) for key, _ in columns]
     for line in [[head for _, head in columns], *text]:
         print("  ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(line, widths, left)).rstrip())
