@@ -7,6 +7,8 @@ Usage::
     pip install -e ".[bench]"                      # ONNX Runtime, OpenVINO, matplotlib
     python bench/run.py                             # writes bench/results/suite.json and suite.png
     python bench/run.py --quick                     # fewer runs, for a look
+    python bench/run.py --only onnx_models --models ppocr-det ppocr-rec ppocr-cls yolov8n crnn-lstm yolox \
+        byte-classifier                             # the performance issue's seven models
 
 Each benchmark runs in its own process (``bench_template.py``, ``bench_xla.py``, ``bench_hetero.py``,
 ``bench_request_tensors.py``, ``bench_onnx_models.py``, ``bench_decoders.py``) with ``--json``; this script
@@ -51,16 +53,19 @@ which a busy shared machine does not inflate, the medium Llama exported once whe
 ``bench_decoders.py``)."""
 
 
-def run_suite(names: list[str], quick: bool, folder: Path) -> dict[str, Any]:
-    """Runs the benchmarks ``names`` one after another; returns each one's JSON report (or its error)."""
+def run_suite(names: list[str], quick: bool, folder: Path, models: list[str] | None = None) -> dict[str, Any]:
+    """Runs the benchmarks ``names`` one after another (the real models limited to ``models`` when given);
+    returns each one's JSON report (or its error)."""
     env = {**os.environ, **dict.fromkeys(THREAD_VARIABLES, "1")}
     reports: dict[str, Any] = {}
     for name in names:
         script, full, short = SUITE[name]
+        chosen = ["--models", *models] if models and name == "onnx_models" else []
         target = folder / f"{name}.json"
         print(f"== {script}", flush=True)
         done = subprocess.run(
-            [sys.executable, str(HERE / script), *(short if quick else full), "--json", str(target)], env=env
+            [sys.executable, str(HERE / script), *(short if quick else full), *chosen, "--json", str(target)],
+            env=env,
         )
         reports[name] = (
             json.loads(target.read_text())
@@ -269,11 +274,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=list(SUITE), default=list(SUITE), help="benchmarks to run")
     parser.add_argument("--quick", action="store_true", help="fewer runs per candidate")
+    parser.add_argument("--models", nargs="+", help="the real models bench_onnx_models.py runs (default: all)")
     parser.add_argument("--out", default=str(HERE / "results"), help="folder for suite.json and suite.png")
     args = parser.parse_args(argv)
     folder = Path(args.out)
     folder.mkdir(parents=True, exist_ok=True)
-    reports = run_suite(args.only, args.quick, folder)
+    reports = run_suite(args.only, args.quick, folder, args.models)
     rows = ratios(reports)
     print("== suite")
     print_table([("suite", "suite"), ("model", "model"), ("candidate", "candidate"), ("reference", "over"),
