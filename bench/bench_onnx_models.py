@@ -48,7 +48,6 @@ for _variable in THREAD_VARIABLES:
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402
 import json  # noqa: E402
-import resource  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -63,6 +62,7 @@ from timing import (  # noqa: E402
     device_peak_bytes,
     environment,
     measure,
+    peak_rss_bytes,
     print_table,
     summary,
     write_report,
@@ -179,27 +179,14 @@ def rss_child(key: str, runtime: str, issue_sizes: bool) -> dict[str, int]:
     path = fetch(model)
     if runtime in REFERENCES:
         __import__(runtime)
-    imported = _max_rss_bytes()
+    imported = peak_rss_bytes()
     if runtime in REFERENCES:
         call = reference_candidates(path, model.feeds, model.input_shapes, (runtime,))[runtime]
     else:
         call = sdk_candidates(model, path, (runtime,))[0][runtime]
     for _ in range(3):
         call()
-    return {"imported_bytes": imported, "peak_rss_bytes": _max_rss_bytes()}
-
-
-def _max_rss_bytes() -> int:
-    """This process's peak resident bytes: Linux's ``VmHWM``, which starts afresh at ``exec`` (its
-    ``ru_maxrss`` keeps the parent's peak across ``exec``: every child would report the parent's
-    figure); elsewhere ``ru_maxrss``."""
-    status = Path("/proc/self/status")
-    if status.exists():
-        for line in status.read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(peak if sys.platform == "darwin" else peak * 1024)  # bytes on macOS, KiB elsewhere
+    return {"imported_bytes": imported, "peak_rss_bytes": peak_rss_bytes()}
 
 
 def peak_rss(key: str, runtime: str, issue_sizes: bool) -> int | None:

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
-    "THREAD_VARIABLES", "environment", "jax_environment", "measure", "paired_overhead", "percentile", "print_table",
-    "summary",
+    "THREAD_VARIABLES", "environment", "jax_environment", "measure", "paired_overhead", "peak_rss_bytes", "percentile",
+    "print_table", "summary",
 ]  # fmt: skip
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -164,6 +164,22 @@ def jax_environment() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "threads": {v: os.environ.get(v) for v in (*THREAD_VARIABLES, "XLA_FLAGS")},
     }
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident bytes: Linux's ``VmHWM``, which starts afresh at ``exec`` (its
+    ``ru_maxrss`` keeps the parent's peak across ``exec``, so a child started by a large parent would
+    report the parent's figure); elsewhere ``ru_maxrss``."""
+    status = "/proc/self/status"
+    if os.path.exists(status):
+        with open(status) as lines:
+            for line in lines:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)  # bytes on macOS, KiB elsewhere
 
 
 def print_table(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]) -> None:

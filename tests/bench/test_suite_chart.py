@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -211,3 +212,15 @@ def test_a_model_that_cannot_be_fetched_is_skipped_with_its_reason(tmp_path: Any
     report = json.loads(target.read_text())
     assert report["rows"] == []
     assert "ddddocr==1.6.1" in report["skipped"]["yolox"] and "no network" in report["skipped"]["yolox"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmHWM is Linux's")
+def test_peak_rss_counts_what_the_process_touched_and_not_its_parents_peak() -> None:
+    timing = load_bench_module("timing")
+    touched = np.ones(160 * 2**20 // 8)  # 160 MiB written here
+    parent = timing.peak_rss_bytes()
+    assert parent >= touched.nbytes
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import timing; print(timing.peak_rss_bytes())"
+    folder = str(load_bench_module("run").HERE)
+    child = subprocess.run([sys.executable, "-c", code, folder], capture_output=True, text=True, check=True)
+    assert int(child.stdout) < parent - touched.nbytes // 2  # a fresh process: not the parent's figure
