@@ -150,8 +150,8 @@ def print_model_table(report: dict[str, Any]) -> None:
     rows = model_table(report)
     if not rows:
         return
-    names = [*PEERS, "XLA", "TEMPLATE"]
-    short = {"onnxruntime": "ORT", "openvino": "OpenVINO"}
+    names = [*PEERS, *OURS]
+    short = {"onnxruntime": "ORT", "openvino": "OpenVINO", "HETERO:XLA,TEMPLATE": "HETERO"}
     print("== real models (ms: medians; best ours / best peer: our best device over the faster of ORT/OpenVINO)")
     print_table(
         [("model", "model"), ("input", "input"), *((f"{n}_ms", f"{short.get(n, n)} ms") for n in names),
