@@ -7,13 +7,13 @@ Usage::
 
 Each run is a new Python process (``--child``) that imports its runtime, then times reading and
 compiling the model (ONNX Runtime: creating its session; TEMPLATE and XLA: ``read_model`` then
-``compile_model``) and one inference (for a decoder with a KV cache: one decode step after
-``--past`` cached tokens), and reports its peak resident memory (``ru_maxrss``: the imports, the
-weights and every copy made of them). ``XLA+cache`` compiles with ``CACHE_DIR`` set to a folder that
-one untimed process filled first: what a second process pays with a warm cache. The table gives the
-median of ``--runs`` processes per runtime (the runtimes interleaved) and each median's ratio to ONNX
-Runtime's: ``load+compile`` (read + compile), ``first step`` (the first inference, where XLA compiles
-a model with dynamic inputs for their shapes) and ``ready`` (both).
+``compile_model``) and one inference (for a decoder with a KV cache: one decode step after ``--past``
+cached tokens), and reports its peak resident memory (``VmHWM`` on Linux, else ``ru_maxrss``: the
+imports, the weights and every copy made of them). ``XLA+cache`` compiles with ``CACHE_DIR`` set to a
+folder that one untimed process filled first: what a second process pays with a warm cache. The table
+gives the median of ``--runs`` processes per runtime (the runtimes interleaved) and each median's ratio
+to ONNX Runtime's: ``load+compile`` (read + compile), ``first step`` (the first inference, where XLA
+compiles a model with dynamic inputs for their shapes) and ``ready`` (both).
 
 One thread everywhere: the BLAS variables at 1, ONNX Runtime's intra- and inter-op pools at 1,
 TEMPLATE's ``INFERENCE_NUM_THREADS`` 1, XLA's Eigen pool off, and each process pinned to one CPU
@@ -39,7 +39,6 @@ os.environ["XLA_FLAGS"] = " ".join(
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import resource  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -48,7 +47,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from timing import print_table, write_report  # noqa: E402
+from timing import peak_rss_bytes, print_table, write_report  # noqa: E402
 
 RUNTIMES = ("onnxruntime", "TEMPLATE", "XLA", "XLA+cache")
 ONE_THREAD = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
@@ -105,7 +104,7 @@ def child(runtime: str, model: str, spec: list[dict[str, Any]], cache_dir: str |
     if runtime == "onnxruntime":
         import onnxruntime as ort
 
-        imported = _peak_bytes()
+        imported = peak_rss_bytes()
         start, cpu_start = time.perf_counter(), time.process_time()
         options = ort.SessionOptions()
         options.intra_op_num_threads = options.inter_op_num_threads = 1
@@ -126,7 +125,7 @@ def child(runtime: str, model: str, spec: list[dict[str, Any]], cache_dir: str |
             core, device, config = hs.Core(plugins={"XLA": XlaPlugin}, autoload=False), "XLA", {}
             if cache_dir:
                 config = {"CACHE_DIR": cache_dir}
-        imported = _peak_bytes()
+        imported = peak_rss_bytes()
         start, cpu_start = time.perf_counter(), time.process_time()
         read_model = core.read_model(model)
         read = time.perf_counter()
@@ -144,12 +143,8 @@ def child(runtime: str, model: str, spec: list[dict[str, Any]], cache_dir: str |
         "load_cpu_s": cpu_compiled - cpu_start,
         "ready_cpu_s": cpu_stepped - cpu_start,
         "imports_bytes": imported,
-        "peak_bytes": _peak_bytes(),
+        "peak_bytes": peak_rss_bytes(),
     }
-
-
-def _peak_bytes() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
 
 
 def run_child(runtime: str, model: Path, spec: list[dict[str, Any]], cache_dir: str | None) -> dict[str, Any]:

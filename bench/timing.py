@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
-    "THREAD_VARIABLES", "environment", "jax_environment", "measure", "paired_overhead", "percentile", "print_table",
-    "summary",
+    "THREAD_VARIABLES", "environment", "jax_environment", "measure", "paired_overhead", "peak_rss_bytes", "percentile",
+    "print_table", "summary",
 ]  # fmt: skip
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -166,6 +166,22 @@ def jax_environment() -> dict[str, Any]:
     }
 
 
+def peak_rss_bytes() -> int:
+    """This process's peak resident bytes: Linux's ``VmHWM``, which starts afresh at ``exec`` (its
+    ``ru_maxrss`` keeps the parent's peak across ``exec``, so a child started by a large parent would
+    report the parent's figure); elsewhere ``ru_maxrss``."""
+    status = "/proc/self/status"
+    if os.path.exists(status):
+        with open(status) as lines:
+            for line in lines:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)  # bytes on macOS, KiB elsewhere
+
+
 def print_table(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]) -> None:
     """Prints ``rows`` under ``columns`` (key, heading): text left-aligned, numbers right-aligned; floats
     whose key ends in ``_us`` without decimals, sizes whose key ends in ``_bytes`` in MiB with one,
@@ -181,7 +197,7 @@ def print_table(columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, 
         return str(value)
 
     text = [[cell(key, row.get(key)) for key, _ in columns] for row in rows]
-    widths = [max(len(head), *(len(r[i]) for r in text)) for i, (_, head) in enumerate(columns)]
+    widths = [max([len(head), *(len(r[i]) for r in text)]) for i, (_, head) in enumerate(columns)]
     left = [bool(rows) and isinstance(rows[0].get(key), str) for key, _ in columns]
     for line in [[head for _, head in columns], *text]:
         print("  ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(line, widths, left)).rstrip())

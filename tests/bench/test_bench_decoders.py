@@ -82,5 +82,5 @@ def test_the_suite_table_takes_the_decoders_ms_per_token_ratios() -> None:
     ]}}  # fmt: skip
     assert run.ratios(reports) == [
         {"suite": "decoders", "model": "llama ms/token", "candidate": "TEMPLATE stateful", "reference": "onnxruntime",
-         "ratio": 4.5, "peak_bytes": None},
+         "ratio": 4.5, "peak_bytes": None, "peak_rss_bytes": None},
     ]  # fmt: skip
