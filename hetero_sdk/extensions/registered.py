@@ -280,7 +280,7 @@ def missing_op_hint(op_type: str, provider: Any = None, domain: str | None = Non
             return (f"op {op_type} is provided by the distribution {distribution}, whose extension "
                     f"'{broken.name}' failed to load: {broken.error}")  # fmt: skip
         return (f"op {op_type} is provided by the distribution {distribution}, but the installed {distribution} "
-                f"{version} does not define it (Core.extensions lists what each extension defines): upgrade it")  # fmt: skip
+                f"{version} does not define it (see Core.extensions): upgrade it")  # fmt: skip
     if extension:
         return (f"op {op_type} is provided by extension '{extension}', which is not registered: add it with "
                 "Core.add_extension before reading")  # fmt: skip
