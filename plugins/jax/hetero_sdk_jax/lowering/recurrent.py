@@ -16,7 +16,7 @@ from typing import Any
 
 import jax.numpy as jnp
 from hetero_sdk import Node
-from hetero_sdk.ops.recurrent import activation
+from hetero_sdk.plugin import recurrent_activation as activation
 from jax import lax
 
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
