@@ -31,7 +31,7 @@ The names, by what they are for:
   :data:`STRUCTURAL_OPS`, :data:`DYNAMIC`.
 - **op semantics** a kernel shares with the op's definition (so that a device computes what the op
   means): shapes and indices (:func:`reshape_dims`, :func:`slice_index`...), attribute helpers
-  (:func:`resolve_pads`, :func:`window_output_dims`...), numerics (:func:`gelu_tanh`,
+  (:func:`resolve_pads`, :func:`window_output_dims`, :func:`recurrent_activation`...), numerics (:func:`gelu_tanh`,
   :func:`integer_saturation`, :func:`type_limits`, :func:`widened`, :func:`erfc_values`; :func:`namespace`,
   the array API namespace of a kernel's inputs); see ``__all__``.
 - **extension points** (registries others add to): the reference kernel registry (:func:`kernel`,
@@ -91,6 +91,7 @@ from hetero_sdk.ops.image import apply_resize, resize_plan
 from hetero_sdk.ops.indexing import scatter_positions
 from hetero_sdk.ops.linear_algebra import matmul_shape
 from hetero_sdk.ops.normalization import batch_normalized
+from hetero_sdk.ops.recurrent import activation as recurrent_activation
 from hetero_sdk.ops.reduction import reduced_axes, type_limits
 from hetero_sdk.ops.shape_manipulation import reshape_dims, squeezed_dims, unsqueezed_dims
 from hetero_sdk.ops.slicing import slice_index, strided_slice_index
@@ -191,7 +192,7 @@ __all__ = [
     # op semantics shared with the op definitions
     "apply_resize", "backprop_geometry", "batch_normalized", "bodies", "constant_value", "erfc_values", "gelu_tanh",
     "integer_saturation", "loop_iterations", "matmul_shape", "nearest_indices", "reduced_axes", "reshape_dims",
-    "resize_plan",
+    "recurrent_activation", "resize_plan",
     "resolve_pads", "scatter_positions", "slice_index", "squeezed_dims", "strided_slice_index", "type_limits",
     "unsqueezed_dims", "namespace", "widened", "window_output_dims",
     # extension points: kernel registries, the ONNX rule registry and exporter
