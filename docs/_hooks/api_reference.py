@@ -349,6 +349,7 @@ _API_SECTIONS: list[tuple[str, str, list[str]]] = [
             "loop_iterations",
             "matmul_shape",
             "nearest_indices",
+            "recurrent_activation",
             "reduced_axes",
             "reshape_dims",
             "resize_plan",
