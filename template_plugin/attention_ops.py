@@ -114,6 +114,17 @@ def _attention_infer(node: Node) -> list[OutputSpec]:
     return [(element_type, PartialShape([batch, query[1], query[2], value[3]]))]
 
 
+_TAIL_INPUTS = (
+    Input("nan_value", REAL_TYPES, doc="one value replacing the softmax's NaNs (when nan_to_value)"),
+    Input("key_target", INDEX_TYPES, optional=True, doc="grouped: the key's Broadcast target"),
+    Input("key_pattern", INDEX_TYPES, optional=True, doc="grouped: the key's Reshape pattern"),
+    Input("value_target", INDEX_TYPES, optional=True, doc="grouped: the value's Broadcast target"),
+    Input("value_pattern", INDEX_TYPES, optional=True, doc="grouped: the value's Reshape pattern"),
+)
+"""The inputs both attention ops end with: the softmax's NaN replacement, then the grouped-query key/value
+Broadcast targets and Reshape patterns (absent without grouped-query repeats)."""
+
+
 ATTENTION_OP = define(
     OpDef(
         ATTENTION,
@@ -126,11 +137,7 @@ ATTENTION_OP = define(
             Input("key_scale", REAL_TYPES, doc="one value"),
             Input("bias", REAL_TYPES, doc="added to the scores"),
             Input("value", REAL_TYPES, doc="[batch, key heads, total positions, value features]"),
-            Input("nan_value", REAL_TYPES, doc="one value replacing the softmax's NaNs (when nan_to_value)"),
-            Input("key_target", INDEX_TYPES, optional=True, doc="grouped: the key's Broadcast target"),
-            Input("key_pattern", INDEX_TYPES, optional=True, doc="grouped: the key's Reshape pattern"),
-            Input("value_target", INDEX_TYPES, optional=True, doc="grouped: the value's Broadcast target"),
-            Input("value_pattern", INDEX_TYPES, optional=True, doc="grouped: the value's Reshape pattern"),
+            *_TAIL_INPUTS,
         ),
         attrs=(
             Attr("nan_to_value", BOOL, False, doc="replace the softmax's NaNs by nan_value"),
@@ -293,11 +300,7 @@ CACHED_ATTENTION_OP = define(
             Input("bias", REAL_TYPES, doc="added to the scores"),
             Input("past_value", REAL_TYPES, doc="[batch, key heads, past positions, value features]"),
             Input("new_value", REAL_TYPES, doc="[batch, key heads, positions, value features]"),
-            Input("nan_value", REAL_TYPES, doc="one value replacing the softmax's NaNs (when nan_to_value)"),
-            Input("key_target", INDEX_TYPES, optional=True, doc="grouped: the key's Broadcast target"),
-            Input("key_pattern", INDEX_TYPES, optional=True, doc="grouped: the key's Reshape pattern"),
-            Input("value_target", INDEX_TYPES, optional=True, doc="grouped: the value's Broadcast target"),
-            Input("value_pattern", INDEX_TYPES, optional=True, doc="grouped: the value's Reshape pattern"),
+            *_TAIL_INPUTS,
         ),
         attrs=ATTENTION_OP.attrs,
         version="template",
