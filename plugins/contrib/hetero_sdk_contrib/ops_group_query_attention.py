@@ -13,6 +13,11 @@ local window).
 The kernel is array-API code (numpy on TEMPLATE, traced by JAX on XLA): ``seqlens_k`` stays a run-time
 value, only ``total_sequence_length`` (which decides the present cache's length) must be known to
 compile for static shapes.
+
+The op declares its caches written in place (``OpDef.caches``): ``present_key``/``present_value`` are
+``past_key``/``past_value`` with the new entries at ``seqlens_k + 1 - sequence``, so on a device that
+compiles per input shape a stateful decoder keeps them in fixed-capacity buffers (the attention mask
+padded with zeros to the capacity gives ``seqlens_k`` and ``total_sequence_length``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from hetero_sdk.plugin import (
     INT,
     REAL_TYPES,
     Attr,
+    InPlaceCache,
     Input,
     OpDef,
     OutputSpec,
@@ -177,6 +183,10 @@ GROUP_QUERY_ATTENTION = OpDef(
     ),
     version=VERSION,
     evaluate=_group_query_attention,
+    caches=(  # present_key/present_value: past_key/past_value written in place, filled length from seqlens_k
+        InPlaceCache(past=5, present=1, axis=2, lengths=(3,)),
+        InPlaceCache(past=6, present=2, axis=2, lengths=(3,)),
+    ),
     doc="Causal grouped-query attention over a key/value cache whose filled length per sequence is "
     "seqlens_k + 1; returns the output and the present key and value caches.",
 )
