@@ -14,7 +14,9 @@ import onnx
 import pytest
 from hetero_sdk.genai import LLMPipeline
 from hetero_sdk.runtime.fixed_capacity import FixedCapacityCompiledModel
-from ms_models import core, ort
+from hetero_sdk.transformations import find_kv_cache_pairs
+from hetero_sdk.transformations.fixed_capacity_cache import PAST_LENGTH, with_fixed_capacity_cache
+from ms_models import DEVICES, core, ort, run_ort
 from test_ops_genai_llama import MODEL, _accuracy_level_0
 
 LAYERS, KV_HEADS, HEAD_SIZE = 2, 2, 16
@@ -68,3 +70,85 @@ def test_genai_llama_generates_onnx_runtimes_greedy_tokens(device: str) -> None:
         assert results.perf_metrics.compile_count == 2
         again = pipe.generate(PROMPT, max_new_tokens=TOKENS, return_results=True)
         assert again.tokens == [want] and again.perf_metrics.compile_count == 0
+
+
+def _ort_steps(model: onnx.ModelProto, ids: Sequence[Sequence[int]]) -> list[dict[str, np.ndarray]]:
+    """ONNX Runtime's outputs, by name, for each of ``ids`` fed in turn with the cache grown."""
+    cache = {
+        f"past_key_values.{layer}.{kind}": np.zeros((1, KV_HEADS, 0, HEAD_SIZE), np.float32)
+        for layer in range(LAYERS)
+        for kind in ("key", "value")
+    }
+    total, steps = 0, []
+    for step in ids:
+        total += len(step)
+        feeds: dict[str, np.ndarray] = {"input_ids": np.asarray([step], np.int64), **cache}
+        feeds["attention_mask"] = np.ones((1, total), np.int64)
+        out = dict(zip([o.name for o in model.graph.output], run_ort(model, feeds), strict=True))
+        steps.append(out)
+        cache = {name: out["present" + name[len("past_key_values") :]] for name in cache}
+    return steps
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fixed_capacity_buffers_give_onnx_runtimes_logits_and_caches(device: str) -> None:
+    """The explicit model rewritten for fixed-capacity buffers, fed buffers of 16 rows whose unfilled rows
+    hold noise: GroupQueryAttention's outputs are the buffers (no scatter added), and each step's logits
+    and filled rows are ONNX Runtime's with the cache grown by each step."""
+    onnx_model = onnx.load(MODEL)
+    model = core().read_model(onnx_model)
+    pairs = find_kv_cache_pairs(model)
+    fixed = with_fixed_capacity_cache(model, pairs)
+    assert fixed.axes == dict.fromkeys(pairs, 2) and fixed.padded_inputs == ["attention_mask"]
+    assert "ScatterElementsUpdate" not in {n.type_name for n in fixed.model.get_ops()}
+    steps = [PROMPT, [7], [90], [33]]
+    want = _ort_steps(_accuracy_level_0(onnx_model), steps)
+    compiled = core().compile_model(fixed.model, device)
+    capacity, filled = 16, 0
+    rng = np.random.default_rng(3)
+    buffers = {name: rng.standard_normal((1, KV_HEADS, capacity, HEAD_SIZE)).astype(np.float32) for name in pairs}
+    for ids, expected in zip(steps, want):
+        mask = np.zeros((1, capacity), np.int64)
+        mask[:, : filled + len(ids)] = 1
+        feeds = {"input_ids": np.asarray([ids], np.int64), "attention_mask": mask, PAST_LENGTH: np.int64(filled)}
+        got = compiled({**feeds, **buffers})
+        np.testing.assert_allclose(got["logits"], expected["logits"], rtol=1e-4, atol=1e-4, err_msg=device)
+        filled += len(ids)
+        for past, present in pairs.items():
+            buffers[past] = np.asarray(got[present])
+            assert buffers[past].shape == (1, KV_HEADS, capacity, HEAD_SIZE)
+            np.testing.assert_allclose(buffers[past][:, :, :filled], expected[present], rtol=1e-4, atol=1e-4)
+
+
+def _renamed(model: onnx.ModelProto, names: dict[str, str]) -> onnx.ModelProto:
+    """``model`` with the graph inputs and outputs in ``names`` renamed (everywhere they are used)."""
+    renamed = onnx.ModelProto()
+    renamed.CopyFrom(model)
+    graph = renamed.graph
+    for value in (*graph.input, *graph.output):
+        value.name = names.get(value.name, value.name)
+    for node in graph.node:
+        node.input[:] = [names.get(n, n) for n in node.input]
+        node.output[:] = [names.get(n, n) for n in node.output]
+    return renamed
+
+
+def test_make_stateful_finds_the_caches_group_query_attention_writes_whatever_their_names() -> None:
+    """Inputs and outputs named neither past_key_values.N nor present.N: make_stateful pairs them through
+    GroupQueryAttention's declaration (OpDef.caches), and the pipeline generates ONNX Runtime's tokens
+    on XLA with two executables."""
+    names = {
+        f"{side}.{layer}.{kind}": f"kv_{'in' if side == 'past_key_values' else 'out'}_{layer}_{kind[0]}"
+        for side in ("past_key_values", "present")
+        for layer in range(LAYERS)
+        for kind in ("key", "value")
+    }
+    onnx_model = onnx.load(MODEL)
+    model = hs.make_stateful(core().read_model(_renamed(onnx_model, names)))
+    want_ids = sorted(names[f"past_key_values.{i}.{k}"] for i in range(LAYERS) for k in ("key", "value"))
+    assert sorted(v.variable_id for v in model.get_variables()) == want_ids
+    assert [p.any_name for p in model.outputs] == ["logits"]
+    pipe = LLMPipeline(model, "XLA", core=core())
+    results = pipe.generate(PROMPT, max_new_tokens=8, return_results=True)
+    assert results.tokens == [_ort_greedy(_accuracy_level_0(onnx_model), PROMPT, 8)]
+    assert results.perf_metrics.compile_count == 2
