@@ -6,13 +6,17 @@ compiles one executable for the prompt and one for the steps."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import hetero_sdk as hs
 import numpy as np
 import onnx
 import pytest
+from click.testing import CliRunner
+from hetero_sdk.cli import cli
 from hetero_sdk.genai import LLMPipeline
+from hetero_sdk.genai.session import ExplicitCacheSession, open_session
 from hetero_sdk.runtime.fixed_capacity import FixedCapacityCompiledModel
 from hetero_sdk.transformations import find_kv_cache_pairs
 from hetero_sdk.transformations.fixed_capacity_cache import PAST_LENGTH, with_fixed_capacity_cache
@@ -152,3 +156,26 @@ def test_make_stateful_finds_the_caches_group_query_attention_writes_whatever_th
     results = pipe.generate(PROMPT, max_new_tokens=8, return_results=True)
     assert results.tokens == [_ort_greedy(_accuracy_level_0(onnx_model), PROMPT, 8)]
     assert results.perf_metrics.compile_count == 2
+
+
+def test_hetero_sdk_generate_runs_it_on_xla_with_two_executables() -> None:
+    args = ["generate", "-m", str(MODEL), "-d", "XLA", "--prompt-ids", ",".join(map(str, PROMPT)), "-n", "8", "--json"]
+    result = CliRunner().invoke(cli, args, obj={"core": core()})
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["generated_ids"] == _ort_greedy(_accuracy_level_0(onnx.load(MODEL)), PROMPT, 8)
+    assert data["compile_count"] == 2
+
+
+def test_an_explicit_cache_session_reads_the_head_size_the_builder_leaves_unnamed_from_the_outputs() -> None:
+    """The cache inputs are [batch, 2, past_sequence_length, kv_cache_dim]: the session takes the head
+    size from GroupQueryAttention's present outputs, and feeds the cache back step by step."""
+    onnx_model = onnx.load(MODEL)
+    model = core().read_model(onnx_model)
+    assert model.input("past_key_values.0.key").partial_shape.dims[3] < 0
+    session = open_session(core().compile_model(model, "TEMPLATE"))
+    assert isinstance(session, ExplicitCacheSession)
+    tokens = [int(np.argmax(session.prefill(np.asarray([PROMPT]))[0]))]
+    while len(tokens) < 8:
+        tokens.append(int(np.argmax(session.step(np.asarray([tokens[-1]]))[0])))
+    assert tokens == _ort_greedy(_accuracy_level_0(onnx_model), PROMPT, 8)
