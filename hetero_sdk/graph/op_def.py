@@ -273,7 +273,8 @@ class InPlaceCache:
     :ivar past: the index of the cache input.
     :ivar present: the index of the output that returns the updated cache.
     :ivar axis: the axis the cache grows along (negative counts from the end).
-    :ivar lengths: the indices of the inputs whose values give the filled length.
+    :ivar lengths: the indices of the inputs whose values give the filled length (never inputs that
+        decide a shape).
     """
 
     past: int
@@ -336,14 +337,16 @@ class OpDef:
                 )
             if cache.past in cache.lengths:
                 raise ValueError(f"{self.type_name}: input {cache.past} is both a cache and its length")
+            deciding = [i for i in cache.lengths if self.inputs[i].decides_shape]
+            if deciding:
+                raise ValueError(
+                    f"{self.type_name}: input {deciding[0]} gives a cache's filled length and decides a shape; "
+                    "a length written in place is a value (the shape follows the buffer's capacity)"
+                )
 
     def cache_of(self, output: int) -> InPlaceCache | None:
         """The declaration of the cache output ``output`` returns written in place, or None."""
         return next((c for c in self.caches if c.present == output), None)
-
-    def length_inputs(self) -> frozenset[int]:
-        """Indices of the inputs that give the op the filled length of a cache it writes in place."""
-        return frozenset(i for c in self.caches for i in c.lengths)
 
     @property
     def input_counts(self) -> tuple[int, int | None]:

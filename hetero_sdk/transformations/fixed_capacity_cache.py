@@ -22,9 +22,10 @@ zeros to the capacity: the logits are those of the model run with the cache as e
 A cache may also be written by an op that declares it does so in place (an
 :class:`~hetero_sdk.graph.op_def.InPlaceCache` in its :attr:`~hetero_sdk.graph.op_def.OpDef.caches`,
 as com.microsoft GroupQueryAttention does): its output is the buffer already, so no scatter is added,
-and the inputs it reads the filled length from take the value world. Such an op usually reads the
-length from the attention mask (padded with zeros, the sum is the filled length) and takes the
-capacity from the mask's length: nothing in it names a particular op.
+and the inputs it reads the filled length from must follow the values the request sets (checked): the
+attention mask's (padded with zeros, its sum is the filled length) or ``past_length``, where the model
+read the cache's shape. Such an op usually takes the capacity from the mask's length. Nothing here
+names a particular op.
 """
 
 from __future__ import annotations
@@ -88,8 +89,9 @@ def with_fixed_capacity_cache(model: Model, pairs: Mapping[str, str]) -> FixedCa
     :param pairs: cache input name -> the output name that returns the grown cache (as
         :func:`~hetero_sdk.make_stateful` takes them).
     :raises ModelValidationError: when a cache output is neither ``Concat(past, new)`` of its input nor
-        an op's output declared as that input written in place, the caches grow along different axes, or
-        the model already has a ``past_length`` input.
+        an op's output declared as that input written in place, such an op's filled length does not
+        follow the values the request sets (the padded attention mask's, ``past_length``), the caches
+        grow along different axes, or the model already has a ``past_length`` input.
     """
     if not pairs:
         raise ModelValidationError("with_fixed_capacity_cache needs at least one cache (input, output) pair")
@@ -111,6 +113,9 @@ def with_fixed_capacity_cache(model: Model, pairs: Mapping[str, str]) -> FixedCa
     rewritten.get_rt_info().update(model.get_rt_info())
     rewritten.validate_nodes_and_infer_types()
     padded = [p.any_name for p in rewritten.inputs if "attention_mask" in p.names]
+    _check_lengths_are_run_time_values(
+        caches, [past_length, *(p.node for p in rewritten.inputs if p.any_name in padded)]
+    )
     rows_input = (rows[0].any_name, rows[1])
     return FixedCapacityCache(rewritten, {c.name: c.axis for c in caches}, dict(pairs), rows_input, padded)
 
@@ -156,6 +161,41 @@ def _cache(model: Model, past: str, present: str) -> _Cache:
     if axis == 0:
         raise ModelValidationError(f"output {present!r} grows along axis 0, the batch; a cache grows along another")
     return _Cache(past, parameter_port.node, grown, axis)
+
+
+def _check_lengths_are_run_time_values(caches: list[_Cache], sources: list[Node]) -> None:
+    """Each input an in-place cache's op reads the filled length from must take its value from what the
+    request sets each step: the attention mask's values (padded with zeros, their sum is the filled
+    length) or ``past_length``. A length read from a shape (the mask's length is the capacity) or a
+    constant would make the op write every step at one place."""
+    wanted = {id(node) for node in sources}
+    for cache in caches:
+        if cache.in_place is None:
+            continue
+        for index in cache.in_place.lengths:
+            if not _value_depends_on(cache.writer.input_value(index), wanted):
+                spec = cache.writer.op.input_spec(index)
+                raise ModelValidationError(
+                    f"{cache.writer.type_name} '{cache.writer.friendly_name}' reads the filled length of cache "
+                    f"{cache.name!r} from its {spec.label(index) if spec else f'input {index}'}, whose value follows "
+                    "neither the attention mask's values nor the cache's shape: with the cache in a fixed-capacity "
+                    "buffer it could not tell where to write; compute it from the attention mask (its sum)"
+                )
+
+
+def _value_depends_on(output: Output, wanted: set[int]) -> bool:
+    """Whether ``output``'s value depends on the value of a node in ``wanted`` (a ShapeOf reads no value)."""
+    seen: set[int] = set()
+    stack = [output.node]
+    while stack:
+        node = stack.pop()
+        if id(node) in wanted:
+            return True
+        if id(node) in seen or node.type_name == "ShapeOf":
+            continue
+        seen.add(id(node))
+        stack.extend(v.node for v in node.input_values())
+    return False
 
 
 def _cache_read(value: Output) -> Output:
@@ -291,8 +331,8 @@ def _rewire_consumers(
     users: dict[Output, list[tuple[Node, int]]],
 ) -> None:
     """Every consumer outside the copied computations takes the copy its input's role asks for: the
-    length world where the input decides a shape, the value world elsewhere (always for the inputs an
-    op reads a cache's filled length from)."""
+    length world where the input decides a shape, the value world elsewhere (the inputs an op reads a
+    cache's filled length from among them: they never decide a shape)."""
     copied = {id(v.node) for v in (*length.values(), *value.values())}
     originals = set(length)
     for node in model.get_ops():
@@ -302,8 +342,7 @@ def _rewire_consumers(
             if source not in originals:
                 continue
             spec = node.op.input_spec(index)
-            decides = spec is not None and spec.decides_shape and index not in node.op.length_inputs()
-            world = length if decides else value
+            world = length if spec is not None and spec.decides_shape else value
             node.set_input(index, world[source])
 
 

@@ -228,17 +228,23 @@ def _write_rows_op(honest: bool = True) -> OpDef:
     )
 
 
-def _in_place_decoder(op: OpDef) -> hs.Model:
+def _in_place_decoder(op: OpDef, filled_from: str = "mask") -> hs.Model:
     """:func:`_decoder`'s attention with the cache written by ``op``: the filled length is the attention
     mask's sum less the new tokens, the present length the mask's length (as onnxruntime-genai's
-    GroupQueryAttention reads them); the causal mask's keys span the present cache."""
+    GroupQueryAttention reads them); the causal mask's keys span the present cache. ``filled_from``:
+    ``"mask"``, ``"cache_shape"`` (the cache's length, as exporters read it) or ``"mask_length"`` (the
+    mask's length less the new tokens: the total, not the filled rows, once the mask is padded)."""
     ids = opset.parameter([1, -1], hs.Type.i64, name="input_ids")
     mask = opset.parameter([1, -1], hs.Type.i64, name="attention_mask")
     past = opset.parameter([1, -1, DIM], name="cache_in")
     zero, one = np.int64(0), np.int64(1)
     seq = opset.squeeze(opset.slice(opset.shape_of(ids), [1], [2], [1]), [0])
-    filled = opset.subtract(opset.reduce_sum(mask, [0, 1]), seq)
     total = opset.squeeze(opset.slice(opset.shape_of(mask), [1], [2], [1]), [0])
+    filled = {
+        "mask": lambda: opset.subtract(opset.reduce_sum(mask, [0, 1]), seq),
+        "cache_shape": lambda: opset.squeeze(opset.slice(opset.shape_of(past), [1], [2], [1]), [0]),
+        "mask_length": lambda: opset.subtract(total, seq),
+    }[filled_from]()
     positions = opset.add(opset.range(zero, seq, one, hs.Type.i64), filled)
     new = opset.add(opset.gather(EMBED, ids, 0), opset.gather(POSITION_TABLE, positions, 0))
     present = Node(op, [past.output(0), new.output(0), filled.output(0), total.output(0)], {}, "write")
@@ -255,10 +261,13 @@ def _in_place_decoder(op: OpDef) -> hs.Model:
 IN_PLACE = {"cache_in": "cache_out"}
 
 
+@pytest.mark.parametrize("filled_from", ["mask", "cache_shape"])
 @given(prompt=st.integers(1, 6), steps=st.integers(1, 5), capacity_slack=st.integers(0, 4))
 @settings(max_examples=6, deadline=None)
-def test_a_cache_an_op_writes_in_place_stays_in_its_buffer(prompt: int, steps: int, capacity_slack: int) -> None:
-    fixed = with_fixed_capacity_cache(_in_place_decoder(_write_rows_op()), IN_PLACE)
+def test_a_cache_an_op_writes_in_place_stays_in_its_buffer(
+    filled_from: str, prompt: int, steps: int, capacity_slack: int
+) -> None:
+    fixed = with_fixed_capacity_cache(_in_place_decoder(_write_rows_op(), filled_from), IN_PLACE)
     assert fixed.axes == {"cache_in": 1} and fixed.padded_inputs == ["attention_mask"]
     assert "ScatterElementsUpdate" not in {n.type_name for n in fixed.model.get_ops()}  # the op's output is it
     capacity = prompt + steps + capacity_slack
@@ -289,6 +298,15 @@ def test_an_op_that_reads_the_length_from_the_buffers_shape_fails_the_check() ->
         check_fixed_capacity(dishonest, with_fixed_capacity_cache(dishonest, IN_PLACE))
 
 
+def test_an_op_whose_filled_length_is_read_from_a_shape_is_refused_naming_it() -> None:
+    """The mask's length is the capacity once the request pads it: a length taken from it (or from a
+    constant) would not tell the op where to write."""
+    model = _in_place_decoder(_write_rows_op(), "mask_length")
+    with pytest.raises(ModelValidationError, match=r"TestWriteRows 'write' reads the filled length of cache 'cache_in' "
+                       r"from its filled, whose value follows neither the attention mask's values"):  # fmt: skip
+        with_fixed_capacity_cache(model, IN_PLACE)
+
+
 def test_make_stateful_pairs_an_input_an_op_writes_in_place_whatever_its_name() -> None:
     model = hs.make_stateful(_in_place_decoder(_write_rows_op()))
     assert [v.variable_id for v in model.get_variables()] == ["cache_in"]
@@ -300,3 +318,6 @@ def test_an_in_place_cache_naming_an_input_the_op_lacks_is_refused() -> None:
         OpDef("TestBad", "test", _write_rows_infer, inputs=(Input("a"), Input("b")), caches=(InPlaceCache(2, 0, 1),))
     with pytest.raises(ValueError, match="input 0 is both a cache and its length"):
         OpDef("TestBad", "test", _write_rows_infer, inputs=(Input("a"),), caches=(InPlaceCache(0, 0, 1, (0,)),))
+    inputs = (Input("past"), Input("total", decides_shape=True))
+    with pytest.raises(ValueError, match="input 1 gives a cache's filled length and decides a shape"):
+        OpDef("TestBad", "test", _write_rows_infer, inputs=inputs, caches=(InPlaceCache(0, 0, 1, (1,)),))
