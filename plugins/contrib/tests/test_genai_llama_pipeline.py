@@ -179,3 +179,23 @@ def test_an_explicit_cache_session_reads_the_head_size_the_builder_leaves_unname
     while len(tokens) < 8:
         tokens.append(int(np.argmax(session.step(np.asarray([tokens[-1]]))[0])))
     assert tokens == _ort_greedy(_accuracy_level_0(onnx_model), PROMPT, 8)
+
+
+def test_the_state_reads_the_filled_rows_and_an_exported_blob_keeps_the_fixed_capacity_path() -> None:
+    """On XLA, each variable's state is the filled rows of its buffer, ONNX Runtime's present cache; the
+    compiled model exported and imported runs the same steps."""
+    onnx_model = onnx.load(MODEL)
+    want = _ort_steps(_accuracy_level_0(onnx_model), [PROMPT, [7]])[-1]
+    compiled = core().compile_model(hs.make_stateful(core().read_model(onnx_model)), "XLA")
+    imported = core().import_model(compiled.export_model(), "XLA")
+    for model in (compiled, imported):
+        assert isinstance(model, FixedCapacityCompiledModel)
+        request = model.create_infer_request()
+        for ids, total in ((PROMPT, len(PROMPT)), ([7], len(PROMPT) + 1)):
+            feeds = {"input_ids": np.asarray([ids], np.int64), "attention_mask": np.ones((1, total), np.int64)}
+            logits = request.infer(feeds)["logits"]
+        np.testing.assert_allclose(logits, want["logits"], rtol=1e-4, atol=1e-4)
+        for state in request.query_state():
+            present = "present" + state.name[len("past_key_values") :]
+            assert state.state.shape == (1, KV_HEADS, len(PROMPT) + 1, HEAD_SIZE)
+            np.testing.assert_allclose(state.state.data, want[present], rtol=1e-4, atol=1e-4)
