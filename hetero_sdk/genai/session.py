@@ -105,7 +105,14 @@ class DecoderSession(abc.ABC):
         self._keep(results)
         self.length = total
         logits = np.asarray(results[self.logits])
-        return logits[:, -1, :] if logits.ndim == 3 else logits
+        last = logits[:, -1, :] if logits.ndim == 3 else logits
+        if np.issubdtype(last.dtype, np.floating) and np.isnan(last).any():
+            raise InferenceError(
+                f"model '{self.compiled.model.friendly_name}' gave NaN logits after {total} tokens: the sequence "
+                "may be longer than the model supports (its positions, its rotary tables); shorten the prompt or "
+                "lower max_new_tokens"
+            )
+        return last
 
     def _typed(self, name: str, values: Any) -> np.ndarray:
         return np.ascontiguousarray(values, dtype=self.inputs[name].element_type.numpy)

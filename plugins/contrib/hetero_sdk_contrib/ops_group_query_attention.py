@@ -97,6 +97,16 @@ def _place_new(xp: Any, past: Any, new: Any, past_lengths: Any, length: int) -> 
     return xp.where(in_new, taken, xp.where(positions < start, past, xp.zeros_like(past)))
 
 
+def _rows_at(xp: Any, table: Any, positions: Any) -> Any:
+    """``table``'s rows at ``positions`` (batch, sequence); NaN rows where a position is past the table
+    (a sequence longer than the model's rotary tables: ONNX Runtime refuses it, and a traced gather
+    would clamp it silently)."""
+    rows = table.shape[0]
+    inside = (positions < rows)[:, :, None]
+    taken = table[xp.clip(positions, 0, rows - 1)]
+    return xp.where(inside, taken, xp.asarray(float("nan"), dtype=taken.dtype))
+
+
 def _group_query_attention(
     node: Node,
     query: Any,
@@ -123,8 +133,7 @@ def _group_query_attention(
     q = xp.reshape(widened(query), (batch, sequence, heads, size))
     k = xp.reshape(widened(key), (batch, sequence, kv_heads, size))
     if attrs["do_rotary"] and cos_cache is not None and sin_cache is not None:
-        cos = widened(cos_cache)[positions][:, :, None, :]
-        sin = widened(sin_cache)[positions][:, :, None, :]
+        cos, sin = (_rows_at(xp, widened(table), positions)[:, :, None, :] for table in (cos_cache, sin_cache))
         q = rotated(q, cos, sin, attrs["rotary_interleaved"])
         k = rotated(k, cos, sin, attrs["rotary_interleaved"])
     v = xp.reshape(widened(value), (batch, sequence, kv_heads, size))

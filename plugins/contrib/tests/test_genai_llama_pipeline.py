@@ -15,6 +15,7 @@ import onnx
 import pytest
 from click.testing import CliRunner
 from hetero_sdk.cli import cli
+from hetero_sdk.errors import InferenceError
 from hetero_sdk.genai import LLMPipeline
 from hetero_sdk.genai.session import ExplicitCacheSession, open_session
 from hetero_sdk.runtime.fixed_capacity import FixedCapacityCompiledModel
@@ -199,3 +200,16 @@ def test_the_state_reads_the_filled_rows_and_an_exported_blob_keeps_the_fixed_ca
             present = "present" + state.name[len("past_key_values") :]
             assert state.state.shape == (1, KV_HEADS, len(PROMPT) + 1, HEAD_SIZE)
             np.testing.assert_allclose(state.state.data, want[present], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("device", ["TEMPLATE", "XLA"])
+def test_a_sequence_past_the_rotary_tables_is_an_error_not_tokens(device: str) -> None:
+    """The builder's rotary tables hold 64 positions: ONNX Runtime refuses a 65th, and so does the
+    pipeline (the fixed-capacity buffers hold 128 rows; a traced gather would clamp the position)."""
+    onnx_model = onnx.load(MODEL)
+    with pytest.raises(Exception, match="cos_cache"):
+        _ort_greedy(_accuracy_level_0(onnx_model), PROMPT, 64 - len(PROMPT) + 2)  # a step of 65 tokens
+    pipe = LLMPipeline(core().read_model(onnx_model), device, core=core())
+    with pytest.raises(InferenceError, match="NaN logits after 65 tokens"):
+        pipe.generate(PROMPT, max_new_tokens=64)
+    assert len(pipe.generate(PROMPT, max_new_tokens=64 - len(PROMPT) + 1)) == 64 - len(PROMPT) + 1
