@@ -4,11 +4,12 @@ ms/token, time to first token and executables compiled per generation, one threa
 Usage::
 
     python bench/bench_genai_cache.py                      # 32 tokens after a 16-token prompt, 9 rounds
-    python bench/bench_genai_cache.py --tokens 64 --rounds 5 --cpu-time --json bench/results/genai_cache.json
+    python bench/bench_genai_cache.py --tokens 48 --rounds 5 --cpu-time --json bench/results/genai_cache.json
 
 Model: ``plugins/contrib/tests/data/llama_int4_genai.onnx``, a random Llama written by onnxruntime-genai's
-model builder (int4 MatMulNBits, GroupQueryAttention; 2 layers, 2 key/value heads of 16, vocabulary 128;
-the contrib package's ``tests/data/README.md`` says how). GroupQueryAttention declares its caches written
+model builder (int4 MatMulNBits, GroupQueryAttention; 2 layers, 2 key/value heads of 16, vocabulary 128, rotary
+tables of 64 positions, so at most 48 tokens after the prompt; the contrib package's
+``tests/data/README.md`` says how). GroupQueryAttention declares its caches written
 in place (``OpDef.caches``), so the stateful decoder keeps them in fixed-capacity buffers on XLA.
 Candidates:
 
@@ -48,6 +49,8 @@ import hetero_sdk as hs  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "plugins" / "contrib" / "tests" / "data" / "llama_int4_genai.onnx"
 LAYERS, KV_HEADS, HEAD_DIM, VOCAB = 2, 2, 16, 128
+POSITIONS = 64
+"""The rows of the model's rotary tables: the longest sequence it takes."""
 
 
 def decoder_at_accuracy_level_0(folder: Path) -> Decoder:
@@ -98,6 +101,8 @@ def main() -> None:
     parser.add_argument("--all-cpus", action="store_true", help="do not pin the process to one CPU")
     parser.add_argument("--json", help="also write the rows as JSON to this file")
     args = parser.parse_args()
+    if bench_decoders.PROMPT_LENGTH + args.tokens > POSITIONS:
+        parser.error(f"--tokens {args.tokens}: the model takes {POSITIONS - bench_decoders.PROMPT_LENGTH} at most")
     bench_decoders.CLOCK = time.process_time if args.cpu_time else time.perf_counter
     if not args.all_cpus:
         bench_decoders.pin_to_one_cpu()  # before JAX starts its CPU backend
