@@ -53,7 +53,8 @@ class Extension:
     :ivar name: the extension's name (the entry-point name, for installed ones).
     :ivar ops: op definitions, registered process-wide: their ``evaluate`` is the array-API kernel every
         device may trace or run, as for the SDK's own ops.
-    :ivar onnx_rules: ONNX conversion rules.
+    :ivar onnx_rules: ONNX conversion rules; one for an op type the SDK translates itself is refused at
+        registration unless it says ``replaces`` (see :class:`OnnxRule`).
     :ivar kernels: device-specific kernels by backend, then op type: ``{"reference": {...}}`` holds numpy
         kernels (``kernel(node, *inputs)``) the oracle and TEMPLATE run; ``{"TEMPLATE": {...}}``
         TEMPLATE's own; ``{"XLA": {...}}`` XLA's lowerings (``fn(node, *inputs)`` tracing with

@@ -51,7 +51,8 @@ class ExtensionInfo:
     :ivar version: that distribution's version.
     :ivar ops: the op types it defines.
     :ivar error: why it did not load; empty when it did.
-    :ivar onnx_rules: the ONNX ops it translates, ``"domain:OpType (since N)"``.
+    :ivar onnx_rules: the ONNX ops it translates, ``"domain:OpType (since N)"`` (``", replaces the SDK"``
+        added for a rule replacing the SDK's translation).
     """
 
     name: str
@@ -141,12 +142,17 @@ def _register(extension: Extension | str, distribution: str, version: str, *, in
         for op in extension.ops:
             define(op)
             _owner[op.type_name] = extension.name
-        rules = tuple(f"{r.domain or 'ai.onnx'}:{r.op_type} (since {r.since})" for r in extension.onnx_rules)
+        rules = tuple(_rule_label(r) for r in extension.onnx_rules)
         info = ExtensionInfo(extension.name, distribution, version, tuple(extension.op_types()), onnx_rules=rules)
         _registered[extension.name] = _Entry(extension, info)
         _broken.pop(extension.name, None)
         _changed()
     return extension
+
+
+def _rule_label(rule: OnnxRule) -> str:
+    replacing = ", replaces the SDK" if rule.replaces else ""
+    return f"{rule.domain or 'ai.onnx'}:{rule.op_type} (since {rule.since}{replacing})"
 
 
 def _changed() -> None:

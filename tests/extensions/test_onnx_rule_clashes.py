@@ -69,6 +69,8 @@ def test_a_rule_in_the_ai_onnx_spelling_of_the_default_domain_is_refused_too(reg
 
 def test_a_replacing_rule_added_in_process_translates_from_its_opset_on(register: Register) -> None:
     register(_softsign_relu(14, replaces=True))
+    listed = next(e for e in extension_infos() if e.name == "relu_ext")
+    assert listed.onnx_rules == ("ai.onnx:Relu (since 14, replaces the SDK)",)
     np.testing.assert_allclose(_run(_relu_model(17)), DATA / (1 + np.abs(DATA)), rtol=1e-6)
     np.testing.assert_allclose(_run(_relu_model(14)), DATA / (1 + np.abs(DATA)), rtol=1e-6)
     np.testing.assert_array_equal(_run(_relu_model(13)), np.maximum(DATA, 0))  # before 14: the SDK's
