@@ -10,8 +10,8 @@ caches, ``(blocks, block_size, kv_num_heads, size)``, at block ``block_table[b, 
 with ``local_window_size``) read from the updated caches through the block table, keys and values shared
 by ``num_heads / kv_num_heads`` query heads. ``do_rotary`` rotates queries and keys at ``p`` first. A
 position whose block is unmapped (negative, or beyond the caches' blocks or the table) is neither written
-nor attended, and a query with nothing to attend gives zeros (ONNX Runtime's CUDA kernel sanitizes such
-input the same way). The updated caches are the op's second and third outputs (ONNX Runtime aliases them
+nor attended (as ONNX Runtime documents for unmapped pages), and a query with nothing to attend gives
+zeros. The updated caches are the op's second and third outputs (ONNX Runtime aliases them
 with the inputs): the op is a function of its inputs, and needs no state of the runtime's; who allocates
 blocks and builds the block table (a serving scheduler) is the caller's concern.
 
@@ -21,7 +21,8 @@ write differs (a scatter), so TEMPLATE and XLA each pass theirs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -100,9 +101,21 @@ def _slots(table: Any, sequence: Any, position: Any, blocks: int, block_size: in
     return xp.where(mapped, block * block_size + position % block_size, -1)
 
 
-def paged_attention(node: Node, scatter: Scatter, *inputs: Any) -> list[Any]:
-    """The op on numpy or ``jax.numpy`` arrays (see the module docstring), computed in f32 or wider;
-    ``scatter`` writes the new keys and values into the caches."""
+@dataclass(frozen=True)
+class _Written:
+    """The new tokens placed: their queries (rotated), sequences, positions and whether they belong to a
+    sequence at all; the block table; the caches' rows with the new keys and values written."""
+
+    queries: Any
+    sequence: Any
+    position: Any
+    packed: Any
+    table: Any
+    keys: Any
+    values: Any
+
+
+def _write(node: Node, scatter: Scatter, inputs: Sequence[Any]) -> _Written:
     query, key, value, key_cache, value_cache, cumulative, past, table = inputs[:8]
     xp = namespace(query)
     attrs = node.attrs
@@ -126,27 +139,49 @@ def paged_attention(node: Node, scatter: Scatter, *inputs: Any) -> list[Any]:
     rows = (blocks * block_size, kv_heads, size)
     keys = scatter(xp.reshape(key_cache, rows), written, xp.astype(k, key_cache.dtype))
     values = scatter(xp.reshape(value_cache, rows), written, xp.astype(v, value_cache.dtype))
+    return _Written(q, sequence, position, packed, table, keys, values)
 
-    positions = xp.arange(table.shape[1] * block_size, dtype=xp.int32)
-    read = _slots(table, sequence[:, None], positions[None, :], blocks, block_size)  # (tokens, span)
+
+def _attend(node: Node, written: _Written, queries: Any, read: Any, position: Any, packed: Any) -> Any:
+    """``queries`` (n, heads, size) at ``position`` attending to the cache rows ``read`` ((n or 1, span):
+    each of their sequence's positions, -1 where unmapped): (n, heads * size), in f32 or wider."""
+    xp = namespace(queries)
+    attrs = node.attrs
+    count, heads, size = queries.shape
+    kv_heads = attrs["kv_num_heads"]
+    positions = xp.arange(read.shape[1], dtype=xp.int32)
     allowed = packed[:, None] & (read >= 0) & (positions[None, :] <= position[:, None])
     if attrs["local_window_size"] > 0:
         allowed = allowed & (positions[None, :] > position[:, None] - attrs["local_window_size"])
     at = xp.where(read >= 0, read, 0)
-    seen_keys = xp.permute_dims(widened(keys)[at], (0, 2, 3, 1))  # (tokens, kv_heads, size, span)
-    seen_values = xp.permute_dims(widened(values)[at], (0, 2, 1, 3))  # (tokens, kv_heads, span, size)
-    grouped = xp.reshape(q, (tokens, kv_heads, heads // kv_heads, size))
+    seen_keys = xp.permute_dims(widened(written.keys)[at], (0, 2, 3, 1))  # (n or 1, kv_heads, size, span)
+    seen_values = xp.permute_dims(widened(written.values)[at], (0, 2, 1, 3))  # (n or 1, kv_heads, span, size)
+    grouped = xp.reshape(queries, (count, kv_heads, heads // kv_heads, size))
     scale = attrs["scale"] or 1 / float(np.sqrt(size))
-    scores = xp.matmul(grouped * scale, seen_keys)  # (tokens, kv_heads, group, span)
+    scores = xp.matmul(grouped * scale, seen_keys)  # (n, kv_heads, group, span)
     if attrs["softcap"] > 0:
         scores = attrs["softcap"] * xp.tanh(scores / attrs["softcap"])
     mask = allowed[:, None, None, :]
     top = xp.max(xp.where(mask, scores, -xp.inf), axis=-1, keepdims=True)
     weights = xp.where(mask, xp.exp(scores - xp.where(xp.isfinite(top), top, 0)), 0)
     total = xp.sum(weights, axis=-1, keepdims=True)
-    attended = xp.matmul(weights / xp.where(total > 0, total, 1), seen_values)  # (tokens, kv_heads, group, size)
-    output = xp.astype(xp.reshape(attended, (tokens, heads * size)), query.dtype)
-    return [output, xp.reshape(keys, key_cache.shape), xp.reshape(values, value_cache.shape)]
+    attended = xp.matmul(weights / xp.where(total > 0, total, 1), seen_values)  # (n, kv_heads, group, size)
+    return xp.reshape(attended, (count, heads * size))
+
+
+def paged_attention(node: Node, scatter: Scatter, *inputs: Any) -> list[Any]:
+    """The op on numpy or ``jax.numpy`` arrays (see the module docstring), computed in f32 or wider, every
+    token at once (for XLA's static shapes: it gathers ``tokens x span`` cache rows); ``scatter`` writes
+    the new keys and values into the caches."""
+    query, key_cache, value_cache = inputs[0], inputs[3], inputs[4]
+    xp = namespace(query)
+    written = _write(node, scatter, inputs)
+    blocks, block_size = key_cache.shape[:2]
+    positions = xp.arange(written.table.shape[1] * block_size, dtype=xp.int32)
+    read = _slots(written.table, written.sequence[:, None], positions[None, :], blocks, block_size)
+    output = _attend(node, written, written.queries, read, written.position, written.packed)
+    keys, values = xp.reshape(written.keys, key_cache.shape), xp.reshape(written.values, value_cache.shape)
+    return [xp.astype(output, query.dtype), keys, values]
 
 
 def _numpy_scatter(rows: Any, slots: Any, values: Any) -> Any:
@@ -157,7 +192,21 @@ def _numpy_scatter(rows: Any, slots: Any, values: Any) -> Any:
 
 
 def _numpy_kernel(node: Node, *inputs: Any) -> list[Any]:
-    return paged_attention(node, _numpy_scatter, *(np.asarray(a) for a in inputs))
+    """The op in numpy, one sequence at a time: each reads its span of the caches once."""
+    arrays = [np.asarray(a) for a in inputs]
+    query, key_cache, value_cache = arrays[0], arrays[3], arrays[4]
+    written = _write(node, _numpy_scatter, arrays)
+    blocks, block_size = key_cache.shape[:2]
+    positions = np.arange(written.table.shape[1] * block_size, dtype=np.int32)
+    output = np.zeros((query.shape[0], query.shape[1]), written.queries.dtype)
+    for sequence in range(written.table.shape[0]):
+        rows = np.flatnonzero(written.packed & (written.sequence == sequence))
+        if rows.size:
+            read = _slots(written.table, sequence, positions, blocks, block_size)[None, :]
+            found = _attend(node, written, written.queries[rows], read, written.position[rows], written.packed[rows])
+            output[rows] = found
+    keys, values = written.keys.reshape(key_cache.shape), written.values.reshape(value_cache.shape)
+    return [output.astype(query.dtype), keys, values]
 
 
 PAGED_ATTENTION = OpDef(
