@@ -21,6 +21,7 @@ import hetero_sdk.plugin as facade
 from hetero_sdk import Node
 from hetero_sdk.errors import PluginValidationError
 from hetero_sdk.extensions import Extension, OnnxRule, extension_infos, remove_extensions
+from hetero_sdk.frontend.onnx import supported_ops
 from template_plugin import TemplatePlugin
 
 from .conftest import DATA, softsign, unary_op
@@ -71,6 +72,7 @@ def test_a_replacing_rule_added_in_process_translates_from_its_opset_on(register
     register(_softsign_relu(14, replaces=True))
     listed = next(e for e in extension_infos() if e.name == "relu_ext")
     assert listed.onnx_rules == ("ai.onnx:Relu (since 14, replaces the SDK)",)
+    assert supported_ops()["Relu"] == sorted({r.since for r in facade.ONNX_RULES.get("Relu")} | {14})
     np.testing.assert_allclose(_run(_relu_model(17)), DATA / (1 + np.abs(DATA)), rtol=1e-6)
     np.testing.assert_allclose(_run(_relu_model(14)), DATA / (1 + np.abs(DATA)), rtol=1e-6)
     np.testing.assert_array_equal(_run(_relu_model(13)), np.maximum(DATA, 0))  # before 14: the SDK's
@@ -79,6 +81,8 @@ def test_a_replacing_rule_added_in_process_translates_from_its_opset_on(register
 def test_once_the_replacing_extension_is_removed_the_sdk_translates_again(register: Register) -> None:
     register(_softsign_relu(1, replaces=True))
     np.testing.assert_allclose(_run(_relu_model(17)), DATA / (1 + np.abs(DATA)), rtol=1e-6)
+    sdk_versions = sorted({r.since for r in facade.ONNX_RULES.get("Relu")})
+    assert supported_ops()["Relu"] == sdk_versions  # listed once, though the extension's repeats since 1
     remove_extensions(["relu_ext"])
     np.testing.assert_array_equal(_run(_relu_model(17)), np.maximum(DATA, 0))
 
