@@ -38,7 +38,8 @@ The names, by what they are for:
 - **extension points** (registries others add to): the reference kernel registry (:func:`kernel`,
   :data:`KERNELS`, :class:`Kernel`, :func:`get_kernel`, :func:`kernel_types`, :func:`run_node`,
   :func:`evaluate`), a device's own registry (:class:`Registry`), and the ONNX frontend's rule
-  registry (:func:`onnx_rule`, :data:`ONNX_RULES`, :class:`OnnxRule`, :class:`OnnxNodeContext`) with
+  registry (:func:`onnx_rule`, :data:`ONNX_RULES`, :class:`OnnxRule` (the one rule type, of the SDK's
+  rules and of extensions'), :class:`OnnxNodeContext`) with
   the ONNX exporter (:func:`export_onnx`, :func:`onnx_exportable_ops`). The ONNX names load the ONNX
   frontend on first use, not when this module is imported.
 - **op extensions** (ops from outside the SDK, :mod:`hetero_sdk.extensions`): :func:`device_kernel`
@@ -59,7 +60,7 @@ from hetero_sdk import rt_info
 from hetero_sdk.array_api import namespace, widened
 from hetero_sdk.blob import check_header_fields, pack_blob, unpack_blob
 from hetero_sdk.device_name import format_device_name, parse_device_name
-from hetero_sdk.extensions import REFERENCE, device_kernel
+from hetero_sdk.extensions import REFERENCE, OnnxRule, device_kernel
 from hetero_sdk.ops import (
     BOOL,
     FLOAT,
@@ -145,7 +146,6 @@ from hetero_sdk.transformations import (
 if TYPE_CHECKING:
     from hetero_sdk.frontend.onnx.node_context import NodeContext as OnnxNodeContext
     from hetero_sdk.frontend.onnx.rules import RULES as ONNX_RULES
-    from hetero_sdk.frontend.onnx.rules import Rule as OnnxRule
     from hetero_sdk.frontend.onnx.rules import rule as onnx_rule
     from hetero_sdk.frontend.onnx_export import export_model as export_onnx
     from hetero_sdk.frontend.onnx_export import supported_ops as onnx_exportable_ops
@@ -153,7 +153,6 @@ if TYPE_CHECKING:
 _ONNX_NAMES = {
     "ONNX_RULES": ("hetero_sdk.frontend.onnx.rules", "RULES"),
     "OnnxNodeContext": ("hetero_sdk.frontend.onnx.node_context", "NodeContext"),
-    "OnnxRule": ("hetero_sdk.frontend.onnx.rules", "Rule"),
     "export_onnx": ("hetero_sdk.frontend.onnx_export", "export_model"),
     "onnx_exportable_ops": ("hetero_sdk.frontend.onnx_export", "supported_ops"),
     "onnx_rule": ("hetero_sdk.frontend.onnx.rules", "rule"),
