@@ -213,3 +213,16 @@ def test_a_sequence_past_the_rotary_tables_is_an_error_not_tokens(device: str) -
     with pytest.raises(InferenceError, match="NaN logits after 65 tokens"):
         pipe.generate(PROMPT, max_new_tokens=64)
     assert len(pipe.generate(PROMPT, max_new_tokens=64 - len(PROMPT) + 1)) == 64 - len(PROMPT) + 1
+
+
+def test_a_batch_of_two_prompts_gives_each_its_own_tokens_on_xla() -> None:
+    """Two prompts of one length run in one request (batch 2, GroupQueryAttention's seqlens_k per row):
+    each gets the tokens ONNX Runtime gives it alone."""
+    onnx_model = onnx.load(MODEL)
+    other = [40, 2, 77, 31, 9, 120]
+    reference = _accuracy_level_0(onnx_model)
+    pipe = LLMPipeline(core().read_model(onnx_model), "XLA", core=core())
+    results = pipe.generate([PROMPT, other], max_new_tokens=8, return_results=True)
+    assert results.tokens == [_ort_greedy(reference, PROMPT, 8), _ort_greedy(reference, other, 8)]
+    assert results.tokens[0] != results.tokens[1]
+    assert results.perf_metrics.compile_count == 2
