@@ -27,6 +27,7 @@ The names, by what they are for:
   :func:`replace_node`, :func:`constant_operand`, :func:`channel_scale`, :func:`fused_names`.
 - **a device's own ops** (fused ops): :class:`OpDef`, :func:`define`, :class:`Attr` and its kinds
   (:data:`BOOL`, :data:`INT`...), :class:`Input` (an op's input, not :class:`hetero_sdk.Input`),
+  :class:`InPlaceCache` (an output that is an input's key/value cache written in place),
   :class:`OutputSpec`, the element-type sets, :func:`expect_same_types`, :func:`as_output`, :data:`OPS`,
   :data:`STRUCTURAL_OPS`, :data:`DYNAMIC`.
 - **op semantics** a kernel shares with the op's definition (so that a device computes what the op
@@ -75,6 +76,7 @@ from hetero_sdk.ops import (
     STRINGS,
     STRUCTURAL_OPS,
     Attr,
+    InPlaceCache,
     Input,
     OpDef,
     OutputSpec,
@@ -186,8 +188,8 @@ __all__ = [
     "common_optimizations", "constant_operand", "fused_names", "replace_node",
     # a device's own ops
     "BOOL", "DYNAMIC", "FLOAT", "FLOATS", "INDEX_TYPES", "INT", "INTS", "LOWER_STRING", "NUMERIC_TYPES", "OPS",
-    "REAL_TYPES", "STRING", "STRINGS", "STRUCTURAL_OPS", "Attr", "Input", "OpDef", "OutputSpec", "as_output",
-    "define", "expect_rank", "expect_same_types",
+    "REAL_TYPES", "STRING", "STRINGS", "STRUCTURAL_OPS", "Attr", "InPlaceCache", "Input", "OpDef", "OutputSpec",
+    "as_output", "define", "expect_rank", "expect_same_types",
     # op semantics shared with the op definitions
     "apply_resize", "backprop_geometry", "batch_normalized", "bodies", "constant_value", "erfc_values", "gelu_tanh",
     "integer_saturation", "loop_iterations", "matmul_shape", "nearest_indices", "reduced_axes", "reshape_dims",
