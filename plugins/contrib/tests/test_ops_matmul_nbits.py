@@ -243,3 +243,33 @@ def test_matmul_nbits_xla_holds_the_f32_weight_not_the_packed_one() -> None:
     assert f"-> tensor<{n}x{k}xf32>" not in text and "= stablehlo.convert" not in text  # no weight computed
     got = jax.jit(lower(graph, weights=held))(feeds["A"], *held)[0]
     np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_nbits_packed_weight_read_elsewhere_too_stays_an_xla_weight() -> None:
+    """A Constant that another op also reads is still passed to XLA's executable (only Constants every
+    consumer replaces are left out), beside the f32 weight; both results are right."""
+    from hetero_sdk import Model, Node, Type
+    from hetero_sdk import opset as ops
+    from hetero_sdk_jax.lowering import weights_of
+
+    from hetero_sdk_contrib.ops_matmul_nbits import MATMUL_NBITS
+
+    rng = np.random.default_rng(23)
+    k, n = 512, 256  # the packed weight is 64 KiB: a weight for XLA
+    weights = _quantized(rng, n, k, 4, 16)
+    a = ops.parameter([2, k], Type.f32, "A")
+    packed = ops.constant(weights["B"])
+    attrs = {"K": k, "N": n, "bits": 4, "block_size": 16}
+    y = Node(MATMUL_NBITS, [a.output(0), packed.output(0), ops.constant(weights["scales"]).output(0)], attrs)
+    z = ops.convert(packed, Type.f32)
+    model = Model([ops.result(y), ops.result(z)], [a])
+    core()  # the extension's ops, registered
+    held = weights_of(model)
+    assert sorted((w.dtype.str, w.shape) for w in held) == sorted(
+        [(np.dtype(np.uint8).str, weights["B"].shape), (np.dtype(np.float32).str, (n, k))]
+    )
+    x = rng.standard_normal((2, k)).astype(np.float32)
+    got = core().compile_model(model, "XLA")([x])
+    dense = _dense(weights["B"], weights["scales"], None, k, 4, 16)
+    np.testing.assert_allclose(np.asarray(got[0]), x @ dense.T, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(np.asarray(got[1]), weights["B"].astype(np.float32))
