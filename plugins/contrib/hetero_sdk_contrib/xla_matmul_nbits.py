@@ -7,12 +7,13 @@ when the model compiles (:func:`prepare`, shared with TEMPLATE through
 weight argument, moved to the device once; each call is then one f32 matrix product, accumulating in
 f32. Otherwise (a weight fed as a model input) the weight is dequantized inside the computation each call.
 
-Measured on XLA:CPU, one thread, int4, block 32, K = N = 2048, one row (``bench/bench_matmul_nbits.py``
-and the options script quoted in ``bench/README.md``): the f32 weight read once per call is the fastest
-of what XLA compiles here, ahead of the 8-bit ``q - zero point`` weight with the block scales applied
-after a batched per-block dot (about 2x slower: XLA:CPU converts it to f32 inside the dot's operand
-fusion), native ``uint4`` weights (3-4x) and unpacking the packed bytes every call (4-5x). The price is
-memory: the executable holds ``4 N K`` bytes per weight, 8 times the packed 4-bit weight.
+Measured on XLA:CPU, one thread, int4, block 32, K = N = 2048, one row (``bench/bench_xla_nbits_options.py``,
+``bench/README.md``): the f32 weight read once per call is the fastest of what XLA compiles here. The
+8-bit ``q - zero point`` weight with the block scales applied after a batched per-block dot (or one fused
+sum) reads a quarter of the bytes but takes 2-5x as long (XLA:CPU converts it inside loops it does not
+vectorise as well as its f32 matrix-vector product), native ``uint4`` weights 3-6x, unpacking the packed
+bytes every call 4-9x. The price is memory: the executable holds ``4 N K`` bytes per weight, 8 times the
+packed 4-bit weight, and a decode step reads them all (on a decoder, bandwidth decides).
 """
 
 from __future__ import annotations
