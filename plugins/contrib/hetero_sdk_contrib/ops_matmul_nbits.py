@@ -140,7 +140,7 @@ class PreparedWeights:
 
     def __init__(self) -> None:
         self._entries: dict[tuple[int, ...], tuple[list[weakref.ref[np.ndarray]], np.ndarray, object]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.computed = 0
         """How many weights were dequantized (a test reads it: once per constant, not per call)."""
 
@@ -154,12 +154,11 @@ class PreparedWeights:
             return self._dequantized(node, weight, scales, zero_points, g_idx)
         attrs = tuple(node.attrs[a] for a in ("K", "N", "bits", "block_size"))
         key = (*(id(v) for v in (weight, scales, zero_points, g_idx)), *attrs)
-        with self._lock:
+        with self._lock:  # held while dequantizing: two compiles of one model get the same array
             entry = self._entries.get(key)
-        if entry is not None and all(ref() is v for ref, v in zip(entry[0], sources, strict=True)):
-            return entry[1]
-        value, token = self._dequantized(node, weight, scales, zero_points, g_idx), object()
-        with self._lock:
+            if entry is not None and all(ref() is v for ref, v in zip(entry[0], sources, strict=True)):
+                return entry[1]
+            value, token = self._dequantized(node, weight, scales, zero_points, g_idx), object()
             self._entries[key] = ([weakref.ref(v) for v in sources], value, token)
         weakref.finalize(weight, self._forget, key, token)
         return value
