@@ -37,12 +37,15 @@ _WEIGHT_INPUTS = (1, 2, 3, 4)
 def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.ndarray | None]:
     """Replacements for ``node``'s weight inputs, computed once when the model compiles: B becomes the
     f32 ``(N, K)`` weight, scales, zero points and ``g_idx`` None, when they are all known (``values[i]``
-    is input ``i``'s value when it is a Constant, else None); ``{}`` when one is computed at run time."""
+    is input ``i``'s value when it is a Constant, else None); ``{}`` when one is computed at run time or
+    the f32 weight is not kept (:class:`~hetero_sdk_contrib.ops_matmul_nbits.PreparedWeights`)."""
     present = [i for i in _WEIGHT_INPUTS if i < len(values)]
     if any(values[i] is None for i in present):
         return {}
     weight, scales, *rest = (values[i] for i in present)
     dense = prepared_weight(node, weight, scales, *rest)
+    if dense is None:  # not kept (beyond the budget of f32 weights): dequantized in the computation
+        return {}
     return {i: dense if i == 1 else None for i in present}
 
 

@@ -273,3 +273,26 @@ def test_matmul_nbits_packed_weight_read_elsewhere_too_stays_an_xla_weight() -> 
     dense = _dense(weights["B"], weights["scales"], None, k, 4, 16)
     np.testing.assert_allclose(np.asarray(got[0]), x @ dense.T, rtol=1e-5, atol=1e-4)
     np.testing.assert_array_equal(np.asarray(got[1]), weights["B"].astype(np.float32))
+
+
+def test_matmul_nbits_beyond_the_budget_of_f32_weights_dequantizes_per_call(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Weights whose f32 form would pass the budget (a quarter of the memory by default) are not kept:
+    TEMPLATE and XLA dequantize them each call, with the same results, and say so once."""
+    from hetero_sdk_jax.lowering import weights_of
+
+    rng = np.random.default_rng(24)
+    k, n = 512, 256
+    model, feeds, expected = _step_model(rng, k, n)
+    gc.collect()
+    monkeypatch.setattr(PREPARED, "budget_bytes", PREPARED.held_bytes + 4 * n * k - 1)
+    monkeypatch.setattr(PREPARED, "_said_over", False)
+    kept = len(PREPARED)
+    with caplog.at_level("INFO", logger="hetero_sdk_contrib.ops_matmul_nbits"):
+        for device in ("TEMPLATE", "XLA"):
+            np.testing.assert_allclose(run_sdk(model, feeds, device)[0], expected, rtol=1e-5, atol=1e-5, err_msg=device)
+    assert len(PREPARED) == kept
+    assert caplog.text.count("dequantized each call") == 1
+    held = weights_of(core().read_model(model))
+    assert [(w.dtype, w.shape) for w in held] == [(np.dtype(np.uint8), (n, k // 32, 16))]  # the packed bytes
