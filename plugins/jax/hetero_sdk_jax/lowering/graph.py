@@ -8,10 +8,17 @@ them). Known tensors become XLA constants where traced ops consume them, except 
 inputs: the program and XLA's compile work then follow the graph, not the weights, and the compiled
 model hands the same device buffers to every call. Inputs that decide an output shape (axes, target
 shapes, pads...) must be known: XLA compiles for static shapes.
+
+A lowering function may carry ``prepare(node, values) -> {input index: array or None}``: replacements
+for some of the node's inputs, computed once when the model compiles from the values of its Constant
+inputs (``values[i]``, None where input ``i`` is not a Constant). A replacement array is passed like a
+weight and None as None; a Constant whose every consumer replaces it is not passed at all
+(:func:`prepared_inputs`; MatMulNBits hands XLA its weight dequantized once this way).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -29,7 +36,8 @@ from hetero_sdk_jax.lowering.layout import ChannelsLast, channels_last_lowering
 from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, LoweringFn, get_lowering
 
 __all__ = [
-    "MAX_TENSOR_BYTES", "WEIGHT_BYTES", "Analysis", "analyze", "check_extents", "lower", "specialize", "weights_of",
+    "MAX_TENSOR_BYTES", "WEIGHT_BYTES", "Analysis", "analyze", "check_extents", "lower", "prepared_inputs",
+    "specialize", "weights_of",
 ]  # fmt: skip
 
 _KNOWN, _KNOWN_WITH_SHAPES, _TRACED = 0, 1, 2
@@ -226,17 +234,42 @@ def check_extents(model: Model, error: type[HeteroSDKError], where: str = "") ->
 def weights_of(model: Model) -> list[np.ndarray]:
     """The values of ``model``'s weights: its Constants of at least :data:`WEIGHT_BYTES` bytes whose
     element type JAX holds on a device as it is (8 to 32 bits: 64-bit values depend on JAX's x64
-    mode, 4- and 2-bit ones do not move reliably), each array once, in graph order. Constants inside
-    control-flow bodies stay in their bodies."""
+    mode, 4- and 2-bit ones do not move reliably), each array once, in graph order, and the arrays as
+    large that lowerings prepare in their place (:func:`prepared_inputs`); a Constant every consumer
+    replaces is left out. Constants inside control-flow bodies stay in their bodies."""
+    prepared = {id(node): prepared_inputs(node) for node in model.get_ops()}
+    replaced_only: dict[int, bool] = {}
+    for node in model.get_ops():
+        for i, source in enumerate(node.input_values()):
+            key = id(source.node)
+            replaced_only[key] = replaced_only.get(key, True) and i in prepared[id(node)]
     found: dict[int, np.ndarray] = {}
     for node in model.get_ops():
-        if node.type_name != "Constant":
+        for value in prepared[id(node)].values():
+            if value is not None and value.nbytes >= WEIGHT_BYTES:
+                found.setdefault(id(value), value)
+        if node.type_name != "Constant" or replaced_only.get(id(node), False):
             continue
         value = node.attrs["value"]
         element = node.get_output_element_type(0)
         if value.nbytes >= WEIGHT_BYTES and 8 <= element.bitwidth <= 32 and element is not Type.string:
             found.setdefault(id(value), value)
     return list(found.values())
+
+
+def prepared_inputs(node: Node) -> dict[int, np.ndarray | None]:
+    """What ``node``'s lowering computes once, at compile time, in place of some of its inputs: its
+    function's ``prepare(node, values)`` (see the module's docstring); ``{}`` when it has none. A
+    ``prepare`` returns the same arrays each time it is asked about the same constants (it caches them):
+    an array it made anew would be compiled into the program instead of passed as a weight."""
+    if node.type_name in ("Parameter", "Constant", "Result", "ShapeOf"):
+        return {}
+    lowered = get_lowering(node.type_name)
+    prepare = None if lowered is None else getattr(inspect.unwrap(lowered.fn), "prepare", None)
+    if prepare is None:
+        return {}
+    values = [s.node.attrs["value"] if s.node.type_name == "Constant" else None for s in node.input_values()]
+    return dict(prepare(node, values))
 
 
 def lower(
@@ -328,8 +361,12 @@ def _lowered(
     if lowered is None:
         raise UnsupportedOperationError(f"XLA has no lowering for op type {node.type_name}")
     args = []
+    replacements = prepared_inputs(node)
     for i, value in enumerate(inputs):
-        if i in lowered.static:
+        if i in replacements:
+            replacement = replacements[i]
+            args.append(None if replacement is None else as_traced(replacement))
+        elif i in lowered.static:
             if not isinstance(value, np.ndarray):
                 raise CompilationError(f"input {i} must be known at compile time (XLA compiles static shapes)")
             args.append(value)
