@@ -6,8 +6,10 @@ values match TEMPLATE's bit for bit) or *traced* (a ``jax.Array``: Parameters an
 them). Known tensors become XLA constants where traced ops consume them, except the model's weights
 (:func:`weights_of`: large Constants), which the function takes as arguments after the model's
 inputs: the program and XLA's compile work then follow the graph, not the weights, and the compiled
-model hands the same device buffers to every call. Inputs that decide an output shape (axes, target
-shapes, pads...) must be known: XLA compiles for static shapes.
+model hands the same device buffers to every call. A weight whose consumer's lowering reads it in
+another layout (a convolution filter: :mod:`.weight_layout`) is an argument in that layout. Inputs
+that decide an output shape (axes, target shapes, pads...) must be known: XLA compiles for static
+shapes.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from hetero_sdk.plugin import bodies, kernel_types, run_node
 from hetero_sdk_jax.lowering.elementwise import EXACT_DIVISION
 from hetero_sdk_jax.lowering.layout import ChannelsLast, channels_last_lowering
 from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, LoweringFn, get_lowering
+from hetero_sdk_jax.lowering.weight_layout import Prepared, WeightLayout, input_layouts
 
 __all__ = [
-    "MAX_TENSOR_BYTES", "WEIGHT_BYTES", "Analysis", "analyze", "check_extents", "lower", "specialize", "weights_of",
+    "MAX_TENSOR_BYTES", "WEIGHT_BYTES", "Analysis", "Weight", "analyze", "check_extents", "lower", "specialize",
+    "weights_of",
 ]  # fmt: skip
 
 _KNOWN, _KNOWN_WITH_SHAPES, _TRACED = 0, 1, 2
@@ -223,24 +227,70 @@ def check_extents(model: Model, error: type[HeteroSDKError], where: str = "") ->
             )
 
 
-def weights_of(model: Model) -> list[np.ndarray]:
-    """The values of ``model``'s weights: its Constants of at least :data:`WEIGHT_BYTES` bytes whose
-    element type JAX holds on a device as it is (8 to 32 bits: 64-bit values depend on JAX's x64
-    mode, 4- and 2-bit ones do not move reliably), each array once, in graph order. Constants inside
-    control-flow bodies stay in their bodies."""
-    found: dict[int, np.ndarray] = {}
+@dataclass(frozen=True)
+class Weight:
+    """One weight argument of the lowered function: a Constant's value in the layout its consumers read.
+
+    :ivar value: the Constant's array (the graph's own).
+    :ivar layout: the layout the executable receives it in (:meth:`prepare` makes it), None: as it is.
+    """
+
+    value: np.ndarray
+    layout: WeightLayout | None = None
+
+    @property
+    def key(self) -> tuple[int, WeightLayout | None]:
+        """Identifies the argument: the array (by identity) and its layout."""
+        return id(self.value), self.layout
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The argument's shape (in its layout)."""
+        if self.layout is None:
+            return tuple(self.value.shape)
+        if self.layout.shape is not None:
+            return tuple(self.layout.shape)
+        return tuple(self.value.shape[axis] for axis in self.layout.permutation)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The argument's element type (the value's)."""
+        return self.value.dtype
+
+    @property
+    def nbytes(self) -> int:
+        """The argument's size in bytes."""
+        return self.value.nbytes
+
+    def prepare(self) -> np.ndarray:
+        """The argument's values: the array itself, or a new (read-only, aligned) one in the layout."""
+        return self.value if self.layout is None else self.layout.prepare(self.value)
+
+
+def weights_of(model: Model) -> list[Weight]:
+    """``model``'s weights: its Constants of at least :data:`WEIGHT_BYTES` bytes whose element type JAX
+    holds on a device as it is (8 to 32 bits: 64-bit values depend on JAX's x64 mode, 4- and 2-bit ones
+    do not move reliably), in graph order. Each array is one argument per layout its consumers read it
+    in (:func:`~.weight_layout.input_layouts`; as it is for the others): a filter read only by
+    convolutions is stored in their layout alone. Constants inside control-flow bodies stay in their
+    bodies."""
+    consumers = model.consumers()
+    found: dict[tuple[int, WeightLayout | None], Weight] = {}
     for node in model.get_ops():
         if node.type_name != "Constant":
             continue
         value = node.attrs["value"]
         element = node.get_output_element_type(0)
-        if value.nbytes >= WEIGHT_BYTES and 8 <= element.bitwidth <= 32 and element is not Type.string:
-            found.setdefault(id(value), value)
+        if value.nbytes < WEIGHT_BYTES or not 8 <= element.bitwidth <= 32 or element is Type.string:
+            continue
+        for consumer, index in consumers.get(node.output(0), []) or [(node, -1)]:
+            weight = Weight(value, input_layouts(consumer).get(index))
+            found.setdefault(weight.key, weight)
     return list(found.values())
 
 
 def lower(
-    model: Model, precision: Type = Type.f32, exact_division: bool = False, weights: Sequence[np.ndarray] = ()
+    model: Model, precision: Type = Type.f32, exact_division: bool = False, weights: Sequence[Weight] = ()
 ) -> Callable[..., tuple[Any, ...]]:
     """The JAX function computing ``model``: one array per Parameter in, then one per array of
     ``weights``; one per Result out.
@@ -250,15 +300,16 @@ def lower(
     to their declared types. ``exact_division`` corrects each f32 Divide for a backend whose division
     is not correctly rounded (:attr:`Backend.divides_inexactly`).
 
-    :param weights: Constant values (:func:`weights_of`) taken as arguments: where a traced op reads
-        one, it reads the argument instead of a constant baked into the program. Ops whose inputs are
-        all known still fold with the values themselves, and inputs that decide shapes stay known.
+    :param weights: the weights (:func:`weights_of`) taken as arguments, each in its layout: where a
+        traced op reads one, it reads the argument instead of a constant baked into the program (an
+        input whose lowering declares a layout, :class:`~.weight_layout.Prepared`). Ops whose inputs
+        are all known still fold with the values themselves, and inputs that decide shapes stay known.
     :raises CompilationError: naming the node that cannot be lowered (raised while tracing).
     """
     ops = model.get_ops()
     parameters, results = model.get_parameters(), model.get_results()
     compute = {np.dtype(np.float32): Type.bf16.numpy} if precision is Type.bf16 else {}
-    weight_index = {id(value): i for i, value in enumerate(weights)}
+    weight_index = {weight.key: i for i, weight in enumerate(weights)}
 
     def run(*args: Any) -> tuple[Any, ...]:
         division = EXACT_DIVISION.set(exact_division)
@@ -271,11 +322,13 @@ def lower(
     def traced(*args: Any) -> tuple[Any, ...]:
         weight_args = args[len(parameters) :]
 
-        def as_traced(value: Any) -> Any:
+        def as_traced(value: Any, layout: WeightLayout | None = None) -> Any:
             if not isinstance(value, np.ndarray):
                 return value
-            index = weight_index.get(id(value))
+            index = weight_index.get((id(value), layout))
             if index is None:
+                if layout is not None:
+                    value = layout.prepare(value)
                 return jnp.asarray(value.astype(compute.get(value.dtype, value.dtype), copy=False))
             arg = weight_args[index]
             return arg.astype(compute[arg.dtype]) if arg.dtype in compute else arg
@@ -321,18 +374,21 @@ def _lowered(
     node: Node,
     inputs: list[Any],
     compute: dict[np.dtype, np.dtype],
-    as_traced: Callable[[Any], Any],
+    as_traced: Callable[..., Any],
     fn: LoweringFn | None = None,
 ) -> list[Any]:
     lowered = get_lowering(node.type_name)
     if lowered is None:
         raise UnsupportedOperationError(f"XLA has no lowering for op type {node.type_name}")
-    args = []
+    layouts = input_layouts(node)
+    args: list[Any] = []
     for i, value in enumerate(inputs):
         if i in lowered.static:
             if not isinstance(value, np.ndarray):
                 raise CompilationError(f"input {i} must be known at compile time (XLA compiles static shapes)")
             args.append(value)
+        elif i in layouts and isinstance(value, np.ndarray):  # a constant, in the layout the lowering reads
+            args.append(Prepared(as_traced(value, layouts[i]), layouts[i]))
         else:
             args.append(as_traced(value))
     raw = (fn or lowered.fn)(node, *args)
