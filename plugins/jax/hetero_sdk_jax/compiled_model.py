@@ -115,7 +115,7 @@ class XlaCompiledModel(CompiledModel):
         ``loaded_from_cache`` turns True when one is read from there instead of compiled."""
         self.cache_size = int(config.get(SHAPE_CACHE_SIZE, DEFAULT_SHAPE_CACHE_SIZE))
         self._cache: ExecutableCache[Shapes, Executable] = ExecutableCache(self.cache_size)
-        self._weights: dict[tuple[int, Any], tuple[np.ndarray, jax.Array]] = {}  # by Weight.key (array kept alive)
+        self._weights: dict[tuple[Any, ...], tuple[np.ndarray, jax.Array]] = {}  # by Weight.key (array kept alive)
         self._weights_lock = threading.Lock()
         self.by_value: ValueSpecializer | None = None
         """Set when inputs decide shapes: the model is compiled per value of those inputs."""
@@ -278,7 +278,7 @@ class XlaCompiledModel(CompiledModel):
         :param describe: what failed, for the message (see :func:`compile_ahead`).
         :param donated: the inputs whose buffers an output may reuse (see :func:`compile_ahead`).
         """
-        host = weights_of(graph)
+        host = weights_of(graph, self.precision)
         with x64_scope(self.x64):
             source = lower(graph, self.precision, self.backend.divides_inexactly, host)
         device = self._device_weights(host)
@@ -291,7 +291,7 @@ class XlaCompiledModel(CompiledModel):
         if read[0]:
             self.loaded_from_cache = True
         self.compile_count += 1
-        exportable = tuple(w.value if w.layout is None else None for w in host)
+        exportable = tuple(w.value if w.layout is None and w.compute is None else None for w in host)
         return Executable(compiled, source=source, weights=tuple(device), host_weights=exportable)
 
     def _device_weights(self, host: Sequence[Weight]) -> list[jax.Array]:

@@ -11,7 +11,7 @@ import hetero_sdk as hs
 import jax
 import numpy as np
 import pytest
-from hetero_sdk import Model, opset
+from hetero_sdk import Model, Type, opset
 from hetero_sdk.errors import CompilationError
 from hetero_sdk.hetero.plugin import HeteroPlugin
 from hypothesis import given, settings
@@ -92,6 +92,22 @@ def test_a_constant_filter_is_an_argument_in_the_layout_the_convolution_reads() 
     assert stored.shape == KIO
     np.testing.assert_array_equal(np.asarray(stored), FILTER.transpose(2, 3, 1, 0))
     assert weight_copies(executable.as_text()) == []
+
+
+def test_at_bf16_precision_a_filter_is_stored_in_bf16() -> None:
+    """Converted once on the host (numpy rounds to nearest even, as XLA's convert), not on every call."""
+    compiled = core().compile_model(_conv_model(), "XLA", {"INFERENCE_PRECISION_HINT": "bf16"})
+    expected = _conv_numpy(_x(), FILTER)
+    got = compiled(_x())[0]
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=0, atol=0.02 * float(np.abs(expected).max()))
+    assert not np.allclose(got, expected, rtol=1e-4, atol=1e-3)  # bf16's rounding shows
+    executable = compiled.jax_executable()
+    (stored,) = executable.weights
+    assert stored.shape == KIO and stored.dtype == Type.bf16.numpy
+    np.testing.assert_array_equal(np.asarray(stored), FILTER.transpose(2, 3, 1, 0).astype(Type.bf16.numpy))
+    # no rounding to bf16 on a call; XLA:CPU widens bf16 filters to f32 for its convolution, though
+    assert all(copy.split(" = ")[1].startswith("f32[") for copy in weight_copies(executable.as_text()))
 
 
 def test_a_stored_filter_is_the_transformed_host_array_itself_on_the_cpu() -> None:

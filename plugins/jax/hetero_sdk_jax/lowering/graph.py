@@ -29,7 +29,7 @@ from hetero_sdk.plugin import bodies, kernel_types, run_node
 from hetero_sdk_jax.lowering.elementwise import EXACT_DIVISION
 from hetero_sdk_jax.lowering.layout import ChannelsLast, channels_last_lowering
 from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, LoweringFn, get_lowering
-from hetero_sdk_jax.lowering.weight_layout import Prepared, WeightLayout, input_layouts
+from hetero_sdk_jax.lowering.weight_layout import Prepared, WeightLayout, aligned_read_only, input_layouts
 
 __all__ = [
     "MAX_TENSOR_BYTES", "WEIGHT_BYTES", "Analysis", "Weight", "analyze", "check_extents", "lower", "specialize",
@@ -229,19 +229,23 @@ def check_extents(model: Model, error: type[HeteroSDKError], where: str = "") ->
 
 @dataclass(frozen=True)
 class Weight:
-    """One weight argument of the lowered function: a Constant's value in the layout its consumers read.
+    """One weight argument of the lowered function: a Constant's value in the layout its consumers read,
+    and in the type the model computes in.
 
     :ivar value: the Constant's array (the graph's own).
     :ivar layout: the layout the executable receives it in (:meth:`prepare` makes it), None: as it is.
+    :ivar compute: the type it is stored in when not its own (bf16 for an f32 weight of a model
+        computed in bf16), None: its own.
     """
 
     value: np.ndarray
     layout: WeightLayout | None = None
+    compute: np.dtype | None = None
 
     @property
-    def key(self) -> tuple[int, WeightLayout | None]:
-        """Identifies the argument: the array (by identity) and its layout."""
-        return id(self.value), self.layout
+    def key(self) -> tuple[int, WeightLayout | None, np.dtype | None]:
+        """Identifies the argument: the array (by identity), its layout and its type."""
+        return id(self.value), self.layout, self.compute
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -254,28 +258,34 @@ class Weight:
 
     @property
     def dtype(self) -> np.dtype:
-        """The argument's element type (the value's)."""
-        return self.value.dtype
+        """The argument's element type."""
+        return self.value.dtype if self.compute is None else self.compute
 
     @property
     def nbytes(self) -> int:
         """The argument's size in bytes."""
-        return self.value.nbytes
+        return self.value.size * self.dtype.itemsize
 
     def prepare(self) -> np.ndarray:
-        """The argument's values: the array itself, or a new (read-only, aligned) one in the layout."""
-        return self.value if self.layout is None else self.layout.prepare(self.value)
+        """The argument's values: the array itself, or a new (read-only, aligned) one in the layout and
+        type (numpy's rounding to bf16 is XLA's: to nearest, ties to even)."""
+        if self.layout is None and self.compute is None:
+            return self.value
+        value = self.value if self.compute is None else self.value.astype(self.compute)
+        return aligned_read_only(value) if self.layout is None else self.layout.prepare(value)
 
 
-def weights_of(model: Model) -> list[Weight]:
+def weights_of(model: Model, precision: Type = Type.f32) -> list[Weight]:
     """``model``'s weights: its Constants of at least :data:`WEIGHT_BYTES` bytes whose element type JAX
     holds on a device as it is (8 to 32 bits: 64-bit values depend on JAX's x64 mode, 4- and 2-bit ones
     do not move reliably), in graph order. Each array is one argument per layout its consumers read it
     in (:func:`~.weight_layout.input_layouts`; as it is for the others): a filter read only by
-    convolutions is stored in their layout alone. Constants inside control-flow bodies stay in their
-    bodies."""
+    convolutions is stored in their layout alone. With ``precision=bf16`` (:func:`lower`'s), f32 weights
+    are stored in bf16, the type the program computes them in. Constants inside control-flow bodies
+    stay in their bodies."""
+    compute = _compute_types(precision)
     consumers = model.consumers()
-    found: dict[tuple[int, WeightLayout | None], Weight] = {}
+    found: dict[tuple[int, WeightLayout | None, np.dtype | None], Weight] = {}
     for node in model.get_ops():
         if node.type_name != "Constant":
             continue
@@ -284,7 +294,7 @@ def weights_of(model: Model) -> list[Weight]:
         if value.nbytes < WEIGHT_BYTES or not 8 <= element.bitwidth <= 32 or element is Type.string:
             continue
         for consumer, index in consumers.get(node.output(0), []) or [(node, -1)]:
-            weight = Weight(value, input_layouts(consumer).get(index))
+            weight = Weight(value, input_layouts(consumer).get(index), compute.get(value.dtype))
             found.setdefault(weight.key, weight)
     return list(found.values())
 
@@ -308,8 +318,8 @@ def lower(
     """
     ops = model.get_ops()
     parameters, results = model.get_parameters(), model.get_results()
-    compute = {np.dtype(np.float32): Type.bf16.numpy} if precision is Type.bf16 else {}
-    weight_index = {weight.key: i for i, weight in enumerate(weights)}
+    compute = _compute_types(precision)
+    weight_index = {(id(weight.value), weight.layout): i for i, weight in enumerate(weights)}
 
     def run(*args: Any) -> tuple[Any, ...]:
         division = EXACT_DIVISION.set(exact_division)
@@ -360,6 +370,11 @@ def lower(
         return tuple(jnp.asarray(env[(id(r), 0)]).astype(r.get_output_element_type(0).numpy) for r in results)
 
     return run
+
+
+def _compute_types(precision: Type) -> dict[np.dtype, np.dtype]:
+    """The types computed in another type at ``precision``: f32 in bf16 at bf16."""
+    return {np.dtype(np.float32): np.dtype(Type.bf16.numpy)} if precision is Type.bf16 else {}
 
 
 def _passthrough(node: Node, inputs: list[Any]) -> Any:
