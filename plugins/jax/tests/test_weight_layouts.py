@@ -5,7 +5,9 @@ HETERO, weights read from a file) gives numpy's results."""
 
 from __future__ import annotations
 
+import mmap
 import re
+from pathlib import Path
 
 import hetero_sdk as hs
 import jax
@@ -22,7 +24,7 @@ from xla_helpers import OPS, core, floats, param
 
 from hetero_sdk_jax import XlaPlugin
 from hetero_sdk_jax.lowering import weights_of
-from hetero_sdk_jax.lowering.weight_layout import Prepared, WeightLayout, aligned_read_only
+from hetero_sdk_jax.lowering.weight_layout import Prepared, WeightLayout, aligned_read_only, release_pages
 
 _RNG = np.random.default_rng(31)
 FILTER = _RNG.standard_normal((64, 32, 3, 3)).astype(np.float32)  # 72 KiB: a weight
@@ -241,3 +243,35 @@ def test_a_layout_prepares_an_aligned_read_only_transform(shape: list[int], data
 def test_an_input_prepared_in_another_layout_is_refused() -> None:
     with pytest.raises(CompilationError, match="prepared as"):
         WeightLayout((1, 0)).read(Prepared(aligned_read_only(np.zeros((2, 3), np.float32)), WeightLayout((0, 1))))
+
+
+def test_a_memory_mapped_weight_reads_the_same_after_its_pages_are_released(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Once transformed, a weight read from a file gives its pages back; reading it again reads the file."""
+    values = np.arange(3 * mmap.PAGESIZE, dtype=np.float32).reshape(3, -1)
+    path = tmp_path / "weights.bin"
+    path.write_bytes(values.tobytes())
+    with path.open("rb") as file:
+        mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    expected = values.reshape(-1)[25 : 25 + 3000 * 4].reshape(-1, 4)  # from byte 100, across pages
+    view = np.frombuffer(memoryview(mapped)[100:], np.float32, count=expected.size).reshape(-1, 4)
+    float(view.sum())  # every page read
+    resident = _resident_kib(path)
+    prepared = WeightLayout((1, 0)).prepare(view)
+    if resident is not None:  # Linux: the pages wholly inside the array are no longer the process's
+        assert resident >= 8 and _resident_kib(path) <= resident - 4
+    np.testing.assert_array_equal(prepared, expected.T)
+    np.testing.assert_array_equal(view, expected)
+    release_pages(values)  # an array in ordinary memory: nothing to give back
+    np.testing.assert_array_equal(values, np.arange(3 * mmap.PAGESIZE, dtype=np.float32).reshape(3, -1))
+
+
+def _resident_kib(path: object) -> int | None:
+    """How much of ``path``'s mapping is resident in this process (``/proc/self/smaps``), None off Linux."""
+    try:
+        lines = Path("/proc/self/smaps").read_text().splitlines()
+    except OSError:
+        return None
+    for i, line in enumerate(lines):
+        if line.endswith(str(path)):
+            return next(int(entry.split()[1]) for entry in lines[i + 1 :] if entry.startswith("Rss:"))
+    return None

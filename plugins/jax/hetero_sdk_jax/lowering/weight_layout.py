@@ -16,6 +16,7 @@ the graph has it (a caller that is not the interpreter) and transforms it then.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,9 @@ from hetero_sdk import Node
 from hetero_sdk.errors import CompilationError, UnsupportedOperationError
 from hetero_sdk.plugin import Registry
 
-__all__ = ["INPUT_LAYOUTS", "Prepared", "WeightLayout", "aligned_read_only", "input_layout", "input_layouts"]
+__all__ = [
+    "INPUT_LAYOUTS", "Prepared", "WeightLayout", "aligned_read_only", "input_layout", "input_layouts", "release_pages",
+]  # fmt: skip
 
 _ALIGNMENT = 64
 """XLA:CPU uses a host array as a device buffer without copying it when it is read-only and this aligned."""
@@ -50,7 +53,9 @@ class WeightLayout:
         moved = np.transpose(value, self.permutation)
         if self.flip:
             moved = np.flip(moved, self.flip)
-        return aligned_read_only(moved if self.shape is None else moved.reshape(self.shape))
+        prepared = aligned_read_only(moved if self.shape is None else moved.reshape(self.shape))
+        release_pages(value)
+        return prepared
 
     def apply(self, value: Any) -> Any:
         """A traced ``value`` in this layout (XLA then transforms it on each call)."""
@@ -99,6 +104,25 @@ def aligned_read_only(value: np.ndarray) -> np.ndarray:
     out[...] = value
     out.flags.writeable = False
     return out
+
+
+def release_pages(value: np.ndarray) -> None:
+    """Lets the OS take back the pages of a memory-mapped ``value`` (a weight read from a file) that the
+    process has read: after its transformed copy is made, the process holds that copy alone, not both
+    (a later read of ``value`` reads the file again). Nothing for an array in ordinary memory."""
+    base: object = value
+    while isinstance(base, (np.ndarray, memoryview)) and not isinstance(base, mmap.mmap):
+        base = base.obj if isinstance(base, memoryview) else base.base
+    if not isinstance(base, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED") or not value.flags.c_contiguous:
+        return
+    try:
+        start = value.ctypes.data - np.frombuffer(base, np.uint8).ctypes.data
+    except ValueError:  # a closed map
+        return
+    first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE  # whole pages inside the array only
+    last = (start + value.nbytes) // mmap.PAGESIZE * mmap.PAGESIZE
+    if 0 <= first < last <= len(base):
+        base.madvise(mmap.MADV_DONTNEED, first, last - first)
 
 
 InputLayouts = Callable[[Node], "dict[int, WeightLayout]"]
