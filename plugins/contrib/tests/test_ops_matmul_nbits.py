@@ -237,11 +237,12 @@ def test_matmul_nbits_xla_holds_the_f32_weight_not_the_packed_one() -> None:
     graph = core().read_model(model)
     held = weights_of(graph)
     assert [(w.dtype, w.shape) for w in held] == [(np.dtype(np.float32), (n, k))]
-    text = jax.jit(lower(graph, weights=held)).lower(feeds["A"], *held).as_text()
+    arrays = [weight.prepare() for weight in held]
+    text = jax.jit(lower(graph, weights=held)).lower(feeds["A"], *arrays).as_text()
     assert "ui8" not in text and "shift_right" not in text  # nothing unpacked
     assert "stablehlo.dot_general" in text
     assert f"-> tensor<{n}x{k}xf32>" not in text and "= stablehlo.convert" not in text  # no weight computed
-    got = jax.jit(lower(graph, weights=held))(feeds["A"], *held)[0]
+    got = jax.jit(lower(graph, weights=held))(feeds["A"], *arrays)[0]
     np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-5)
 
 
