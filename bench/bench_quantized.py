@@ -15,7 +15,7 @@ YOLOv8n by default) goes through ONNX Runtime's quantizer three ways (``--scheme
   com.microsoft's QLinear* ops).
 
 The model is first prepared as ONNX Runtime's documentation advises (``quant_pre_process``: shapes
-inferred, BatchNormalization folded into the convolutions).
+inferred, BatchNormalization folded into the convolutions; cached as ``<stem>.int8-prepared.onnx``).
 Static quantization calibrates on :data:`CALIBRATION_SAMPLES` seeded random inputs of the model's
 input shape (:class:`SeededCalibration`). The quantized files are written next to the originals in the
 model cache (``<stem>.int8-<scheme>.onnx``) and reused when present. A model the quantizer or ONNX
