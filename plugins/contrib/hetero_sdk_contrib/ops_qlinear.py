@@ -5,7 +5,7 @@ to the output's scale and zero point (round half to even, saturated). Every devi
 definition is added.
 
 QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool,
-QLinearGlobalAveragePool, QLinearConcat, QGemm; FusedConv and FusedGemm (Conv and Gemm followed by
+QLinearGlobalAveragePool, QLinearConcat, QLinearSoftmax, QGemm; FusedConv and FusedGemm (Conv and Gemm followed by
 their ``activation``); DynamicQuantizeLSTM (ONNX's LSTM over the dequantized weights).
 """
 
@@ -115,6 +115,11 @@ def _average_pool(ctx: NodeContext, x: Output) -> Output:
     if ctx.attr("channels_last", 0):
         raise ctx.unsupported("channels_last=1")
     return translated_as(ctx, "AveragePool", 19, [x])[0]  # type: ignore[return-value]
+
+
+def _softmax(ctx: NodeContext, x: Output) -> Output:
+    """ONNX's Softmax at the node's ``opset`` (before 13 it normalises over the axes from ``axis`` on)."""
+    return translated_as(ctx, "Softmax", int(ctx.attr("opset", 13)), [x])[0]  # type: ignore[return-value]
 
 
 def concat_rule(ctx: NodeContext) -> Outputs:
@@ -228,6 +233,7 @@ ONNX_RULES = [
     OnnxRule(DOMAIN, "QLinearLeakyRelu", _unary(_leaky_relu), makes=(*_ARITHMETIC, "Select", "GreaterEqual")),
     OnnxRule(DOMAIN, "QLinearGlobalAveragePool", _unary(_global_average), makes=(*_ARITHMETIC, "ReduceMean")),
     OnnxRule(DOMAIN, "QLinearAveragePool", _unary(_average_pool), makes=(*_ARITHMETIC, "AvgPool")),
+    OnnxRule(DOMAIN, "QLinearSoftmax", _unary(_softmax), makes=(*_ARITHMETIC, "Softmax", "Reshape", "ShapeOf")),
     OnnxRule(DOMAIN, "QLinearConcat", concat_rule, makes=(*_ARITHMETIC, "Concat")),
     OnnxRule(DOMAIN, "QGemm", qgemm_rule, makes=(*_ARITHMETIC, "MatMul")),
     OnnxRule(DOMAIN, "FusedConv", fused_conv_rule, makes=("Convolution", "Add", "Relu", "Sigmoid", "Tanh", "Clamp")),

@@ -194,3 +194,23 @@ def test_fused_gemm(activation: str) -> None:
     expected = {"Relu": np.maximum(y, 0), "LeakyRelu": np.where(y >= 0, y, 0.2 * y), "Sigmoid": 1 / (1 + np.exp(-y))}
     np.testing.assert_allclose(want[0], expected[activation], rtol=1e-5, atol=1e-5)
     assert math.isfinite(float(want[0].sum()))
+
+
+@pytest.mark.parametrize(("opset", "axis"), [(13, -1), (13, 1), (11, 1)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_qlinear_softmax(opset: int, axis: int, dtype: type) -> None:
+    """Softmax of the dequantized input, requantized (to ONNX Runtime's 1/256 output scale); before opset
+    13 the axes from ``axis`` on are normalised together."""
+    rng = np.random.default_rng(6)
+    x = _q(rng, dtype, 2, 3, 4)
+    s = _scales(dtype, "a")
+    zero = np.array(0 if dtype == np.uint8 else -128, dtype)
+    inputs = {"X": x, "x_scale": s["a_scale"], "x_zero": s["a_zero"], "y_scale": np.array(1 / 256, np.float32),
+              "y_zero": zero}  # fmt: skip
+    model, feeds = ms_model("QLinearSoftmax", inputs, constants=list(inputs)[1:], output_types={"y": dtype},
+                            axis=axis, opset=opset)  # fmt: skip
+    f = _dequantize(x, s["a_scale"], s["a_zero"])
+    flat = f.reshape(2, -1) if opset < 13 else f
+    e = np.exp(flat - flat.max(axis=axis, keepdims=True))
+    y = (e / e.sum(axis=axis, keepdims=True)).reshape(f.shape)
+    _check_quantized(model, feeds, _quantize(y, 1 / 256, int(zero), dtype))

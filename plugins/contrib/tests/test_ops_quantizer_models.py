@@ -1,6 +1,6 @@
 """Whole models written by ONNX Runtime's quantizer (its com.microsoft ops in place), read and run on
-TEMPLATE, XLA and HETERO against ONNX Runtime: quantize_static in the QOperator format on a small
-convnet (QLinearConv, QLinearAdd, QLinearSigmoid, QLinearConcat, QLinearAveragePool,
+TEMPLATE, XLA and HETERO against ONNX Runtime: quantize_static in the QDQ and the QOperator format on a
+small convnet (QLinearConv, QLinearAdd, QLinearSigmoid, QLinearConcat, QLinearAveragePool,
 QLinearGlobalAveragePool, QLinearMatMul) and quantize_dynamic on an LSTM (DynamicQuantizeLSTM)."""
 
 from __future__ import annotations
@@ -77,6 +77,29 @@ def test_quantize_static_qoperator_convnet(tmp_path: Path) -> None:
         for device in DEVICES:
             got = run_sdk(model, {"x": sample}, device)[0]
             # every op requantizes: a tie rounded the other way may move the output by one level
+            np.testing.assert_allclose(got, want, atol=1.01 * level, err_msg=device)
+
+
+def test_quantize_static_qdq_convnet(tmp_path: Path) -> None:
+    """The same convnet in the QDQ format: QuantizeLinear/DequantizeLinear pairs around float ops (which
+    XLA folds into float arithmetic), within a level of ONNX Runtime's output."""
+    rng = np.random.default_rng(1)
+    source, target = tmp_path / "convnet.onnx", tmp_path / "convnet_qdq.onnx"
+    onnx.save(_convnet(rng), source)
+    samples = [rng.standard_normal((1, 3, 8, 8)).astype(np.float32) for _ in range(8)]
+    logging.getLogger().setLevel(logging.ERROR)
+    quantization.quantize_static(str(source), str(target), _Calibration(samples),
+                                 quant_format=quantization.QuantFormat.QDQ,
+                                 activation_type=quantization.QuantType.QUInt8,
+                                 weight_type=quantization.QuantType.QInt8)  # fmt: skip
+    model = onnx.load(target)
+    kinds = {n.op_type for n in model.graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear", "Conv"} <= kinds and not any(n.domain for n in model.graph.node)
+    level = _output_scale(model)
+    for sample in samples[:3]:
+        want = run_ort(model, {"x": sample})[0]
+        for device in DEVICES:
+            got = run_sdk(model, {"x": sample}, device)[0]
             np.testing.assert_allclose(got, want, atol=1.01 * level, err_msg=device)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from hetero_sdk import Model
 from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimizations
 
+from hetero_sdk_jax.quantization import QuantizedRoundTripFolding
+
 __all__ = ["DISABLE_TRANSFORMATIONS", "transform_model"]
 
 DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
@@ -18,12 +20,13 @@ DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
 
 
 def transform_model(model: Model) -> PassManager:
-    """Runs ``CommonOptimizations`` on ``model`` in place (the plugin passes its own clone).
+    """Runs ``CommonOptimizations`` on ``model`` in place (the plugin passes its own clone), with
+    XLA's :class:`~hetero_sdk_jax.quantization.QuantizedRoundTripFolding` in the same fixed-point group.
 
     :returns: the pass manager that ran (its ``records`` say what each pass did).
     :raises ModelValidationError: when a pass leaves an invalid model (names the pass).
     """
     manager = PassManager()
-    manager.register_group(common_optimizations(), COMMON_OPTIMIZATIONS)
+    manager.register_group([*common_optimizations(), QuantizedRoundTripFolding()], COMMON_OPTIMIZATIONS)
     manager.run_passes(model)
     return manager
