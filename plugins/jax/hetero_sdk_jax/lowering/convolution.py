@@ -24,6 +24,7 @@ from jax import lax
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 from hetero_sdk_jax.lowering.weight_layout import WeightLayout, input_layout
+from hetero_sdk_jax.quantized_convolution import QUANTIZED_CONVOLUTION, window_padding
 
 _SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
 T = TypeVar("T")
@@ -402,3 +403,71 @@ def convolution_backprop_data(
         full = s * (size - 1) + edge + 1
         padding.append((edge - b, edge + b + o - full))
     return conv(x, flipped, [1] * len(kernel), padding, dilations, lhs_dilation=strides, channels_last=channels_last)
+
+
+# -- XlaQuantizedConvolution -------------------------------------------------------------------------
+# XLA's lowering of :data:`~hetero_sdk_jax.quantized_convolution.QUANTIZED_CONVOLUTION_OP`: one i8
+# ``dot_general`` accumulating in i32 of the activation by every kernel tap's filter, the taps' products
+# then shifted to their output positions and summed (:func:`_shifted_products`).
+#
+# u8 levels are shifted to i8 by flipping their top bit (``x - 128``), the zero point with them; the
+# pads are filled with the shifted zero point (a zero level), so ``conv(x - zp, w)`` is
+# ``conv(x', w) - zp' * sum(w)`` with ``zp' = zp - 128`` (0 for i8 data without a zero point), the
+# filter sums per output channel a constant. XLA:CPU runs i8 convolutions 30-120x slower than f32
+# ones but i8 dots faster than f32 ones (plugins/jax/README.md has the figures).
+
+
+def _as_int8(x: Any, zero: Any) -> tuple[Any, Any]:
+    """``x`` and its zero point as i8 with the same differences: u8 shifted by -128."""
+    if x.dtype == jnp.uint8:
+        return lax.bitcast_convert_type(x ^ jnp.uint8(0x80), jnp.int8), lax.bitcast_convert_type(
+            jnp.asarray(zero, jnp.uint8).reshape(()) ^ jnp.uint8(0x80), jnp.int8
+        )
+    return x, jnp.asarray(zero, jnp.int8).reshape(())
+
+
+@lowering(QUANTIZED_CONVOLUTION)
+def quantized_convolution(node: Node, x: Any, zero: Any, w: Any, scale: Any, channels_last: bool = False) -> Any:
+    """``conv(x - zero, w) * scale`` of ``x`` ``[N, C, ...]``, or ``[N, ..., C]`` with ``channels_last``
+    (the result too: :mod:`.layout` lowers it so), the sums in i32."""
+    if not channels_last:
+        y = quantized_convolution(node, jnp.moveaxis(x, 1, -1), zero, w, scale, channels_last=True)
+        return jnp.moveaxis(y, -1, 1)
+    x8, zero8 = _as_int8(x, zero)
+    padding = window_padding(node, x.shape[1:-1], tuple(w.shape[2:]))
+    grow = [(max(b, 0), max(e, 0), 0) for b, e in padding]
+    x8 = lax.pad(x8, zero8, [(0, 0, 0), *grow, (0, 0, 0)])
+    y = _shifted_products(x8, w, node.attrs["strides"], padding, node.attrs["dilations"])
+    correction = zero8.astype(jnp.int32) * jnp.sum(w, axis=tuple(range(1, w.ndim)), dtype=jnp.int32)
+    return (y - correction).astype(jnp.float32) * jnp.reshape(scale, (-1,))
+
+
+def _shifted_products(x: Any, w: Any, strides: list[int], padding: list[tuple[int, int]], dilations: list[int]) -> Any:
+    """``conv(x, w)`` in i32 of ``x`` ``[N, ..., C]`` i8 (padded; negative pads crop here), ``w``
+    ``[O, C, kernel...]`` i8: ONE i8 dot of every input position by every tap's filter, ``[N, ..., taps, O]``,
+    then the sum over the taps of the products shifted to their output positions.
+
+    Not patches (im2col): XLA fuses the ops producing ``x`` (the quantizing Divide, Round, Clamp,
+    Convert, and whatever float ops precede them) into each tap's slice of the patches, computing
+    them once per tap (PP-OCRv4 det: 2x slower than the float model); a dot's operand is computed
+    once. At stride ``s`` the dot computes ``s**rank`` times the products it needs."""
+    rank = x.ndim - 2
+    crop = [(max(-b, 0), max(-e, 0)) for b, e in padding]
+    x = x[(slice(None), *(slice(b, x.shape[1 + i] - e) for i, (b, e) in enumerate(crop)), slice(None))]
+    kernel, outputs = tuple(w.shape[2:]), w.shape[0]
+    sizes = x.shape[1:-1]
+    out = [(n - (k - 1) * d - 1) // s + 1 for n, k, d, s in zip(sizes, kernel, dilations, strides)]
+    if all(k == 1 for k in kernel):
+        x = x[(slice(None), *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, strides)), slice(None))]
+        filters = w.reshape(outputs, -1)
+        return lax.dot_general(x, filters, (((rank + 1,), (1,)), ((), ())), preferred_element_type=jnp.int32)
+    taps = int(np.prod(kernel))
+    # [O, C, kernel...] -> [C, kernel..., O] -> [C, taps * O]
+    filters = jnp.transpose(w, (1, *range(2, 2 + rank), 0)).reshape(w.shape[1], taps * outputs)
+    products = lax.dot_general(x, filters, (((rank + 1,), (0,)), ((), ())), preferred_element_type=jnp.int32)
+    products = products.reshape(*products.shape[:-1], taps, outputs)
+    terms = []
+    for index, tap in enumerate(np.ndindex(*kernel)):
+        window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilations, out, strides))
+        terms.append(products[(slice(None), *window, index)])
+    return functools.reduce(operator.add, terms)
