@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hetero_sdk import Model, Node, Output, PartialShape, Type
+from hetero_sdk import Model, Node, Output, PartialShape, Type, opset
 from hetero_sdk.plugin import (
     INTS,
     LOWER_STRING,
@@ -252,8 +252,6 @@ def _few_positions(data: Output) -> bool:
 
 
 def _constant(value: np.ndarray) -> Output:
-    from hetero_sdk import opset
-
     return opset.constant(value).output(0)
 
 

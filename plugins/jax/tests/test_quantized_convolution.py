@@ -8,13 +8,20 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from hetero_sdk import opset
 from hetero_sdk.frontend.onnx import convert_onnx
 from hypothesis import given
 from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 from xla_helpers import OPS, core
 
-from hetero_sdk_jax.quantized_convolution import MIN_DEPTH, MIN_OUTPUTS, QUANTIZED_CONVOLUTION
+from hetero_sdk_jax.quantized_convolution import (
+    MIN_DEPTH,
+    MIN_OUTPUTS,
+    QUANTIZED_CONVOLUTION,
+    QUANTIZED_CONVOLUTION_OP,
+    quantized_convolution,
+)
 from hetero_sdk_jax.transformations import DISABLE_TRANSFORMATIONS
 
 
@@ -130,10 +137,6 @@ def test_not_fused_without_a_constant_filter() -> None:
 @pytest.mark.parametrize("unsigned", [False, True])
 def test_definition_matches_the_lowering(unsigned: bool) -> None:
     """The op's numpy definition (its reference kernel) gives the lowering's values."""
-    from hetero_sdk import opset
-
-    from hetero_sdk_jax.quantized_convolution import QUANTIZED_CONVOLUTION_OP, quantized_convolution
-
     rng = np.random.default_rng(1)
     dtype = np.uint8 if unsigned else np.int8
     x = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, (1, 5, 6, 7)).astype(dtype)
