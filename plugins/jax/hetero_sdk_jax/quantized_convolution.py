@@ -14,11 +14,12 @@ sum; here only the final scaling rounds).
 XLA:CPU computes it as i8 ``dot_general`` accumulating in i32
 (:func:`hetero_sdk_jax.lowering.convolution.quantized_convolution`): its own i8 convolutions are 30-120x slower
 than f32 ones, its i8 dots faster than f32 ones. The pass leaves the convolutions where the integer
-form measured slower (:data:`MIN_DEPTH`, :data:`MIN_POSITIONS`, strided kernels larger than 1).
+form measured slower (:data:`MIN_CHANNELS`, :data:`MIN_WORK`, :data:`MIN_KERNEL_CHANNELS`...).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -42,9 +43,11 @@ from hetero_sdk.plugin import (
 __all__ = [
     "QUANTIZED_CONVOLUTION",
     "QUANTIZED_CONVOLUTION_OP",
-    "MIN_DEPTH",
+    "MIN_CHANNELS",
+    "MIN_KERNEL_CHANNELS",
+    "MIN_KERNEL_POSITIONS",
     "MIN_OUTPUTS",
-    "MIN_POSITIONS",
+    "MIN_WORK",
     "QuantizedConvolutionFusion",
     "integer_patches",
     "quantized_convolution",
@@ -55,17 +58,20 @@ QUANTIZED_CONVOLUTION = "XlaQuantizedConvolution"
 
 _LEVELS = frozenset({Type.i8, Type.u8})
 
-MIN_DEPTH = 32
-"""The fewest products per output value (input channels x kernel taps) a convolution runs in integers
-with: below, XLA:CPU's i8 dot is slower than its f32 convolution (measured on one thread, channels-last:
-8 and 16 channels 1x1 at 0.35-0.6x; 27 (RGB 3x3), 32 and more at 1.05-1.8x; plugins/jax/README.md)."""
+MIN_CHANNELS, MIN_OUTPUTS = 32, 32
+"""The fewest input and output channels a convolution runs in integers with (the i8 dot's depth and
+columns): 8-16 channel 1x1 layers measured 0.35-0.6x the float convolution's speed (one thread, channels-last)."""
+MIN_WORK = 16384
+"""The fewest input channels x spatial positions (when known): a 1x1 layer of 64 channels at 10x10
+measured 0.78x, 64 at 20x20 1.1x, 32 at 80x80 1.2x, 128-384 channels 1.5-2.9x (YOLOv8n at 320)."""
+MIN_KERNEL_CHANNELS, MIN_KERNEL_POSITIONS = 64, 192
+"""Kernels larger than 1x1 (one dot per stride phase, its depth the input channels, then the taps'
+products summed) need more: 3x3 layers of 32 channels at 40x40 measured 0.65x, 64 at 10x10 0.74x,
+64 at 20x20 1.14x, 96 at 12x16 1.2x and at 24x32 1.9x; stride 2: 16 channels 0.45x, 64 1.13x."""
 
 
 MIN_OUTPUTS = 32
 """The fewest output channels a convolution runs in integers with (the columns of the i8 dot)."""
-MIN_POSITIONS = 64
-"""The fewest spatial positions of the data a convolution runs in integers with: a squeeze-and-excite
-block's ``[N, C, 1, 1]`` products are too small for the int8 dot to pay for converting the levels."""
 
 
 def quantized_convolution(
@@ -244,11 +250,18 @@ def _from_integers(value: Output) -> bool:
     return node.type_name == "Convert" and node.input_value(0).element_type.is_integral
 
 
-def _few_positions(data: Output) -> bool:
-    """True when ``data``'s spatial size is known and below :data:`MIN_POSITIONS` (a squeeze-and-excite
-    block's ``[N, C, 1, 1]``)."""
-    spatial = data.partial_shape.dims[2:]
-    return all(d >= 0 for d in spatial) and int(np.prod(spatial)) < MIN_POSITIONS
+def _pays(kernel: Sequence[int], spatial: Sequence[int]) -> bool:
+    """Whether the integer form measured faster for a ``[O, C, kernel...]`` filter on data of spatial
+    size ``spatial`` (dynamic sizes: -1)."""
+    outputs, channels, *taps = kernel
+    positions = int(np.prod(spatial)) if all(d >= 0 for d in spatial) else None
+    if channels < MIN_CHANNELS or outputs < MIN_OUTPUTS:
+        return False
+    if positions is not None and channels * positions < MIN_WORK:
+        return False
+    if any(t > 1 for t in taps):
+        return channels >= MIN_KERNEL_CHANNELS and (positions is None or positions >= MIN_KERNEL_POSITIONS)
+    return True
 
 
 def _constant(value: np.ndarray) -> Output:
@@ -267,16 +280,12 @@ class QuantizedConvolutionFusion(MatcherPass):
         data, filters = node.input_value(0), node.input_value(1)
         if not filters.partial_shape.is_static or not data.partial_shape.rank_is_static:
             return False
+        if not _pays(filters.partial_shape.dims, data.partial_shape.dims[2:]):
+            return False
         activation = _activation_levels(data)
         weights = _filter_levels(filters, filters.partial_shape[0])
         if activation is None or weights is None:
             return False
-        depth, outputs = int(np.prod(filters.partial_shape.dims[1:])), filters.partial_shape[0]
-        if depth < MIN_DEPTH or outputs < MIN_OUTPUTS or _few_positions(data):
-            return False
-        kernel = filters.partial_shape.dims[2:]
-        if any(k > 1 for k in kernel) and any(s > 1 for s in node.attrs["strides"]):
-            return False  # the lowering would compute stride**rank times the products it needs
         levels, zero, data_scale = activation
         filter_levels, filter_scale = weights
         attrs = node.attrs

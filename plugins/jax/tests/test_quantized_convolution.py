@@ -5,6 +5,8 @@ convolved exactly, times the scales) up to f32 rounding, as the float path's are
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import onnx
 import pytest
@@ -15,9 +17,8 @@ from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 from xla_helpers import OPS, core
 
+import hetero_sdk_jax.quantized_convolution as quantized
 from hetero_sdk_jax.quantized_convolution import (
-    MIN_DEPTH,
-    MIN_OUTPUTS,
     QUANTIZED_CONVOLUTION,
     QUANTIZED_CONVOLUTION_OP,
     quantized_convolution,
@@ -105,11 +106,10 @@ def test_quantized_convolution_values(
         shape, levels, w_scale if per_channel else w_scale.reshape(()), 0.37, zero, dtype, bias, *geometry
     )
     model = convert_onnx(proto)
-    compiled = core().compile_model(model, "XLA")
+    with mock.patch.object(quantized, "_pays", lambda kernel, spatial: True):  # small layers too
+        compiled = core().compile_model(model, "XLA")
     fused = [n for n in compiled.get_runtime_model().get_ops() if n.type_name == QUANTIZED_CONVOLUTION]
-    strided_kernel = kernel > 1 and stride > 1
-    small = channels * kernel * kernel < MIN_DEPTH or outputs < MIN_OUTPUTS  # 99 positions: enough
-    assert len(fused) == (0 if small or strided_kernel else 1)
+    assert len(fused) == 1
     (got,) = compiled([x]).to_tuple()
     expected, magnitude = _expected(x, levels, np.broadcast_to(w_scale, (outputs,)), 0.37, zero, dtype, bias, *geometry)
     assert got.dtype == np.float32 and got.shape == expected.shape
@@ -120,16 +120,37 @@ def test_quantized_convolution_values(
     np.testing.assert_array_less(np.abs(got - float_path), 2 * bound)
 
 
+@pytest.mark.parametrize(
+    ("channels", "kernel", "size", "fused"),
+    [
+        (32, 1, 24, True),
+        (16, 1, 24, False),
+        (32, 1, 8, False),
+        (32, 3, 24, False),
+        (64, 3, 16, True),
+        (64, 3, 12, False),
+    ],
+)
+def test_integers_only_where_they_measured_faster(channels: int, kernel: int, size: int, fused: bool) -> None:
+    """Enough input channels, output channels and positions (more for kernels above 1x1), see the module."""
+    rng = np.random.default_rng(0)
+    levels = rng.integers(-128, 128, (32, channels, kernel, kernel)).astype(np.int8)
+    scale, bias = np.array(0.01, np.float32), np.zeros(32, np.float32)
+    proto = _qdq_conv([1, channels, size, size], levels, scale, 0.5, 0, np.int8, bias, [1, 1], [0] * 4, [1, 1])
+    compiled = core().compile_model(convert_onnx(proto), "XLA")
+    assert (QUANTIZED_CONVOLUTION in [n.type_name for n in compiled.get_runtime_model().get_ops()]) == fused
+
+
 def test_not_fused_without_a_constant_filter() -> None:
     """A filter that is an input of the model keeps the float convolution."""
     rng = np.random.default_rng(0)
-    levels = rng.integers(-128, 128, (4, 32, 1, 1)).astype(np.int8)
-    scale, bias = np.array(0.01, np.float32), np.zeros(4, np.float32)
-    proto = _qdq_conv([1, 32, 5, 5], levels, scale, 0.5, 0, np.int8, bias, [1, 1], [0] * 4, [1, 1])
+    levels = rng.integers(-128, 128, (32, 32, 1, 1)).astype(np.int8)
+    scale, bias = np.array(0.01, np.float32), np.zeros(32, np.float32)
+    proto = _qdq_conv([1, 32, 24, 24], levels, scale, 0.5, 0, np.int8, bias, [1, 1], [0] * 4, [1, 1])
     graph = proto.graph
     weight = next(i for i in graph.initializer if i.name == "wq")
     graph.initializer.remove(weight)
-    graph.input.append(helper.make_tensor_value_info("wq", onnx.TensorProto.INT8, [4, 32, 1, 1]))
+    graph.input.append(helper.make_tensor_value_info("wq", onnx.TensorProto.INT8, [32, 32, 1, 1]))
     compiled = core().compile_model(convert_onnx(proto), "XLA")
     assert QUANTIZED_CONVOLUTION not in [n.type_name for n in compiled.get_runtime_model().get_ops()]
 

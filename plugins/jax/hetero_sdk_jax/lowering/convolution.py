@@ -406,9 +406,10 @@ def convolution_backprop_data(
 
 
 # -- XlaQuantizedConvolution -------------------------------------------------------------------------
-# XLA's lowering of :data:`~hetero_sdk_jax.quantized_convolution.QUANTIZED_CONVOLUTION_OP`: one i8
-# ``dot_general`` accumulating in i32 of the activation by every kernel tap's filter, the taps' products
-# then shifted to their output positions and summed (:func:`_shifted_products`).
+# XLA's lowering of :data:`~hetero_sdk_jax.quantized_convolution.QUANTIZED_CONVOLUTION_OP`: per phase of
+# the strides, one i8 ``dot_general`` accumulating in i32 of the activation by the filters of the taps
+# reading that phase, the taps' products then shifted to their output positions and summed
+# (:func:`_shifted_products`).
 #
 # u8 levels are shifted to i8 by flipping their top bit (``x - 128``), the zero point with them; the
 # pads are filled with the shifted zero point (a zero level), so ``conv(x - zp, w)`` is
@@ -444,13 +445,15 @@ def quantized_convolution(node: Node, x: Any, zero: Any, w: Any, scale: Any, cha
 
 def _shifted_products(x: Any, w: Any, strides: list[int], padding: list[tuple[int, int]], dilations: list[int]) -> Any:
     """``conv(x, w)`` in i32 of ``x`` ``[N, ..., C]`` i8 (padded; negative pads crop here), ``w``
-    ``[O, C, kernel...]`` i8: ONE i8 dot of every input position by every tap's filter, ``[N, ..., taps, O]``,
-    then the sum over the taps of the products shifted to their output positions.
+    ``[O, C, kernel...]`` i8: per phase of the strides (one at stride 1; four at stride 2 in 2-D: the
+    positions ``x[r::s]``), ONE i8 dot of the phase's positions by the filters of the taps that read
+    that phase, ``[N, ..., taps, O]``, then the sum over the taps of their products shifted to their
+    output positions.
 
     Not patches (im2col): XLA fuses the ops producing ``x`` (the quantizing Divide, Round, Clamp,
     Convert, and whatever float ops precede them) into each tap's slice of the patches, computing
     them once per tap (PP-OCRv4 det: 2x slower than the float model); a dot's operand is computed
-    once. At stride ``s`` the dot computes ``s**rank`` times the products it needs."""
+    once, and the phases split ``x`` without computing any position twice."""
     rank = x.ndim - 2
     crop = [(max(-b, 0), max(-e, 0)) for b, e in padding]
     x = x[(slice(None), *(slice(b, x.shape[1 + i] - e) for i, (b, e) in enumerate(crop)), slice(None))]
@@ -459,15 +462,22 @@ def _shifted_products(x: Any, w: Any, strides: list[int], padding: list[tuple[in
     out = [(n - (k - 1) * d - 1) // s + 1 for n, k, d, s in zip(sizes, kernel, dilations, strides)]
     if all(k == 1 for k in kernel):
         x = x[(slice(None), *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, strides)), slice(None))]
-        filters = w.reshape(outputs, -1)
-        return lax.dot_general(x, filters, (((rank + 1,), (1,)), ((), ())), preferred_element_type=jnp.int32)
-    taps = int(np.prod(kernel))
-    # [O, C, kernel...] -> [C, kernel..., O] -> [C, taps * O]
-    filters = jnp.transpose(w, (1, *range(2, 2 + rank), 0)).reshape(w.shape[1], taps * outputs)
-    products = lax.dot_general(x, filters, (((rank + 1,), (0,)), ((), ())), preferred_element_type=jnp.int32)
-    products = products.reshape(*products.shape[:-1], taps, outputs)
+        return lax.dot_general(
+            x, w.reshape(outputs, -1), (((rank + 1,), (1,)), ((), ())), preferred_element_type=jnp.int32
+        )
+    phases: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+    for tap in np.ndindex(*kernel):
+        phases.setdefault(tuple(t * d % s for t, d, s in zip(tap, dilations, strides)), []).append(tap)
     terms = []
-    for index, tap in enumerate(np.ndindex(*kernel)):
-        window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilations, out, strides))
-        terms.append(products[(slice(None), *window, index)])
+    for phase, taps in phases.items():
+        # the positions r, r + s, ... that these taps read; tap t reads them from (t * d) // s on
+        part = x[(slice(None), *(slice(r, None, s) for r, s in zip(phase, strides)), slice(None))]
+        # [O, C, kernel...] at these taps -> [C, taps * O]
+        filters = jnp.stack([w[(slice(None), slice(None), *tap)] for tap in taps], axis=0)  # [taps, O, C]
+        filters = jnp.transpose(filters, (2, 0, 1)).reshape(w.shape[1], len(taps) * outputs)
+        products = lax.dot_general(part, filters, (((rank + 1,), (0,)), ((), ())), preferred_element_type=jnp.int32)
+        products = products.reshape(*products.shape[:-1], len(taps), outputs)
+        for index, tap in enumerate(taps):
+            starts = [t * d // s for t, d, s in zip(tap, dilations, strides)]
+            terms.append(products[(slice(None), *(slice(b, b + o) for b, o in zip(starts, out)), index)])
     return functools.reduce(operator.add, terms)
