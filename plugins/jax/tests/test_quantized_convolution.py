@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from unittest import mock
 
+import jax.numpy as jnp
 import numpy as np
 import onnx
 import pytest
@@ -18,6 +19,7 @@ from onnx import helper, numpy_helper
 from xla_helpers import OPS, core
 
 import hetero_sdk_jax.quantized_convolution as quantized
+from hetero_sdk_jax.lowering.convolution import quantized_convolution as lowered_quantized_convolution
 from hetero_sdk_jax.quantized_convolution import (
     QUANTIZED_CONVOLUTION,
     QUANTIZED_CONVOLUTION_OP,
@@ -157,7 +159,9 @@ def test_not_fused_without_a_constant_filter() -> None:
 
 @pytest.mark.parametrize("unsigned", [False, True])
 def test_definition_matches_the_lowering(unsigned: bool) -> None:
-    """The op's numpy definition (its reference kernel) gives the lowering's values."""
+    """The op's numpy definition (its reference kernel) and its XLA lowering on ``[N, C, ...]`` data
+    (the graph's layout, where the interpreter does not hold the data channels-last) give the
+    quantized convolution's values."""
     rng = np.random.default_rng(1)
     dtype = np.uint8 if unsigned else np.int8
     x = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, (1, 5, 6, 7)).astype(dtype)
@@ -170,6 +174,8 @@ def test_definition_matches_the_lowering(unsigned: bool) -> None:
     expected, _ = _expected_levels(x, zero, w, scale)
     assert QUANTIZED_CONVOLUTION_OP.evaluate is not None
     np.testing.assert_allclose(QUANTIZED_CONVOLUTION_OP.evaluate(node, x, zero, w, scale), expected, rtol=1e-6)
+    lowered = lowered_quantized_convolution(node, jnp.asarray(x), zero, jnp.asarray(w), scale)  # [N, C, ...]
+    np.testing.assert_allclose(np.asarray(lowered), expected, rtol=1e-6)
 
 
 def _expected_levels(x: np.ndarray, zero: np.ndarray, w: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, None]:
