@@ -7,7 +7,7 @@ graph interpreter lowers every floating-point convolution channels-last and tags
 (:class:`ChannelsLast`); an op that computes the same on either layout (element-wise ops,
 activations, reductions keeping their axes, Concat, MaxPool, AvgPool, convolutions, transposed
 convolutions, Interpolate, BatchNormInference; Split, Slice and spatial Reshapes through
-:mod:`.layout_movement`) takes tagged
+:mod:`.movement`) takes tagged
 inputs as they are and gives a tagged result, and any other op gets its inputs moved back to
 ``NC...`` first (:meth:`ChannelsLast.channels_first`): a Reshape across the channels, MatMul, the outputs...
 """
@@ -30,7 +30,7 @@ from hetero_sdk_jax.lowering.convolution import (
     few_channels,
 )
 from hetero_sdk_jax.lowering.image import interpolate
-from hetero_sdk_jax.lowering.layout_movement import held_axis, movement_channels_last
+from hetero_sdk_jax.lowering.movement import held_axis, movement_channels_last
 from hetero_sdk_jax.lowering.pooling import avg_pool, max_pool
 from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering
 

@@ -1,5 +1,5 @@
 """Split, VariadicSplit, Slice and spatial Reshapes of a convolution's result computed on its channels-last
-values (hetero_sdk_jax.lowering.layout_movement) give the graph's ``NC...`` values, checked against numpy;
+values (hetero_sdk_jax.lowering.movement) give the graph's ``NC...`` values, checked against numpy;
 a Reshape across the channels still gets them channels-first."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from xla_helpers import OPS, floats, param, run_xla
 
 from hetero_sdk_jax.lowering import lower
-from hetero_sdk_jax.lowering.layout_movement import held_axis
+from hetero_sdk_jax.lowering.movement import held_axis
 
 
 def _pointwise(x: np.ndarray, w: np.ndarray) -> np.ndarray:
