@@ -5,6 +5,7 @@ Usage::
     python bench/bench_decoders.py                                   # tiny decoders + the medium Llama
     python bench/bench_decoders.py --models llama --rounds 9 --json bench/results/decoders.json
     python bench/bench_decoders.py --medium-dir ~/.cache/hetero-sdk/decoders
+    python bench/bench_decoders.py --models llama-int4 llama-int4-medium --ways stateful genai --cpu-time
 
 Models: the tiny Llama, Qwen2 and GPT-2 of ``tests/data/decoders`` (4 layers, hidden 64, vocabulary 512)
 and the medium Llama (8 layers, hidden 512, vocabulary 32,000, ~56M parameters, 217 MB of f32 weights in
@@ -17,6 +18,15 @@ external data). The medium one is not committed: it is read from ``--medium-dir`
         --out ~/.cache/hetero-sdk/decoders
 
 Without that environment the medium model is skipped with this command as the reason.
+
+The int4 decoders are written by onnxruntime-genai's model builder (MatMulNBits at 4 bits, block 32,
+GroupQueryAttention, SkipSimplifiedLayerNormalization): ``llama-int4`` is the contrib tests' random Llama
+(``plugins/contrib/tests/data/llama_int4_genai.onnx``: 2 layers, hidden 64, vocabulary 128) and
+``llama-int4-medium`` the medium Llama above at int4 (``llama_int4_medium.onnx`` in ``--medium-dir``,
+written there once by ``tools/export_int4_decoder.py`` in the same torch environment, which also needs
+onnxruntime-genai). Their reference is ONNX Runtime at ``accuracy_level=0`` (the op's meaning: f32
+activations, what the SDK computes); ``onnxruntime acc4`` runs the file as written (``accuracy_level=4``:
+ONNX Runtime also quantizes the activations to int8), its tokens checked like any candidate's.
 
 Each runtime decodes greedily after a 16-token prompt: the prompt with an empty cache (the time to first
 token, TTFT, ends with its token), then one token at a time. Candidates:
@@ -36,7 +46,9 @@ candidate whose tokens differ is reported as a mismatch (the first differing ste
 
 XLA candidates first generate ``--xla-probe-tokens`` tokens; one that compiles an executable per token
 is reported from that one generation (its time mostly compiling, said in the note) instead of being timed
-over rounds of the full length (seconds a token).
+over rounds of the full length (seconds a token). With ``--xla-warm`` XLA keeps an executable per length
+and is timed over rounds anyway: its figures are then the executables' run time once every length is
+compiled (a fresh generation still compiles per token; said in the note).
 
 Timing: ``--rounds`` interleaved rounds (the order rotates each round) of one whole generation per
 candidate, after one untimed generation each. A generation gives its TTFT and its ms/token (the decode
@@ -77,7 +89,10 @@ import hetero_sdk as hs  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {arch: ROOT / "tests" / "data" / "decoders" / f"{arch}.onnx" for arch in ("llama", "qwen2", "gpt2")}
 MEDIUM = "llama-medium"
-MODELS = (*TINY, MEDIUM)
+INT4 = "llama-int4"
+INT4_MEDIUM = "llama-int4-medium"
+INT4_TINY_PATH = ROOT / "plugins" / "contrib" / "tests" / "data" / "llama_int4_genai.onnx"
+MODELS = (*TINY, MEDIUM, INT4, INT4_MEDIUM)
 PROMPT_LENGTH = 16
 ONE_THREAD = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
 OPENVINO_F32 = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1, "INFERENCE_PRECISION_HINT": "f32"}
@@ -123,16 +138,25 @@ def read_decoder(name: str, path: Path) -> Decoder:
     layers = sum(1 for v in graph.input if v.name.startswith("past_key_values.") and v.name.endswith(".key"))
     names = tuple((f"past_key_values.{i}.{k}", f"present.{i}.{k}") for i in range(layers) for k in ("key", "value"))
     _, kv_heads, _, head_dim = dims(graph.input, "past_key_values.0.key")
+    if not head_dim:  # onnxruntime-genai's builder leaves it symbolic: the hidden size over the heads
+        attention = next(n for n in graph.node if n.op_type == "GroupQueryAttention")
+        heads = next(a.i for a in attention.attribute if a.name == "num_heads")
+        first = next(n for n in graph.node if n.op_type == "MatMulNBits")
+        head_dim = next(a.i for a in first.attribute if a.name == "K") // heads
     return Decoder(name, path, names, kv_heads, head_dim, dims(graph.output, "logits")[-1])
 
 
-def medium_path(folder: Path, export_python: str) -> tuple[Path | None, str]:
-    """The medium Llama in ``folder``, exported there first when absent and ``export_python`` exists;
-    (None, why) when it cannot be had."""
-    path = folder / "llama_medium.onnx"  # the name tools/export_decoders.py gives it
+def medium_path(folder: Path, export_python: str, int4: bool = False) -> tuple[Path | None, str]:
+    """The medium Llama (``int4``: written by onnxruntime-genai's builder) in ``folder``, exported there
+    first when absent and ``export_python`` exists; (None, why) when it cannot be had."""
+    name = "llama_int4_medium.onnx" if int4 else "llama_medium.onnx"  # the names the tools give them
+    path = folder / name
     if path.exists():
         return path, ""
-    command = [export_python, str(ROOT / "tools" / "export_decoders.py"), "--arch", "llama", "--size", "medium"]
+    if int4:
+        command = [export_python, str(ROOT / "tools" / "export_int4_decoder.py")]
+    else:
+        command = [export_python, str(ROOT / "tools" / "export_decoders.py"), "--arch", "llama", "--size", "medium"]
     command += ["--out", str(folder)]
     how = " ".join(command)
     if not Path(export_python).exists():
@@ -239,13 +263,24 @@ def pipeline(llm: Any, config_class: Any) -> Generate:
 # -- the candidates ---------------------------------------------------------------------------------
 
 
-def ort_candidate(decoder: Decoder) -> Generate:
-    """ONNX Runtime's CPU provider, one thread, the explicit cache."""
+def ort_candidate(decoder: Decoder, accuracy_level: int | None = None) -> Generate:
+    """ONNX Runtime's CPU provider, one thread, the explicit cache; with ``accuracy_level``, the model's
+    MatMulNBits set to it first."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
-    session = ort.InferenceSession(str(decoder.path), options, providers=["CPUExecutionProvider"])
+    source: str | bytes = str(decoder.path)
+    if accuracy_level is not None:
+        import onnx
+
+        model = onnx.load(str(decoder.path))
+        for node in model.graph.node:
+            for attribute in node.attribute:
+                if node.op_type == "MatMulNBits" and attribute.name == "accuracy_level":
+                    attribute.i = accuracy_level
+        source = model.SerializeToString()
+    session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
     return explicit_cache(lambda feeds: dict(zip(names, session.run(names, feeds))), decoder)
 
@@ -289,9 +324,12 @@ def compile_counter(compiled: Any) -> Callable[[], int] | None:
     return compiled_so_far
 
 
-def sdk_candidates(core: hs.Core, decoder: Decoder, device: str, ways: Sequence[str]) -> dict[str, Generate | str]:
-    """``device`` driven each of ``ways`` (explicit, stateful, genai): a generation, or why it cannot run."""
-    config = ONE_THREAD if device == "TEMPLATE" else {}
+def sdk_candidates(
+    core: hs.Core, decoder: Decoder, device: str, ways: Sequence[str], extra: dict[str, Any] | None = None
+) -> dict[str, Generate | str]:
+    """``device`` driven each of ``ways`` (explicit, stateful, genai): a generation, or why it cannot run;
+    ``extra`` adds to the device's configuration."""
+    config = {**(ONE_THREAD if device == "TEMPLATE" else {}), **(extra or {})}
     found: dict[str, Generate | str] = {}
     if "explicit" in ways:
         compiled = core.compile_model(core.read_model(decoder.path), device, config)
@@ -448,6 +486,12 @@ def main() -> None:
         default=os.environ.get("HETERO_SDK_EXPORT_PYTHON", "/work/export-venv/bin/python"),
         help="python of a torch environment that runs tools/export_decoders.py",
     )
+    parser.add_argument(
+        "--xla-warm",
+        action="store_true",
+        help="XLA keeps an executable per length (XLA_SHAPE_CACHE_SIZE) and is timed over rounds even where it "
+        "compiles per token: its untimed first generation compiles every length, the timed ones run them",
+    )
     parser.add_argument("--all-cpus", action="store_true", help="do not pin the process to one CPU")
     parser.add_argument(
         "--cpu-time",
@@ -464,26 +508,34 @@ def main() -> None:
     devices = [d for d in args.devices if d in core.available_devices]
     rows: list[dict[str, Any]] = []
     for model in args.models:
-        if model == MEDIUM:
-            path, why = medium_path(Path(args.medium_dir).expanduser(), args.export_python)
+        if model in (MEDIUM, INT4_MEDIUM):
+            path, why = medium_path(Path(args.medium_dir).expanduser(), args.export_python, model == INT4_MEDIUM)
             if path is None:
-                print(f"  skipping {MEDIUM}: {why}")
+                print(f"  skipping {model}: {why}")
                 rows.append({"model": model, "runtime": "-", "note": f"skipped: {why}"})
                 continue
             n = args.medium_tokens
         else:
-            path, n = TINY[model], args.tokens
+            path, n = (INT4_TINY_PATH if model == INT4 else TINY[model]), args.tokens
         decoder = read_decoder(model, path)
         print(f"== {model} ({path}): {n} tokens after {PROMPT_LENGTH}", flush=True)
-        candidates: dict[str, Generate | str] = {REFERENCE: ort_candidate(decoder)}
+        int4 = model in (INT4, INT4_MEDIUM)
+        candidates: dict[str, Generate | str] = {REFERENCE: ort_candidate(decoder, 0 if int4 else None)}
+        if int4:
+            candidates["onnxruntime acc4"] = ort_candidate(decoder)
         candidates["openvino"] = openvino_candidate(decoder)
         for device in devices:
             ways = list(args.ways)
-            if device == "XLA" and "explicit" in ways and model == MEDIUM:
+            if device == "XLA" and "explicit" in ways and model in (MEDIUM, INT4_MEDIUM):
                 ways.remove("explicit")  # an executable per past length: on the tiny models only
-            candidates |= sdk_candidates(core, decoder, device, ways)
-        probed = [name for name in candidates if name.startswith("XLA")]
+            warm = args.xla_warm and device == "XLA"
+            extra = {"XLA_SHAPE_CACHE_SIZE": min(1024, PROMPT_LENGTH + n + 8)} if warm else {}
+            candidates |= sdk_candidates(core, decoder, device, ways, extra)
+        probed = [] if args.xla_warm else [name for name in candidates if name.startswith("XLA")]
         measured = measure_generations(candidates, decoder.prompt(), n, args.rounds, args.xla_probe_tokens, probed)
+        for name, m in measured.items():
+            if args.xla_warm and name.startswith("XLA") and m.first is not None and (m.first.compiles or 0) >= n - 1:
+                m.note = "warm: the untimed generation compiled an executable per length, the timed ones reuse them"
         rows += rows_of(model, measured)
     columns = [
         ("model", "model"), ("runtime", "runtime"), ("tokens", "tokens"), ("ms_per_token", "ms/token"),

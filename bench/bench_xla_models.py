@@ -5,12 +5,13 @@ Usage::
     python bench/bench_xla_models.py                            # magika, yolov8n, ppocr-rec (48x320)
     python bench/bench_xla_models.py --models magika --runs 100 --json bench/results/xla_models.json
 
-The models are public ones of the issue's classes, fetched with ``bench/real_models.py``'s cache:
-the byte-content classifier is Google's ``magika`` (a one-hot of int32 bytes, then dense layers and a
-1-D convolution), the YOLO detector ``nudenet``'s ``320n.onnx`` (YOLOv8n at 320x320), and the PP-OCRv4
-recogniser at 48x320. The process runs pinned to one CPU (XLA:CPU sizes its thread pool by the CPUs
-it may use); ONNX Runtime and OpenVINO are told to use one thread. Every candidate's outputs are
-compared with ONNX Runtime's, then timed in interleaved rounds (medians, ratios to ONNX Runtime's).
+The models are ``bench/real_models.py``'s (``ISSUE_MODELS``, ``MODELS``), public ones of the issue's
+classes: the byte-content classifier is Google's ``magika`` (a one-hot of int32 bytes, then dense
+layers and a 1-D convolution), the YOLO detector ``nudenet``'s ``320n.onnx`` (YOLOv8n at 320x320, its
+input left dynamic as in the file), and the PP-OCRv4 recogniser at 48x320. The process runs pinned to
+one CPU (XLA:CPU sizes its thread pool by the CPUs it may use); ONNX Runtime and OpenVINO are told to
+use one thread. Every candidate's outputs are compared with ONNX Runtime's, then timed in interleaved
+rounds (medians, ratios to ONNX Runtime's).
 """
 
 from __future__ import annotations
@@ -22,35 +23,22 @@ from timing import THREAD_VARIABLES
 for _variable in THREAD_VARIABLES:
     os.environ[_variable] = "1"  # before numpy loads its BLAS
 
+import dataclasses  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from bench_onnx_models import pin_to_one_cpu, reference_candidates  # noqa: E402
-from real_models import MODELS, RealModel, fetch, onnx_runtime_outputs  # noqa: E402
+from bench_onnx_models import ISSUE_SIZES, at_issue_size, pin_to_one_cpu, reference_candidates  # noqa: E402
+from real_models import ISSUE_MODELS, MODELS, RealModel, fetch, onnx_runtime_outputs  # noqa: E402
 from timing import bench_arguments, environment, measure, print_table, summary, write_report  # noqa: E402
 
 import hetero_sdk as hs  # noqa: E402
 
-_RNG = np.random.default_rng(0)
 XLA_MODELS = {
-    "magika": RealModel(
-        "magika==1.0.3",
-        "magika/models/standard_v3_3/model.onnx",
-        {"bytes": _RNG.integers(0, 257, (1, 2048)).astype(np.int32)},  # 256 is magika's padding token
-        input_shapes={"bytes": [1, 2048]},
-        kind="byte classifier, 1-D conv over int32 bytes",
-    ),
-    "yolov8n": RealModel(
-        "nudenet==3.4.2",
-        "nudenet/320n.onnx",
-        {"images": _RNG.random((1, 3, 320, 320), np.float32)},
-        kind="vision, detection",
-    ),
-    "ppocr-rec": RealModel(
-        MODELS["ppocr-rec"].package,
-        MODELS["ppocr-rec"].member,
-        {"x": _RNG.random((1, 3, 48, 320), np.float32)},
-        input_shapes={"x": [1, 3, 48, 320]},
+    "magika": ISSUE_MODELS["byte-classifier"],
+    # converted with its dynamic batch and image size as the file has them (the suite fixes 1x3x320x320)
+    "yolov8n": dataclasses.replace(ISSUE_MODELS["yolov8n"], input_shapes=None),
+    "ppocr-rec": dataclasses.replace(
+        at_issue_size("ppocr-rec", MODELS["ppocr-rec"]), input_shapes={"x": list(ISSUE_SIZES["ppocr-rec"])}
     ),
 }
 """The models by short name."""

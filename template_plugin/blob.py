@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hetero_sdk import Model, Type
-from hetero_sdk.errors import BlobFormatError, ModelFormatError
+from hetero_sdk.errors import BlobFormatError, ModelFormatError, UnknownOpTypeError
 from hetero_sdk.plugin import model_from_bytes, model_to_bytes, pack_blob, unpack_blob
 
 __all__ = ["BLOB_FORMAT", "read_blob", "write_blob"]
@@ -29,11 +29,15 @@ def read_blob(blob: bytes) -> tuple[Model, dict[str, Any]]:
     """The model and the compile configuration a blob holds.
 
     :raises BlobFormatError: for a blob of another device or format version, truncated or malformed.
+    :raises UnknownOpTypeError: when the model uses an op whose extension is not installed, naming the op
+        and the distribution that provides it.
     """
     frames = unpack_blob(blob, BLOB_FORMAT)
     if "model" not in frames or "config" not in frames:
         raise BlobFormatError(f"TEMPLATE blob lacks frame(s) {sorted({'model', 'config'} - set(frames))}")
     try:
         return model_from_bytes(frames["model"], source="TEMPLATE blob"), json.loads(frames["config"])
+    except UnknownOpTypeError:  # the blob is sound; an extension is missing here
+        raise
     except (ModelFormatError, ValueError) as exc:
         raise BlobFormatError(f"TEMPLATE blob is malformed: {exc}") from exc

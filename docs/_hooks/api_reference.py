@@ -314,6 +314,7 @@ _API_SECTIONS: list[tuple[str, str, list[str]]] = [
             "define",
             "Attr",
             "Input",
+            "InPlaceCache",
             "OutputSpec",
             "as_output",
             "expect_rank",

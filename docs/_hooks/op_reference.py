@@ -159,6 +159,11 @@ def _op_section(op: Any, template: str, xla: str, builder: Callable[..., Any] | 
             note = "; ".join([*marks, spec.doc] if spec.doc else marks)
             lines.append(f"| {spec.label(index)} | {_types(spec.types)} | {note} |")
         lines.append("")
+    for cache in op.caches:  # (an InPlaceCache: see docs/extensions.md)
+        lengths = ", ".join(op.inputs[i].label(i) for i in cache.lengths) or "-"
+        past = op.inputs[cache.past].label(cache.past)
+        lines += [f"Writes a cache in place: output {cache.present} is {past} updated along axis {cache.axis}, "
+                  f"its filled length from {lengths}.", ""]  # fmt: skip
     if op.attrs:
         lines += ["| attribute | kind | default | allowed | |", "|---|---|---|---|---|"]
         for attr in op.attrs:

@@ -15,7 +15,9 @@ extension that fails is isolated and listed as broken (``hetero-sdk extensions``
 
 Devices read an extension's kernels with :func:`device_kernel` (TEMPLATE looks in ``"TEMPLATE"`` then
 ``"reference"``, XLA in ``"XLA"``, each then the op's array-API ``evaluate``); every such kernel runs
-checked against the op's shape inference.
+checked against the op's shape inference. A device writing a blob that holds no graph records the
+extension ops its model uses (:func:`used_extension_ops`) and checks them when importing it
+(:func:`require_extension_ops`), so that a missing extension is named, as for a native file.
 """
 
 from hetero_sdk.extensions.discovery import ENTRY_POINT_GROUP
@@ -36,10 +38,11 @@ from hetero_sdk.extensions.registered import (
     provider_of,
     remove_extensions,
 )
+from hetero_sdk.extensions.requirements import require_extension_ops, used_extension_ops
 
 __all__ = [
     "ENTRY_POINT_GROUP", "KNOWN_DOMAINS", "REFERENCE", "Extension", "ExtensionInfo", "OnnxRule", "add_extension",
     "device_kernel", "extension_infos", "extension_of", "extension_op_types", "extension_recipe", "generation",
     "load_installed",
-    "missing_op_hint", "onnx_rules", "provider_of", "remove_extensions",
+    "missing_op_hint", "onnx_rules", "provider_of", "remove_extensions", "require_extension_ops", "used_extension_ops",
 ]  # fmt: skip

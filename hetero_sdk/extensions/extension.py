@@ -17,7 +17,9 @@ REFERENCE = "reference"
 
 @dataclass(frozen=True)
 class OnnxRule:
-    """How the ONNX frontend translates one op type of one domain, from opset version ``since`` on.
+    """How the ONNX frontend translates one op type of one domain, from opset version ``since`` on (until
+    the next rule's): the one rule type, of the SDK's own rules (``@onnx_rule`` in
+    :mod:`hetero_sdk.plugin`) and of extensions' (:attr:`Extension.onnx_rules`).
 
     :ivar domain: the ONNX domain (``"com.microsoft"``; ``""`` for ``ai.onnx``).
     :ivar op_type: the ONNX op type.
@@ -27,6 +29,10 @@ class OnnxRule:
     :ivar since: the first opset version of ``domain`` it translates.
     :ivar makes: the op types the translation builds; each must be defined (by the SDK, this
         extension or one registered before it), checked when the extension is registered.
+    :ivar replaces: for an op type the SDK translates itself: this rule replaces the SDK's translation
+        from opset ``since`` on (as OpenVINO's ``ConversionExtension`` replaces a frontend's translator).
+        Only an extension added with ``Core.add_extension`` may replace; without ``replaces`` such a
+        rule is refused at registration, since it would never run.
     """
 
     domain: str
@@ -34,6 +40,7 @@ class OnnxRule:
     translate: Callable[..., Any]
     since: int = 1
     makes: tuple[str, ...] = ()
+    replaces: bool = False
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,8 @@ class Extension:
     :ivar name: the extension's name (the entry-point name, for installed ones).
     :ivar ops: op definitions, registered process-wide: their ``evaluate`` is the array-API kernel every
         device may trace or run, as for the SDK's own ops.
-    :ivar onnx_rules: ONNX conversion rules.
+    :ivar onnx_rules: ONNX conversion rules; one for an op type the SDK translates itself is refused at
+        registration unless it says ``replaces`` (see :class:`OnnxRule`).
     :ivar kernels: device-specific kernels by backend, then op type: ``{"reference": {...}}`` holds numpy
         kernels (``kernel(node, *inputs)``) the oracle and TEMPLATE run; ``{"TEMPLATE": {...}}``
         TEMPLATE's own; ``{"XLA": {...}}`` XLA's lowerings (``fn(node, *inputs)`` tracing with

@@ -25,7 +25,7 @@ from hetero_sdk.graph.op_def import OPS, OpDef, define
 __all__ = [
     "KNOWN_DOMAINS", "ExtensionInfo", "add_extension", "device_kernel", "extension_infos", "extension_of",
     "extension_op_types", "extension_recipe", "load_installed", "missing_op_hint", "onnx_rules", "provider_of",
-    "generation", "remove_extensions",
+    "generation", "remove_extensions", "set_sdk_rule_versions",
 ]  # fmt: skip
 
 SDK_DISTRIBUTION = "hetero-sdk"
@@ -33,6 +33,10 @@ SDK_DISTRIBUTION = "hetero-sdk"
 KNOWN_DOMAINS: dict[str, str] = {"com.microsoft": "hetero-sdk-contrib"}
 """ONNX domains whose ops an extension distribution provides, for the error of a model using one
 where it is not installed."""
+
+SdkRuleVersions = Callable[[str, str], list[int]]
+"""``versions(domain, op_type)``: the opset versions from which the SDK's own ONNX rules translate an op
+type (empty when none); the frontend supplies it with :func:`set_sdk_rule_versions`."""
 
 _log = logging.getLogger(__name__)
 _lock = threading.RLock()
@@ -47,7 +51,8 @@ class ExtensionInfo:
     :ivar version: that distribution's version.
     :ivar ops: the op types it defines.
     :ivar error: why it did not load; empty when it did.
-    :ivar onnx_rules: the ONNX ops it translates, ``"domain:OpType (since N)"``.
+    :ivar onnx_rules: the ONNX ops it translates, ``"domain:OpType (since N)"`` (``", replaces the SDK"``
+        added for a rule replacing the SDK's translation).
     """
 
     name: str
@@ -74,6 +79,15 @@ _broken: dict[str, ExtensionInfo] = {}
 _owner: dict[str, str] = {}  # op type -> extension name
 _installed_loaded = False
 _generation = 0
+_sdk_rule_versions: SdkRuleVersions | None = None
+
+
+def set_sdk_rule_versions(versions: SdkRuleVersions) -> None:
+    """Tells registration where the SDK's own ONNX rules are (the frontend, a layer above, calls it when
+    imported; the function may load the ONNX frontend when first called), so that an extension rule
+    duplicating one is refused at registration."""
+    global _sdk_rule_versions
+    _sdk_rule_versions = versions
 
 
 def generation() -> int:
@@ -95,8 +109,14 @@ def add_extension(extension: Extension | str, *, distribution: str = "", version
         its ops where it is not installed.
     :raises PluginValidationError: naming the extension and what is wrong, with how to fix it: an import
         that fails, an op declared twice, an op name the SDK or another extension uses (naming both), a
-        rule building an unknown op, a kernel or recipe for an op the extension does not define.
+        rule building an unknown op, an ONNX rule for an op type the SDK or another extension translates
+        (naming both; a rule with ``replaces=True`` may replace the SDK's), a kernel or recipe for an op
+        the extension does not define.
     """
+    return _register(extension, distribution, version, installed=False)
+
+
+def _register(extension: Extension | str, distribution: str, version: str, *, installed: bool) -> Extension:
     if isinstance(extension, str):
         extension = _imported(extension)
     if not isinstance(extension, Extension):
@@ -118,16 +138,21 @@ def add_extension(extension: Extension | str, *, distribution: str = "", version
                 f"({entry.info.distribution or 'added in process'}); give the extension another name",
                 extension.name,
             )
-        _validate(extension, distribution)
+        _validate(extension, distribution, installed=installed)
         for op in extension.ops:
             define(op)
             _owner[op.type_name] = extension.name
-        rules = tuple(f"{r.domain or 'ai.onnx'}:{r.op_type} (since {r.since})" for r in extension.onnx_rules)
+        rules = tuple(_rule_label(r) for r in extension.onnx_rules)
         info = ExtensionInfo(extension.name, distribution, version, tuple(extension.op_types()), onnx_rules=rules)
         _registered[extension.name] = _Entry(extension, info)
         _broken.pop(extension.name, None)
         _changed()
     return extension
+
+
+def _rule_label(rule: OnnxRule) -> str:
+    replacing = ", replaces the SDK" if rule.replaces else ""
+    return f"{rule.domain or 'ai.onnx'}:{rule.op_type} (since {rule.since}{replacing})"
 
 
 def _changed() -> None:
@@ -151,7 +176,7 @@ def _imported(name: str) -> Extension:
     return value  # type: ignore[no-any-return]
 
 
-def _validate(extension: Extension, distribution: str) -> None:
+def _validate(extension: Extension, distribution: str, *, installed: bool) -> None:
     who = _label(extension.name, distribution)
 
     def fail(message: str) -> PluginValidationError:
@@ -185,6 +210,7 @@ def _validate(extension: Extension, distribution: str) -> None:
         if (taken := _rule_owner(rule)) is not None:
             raise fail(f"the ONNX rule for {rule.domain or 'ai.onnx'} {rule.op_type} (since {rule.since}) clashes "
                        f"with the one of extension '{taken}'; keep one of them")  # fmt: skip
+        _check_against_sdk_rules(rule, installed, fail)
     rules = [(r.domain, r.op_type, r.since) for r in extension.onnx_rules]
     if len(set(rules)) != len(rules):
         twice = next(r for r in rules if rules.count(r) > 1)
@@ -201,6 +227,33 @@ def _validate(extension: Extension, distribution: str) -> None:
         if op_type not in declared or not callable(recipe):
             raise fail(f"gives a conformance recipe for op {op_type}, which it does not define (or the recipe is "
                        "not a function)")  # fmt: skip
+
+
+def _check_against_sdk_rules(rule: OnnxRule, installed: bool, fail: Callable[[str], Exception]) -> None:
+    """An extension rule for an op type the SDK translates would never run: refused, unless it says
+    ``replaces`` and the extension was added in process (an installed package, loaded when first needed,
+    never changes how the SDK reads standard ONNX)."""
+    if _sdk_rule_versions is None:
+        return
+    domain = "" if rule.domain == "ai.onnx" else rule.domain
+    versions = _sdk_rule_versions(domain, rule.op_type)
+    if not versions:
+        if rule.replaces:
+            raise fail(f"the ONNX rule for {domain or 'ai.onnx'} {rule.op_type} says replaces=True, but "
+                       f"{SDK_DISTRIBUTION} has no rule for it to replace; drop replaces=True")  # fmt: skip
+        return
+    what = f"the ONNX rule for {domain or 'ai.onnx'} {rule.op_type} (since {rule.since})"
+    sdk = (f"{SDK_DISTRIBUTION}'s own translation of {domain or 'ai.onnx'} {rule.op_type} (its rules since opset "
+           f"{', '.join(map(str, versions))})")  # fmt: skip
+    if not rule.replaces:
+        raise fail(f"{what} duplicates {sdk}, so it would never run; drop the rule, or translate an op type of "
+                   "your own domain, or, to replace the SDK's translation from that opset on (as OpenVINO's "
+                   "ConversionExtension does), give it replaces=True and add the extension with "
+                   "Core.add_extension")  # fmt: skip
+    if installed:
+        raise fail(f"{what} replaces {sdk}; an installed extension may not (it would change how every program "
+                   "in this environment reads that ONNX op): add it with Core.add_extension where you want the "
+                   "replacement, or drop replaces=True")  # fmt: skip
 
 
 def _rule_owner(rule: OnnxRule) -> str | None:
@@ -225,7 +278,7 @@ def load_installed() -> None:
                 value = load(ep)
                 if callable(value) and not isinstance(value, Extension):
                     value = value()
-                add_extension(value, distribution=distribution, version=version)
+                _register(value, distribution, version, installed=True)
             except Exception as exc:  # isolated: a broken extension never stops the others
                 _log.warning("extension %s (%s) failed to load: %s", ep.name, distribution, exc)
                 _broken[ep.name] = ExtensionInfo(ep.name, distribution, version, (), f"{type(exc).__name__}: {exc}")
@@ -287,11 +340,11 @@ def missing_op_hint(op_type: str, provider: Any = None, domain: str | None = Non
     return ""
 
 
-def onnx_rules(domain: str | None = None, op_type: str | None = None) -> list[OnnxRule]:
+def onnx_rules(domain: str | None = None, op_type: str | None = None, *, load: bool = True) -> list[OnnxRule]:
     """The registered extensions' ONNX rules (of ``op_type`` in ``domain``, when given), oldest ``since``
-    first; installed extensions are loaded when none is registered yet."""
+    first; installed extensions are loaded when none is registered yet (and ``load``)."""
     found = _rules_of(domain, op_type)
-    if not found and not _installed_loaded:
+    if not found and load and not _installed_loaded:
         load_installed()
         found = _rules_of(domain, op_type)
     return found

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from hetero_sdk.errors import ModelFormatError
+from hetero_sdk.extensions.registered import set_sdk_rule_versions
 from hetero_sdk.frontend.detect import is_ir, is_native_json
 from hetero_sdk.graph.model import Model
 from hetero_sdk.serialization import model_from_bytes
@@ -123,6 +124,18 @@ def _is_onnx(data: bytes) -> bool:
     from hetero_sdk.frontend.onnx import is_onnx
 
     return is_onnx(data)
+
+
+def _sdk_onnx_rule_versions(domain: str, op_type: str) -> list[int]:
+    """The ONNX frontend's :func:`~hetero_sdk.frontend.onnx.rules.sdk_rule_versions`, the frontend
+    imported on first use (an extension with ONNX rules is being registered)."""
+    import hetero_sdk.frontend.onnx  # noqa: F401  (registers every SDK rule)
+    from hetero_sdk.frontend.onnx.rules import sdk_rule_versions
+
+    return sdk_rule_versions(domain, op_type)
+
+
+set_sdk_rule_versions(_sdk_onnx_rule_versions)
 
 
 def _read_ir(path: Path, weights: str | os.PathLike[str] | None) -> Model:

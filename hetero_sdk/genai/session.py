@@ -105,7 +105,14 @@ class DecoderSession(abc.ABC):
         self._keep(results)
         self.length = total
         logits = np.asarray(results[self.logits])
-        return logits[:, -1, :] if logits.ndim == 3 else logits
+        last = logits[:, -1, :] if logits.ndim == 3 else logits
+        if np.issubdtype(last.dtype, np.floating) and np.isnan(last).any():
+            raise InferenceError(
+                f"model '{self.compiled.model.friendly_name}' gave NaN logits after {total} tokens: the sequence "
+                "may be longer than the model supports (its positions, its rotary tables); shorten the prompt or "
+                "lower max_new_tokens"
+            )
+        return last
 
     def _typed(self, name: str, values: Any) -> np.ndarray:
         return np.ascontiguousarray(values, dtype=self.inputs[name].element_type.numpy)
@@ -121,13 +128,16 @@ class DecoderSession(abc.ABC):
 
 class ExplicitCacheSession(DecoderSession):
     """A decoder whose cache is its own inputs and outputs: ``past_key_values.N.key|value`` in,
-    ``present.N.key|value`` out, ``[batch, kv_heads, length, head_dim]``."""
+    ``present.N.key|value`` out, ``[batch, kv_heads, length, head_dim]``. ``kv_heads`` and ``head_dim``
+    are read from the input's shape, else from the output's (onnxruntime-genai's builder leaves the
+    inputs' head size unnamed, and its GroupQueryAttention's outputs know it)."""
 
     def __init__(self, compiled: CompiledModel, capacity: int | None = None) -> None:
         super().__init__(compiled, capacity)
-        outputs = {port.any_name for port in compiled.outputs}
+        outputs = {port.any_name: port for port in compiled.outputs}
         self.pairs: dict[str, str] = {}
         """Each past input's name with the present output's name that feeds it."""
+        self._empty: dict[str, tuple[int, int]] = {}
         for name, port in self.inputs.items():
             if PAST_INPUT.match(name):
                 present = "present" + name[len("past_key_values") :]
@@ -136,14 +146,16 @@ class ExplicitCacheSession(DecoderSession):
                         f"model '{compiled.model.friendly_name}': the cache input '{name}' has no output "
                         f"'{present}' to feed it on the next call"
                     )
-                dims = port.partial_shape.dims
+                shape = port.partial_shape.merge(outputs[present].partial_shape) or port.partial_shape
+                dims = shape.dims if shape.rank_is_static else ()
                 if len(dims) != 4 or dims[1] < 0 or dims[3] < 0:
                     raise ModelValidationError(
                         f"model '{compiled.model.friendly_name}': the cache input '{name}' has shape "
-                        f"{port.partial_shape}; expected [batch, kv_heads, length, head_dim] with kv_heads "
-                        "and head_dim static"
+                        f"{port.partial_shape} and the output '{present}' {outputs[present].partial_shape}; "
+                        "expected [batch, kv_heads, length, head_dim] with kv_heads and head_dim static in one of them"
                     )
                 self.pairs[name] = present
+                self._empty[name] = (dims[1], dims[3])
         self._past: dict[str, np.ndarray] = {}
 
     def reset(self) -> None:
@@ -155,9 +167,8 @@ class ExplicitCacheSession(DecoderSession):
             return self._past
         empty = {}
         for name in self.pairs:
-            port = self.inputs[name]
-            _, heads, _, width = port.partial_shape.dims
-            empty[name] = np.zeros((self.batch, heads, 0, width), port.element_type.numpy)
+            heads, width = self._empty[name]
+            empty[name] = np.zeros((self.batch, heads, 0, width), self.inputs[name].element_type.numpy)
         return empty
 
     def _keep(self, results: Any) -> None:

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from hetero_sdk.graph.node import Node
 
 __all__ = [
-    "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INT", "INTS", "Input",
-    "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "STRINGS", "define",
+    "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INT", "INTS", "InPlaceCache",
+    "Input", "LOWER_STRING", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REQUIRED", "STRING", "STRINGS", "define",
 ]  # fmt: skip
 
 OutputSpec = tuple[Type, PartialShape | Sequence[int]]
@@ -253,6 +253,37 @@ class Input:
 
 
 @dataclass(frozen=True)
+class InPlaceCache:
+    """Declares that an op writes a key/value cache in place: output :attr:`present` is input
+    :attr:`past` with the step's new entries written along :attr:`axis` at the filled length.
+
+    The op learns the filled length from the values of its inputs :attr:`lengths` (GroupQueryAttention's
+    ``seqlens_k``), never from ``past``'s shape, and:
+
+    - ``present`` holds ``past``'s filled entries, then the new ones, and has ``past``'s length along
+      ``axis`` when its shape-deciding inputs allow it (it may be longer: the entries after the new ones
+      are then zeros or ``past``'s);
+    - no output depends on the entries after the new ones (the op masks them).
+
+    So ``past`` may be a buffer of any capacity: the fixed-capacity decode path
+    (:mod:`hetero_sdk.transformations.fixed_capacity_cache`) feeds the op such buffers and keeps
+    ``present`` as the next buffer, with no copy, and ``make_stateful`` pairs a model input the op reads
+    as ``past`` with the model output ``present`` feeds.
+
+    :ivar past: the index of the cache input.
+    :ivar present: the index of the output that returns the updated cache.
+    :ivar axis: the axis the cache grows along (negative counts from the end).
+    :ivar lengths: the indices of the inputs whose values give the filled length (never inputs that
+        decide a shape).
+    """
+
+    past: int
+    present: int
+    axis: int
+    lengths: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class OpDef:
     """The definition of one op type.
 
@@ -270,6 +301,8 @@ class OpDef:
     :ivar data_dependent: output shapes depend on input values (NonZero, NonMaxSuppression).
     :ivar structural: the op is graph structure, not computation (Parameter, Constant, Result):
         it takes no device of its own and is never folded or profiled.
+    :ivar caches: the key/value caches the op writes in place (:class:`InPlaceCache`): which input each
+        output returns updated, along which axis, and which inputs say the filled length.
     :ivar doc: a paragraph for the op reference.
     """
 
@@ -282,6 +315,7 @@ class OpDef:
     evaluate: EvaluateFn | None = None
     data_dependent: bool = False
     structural: bool = False
+    caches: tuple[InPlaceCache, ...] = ()
     doc: str = ""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> OpDef:
@@ -293,6 +327,26 @@ class OpDef:
         optional = [i.optional for i in self.inputs]
         if optional != sorted(optional):
             raise ValueError(f"{self.type_name}: optional inputs must come after the required ones")
+        for cache in self.caches:
+            named = [cache.past, *cache.lengths]
+            if any(not 0 <= i < len(self.inputs) for i in named) or cache.present < 0:
+                raise ValueError(
+                    f"{self.type_name}: InPlaceCache(past={cache.past}, present={cache.present}, "
+                    f"lengths={cache.lengths}) names an input it does not have (inputs 0..{len(self.inputs) - 1}) "
+                    "or a negative output"
+                )
+            if cache.past in cache.lengths:
+                raise ValueError(f"{self.type_name}: input {cache.past} is both a cache and its length")
+            deciding = [i for i in cache.lengths if self.inputs[i].decides_shape]
+            if deciding:
+                raise ValueError(
+                    f"{self.type_name}: input {deciding[0]} gives a cache's filled length and decides a shape; "
+                    "a length written in place is a value (the shape follows the buffer's capacity)"
+                )
+
+    def cache_of(self, output: int) -> InPlaceCache | None:
+        """The declaration of the cache output ``output`` returns written in place, or None."""
+        return next((c for c in self.caches if c.present == output), None)
 
     @property
     def input_counts(self) -> tuple[int, int | None]:

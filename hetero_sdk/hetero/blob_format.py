@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hetero_sdk.errors import BlobFormatError, ModelFormatError, UnsupportedOperationError
+from hetero_sdk.errors import BlobFormatError, ModelFormatError, UnknownOpTypeError, UnsupportedOperationError
 from hetero_sdk.graph import Model
 from hetero_sdk.hetero.report import PlacementReport
 from hetero_sdk.hetero.submodels import SplitModel
@@ -75,6 +75,8 @@ def read_blob(blob: bytes) -> HeteroBlob:
     """The parts of a HETERO blob.
 
     :raises BlobFormatError: for a blob of another device or format version, truncated or malformed.
+    :raises UnknownOpTypeError: when the model uses an op whose extension is not installed, naming the op
+        and the distribution that provides it.
     """
     frames = unpack_blob(blob, BLOB_FORMAT)
     for name in ("header", "model"):
@@ -90,6 +92,8 @@ def read_blob(blob: bytes) -> HeteroBlob:
             raise BlobFormatError(f"HETERO blob lacks frame 'submodel{i}' named in its header")
     try:
         model = model_from_bytes(frames["model"], source="HETERO blob")
+    except UnknownOpTypeError:  # the blob is sound; an extension is missing here (the error names it)
+        raise
     except ModelFormatError as exc:
         raise BlobFormatError(f"HETERO blob frame 'model' is malformed: {exc}") from exc
     return HeteroBlob(header, model, [frames[f"submodel{i}"] for i in range(len(header["submodels"]))])

@@ -16,6 +16,7 @@ from hetero_sdk.errors import (
     HeteroSDKError,
     ModelFormatError,
     PropertyValueError,
+    UnknownOpTypeError,
     UnsupportedPropertyError,
     did_you_mean,
 )
@@ -191,6 +192,8 @@ class HeteroPlugin(ConfiguredDevice):
                 else:
                     sub_model = model_from_bytes(payload, source=f"HETERO blob submodel{i}")
                     sub_compiled = core.compile_model(sub_model, device, config)
+            except UnknownOpTypeError:  # the blob is sound; an extension is missing here (the error names it)
+                raise
             except (BlobFormatError, ModelFormatError) as exc:
                 raise BlobFormatError(f"HETERO blob frame 'submodel{i}' for {device}: {exc}") from exc
             compiled.append(sub_compiled)

@@ -27,6 +27,7 @@ from hetero_sdk.graph.op_def import (
     STRINGS,
     Attr,
     AttrKind,
+    InPlaceCache,
     Input,
     OpDef,
     OutputSpec,
@@ -63,9 +64,9 @@ STRUCTURAL_OPS = frozenset(t for t, op in OPS.items() if op.structural)
 
 __all__ = [
     "ANY", "ARRAY", "Attr", "AttrKind", "BOOL", "ELEMENT_TYPE", "FLOAT", "FLOATS", "INDEX_TYPES", "INT", "INTS",
-    "Input", "LOWER_STRING", "NUMERIC_TYPES", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE", "REAL_TYPES",
-    "REQUIRED", "STRING", "STRINGS", "STRUCTURAL_OPS", "as_output", "define", "expect_rank", "expect_same_types",
-    "sdk_op_types",
+    "InPlaceCache", "Input", "LOWER_STRING", "NUMERIC_TYPES", "OPS", "OpDef", "OutputSpec", "PARTIAL_SHAPE",
+    "REAL_TYPES", "REQUIRED", "STRING", "STRINGS", "STRUCTURAL_OPS", "as_output", "define", "expect_rank",
+    "expect_same_types", "sdk_op_types",
 ]  # fmt: skip
 
 

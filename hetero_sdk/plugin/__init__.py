@@ -27,6 +27,7 @@ The names, by what they are for:
   :func:`replace_node`, :func:`constant_operand`, :func:`channel_scale`, :func:`fused_names`.
 - **a device's own ops** (fused ops): :class:`OpDef`, :func:`define`, :class:`Attr` and its kinds
   (:data:`BOOL`, :data:`INT`...), :class:`Input` (an op's input, not :class:`hetero_sdk.Input`),
+  :class:`InPlaceCache` (an output that is an input's key/value cache written in place),
   :class:`OutputSpec`, the element-type sets, :func:`expect_same_types`, :func:`as_output`, :data:`OPS`,
   :data:`STRUCTURAL_OPS`, :data:`DYNAMIC`.
 - **op semantics** a kernel shares with the op's definition (so that a device computes what the op
@@ -37,7 +38,8 @@ The names, by what they are for:
 - **extension points** (registries others add to): the reference kernel registry (:func:`kernel`,
   :data:`KERNELS`, :class:`Kernel`, :func:`get_kernel`, :func:`kernel_types`, :func:`run_node`,
   :func:`evaluate`), a device's own registry (:class:`Registry`), and the ONNX frontend's rule
-  registry (:func:`onnx_rule`, :data:`ONNX_RULES`, :class:`OnnxRule`, :class:`OnnxNodeContext`) with
+  registry (:func:`onnx_rule`, :data:`ONNX_RULES`, :class:`OnnxRule` (the one rule type, of the SDK's
+  rules and of extensions'), :class:`OnnxNodeContext`) with
   the ONNX exporter (:func:`export_onnx`, :func:`onnx_exportable_ops`). The ONNX names load the ONNX
   frontend on first use, not when this module is imported.
 - **op extensions** (ops from outside the SDK, :mod:`hetero_sdk.extensions`): :func:`device_kernel`
@@ -58,7 +60,7 @@ from hetero_sdk import rt_info
 from hetero_sdk.array_api import namespace, widened
 from hetero_sdk.blob import check_header_fields, pack_blob, unpack_blob
 from hetero_sdk.device_name import format_device_name, parse_device_name
-from hetero_sdk.extensions import REFERENCE, device_kernel
+from hetero_sdk.extensions import REFERENCE, OnnxRule, device_kernel
 from hetero_sdk.ops import (
     BOOL,
     FLOAT,
@@ -74,6 +76,7 @@ from hetero_sdk.ops import (
     STRINGS,
     STRUCTURAL_OPS,
     Attr,
+    InPlaceCache,
     Input,
     OpDef,
     OutputSpec,
@@ -143,7 +146,6 @@ from hetero_sdk.transformations import (
 if TYPE_CHECKING:
     from hetero_sdk.frontend.onnx.node_context import NodeContext as OnnxNodeContext
     from hetero_sdk.frontend.onnx.rules import RULES as ONNX_RULES
-    from hetero_sdk.frontend.onnx.rules import Rule as OnnxRule
     from hetero_sdk.frontend.onnx.rules import rule as onnx_rule
     from hetero_sdk.frontend.onnx_export import export_model as export_onnx
     from hetero_sdk.frontend.onnx_export import supported_ops as onnx_exportable_ops
@@ -151,7 +153,6 @@ if TYPE_CHECKING:
 _ONNX_NAMES = {
     "ONNX_RULES": ("hetero_sdk.frontend.onnx.rules", "RULES"),
     "OnnxNodeContext": ("hetero_sdk.frontend.onnx.node_context", "NodeContext"),
-    "OnnxRule": ("hetero_sdk.frontend.onnx.rules", "Rule"),
     "export_onnx": ("hetero_sdk.frontend.onnx_export", "export_model"),
     "onnx_exportable_ops": ("hetero_sdk.frontend.onnx_export", "supported_ops"),
     "onnx_rule": ("hetero_sdk.frontend.onnx.rules", "rule"),
@@ -187,8 +188,8 @@ __all__ = [
     "common_optimizations", "constant_operand", "fused_names", "replace_node",
     # a device's own ops
     "BOOL", "DYNAMIC", "FLOAT", "FLOATS", "INDEX_TYPES", "INT", "INTS", "LOWER_STRING", "NUMERIC_TYPES", "OPS",
-    "REAL_TYPES", "STRING", "STRINGS", "STRUCTURAL_OPS", "Attr", "Input", "OpDef", "OutputSpec", "as_output",
-    "define", "expect_rank", "expect_same_types",
+    "REAL_TYPES", "STRING", "STRINGS", "STRUCTURAL_OPS", "Attr", "InPlaceCache", "Input", "OpDef", "OutputSpec",
+    "as_output", "define", "expect_rank", "expect_same_types",
     # op semantics shared with the op definitions
     "apply_resize", "backprop_geometry", "batch_normalized", "bodies", "constant_value", "erfc_values", "gelu_tanh",
     "integer_saturation", "loop_iterations", "matmul_shape", "nearest_indices", "reduced_axes", "reshape_dims",

@@ -18,6 +18,14 @@ cache in a buffer of fixed capacity instead; this pass does that to the graph:
 Keys at rows ``>= past_length + new_length`` are masked by the decoder's own causal mask (key ``j`` is
 seen by query ``i`` only when ``j <= past_length + i``), and the caller pads the attention mask with
 zeros to the capacity: the logits are those of the model run with the cache as exported.
+
+A cache may also be written by an op that declares it does so in place (an
+:class:`~hetero_sdk.graph.op_def.InPlaceCache` in its :attr:`~hetero_sdk.graph.op_def.OpDef.caches`,
+as com.microsoft GroupQueryAttention does): its output is the buffer already, so no scatter is added,
+and the inputs it reads the filled length from must follow the values the request sets (checked): the
+attention mask's (padded with zeros, its sum is the filled length) or ``past_length``, where the model
+read the cache's shape. Such an op usually takes the capacity from the mask's length. Nothing here
+names a particular op.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from hetero_sdk.element_type import Type
 from hetero_sdk.errors import ModelValidationError
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node, Output
+from hetero_sdk.graph.op_def import InPlaceCache
 from hetero_sdk.ops.folding import constant_value
 from hetero_sdk.reference import evaluate
 
@@ -79,8 +88,10 @@ def with_fixed_capacity_cache(model: Model, pairs: Mapping[str, str]) -> FixedCa
 
     :param pairs: cache input name -> the output name that returns the grown cache (as
         :func:`~hetero_sdk.make_stateful` takes them).
-    :raises ModelValidationError: when a cache output is not ``Concat(past, new)`` of its input, the
-        caches grow along different axes, or the model already has a ``past_length`` input.
+    :raises ModelValidationError: when a cache output is neither ``Concat(past, new)`` of its input nor
+        an op's output declared as that input written in place, such an op's filled length does not
+        follow the values the request sets (the padded attention mask's, ``past_length``), the caches
+        grow along different axes, or the model already has a ``past_length`` input.
     """
     if not pairs:
         raise ModelValidationError("with_fixed_capacity_cache needs at least one cache (input, output) pair")
@@ -96,11 +107,15 @@ def with_fixed_capacity_cache(model: Model, pairs: Mapping[str, str]) -> FixedCa
     length_world, value_world = _split_past_lengths(model, caches, rows, past_length.output(0), users, mask)
     _rewire_consumers(model, length_world, value_world, users)
     for cache in caches:
-        _scatter_into_buffer(cache, past_length.output(0), users)
+        if cache.in_place is None:
+            _scatter_into_buffer(cache, past_length.output(0), users)
     rewritten = Model(model.get_results(), [*model.get_parameters(), past_length], model.friendly_name)
     rewritten.get_rt_info().update(model.get_rt_info())
     rewritten.validate_nodes_and_infer_types()
     padded = [p.any_name for p in rewritten.inputs if "attention_mask" in p.names]
+    _check_lengths_are_run_time_values(
+        caches, [past_length, *(p.node for p in rewritten.inputs if p.any_name in padded)]
+    )
     rows_input = (rows[0].any_name, rows[1])
     return FixedCapacityCache(rewritten, {c.name: c.axis for c in caches}, dict(pairs), rows_input, padded)
 
@@ -109,35 +124,78 @@ def with_fixed_capacity_cache(model: Model, pairs: Mapping[str, str]) -> FixedCa
 class _Cache:
     name: str
     parameter: Node
-    concat: Node
+    writer: Node
+    """The node whose output is the grown cache: a Concat, or an op that writes it in place."""
     axis: int
+    in_place: InPlaceCache | None = None
 
     @property
     def past(self) -> Output:
         """The cache as the model reads it: the buffer, or its rows reordered by a beam index."""
-        return self.concat.input_value(0)
+        return self.writer.input_value(0 if self.in_place is None else self.in_place.past)
 
     @property
     def new(self) -> Output:
-        return self.concat.input_value(1)
+        return self.writer.input_value(1)
 
 
 def _cache(model: Model, past: str, present: str) -> _Cache:
     parameter_port = model.input(past)
     result_port = model.output(present)
-    grown = result_port.node.input_value(0).node if result_port.node.type_name == "Result" else result_port.node
+    source = result_port.node.input_value(0) if result_port.node.type_name == "Result" else result_port
+    grown = source.node
+    rank = parameter_port.partial_shape.rank
+    declared = grown.op.cache_of(source.index)
+    if declared is not None and _cache_read(grown.input_value(declared.past)) == parameter_port:
+        axis = declared.axis + rank if declared.axis < 0 else declared.axis
+        return _Cache(past, parameter_port.node, grown, axis, declared)
     inputs = grown.input_values()
     if grown.type_name != "Concat" or len(inputs) != 2 or _cache_read(inputs[0]) != parameter_port:
         raise ModelValidationError(
-            f"output {present!r} is not Concat({past!r}, new): a fixed-capacity cache needs the cache to grow "
-            f"by one Concat of the past and the new rows (it is {grown.type_name} '{grown.friendly_name}')"
+            f"output {present!r} is not Concat({past!r}, new) nor an op's output that writes {past!r} in place "
+            f"(OpDef.caches): a fixed-capacity cache needs the cache to grow by one Concat of the past and the new "
+            f"rows, or by an op declaring an InPlaceCache (it is {grown.type_name} '{grown.friendly_name}')"
         )
-    rank = parameter_port.partial_shape.rank
     axis = int(grown.attrs["axis"])
     axis = axis + rank if axis < 0 else axis
     if axis == 0:
         raise ModelValidationError(f"output {present!r} grows along axis 0, the batch; a cache grows along another")
     return _Cache(past, parameter_port.node, grown, axis)
+
+
+def _check_lengths_are_run_time_values(caches: list[_Cache], sources: list[Node]) -> None:
+    """Each input an in-place cache's op reads the filled length from must take its value from what the
+    request sets each step: the attention mask's values (padded with zeros, their sum is the filled
+    length) or ``past_length``. A length read from a shape (the mask's length is the capacity) or a
+    constant would make the op write every step at one place."""
+    wanted = {id(node) for node in sources}
+    for cache in caches:
+        if cache.in_place is None:
+            continue
+        for index in cache.in_place.lengths:
+            if not _value_depends_on(cache.writer.input_value(index), wanted):
+                spec = cache.writer.op.input_spec(index)
+                raise ModelValidationError(
+                    f"{cache.writer.type_name} '{cache.writer.friendly_name}' reads the filled length of cache "
+                    f"{cache.name!r} from its {spec.label(index) if spec else f'input {index}'}, whose value follows "
+                    "neither the attention mask's values nor the cache's shape: with the cache in a fixed-capacity "
+                    "buffer it could not tell where to write; compute it from the attention mask (its sum)"
+                )
+
+
+def _value_depends_on(output: Output, wanted: set[int]) -> bool:
+    """Whether ``output``'s value depends on the value of a node in ``wanted`` (a ShapeOf reads no value)."""
+    seen: set[int] = set()
+    stack = [output.node]
+    while stack:
+        node = stack.pop()
+        if id(node) in wanted:
+            return True
+        if id(node) in seen or node.type_name == "ShapeOf":
+            continue
+        seen.add(id(node))
+        stack.extend(v.node for v in node.input_values())
+    return False
 
 
 def _cache_read(value: Output) -> Output:
@@ -273,7 +331,8 @@ def _rewire_consumers(
     users: dict[Output, list[tuple[Node, int]]],
 ) -> None:
     """Every consumer outside the copied computations takes the copy its input's role asks for: the
-    length world where the input decides a shape, the value world elsewhere."""
+    length world where the input decides a shape, the value world elsewhere (the inputs an op reads a
+    cache's filled length from among them: they never decide a shape)."""
     copied = {id(v.node) for v in (*length.values(), *value.values())}
     originals = set(length)
     for node in model.get_ops():
@@ -301,9 +360,9 @@ def _scatter_into_buffer(cache: _Cache, past_length: Output, users: dict[Output,
         opset.reshape(positions, opset.constant(np.array(column, np.int64)), False), shape
     ).output(0)
     scattered = opset.scatter_elements_update(cache.past, indices, new, axis=a)
-    for user, index in users.get(cache.concat.output(0), []):
+    for user, index in users.get(cache.writer.output(0), []):
         user.set_input(index, scattered.output(0))
-    names = cache.concat.output(0).explicit_names
+    names = cache.writer.output(0).explicit_names
     if names:
         scattered.output(0).set_names(names)
 

@@ -33,9 +33,12 @@ _PRESENT = "present.{}.{}"
 
 
 def find_kv_cache_pairs(model: Model) -> dict[str, str]:
-    """The ``past_key_values.N.key|value`` inputs of ``model`` with their ``present.N.key|value`` outputs
-    (the names of torch, optimum and onnxruntime-genai exports), in input order."""
+    """The key/value cache pairs of ``model``, in input order: its ``past_key_values.N.key|value`` inputs
+    with their ``present.N.key|value`` outputs (the names of torch, optimum and onnxruntime-genai
+    exports), and any other input that an op reads as a cache it writes in place
+    (:attr:`~hetero_sdk.graph.op_def.OpDef.caches`) with the output that op's updated cache feeds."""
     outputs = {name for port in model.outputs for name in port.names}
+    declared = _declared_cache_pairs(model)
     pairs: dict[str, str] = {}
     for port in model.inputs:
         for name in sorted(port.names):
@@ -43,6 +46,24 @@ def find_kv_cache_pairs(model: Model) -> dict[str, str]:
             if match and _PRESENT.format(*match.groups()) in outputs:
                 pairs[name] = _PRESENT.format(*match.groups())
                 break
+        else:
+            found = declared.get(port.any_name)
+            if found is not None and found not in pairs.values():
+                pairs[port.any_name] = found
+    return pairs
+
+
+def _declared_cache_pairs(model: Model) -> dict[str, str]:
+    """Each input an op reads as a cache it writes in place, with the model output that returns it."""
+    pairs: dict[str, str] = {}
+    for port in model.outputs:
+        source = port.node.input_value(0)
+        declared = source.node.op.cache_of(source.index)
+        if declared is None:
+            continue
+        past = source.node.input_value(declared.past)
+        if past.node.type_name == "Parameter" and past.any_name not in pairs:
+            pairs[past.any_name] = port.any_name
     return pairs
 
 
@@ -63,7 +84,8 @@ def make_stateful(model: Model, pairs: Mapping[str, str] | None = None, *, beam_
 
     :param pairs: input name to the name of the output that feeds it on the next call
         (``{"past_key_values.0.key": "present.0.key", ...}``); None finds the
-        ``past_key_values.N.key|value`` / ``present.N.key|value`` pairs (:func:`find_kv_cache_pairs`).
+        ``past_key_values.N.key|value`` / ``present.N.key|value`` pairs and the caches ops declare they
+        write in place (:func:`find_kv_cache_pairs`).
     :param beam_idx: add optimum-intel's ``beam_idx`` input (i32, ``[batch]``): every variable's rows
         are gathered by it before use, which reorders the cache for beam search (greedy and sampling
         pass ``arange(batch)``).
@@ -78,8 +100,8 @@ def make_stateful(model: Model, pairs: Mapping[str, str] | None = None, *, beam_
             outs = ", ".join(p.any_name for p in model.outputs) or "none"
             raise ModelValidationError(
                 f"model '{model.friendly_name}': no past_key_values.N.key|value input has a present.N.key|value "
-                f"output; its inputs: {ins}; its outputs: {outs}; name the pairs: make_stateful(model, "
-                "{input name: output name})"
+                f"output, and no op writes an input's cache in place; its inputs: {ins}; its outputs: {outs}; "
+                "name the pairs: make_stateful(model, {input name: output name})"
             )
     found = [(_pair(model, i, o), i) for i, o in pairs.items()]
     _check_distinct([p for (p, _), _ in found], "input", model)

@@ -139,4 +139,4 @@ def supported_ops() -> dict[str, list[int]]:
     for rule in onnx_rules():
         key = rule.op_type if rule.domain in ("", "ai.onnx") else f"{rule.domain}:{rule.op_type}"
         found.setdefault(key, []).append(rule.since)
-    return found
+    return {name: sorted(set(versions)) for name, versions in found.items()}  # a replacing rule may repeat one

@@ -15,18 +15,14 @@ ONNX output of the node (None for an optional output it does not produce)::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from hetero_sdk.errors import UnsupportedOperationError
-from hetero_sdk.extensions import onnx_rules
+from hetero_sdk.extensions import OnnxRule, onnx_rules
 from hetero_sdk.frontend.onnx.values import Value
 from hetero_sdk.registry import Registry
 
-if TYPE_CHECKING:
-    from hetero_sdk.frontend.onnx.node_context import NodeContext
-
-__all__ = ["DEFAULT_DOMAIN", "RULES", "Outputs", "Rule", "find_rule", "rule"]
+__all__ = ["DEFAULT_DOMAIN", "RULES", "Outputs", "find_rule", "rule", "sdk_rule_versions"]
 
 DEFAULT_DOMAIN: Final = ""
 """The ONNX operator domain (``ai.onnx``), as ONNX files spell it."""
@@ -36,18 +32,9 @@ Outputs = Sequence[Value | None]
 see :mod:`.values`), None where it is not produced."""
 
 
-@dataclass(frozen=True)
-class Rule:
-    """How one ONNX op type translates from opset version ``since`` on (until the next rule's)."""
-
-    op_type: str
-    domain: str
-    since: int
-    translate: Callable[[NodeContext], Outputs]
-
-
-RULES: Registry[list[Rule]] = Registry("ONNX op type", UnsupportedOperationError)
-"""The rules of each op type (``"Conv"``, or ``"domain:Op"`` outside ``ai.onnx``), oldest first."""
+RULES: Registry[list[OnnxRule]] = Registry("ONNX op type", UnsupportedOperationError)
+"""The SDK's rules of each op type (``"Conv"``, or ``"domain:Op"`` outside ``ai.onnx``), oldest first, as
+:class:`~hetero_sdk.extensions.OnnxRule` (the type of extensions' rules too)."""
 
 
 def _key(domain: str, op_type: str) -> str:
@@ -65,22 +52,37 @@ def rule(
             versions = RULES.find(key) or RULES.register(key, [])
             if any(r.since == since for r in versions):
                 raise ValueError(f"ONNX {key} already has a rule since opset {since}")
-            versions.append(Rule(op_type, domain, since, translate))
+            versions.append(OnnxRule(domain, op_type, translate, since))
             versions.sort(key=lambda r: r.since)
         return translate
 
     return decorate
 
 
-def find_rule(domain: str, op_type: str, version: int) -> Rule | None:
-    """The rule translating ``op_type`` of ``domain`` in opset ``version``, or None: the SDK's own, else a
-    registered extension's (installed extensions load on the first op the SDK has no rule for)."""
+def find_rule(domain: str, op_type: str, version: int) -> OnnxRule | None:
+    """The rule translating ``op_type`` of ``domain`` in opset ``version``, or None: an extension's rule
+    that replaces the SDK's (from its ``since`` on), else the SDK's own, else a registered extension's
+    (installed extensions load on the first op the SDK has no rule for)."""
     found = None
-    for candidate in RULES.find(_key(domain, op_type)) or ():
+    domain = DEFAULT_DOMAIN if domain == "ai.onnx" else domain
+    own = RULES.find(_key(domain, op_type))
+    if own:
+        for replacing in onnx_rules(domain, op_type, load=False):  # only rules that say `replaces` pass registration
+            if replacing.since <= version:
+                found = replacing
+        if found is not None:
+            return found
+    for candidate in own or ():
         if candidate.since <= version:
             found = candidate
-    if found is None and _key(domain, op_type) not in RULES:
-        for extension_rule in onnx_rules("" if domain == "ai.onnx" else domain, op_type):
+    if found is None and own is None:
+        for extension_rule in onnx_rules(domain, op_type):
             if extension_rule.since <= version:
-                found = Rule(op_type, domain, extension_rule.since, extension_rule.translate)
+                found = extension_rule
     return found
+
+
+def sdk_rule_versions(domain: str, op_type: str) -> list[int]:
+    """The opset versions from which the SDK's own rules translate ``op_type`` of ``domain`` (empty when
+    it has none)."""
+    return [r.since for r in RULES.find(_key(DEFAULT_DOMAIN if domain == "ai.onnx" else domain, op_type)) or ()]

@@ -13,6 +13,11 @@ local window).
 The kernel is array-API code (numpy on TEMPLATE, traced by JAX on XLA): ``seqlens_k`` stays a run-time
 value, only ``total_sequence_length`` (which decides the present cache's length) must be known to
 compile for static shapes.
+
+The op declares its caches written in place (``OpDef.caches``): ``present_key``/``present_value`` are
+``past_key``/``past_value`` with the new entries at ``seqlens_k + 1 - sequence``, so on a device that
+compiles per input shape a stateful decoder keeps them in fixed-capacity buffers (the attention mask
+padded with zeros to the capacity gives ``seqlens_k`` and ``total_sequence_length``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from hetero_sdk.plugin import (
     INT,
     REAL_TYPES,
     Attr,
+    InPlaceCache,
     Input,
     OpDef,
     OutputSpec,
@@ -91,6 +97,16 @@ def _place_new(xp: Any, past: Any, new: Any, past_lengths: Any, length: int) -> 
     return xp.where(in_new, taken, xp.where(positions < start, past, xp.zeros_like(past)))
 
 
+def _rows_at(xp: Any, table: Any, positions: Any) -> Any:
+    """``table``'s rows at ``positions`` (batch, sequence); NaN rows where a position is past the table
+    (a sequence longer than the model's rotary tables: ONNX Runtime refuses it, and a traced gather
+    would clamp it silently)."""
+    rows = table.shape[0]
+    inside = (positions < rows)[:, :, None]
+    taken = table[xp.clip(positions, 0, rows - 1)]
+    return xp.where(inside, taken, xp.asarray(float("nan"), dtype=taken.dtype))
+
+
 def _group_query_attention(
     node: Node,
     query: Any,
@@ -117,8 +133,7 @@ def _group_query_attention(
     q = xp.reshape(widened(query), (batch, sequence, heads, size))
     k = xp.reshape(widened(key), (batch, sequence, kv_heads, size))
     if attrs["do_rotary"] and cos_cache is not None and sin_cache is not None:
-        cos = widened(cos_cache)[positions][:, :, None, :]
-        sin = widened(sin_cache)[positions][:, :, None, :]
+        cos, sin = (_rows_at(xp, widened(table), positions)[:, :, None, :] for table in (cos_cache, sin_cache))
         q = rotated(q, cos, sin, attrs["rotary_interleaved"])
         k = rotated(k, cos, sin, attrs["rotary_interleaved"])
     v = xp.reshape(widened(value), (batch, sequence, kv_heads, size))
@@ -177,6 +192,10 @@ GROUP_QUERY_ATTENTION = OpDef(
     ),
     version=VERSION,
     evaluate=_group_query_attention,
+    caches=(  # present_key/present_value: past_key/past_value written in place, filled length from seqlens_k
+        InPlaceCache(past=5, present=1, axis=2, lengths=(3,)),
+        InPlaceCache(past=6, present=2, axis=2, lengths=(3,)),
+    ),
     doc="Causal grouped-query attention over a key/value cache whose filled length per sequence is "
     "seqlens_k + 1; returns the output and the present key and value caches.",
 )

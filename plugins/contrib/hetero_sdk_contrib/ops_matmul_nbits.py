@@ -7,13 +7,21 @@ little-end first into bytes, ``block_size`` of them per block, each block with a
 column's block. The contract is the op's documented meaning, dequantized weights times the activations
 in f32: ONNX Runtime's ``accuracy_level`` (which may quantize the activations too) does not change it.
 
-The kernel is array-API code: TEMPLATE runs it on numpy; XLA traces it, so the packed bytes stay the
-constant and the dequantization runs inside the compiled computation (no f32 copy of the weight is
-kept, and XLA's GEMM fusion may fold it into the dot where the backend allows).
+The array-API kernel dequantizes the whole weight each call: it is the plain oracle. TEMPLATE and XLA
+compute with the f32 weight dequantized once (:func:`prepared_weight`, kept while the packed constant
+lives: 8 times the packed bytes at 4 bits; up to a quarter of the machine's memory, beyond which
+weights are dequantized each call), then one f32 matrix product per call: at one row a call reads
+the f32 weight once, which on CPU beats unpacking the 4-bit values every call (see
+:mod:`.xla_matmul_nbits` for the figures). A weight that is not read-only (a model input, not a Constant)
+is dequantized each call, never cached.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -36,9 +44,13 @@ from hetero_sdk.plugin import OnnxNodeContext as NodeContext
 from hetero_sdk_contrib.checks import Outputs, merge_dims
 from hetero_sdk_contrib.constants import DOMAIN, VERSION
 
-__all__ = ["MATMUL_NBITS", "ONNX_RULES", "OPS", "dequantized_weight", "unpacked", "RECIPES"]
+__all__ = [
+    "KERNELS", "MATMUL_NBITS", "ONNX_RULES", "OPS", "RECIPES", "PreparedWeights", "dequantized_weight",
+    "prepared_weight", "unpacked",
+]  # fmt: skip
 
 _PACKED = frozenset({Type.u8})
+_log = logging.getLogger(__name__)
 
 
 def _blocks(k: int, block_size: int) -> int:
@@ -126,6 +138,108 @@ def _matmul_nbits(
     return y if bias is None else y + widened(bias)
 
 
+def _memory_bytes() -> int:
+    """The machine's physical memory in bytes (16 GiB where the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return 16 << 30
+
+
+class PreparedWeights:
+    """f32 weights dequantized once, by the identity of the read-only arrays they come from, each kept
+    while its packed weight lives (a compiled model's Constant: freed with the model).
+
+    :param budget_bytes: the most bytes of f32 weights kept at once (default: a quarter of the
+        machine's memory): a weight beyond it is dequantized each call instead, as for a model too
+        large to hold 8 times its 4-bit weights (logged once, at INFO).
+    """
+
+    def __init__(self, budget_bytes: int | None = None) -> None:
+        self._entries: dict[tuple[int, ...], tuple[list[weakref.ref[np.ndarray]], np.ndarray, object]] = {}
+        self._lock = threading.RLock()
+        self.budget_bytes = _memory_bytes() // 4 if budget_bytes is None else budget_bytes
+        self.held_bytes = 0
+        """The bytes of the f32 weights kept now."""
+        self.computed = 0
+        """How many weights were dequantized (a test reads it: once per constant, not per call)."""
+        self._said_over = False
+
+    def get(self, node: Node, weight: Any, scales: Any, zero_points: Any | None, g_idx: Any | None) -> Any:
+        """``node``'s ``(N, K)`` f32 weight (read-only), kept for the next calls; None when it is not
+        kept: arrays that are not read-only numpy arrays (something may write to them between calls),
+        or a weight beyond :attr:`budget_bytes`."""
+        sources = [v for v in (weight, scales, zero_points, g_idx) if v is not None]
+        if not all(isinstance(v, np.ndarray) and not v.flags.writeable for v in sources):
+            return None
+        attrs = tuple(node.attrs[a] for a in ("K", "N", "bits", "block_size"))
+        key = (*(id(v) for v in (weight, scales, zero_points, g_idx)), *attrs)
+        size = 4 * node.attrs["K"] * node.attrs["N"]
+        with self._lock:  # held while dequantizing: two compiles of one model get the same array
+            entry = self._entries.get(key)
+            if entry is not None and all(ref() is v for ref, v in zip(entry[0], sources, strict=True)):
+                return entry[1]
+            if self.held_bytes + size > self.budget_bytes:
+                if not self._said_over:
+                    self._said_over = True
+                    _log.info(
+                        "MatMulNBits '%s': its f32 weight (%d bytes) would take the f32 weights kept past their "
+                        "budget of %d bytes (a quarter of the memory by default): it and any further one are "
+                        "dequantized each call",
+                        node.friendly_name, size, self.budget_bytes,
+                    )  # fmt: skip
+                return None
+            value, token = self.dequantized(node, weight, scales, zero_points, g_idx), object()
+            self._entries[key] = ([weakref.ref(v) for v in sources], value, token)
+            self.held_bytes += value.nbytes
+        weakref.finalize(weight, self._forget, key, token)
+        return value
+
+    def dequantized(self, node: Node, weight: Any, scales: Any, zero_points: Any | None, g_idx: Any | None) -> Any:
+        """``node``'s ``(N, K)`` f32 weight computed now (numpy), not kept."""
+        self.computed += 1
+        value = np.ascontiguousarray(dequantized_weight(node, weight, scales, zero_points, g_idx), np.float32)
+        value.setflags(write=False)
+        return value
+
+    def _forget(self, key: tuple[int, ...], token: object) -> None:
+        with self._lock:
+            if key in self._entries and self._entries[key][2] is token:
+                self.held_bytes -= self._entries.pop(key)[1].nbytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+PREPARED = PreparedWeights()
+"""The process's f32 weights of MatMulNBits constants (TEMPLATE's kernel and XLA's lowering share them)."""
+
+
+def prepared_weight(
+    node: Node, weight: Any, scales: Any, zero_points: Any | None = None, g_idx: Any | None = None
+) -> Any:
+    """``node``'s ``(N, K)`` f32 weight, dequantized once per packed constant and kept
+    (:class:`PreparedWeights`); None when it is not kept (see :meth:`PreparedWeights.get`)."""
+    return PREPARED.get(node, weight, scales, zero_points, g_idx)
+
+
+def _template_kernel(
+    node: Node,
+    a: Any,
+    weight: Any,
+    scales: Any,
+    zero_points: Any | None = None,
+    g_idx: Any | None = None,
+    bias: Any | None = None,
+) -> Any:
+    """TEMPLATE's MatMulNBits: the activations times the f32 weight dequantized once (numpy)."""
+    dense = prepared_weight(node, weight, scales, zero_points, g_idx)
+    if dense is None:
+        dense = PREPARED.dequantized(node, weight, scales, zero_points, g_idx)
+    y = np.matmul(widened(a), dense.T)
+    return y if bias is None else y + widened(bias)
+
+
 MATMUL_NBITS = OpDef(
     "MatMulNBits",
     "contrib",
@@ -151,6 +265,13 @@ MATMUL_NBITS = OpDef(
 
 OPS = [MATMUL_NBITS]
 """The op definitions this module contributes."""
+
+KERNELS = {
+    "TEMPLATE": {"MatMulNBits": _template_kernel},
+    "XLA": {"MatMulNBits": "hetero_sdk_contrib.xla_matmul_nbits:matmul_nbits"},
+}
+"""TEMPLATE and XLA multiply by the weight dequantized once; the reference backend keeps the
+array-API kernel, dequantizing per call."""
 
 
 def matmul_nbits_rule(ctx: NodeContext) -> Outputs:

@@ -3,13 +3,19 @@ activations) and against numpy written here, on TEMPLATE and XLA."""
 
 from __future__ import annotations
 
+import gc
+from typing import Any
+
+import jax
 import numpy as np
 import pytest
 from hetero_sdk.errors import HeteroSDKError
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ms_models import check, ms_model, run_sdk
+from ms_models import check, core, ms_model, run_ort, run_sdk, typed_model
 from onnx import helper
+
+from hetero_sdk_contrib.ops_matmul_nbits import PREPARED
 
 FEW = settings(max_examples=5, deadline=None)
 
@@ -111,7 +117,7 @@ def test_matmul_nbits_sizes(rows: int, k: int, n: int, bits: int, block: int, se
     a = rng.standard_normal((rows, k)).astype(np.float32)
     inputs = {"A": a, **_quantized(rng, n, k, bits, block)}
     model, feeds = ms_model("MatMulNBits", inputs, K=k, N=n, bits=bits, block_size=block)
-    check(model, feeds, devices=("TEMPLATE",), rtol=1e-4, atol=1e-4)
+    check(model, feeds, devices=("TEMPLATE", "XLA"), rtol=1e-4, atol=1e-4)  # weights as inputs: per call
 
 
 def test_matmul_nbits_float16_activations() -> None:
@@ -132,3 +138,162 @@ def test_matmul_nbits_weight_of_the_wrong_shape_is_named() -> None:
     model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", 1, [2, 5]))
     with pytest.raises(HeteroSDKError, match="B has shape"):
         run_sdk(model, feeds, "TEMPLATE")
+
+
+def _weights(rng: np.random.Generator, n: int, k: int, bits: int, block: int, zero_points: str,
+             g_idx: bool) -> dict[str, np.ndarray | None]:  # fmt: skip
+    """B and scales, zero points as asked ("none", "packed" or "float") and a shuffled g_idx or None."""
+    blocks = -(-k // block)
+    zero = {
+        "none": None,
+        "packed": rng.integers(0, 256, (n, -(-blocks * bits // 8)), dtype=np.uint8),
+        "float": (rng.random(n * blocks) * 2 ** (bits - 1)).astype(np.float32),
+    }[zero_points]
+    order = rng.permutation(np.arange(k) // block).astype(np.int32) if g_idx else None
+    return {**_quantized(rng, n, k, bits, block), "zero_points": zero, "g_idx": order}
+
+
+@FEW
+@given(
+    batch=st.sampled_from([(), (1,), (3,), (2, 2)]), k=st.integers(1, 70), n=st.integers(1, 9),
+    bits=st.sampled_from([4, 8]), block=st.sampled_from([16, 32, 64]),
+    zero_points=st.sampled_from(["none", "packed", "float"]), g_idx=st.booleans(), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_matmul_nbits_constant_weights_match_numpy_and_onnx_runtime(
+    batch: tuple[int, ...], k: int, n: int, bits: int, block: int, zero_points: str, g_idx: bool, seed: int
+) -> None:
+    """Constant weights, as the builders write them: TEMPLATE and XLA multiply by the weight dequantized
+    once; checked against numpy here and, without g_idx (see above), ONNX Runtime at accuracy_level 0."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((*batch, k)).astype(np.float32)
+    weights = _weights(rng, n, k, bits, block, zero_points, g_idx)
+    constants = [name for name, value in weights.items() if value is not None]
+    attrs = {"K": k, "N": n, "bits": bits, "block_size": block, "accuracy_level": 0}
+    model, feeds = ms_model("MatMulNBits", {"A": a, **weights}, constants=constants, **attrs)
+    float_zero = zero_points == "float"
+    dense = _dense(
+        weights["B"], weights["scales"], weights["zero_points"], k, bits, block, weights["g_idx"], float_zero
+    )
+    expected = (a.astype(np.float64) @ dense.T).astype(np.float32)
+    check(model, feeds, expected=[expected], rtol=1e-4, atol=1e-4)
+    if not g_idx and not (bits == 8 and float_zero):  # ONNX Runtime refuses 8-bit float zero points
+        np.testing.assert_allclose(run_ort(model, feeds)[0], expected, rtol=1e-4, atol=1e-4)
+
+
+def _step_model(rng: np.random.Generator, k: int, n: int) -> tuple[Any, dict[str, np.ndarray], np.ndarray]:
+    """A 4-bit MatMulNBits of Constant weights with packed zero points, its feeds, and numpy's result."""
+    weights = _weights(rng, n, k, 4, 32, "packed", False)
+    a = rng.standard_normal((1, k)).astype(np.float32)
+    model, feeds = ms_model("MatMulNBits", {"A": a, **weights}, constants=["B", "scales", "zero_points"],
+                            K=k, N=n, bits=4, block_size=32)  # fmt: skip
+    dense = _dense(weights["B"], weights["scales"], weights["zero_points"], k, 4, 32)
+    return typed_model(model, [np.zeros((1, n), np.float32)]), feeds, a.astype(np.float64) @ dense.T
+
+
+@pytest.mark.parametrize("device", ["TEMPLATE", "XLA"])
+def test_matmul_nbits_dequantizes_a_constant_weight_once_per_model(device: str) -> None:
+    rng = np.random.default_rng(20)
+    model, feeds, expected = _step_model(rng, 256, 64)
+    gc.collect()  # earlier tests' models
+    before, kept = PREPARED.computed, len(PREPARED)
+    compiled = core().compile_model(model, device)
+    request = compiled.create_infer_request()
+    for _ in range(3):
+        np.testing.assert_allclose(request.infer(dict(feeds))[0], expected, rtol=1e-5, atol=1e-5)
+    assert PREPARED.computed == before + 1
+    assert len(PREPARED) == kept + 1
+    del compiled, request
+    gc.collect()
+    assert len(PREPARED) == kept  # freed with the compiled model's constant
+
+
+def test_matmul_nbits_weight_fed_as_input_is_not_kept() -> None:
+    """A weight that is a model input may change between calls: dequantized each call, never cached."""
+    rng = np.random.default_rng(21)
+    k, n = 64, 3
+    a = rng.standard_normal((2, k)).astype(np.float32)
+    weights = _quantized(rng, n, k, 4, 32)
+    model, feeds = ms_model("MatMulNBits", {"A": a, **weights}, K=k, N=n, bits=4, block_size=32)
+    model = typed_model(model, [np.zeros((2, n), np.float32)])
+    for device in ("TEMPLATE", "XLA"):
+        gc.collect()  # earlier tests' models
+        kept = len(PREPARED)
+        request = core().compile_model(model, device).create_infer_request()
+        for _ in range(2):
+            feeds["B"] = rng.integers(0, 256, feeds["B"].shape, dtype=np.uint8)
+            dense = _dense(feeds["B"], feeds["scales"], None, k, 4, 32)
+            np.testing.assert_allclose(request.infer(dict(feeds))[0], a @ dense.T, rtol=1e-4, atol=1e-4, err_msg=device)
+        assert len(PREPARED) == kept, device
+
+
+def test_matmul_nbits_xla_holds_the_f32_weight_not_the_packed_one() -> None:
+    """XLA's executable takes the weight dequantized at compile time as an f32 argument: the packed bytes
+    are not passed, and no u8 weight or f32 temporary of the weight's size is computed per call."""
+    from hetero_sdk_jax.lowering import lower, weights_of
+
+    rng = np.random.default_rng(22)
+    k, n = 512, 256
+    model, feeds, expected = _step_model(rng, k, n)
+    graph = core().read_model(model)
+    held = weights_of(graph)
+    assert [(w.dtype, w.shape) for w in held] == [(np.dtype(np.float32), (n, k))]
+    arrays = [weight.prepare() for weight in held]
+    text = jax.jit(lower(graph, weights=held)).lower(feeds["A"], *arrays).as_text()
+    assert "ui8" not in text and "shift_right" not in text  # nothing unpacked
+    assert "stablehlo.dot_general" in text
+    assert f"-> tensor<{n}x{k}xf32>" not in text and "= stablehlo.convert" not in text  # no weight computed
+    got = jax.jit(lower(graph, weights=held))(feeds["A"], *arrays)[0]
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_nbits_packed_weight_read_elsewhere_too_stays_an_xla_weight() -> None:
+    """A Constant that another op also reads is still passed to XLA's executable (only Constants every
+    consumer replaces are left out), beside the f32 weight; both results are right."""
+    from hetero_sdk import Model, Node, Type
+    from hetero_sdk import opset as ops
+    from hetero_sdk_jax.lowering import weights_of
+
+    from hetero_sdk_contrib.ops_matmul_nbits import MATMUL_NBITS
+
+    rng = np.random.default_rng(23)
+    k, n = 512, 256  # the packed weight is 64 KiB: a weight for XLA
+    weights = _quantized(rng, n, k, 4, 16)
+    a = ops.parameter([2, k], Type.f32, "A")
+    packed = ops.constant(weights["B"])
+    attrs = {"K": k, "N": n, "bits": 4, "block_size": 16}
+    y = Node(MATMUL_NBITS, [a.output(0), packed.output(0), ops.constant(weights["scales"]).output(0)], attrs)
+    z = ops.convert(packed, Type.f32)
+    model = Model([ops.result(y), ops.result(z)], [a])
+    core()  # the extension's ops, registered
+    held = weights_of(model)
+    assert sorted((w.dtype.str, w.shape) for w in held) == sorted(
+        [(np.dtype(np.uint8).str, weights["B"].shape), (np.dtype(np.float32).str, (n, k))]
+    )
+    x = rng.standard_normal((2, k)).astype(np.float32)
+    got = core().compile_model(model, "XLA")([x])
+    dense = _dense(weights["B"], weights["scales"], None, k, 4, 16)
+    np.testing.assert_allclose(np.asarray(got[0]), x @ dense.T, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(np.asarray(got[1]), weights["B"].astype(np.float32))
+
+
+def test_matmul_nbits_beyond_the_budget_of_f32_weights_dequantizes_per_call(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Weights whose f32 form would pass the budget (a quarter of the memory by default) are not kept:
+    TEMPLATE and XLA dequantize them each call, with the same results, and say so once."""
+    from hetero_sdk_jax.lowering import weights_of
+
+    rng = np.random.default_rng(24)
+    k, n = 512, 256
+    model, feeds, expected = _step_model(rng, k, n)
+    gc.collect()
+    monkeypatch.setattr(PREPARED, "budget_bytes", PREPARED.held_bytes + 4 * n * k - 1)
+    monkeypatch.setattr(PREPARED, "_said_over", False)
+    kept = len(PREPARED)
+    with caplog.at_level("INFO", logger="hetero_sdk_contrib.ops_matmul_nbits"):
+        for device in ("TEMPLATE", "XLA"):
+            np.testing.assert_allclose(run_sdk(model, feeds, device)[0], expected, rtol=1e-5, atol=1e-5, err_msg=device)
+    assert len(PREPARED) == kept
+    assert caplog.text.count("dequantized each call") == 1
+    held = weights_of(core().read_model(model))
+    assert [(w.dtype, w.shape) for w in held] == [(np.dtype(np.uint8), (n, k // 32, 16))]  # the packed bytes

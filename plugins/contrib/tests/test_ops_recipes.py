@@ -15,7 +15,7 @@ RECIPE_OPS = [
     "FastGelu", "BiasAdd", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
     "SimplifiedLayerNormalization", "EmbedLayerNormalization", "MatMulNBits", "RotaryEmbedding",
     "GroupQueryAttention", "Attention", "MultiHeadAttention", "MatMulIntegerToFloat", "DynamicQuantizeMatMul",
-    "GatherBlockQuantized",
+    "GatherBlockQuantized", "PagedAttention",
 ]  # fmt: skip
 
 

@@ -9,8 +9,11 @@ shapes is compiled per value of those inputs (:mod:`hetero_sdk_jax.specializatio
 The model's weights (its large Constants: :func:`~hetero_sdk_jax.lowering.weights_of`) are moved to
 the device once, when the first executable needs them, and every executable takes them as arguments
 after the model's inputs: they are not baked into the programs, so compiling costs the same whatever
-the weights weigh, and executables for several input shapes share one copy. On the CPU the device
-buffer of a suitably aligned read-only host array (a memory-mapped weight) is that array itself.
+the weights weigh, and executables for several input shapes share one copy. A weight its consumers
+read in another layout (a convolution filter) is transformed once on the host and only that is moved
+(:mod:`~hetero_sdk_jax.lowering.weight_layout`); XLA then copies no weight on a call. On the CPU the
+device buffer of a suitably aligned read-only host array (a memory-mapped weight, a transformed one)
+is that array itself.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from hetero_sdk_jax.config import (
 from hetero_sdk_jax.context import XlaTensor, x64_scope
 from hetero_sdk_jax.executable_cache import Executable, ExecutableCache, compile_ahead
 from hetero_sdk_jax.export import export_blob
-from hetero_sdk_jax.lowering import check_extents, lower, specialize, weights_of
+from hetero_sdk_jax.lowering import Weight, check_extents, lower, specialize, weights_of
 from hetero_sdk_jax.persistent_cache import cache_folder, compiling_with_cache
 from hetero_sdk_jax.shape_buckets import BucketPlan, ShapeBuckets, keep_rows, pad
 from hetero_sdk_jax.specialization import ValueSpecializer, plan_values
@@ -112,7 +115,7 @@ class XlaCompiledModel(CompiledModel):
         ``loaded_from_cache`` turns True when one is read from there instead of compiled."""
         self.cache_size = int(config.get(SHAPE_CACHE_SIZE, DEFAULT_SHAPE_CACHE_SIZE))
         self._cache: ExecutableCache[Shapes, Executable] = ExecutableCache(self.cache_size)
-        self._weights: dict[int, tuple[np.ndarray, jax.Array]] = {}  # by id of the host array (kept alive)
+        self._weights: dict[tuple[Any, ...], tuple[np.ndarray, jax.Array]] = {}  # by Weight.key (array kept alive)
         self._weights_lock = threading.Lock()
         self.by_value: ValueSpecializer | None = None
         """Set when inputs decide shapes: the model is compiled per value of those inputs."""
@@ -269,12 +272,13 @@ class XlaCompiledModel(CompiledModel):
         donated: tuple[int, ...] = (),
     ) -> Executable:
         """Lowers ``graph`` (static shapes) and compiles it for inputs ``specs``, its weights taken as
-        arguments (moved to the device on first use, then shared by every executable).
+        arguments (each in the layout its consumers read, moved to the device on first use, then
+        shared by every executable).
 
         :param describe: what failed, for the message (see :func:`compile_ahead`).
         :param donated: the inputs whose buffers an output may reuse (see :func:`compile_ahead`).
         """
-        host = weights_of(graph)
+        host = weights_of(graph, self.precision)
         with x64_scope(self.x64):
             source = lower(graph, self.precision, self.backend.divides_inexactly, host)
         device = self._device_weights(host)
@@ -287,15 +291,18 @@ class XlaCompiledModel(CompiledModel):
         if read[0]:
             self.loaded_from_cache = True
         self.compile_count += 1
-        return Executable(compiled, source=source, weights=tuple(device), host_weights=tuple(host))
+        exportable = tuple(w.value if w.layout is None and w.compute is None else None for w in host)
+        return Executable(compiled, source=source, weights=tuple(device), host_weights=exportable)
 
-    def _device_weights(self, host: Sequence[np.ndarray]) -> list[jax.Array]:
-        """The device buffers of ``host`` weights, each moved once for the whole compiled model."""
+    def _device_weights(self, host: Sequence[Weight]) -> list[jax.Array]:
+        """The device buffers of ``host`` weights, each moved once (in its layout) for the whole compiled
+        model; a transformed one is made on the host just before it moves, so one weight at a time
+        exists twice (none on the CPU, where the device buffer is the transformed array itself)."""
         with self._weights_lock:
-            for value in host:
-                if id(value) not in self._weights:
-                    self._weights[id(value)] = (value, jax.device_put(value, self.device))
-            return [self._weights[id(value)][1] for value in host]
+            for weight in host:
+                if weight.key not in self._weights:
+                    self._weights[weight.key] = (weight.value, jax.device_put(weight.prepare(), self.device))
+            return [self._weights[weight.key][1] for weight in host]
 
     def _load(self, shapes: Shapes, exported: jax.export.Exported) -> Executable:
         with x64_scope(self.x64):

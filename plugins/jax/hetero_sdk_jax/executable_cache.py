@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 
 import jax
 import jax.export
+import numpy as np
 from hetero_sdk.errors import CompilationError, HeteroSDKError
 
 from hetero_sdk_jax.context import x64_scope
@@ -28,8 +29,9 @@ class Executable:
 
     :ivar weights: the device buffers of the weights (:func:`~hetero_sdk_jax.lowering.weights_of`),
         passed after the inputs on every call.
-    :ivar host_weights: the same weights on the host (the graph's own arrays, not copies): an export
-        bakes them into the program, so that a blob holds everything it runs.
+    :ivar host_weights: the same weights on the host (the graph's own arrays, not copies; None for one
+        stored in another layout, read back from its device buffer when exported): an export bakes
+        them into the program, so that a blob holds everything it runs.
     """
 
     compiled: Any
@@ -50,9 +52,11 @@ class Executable:
         return outputs
 
     def exportable_source(self) -> Callable[..., Any]:
-        """The traced function of the model's inputs alone: the weights closed over as constants."""
+        """The traced function of the model's inputs alone: the weights closed over as constants (in the
+        layouts the executable receives them in)."""
         assert self.source is not None
-        source, weights = self.source, self.host_weights
+        source = self.source
+        weights = tuple(np.asarray(d) if h is None else h for h, d in zip(self.host_weights, self.weights))
         return (lambda *inputs: source(*inputs, *weights)) if weights else source
 
 

@@ -4,7 +4,9 @@ Frames:
 
 - ``header``: JSON with the format version, the model's name, the platform, whether 64-bit types are
   on, the compute precision, the compile configuration, the inputs and outputs (tensor names, friendly
-  names, element types, shapes) and the executables (frame name and input shapes);
+  names, element types, shapes), the executables (frame name and input shapes) and the extension ops
+  the model uses (``extensions``: op, extension, distribution; absent in older blobs), which must be
+  defined where the blob is imported;
 - ``executable.<i>``: one serialized ``jax.export.Exported`` per compiled input-shape combination;
 - ``model``: the graph in the native format, only for models with dynamic input dimensions (new
   input shapes are compiled from it after import).
@@ -23,7 +25,8 @@ import jax.export
 import numpy as np
 from hetero_sdk import Model, Type, opset
 from hetero_sdk import properties as props
-from hetero_sdk.errors import BlobFormatError, UnsupportedOperationError
+from hetero_sdk.errors import BlobFormatError, UnknownOpTypeError, UnsupportedOperationError
+from hetero_sdk.extensions import require_extension_ops, used_extension_ops
 from hetero_sdk.plugin import check_header_fields, model_from_bytes, model_to_bytes, pack_blob, rt_info, unpack_blob
 
 from hetero_sdk_jax.stablehlo_check import StableHloChecker
@@ -67,6 +70,7 @@ def export_blob(compiled: XlaCompiledModel) -> bytes:
             for i, shapes in enumerate(executables)
         ],
         "graph": (not compiled.is_static or compiled.by_value is not None) and compiled.lowerable,
+        "extensions": used_extension_ops(model),
     }
     frames = {"header": json.dumps(header, sort_keys=True).encode()}
     for i, exported in enumerate(executables.values()):
@@ -97,6 +101,7 @@ def import_blob(blob: bytes, platform: str) -> ImportedBlob:
     except ValueError as exc:
         raise BlobFormatError(f"XLA blob frame 'header' is not JSON: {exc}") from exc
     _check_header(header, platform)
+    require_extension_ops(header.get("extensions", []), "XLA blob header field 'extensions'")
     try:
         executables, names = {}, {}
         for entry in header["executables"]:
@@ -115,7 +120,7 @@ def import_blob(blob: bytes, platform: str) -> ImportedBlob:
             model = _stand_in(header)
         _check_signature(header, executables, names)
         return ImportedBlob(model, header["graph"], executables, header["x64"], header["config"])
-    except BlobFormatError:
+    except (BlobFormatError, UnknownOpTypeError):  # the latter: the 'model' frame uses an op nobody defines
         raise
     except Exception as exc:  # a header that passed the checks and still fails: the blob is crafted
         raise BlobFormatError(f"XLA blob is malformed: {type(exc).__name__}: {exc}") from exc

@@ -22,6 +22,11 @@ from hetero_sdk_jax.lowering.convolution import (
 AUTO_PADS = ["explicit", "same_upper", "same_lower", "valid"]
 
 
+def _read(w: np.ndarray) -> jnp.ndarray:
+    """A filter ``[O, I, ...]`` in the layout the lowering's routes read, ``[..., I, O]``."""
+    return jnp.asarray(np.transpose(w, (*range(2, w.ndim), 1, 0)))
+
+
 @st.composite
 def window(draw: st.DrawFn, rank: int, negative_pads: bool = True) -> dict[str, list[int]]:
     low = -1 if negative_pads else 0
@@ -215,9 +220,7 @@ def test_depthwise_taps_in_either_layout_match_numpy(
     extents = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], geometry["dilations"])]
     assume(all(size + b + e >= extent for size, (b, e), extent in zip(x.shape[2:], pads, extents)))
     given = np.moveaxis(x, 1, -1) if channels_last else x  # the result comes in the same layout
-    got = depthwise_conv(
-        jnp.asarray(given), jnp.asarray(w), geometry["strides"], pads, geometry["dilations"], channels_last
-    )
+    got = depthwise_conv(jnp.asarray(given), _read(w), geometry["strides"], pads, geometry["dilations"], channels_last)
     got = np.moveaxis(np.asarray(got), -1, 1) if channels_last else np.asarray(got)
     expected = _depthwise_numpy(x, w, geometry["strides"], pads, geometry["dilations"])
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
@@ -238,7 +241,7 @@ def test_stride_one_depthwise_rows_computed_across_the_padded_width_match_numpy(
     assume(all(n + b + e >= (k - 1) * d + 1 for n, (b, e), k, d in zip(sizes, pads, kernel, dilations)))
     x = data.draw(floats((2, channels, *sizes), low=-2, high=2))
     w = data.draw(floats((channels * multiplier, 1, *kernel), low=-2, high=2))
-    got = depthwise_conv(jnp.asarray(np.moveaxis(x, 1, -1)), jnp.asarray(w), [1, 1], pads, dilations, True)
+    got = depthwise_conv(jnp.asarray(np.moveaxis(x, 1, -1)), _read(w), [1, 1], pads, dilations, True)
     expected = _depthwise_numpy(x, w, [1, 1], pads, dilations)
     np.testing.assert_allclose(np.moveaxis(np.asarray(got), -1, 1), expected, rtol=1e-5, atol=1e-5)
 
@@ -271,7 +274,7 @@ def test_few_channel_convolutions_of_channels_first_data_match_numpy(
     pads = list(zip(geometry["pads_begin"], geometry["pads_end"]))
     extents = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], geometry["dilations"])]
     assume(all(size + b + e >= extent for size, (b, e), extent in zip(x.shape[2:], pads, extents)))
-    got = few_channel_conv(jnp.asarray(x), jnp.asarray(w), geometry["strides"], pads, geometry["dilations"])
+    got = few_channel_conv(jnp.asarray(x), _read(w), geometry["strides"], pads, geometry["dilations"])
     expected = _convolution_numpy(x, w, geometry["strides"], pads, geometry["dilations"])
     np.testing.assert_allclose(np.moveaxis(np.asarray(got), -1, 1), expected, rtol=1e-5, atol=1e-4)
 
@@ -295,8 +298,8 @@ def test_one_dimensional_convolutions_as_one_product_match_numpy(data: st.DataOb
     x = data.draw(floats((data.draw(st.integers(1, 2)), c_in, *sizes), low=-2, high=2))
     w = data.draw(floats((c_out, c_in, *kernel), low=-2, high=2))
     held = jnp.asarray(np.moveaxis(x, 1, -1))
-    assert line_axis(held, jnp.asarray(w), pads) == axis
-    got = line_conv(held, jnp.asarray(w), axis, stride, (begin, end), dilation)
+    assert line_axis(held, _read(w), pads) == axis
+    got = line_conv(held, _read(w), axis, stride, (begin, end), dilation)
     strides, dilations = [1] * rank, [1] * rank
     strides[axis], dilations[axis] = stride, dilation
     expected = _convolution_numpy(x, w, strides, pads, dilations)
@@ -305,10 +308,10 @@ def test_one_dimensional_convolutions_as_one_product_match_numpy(data: st.DataOb
 
 def test_convolutions_sliding_along_more_than_one_axis_are_not_one_dimensional() -> None:
     x = jnp.zeros((1, 6, 6, 8))
-    assert line_axis(x, jnp.zeros((4, 8, 3, 3)), [(0, 0), (0, 0)]) is None  # a 3x3 kernel
-    assert line_axis(x, jnp.zeros((4, 8, 3, 1)), [(0, 0), (0, 0)]) is None  # the data is 6 wide
-    assert line_axis(jnp.zeros((1, 6, 1, 8)), jnp.zeros((4, 8, 3, 1)), [(0, 0), (1, 1)]) is None  # padded across
-    assert line_axis(x, jnp.zeros((4, 8, 1, 1)), [(0, 0), (0, 0)]) is None  # one tap: a plain product already
+    assert line_axis(x, jnp.zeros((3, 3, 8, 4)), [(0, 0), (0, 0)]) is None  # a 3x3 kernel
+    assert line_axis(x, jnp.zeros((3, 1, 8, 4)), [(0, 0), (0, 0)]) is None  # the data is 6 wide
+    assert line_axis(jnp.zeros((1, 6, 1, 8)), jnp.zeros((3, 1, 8, 4)), [(0, 0), (1, 1)]) is None  # padded across
+    assert line_axis(x, jnp.zeros((1, 1, 8, 4)), [(0, 0), (0, 0)]) is None  # one tap: a plain product already
 
 
 @OPS
@@ -329,22 +332,22 @@ def test_one_dimensional_convolution_layers_match_the_reference(data: st.DataObj
 @OPS
 @given(data=st.data(), rank=st.integers(1, 3))
 def test_pointwise_convolutions_as_one_product_match_numpy(data: st.DataObject, rank: int) -> None:
-    """A 1x1 convolution without pads, at any strides, as one product with the weights as they lie."""
+    """A 1x1 convolution without pads, at any strides, as one product with the weights ``[1, ..., C, O]``."""
     sizes = [data.draw(st.integers(1, 6)) for _ in range(rank)]
     strides = [data.draw(st.integers(1, 3)) for _ in range(rank)]
     c_in, c_out = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 5))
     x = data.draw(floats((data.draw(st.integers(1, 2)), c_in, *sizes), low=-2, high=2))
     w = data.draw(floats((c_out, c_in, *[1] * rank), low=-2, high=2))
     pads = [(0, 0)] * rank
-    assert pointwise(jnp.asarray(w), pads)
-    got = pointwise_conv(jnp.asarray(np.moveaxis(x, 1, -1)), jnp.asarray(w), strides)
+    assert pointwise(_read(w), pads)
+    got = pointwise_conv(jnp.asarray(np.moveaxis(x, 1, -1)), _read(w), strides)
     expected = _convolution_numpy(x, w, strides, pads, [1] * rank)
     np.testing.assert_allclose(np.moveaxis(np.asarray(got), -1, 1), expected, rtol=1e-5, atol=1e-4)
 
 
 def test_padded_or_wider_kernels_are_not_pointwise() -> None:
-    assert not pointwise(jnp.zeros((4, 8, 1, 1)), [(0, 0), (1, 0)])
-    assert not pointwise(jnp.zeros((4, 8, 3, 1)), [(0, 0), (0, 0)])
+    assert not pointwise(jnp.zeros((1, 1, 8, 4)), [(0, 0), (1, 0)])
+    assert not pointwise(jnp.zeros((3, 1, 8, 4)), [(0, 0), (0, 0)])
 
 
 @OPS

@@ -1,7 +1,9 @@
 """Lowerings of Convolution, GroupConvolution and ConvolutionBackpropData on ``lax.conv_general_dilated``.
 
-Layouts are OpenVINO's (``NC...`` data, ``OI...`` filters), handed to XLA as dimension numbers; XLA
-picks the device's own layout.
+Data is OpenVINO's ``NC...`` (or ``N...C`` when the graph lowers a chain channels-last: :mod:`.layout`).
+Filters are read ``[..., I, O]`` (:func:`filter_layout`), the layout XLA:CPU's convolution reads: the
+graph interpreter stores a constant filter on the device so once (:mod:`.weight_layout`), instead of XLA
+copying it from ``[O, I, ...]`` on every call.
 """
 
 from __future__ import annotations
@@ -10,16 +12,18 @@ import functools
 import math
 import operator
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node
+from hetero_sdk.errors import CompilationError
 from hetero_sdk.plugin import backprop_geometry, resolve_pads
 from jax import lax
 
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
+from hetero_sdk_jax.lowering.weight_layout import WeightLayout, input_layout
 
 _SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
 T = TypeVar("T")
@@ -36,7 +40,7 @@ def conv(
     channels_last: bool = False,
 ) -> jnp.ndarray:
     """A cross-correlation of ``x`` ``[N, C, ...]`` (``[N, ..., C]`` with ``channels_last``, the result
-    too) with ``w`` ``[O, I, ...]``; negative pads crop."""
+    too) with ``w`` ``[..., I, O]``; negative pads crop."""
     spatial = _SPATIAL[x.ndim - 2]
     data = f"N{spatial}C" if channels_last else f"NC{spatial}"
     return lax.conv_general_dilated(
@@ -46,7 +50,7 @@ def conv(
         padding=[(int(b), int(e)) for b, e in padding],
         lhs_dilation=None if lhs_dilation is None else tuple(lhs_dilation),
         rhs_dilation=tuple(dilations),
-        dimension_numbers=(data, f"OI{spatial}", data),
+        dimension_numbers=(data, f"{spatial}IO", data),
         feature_group_count=groups,
         precision=precision_of(x.dtype),
         preferred_element_type=accumulation(x.dtype),
@@ -65,7 +69,7 @@ def depthwise_conv(
     dilations: Sequence[int],
     channels_last: bool = True,
 ) -> jnp.ndarray:
-    """A grouped convolution with one input channel per group, ``w`` ``[C * m, 1, ...]``, as a sum of
+    """A grouped convolution with one input channel per group, ``w`` ``[..., 1, C * m]``, as a sum of
     strided slices of ``x`` times one weight per tap; ``x`` is ``[N, ..., C]`` with ``channels_last``
     (the result too), else ``[N, C, ...]``.
 
@@ -77,12 +81,12 @@ def depthwise_conv(
     wide = accumulation(x.dtype)
     if wide is not None:
         x, w = x.astype(wide), w.astype(wide)
-    multiplier = w.shape[0] // x.shape[-1 if channels_last else 1]
+    multiplier = w.shape[-1] // x.shape[-1 if channels_last else 1]
     if multiplier > 1:
         x = jnp.repeat(x, multiplier, axis=-1 if channels_last else 1)
     rank = len(padding)
     plain = all(s == 1 for s in strides) and min(v for pads in padding for v in pads) >= 0
-    if channels_last and rank == 2 and max(w.shape[2:]) <= 3 and plain:  # stride 1, no crop
+    if channels_last and rank == 2 and max(w.shape[:-2]) <= 3 and plain:  # stride 1, no crop
         return _wide_depthwise(x, w, padding, dilations)
     first = 1 if channels_last else 2  # the first spatial axis
 
@@ -92,7 +96,7 @@ def depthwise_conv(
     x = jnp.pad(x, [(0, 0), *layout((0, 0), [(max(b, 0), max(e, 0)) for b, e in padding])])
     crop = [(max(-b, 0), max(-e, 0)) for b, e in padding]
     x = x[(slice(None), *layout(slice(None), [slice(b, x.shape[first + i] - e) for i, (b, e) in enumerate(crop)]))]
-    kernel, sizes, channels = w.shape[2:], x.shape[first : first + rank], w.shape[0]
+    kernel, sizes, channels = w.shape[:-2], x.shape[first : first + rank], w.shape[-1]
     out_dims = [(size - (k - 1) * d - 1) // s + 1 for size, k, d, s in zip(sizes, kernel, dilations, strides)]
     terms = []
     for tap in np.ndindex(*kernel):
@@ -101,7 +105,7 @@ def depthwise_conv(
         window = lax.slice(
             x, (0, *layout(0, starts)), (x.shape[0], *layout(channels, limits)), (1, *layout(1, strides))
         )
-        weight = w[(slice(None), 0, *tap)].reshape(layout(channels, [1] * rank))
+        weight = w[(*tap, 0)].reshape(layout(channels, [1] * rank))
         terms.append(window * weight.astype(window.dtype))
     return functools.reduce(operator.add, terms)
 
@@ -119,7 +123,7 @@ def _wide_depthwise(
     element again (PP-LCNet's first two layers at 224x224: 490 -> 265 us). Measured as fast as the
     ordinary form for 3x3 kernels and slower for 5x5 ones (the caller keeps those ordinary).
     """
-    (height_pads, width_pads), (kernel_h, kernel_w) = padding, w.shape[2:]
+    (height_pads, width_pads), (kernel_h, kernel_w) = padding, w.shape[:-2]
     # one spare row past the padded image keeps the last taps' reads of the spare columns inside it
     padded = jnp.pad(x, [(0, 0), (height_pads[0], height_pads[1] + 1), width_pads, (0, 0)])
     batch, rows, pitch, channels = padded.shape
@@ -130,7 +134,7 @@ def _wide_depthwise(
     for i, j in np.ndindex(kernel_h, kernel_w):
         start = (i * dilations[0] * pitch + j * dilations[1]) * channels
         window = lax.slice(flat, (0, start), (batch, start + span)).reshape(batch, out_h * pitch, channels)
-        terms.append(window * w[:, 0, i, j].astype(window.dtype))
+        terms.append(window * w[i, j, 0].astype(window.dtype))
     wide = functools.reduce(operator.add, terms).reshape(batch, out_h, pitch, channels)
     return wide[:, :, :out_w, :]
 
@@ -144,7 +148,7 @@ wider data is left to XLA's convolution, a blocked matrix product."""
 def few_channel_conv(
     x: jnp.ndarray, w: jnp.ndarray, strides: Sequence[int], padding: Sequence[tuple[int, int]], dilations: Sequence[int]
 ) -> jnp.ndarray:
-    """A convolution of ``x`` ``[N, C, ...]`` with few channels by ``w`` ``[O, C, ...]``, as a sum of
+    """A convolution of ``x`` ``[N, C, ...]`` with few channels by ``w`` ``[..., C, O]``, as a sum of
     one strided slice of ``x`` per channel and tap times that tap's ``O`` weights, giving
     ``[N, ..., O]``.
 
@@ -157,7 +161,7 @@ def few_channel_conv(
         x, w = x.astype(wide), w.astype(wide)
     x = jnp.pad(x, [(0, 0), (0, 0), *[(max(b, 0), max(e, 0)) for b, e in padding]])
     x = x[(slice(None), slice(None), *[slice(max(-b, 0), n - max(-e, 0)) for (b, e), n in zip(padding, x.shape[2:])])]
-    kernel = w.shape[2:]
+    kernel = w.shape[:-2]
     out = [(n - (k - 1) * d - 1) // s + 1 for n, k, d, s in zip(x.shape[2:], kernel, dilations, strides)]
     terms = []
     for channel in range(x.shape[1]):
@@ -166,7 +170,7 @@ def few_channel_conv(
             limits = [b + (n - 1) * s + 1 for b, n, s in zip(starts, out, strides)]
             window = lax.slice(x, (0, channel, *starts), (x.shape[0], channel + 1, *limits), (1, 1, *strides))
             window = window.reshape(window.shape[0], *window.shape[2:], 1)  # (the size-1 channel axis last)
-            terms.append(window * w[(slice(None), channel, *tap)].astype(window.dtype))
+            terms.append(window * w[(*tap, channel)].astype(window.dtype))
     return functools.reduce(operator.add, terms)
 
 
@@ -179,34 +183,34 @@ def few_channels(node: Node, x: jnp.ndarray) -> bool:
 
 
 def convolution_from_channels_first(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
-    """A Convolution of ``x`` ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out."""
+    """A Convolution of ``x`` ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out;
+    ``w`` as the graph has it or :class:`~.weight_layout.Prepared` (see :func:`filter_layout`)."""
     attrs = node.attrs
+    w = filter_layout(node).read(w)
     strides, dilations = attrs["strides"], attrs["dilations"]
     begin, end = resolve_pads(
-        attrs["auto_pad"], x.shape[2:], w.shape[2:], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
+        attrs["auto_pad"], x.shape[2:], w.shape[:-2], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
     )
     return few_channel_conv(x, w, strides, list(zip(begin, end)), dilations)
 
 
 def pointwise(w: jnp.ndarray, padding: Sequence[tuple[int, int]]) -> bool:
-    """Whether a convolution by ``w`` ``[O, I, ...]`` is a 1x1 one without pads (dilations then change
+    """Whether a convolution by ``w`` ``[..., I, O]`` is a 1x1 one without pads (dilations then change
     nothing): :func:`pointwise_conv` computes it."""
-    return all(k == 1 for k in w.shape[2:]) and all(tuple(p) == (0, 0) for p in padding)
+    return all(k == 1 for k in w.shape[:-2]) and all(tuple(p) == (0, 0) for p in padding)
 
 
 def pointwise_conv(x: jnp.ndarray, w: jnp.ndarray, strides: Sequence[int]) -> jnp.ndarray:
-    """A 1x1 convolution of channels-last ``x`` ``[N, ..., C]`` by ``w`` ``[O, C, 1, ...]`` without pads,
-    as one matrix product against ``w`` read as ``[O, C]`` (the strided pixels first taken).
-
-    XLA:CPU's convolution wants its filters ``[1, ..., C, O]`` and copies the weights into that layout
-    on every call (13 of them in PP-OCRv4 rec, up to 480 x 480); the product reads them as they lie.
+    """A 1x1 convolution of channels-last ``x`` ``[N, ..., C]`` by ``w`` ``[1, ..., C, O]`` without pads,
+    as one matrix product against ``w`` read as ``[C, O]`` (the strided pixels first taken): XLA:CPU
+    runs it faster than its convolution (PP-OCRv4 rec's 13 1x1 layers).
     """
     if any(s != 1 for s in strides):
         x = x[(slice(None), *[slice(None, None, s) for s in strides], slice(None))]
     return lax.dot_general(
         x,
-        w.reshape(w.shape[0], w.shape[1]),
-        (((x.ndim - 1,), (1,)), ((), ())),
+        w.reshape(w.shape[-2], w.shape[-1]),
+        (((x.ndim - 1,), (0,)), ((), ())),
         precision=precision_of(x.dtype),
         preferred_element_type=accumulation(x.dtype),
     )
@@ -214,10 +218,10 @@ def pointwise_conv(x: jnp.ndarray, w: jnp.ndarray, strides: Sequence[int]) -> jn
 
 def line_axis(x: jnp.ndarray, w: jnp.ndarray, padding: Sequence[tuple[int, int]]) -> int | None:
     """The one spatial axis (counted from 0 over the spatial axes) along which a convolution of
-    channels-last ``x`` ``[N, ..., C]`` by ``w`` ``[O, I, ...]`` slides, when every other spatial axis
+    channels-last ``x`` ``[N, ..., C]`` by ``w`` ``[..., I, O]`` slides, when every other spatial axis
     has size 1 in the data and the kernel and no pads (a 1-D convolution, possibly written as a 2-D one
     with a ``k x 1`` kernel); None otherwise, or when the kernel has a single tap."""
-    sizes, kernel = x.shape[1:-1], w.shape[2:]
+    sizes, kernel = x.shape[1:-1], w.shape[:-2]
     sliding = [i for i, k in enumerate(kernel) if k > 1]
     if len(sliding) != 1:
         return None
@@ -234,10 +238,9 @@ def line_conv(
     padding: tuple[int, int],
     dilation: int,
 ) -> jnp.ndarray:
-    """A convolution of channels-last ``x`` ``[N, ..., C]`` by ``w`` ``[O, C, ...]`` sliding along the
+    """A convolution of channels-last ``x`` ``[N, ..., C]`` by ``w`` ``[..., C, O]`` sliding along the
     spatial axis ``axis`` alone (:func:`line_axis`), as one matrix product: the ``K`` shifted windows
-    of ``x`` stacked as ``[N, L, C, K]`` rows against ``w`` read as ``[O, C * K]``, so the weights are
-    never transposed. ``[N, ..., O]`` out.
+    of ``x`` stacked as ``[N, L, K, C]`` rows against ``w`` read as ``[K * C, O]``. ``[N, ..., O]`` out.
 
     XLA:CPU ran magika's 1-D layer (256 -> 512 channels, 5 taps, 512 bytes long) as a general
     convolution about 2x slower than this product (the way ONNX Runtime computes it).
@@ -247,7 +250,7 @@ def line_conv(
     begin, end = padding
     line = jnp.pad(line, [(0, 0), (max(begin, 0), max(end, 0)), (0, 0)])
     line = line[:, max(-begin, 0) : line.shape[1] - max(-end, 0)]
-    taps = w.shape[2 + axis]
+    taps = w.shape[axis]
     out = (line.shape[1] - (taps - 1) * dilation - 1) // stride + 1
     windows = [
         lax.slice(
@@ -255,36 +258,64 @@ def line_conv(
         )
         for k in range(taps)
     ]
-    patches = jnp.stack(windows, axis=-1)  # [N, L, C, K]
+    patches = jnp.stack(windows, axis=-2)  # [N, L, K, C]
     product = lax.dot_general(
-        patches.reshape(line.shape[0], out, channels * taps),
-        w.reshape(w.shape[0], channels * taps),
-        (((2,), (1,)), ((), ())),
+        patches.reshape(line.shape[0], out, taps * channels),
+        w.reshape(taps * channels, w.shape[-1]),
+        (((2,), (0,)), ((), ())),
         precision=precision_of(x.dtype),
         preferred_element_type=accumulation(x.dtype),
     )
     shape = [1] * rank
     shape[axis] = out
-    return product.reshape(x.shape[0], *shape, w.shape[0])
+    return product.reshape(x.shape[0], *shape, w.shape[-1])
+
+
+def _filter_shape(node: Node, index: int = 1) -> list[int]:
+    shape = node.input_value(index).partial_shape
+    if not shape.is_static:
+        raise CompilationError(f"XLA: {node.type_name} '{node.friendly_name}' has a filter of dynamic shape {shape}")
+    return [int(d) for d in shape.to_shape()]
+
+
+def filter_layout(node: Node) -> WeightLayout:
+    """How the lowering of ``node``, a Convolution or GroupConvolution, reads its filter: ``[O, I, ...]``
+    (``[G, O/G, I/G, ...]``) as ``[..., I, O]`` (``[..., I/G, O]``, the groups' outputs one after the
+    other), the layout XLA:CPU's convolution reads (and in which every route here reads a tap's
+    weights as one contiguous row).
+
+    :raises CompilationError: for a filter of dynamic shape (shapes are static once lowered).
+    """
+    dims = _filter_shape(node)
+    if node.type_name == "GroupConvolution":
+        groups, outputs, inputs, *kernel = dims
+        rank = len(kernel)
+        return WeightLayout((*range(3, 3 + rank), 2, 0, 1), (*kernel, inputs, groups * outputs))
+    rank = len(dims) - 2
+    return WeightLayout((*range(2, 2 + rank), 1, 0))
+
+
+@input_layout("Convolution", "GroupConvolution")
+def _convolution_layouts(node: Node) -> dict[int, WeightLayout]:
+    return {1: filter_layout(node)}
 
 
 @lowering("Convolution", "GroupConvolution")
-def convolution(node: Node, x: jnp.ndarray, w: jnp.ndarray, channels_last: bool = False) -> jnp.ndarray:
+def convolution(node: Node, x: jnp.ndarray, w: Any, channels_last: bool = False) -> jnp.ndarray:
     """Convolution and GroupConvolution of ``x`` ``[N, C, ...]``, or ``[N, ..., C]`` with
-    ``channels_last`` (the layout the graph lowers convolution chains in: :mod:`.layout`)."""
+    ``channels_last`` (the layout the graph lowers convolution chains in: :mod:`.layout`); ``w`` as
+    the graph has it, or :class:`~.weight_layout.Prepared` in :func:`filter_layout`."""
     attrs = node.attrs
-    groups = 1
-    if node.type_name == "GroupConvolution":
-        groups = w.shape[0]
-        w = w.reshape((groups * w.shape[1], *w.shape[2:]))
+    w = filter_layout(node).read(w)
+    groups = _filter_shape(node)[0] if node.type_name == "GroupConvolution" else 1
     strides, dilations = attrs["strides"], attrs["dilations"]
     sizes, channels = (x.shape[1:-1], x.shape[-1]) if channels_last else (x.shape[2:], x.shape[1])
     begin, end = resolve_pads(
-        attrs["auto_pad"], sizes, w.shape[2:], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
+        attrs["auto_pad"], sizes, w.shape[:-2], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
     )
     padding = list(zip(begin, end))
-    depthwise = groups > 1 and groups == channels and w.shape[1] == 1
-    if depthwise and math.prod(w.shape[2:]) <= _MAX_DEPTHWISE_TAPS and jnp.issubdtype(x.dtype, jnp.floating):
+    depthwise = groups > 1 and groups == channels and w.shape[-2] == 1
+    if depthwise and math.prod(w.shape[:-2]) <= _MAX_DEPTHWISE_TAPS and jnp.issubdtype(x.dtype, jnp.floating):
         return depthwise_conv(x, w, strides, padding, dilations, channels_last)
     if channels_last and groups == 1 and pointwise(w, padding) and jnp.issubdtype(x.dtype, jnp.floating):
         return pointwise_conv(x, w, strides)
@@ -323,24 +354,48 @@ def _scatter_by_product(
     return lax.pad(full, jnp.zeros((), full.dtype), [none, *window, none] if channels_last else [none, none, *window])
 
 
+def _by_product(node: Node) -> bool:
+    """Whether a ConvolutionBackpropData runs as :func:`_scatter_by_product` (its kernel is its strides)."""
+    attrs = node.attrs
+    kernel = _filter_shape(node)[2:]
+    return tuple(kernel) == tuple(attrs["strides"]) and all(d == 1 for d in attrs["dilations"])
+
+
+def backprop_filter_layout(node: Node) -> WeightLayout | None:
+    """How the lowering of ``node``, a ConvolutionBackpropData, reads its filter ``[I, O, ...]``: as the
+    convolution it runs reads it, flipped along the kernel axes and ``[..., I, O]``; None when it runs
+    as a product reading the filter as it lies (:func:`_scatter_by_product`)."""
+    if _by_product(node):
+        return None
+    rank = len(_filter_shape(node)) - 2
+    return WeightLayout((*range(2, 2 + rank), 0, 1), flip=tuple(range(rank)))
+
+
+@input_layout("ConvolutionBackpropData")
+def _backprop_layouts(node: Node) -> dict[int, WeightLayout]:
+    layout = backprop_filter_layout(node)
+    return {} if layout is None else {1: layout}
+
+
 @lowering("ConvolutionBackpropData")
 def convolution_backprop_data(
-    node: Node, x: jnp.ndarray, w: jnp.ndarray, output_shape: object = None, channels_last: bool = False
+    node: Node, x: jnp.ndarray, w: Any, output_shape: object = None, channels_last: bool = False
 ) -> jnp.ndarray:
     """ConvolutionBackpropData of ``x`` ``[N, C, ...]``, or ``[N, ..., C]`` with ``channels_last``
-    (the result too)."""
+    (the result too); ``w`` as the graph has it, or :class:`~.weight_layout.Prepared` in
+    :func:`backprop_filter_layout`."""
     attrs = node.attrs
-    kernel, sizes = w.shape[2:], (x.shape[1:-1] if channels_last else x.shape[2:])
+    kernel, sizes = _filter_shape(node)[2:], (x.shape[1:-1] if channels_last else x.shape[2:])
     strides, dilations = attrs["strides"], attrs["dilations"]
     target = None if output_shape is None else [int(v) for v in output_shape.reshape(-1)]  # type: ignore[attr-defined]
     begin, out = backprop_geometry(node, sizes, kernel, target)
-    if tuple(kernel) == tuple(strides) and all(d == 1 for d in dilations):
+    layout = backprop_filter_layout(node)
+    if layout is None:
         return _scatter_by_product(x, w, begin, out, channels_last)
     # The transposed convolution is a convolution of the stride-dilated data with the flipped,
-    # in/out-swapped filters; its pads select the output window of the full result (negative: crop,
-    # past the end: zeros).
-    spatial_axes = tuple(range(2, w.ndim))
-    flipped = jnp.swapaxes(jnp.flip(w, spatial_axes), 0, 1)
+    # in/out-swapped filters (read so: ``layout``); its pads select the output window of the full
+    # result (negative: crop, past the end: zeros).
+    flipped = layout.read(w)
     padding = []
     for b, o, size, k, s, d in zip(begin, out, sizes, kernel, strides, dilations):
         edge = (k - 1) * d

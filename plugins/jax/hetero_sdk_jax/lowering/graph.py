@@ -6,12 +6,21 @@ values match TEMPLATE's bit for bit) or *traced* (a ``jax.Array``: Parameters an
 them). Known tensors become XLA constants where traced ops consume them, except the model's weights
 (:func:`weights_of`: large Constants), which the function takes as arguments after the model's
 inputs: the program and XLA's compile work then follow the graph, not the weights, and the compiled
-model hands the same device buffers to every call. Inputs that decide an output shape (axes, target
-shapes, pads...) must be known: XLA compiles for static shapes.
+model hands the same device buffers to every call. A weight whose consumer's lowering reads it in
+another layout (a convolution filter: :mod:`.weight_layout`) is an argument in that layout. Inputs
+that decide an output shape (axes, target shapes, pads...) must be known: XLA compiles for static
+shapes.
+
+A lowering function may also carry ``prepare(node, values) -> {input index: array or None}``:
+replacements for some of the node's inputs, computed once when the model compiles from the values of
+its Constant inputs (``values[i]``, None where input ``i`` is not a Constant). A replacement array is
+passed like a weight and None as None; a Constant whose every consumer replaces it is not passed at all
+(:func:`prepared_inputs`; MatMulNBits hands XLA its weight dequantized once this way).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -27,9 +36,11 @@ from hetero_sdk.plugin import bodies, kernel_types, run_node
 from hetero_sdk_jax.lowering.elementwise import EXACT_DIVISION
 from hetero_sdk_jax.lowering.layout import ChannelsLast, channels_last_lowering
 from hetero_sdk_jax.lowering.registry import LOWERING_CHECKS, LoweringFn, get_lowering
+from hetero_sdk_jax.lowering.weight_layout import Prepared, WeightLayout, aligned_read_only, input_layouts
 
 __all__ = [
-    "MAX_TENSOR_BYTES", "WEIGHT_BYTES", "Analysis", "analyze", "check_extents", "lower", "specialize", "weights_of",
+    "MAX_TENSOR_BYTES", "WEIGHT_BYTES", "Analysis", "Weight", "analyze", "check_extents", "lower",
+    "prepared_inputs", "specialize", "weights_of",
 ]  # fmt: skip
 
 _KNOWN, _KNOWN_WITH_SHAPES, _TRACED = 0, 1, 2
@@ -223,24 +234,104 @@ def check_extents(model: Model, error: type[HeteroSDKError], where: str = "") ->
             )
 
 
-def weights_of(model: Model) -> list[np.ndarray]:
-    """The values of ``model``'s weights: its Constants of at least :data:`WEIGHT_BYTES` bytes whose
-    element type JAX holds on a device as it is (8 to 32 bits: 64-bit values depend on JAX's x64
-    mode, 4- and 2-bit ones do not move reliably), each array once, in graph order. Constants inside
-    control-flow bodies stay in their bodies."""
-    found: dict[int, np.ndarray] = {}
+@dataclass(frozen=True)
+class Weight:
+    """One weight argument of the lowered function: a Constant's value in the layout its consumers read,
+    and in the type the model computes in.
+
+    :ivar value: the Constant's array (the graph's own).
+    :ivar layout: the layout the executable receives it in (:meth:`prepare` makes it), None: as it is.
+    :ivar compute: the type it is stored in when not its own (bf16 for an f32 weight of a model
+        computed in bf16), None: its own.
+    """
+
+    value: np.ndarray
+    layout: WeightLayout | None = None
+    compute: np.dtype | None = None
+
+    @property
+    def key(self) -> tuple[int, WeightLayout | None, np.dtype | None]:
+        """Identifies the argument: the array (by identity), its layout and its type."""
+        return id(self.value), self.layout, self.compute
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The argument's shape (in its layout)."""
+        if self.layout is None:
+            return tuple(self.value.shape)
+        if self.layout.shape is not None:
+            return tuple(self.layout.shape)
+        return tuple(self.value.shape[axis] for axis in self.layout.permutation)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The argument's element type."""
+        return self.value.dtype if self.compute is None else self.compute
+
+    @property
+    def nbytes(self) -> int:
+        """The argument's size in bytes."""
+        return self.value.size * self.dtype.itemsize
+
+    def prepare(self) -> np.ndarray:
+        """The argument's values: the array itself, or a new (read-only, aligned) one in the layout and
+        type (numpy's rounding to bf16 is XLA's: to nearest, ties to even)."""
+        if self.layout is None and self.compute is None:
+            return self.value
+        value = self.value if self.compute is None else self.value.astype(self.compute)
+        return aligned_read_only(value) if self.layout is None else self.layout.prepare(value)
+
+
+def weights_of(model: Model, precision: Type = Type.f32) -> list[Weight]:
+    """``model``'s weights: its Constants of at least :data:`WEIGHT_BYTES` bytes whose element type JAX
+    holds on a device as it is (8 to 32 bits: 64-bit values depend on JAX's x64 mode, 4- and 2-bit ones
+    do not move reliably), in graph order. Each array is one argument per layout its consumers read it
+    in (:func:`~.weight_layout.input_layouts`; as it is for the others): a filter read only by
+    convolutions is stored in their layout alone. With ``precision=bf16`` (:func:`lower`'s), f32 weights
+    are stored in bf16, the type the program computes them in. Constants inside control-flow bodies
+    stay in their bodies. The arrays lowerings prepare in place of their inputs (:func:`prepared_inputs`)
+    are weights too, as large ones; a Constant read only where it is replaced is left out."""
+    compute = _compute_types(precision)
+    consumers = model.consumers()
+    prepared = {id(node): prepared_inputs(node) for node in model.get_ops()}
+    found: dict[tuple[int, WeightLayout | None, np.dtype | None], Weight] = {}
     for node in model.get_ops():
+        for replacement in prepared[id(node)].values():
+            if replacement is not None and replacement.nbytes >= WEIGHT_BYTES:
+                weight = Weight(replacement, None, compute.get(replacement.dtype))
+                found.setdefault(weight.key, weight)
         if node.type_name != "Constant":
             continue
         value = node.attrs["value"]
         element = node.get_output_element_type(0)
-        if value.nbytes >= WEIGHT_BYTES and 8 <= element.bitwidth <= 32 and element is not Type.string:
-            found.setdefault(id(value), value)
+        if value.nbytes < WEIGHT_BYTES or not 8 <= element.bitwidth <= 32 or element is Type.string:
+            continue
+        readers = consumers.get(node.output(0), []) or [(node, -1)]
+        for consumer, index in readers:
+            if index in prepared.get(id(consumer), {}):
+                continue
+            weight = Weight(value, input_layouts(consumer).get(index), compute.get(value.dtype))
+            found.setdefault(weight.key, weight)
     return list(found.values())
 
 
+def prepared_inputs(node: Node) -> dict[int, np.ndarray | None]:
+    """What ``node``'s lowering computes once, at compile time, in place of some of its inputs: its
+    function's ``prepare(node, values)`` (see the module's docstring); ``{}`` when it has none. A
+    ``prepare`` returns the same arrays each time it is asked about the same constants (it caches them):
+    an array it made anew would be compiled into the program instead of passed as a weight."""
+    if node.type_name in ("Parameter", "Constant", "Result", "ShapeOf"):
+        return {}
+    lowered = get_lowering(node.type_name)
+    prepare = None if lowered is None else getattr(inspect.unwrap(lowered.fn), "prepare", None)
+    if prepare is None:
+        return {}
+    values = [s.node.attrs["value"] if s.node.type_name == "Constant" else None for s in node.input_values()]
+    return dict(prepare(node, values))
+
+
 def lower(
-    model: Model, precision: Type = Type.f32, exact_division: bool = False, weights: Sequence[np.ndarray] = ()
+    model: Model, precision: Type = Type.f32, exact_division: bool = False, weights: Sequence[Weight] = ()
 ) -> Callable[..., tuple[Any, ...]]:
     """The JAX function computing ``model``: one array per Parameter in, then one per array of
     ``weights``; one per Result out.
@@ -250,15 +341,16 @@ def lower(
     to their declared types. ``exact_division`` corrects each f32 Divide for a backend whose division
     is not correctly rounded (:attr:`Backend.divides_inexactly`).
 
-    :param weights: Constant values (:func:`weights_of`) taken as arguments: where a traced op reads
-        one, it reads the argument instead of a constant baked into the program. Ops whose inputs are
-        all known still fold with the values themselves, and inputs that decide shapes stay known.
+    :param weights: the weights (:func:`weights_of`) taken as arguments, each in its layout: where a
+        traced op reads one, it reads the argument instead of a constant baked into the program (an
+        input whose lowering declares a layout, :class:`~.weight_layout.Prepared`). Ops whose inputs
+        are all known still fold with the values themselves, and inputs that decide shapes stay known.
     :raises CompilationError: naming the node that cannot be lowered (raised while tracing).
     """
     ops = model.get_ops()
     parameters, results = model.get_parameters(), model.get_results()
-    compute = {np.dtype(np.float32): Type.bf16.numpy} if precision is Type.bf16 else {}
-    weight_index = {id(value): i for i, value in enumerate(weights)}
+    compute = _compute_types(precision)
+    weight_index = {(id(weight.value), weight.layout): i for i, weight in enumerate(weights)}
 
     def run(*args: Any) -> tuple[Any, ...]:
         division = EXACT_DIVISION.set(exact_division)
@@ -271,11 +363,13 @@ def lower(
     def traced(*args: Any) -> tuple[Any, ...]:
         weight_args = args[len(parameters) :]
 
-        def as_traced(value: Any) -> Any:
+        def as_traced(value: Any, layout: WeightLayout | None = None) -> Any:
             if not isinstance(value, np.ndarray):
                 return value
-            index = weight_index.get(id(value))
+            index = weight_index.get((id(value), layout))
             if index is None:
+                if layout is not None:
+                    value = layout.prepare(value)
                 return jnp.asarray(value.astype(compute.get(value.dtype, value.dtype), copy=False))
             arg = weight_args[index]
             return arg.astype(compute[arg.dtype]) if arg.dtype in compute else arg
@@ -309,6 +403,11 @@ def lower(
     return run
 
 
+def _compute_types(precision: Type) -> dict[np.dtype, np.dtype]:
+    """The types computed in another type at ``precision``: f32 in bf16 at bf16."""
+    return {np.dtype(np.float32): np.dtype(Type.bf16.numpy)} if precision is Type.bf16 else {}
+
+
 def _passthrough(node: Node, inputs: list[Any]) -> Any:
     if node.type_name == "Result":
         return inputs[0]
@@ -321,18 +420,25 @@ def _lowered(
     node: Node,
     inputs: list[Any],
     compute: dict[np.dtype, np.dtype],
-    as_traced: Callable[[Any], Any],
+    as_traced: Callable[..., Any],
     fn: LoweringFn | None = None,
 ) -> list[Any]:
     lowered = get_lowering(node.type_name)
     if lowered is None:
         raise UnsupportedOperationError(f"XLA has no lowering for op type {node.type_name}")
-    args = []
+    layouts = input_layouts(node)
+    replacements = prepared_inputs(node)
+    args: list[Any] = []
     for i, value in enumerate(inputs):
-        if i in lowered.static:
+        if i in replacements:
+            replacement = replacements[i]
+            args.append(None if replacement is None else as_traced(replacement))
+        elif i in lowered.static:
             if not isinstance(value, np.ndarray):
                 raise CompilationError(f"input {i} must be known at compile time (XLA compiles static shapes)")
             args.append(value)
+        elif i in layouts and isinstance(value, np.ndarray):  # a constant, in the layout the lowering reads
+            args.append(Prepared(as_traced(value, layouts[i]), layouts[i]))
         else:
             args.append(as_traced(value))
     raw = (fn or lowered.fn)(node, *args)

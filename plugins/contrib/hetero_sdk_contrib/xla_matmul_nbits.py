@@ -1,0 +1,75 @@
+"""XLA's lowering of :mod:`hetero_sdk_contrib.ops_matmul_nbits`'s MatMulNBits (imported only when XLA runs
+one: the package imports without jax).
+
+Where the packed weight, scales, zero points and ``g_idx`` are Constants, the weight is dequantized once
+when the model compiles (:func:`prepare`, shared with TEMPLATE through
+:func:`~hetero_sdk_contrib.ops_matmul_nbits.prepared_weight`) and handed to the executable as an f32
+weight argument, moved to the device once; each call is then one f32 matrix product, accumulating in
+f32. Otherwise (a weight fed as a model input) the weight is dequantized inside the computation each call.
+
+Measured on XLA:CPU, one thread, int4, block 32, K = N = 2048, one row (``bench/bench_xla_nbits_options.py``,
+``bench/README.md``): the f32 weight read once per call is the fastest of what XLA compiles here. The
+8-bit ``q - zero point`` weight with the block scales applied after a batched per-block dot (or one fused
+sum) reads a quarter of the bytes but takes 2-5x as long (XLA:CPU converts it inside loops it does not
+vectorise as well as its f32 matrix-vector product), native ``uint4`` weights 3-6x, unpacking the packed
+bytes every call 4-9x. The price is memory: the executable holds ``4 N K`` bytes per weight, 8 times the
+packed 4-bit weight, and a decode step reads them all (on a decoder, bandwidth decides).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+from hetero_sdk import Node
+from jax import lax
+
+from hetero_sdk_contrib.ops_matmul_nbits import dequantized_weight, prepared_weight
+
+__all__ = ["matmul_nbits", "prepare"]
+
+_WEIGHT_INPUTS = (1, 2, 3, 4)
+"""B, scales, zero_points and g_idx: what the prepared f32 weight stands for."""
+
+
+def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.ndarray | None]:
+    """Replacements for ``node``'s weight inputs, computed once when the model compiles: B becomes the
+    f32 ``(N, K)`` weight, scales, zero points and ``g_idx`` None, when they are all known (``values[i]``
+    is input ``i``'s value when it is a Constant, else None); ``{}`` when one is computed at run time or
+    the f32 weight is not kept (:class:`~hetero_sdk_contrib.ops_matmul_nbits.PreparedWeights`)."""
+    present = [i for i in _WEIGHT_INPUTS if i < len(values)]
+    if any(values[i] is None for i in present):
+        return {}
+    weight, scales, *rest = (values[i] for i in present)
+    dense = prepared_weight(node, weight, scales, *rest)
+    if dense is None:  # not kept (beyond the budget of f32 weights): dequantized in the computation
+        return {}
+    return {i: dense if i == 1 else None for i in present}
+
+
+def matmul_nbits(
+    node: Node,
+    a: Any,
+    weight: Any,
+    scales: Any | None,
+    zero_points: Any | None = None,
+    g_idx: Any | None = None,
+    bias: Any | None = None,
+) -> Any:
+    """``A @ dequantize(B)^T + bias`` as one f32 dot: ``weight`` is the f32 ``(N, K)`` weight where
+    :func:`prepare` replaced it (floats: the packed weight is u8), else it is dequantized here first."""
+    if jnp.issubdtype(weight.dtype, jnp.floating):
+        dense = weight
+    else:
+        dense = dequantized_weight(node, weight, scales, zero_points, g_idx)
+    a32 = a.astype(jnp.float32)
+    dimensions = (((a32.ndim - 1,), (1,)), ((), ()))
+    y = lax.dot_general(
+        a32, dense.astype(jnp.float32), dimensions, precision=lax.Precision.HIGHEST, preferred_element_type=jnp.float32
+    )
+    return y if bias is None else y + bias.astype(jnp.float32)
+
+
+matmul_nbits.prepare = prepare  # type: ignore[attr-defined]
