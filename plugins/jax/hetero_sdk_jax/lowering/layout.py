@@ -6,9 +6,10 @@ convolution gets a layout change on each side (10-20 % of the PP-OCR direction c
 graph interpreter lowers every floating-point convolution channels-last and tags its result
 (:class:`ChannelsLast`); an op that computes the same on either layout (element-wise ops,
 activations, reductions keeping their axes, Concat, MaxPool, AvgPool, convolutions, transposed
-convolutions, Interpolate, BatchNormInference) takes tagged
+convolutions, Interpolate, BatchNormInference; Split, Slice and spatial Reshapes through
+:mod:`.movement`) takes tagged
 inputs as they are and gives a tagged result, and any other op gets its inputs moved back to
-``NC...`` first (:meth:`ChannelsLast.channels_first`): Reshape, Transpose, MatMul, the outputs...
+``NC...`` first (:meth:`ChannelsLast.channels_first`): a Reshape across the channels, MatMul, the outputs...
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from hetero_sdk_jax.lowering.convolution import (
     few_channels,
 )
 from hetero_sdk_jax.lowering.image import interpolate
+from hetero_sdk_jax.lowering.movement import held_axis, movement_channels_last
 from hetero_sdk_jax.lowering.pooling import avg_pool, max_pool
 from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering
 
@@ -105,14 +107,12 @@ def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringF
         axes = inputs[1]
         if not isinstance(axes, np.ndarray):
             return None
-        moved = np.array([_held(a, rank) for a in reduced_axes(rank, axes)], np.int64)
+        moved = np.array([held_axis(a, rank) for a in reduced_axes(rank, axes)], np.int64)
         return lowered.fn, [x.array, moved]
+    if isinstance(x, ChannelsLast) and (moving := movement_channels_last(node, inputs[1:])) is not None:
+        fn, rest = moving
+        return fn, [x.array, *rest]
     return None
-
-
-def _held(axis: int, rank: int) -> int:
-    """Where axis ``axis`` of a rank-``rank`` ``[N, C, ...]`` tensor lies when it is held channels-last."""
-    return [0, *range(2, rank), 1].index(axis % rank)
 
 
 def _pool(node: Node, x: Any) -> Any:
@@ -120,7 +120,7 @@ def _pool(node: Node, x: Any) -> Any:
 
 
 def _concatenate(node: Node, *parts: Any) -> Any:
-    return jnp.concatenate(parts, axis=_held(node.attrs["axis"], parts[0].ndim))
+    return jnp.concatenate(parts, axis=held_axis(node.attrs["axis"], parts[0].ndim))
 
 
 def _dtype(value: Any) -> Any:
