@@ -8,7 +8,18 @@ graph interpreter lowers every floating-point convolution channels-last and tags
 activations, reductions keeping their axes, Concat, MaxPool, AvgPool, convolutions, transposed
 convolutions, Interpolate, BatchNormInference) takes tagged
 inputs as they are and gives a tagged result, and any other op gets its inputs moved back to
-``NC...`` first (:meth:`ChannelsLast.channels_first`): Reshape, Transpose, MatMul, the outputs...
+``NC...`` first (:meth:`ChannelsLast.channels_first`): Transpose, MatMul, the outputs...
+
+The chain also runs on through the ops that keep the batch and channel axes where they are: a
+Reshape, Squeeze or Unsqueeze regrouping only the spatial axes (``[N, C, H, 1] -> [N, C, H]``: the
+held ``[N, ..., C]`` array is reshaped the same way, its spatial elements being in the same order),
+a Slice (the held array sliced along the moved axes) and a reduction over spatial axes that drops
+them (the held array reduced over the same axes). Magika's 1-D convolution reached its global max
+pool through a Slice and a Squeeze, so its 1 MB result was moved back to ``NC...`` first; PP-OCRv4
+rec's neck reshapes ``[N, C, 1, W] -> [N, C, W]`` before a Transpose to ``[N, W, C]``: its held
+array is that result already, and XLA drops the Transpose with the move back. XLA merges a Transpose
+with the move back before it into one transpose (none when they cancel), so a Transpose is not
+carried.
 """
 
 from __future__ import annotations
@@ -39,6 +50,8 @@ _POOLS = {"MaxPool": max_pool, "AvgPool": avg_pool}
 _FIRST_INPUT_HELD = frozenset({"Interpolate", "ConvolutionBackpropData", "BatchNormInference"})
 """Ops computed channels-last when their data (input 0) is held so, their other inputs as they are."""
 _REDUCTIONS = frozenset({"ReduceSum", "ReduceMean", "ReduceProd", "ReduceMax", "ReduceMin"})
+_REGROUPINGS = frozenset({"Reshape", "Squeeze", "Unsqueeze"})
+"""Ops whose result is their input's elements in the same order, in another shape."""
 _LAYOUT_FREE_FAMILIES = frozenset({"elementwise", "activation"})
 """Op families whose every input broadcasts numpy-style to the output, value by value."""
 
@@ -101,13 +114,36 @@ def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringF
         parts = [_moved(v, rank) for v in inputs]
         return None if any(p is None for p in parts) else (_concatenate, parts)
     x = inputs[0]
-    if kind in _REDUCTIONS and node.attrs["keep_dims"] and isinstance(x, ChannelsLast) and len(inputs) == 2:
-        axes = inputs[1]
-        if not isinstance(axes, np.ndarray):
-            return None
-        moved = np.array([_held(a, rank) for a in reduced_axes(rank, axes)], np.int64)
-        return lowered.fn, [x.array, moved]
+    if not isinstance(x, ChannelsLast) or not all(isinstance(v, np.ndarray) for v in inputs[1:]):
+        return None
+    if kind in _REDUCTIONS and len(inputs) == 2:
+        reduced = reduced_axes(x.array.ndim, inputs[1])
+        if not node.attrs["keep_dims"] and {0, 1} & set(reduced):
+            return None  # the batch or channel axis dropped: the result has no channel axis to hold last
+        return lowered.fn, [x.array, np.array([_held(a, x.array.ndim) for a in reduced], np.int64)]
+    if kind in _REGROUPINGS and _keeps_batch_and_channels(node, x):
+        return _regrouped, [x.array]
+    if kind == "Slice":
+        starts = inputs[1].reshape(-1)
+        axes = inputs[4].reshape(-1) if len(inputs) > 4 else np.arange(len(starts))
+        moved = np.array([_held(int(a), rank) for a in axes], np.int64)
+        return lowered.fn, [x.array, *inputs[1:4], moved]
     return None
+
+
+def _keeps_batch_and_channels(node: Node, x: ChannelsLast) -> bool:
+    """Whether ``node``'s result, of ``x``'s elements in their order, has ``x``'s batch and channel
+    sizes as its first two axes: then the batch and channel indices of every element stay the same
+    (a row-major index splits into them alone), and only the spatial axes are regrouped."""
+    shape = node.get_output_partial_shape(0).to_shape()
+    batch, channels = x.array.shape[0], x.array.shape[-1]
+    return len(shape) >= 2 and int(shape[0]) == batch and int(shape[1]) == channels
+
+
+def _regrouped(node: Node, x: Any) -> Any:
+    """A Reshape, Squeeze or Unsqueeze of the ``[N, ..., C]`` held ``x`` (see :func:`_keeps_batch_and_channels`)."""
+    batch, channels, *spatial = (int(d) for d in node.get_output_partial_shape(0).to_shape())
+    return x.reshape(batch, *spatial, channels)
 
 
 def _held(axis: int, rank: int) -> int:
