@@ -1,6 +1,6 @@
-"""Split, VariadicSplit, Slice and spatial Reshapes of a convolution's result computed on its channels-last
-values (hetero_sdk_jax.lowering.movement) give the graph's ``NC...`` values, checked against numpy;
-a Reshape across the channels still gets them channels-first."""
+"""Split, VariadicSplit, Slice and spatial Reshapes of a convolution's result held channels-last (the
+splits in hetero_sdk_jax.lowering.movement, the reshapes in .layout) give the graph's ``NC...`` values,
+checked against numpy; a Reshape across the channels still gets them channels-first."""
 
 from __future__ import annotations
 

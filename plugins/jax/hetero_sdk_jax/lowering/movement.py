@@ -2,17 +2,14 @@
 entries. The other movement ops trace their definitions' array-API kernels.
 
 Also the channels-last variants of the ops that move values along axes (:func:`movement_channels_last`):
-Split, VariadicSplit and Slice along any axis, and Reshape of the spatial axes only. The graph
-interpreter holds convolution chains ``[N, ..., C]`` (:mod:`.layout`); without these variants each of
-these ops takes its input back to ``[N, C, ...]`` first. A YOLOv8 C2f block splits every convolution's
-result in two along the channels and concatenates the halves with later results: XLA then transposed
-each half out of and back into channels-last (nine splits in YOLOv8n). Its detection head flattens each
-level's ``[N, C, H, W]`` map to ``[N, C, H * W]`` and joins the levels along the last axis, and YOLOX's
-transposes the result to ``[N, H * W, C]``: held channels-last, the flattening is a free reshape and the
-final transpose undoes the held layout (XLA merges the two transposes into none). A Transpose itself
-needs no variant: XLA merges it with the move back to ``[N, C, ...]``. Each variant takes the held array
-and the op's other inputs (known values: axes, lengths, bounds, target shapes), computes on the array
-as it lies, and returns its results held channels-last too.
+Split and VariadicSplit along any axis (Reshapes of the spatial axes are :mod:`.layout`'s regroupings;
+a Slice is not carried, see there). The graph interpreter holds convolution chains ``[N, ..., C]``
+(:mod:`.layout`); without these variants each split takes its input back to ``[N, C, ...]`` first. A
+YOLOv8 C2f block splits every convolution's result in two along the channels and concatenates the
+halves with later results: XLA then transposed each half out of and back into channels-last (nine
+splits in YOLOv8n). A Transpose itself needs no variant: XLA merges it with the move back to
+``[N, C, ...]``. Each variant takes the held array and the op's other inputs (known values: axis,
+lengths), computes on the array as it lies, and returns its results held channels-last too.
 """
 
 from __future__ import annotations
@@ -56,7 +53,7 @@ def held_axis(axis: int, rank: int) -> int:
 def movement_channels_last(node: Node, rest: Sequence[Any]) -> tuple[LoweringFn, list[Any]] | None:
     """How to compute ``node`` on its data input held channels-last: ``(fn, rest)`` such that
     ``fn(node, held, *rest)`` gives its outputs held channels-last; None when it cannot (an input that
-    decides the result is not known, a Reshape that moves values across the channel axis...).
+    decides the result is not known, or an op without a variant).
 
     :param rest: the node's inputs after the data, as the graph interpreter has them.
     """
@@ -65,10 +62,6 @@ def movement_channels_last(node: Node, rest: Sequence[Any]) -> tuple[LoweringFn,
     kind = node.type_name
     if kind in ("Split", "VariadicSplit"):
         return _split, list(rest)
-    if kind == "Slice":
-        return _slice, list(rest)
-    if kind == "Reshape" and _spatial_reshape(node):
-        return _reshape, list(rest)
     return None
 
 
@@ -83,30 +76,3 @@ def _split(node: Node, x: Any, axis: np.ndarray, *lengths: np.ndarray) -> Any:
     rank = node.input_value(0).partial_shape.rank
     moved = np.array(held_axis(int(axis.reshape(-1)[0]), rank), axis.dtype)
     return _evaluate(node)(node, x, moved, *lengths)
-
-
-def _slice(node: Node, x: Any, start: np.ndarray, stop: np.ndarray, step: np.ndarray, *axes: np.ndarray) -> Any:
-    """Slice, its axes (every axis in order when absent) moved where they lie."""
-    rank = node.input_value(0).partial_shape.rank
-    graph_axes = axes[0].reshape(-1) if axes else np.arange(start.size)
-    dtype = axes[0].dtype if axes else np.int64
-    moved = np.array([held_axis(int(a), rank) for a in graph_axes], dtype)
-    return _evaluate(node)(node, x, start, stop, step, moved)
-
-
-def _spatial_reshape(node: Node) -> bool:
-    """Whether ``node`` (a Reshape) keeps the batch and channel dimensions of a rank >= 3 input and
-    gives a rank >= 3 output: it only merges or splits the spatial dimensions, which lie in the same
-    order in both layouts."""
-    before, after = node.input_value(0).partial_shape, node.get_output_partial_shape(0)
-    if before.is_dynamic or after.is_dynamic or before.rank < 3 or after.rank < 3:
-        return False
-    source, target = before.to_shape(), after.to_shape()
-    return source[0] == target[0] and source[1] == target[1]
-
-
-def _reshape(node: Node, x: Any, *_target: np.ndarray) -> Any:
-    """A Reshape of the spatial dimensions (:func:`_spatial_reshape`): the held array takes the new
-    spatial dimensions before its channels."""
-    shape = [int(d) for d in node.get_output_partial_shape(0).to_shape()]
-    return jnp.reshape(x, (shape[0], *shape[2:], shape[1]))
