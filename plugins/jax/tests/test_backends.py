@@ -15,7 +15,7 @@ import pytest
 from hetero_sdk.errors import CompilationError, DeviceUnavailableError
 from template_plugin import TemplatePlugin
 
-from hetero_sdk_jax import gpu_plugin, tpu_plugin
+from hetero_sdk_jax import backend, gpu_plugin, tpu_plugin
 from hetero_sdk_jax.backend import Backend
 from hetero_sdk_jax.executable_cache import compile_ahead
 
@@ -107,7 +107,6 @@ def test_device_ids_map_to_jax_devices() -> None:
         ("cuda", "", {"xla_gpu_graph_min_graph_size": 1}),
         ("cuda", "--xla_gpu_graph_min_graph_size=3", {}),  # the user's own setting stays
         ("rocm", "", {}),
-        ("cpu", "", {}),
     ],
 )
 def test_cuda_executables_are_compiled_with_graphs_from_one_op(
@@ -117,12 +116,28 @@ def test_cuda_executables_are_compiled_with_graphs_from_one_op(
     assert Backend("gpu", platform, ()).compiler_options == expected
 
 
+@pytest.mark.parametrize(
+    ("avx512", "xla_flags", "expected"),
+    [
+        (True, "", {"xla_cpu_prefer_vector_width": 512}),
+        (True, "--xla_cpu_prefer_vector_width=256", {}),  # the user's own setting stays
+        (False, "", {}),
+    ],
+)
+def test_cpu_loops_are_vectorised_512_bits_wide_where_the_cpu_has_avx512(
+    monkeypatch: pytest.MonkeyPatch, avx512: bool, xla_flags: str, expected: dict
+) -> None:
+    monkeypatch.setenv("XLA_FLAGS", xla_flags)
+    monkeypatch.setattr(backend, "_has_avx512", lambda: avx512)
+    assert Backend("cpu", "cpu", ()).compiler_options == expected
+
+
 def test_compile_options_reach_xla() -> None:
     """An option XLA does not know fails the compile with a CompilationError: the options are passed."""
     spec = [jax.ShapeDtypeStruct((2,), "float32")]
     sharding = jax.sharding.SingleDeviceSharding(jax.devices()[0])
     with pytest.raises(CompilationError, match="no_such_option"):
         compile_ahead(lambda x: x + 1, spec, sharding, False, lambda: "test", {"xla_no_such_option": 1})
-    options = {"xla_gpu_graph_min_graph_size": 1}
-    compiled = compile_ahead(lambda x: x + 1, spec, sharding, False, lambda: "test", options)
-    assert compiled(jax.numpy.ones(2, "float32")).tolist() == [2.0, 2.0]
+    for options in ({"xla_gpu_graph_min_graph_size": 1}, {"xla_cpu_prefer_vector_width": 512}):
+        compiled = compile_ahead(lambda x: x + 1, spec, sharding, False, lambda: "test", options)
+        assert compiled(jax.numpy.ones(2, "float32")).tolist() == [2.0, 2.0]

@@ -210,3 +210,59 @@ def test_integer_divide_of_every_int8_pair_is_the_definitions() -> None:
     got = run_xla(many_ops(nodes, [pa, pb]), [a, b])
     for result, expected in zip(got, (floor, trunc)):
         np.testing.assert_array_equal(result, np.array(expected, np.int64).astype(np.int8))
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    """The exact SiLU, in f64."""
+    wide = x.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return wide / (1 + np.exp(-wide))
+
+
+@OPS
+@given(data=st.data(), shape=hnp.array_shapes(min_dims=1, max_dims=4, max_side=5))
+def test_silu_of_any_float_within_f32_error_of_the_exact_value(data: st.DataObject, shape: tuple[int, ...]) -> None:
+    """``x * Sigmoid(x)`` in either order (XLA's tanh form, within 2.5e-7 * max(1, |x|) of the exact
+    SiLU), while Sigmoid's own output and a Multiply by the Sigmoid of another tensor stay the
+    definition's ``1 / (1 + exp(-x))``."""
+    x = data.draw(floats(shape, low=-120, high=120))
+    y = data.draw(floats(shape, low=-20, high=20))
+    px, py = param(x, "x"), param(y, "y")
+    gate = opset.sigmoid(px)
+    outs = [opset.multiply(px, gate), opset.multiply(gate, px), gate, opset.multiply(py, opset.sigmoid(px))]
+    got = run_xla(many_ops(outs, [px, py]), [x, y])
+    bound = 2.5e-7 * np.maximum(1, np.abs(x.astype(np.float64)))
+    for value in got[:2]:
+        assert value.dtype == np.float32
+        assert np.all(np.abs(value - _silu(x)) <= bound), np.max(np.abs(value - _silu(x)) / bound)
+    exact_gate = 1 / (1 + np.exp(-x.astype(np.float64)))
+    np.testing.assert_allclose(got[2], exact_gate, rtol=2e-7, atol=1e-30)
+    np.testing.assert_allclose(got[3], y * exact_gate, rtol=5e-7, atol=1e-30)
+
+
+def test_silu_is_computed_from_tanh_and_narrow_floats_in_f32() -> None:
+    """The SiLU reads x alone (a tanh, XLA's cheap rational function), for f16 too, computed in f32
+    and rounded once; special values: inf stays inf, -inf gives NaN (inf * 0), as the definition does."""
+    x = np.array([-np.inf, -80, -8, -1, -0.0, 0, 1e-30, 0.5, 8, 80, np.inf, np.nan], np.float16)
+    px = param(x)
+    model = single_op(opset.multiply(opset.sigmoid(px), px), [px])
+    assert "tanh" in {e.primitive.name for e in jax.make_jaxpr(lower(model))(x).eqns}
+    (got,) = run_xla(model, [x])
+    assert got.dtype == np.float16
+    expected = _silu(x.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(
+        np.isnan(got), [True, False, False, False, False, False, False, False, False, False, False, True]
+    )
+    finite = ~np.isnan(got)
+    np.testing.assert_allclose(
+        got[finite].astype(np.float64), expected[finite].astype(np.float64), rtol=1e-3, atol=1e-7
+    )
+
+
+def test_a_multiply_by_the_sigmoid_of_another_output_of_the_same_node_is_no_silu() -> None:
+    """``b * Sigmoid(a)`` where a and b are two outputs of one Split: the product of both."""
+    z = np.array([[-3.0, 0.5, 2.0], [4.0, -1.0, 0.25]], np.float32)
+    pz = param(z)
+    first, second = opset.split(pz, np.int64(0), 2).outputs()
+    (got,) = run_xla(single_op(opset.multiply(second, opset.sigmoid(first)), [pz]), [z])
+    np.testing.assert_allclose(got, z[1:] / (1 + np.exp(-z[:1].astype(np.float64))), rtol=1e-6)

@@ -8,7 +8,7 @@ import hetero_sdk as hs
 import jax
 import numpy as np
 from hetero_sdk import opset
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from xla_helpers import OPS, floats, param, run_xla
 
@@ -240,3 +240,117 @@ def test_upsampling_and_batch_norm_keep_a_chain_channels_last() -> None:
     assert names.count("transpose") == 3  # the input moved channels-last, the transposed convolution's
     # block interleave, and the Result moved back
     assert "gather" not in names  # an integer nearest upscale is a broadcast
+
+
+def _regrouped_shape(draw: st.DrawFn, spatial: tuple[int, ...]) -> tuple[int, ...]:
+    """Another shape of ``spatial``'s elements in their order: size-1 axes dropped or added,
+    neighbours merged."""
+    dims = [d for d in spatial if d != 1] if draw(st.booleans()) else list(spatial)
+    if len(dims) >= 2 and draw(st.booleans()):
+        i = draw(st.integers(0, len(dims) - 2))
+        dims[i : i + 2] = [dims[i] * dims[i + 1]]
+    for _ in range(draw(st.integers(0, 2))):
+        dims.insert(draw(st.integers(0, len(dims))), 1)
+    return tuple(dims)
+
+
+@OPS
+@given(
+    data=st.data(),
+    spatial=st.tuples(st.integers(1, 4), st.integers(1, 3)),
+    kind=st.sampled_from(["reshape", "squeeze", "unsqueeze", "channels mixed", "batch mixed"]),
+)
+def test_reshapes_of_a_chain_value_keep_nchw_semantics(
+    data: st.DataObject, spatial: tuple[int, int], kind: str
+) -> None:
+    """A Reshape regrouping the spatial axes (or mixing them with the channels or the batch: then
+    the value goes back to ``NCHW`` first), a Squeeze or an Unsqueeze of a convolution's result,
+    then a Relu and a ReduceMax over the last axis; both checked against numpy."""
+    x = data.draw(floats((2, 3, *spatial), low=-2, high=2))
+    w = data.draw(floats((5, 3, 1, 1), low=-2, high=2))
+    px = param(x)
+    conv = opset.convolution(px, w, [1, 1], [0, 0], [0, 0], [1, 1])
+    expected = _pointwise(x, w)
+    if kind == "squeeze":
+        axes = [a for a in (2, 3) if spatial[a - 2] == 1]
+        assume(axes)
+        shaped = opset.squeeze(conv, np.array(axes, np.int64))
+        expected = np.squeeze(expected, axis=tuple(axes))
+    elif kind == "unsqueeze":
+        axes = data.draw(st.lists(st.integers(2, 5), min_size=1, max_size=2, unique=True))
+        shaped = opset.unsqueeze(conv, np.array(axes, np.int64))
+        expected = np.expand_dims(expected, tuple(axes))
+    else:
+        target = {
+            "reshape": (2, 5, *_regrouped_shape(data.draw, spatial)),
+            "channels mixed": (2, 5 * spatial[0], spatial[1]),
+            "batch mixed": (1, 2 * 5, *spatial),
+        }[kind]
+        shaped = opset.reshape(conv, np.array(target, np.int64), special_zero=False)
+        expected = expected.reshape(target)
+    out = opset.reduce_max(opset.relu(shaped), np.array([-1], np.int64), keep_dims=False)
+    got_shaped, got_out = run_xla(hs.Model([shaped, out], [px]), [x])
+    np.testing.assert_allclose(got_shaped, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_out, np.maximum(expected, 0).max(axis=-1), rtol=1e-5, atol=1e-5)
+
+
+@OPS
+@given(
+    data=st.data(),
+    slices=st.lists(
+        st.tuples(st.integers(-4, 3), st.integers(-6, 6), st.integers(-6, 6), st.sampled_from([-2, -1, 1, 2, 3])),
+        min_size=1,
+        max_size=3,
+        unique_by=lambda s: s[0] % 4,
+    ),
+    with_axes=st.booleans(),
+)
+def test_a_slice_of_a_chain_value_along_any_axes(
+    data: st.DataObject, slices: list[tuple[int, int, int, int]], with_axes: bool
+) -> None:
+    """Slice (axes given, or the leading ones implied) of a convolution's result, then a convolution
+    of what is left; both checked against numpy's slicing of the ``NCHW`` values (the Slice takes the
+    value back to ``NCHW``: see the layout module on why it is not carried)."""
+    x = data.draw(floats((3, 2, 4, 5), low=-2, high=2))
+    w = data.draw(floats((4, 2, 1, 1), low=-2, high=2))
+    axes = [a for a, *_ in slices] if with_axes else list(range(len(slices)))
+    starts, stops, steps = ([s[i] for s in slices] for i in (1, 2, 3))
+    px = param(x)
+    conv = opset.convolution(px, w, [1, 1], [0, 0], [0, 0], [1, 1])
+    as_ints = [np.array(v, np.int64) for v in (starts, stops, steps)]
+    sliced = opset.slice(conv, *as_ints, np.array(axes, np.int64) if with_axes else None)
+    index = [slice(None)] * 4
+    for a, b, e, s in zip(axes, starts, stops, steps):
+        index[a % 4] = slice(b, e, s)
+    expected = _pointwise(x, w)[tuple(index)]
+    outputs = [sliced]
+    if expected.size and expected.shape[1]:
+        mixer = data.draw(floats((2, expected.shape[1], 1, 1), low=-2, high=2))
+        outputs.append(opset.convolution(sliced, mixer, [1, 1], [0, 0], [0, 0], [1, 1]))
+    got = run_xla(hs.Model(outputs, [px]), [x])
+    np.testing.assert_allclose(got[0], expected, rtol=1e-5, atol=1e-5)
+    if len(got) > 1:
+        np.testing.assert_allclose(got[1], _pointwise(expected.astype(np.float32), mixer), rtol=1e-4, atol=1e-4)
+
+
+def test_a_sequence_head_reads_a_chain_value_without_copying_it() -> None:
+    """PP-OCRv4 rec's neck: a ``1 x 3`` convolution on a ``[N, C, 1, W]`` image -> HSwish -> Reshape
+    to ``[N, C, W]`` -> Transpose to ``[N, W, C]`` -> MatMul. The held value is the transposed one, so
+    the only transposes XLA compiles move the input channels-last (before, the value went back to
+    ``NCHW`` before the Reshape and was copied twice)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 6, 1, 10)).astype(np.float32)
+    w = rng.standard_normal((8, 6, 1, 3)).astype(np.float32)
+    head = rng.standard_normal((8, 4)).astype(np.float32)
+    px = param(x)
+    conv = opset.hswish(opset.convolution(px, w, [1, 1], [0, 1], [0, 1], [1, 1]))
+    line = opset.reshape(conv, np.array([1, 8, 10], np.int64), special_zero=False)
+    out = opset.matmul(opset.transpose(line, np.array([0, 2, 1], np.int64)), head, False, False)
+    model = hs.Model([out], [px])
+    padded = np.pad(x[:, :, 0].astype(np.float64), [(0, 0), (0, 0), (1, 1)])
+    convolved = sum(np.einsum("oc,ncl->nol", w[:, :, 0, k], padded[:, :, k : k + 10]) for k in range(3))
+    expected = (convolved * np.clip(convolved + 3, 0, 6) / 6).transpose(0, 2, 1) @ head
+    np.testing.assert_allclose(run_xla(model, [x])[0], expected, rtol=1e-4, atol=1e-4)
+    compiled = jax.jit(lower(model)).lower(x).compile().as_text()
+    transposes = [line for line in compiled.splitlines() if " transpose(" in line]
+    assert transposes and all("f32[1,1,10,6]" in t for t in transposes), transposes

@@ -129,6 +129,35 @@ def test_avg_pool_divisor_closed_form() -> None:
 
 
 @OPS
+@given(
+    data=st.data(),
+    kernel=st.tuples(st.integers(5, 9), st.integers(5, 9)),
+    pad=st.integers(0, 2),
+    exclude_pad=st.booleans(),
+)
+def test_avg_pool_of_many_taps_matches_numpy(
+    data: st.DataObject, kernel: tuple[int, int], pad: int, exclude_pad: bool
+) -> None:
+    """Kernels of 25 to 81 taps, on either side of the sliced form's limit (49), pads counted or not,
+    against window means written here."""
+    x = data.draw(floats((1, 2, 9, 10), low=-2, high=2))
+    px = param(x)
+    got = run_xla(single_op(opset.avg_pool(px, [1, 1], [pad, pad], [pad, pad], list(kernel), exclude_pad), [px]), [x])
+    padded = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pad, pad), (pad, pad)])
+    inside = np.pad(np.ones(x.shape[2:]), pad)
+    rows, cols = padded.shape[2] - kernel[0] + 1, padded.shape[3] - kernel[1] + 1
+    expected = np.zeros((1, 2, rows, cols))
+    for i in range(rows):
+        for j in range(cols):
+            window = padded[:, :, i : i + kernel[0], j : j + kernel[1]].sum(axis=(2, 3))
+            count = (
+                inside[i : i + kernel[0], j : j + kernel[1]].sum() if exclude_pad or not pad else kernel[0] * kernel[1]
+            )
+            expected[:, :, i, j] = window / count
+    np.testing.assert_allclose(got[0], expected, rtol=1e-5, atol=1e-5)
+
+
+@OPS
 @given(data=st.data(), rank=st.integers(1, 3), exclude_pad=st.booleans())
 def test_pooling_of_a_channels_last_convolution_result(data: st.DataObject, rank: int, exclude_pad: bool) -> None:
     """MaxPool (values, and indices counting [N, C, ...] positions) and AvgPool of a convolution's

@@ -126,3 +126,22 @@ def test_an_lstm_matches_numpy_written_here() -> None:
     got = check_against_reference(_model("lstm", values, hidden_size=2), values)
     for out, want in zip(got, expected):
         np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+
+
+def test_an_activation_that_overflows_on_gates_it_does_not_own_changes_nothing() -> None:
+    """The lowering applies each LSTM activation to all four gates at once: softplus overflowing to inf
+    on the f, i, o gates (which it does not act on) must not reach any output."""
+    rng = np.random.default_rng(4)
+    size = 3
+    values = _values(rng, "lstm", 2, 5, 3, size, 2, [5, 3], 4 * size)
+    x, w, r = values[0], values[4], values[5]
+    x[...] = np.abs(x) + 1
+    w[:, : 2 * size] = np.abs(w[:, : 2 * size]) * 100  # f and i: pre-activations far above 88
+    w[:, 3 * size :] = np.abs(w[:, 3 * size :]) * 100  # o
+    w[:, 2 * size : 3 * size] *= 0.1  # the candidate, where softplus acts: moderate
+    r[:, 2 * size : 3 * size] *= 0.1
+    model = _model(
+        "lstm", values, hidden_size=size, direction="bidirectional", activations=["sigmoid", "softplus", "tanh"]
+    )
+    got = check_against_reference(model, values, rtol=1e-5, atol=1e-5)
+    assert all(np.isfinite(out).all() for out in got)

@@ -1,4 +1,4 @@
-"""XLA's lowerings of Divide, Power and Mod (the other elementwise ops trace their definitions'
+"""XLA's lowerings of Divide, Power, Mod and Multiply (the other elementwise ops trace their definitions'
 array-API kernels)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import cast
 import jax.numpy as jnp
 from hetero_sdk import Node
 
-from hetero_sdk_jax.lowering.registry import lowering
+from hetero_sdk_jax.lowering.registry import lowering, widened
 
 
 @lowering("Mod")
@@ -69,3 +69,34 @@ def power(node: Node, a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
     odd = (b % 2) != 0
     reciprocal = jnp.where(a == 1, 1, jnp.where(a == -1, jnp.where(odd, -1, 1), 0)).astype(a.dtype)
     return jnp.where(b >= 0, exact, reciprocal)
+
+
+@lowering("Multiply")
+def multiply(node: Node, a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
+    """Multiply as its definition computes it, except a SiLU of floats up to 32 bits (``x * Sigmoid(x)``,
+    either order: every activation of YOLOv5 to v8 and YOLOX), computed in f32 from ``x`` as
+    ``x * (0.5 + 0.5 * tanh(x / 2))``.
+
+    XLA:CPU's tanh is a rational function, cheaper than the definition's ``1 / (1 + exp(-x))`` (a
+    range-reduced exp, then a division): 2-3 % of YOLOv8n and YOLOX on one thread. Its error stays
+    that of f32 arithmetic: within 1.8e-7 * max(1, |x|) of the exact SiLU on XLA:CPU (the exp form:
+    1.5e-7), ONNX Runtime's own logistic being a rational approximation too; only the relative error of
+    the tiny values of large negative ``x`` grows (3e-4 at x = -8, where SiLU is -2.7e-3). The Sigmoid
+    node still computes its own output, which XLA drops when nothing else reads it.
+    """
+    gated = _silu_input(node)
+    if gated is not None and jnp.issubdtype(a.dtype, jnp.floating) and jnp.dtype(a.dtype).itemsize <= 4:
+        x = widened((a, b)[gated])
+        return x * (0.5 + 0.5 * jnp.tanh(0.5 * x))
+    return cast(Callable[..., jnp.ndarray], node.op.evaluate)(node, a, b)
+
+
+def _silu_input(node: Node) -> int | None:
+    """Which input of ``node`` (a Multiply) is ``x`` when the other is ``Sigmoid(x)``; None otherwise."""
+    for index in (0, 1):
+        gate = node.input_value(1 - index).node
+        if gate.type_name == "Sigmoid":
+            source, x = gate.input_value(0), node.input_value(index)
+            if source.node is x.node and source.index == x.index:
+                return index
+    return None

@@ -6,9 +6,23 @@ convolution gets a layout change on each side (10-20 % of the PP-OCR direction c
 graph interpreter lowers every floating-point convolution channels-last and tags its result
 (:class:`ChannelsLast`); an op that computes the same on either layout (element-wise ops,
 activations, reductions keeping their axes, Concat, MaxPool, AvgPool, convolutions, transposed
-convolutions, Interpolate, BatchNormInference) takes tagged
+convolutions, Interpolate, BatchNormInference; Split and VariadicSplit through :mod:`.movement`)
+takes tagged
 inputs as they are and gives a tagged result, and any other op gets its inputs moved back to
-``NC...`` first (:meth:`ChannelsLast.channels_first`): Reshape, Transpose, MatMul, the outputs...
+``NC...`` first (:meth:`ChannelsLast.channels_first`): Transpose, MatMul, the outputs...
+
+The chain also runs on through the ops that keep the batch and channel axes where they are: a
+Reshape, Squeeze or Unsqueeze regrouping only the spatial axes (``[N, C, 1, W] -> [N, C, W]``: the
+held ``[N, ..., C]`` array is reshaped the same way, its spatial elements being in the same order)
+and a reduction over spatial axes that drops them. PP-OCRv4 rec's neck reshapes ``[N, C, 1, W] ->
+[N, C, W]`` before a Transpose to ``[N, W, C]``, which is the held array itself: XLA drops the
+Transpose with the move back before it (it merges the two into one transpose, none when they cancel,
+so a Transpose is not carried); moved back before the Reshape, the value was copied twice.
+
+A Slice is not carried, though it could be (the held array sliced along the moved axes): magika's
+1-D convolution reaches its max pool through a Slice, and held channels-last there, XLA:CPU's YNNPACK
+fusion takes the convolution's product, its GELU and the max pool as one kernel, 10-15 % slower over
+the whole model than the product alone followed by a transpose (measured in one process, interleaved).
 """
 
 from __future__ import annotations
@@ -30,6 +44,7 @@ from hetero_sdk_jax.lowering.convolution import (
     quantized_convolution,
 )
 from hetero_sdk_jax.lowering.image import interpolate
+from hetero_sdk_jax.lowering.movement import held_axis, movement_channels_last
 from hetero_sdk_jax.lowering.pooling import avg_pool, max_pool
 from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering
 from hetero_sdk_jax.quantized_convolution import QUANTIZED_CONVOLUTION
@@ -41,6 +56,8 @@ _POOLS = {"MaxPool": max_pool, "AvgPool": avg_pool}
 _FIRST_INPUT_HELD = frozenset({"Interpolate", "ConvolutionBackpropData", "BatchNormInference"})
 """Ops computed channels-last when their data (input 0) is held so, their other inputs as they are."""
 _REDUCTIONS = frozenset({"ReduceSum", "ReduceMean", "ReduceProd", "ReduceMax", "ReduceMin"})
+_REGROUPINGS = frozenset({"Reshape", "Squeeze", "Unsqueeze"})
+"""Ops whose result is their input's elements in the same order, in another shape."""
 _LAYOUT_FREE_FAMILIES = frozenset({"elementwise", "activation"})
 """Op families whose every input broadcasts numpy-style to the output, value by value."""
 
@@ -105,18 +122,34 @@ def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringF
         parts = [_moved(v, rank) for v in inputs]
         return None if any(p is None for p in parts) else (_concatenate, parts)
     x = inputs[0]
-    if kind in _REDUCTIONS and node.attrs["keep_dims"] and isinstance(x, ChannelsLast) and len(inputs) == 2:
-        axes = inputs[1]
-        if not isinstance(axes, np.ndarray):
-            return None
-        moved = np.array([_held(a, rank) for a in reduced_axes(rank, axes)], np.int64)
-        return lowered.fn, [x.array, moved]
+    if not isinstance(x, ChannelsLast) or not all(isinstance(v, np.ndarray) for v in inputs[1:]):
+        return None
+    if kind in _REDUCTIONS and len(inputs) == 2:
+        reduced = reduced_axes(x.array.ndim, inputs[1])
+        if not node.attrs["keep_dims"] and {0, 1} & set(reduced):
+            return None  # the batch or channel axis dropped: the result has no channel axis to hold last
+        return lowered.fn, [x.array, np.array([held_axis(a, x.array.ndim) for a in reduced], np.int64)]
+    if kind in _REGROUPINGS and _keeps_batch_and_channels(node, x):
+        return _regrouped, [x.array]
+    if (moving := movement_channels_last(node, inputs[1:])) is not None:
+        fn, rest = moving
+        return fn, [x.array, *rest]
     return None
 
 
-def _held(axis: int, rank: int) -> int:
-    """Where axis ``axis`` of a rank-``rank`` ``[N, C, ...]`` tensor lies when it is held channels-last."""
-    return [0, *range(2, rank), 1].index(axis % rank)
+def _keeps_batch_and_channels(node: Node, x: ChannelsLast) -> bool:
+    """Whether ``node``'s result, of ``x``'s elements in their order, has ``x``'s batch and channel
+    sizes as its first two axes: then the batch and channel indices of every element stay the same
+    (a row-major index splits into them alone), and only the spatial axes are regrouped."""
+    shape = node.get_output_partial_shape(0).to_shape()
+    batch, channels = x.array.shape[0], x.array.shape[-1]
+    return len(shape) >= 2 and int(shape[0]) == batch and int(shape[1]) == channels
+
+
+def _regrouped(node: Node, x: Any) -> Any:
+    """A Reshape, Squeeze or Unsqueeze of the ``[N, ..., C]`` held ``x`` (see :func:`_keeps_batch_and_channels`)."""
+    batch, channels, *spatial = (int(d) for d in node.get_output_partial_shape(0).to_shape())
+    return x.reshape(batch, *spatial, channels)
 
 
 def _pool(node: Node, x: Any) -> Any:
@@ -124,7 +157,7 @@ def _pool(node: Node, x: Any) -> Any:
 
 
 def _concatenate(node: Node, *parts: Any) -> Any:
-    return jnp.concatenate(parts, axis=_held(node.attrs["axis"], parts[0].ndim))
+    return jnp.concatenate(parts, axis=held_axis(node.attrs["axis"], parts[0].ndim))
 
 
 def _dtype(value: Any) -> Any:

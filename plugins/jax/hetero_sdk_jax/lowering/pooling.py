@@ -1,4 +1,4 @@
-"""Lowerings of MaxPool (values and indices, one strided slice per kernel tap) and AvgPool (``reduce_window``).
+"""Lowerings of MaxPool (values and indices) and AvgPool, both one strided slice per kernel tap.
 
 Window geometry comes from the op definitions (:func:`~hetero_sdk.ops.convolution.resolve_pads`,
 :func:`~hetero_sdk.ops.convolution.window_output_dims`); in ``ceil`` mode the end pads grow until the
@@ -7,8 +7,10 @@ last window exists, as in OpenVINO.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+import operator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import jax
@@ -53,6 +55,28 @@ def _place(channels_last: bool, batch: Any, channel: Any, spatial: Sequence[Any]
     return (batch, *spatial, channel) if channels_last else (batch, channel, *spatial)
 
 
+def _taps(
+    padded: jnp.ndarray,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    out: Sequence[int],
+    channels_last: bool,
+) -> Iterator[jnp.ndarray]:
+    """For each kernel tap in order, the strided slice of ``padded`` holding what that tap sees in
+    every output window (``out`` windows along each spatial axis)."""
+    batch, channels, _ = _split(padded, channels_last)
+    for tap in np.ndindex(*kernel):
+        start = [t * d for t, d in zip(tap, dilations)]
+        limit = [a + (o - 1) * s + 1 for a, o, s in zip(start, out, strides)]
+        yield lax.slice(
+            padded,
+            _place(channels_last, 0, 0, start),
+            _place(channels_last, batch, channels, limit),
+            _place(channels_last, 1, 1, strides),
+        )
+
+
 @lowering("MaxPool")
 def max_pool(node: Node, x: jnp.ndarray, channels_last: bool = False) -> tuple[Any, Any]:
     """One strided slice per kernel tap, merged with ``select(tap > best, tap, best)`` from the lowest
@@ -72,15 +96,7 @@ def max_pool(node: Node, x: jnp.ndarray, channels_last: bool = False) -> tuple[A
     )
     values = jnp.full(_place(channels_last, batch, channels, out), lowest, x.dtype)
     best = jnp.zeros(values.shape, np.int32)  # the winning tap; dropped by XLA when indices are unused
-    for number, tap in enumerate(np.ndindex(*kernel)):
-        start = [t * d for t, d in zip(tap, dilations)]
-        limit = [a + (o - 1) * s + 1 for a, o, s in zip(start, out, strides)]
-        window = lax.slice(
-            padded,
-            _place(channels_last, 0, 0, start),
-            _place(channels_last, batch, channels, limit),
-            _place(channels_last, 1, 1, strides),
-        )
+    for number, window in enumerate(_taps(padded, kernel, strides, dilations, out, channels_last)):
         wins = window > values
         values = lax.select(wins, window, values)
         best = lax.select(wins, jnp.full(best.shape, number, np.int32), best)
@@ -102,10 +118,18 @@ def max_pool(node: Node, x: jnp.ndarray, channels_last: bool = False) -> tuple[A
     return values, indices
 
 
+_MAX_SLICED_TAPS = 49
+"""Average pools of up to 49 taps (7x7) sum one strided slice per tap; larger ones use ``reduce_window``."""
+
+
 @lowering("AvgPool")
 def avg_pool(node: Node, x: jnp.ndarray, channels_last: bool = False) -> jnp.ndarray:
-    """``reduce_window`` sums over the windows, divided as OpenVINO does; ``x`` and the result are
-    ``[N, ..., C]`` with ``channels_last``."""
+    """The sums over the windows, divided as OpenVINO does; ``x`` and the result are ``[N, ..., C]``
+    with ``channels_last``.
+
+    Up to :data:`_MAX_SLICED_TAPS` taps the sums add one strided slice of the zero-padded input per
+    tap, which XLA fuses into one loop with what comes before and after: XLA:CPU's ``reduce_window``
+    sum ran PP-OCRv4 rec's 3x2 pool of ``[1, 480, 3, 80]`` 2.3x slower (38 vs 17 us, one thread)."""
     attrs = node.attrs
     _, _, sizes = _split(x, channels_last)
     n = len(sizes)
@@ -113,9 +137,16 @@ def avg_pool(node: Node, x: jnp.ndarray, channels_last: bool = False) -> jnp.nda
     begin, end, out = _geometry(node, sizes, ones)
     integral = jnp.issubdtype(x.dtype, jnp.integer)
     work = x.astype(jax.dtypes.canonicalize_dtype(jnp.float64)) if integral else widened(x)
-    padding = list(_place(channels_last, (0, 0), (0, 0), list(zip(begin, end))))
-    window, steps = _place(channels_last, 1, 1, kernel), _place(channels_last, 1, 1, strides)
-    sums = lax.reduce_window(work, jnp.zeros((), work.dtype), lax.add, window, steps, padding)
+    zero = jnp.zeros((), work.dtype)
+    if math.prod(kernel) <= _MAX_SLICED_TAPS:
+        padded = lax.pad(
+            work, zero, list(_place(channels_last, (0, 0, 0), (0, 0, 0), [(b, e, 0) for b, e in zip(begin, end)]))
+        )
+        sums = functools.reduce(operator.add, _taps(padded, kernel, strides, ones, out, channels_last))
+    else:
+        padding = list(_place(channels_last, (0, 0), (0, 0), list(zip(begin, end))))
+        window, steps = _place(channels_last, 1, 1, kernel), _place(channels_last, 1, 1, strides)
+        sums = lax.reduce_window(work, zero, lax.add, window, steps, padding)
     pads = resolve_pads(attrs["auto_pad"], sizes, kernel, strides, ones, attrs["pads_begin"], attrs["pads_end"])
     # OpenVINO divides by the kernel size whenever the op pads, even where ceil mode's windows overhang.
     if (any(pads[0]) or any(pads[1])) and not attrs["exclude_pad"]:

@@ -53,8 +53,11 @@ def _lstm_step(node: Node) -> Step:
     def step(projected: Any, states: list[Any], r: Any) -> list[Any]:
         h, c = states
         gates = _clipped(projected + _recurrent_product(h, r), clip)
-        f, i = f_act(gates[..., :size]), f_act(gates[..., size : 2 * size])
-        candidate, o = g_act(gates[..., 2 * size : 3 * size]), f_act(gates[..., 3 * size :])
+        # Each activation over all four gates at once (elementwise, so the same values): one pass that
+        # XLA fuses with the sum above, instead of one fusion per gate reading it again.
+        gated, activated = f_act(gates), g_act(gates)
+        f, i = gated[..., :size], gated[..., size : 2 * size]
+        candidate, o = activated[..., 2 * size : 3 * size], gated[..., 3 * size :]
         c_next = f * c + i * candidate
         return [o * h_act(c_next), c_next]
 
