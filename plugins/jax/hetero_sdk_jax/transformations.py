@@ -12,8 +12,12 @@ from hetero_sdk import Model
 from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimizations
 
 from hetero_sdk_jax.quantization import QuantizedRoundTripFolding
+from hetero_sdk_jax.quantized_convolution import QuantizedConvolutionFusion
 
-__all__ = ["DISABLE_TRANSFORMATIONS", "transform_model"]
+__all__ = ["DISABLE_TRANSFORMATIONS", "QUANTIZED_CONVOLUTIONS", "transform_model"]
+
+QUANTIZED_CONVOLUTIONS = "XlaQuantizedConvolutions"
+"""The pass group that turns QDQ convolutions into integer ones (:mod:`hetero_sdk_jax.quantized_convolution`)."""
 
 DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
 """RW bool (default False): lower the model as given, without the common optimisations."""
@@ -21,12 +25,15 @@ DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
 
 def transform_model(model: Model) -> PassManager:
     """Runs ``CommonOptimizations`` on ``model`` in place (the plugin passes its own clone), with
-    XLA's :class:`~hetero_sdk_jax.quantization.QuantizedRoundTripFolding` in the same fixed-point group.
+    XLA's :class:`~hetero_sdk_jax.quantization.QuantizedRoundTripFolding` in the same fixed-point group,
+    after :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`.
 
     :returns: the pass manager that ran (its ``records`` say what each pass did).
     :raises ModelValidationError: when a pass leaves an invalid model (names the pass).
     """
     manager = PassManager()
+    # before ConstantFolding turns the dequantized filters into f32 constants that hide their levels
+    manager.register_group([QuantizedConvolutionFusion()], QUANTIZED_CONVOLUTIONS)
     manager.register_group([*common_optimizations(), QuantizedRoundTripFolding()], COMMON_OPTIMIZATIONS)
     manager.run_passes(model)
     return manager

@@ -41,11 +41,13 @@ from hetero_sdk_jax.lowering.convolution import (
     convolution_backprop_data,
     convolution_from_channels_first,
     few_channels,
+    quantized_convolution,
 )
 from hetero_sdk_jax.lowering.image import interpolate
 from hetero_sdk_jax.lowering.movement import held_axis, movement_channels_last
 from hetero_sdk_jax.lowering.pooling import avg_pool, max_pool
 from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering
+from hetero_sdk_jax.quantized_convolution import QUANTIZED_CONVOLUTION
 
 __all__ = ["ChannelsLast", "channels_last_lowering"]
 
@@ -98,6 +100,8 @@ def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringF
         if not isinstance(x, ChannelsLast) and few_channels(node, x):
             return convolution_from_channels_first, [x, inputs[1]]
         return _convolution, [_moved(x, rank), inputs[1]]
+    if kind == QUANTIZED_CONVOLUTION and 3 <= rank <= 5 and not isinstance(inputs[0], np.ndarray):
+        return _quantized_convolution, [_moved(inputs[0], rank), *inputs[1:]]
     if not any(isinstance(v, ChannelsLast) for v in inputs):
         return None
     lowered = get_lowering(kind)
@@ -162,6 +166,10 @@ def _dtype(value: Any) -> Any:
 
 def _convolution(node: Node, x: Any, w: Any) -> Any:
     return convolution(node, x, w, channels_last=True)
+
+
+def _quantized_convolution(node: Node, x: Any, *rest: Any) -> Any:
+    return quantized_convolution(node, x, *rest, channels_last=True)
 
 
 def _batch_norm(node: Node, x: Any, gamma: Any, beta: Any, mean: Any, variance: Any) -> Any:
