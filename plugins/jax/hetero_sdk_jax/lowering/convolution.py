@@ -415,7 +415,7 @@ def convolution_backprop_data(
 # pads are filled with the shifted zero point (a zero level), so ``conv(x - zp, w)`` is
 # ``conv(x', w) - zp' * sum(w)`` with ``zp' = zp - 128`` (0 for i8 data without a zero point), the
 # filter sums per output channel a constant. XLA:CPU runs i8 convolutions 30-120x slower than f32
-# ones but i8 dots faster than f32 ones (plugins/jax/README.md has the figures).
+# ones but i8 dots faster than f32 ones (docs/xla.md has the figures).
 
 
 def _as_int8(x: Any, zero: Any) -> tuple[Any, Any]:
