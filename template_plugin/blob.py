@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hetero_sdk import Model, Type
-from hetero_sdk.errors import BlobFormatError, ModelFormatError, UnknownOpTypeError
-from hetero_sdk.plugin import model_from_bytes, model_to_bytes, pack_blob, unpack_blob
+from hetero_sdk.errors import BlobFormatError
+from hetero_sdk.plugin import model_from_frame, model_to_bytes, pack_blob, unpack_blob
 
 __all__ = ["BLOB_FORMAT", "read_blob", "write_blob"]
 
@@ -35,9 +35,8 @@ def read_blob(blob: bytes) -> tuple[Model, dict[str, Any]]:
     frames = unpack_blob(blob, BLOB_FORMAT)
     if "model" not in frames or "config" not in frames:
         raise BlobFormatError(f"TEMPLATE blob lacks frame(s) {sorted({'model', 'config'} - set(frames))}")
+    model = model_from_frame(frames["model"], "TEMPLATE blob")
     try:
-        return model_from_bytes(frames["model"], source="TEMPLATE blob"), json.loads(frames["config"])
-    except UnknownOpTypeError:  # the blob is sound; an extension is missing here
-        raise
-    except (ModelFormatError, ValueError) as exc:
-        raise BlobFormatError(f"TEMPLATE blob is malformed: {exc}") from exc
+        return model, json.loads(frames["config"])
+    except ValueError as exc:
+        raise BlobFormatError(f"TEMPLATE blob frame 'config' is not JSON: {exc}") from exc

@@ -9,13 +9,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hetero_sdk.errors import BlobFormatError, ModelFormatError, UnknownOpTypeError, UnsupportedOperationError
+from hetero_sdk.errors import BlobFormatError, UnsupportedOperationError
 from hetero_sdk.graph import Model
 from hetero_sdk.hetero.report import PlacementReport
 from hetero_sdk.hetero.submodels import SplitModel
 from hetero_sdk.plugin import check_header_fields, pack_blob, unpack_blob
 from hetero_sdk.runtime import CompiledModel
-from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+from hetero_sdk.serialization import model_from_frame, model_to_bytes
 
 __all__ = ["BLOB_FORMAT", "HeteroBlob", "read_blob", "write_blob"]
 
@@ -90,12 +90,7 @@ def read_blob(blob: bytes) -> HeteroBlob:
     for i in range(len(header["submodels"])):
         if f"submodel{i}" not in frames:
             raise BlobFormatError(f"HETERO blob lacks frame 'submodel{i}' named in its header")
-    try:
-        model = model_from_bytes(frames["model"], source="HETERO blob")
-    except UnknownOpTypeError:  # the blob is sound; an extension is missing here (the error names it)
-        raise
-    except ModelFormatError as exc:
-        raise BlobFormatError(f"HETERO blob frame 'model' is malformed: {exc}") from exc
+    model = model_from_frame(frames["model"], "HETERO blob")
     return HeteroBlob(header, model, [frames[f"submodel{i}"] for i in range(len(header["submodels"]))])
 
 

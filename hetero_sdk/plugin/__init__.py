@@ -21,7 +21,7 @@ The names, by what they are for:
   :class:`Status`, :class:`Version`, :mod:`rt_info` (the runtime model's rt_info keys); remote
   memory: :class:`RemoteContext`, :class:`HostContext`, :class:`RemoteTensor`.
 - **blobs**: :func:`pack_blob`, :func:`unpack_blob`, :func:`check_header_fields`; a model as bytes:
-  :func:`model_to_bytes`, :func:`model_from_bytes`.
+  :func:`model_to_bytes`, :func:`model_from_bytes`, :func:`model_from_frame`.
 - **graph rewrites**: :class:`PassManager`, :class:`MatcherPass`, :class:`ConsumerMap`,
   :class:`ConstantFolding`, :data:`COMMON_OPTIMIZATIONS`, :func:`common_optimizations`,
   :func:`replace_node`, :func:`constant_operand`, :func:`channel_scale`, :func:`fused_names`.
@@ -128,7 +128,7 @@ from hetero_sdk.runtime import (
     Status,
     Version,
 )
-from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+from hetero_sdk.serialization import model_from_bytes, model_from_frame, model_to_bytes
 from hetero_sdk.shape import DYNAMIC
 from hetero_sdk.transformations import (
     COMMON_OPTIMIZATIONS,
@@ -182,7 +182,7 @@ __all__ = [
     "rt_info", "CompiledModel", "HostContext", "ProfilingInfo", "RemoteContext", "RemoteTensor", "RunContext", "Status",
     "Version",
     # blobs
-    "check_header_fields", "model_from_bytes", "model_to_bytes", "pack_blob", "unpack_blob",
+    "check_header_fields", "model_from_bytes", "model_from_frame", "model_to_bytes", "pack_blob", "unpack_blob",
     # graph rewrites
     "COMMON_OPTIMIZATIONS", "ConstantFolding", "ConsumerMap", "MatcherPass", "PassManager", "channel_scale",
     "common_optimizations", "constant_operand", "fused_names", "replace_node",

@@ -4,7 +4,8 @@
 rt_info, the nodes in topological order with their types, attributes, inputs, tensor names and rt_info)
 and ``model.bin`` (every array attribute, 64-byte aligned, each with a crc32 and the whole with a
 sha256). ``read_model("model.json")`` reads both back exactly. ``model_to_bytes`` and
-``model_from_bytes`` do the same with one byte string, for exported blobs.
+``model_from_bytes`` do the same with one byte string, for exported blobs (``model_from_frame`` reads
+such a frame of a blob, reporting a defect as the blob's).
 
 Reading never runs code from the files: no pickle, no eval, no imports named by the file. Every defect
 (truncation, corruption, a newer format version, malformed JSON, a missing weights file, a dangling
@@ -15,8 +16,16 @@ layout is described in :mod:`hetero_sdk.serialization.schema`, :mod:`~hetero_sdk
 and :mod:`~hetero_sdk.serialization.container`.
 """
 
-from hetero_sdk.serialization.reader import model_from_bytes, read_model
+from hetero_sdk.serialization.reader import model_from_bytes, model_from_frame, read_model
 from hetero_sdk.serialization.schema import FORMAT_NAME, FORMAT_VERSION
 from hetero_sdk.serialization.writer import model_to_bytes, save_model
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "model_from_bytes", "model_to_bytes", "read_model", "save_model"]
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "model_from_bytes",
+    "model_from_frame",
+    "model_to_bytes",
+    "read_model",
+    "save_model",
+]

@@ -14,7 +14,13 @@ import os
 from pathlib import Path
 from typing import Any, NoReturn
 
-from hetero_sdk.errors import ModelValidationError, UnknownOpTypeError, UnsupportedOperationError
+from hetero_sdk.errors import (
+    BlobFormatError,
+    ModelFormatError,
+    ModelValidationError,
+    UnknownOpTypeError,
+    UnsupportedOperationError,
+)
 from hetero_sdk.extensions import load_installed, missing_op_hint
 from hetero_sdk.graph.model import Model
 from hetero_sdk.graph.node import Node
@@ -25,7 +31,7 @@ from hetero_sdk.serialization.values import decode_attr
 from hetero_sdk.serialization.weights import WeightsView
 from hetero_sdk.shape import PartialShape
 
-__all__ = ["document_to_model", "model_from_bytes", "parse_document", "read_model"]
+__all__ = ["document_to_model", "model_from_bytes", "model_from_frame", "parse_document", "read_model"]
 
 _EMPTY_WEIGHTS = {"size": 0, "sha256": hashlib.sha256(b"").hexdigest()}
 _EDITED = "the file was edited, or written by an SDK whose op definitions differ; re-save the model"
@@ -77,6 +83,24 @@ def model_from_bytes(data: bytes | bytearray | memoryview, source: str = "<blob>
     document = parse_document(document_bytes, source)
     summary = field(document, "weights", dict, source, "", default=_EMPTY_WEIGHTS)
     return document_to_model(document, WeightsView(weights, summary, source, source, base), source)
+
+
+def model_from_frame(payload: bytes, where: str, frame: str = "model") -> Model:
+    """Reads the model an exported blob's ``frame`` holds (bytes of :func:`model_to_bytes`).
+
+    A defect in the bytes is the blob's, so it is reported as one; an op whose extension is not
+    installed here is not: the blob is sound and the error names the op and its distribution.
+
+    :param where: the blob, for messages (``"TEMPLATE blob"``).
+    :raises BlobFormatError: for truncated, corrupted or invalid model bytes, naming ``where`` and ``frame``.
+    :raises UnknownOpTypeError: for an op type nobody defines here.
+    """
+    try:
+        return model_from_bytes(payload, source=where)
+    except UnknownOpTypeError:
+        raise
+    except ModelFormatError as exc:
+        raise BlobFormatError(f"{where} frame {frame!r} is malformed: {exc}") from exc
 
 
 def parse_document(raw: bytes | memoryview, source: str) -> dict[str, Any]:

@@ -9,9 +9,9 @@ import struct
 import numpy as np
 import pytest
 
-from hetero_sdk.errors import ModelFormatError, UnsupportedOperationError
+from hetero_sdk.errors import BlobFormatError, ModelFormatError, UnknownOpTypeError, UnsupportedOperationError
 from hetero_sdk.reference import evaluate
-from hetero_sdk.serialization import model_from_bytes, model_to_bytes
+from hetero_sdk.serialization import model_from_bytes, model_from_frame, model_to_bytes
 
 HEADER = struct.Struct("<8sIIQQQ32s")  # magic, version, header size, JSON size, weights at, weights size, sha256
 
@@ -120,3 +120,21 @@ def test_unknown_op_in_a_well_framed_blob(reference_model):
     document["nodes"][5]["type"] = "NotAnOp"
     error = _fails(_repack(blob, document), "<blob>", "nodes[5]", "unknown op type 'NotAnOp'")
     assert isinstance(error, UnsupportedOperationError)
+
+
+def test_a_blob_frame_reports_its_defects_as_the_blobs(reference_model):
+    blob = model_to_bytes(reference_model)
+    with pytest.raises(BlobFormatError, match=r"^TEMPLATE blob frame 'model' is malformed: .*truncated") as info:
+        model_from_frame(blob[:-1], "TEMPLATE blob")
+    assert not isinstance(info.value, ModelFormatError)
+    loaded = model_from_frame(blob, "TEMPLATE blob")
+    assert [n.type_name for n in loaded.get_ordered_ops()] == [n.type_name for n in reference_model.get_ordered_ops()]
+
+
+def test_a_blob_frame_with_an_unknown_op_is_not_called_malformed(reference_model):
+    blob = model_to_bytes(reference_model)
+    document = _document(blob)
+    document["nodes"][5]["type"] = "NotAnOp"
+    with pytest.raises(UnknownOpTypeError, match="unknown op type 'NotAnOp'") as info:
+        model_from_frame(_repack(blob, document), "HETERO blob")
+    assert not isinstance(info.value, BlobFormatError)
