@@ -188,7 +188,7 @@ _CONSTANTS = {
     "ONNX_RULES": 'The ONNX frontend\'s rule registry by ONNX op type; `@onnx_rule("Op", since=N)` adds to it.',
     "REFERENCE": "`'reference'`: the backend key of an extension's numpy kernels (the oracle's; TEMPLATE runs them).",
     "DYNAMIC": "`-1`: the value of a dynamic dimension.",
-    "COMMON_OPTIMIZATIONS": "The name of the SDK's common graph optimizations pass (`common_optimizations()` makes it).",
+    "COMMON_OPTIMIZATIONS": "The name of the SDK's common graph optimizations pass (`common_optimizations()`).",
 }
 """What a constant of the facade is, where its value would not read well (or not the same on each run)."""
 
@@ -288,7 +288,11 @@ _API_SECTIONS: list[tuple[str, str, list[str]]] = [
         ["SupportTable", "Limit", "SupportAnswer", "get_supported_nodes"],
     ),
     ("Device names", "", ["format_device_name", "parse_device_name"]),
-    ("Blobs", "", ["pack_blob", "unpack_blob", "check_header_fields", "model_to_bytes", "model_from_bytes"]),
+    (
+        "Blobs",
+        "",
+        ["pack_blob", "unpack_blob", "check_header_fields", "model_to_bytes", "model_from_bytes", "model_from_frame"],
+    ),
     ("Remote memory", "", ["RemoteContext", "HostContext", "RemoteTensor"]),
     (
         "Graph rewrites",
