@@ -27,6 +27,7 @@ from hetero_sdk import Node
 from jax import lax
 
 from hetero_sdk_contrib.ops_matmul_nbits import dequantized_weight, prepared_weight
+from hetero_sdk_contrib.xla_matmul_nbits_native import native_matmul, native_operands, runs_natively
 
 __all__ = ["matmul_nbits", "prepare"]
 
@@ -42,6 +43,9 @@ def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.nda
     present = [i for i in _WEIGHT_INPUTS if i < len(values)]
     if any(values[i] is None for i in present):
         return {}
+    native = native_operands(node, [values[i] if i < len(values) else None for i in _WEIGHT_INPUTS])
+    if native is not None:  # the packed bytes stay packed: the native kernel reads them
+        return {i: native[i - 1] if i < 4 else None for i in present}
     weight, scales, *rest = (values[i] for i in present)
     dense = prepared_weight(node, weight, scales, *rest)
     if dense is None:  # not kept (beyond the budget of f32 weights): dequantized in the computation
@@ -60,6 +64,9 @@ def matmul_nbits(
 ) -> Any:
     """``A @ dequantize(B)^T + bias`` as one f32 dot: ``weight`` is the f32 ``(N, K)`` weight where
     :func:`prepare` replaced it (floats: the packed weight is u8), else it is dequantized here first."""
+    if runs_natively(node, weight, scales, zero_points, g_idx):
+        y = native_matmul(node, a, weight, scales, zero_points)
+        return y if bias is None else y + bias.astype(jnp.float32)
     if jnp.issubdtype(weight.dtype, jnp.floating):
         dense = weight
     else:

@@ -1,0 +1,190 @@
+"""MatMulNBits through XLA's native CPU kernel (hetero_sdk_jax.native): against numpy written here over
+bits, block sizes, K not a multiple of the block, zero-point forms, rows and bias; the packed weight kept
+packed; XLA's own lowering where the kernel cannot be built (a fresh process without a compiler); and
+exported blobs that name the kernel."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hetero_sdk.errors import BlobFormatError
+from hetero_sdk.plugin import pack_blob, unpack_blob
+from hetero_sdk_jax import native
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ms_models import core, ms_model, typed_model
+
+from hetero_sdk_contrib.ops_matmul_nbits import PREPARED
+
+TARGET = "hetero_sdk_matmul_nbits"
+pytestmark = pytest.mark.skipif(not native.available(TARGET), reason="no C++ compiler with AVX-512 here")
+
+
+def _packed_values(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
+    """The first ``count`` ``bits``-bit values of each row of ``packed``, lowest bits of each byte first."""
+    rows = packed.reshape(packed.shape[0], -1)
+    shifts = np.arange(0, 8, bits)
+    values = (rows[:, :, None] >> shifts) & ((1 << bits) - 1)
+    return values.reshape(rows.shape[0], -1)[:, :count].astype(np.float64)
+
+
+def _case(
+    rng: np.random.Generator, rows: int, k: int, n: int, bits: int, block: int, zero_points: bool, bias: bool
+) -> tuple[Any, dict[str, np.ndarray], np.ndarray]:
+    """A MatMulNBits of Constant weights, its feeds, and numpy's f64 result."""
+    blocks = -(-k // block)
+    packed = rng.integers(0, 256, (n, blocks, block * bits // 8), dtype=np.uint8)
+    scales = rng.uniform(0.05, 1.0, n * blocks).astype(np.float32)
+    zeros = rng.integers(0, 256, (n, -(-blocks * bits // 8)), dtype=np.uint8) if zero_points else None
+    b = rng.standard_normal(n).astype(np.float32) if bias else None
+    a = rng.standard_normal((rows, k)).astype(np.float32)
+    q = _packed_values(packed, bits, blocks * block).reshape(n, blocks, block)
+    zp = np.full((n, blocks), 2.0 ** (bits - 1)) if zeros is None else _packed_values(zeros, bits, blocks)
+    weight = ((q - zp[..., None]) * scales.reshape(n, blocks, 1).astype(np.float64)).reshape(n, -1)[:, :k]
+    expected = a.astype(np.float64) @ weight.T + (0 if b is None else b)
+    inputs: dict[str, np.ndarray | None] = {
+        "A": a, "B": packed, "scales": scales, "zero_points": zeros, "g_idx": None, "bias": b,
+    }  # fmt: skip
+    constants = [name for name in ("B", "scales", "zero_points", "bias") if inputs[name] is not None]
+    model, feeds = ms_model(
+        "MatMulNBits", inputs, constants=constants, K=k, N=n, bits=bits, block_size=block, accuracy_level=0
+    )
+    return typed_model(model, [expected.astype(np.float32)]), feeds, expected
+
+
+def _calls_kernel(compiled: Any, rows: int, k: int) -> bool:
+    return TARGET in compiled.jax_executable([[rows, k]]).as_text()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.integers(1, 20), k=st.integers(1, 300), n=st.integers(1, 13), bits=st.sampled_from([2, 4, 8]),
+    block=st.sampled_from([16, 32, 64, 128]), zero_points=st.booleans(), bias=st.booleans(), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_native_matmul_nbits_matches_numpy(
+    rows: int, k: int, n: int, bits: int, block: int, zero_points: bool, bias: bool, seed: int
+) -> None:
+    """The dequantized weight times the f32 activations, accumulated in f32; the kernel runs wherever a
+    weight row is a whole number of 16-byte chunks, XLA's own lowering elsewhere."""
+    model, feeds, expected = _case(np.random.default_rng(seed), rows, k, n, bits, block, zero_points, bias)
+    compiled = core().compile_model(model, "XLA")
+    got = np.asarray(compiled(feeds)[0], np.float64)
+    scale = np.abs(feeds["A"]).sum(axis=1, keepdims=True) * 2**bits  # the size of the terms summed
+    error = np.abs(got - expected)
+    assert np.all(error <= 1e-6 * scale + 1e-6), f"error {error.max():.3g}, scale {scale.max():.3g}"
+    blocks = -(-k // block)
+    assert _calls_kernel(compiled, rows, k) == ((blocks * block * bits // 8) % 16 == 0)
+
+
+def test_native_kernel_reads_the_packed_bytes_and_keeps_no_f32_weight() -> None:
+    rng = np.random.default_rng(3)
+    k, n = 512, 256
+    model, feeds, expected = _case(rng, 1, k, n, 4, 32, True, False)
+    gc.collect()
+    kept, computed = len(PREPARED), PREPARED.computed
+    compiled: Any = core().compile_model(model, "XLA")
+    np.testing.assert_allclose(np.asarray(compiled(feeds)[0]), expected, rtol=1e-5, atol=1e-4)
+    assert (len(PREPARED), PREPARED.computed) == (kept, computed)  # no f32 weight made
+    text = compiled.jax_executable([[1, k]]).as_text()
+    assert f"u8[{n},{k // 32},16]" in text and f"f32[{n},{k}]" not in text
+    off = core().compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": False})
+    assert not _calls_kernel(off, 1, k)
+    np.testing.assert_allclose(np.asarray(off(feeds)[0]), expected, rtol=1e-5, atol=1e-4)
+
+
+def test_environment_variable_turns_the_kernel_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    model, feeds, expected = _case(np.random.default_rng(4), 2, 64, 8, 4, 32, False, True)
+    monkeypatch.setenv(native.ENV_VAR, "0")
+    compiled = core().compile_model(model, "XLA")
+    assert not _calls_kernel(compiled, 2, 64)
+    np.testing.assert_allclose(np.asarray(compiled(feeds)[0]), expected, rtol=1e-5, atol=1e-5)
+
+
+def _exported(tmp_path: Path) -> tuple[bytes, dict[str, np.ndarray], np.ndarray]:
+    model, feeds, expected = _case(np.random.default_rng(5), 3, 96, 16, 4, 32, True, True)
+    compiled = core().compile_model(model, "XLA")
+    compiled(feeds)
+    return compiled.export_model(), feeds, expected
+
+
+def _with_header(blob: bytes, **fields: Any) -> bytes:
+    frames = unpack_blob(blob, "XLA")
+    header = json.loads(frames["header"])
+    header.update(fields)
+    frames["header"] = json.dumps(header).encode()
+    return pack_blob("XLA", frames)
+
+
+def test_blob_records_the_kernel_and_imports_with_it(tmp_path: Path) -> None:
+    blob, feeds, expected = _exported(tmp_path)
+    header = json.loads(unpack_blob(blob, "XLA")["header"])
+    assert header["native_kernels"] == [TARGET]
+    imported = core().import_model(blob, "XLA")
+    np.testing.assert_allclose(np.asarray(imported(feeds)[0]), expected, rtol=1e-5, atol=1e-4)
+    unlisted = r"calls native kernel\(s\) \['hetero_sdk_matmul_nbits'\] that its header"
+    with pytest.raises(BlobFormatError, match=unlisted):
+        core().import_model(_with_header(blob, native_kernels=[]), "XLA")
+    with pytest.raises(BlobFormatError, match=r"'native_kernels' is .*libc\.so\.6.*not a list of hetero-sdk-jax's"):
+        core().import_model(_with_header(blob, native_kernels=["libc.so.6"]), "XLA")
+
+
+_WITHOUT_COMPILER = textwrap.dedent(
+    """
+    import logging, sys
+    import numpy as np
+    logging.basicConfig(level=logging.WARNING, stream=sys.stdout)
+    from hetero_sdk.errors import UnsupportedOperationError
+    from ms_models import core
+    import onnx
+    model = onnx.load(sys.argv[1])
+    feeds = dict(np.load(sys.argv[2]))
+    compiled = core().compile_model(model, "XLA")
+    for _ in range(2):
+        got = np.asarray(compiled(feeds)[0])
+    np.save(sys.argv[3], got)
+    print("CALLS KERNEL", "hetero_sdk_matmul_nbits" in compiled.jax_executable([list(feeds["A"].shape)]).as_text())
+    compiled = core().compile_model(model, "XLA")  # a second model: nothing logged again
+    try:
+        core().import_model(open(sys.argv[4], "rb").read(), "XLA")
+    except UnsupportedOperationError as exc:
+        print("IMPORT", exc)
+    """
+)
+
+
+def test_without_a_compiler_xla_lowers_it_itself_and_a_blob_naming_the_kernel_says_how_to_fix_it(
+    tmp_path: Path,
+) -> None:
+    """A fresh process with no C++ compiler and an empty kernel cache: the same results through XLA's
+    own lowering, the reason logged once; importing a blob that calls the kernel is a typed error naming
+    it and the fixes."""
+    import onnx
+
+    blob, feeds, expected = _exported(tmp_path)
+    model, _, _ = _case(np.random.default_rng(5), 3, 96, 16, 4, 32, True, True)
+    onnx.save(model, tmp_path / "model.onnx")
+    np.savez(tmp_path / "feeds.npz", **feeds)  # type: ignore[arg-type]
+    (tmp_path / "model.blob").write_bytes(blob)
+    env = {**os.environ, "CXX": "/nonexistent/c++", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+    arguments = [str(tmp_path / name) for name in ("model.onnx", "feeds.npz", "got.npy", "model.blob")]
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_COMPILER, *arguments], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    np.testing.assert_allclose(np.load(tmp_path / "got.npy"), expected, rtol=1e-5, atol=1e-4)
+    assert "CALLS KERNEL False" in out
+    assert out.count("native kernel hetero_sdk_matmul_nbits unavailable") == 1
+    assert "'/nonexistent/c++' is not on PATH" in out
+    assert "IMPORT XLA blob calls native kernel 'hetero_sdk_matmul_nbits', which cannot be built here" in out
+    assert "Install a C++ compiler" in out and "XLA_NATIVE_KERNELS=False" in out
