@@ -164,36 +164,53 @@ void DecodeRows(const Problem& pr, const float* xr, float* y, int64_t n0, int64_
   else DecodeRowsOf<Bits, 0>(pr, xr, y, n0, n1);
 }
 
-// Dequantizes weight rows [n, n + count) into w (count rows of `padded` floats, zero beyond k).
+// Dequantizes weight rows [n, n + count) into w, in the order of ReorderRow (count rows of `padded`
+// floats; values past k multiply zeros of the reordered x).
+template <int Bits>
 void Dequantize(const Problem& pr, int64_t n, int64_t count, int64_t padded, float* w) {
-  const int64_t per_byte = 8 / pr.bits, mask = (1 << pr.bits) - 1;
+  constexpr int64_t per_byte = 8 / Bits;
+  const int64_t chunks = padded / (kLanes * per_byte);
+  const int64_t groups = pr.blob >= kLanes ? 1 : kLanes / pr.blob;  // blocks per 16-byte chunk
+  alignas(64) int32_t index[kLanes];
+  for (int64_t i = 0; i < kLanes; ++i) index[i] = static_cast<int32_t>(groups == 1 ? 0 : i / pr.blob);
+  const __m512i lane_block = _mm512_load_si512(index);
+  const __mmask16 present = static_cast<__mmask16>((1u << groups) - 1);
   for (int64_t j = 0; j < count; ++j) {
     const uint8_t* row = pr.packed + (n + j) * pr.blocks * pr.blob;
     const float* srow = pr.scales + (n + j) * pr.blocks;
     const uint8_t* zrow = pr.zeros + (n + j) * pr.blocks;
     float* out = w + j * padded;
-    for (int64_t b = 0; b < pr.blocks; ++b) {
-      const float s = srow[b], z = static_cast<float>(zrow[b]);
-      const int64_t end = std::min(pr.k, (b + 1) * pr.block);
-      for (int64_t i = b * pr.block; i < end; ++i) {
-        const int64_t offset = i - b * pr.block;
-        const int q = (row[b * pr.blob + offset / per_byte] >> ((offset % per_byte) * pr.bits)) & mask;
-        out[i] = (static_cast<float>(q) - z) * s;
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t block = c * kLanes / pr.blob;  // the chunk's first block
+      __m512 zero, scale;
+      if (groups == 1) {
+        zero = _mm512_set1_ps(8388608.0f + static_cast<float>(zrow[block]));
+        scale = _mm512_set1_ps(srow[block]);
+      } else {
+        zero = MagicZero(_mm512_permutexvar_epi32(lane_block, _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(present, zrow + block))));
+        scale = _mm512_permutexvar_ps(lane_block, _mm512_maskz_loadu_ps(present, srow + block));
       }
+      const __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + c * kLanes)));
+      for (int p = 0; p < per_byte; ++p)
+        _mm512_storeu_ps(out + (c * per_byte + p) * kLanes, _mm512_mul_ps(Plane<Bits>(bytes, p, zero), scale));
     }
-    for (int64_t i = pr.k; i < padded; ++i) out[i] = 0.0f;
   }
 }
 
-// Prefill kernel: y[:, n0:n1] for every row of x (x_padded: M rows of `padded` floats, zero beyond k).
+// Prefill kernel: y[:, n0:n1] for every row of x (x_padded: M rows reordered by ReorderRow, `padded` floats).
+template <int Bits>
 void TiledRows(const Problem& pr, const float* x_padded, int64_t padded, float* w, int64_t n0, int64_t n1) {
-  constexpr int64_t kTileN = 4, kTileM = 4;
+  // Rows of x in groups of kRowGroup, so that a group stays in L2 while every weight tile (4 rows, in L1)
+  // passes it; each tile is dequantized again for each group (cheap beside the products).
+  constexpr int64_t kTileN = 4, kTileM = 4, kRowGroup = 128;
+  for (int64_t m0 = 0; m0 < pr.m; m0 += kRowGroup) {
+  const int64_t m1 = std::min(pr.m, m0 + kRowGroup);
   for (int64_t n = n0; n < n1; n += kTileN) {
     const int64_t tn = std::min(kTileN, n1 - n);
-    Dequantize(pr, n, tn, padded, w);
+    Dequantize<Bits>(pr, n, tn, padded, w);
     for (int64_t j = tn; j < kTileN; ++j) std::memset(w + j * padded, 0, padded * sizeof(float));
-    for (int64_t m = 0; m < pr.m; m += kTileM) {
-      const int64_t tm = std::min(kTileM, pr.m - m);
+    for (int64_t m = m0; m < m1; m += kTileM) {
+      const int64_t tm = std::min(kTileM, m1 - m);
       __m512 acc[kTileM][kTileN];
       for (int i = 0; i < kTileM; ++i)
         for (int j = 0; j < kTileN; ++j) acc[i][j] = _mm512_setzero_ps();
@@ -210,6 +227,7 @@ void TiledRows(const Problem& pr, const float* x_padded, int64_t padded, float* 
       for (int64_t i = 0; i < tm; ++i)
         for (int64_t j = 0; j < tn; ++j) pr.y[(m + i) * pr.n + n + j] = _mm512_reduce_add_ps(acc[i][j]);
     }
+  }
   }
 }
 
@@ -286,12 +304,13 @@ ffi::Error MatMulNBitsImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::B
     else ParallelFor(pool, pr.n, grain_n, body);
     return ffi::Error::Success();
   }
-  const int64_t padded16 = (padded + kLanes - 1) / kLanes * kLanes;
-  std::vector<float> xp(pr.m * padded16, 0.0f);
-  for (int64_t m = 0; m < pr.m; ++m) std::memcpy(xp.data() + m * padded16, pr.x + m * k, k * sizeof(float));
+  std::vector<float> xp(pr.m * padded);
+  for (int64_t m = 0; m < pr.m; ++m) ReorderRow(pr.x + m * k, k, bits, padded, xp.data() + m * padded);
   auto body = [&](int64_t n0, int64_t n1) {
-    std::vector<float> w(4 * padded16);
-    TiledRows(pr, xp.data(), padded16, w.data(), n0, n1);
+    std::vector<float> w(4 * padded);
+    if (bits == 4) TiledRows<4>(pr, xp.data(), padded, w.data(), n0, n1);
+    else if (bits == 8) TiledRows<8>(pr, xp.data(), padded, w.data(), n0, n1);
+    else TiledRows<2>(pr, xp.data(), padded, w.data(), n0, n1);
   };
   if (work < (int64_t{1} << 20)) body(0, pr.n);
   else ParallelFor(pool, pr.n, std::max<int64_t>(4, grain_n / std::max<int64_t>(pr.m / 4, 1) / 4 * 4), body);
