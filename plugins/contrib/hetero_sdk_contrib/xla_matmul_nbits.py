@@ -1,19 +1,27 @@
 """XLA's lowering of :mod:`hetero_sdk_contrib.ops_matmul_nbits`'s MatMulNBits (imported only when XLA runs
 one: the package imports without jax).
 
-Where the packed weight, scales, zero points and ``g_idx`` are Constants, the weight is dequantized once
-when the model compiles (:func:`prepare`, shared with TEMPLATE through
-:func:`~hetero_sdk_contrib.ops_matmul_nbits.prepared_weight`) and handed to the executable as an f32
-weight argument, moved to the device once; each call is then one f32 matrix product, accumulating in
-f32. Otherwise (a weight fed as a model input) the weight is dequantized inside the computation each call.
+Where the packed weight, scales, zero points and ``g_idx`` are Constants:
 
-Measured on XLA:CPU, one thread, int4, block 32, K = N = 2048, one row (``bench/bench_xla_nbits_options.py``,
-``bench/README.md``): the f32 weight read once per call is the fastest of what XLA compiles here. The
-8-bit ``q - zero point`` weight with the block scales applied after a batched per-block dot (or one fused
-sum) reads a quarter of the bytes but takes 2-5x as long (XLA:CPU converts it inside loops it does not
-vectorise as well as its f32 matrix-vector product), native ``uint4`` weights 3-6x, unpacking the packed
-bytes every call 4-9x. The price is memory: the executable holds ``4 N K`` bytes per weight, 8 times the
-packed 4-bit weight, and a decode step reads them all (on a decoder, bandwidth decides).
+- on the CPU, where the device's native kernels are on and built (:mod:`hetero_sdk_jax.native`) and the
+  kernel takes the form (2, 4 or 8 bits, u8 or no zero points, ``g_idx`` absent or in order, a weight row
+  a whole number of 16 bytes), :func:`prepare` hands the executable the packed bytes as they are, the
+  scales as f32 and one u8 zero point per block, and each call runs the native kernel
+  (:mod:`.xla_matmul_nbits_native`), reading the packed bytes: 4.6 bits a weight at 4 bits, block 32;
+- otherwise the weight is dequantized once when the model compiles (shared with TEMPLATE through
+  :func:`~hetero_sdk_contrib.ops_matmul_nbits.prepared_weight`) and handed to the executable as an f32
+  weight argument, moved to the device once; each call is then one f32 matrix product.
+
+Either way the result is the op's contract: the dequantized weight times the f32 activations, summed in
+f32. A weight fed as a model input is dequantized inside the computation each call. Bias is added in XLA.
+
+Measured on XLA:CPU, one thread, int4, block 32, K = N = 2048 (``bench/bench_matmul_nbits.py``,
+``bench/README.md``, docs/xla.md "Native kernels"): the native kernel takes FIGURE_NATIVE of ONNX
+Runtime's time at ``accuracy_level=0`` for one row, where the f32 weight takes FIGURE_F32, and stays ahead
+of the f32 weight up to 256 rows, where they meet. Of what XLA compiles itself
+(``bench/bench_xla_nbits_options.py``), the f32 weight is the fastest: the 8-bit ``q - zero point`` weight
+takes 2-5x as long, native ``uint4`` weights 3-6x, unpacking the packed bytes every call 4-9x; its price
+is memory, ``4 N K`` bytes per weight, 8 times the packed 4-bit weight, read in full by every decode step.
 """
 
 from __future__ import annotations

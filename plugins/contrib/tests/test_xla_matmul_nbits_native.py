@@ -41,6 +41,15 @@ def _case(
     rng: np.random.Generator, rows: int, k: int, n: int, bits: int, block: int, zero_points: bool, bias: bool
 ) -> tuple[Any, dict[str, np.ndarray], np.ndarray]:
     """A MatMulNBits of Constant weights, its feeds, and numpy's f64 result."""
+    model, feeds, expected, _ = _case_with_size(rng, rows, k, n, bits, block, zero_points, bias)
+    return model, feeds, expected
+
+
+def _case_with_size(
+    rng: np.random.Generator, rows: int, k: int, n: int, bits: int, block: int, zero_points: bool, bias: bool
+) -> tuple[Any, dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """:func:`_case`, and the size of the terms each result sums (``|A| @ |W|^T``): f32 sums are exact to
+    a few ulps of that, not of the result."""
     blocks = -(-k // block)
     packed = rng.integers(0, 256, (n, blocks, block * bits // 8), dtype=np.uint8)
     scales = rng.uniform(0.05, 1.0, n * blocks).astype(np.float32)
@@ -58,7 +67,13 @@ def _case(
     model, feeds = ms_model(
         "MatMulNBits", inputs, constants=constants, K=k, N=n, bits=bits, block_size=block, accuracy_level=0
     )
-    return typed_model(model, [expected.astype(np.float32)]), feeds, expected
+    size = np.abs(a.astype(np.float64)) @ np.abs(weight).T
+    return typed_model(model, [expected.astype(np.float32)]), feeds, expected, size
+
+
+def _assert_close(got: Any, expected: np.ndarray, size: np.ndarray) -> None:
+    error = np.abs(np.asarray(got, np.float64) - expected)
+    assert np.all(error <= 4e-6 * size + 1e-6), f"error {error.max():.3g} where the terms sum to {size.max():.3g}"
 
 
 def _calls_kernel(compiled: Any, rows: int, k: int) -> bool:
@@ -75,14 +90,28 @@ def test_native_matmul_nbits_matches_numpy(
 ) -> None:
     """The dequantized weight times the f32 activations, accumulated in f32; the kernel runs wherever a
     weight row is a whole number of 16-byte chunks, XLA's own lowering elsewhere."""
-    model, feeds, expected = _case(np.random.default_rng(seed), rows, k, n, bits, block, zero_points, bias)
+    rng = np.random.default_rng(seed)
+    model, feeds, expected, size = _case_with_size(rng, rows, k, n, bits, block, zero_points, bias)
     compiled = core().compile_model(model, "XLA")
-    got = np.asarray(compiled(feeds)[0], np.float64)
-    scale = np.abs(feeds["A"]).sum(axis=1, keepdims=True) * 2**bits  # the size of the terms summed
-    error = np.abs(got - expected)
-    assert np.all(error <= 1e-6 * scale + 1e-6), f"error {error.max():.3g}, scale {scale.max():.3g}"
+    _assert_close(compiled(feeds)[0], expected, size)
     blocks = -(-k // block)
     assert _calls_kernel(compiled, rows, k) == ((blocks * block * bits // 8) % 16 == 0)
+
+
+@pytest.mark.parametrize(
+    ("bits", "block", "k"),
+    [(2, 16, 125), (2, 32, 121), (2, 64, 127), (4, 16, 91), (4, 32, 100), (4, 64, 130), (4, 128, 300), (8, 16, 50),
+     (8, 32, 70)],
+)  # fmt: skip
+@pytest.mark.parametrize("rows", [1, 3, 6])
+def test_native_kernel_runs_every_form_it_takes(bits: int, block: int, k: int, rows: int) -> None:
+    """Each path of the kernel (several blocks in 16 bytes, one, two or more 16-byte chunks a block; few
+    rows and many), with a partial last block: the kernel runs and matches numpy."""
+    rng = np.random.default_rng(bits * block + k)
+    model, feeds, expected, size = _case_with_size(rng, rows, k, 9, bits, block, True, False)
+    compiled = core().compile_model(model, "XLA")
+    assert _calls_kernel(compiled, rows, k)
+    _assert_close(compiled(feeds)[0], expected, size)
 
 
 def test_native_kernel_reads_the_packed_bytes_and_keeps_no_f32_weight() -> None:

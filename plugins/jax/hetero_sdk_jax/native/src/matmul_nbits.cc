@@ -47,40 +47,43 @@ struct Problem {
 };
 
 // x of one row reordered per 16-byte chunk of B: plane p (p < 8 / bits) holds the elements in bits
-// p*bits.. of each byte; zero beyond K.
+// p*bits.. of each byte, times 2^-(p*bits) (the weights of plane p come out 2^(p*bits) times too large,
+// see Plane: scaling by powers of two changes no rounding); zero beyond K.
 void ReorderRow(const float* x, int64_t k, int64_t bits, int64_t padded, float* out) {
   const int64_t per_byte = 8 / bits, chunk = kLanes * per_byte;
   for (int64_t c = 0; c < padded; c += chunk) {
     for (int64_t p = 0; p < per_byte; ++p) {
+      const float scale = 1.0f / static_cast<float>(1 << (p * bits));
       for (int64_t i = 0; i < kLanes; ++i) {
         const int64_t source = c + i * per_byte + p;
-        out[c + p * kLanes + i] = source < k ? x[source] : 0.0f;
+        out[c + p * kLanes + i] = source < k ? x[source] * scale : 0.0f;
       }
     }
   }
 }
 
-// Plane p of 16 bytes (zero-extended to 16 lanes) minus the zero points, as floats: each value is put in
-// the mantissa of 2^23 (its bits OR 0x4B000000 is the float 2^23 + q, exactly) and 2^23 + z subtracted, so
-// q - z comes out exact without an integer-to-float conversion (the AND and OR are one vpternlogd).
+// Plane p of 16 bytes (zero-extended to 16 lanes) minus the zero points, as floats, times 2^(p*bits):
+// the plane's bits are kept where they are and put in the mantissa of 2^23 (their bits OR 0x4B000000 is
+// the float 2^23 + q * 2^(p*bits), exactly: one vpternlogd with the plane's mask), and magic_zero,
+// 2^23 + z * 2^(p*bits), subtracted: (q - z) * 2^(p*bits) exactly, without a shift or an
+// integer-to-float conversion.
 template <int Bits>
 inline __m512 Plane(__m512i bytes, int p, __m512 magic_zero) {
   const __m512i magic = _mm512_set1_epi32(0x4B000000);
-  const __m512i shifted = p == 0 ? bytes : _mm512_srli_epi32(bytes, Bits * p);
   __m512i value;
   if constexpr (Bits == 8) {
-    value = _mm512_or_si512(shifted, magic);
-  } else if ((p + 1) * Bits == 8) {
-    value = _mm512_or_si512(shifted, magic);
+    value = _mm512_or_si512(bytes, magic);
   } else {
-    value = _mm512_ternarylogic_epi32(shifted, _mm512_set1_epi32((1 << Bits) - 1), magic, 0xEA);  // (a & b) | c
+    const __m512i mask = _mm512_set1_epi32(((1 << Bits) - 1) << (Bits * p));
+    value = _mm512_ternarylogic_epi32(bytes, mask, magic, 0xEA);  // (a & b) | c
   }
   return _mm512_sub_ps(_mm512_castsi512_ps(value), magic_zero);
 }
 
-// 2^23 + z for each lane, from zero points as 32-bit integers.
-inline __m512 MagicZero(__m512i zero) {
-  return _mm512_castsi512_ps(_mm512_or_si512(zero, _mm512_set1_epi32(0x4B000000)));
+// 2^23 + z * 2^(p*bits) for each lane, from zero points as 32-bit integers.
+template <int Bits>
+inline __m512 MagicZero(__m512i zero, int p) {
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_slli_epi32(zero, Bits * p), _mm512_set1_epi32(0x4B000000)));
 }
 
 // Decode kernel, U weight rows from n for one row of x (reordered: xr). Zero points are subtracted from
@@ -102,12 +105,14 @@ inline void DecodeTile(const Problem& pr, const float* xr, float* y, int64_t n) 
   }
   if (block_bytes >= kLanes) {  // one scale and zero point per block
     const int64_t per_block = PerBlock > 0 ? PerBlock : block_bytes / kLanes;
-    alignas(64) float magic_zeros[U][kLanes];
+    alignas(64) float magic_zeros[U][per_byte][kLanes];
     for (int64_t b0 = 0; b0 < pr.blocks; b0 += kLanes) {
       const int64_t count = std::min(kLanes, pr.blocks - b0);
       const __mmask16 present = static_cast<__mmask16>((1u << count) - 1);
-      for (int j = 0; j < U; ++j)  // 2^23 + z of 16 blocks at once
-        _mm512_store_ps(magic_zeros[j], MagicZero(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(present, zero_rows[j] + b0))));
+      for (int j = 0; j < U; ++j) {  // each plane's 2^23 + z * 2^(p*bits) of 16 blocks at once
+        const __m512i zero = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(present, zero_rows[j] + b0));
+        for (int p = 0; p < per_byte; ++p) _mm512_store_ps(magic_zeros[j][p], MagicZero<Bits>(zero, p));
+      }
       for (int64_t b = 0; b < count; ++b) {
         __m512 acc[U];
         for (int j = 0; j < U; ++j) acc[j] = _mm512_setzero_ps();
@@ -116,9 +121,9 @@ inline void DecodeTile(const Problem& pr, const float* xr, float* y, int64_t n) 
           const float* xc = xr + c * kLanes * per_byte;
           for (int j = 0; j < U; ++j) {
             const __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[j] + c * kLanes)));
-            const __m512 zero = _mm512_set1_ps(magic_zeros[j][b]);
             for (int p = 0; p < per_byte; ++p)
-              acc[j] = _mm512_fmadd_ps(Plane<Bits>(bytes, p, zero), _mm512_loadu_ps(xc + p * kLanes), acc[j]);
+              acc[j] = _mm512_fmadd_ps(Plane<Bits>(bytes, p, _mm512_set1_ps(magic_zeros[j][p][b])),
+                                       _mm512_loadu_ps(xc + p * kLanes), acc[j]);
           }
         }
         for (int j = 0; j < U; ++j)
@@ -136,11 +141,11 @@ inline void DecodeTile(const Problem& pr, const float* xr, float* y, int64_t n) 
       const float* xc = xr + c * kLanes * per_byte;
       for (int j = 0; j < U; ++j) {
         const __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[j] + c * kLanes)));
-        const __m512 zero = MagicZero(_mm512_permutexvar_epi32(
-            lane_block, _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(present, zero_rows[j] + c * groups))));
+        const __m512i zero = _mm512_permutexvar_epi32(
+            lane_block, _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(present, zero_rows[j] + c * groups)));
         __m512 acc = _mm512_setzero_ps();
         for (int p = 0; p < per_byte; ++p)
-          acc = _mm512_fmadd_ps(Plane<Bits>(bytes, p, zero), _mm512_loadu_ps(xc + p * kLanes), acc);
+          acc = _mm512_fmadd_ps(Plane<Bits>(bytes, p, MagicZero<Bits>(zero, p)), _mm512_loadu_ps(xc + p * kLanes), acc);
         const __m512 s = _mm512_permutexvar_ps(lane_block, _mm512_maskz_loadu_ps(present, scale_rows[j] + c * groups));
         total[j] = _mm512_fmadd_ps(acc, s, total[j]);
       }
@@ -182,17 +187,19 @@ void Dequantize(const Problem& pr, int64_t n, int64_t count, int64_t padded, flo
     float* out = w + j * padded;
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t block = c * kLanes / pr.blob;  // the chunk's first block
-      __m512 zero, scale;
+      __m512i zero;
+      __m512 scale;
       if (groups == 1) {
-        zero = _mm512_set1_ps(8388608.0f + static_cast<float>(zrow[block]));
+        zero = _mm512_set1_epi32(zrow[block]);
         scale = _mm512_set1_ps(srow[block]);
       } else {
-        zero = MagicZero(_mm512_permutexvar_epi32(lane_block, _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(present, zrow + block))));
+        zero = _mm512_permutexvar_epi32(lane_block, _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(present, zrow + block)));
         scale = _mm512_permutexvar_ps(lane_block, _mm512_maskz_loadu_ps(present, srow + block));
       }
       const __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + c * kLanes)));
-      for (int p = 0; p < per_byte; ++p)
-        _mm512_storeu_ps(out + (c * per_byte + p) * kLanes, _mm512_mul_ps(Plane<Bits>(bytes, p, zero), scale));
+      for (int p = 0; p < per_byte; ++p)  // times 2^(p*bits), as x's plane is times 2^-(p*bits)
+        _mm512_storeu_ps(out + (c * per_byte + p) * kLanes,
+                         _mm512_mul_ps(Plane<Bits>(bytes, p, MagicZero<Bits>(zero, p)), scale));
     }
   }
 }
