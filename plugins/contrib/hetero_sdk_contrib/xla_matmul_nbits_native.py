@@ -24,12 +24,18 @@ from hetero_sdk_jax.native import use_native
 
 from hetero_sdk_contrib.ops_matmul_nbits import unpacked
 
-__all__ = ["TARGET", "NativeOperands", "native_matmul", "native_operands", "runs_natively"]
+__all__ = ["MIN_WEIGHTS", "TARGET", "NativeOperands", "native_matmul", "native_operands", "runs_natively"]
 
 TARGET = "hetero_sdk_matmul_nbits"
 """The native kernel's FFI target."""
 
 _CHUNK_BYTES = 16  # the kernel reads a weight row 16 bytes at a time
+
+MIN_WEIGHTS = 1 << 16
+"""The fewest weights (``N * K``) the kernel is used for. Below, the f32 weight is at most 256 KiB (it fits
+in L2 and costs little memory) and XLA fuses its small product with the ops around it, which a custom call
+prevents: on the contrib tests' tiny int4 Llama (hidden 64, every weight below this) the kernel made a
+token 5-10 % slower than the f32 weight (``bench/bench_decoders.py --xla-f32-weight``)."""
 
 
 class NativeOperands:
@@ -88,11 +94,14 @@ def native_operands(node: Node, values: list[np.ndarray | None]) -> tuple[np.nda
     """The kernel's operands for ``node`` when the kernel can run it in the lowering being traced; None
     otherwise (the pure-XLA lowering runs). ``values``: B, scales, zero points and ``g_idx`` (None where
     absent), all Constants. The kernel takes 2-, 4- and 8-bit weights whose packed row is a whole number of
-    16-byte chunks, u8 zero points (not floats), and ``g_idx`` absent or in order."""
+    16-byte chunks, u8 zero points (not floats), and ``g_idx`` absent or in order, of :data:`MIN_WEIGHTS`
+    weights or more."""
     weight, scales, zero_points, g_idx = values
     k, n, bits, block_size = (node.attrs[a] for a in ("K", "N", "bits", "block_size"))
     blocks = -(-k // block_size)
     if bits not in (2, 4, 8) or block_size * bits % 8 or (blocks * block_size * bits // 8) % _CHUNK_BYTES:
+        return None
+    if n * k < MIN_WEIGHTS:
         return None
     if (
         weight is None
@@ -123,6 +132,7 @@ def runs_natively(node: Node, weight: Any, scales: Any, zero_points: Any | None,
     blob = block_size * bits // 8
     return (
         g_idx is None
+        and n * k >= MIN_WEIGHTS
         and bits in (2, 4, 8)
         and (blocks * blob) % _CHUNK_BYTES == 0
         and weight.dtype == np.uint8

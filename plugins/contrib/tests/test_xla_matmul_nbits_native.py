@@ -5,12 +5,14 @@ exported blobs that name the kernel."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ms_models import core, ms_model, typed_model
 
+from hetero_sdk_contrib import xla_matmul_nbits_native
 from hetero_sdk_contrib.ops_matmul_nbits import PREPARED
 
 TARGET = "hetero_sdk_matmul_nbits"
@@ -76,6 +79,14 @@ def _assert_close(got: Any, expected: np.ndarray, size: np.ndarray) -> None:
     assert np.all(error <= 4e-6 * size + 1e-6), f"error {error.max():.3g} where the terms sum to {size.max():.3g}"
 
 
+@contextlib.contextmanager
+def _every_size() -> Iterator[None]:
+    """The kernel used for weights of any size (these tests' weights are below MIN_WEIGHTS)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(xla_matmul_nbits_native, "MIN_WEIGHTS", 1)
+        yield
+
+
 def _calls_kernel(compiled: Any, rows: int, k: int) -> bool:
     return TARGET in compiled.jax_executable([[rows, k]]).as_text()
 
@@ -92,7 +103,8 @@ def test_native_matmul_nbits_matches_numpy(
     weight row is a whole number of 16-byte chunks, XLA's own lowering elsewhere."""
     rng = np.random.default_rng(seed)
     model, feeds, expected, size = _case_with_size(rng, rows, k, n, bits, block, zero_points, bias)
-    compiled = core().compile_model(model, "XLA")
+    with _every_size():
+        compiled = core().compile_model(model, "XLA")
     _assert_close(compiled(feeds)[0], expected, size)
     blocks = -(-k // block)
     assert _calls_kernel(compiled, rows, k) == ((blocks * block * bits // 8) % 16 == 0)
@@ -109,7 +121,8 @@ def test_native_kernel_runs_every_form_it_takes(bits: int, block: int, k: int, r
     rows and many), with a partial last block: the kernel runs and matches numpy."""
     rng = np.random.default_rng(bits * block + k)
     model, feeds, expected, size = _case_with_size(rng, rows, k, 9, bits, block, True, False)
-    compiled = core().compile_model(model, "XLA")
+    with _every_size():
+        compiled = core().compile_model(model, "XLA")
     assert _calls_kernel(compiled, rows, k)
     _assert_close(compiled(feeds)[0], expected, size)
 
@@ -130,16 +143,43 @@ def test_native_kernel_reads_the_packed_bytes_and_keeps_no_f32_weight() -> None:
     np.testing.assert_allclose(np.asarray(off(feeds)[0]), expected, rtol=1e-5, atol=1e-4)
 
 
+def test_weights_below_the_minimum_keep_the_f32_weight() -> None:
+    """Small weights (N * K below MIN_WEIGHTS): the f32 product, which XLA fuses with its neighbours."""
+    model, feeds, expected = _case(np.random.default_rng(6), 1, 128, 64, 4, 32, True, False)
+    compiled = core().compile_model(model, "XLA")
+    assert xla_matmul_nbits_native.MIN_WEIGHTS > 64 * 128 and not _calls_kernel(compiled, 1, 128)
+    np.testing.assert_allclose(np.asarray(compiled(feeds)[0]), expected, rtol=1e-5, atol=1e-4)
+
+
+def test_genai_llama_through_the_kernel_generates_onnx_runtimes_greedy_tokens() -> None:
+    """The contrib tests' int4 Llama (onnxruntime-genai's builder) with every MatMulNBits on the kernel."""
+    from test_genai_llama_pipeline import test_genai_llama_generates_onnx_runtimes_greedy_tokens
+
+    from hetero_sdk_contrib import xla_matmul_nbits
+
+    traced = []
+
+    def counted(*args: Any) -> Any:
+        traced.append(args[0].friendly_name)
+        return xla_matmul_nbits_native.native_matmul(*args)
+
+    with _every_size(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(xla_matmul_nbits, "native_matmul", counted)
+        test_genai_llama_generates_onnx_runtimes_greedy_tokens("XLA")
+    assert len(set(traced)) >= 7  # the layers' projections and the LM head, each through the kernel
+
+
 def test_environment_variable_turns_the_kernel_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    model, feeds, expected = _case(np.random.default_rng(4), 2, 64, 8, 4, 32, False, True)
+    model, feeds, expected = _case(np.random.default_rng(4), 2, 256, 256, 4, 32, False, True)
+    assert _calls_kernel(core().compile_model(model, "XLA"), 2, 256)
     monkeypatch.setenv(native.ENV_VAR, "0")
     compiled = core().compile_model(model, "XLA")
-    assert not _calls_kernel(compiled, 2, 64)
-    np.testing.assert_allclose(np.asarray(compiled(feeds)[0]), expected, rtol=1e-5, atol=1e-5)
+    assert not _calls_kernel(compiled, 2, 256)
+    np.testing.assert_allclose(np.asarray(compiled(feeds)[0]), expected, rtol=1e-5, atol=1e-4)
 
 
 def _exported(tmp_path: Path) -> tuple[bytes, dict[str, np.ndarray], np.ndarray]:
-    model, feeds, expected = _case(np.random.default_rng(5), 3, 96, 16, 4, 32, True, True)
+    model, feeds, expected = _case(np.random.default_rng(5), 3, 256, 256, 4, 32, True, True)
     compiled = core().compile_model(model, "XLA")
     compiled(feeds)
     return compiled.export_model(), feeds, expected
@@ -199,7 +239,7 @@ def test_without_a_compiler_xla_lowers_it_itself_and_a_blob_naming_the_kernel_sa
     import onnx
 
     blob, feeds, expected = _exported(tmp_path)
-    model, _, _ = _case(np.random.default_rng(5), 3, 96, 16, 4, 32, True, True)
+    model, _, _ = _case(np.random.default_rng(5), 3, 256, 256, 4, 32, True, True)
     onnx.save(model, tmp_path / "model.onnx")
     np.savez(tmp_path / "feeds.npz", **feeds)  # type: ignore[arg-type]
     (tmp_path / "model.blob").write_bytes(blob)
