@@ -7,12 +7,14 @@
 //   scales  f32 [N, blocks]
 //   zeros   u8  [N, blocks]       one zero point per block, unpacked (2^(bits-1) where the model has none)
 // Attributes: bits (2, 4 or 8), block_size (a power of two >= 16), k (K; the last block may be partial).
+// A weight row (blocks * blob bytes) must be a whole number of 16-byte chunks.
 // Result: f32 [M, N], y[m, n] = sum_b s[n,b] * dot(x_b, q_b - z[n,b]), accumulated in f32.
 //
 // Few rows (decode): each packed byte is read once per row, unpacked in registers and multiplied with x
 // reordered once per row so that a 16-byte load of B meets x in the order the nibbles come out (lane i
-// holds byte i's element p in plane p). Many rows (prefill): a tile of 4 weight rows is dequantized once
-// into a scratch buffer and multiplied with every row. Work over N is split on XLA's intra-op thread pool.
+// holds byte i's element p in plane p). Many rows (prefill): a tile of 4 weight rows is dequantized into
+// a scratch buffer (in the same order) and multiplied with rows of x 128 at a time, 6 rows by 4 weight
+// rows in registers. Work over N is split on XLA's intra-op thread pool when a call is large enough.
 #if !defined(__AVX512F__) || !defined(__AVX512BW__)
 #error "this kernel needs AVX-512 (F and BW): the XLA device falls back to its pure-XLA lowering"
 #endif
@@ -36,6 +38,8 @@ namespace {
 constexpr int64_t kLanes = 16;      // f32 lanes of a 512-bit register; bytes of B read at once
 constexpr int64_t kUnrollN = 4;     // weight rows computed together in the decode kernel
 constexpr int64_t kManyRows = 4;    // from this many rows on, the tiled (prefill) kernel runs
+constexpr int64_t kPrefillTileN = 4;  // weight rows dequantized at once (prefill)
+constexpr int64_t kPrefillTileM = 6;  // rows of x per register tile (prefill): 24 accumulators of 32 registers
 
 struct Problem {
   const float* x;
@@ -209,7 +213,7 @@ template <int Bits>
 void TiledRows(const Problem& pr, const float* x_padded, int64_t padded, float* w, int64_t n0, int64_t n1) {
   // Rows of x in groups of kRowGroup, so that a group stays in L2 while every weight tile (4 rows, in L1)
   // passes it; each tile is dequantized again for each group (cheap beside the products).
-  constexpr int64_t kTileN = 4, kTileM = 4, kRowGroup = 128;
+  constexpr int64_t kTileN = kPrefillTileN, kTileM = kPrefillTileM, kRowGroup = 128;
   for (int64_t m0 = 0; m0 < pr.m; m0 += kRowGroup) {
   const int64_t m1 = std::min(pr.m, m0 + kRowGroup);
   for (int64_t n = n0; n < n1; n += kTileN) {
@@ -314,7 +318,7 @@ ffi::Error MatMulNBitsImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::B
   std::vector<float> xp(pr.m * padded);
   for (int64_t m = 0; m < pr.m; ++m) ReorderRow(pr.x + m * k, k, bits, padded, xp.data() + m * padded);
   auto body = [&](int64_t n0, int64_t n1) {
-    std::vector<float> w(4 * padded);
+    std::vector<float> w(kPrefillTileN * padded);
     if (bits == 4) TiledRows<4>(pr, xp.data(), padded, w.data(), n0, n1);
     else if (bits == 8) TiledRows<8>(pr, xp.data(), padded, w.data(), n0, n1);
     else TiledRows<2>(pr, xp.data(), padded, w.data(), n0, n1);
