@@ -127,6 +127,18 @@ def test_native_kernel_runs_every_form_it_takes(bits: int, block: int, k: int, r
     _assert_close(compiled(feeds)[0], expected, size)
 
 
+@pytest.mark.parametrize("rows", [1, 9])
+def test_native_kernel_splits_large_products_on_xla_threads(rows: int) -> None:
+    """A million multiply-adds or more: the weight rows are split on XLA's intra-op thread pool (as many
+    threads as CPUs this process may use); the result is the same as numpy's."""
+    rng = np.random.default_rng(rows)
+    model, feeds, expected, size = _case_with_size(rng, rows, 2048, 600, 4, 32, True, True)
+    compiled = core().compile_model(model, "XLA")
+    assert _calls_kernel(compiled, rows, 2048)
+    for _ in range(3):
+        _assert_close(compiled(feeds)[0], expected, size)
+
+
 def test_native_kernel_reads_the_packed_bytes_and_keeps_no_f32_weight() -> None:
     rng = np.random.default_rng(3)
     k, n = 512, 256
