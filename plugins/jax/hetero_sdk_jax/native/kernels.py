@@ -60,6 +60,7 @@ KERNELS: dict[str, NativeKernel] = {
 _lock = threading.Lock()
 _registered: set[str] = set()
 _failures: dict[str, str] = {}
+_logged: set[str] = set()  # kernels whose unavailability was logged
 _libraries: list[ctypes.CDLL] = []  # kept loaded for the process's life
 
 
@@ -106,9 +107,6 @@ def available(target: str) -> bool:
             _log.warning("native kernel %s unavailable, XLA's own lowering runs instead: %s", target, exc)
         return False
     return True
-
-
-_logged: set[str] = set()
 
 
 def registered() -> frozenset[str]:
