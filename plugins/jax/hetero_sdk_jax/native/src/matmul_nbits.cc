@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -257,15 +258,24 @@ void ParallelFor(ffi::ThreadPool& pool, int64_t n, int64_t grain, const Body& bo
     std::atomic<int64_t> next{0};
     std::atomic<int64_t> done{0};
   };
-  auto state = std::make_shared<State>();
+  std::shared_ptr<State> state;
+  try {
+    state = std::make_shared<State>();
+  } catch (const std::bad_alloc&) {
+    body(0, n);
+    return;
+  }
   // Pool tasks keep the state alive; one that starts after every piece is claimed touches nothing else.
-  for (int64_t t = 1; t < threads; ++t) {
-    pool.Schedule([state, pieces, grain, n, body_ptr = &body]() {
-      for (int64_t piece; (piece = state->next.fetch_add(1)) < pieces;) {
-        (*body_ptr)(piece * grain, std::min(n, (piece + 1) * grain));
-        state->done.fetch_add(1, std::memory_order_release);
-      }
-    });
+  try {
+    for (int64_t t = 1; t < threads; ++t) {
+      pool.Schedule([state, pieces, grain, n, body_ptr = &body]() {
+        for (int64_t piece; (piece = state->next.fetch_add(1)) < pieces;) {
+          (*body_ptr)(piece * grain, std::min(n, (piece + 1) * grain));
+          state->done.fetch_add(1, std::memory_order_release);
+        }
+      });
+    }
+  } catch (const std::bad_alloc&) {  // fewer helpers: this thread does the rest
   }
   for (int64_t piece; (piece = state->next.fetch_add(1)) < pieces;) {
     body(piece * grain, std::min(n, (piece + 1) * grain));
@@ -274,9 +284,9 @@ void ParallelFor(ffi::ThreadPool& pool, int64_t n, int64_t grain, const Body& bo
   while (state->done.load(std::memory_order_acquire) < pieces) std::this_thread::yield();
 }
 
-ffi::Error MatMulNBitsImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::U8> packed,
-                           ffi::Buffer<ffi::F32> scales, ffi::Buffer<ffi::U8> zeros, ffi::ResultBuffer<ffi::F32> y,
-                           int64_t bits, int64_t block, int64_t k) {
+ffi::Error Compute(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::U8> packed,
+                   ffi::Buffer<ffi::F32> scales, ffi::Buffer<ffi::U8> zeros, ffi::ResultBuffer<ffi::F32> y,
+                   int64_t bits, int64_t block, int64_t k) {
   if (bits != 2 && bits != 4 && bits != 8) return ffi::Error::InvalidArgument("MatMulNBits kernel: bits must be 2, 4 or 8");
   const auto pdims = packed.dimensions();
   if (pdims.size() != 3 || x.dimensions().size() != 2) return ffi::Error::InvalidArgument("MatMulNBits kernel: bad ranks");
@@ -294,6 +304,8 @@ ffi::Error MatMulNBitsImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::B
   pr.bits = bits;
   pr.block = block;
   const int64_t padded = pr.blocks * pr.block;
+  if (block < kLanes || (block & (block - 1)) != 0)
+    return ffi::Error::InvalidArgument("MatMulNBits kernel: block_size must be a power of two, at least 16");
   if (x.dimensions()[1] != k || pr.blob * 8 != block * bits || padded < k || (pr.blocks * pr.blob) % kLanes != 0 ||
       scales.element_count() != pr.n * pr.blocks || zeros.element_count() != pr.n * pr.blocks)
     return ffi::Error::InvalidArgument("MatMulNBits kernel: operand shapes do not agree");
@@ -317,15 +329,34 @@ ffi::Error MatMulNBitsImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::B
   }
   std::vector<float> xp(pr.m * padded);
   for (int64_t m = 0; m < pr.m; ++m) ReorderRow(pr.x + m * k, k, bits, padded, xp.data() + m * padded);
+  std::atomic<bool> out_of_memory{false};
   auto body = [&](int64_t n0, int64_t n1) {
-    std::vector<float> w(kPrefillTileN * padded);
+    std::vector<float> w;
+    try {  // in a pool thread: an exception must not leave it
+      w.resize(kPrefillTileN * padded);
+    } catch (const std::bad_alloc&) {
+      out_of_memory.store(true);
+      return;
+    }
     if (bits == 4) TiledRows<4>(pr, xp.data(), padded, w.data(), n0, n1);
     else if (bits == 8) TiledRows<8>(pr, xp.data(), padded, w.data(), n0, n1);
     else TiledRows<2>(pr, xp.data(), padded, w.data(), n0, n1);
   };
   if (work < (int64_t{1} << 20)) body(0, pr.n);
   else ParallelFor(pool, pr.n, std::max<int64_t>(4, grain_n / std::max<int64_t>(pr.m / 4, 1) / 4 * 4), body);
+  if (out_of_memory.load()) return ffi::Error::Internal("MatMulNBits kernel: out of memory for its scratch buffers");
   return ffi::Error::Success();
+}
+
+// The handler: allocation failures become an error XLA reports, never an exception through XLA's C API.
+ffi::Error MatMulNBitsImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::U8> packed,
+                           ffi::Buffer<ffi::F32> scales, ffi::Buffer<ffi::U8> zeros, ffi::ResultBuffer<ffi::F32> y,
+                           int64_t bits, int64_t block, int64_t k) {
+  try {
+    return Compute(pool, x, packed, scales, zeros, y, bits, block, k);
+  } catch (const std::bad_alloc&) {
+    return ffi::Error::Internal("MatMulNBits kernel: out of memory for its scratch buffers");
+  }
 }
 
 }  // namespace
