@@ -38,6 +38,9 @@ token, TTFT, ends with its token), then one token at a time. Candidates:
 - ``TEMPLATE stateful``, ``XLA stateful``: ``hs.make_stateful(model)``, then one request looping
   ``infer({"input_ids", "attention_mask"})`` (``reset_state()`` between generations), when the SDK has
   ``make_stateful``;
+- ``XLA stateful f32 weight`` (and the other ways), with ``--xla-f32-weight``: XLA with
+  ``XLA_NATIVE_KERNELS=False``, MatMulNBits as one product by an f32 weight dequantized at compile time
+  instead of the native kernel on the packed bytes;
 - ``TEMPLATE genai``, ``XLA genai``: ``hetero_sdk.genai.LLMPipeline(...).generate`` with a streamer
   timing the first token, when the SDK has it.
 
@@ -492,6 +495,11 @@ def main() -> None:
         help="XLA keeps an executable per length (XLA_SHAPE_CACHE_SIZE) and is timed over rounds even where it "
         "compiles per token: its untimed first generation compiles every length, the timed ones run them",
     )
+    parser.add_argument(
+        "--xla-f32-weight",
+        action="store_true",
+        help="also time XLA with XLA_NATIVE_KERNELS=False ('... f32 weight': MatMulNBits on an f32 weight)",
+    )
     parser.add_argument("--all-cpus", action="store_true", help="do not pin the process to one CPU")
     parser.add_argument(
         "--cpu-time",
@@ -531,6 +539,9 @@ def main() -> None:
             warm = args.xla_warm and device == "XLA"
             extra = {"XLA_SHAPE_CACHE_SIZE": min(1024, PROMPT_LENGTH + n + 8)} if warm else {}
             candidates |= sdk_candidates(core, decoder, device, ways, extra)
+            if device == "XLA" and args.xla_f32_weight:
+                off = sdk_candidates(core, decoder, device, ways, {**extra, "XLA_NATIVE_KERNELS": False})
+                candidates |= {f"{name} f32 weight": generate for name, generate in off.items()}
         probed = [] if args.xla_warm else [name for name in candidates if name.startswith("XLA")]
         measured = measure_generations(candidates, decoder.prompt(), n, args.rounds, args.xla_probe_tokens, probed)
         for name, m in measured.items():

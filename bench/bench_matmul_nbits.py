@@ -12,7 +12,10 @@ initializers, so Constants in the SDK). Candidates:
 - ``onnxruntime acc0``: ONNX Runtime's CPU kernel at ``accuracy_level=0`` (f32 activations, the contract);
   ``onnxruntime acc4``: at ``accuracy_level=4``, what the builder writes for CPU (activations quantized to
   int8: not the contract, shown as the speed ONNX Runtime reaches);
-- ``TEMPLATE``, ``XLA``: the weight dequantized once per compiled model, one f32 product per call;
+- ``XLA``: XLA's native CPU kernel (``hetero_sdk_jax.native``, the default where it builds): the packed
+  weight read as it is, unpacked in registers each call;
+- ``TEMPLATE``, ``XLA f32 weight``: the weight dequantized once per compiled model, one f32 product per
+  call (``XLA f32 weight``: ``XLA_NATIVE_KERNELS=False``, XLA's own lowering);
 - ``TEMPLATE per call``, ``XLA per call``: the same op with the packed weight fed as a model input (not a
   Constant), so each call unpacks and dequantizes it: what both devices did for every weight before.
 
@@ -103,12 +106,19 @@ def candidates(args: argparse.Namespace) -> tuple[dict[str, Callable[[], Any]], 
         calls[f"onnxruntime acc{level}"] = functools.partial(session.run, None, {"A": a})
         held[f"onnxruntime acc{level}"] = packed
     core = hs.Core()
+    compiled = core.compile_model(model(weights, k, n, args.block, 0, False), "XLA")
+    if "hetero_sdk_matmul_nbits" not in compiled.jax_executable([[args.rows, k]]).as_text():
+        raise SystemExit("XLA: the native MatMulNBits kernel did not build here (see the log); no native figure")
+    request = compiled.create_infer_request()
+    calls["XLA"] = functools.partial(request.infer, {"A": a})
+    held["XLA"] = feeds["B"].nbytes + 5 * n * (k // args.block)  # packed bytes, f32 scales, u8 zero points
     for device in ("TEMPLATE", "XLA"):
-        config = {"INFERENCE_NUM_THREADS": 1} if device == "TEMPLATE" else {}
+        config = {"INFERENCE_NUM_THREADS": 1} if device == "TEMPLATE" else {"XLA_NATIVE_KERNELS": False}
+        name = "TEMPLATE" if device == "TEMPLATE" else "XLA f32 weight"
         compiled = core.compile_model(model(weights, k, n, args.block, 0, False), device, config)
         request = compiled.create_infer_request()
-        calls[device] = functools.partial(request.infer, {"A": a})
-        held[device] = 4 * n * k
+        calls[name] = functools.partial(request.infer, {"A": a})
+        held[name] = 4 * n * k
         compiled = core.compile_model(model(weights, k, n, args.block, 0, True), device, config)
         request = compiled.create_infer_request()
         per_call = {"A": a, **{name: value.copy() for name, value in feeds.items()}}

@@ -7,11 +7,11 @@ little-end first into bytes, ``block_size`` of them per block, each block with a
 column's block. The contract is the op's documented meaning, dequantized weights times the activations
 in f32: ONNX Runtime's ``accuracy_level`` (which may quantize the activations too) does not change it.
 
-The array-API kernel dequantizes the whole weight each call: it is the plain oracle. TEMPLATE and XLA
-compute with the f32 weight dequantized once (:func:`prepared_weight`, kept while the packed constant
-lives: 8 times the packed bytes at 4 bits; up to a quarter of the machine's memory, beyond which
-weights are dequantized each call), then one f32 matrix product per call: at one row a call reads
-the f32 weight once, which on CPU beats unpacking the 4-bit values every call (see
+The array-API kernel dequantizes the whole weight each call: it is the plain oracle. TEMPLATE computes
+with the f32 weight dequantized once (:func:`prepared_weight`, kept while the packed constant lives: 8
+times the packed bytes at 4 bits; up to a quarter of the machine's memory, beyond which weights are
+dequantized each call), then one f32 matrix product per call. XLA on the CPU calls its native kernel on
+the packed bytes (:mod:`.xla_matmul_nbits_native`), and elsewhere uses the same f32 weight (see
 :mod:`.xla_matmul_nbits` for the figures). A weight that is not read-only (a model input, not a Constant)
 is dequantized each call, never cached.
 """

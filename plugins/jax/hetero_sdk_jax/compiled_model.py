@@ -35,6 +35,7 @@ from hetero_sdk_jax.backend import Backend
 from hetero_sdk_jax.config import (
     CACHE_DIR,
     DEFAULT_SHAPE_CACHE_SIZE,
+    NATIVE_KERNELS,
     SHAPE_BUCKETS,
     SHAPE_CACHE_SIZE,
     compute_precision,
@@ -43,6 +44,7 @@ from hetero_sdk_jax.context import XlaTensor, x64_scope
 from hetero_sdk_jax.executable_cache import Executable, ExecutableCache, compile_ahead
 from hetero_sdk_jax.export import export_blob
 from hetero_sdk_jax.lowering import Weight, check_extents, lower, specialize, weights_of
+from hetero_sdk_jax.native import KERNELS, native_scope, scoped
 from hetero_sdk_jax.persistent_cache import cache_folder, compiling_with_cache
 from hetero_sdk_jax.shape_buckets import BucketPlan, ShapeBuckets, keep_rows, pad
 from hetero_sdk_jax.specialization import ValueSpecializer, plan_values
@@ -50,6 +52,9 @@ from hetero_sdk_jax.specialization import ValueSpecializer, plan_values
 __all__ = ["WithWeights", "XlaCompiledModel"]
 
 Shapes = tuple[tuple[int, ...], ...]
+
+_NATIVE_CALLS = [jax.export.DisabledSafetyCheck.custom_call(target) for target in KERNELS]
+"""``jax.export`` refuses custom calls it does not know: ours are allowed (a blob records those it calls)."""
 
 
 class WithWeights:
@@ -114,6 +119,8 @@ class XlaCompiledModel(CompiledModel):
         """Where executables are cached when compiled (``CACHE_DIR``: :mod:`hetero_sdk_jax.persistent_cache`);
         ``loaded_from_cache`` turns True when one is read from there instead of compiled."""
         self.cache_size = int(config.get(SHAPE_CACHE_SIZE, DEFAULT_SHAPE_CACHE_SIZE))
+        self.native_kernels = bool(config.get(NATIVE_KERNELS, True))
+        """Whether lowerings may call native kernels (``XLA_NATIVE_KERNELS``; :mod:`hetero_sdk_jax.native`)."""
         self._cache: ExecutableCache[Shapes, Executable] = ExecutableCache(self.cache_size)
         self._weights: dict[tuple[Any, ...], tuple[np.ndarray, jax.Array]] = {}  # by Weight.key (array kept alive)
         self._weights_lock = threading.Lock()
@@ -278,9 +285,11 @@ class XlaCompiledModel(CompiledModel):
         :param describe: what failed, for the message (see :func:`compile_ahead`).
         :param donated: the inputs whose buffers an output may reuse (see :func:`compile_ahead`).
         """
-        host = weights_of(graph, self.precision)
+        platform, native = self.backend.platform, self.native_kernels
+        with native_scope(platform, native):
+            host = weights_of(graph, self.precision)
         with x64_scope(self.x64):
-            source = lower(graph, self.precision, self.backend.divides_inexactly, host)
+            source = scoped(lower(graph, self.precision, self.backend.divides_inexactly, host), platform, native)
         device = self._device_weights(host)
         weight_specs = [jax.ShapeDtypeStruct(w.shape, w.dtype, sharding=self._sharding) for w in device]
         with compiling_with_cache(self.cache_folder) as read:
@@ -321,7 +330,9 @@ class XlaCompiledModel(CompiledModel):
                 if executable.exported is None:
                     with x64_scope(self.x64):
                         executable.exported = jax.export.export(
-                            jax.jit(executable.exportable_source()), platforms=[self.backend.platform]
+                            jax.jit(executable.exportable_source()),
+                            platforms=[self.backend.platform],
+                            disabled_checks=_NATIVE_CALLS,
                         )(*self._specs(shapes, sharded=False))
                 found[shapes] = executable.exported
         return found

@@ -14,7 +14,8 @@ from hetero_sdk_jax.shape_buckets import BUCKET_POLICIES
 from hetero_sdk_jax.transformations import DISABLE_TRANSFORMATIONS
 
 __all__ = [
-    "CACHE_DIR", "DEFAULT_SHAPE_CACHE_SIZE", "SHAPE_BUCKETS", "SHAPE_CACHE_SIZE", "compute_precision", "make_config",
+    "CACHE_DIR", "DEFAULT_SHAPE_CACHE_SIZE", "NATIVE_KERNELS", "SHAPE_BUCKETS", "SHAPE_CACHE_SIZE", "compute_precision",
+    "make_config",
 ]  # fmt: skip
 
 CACHE_DIR = "CACHE_DIR"
@@ -36,6 +37,12 @@ SHAPE_BUCKETS = "XLA_SHAPE_BUCKETS"
 :mod:`hetero_sdk_jax.shape_buckets`) with zeros up to the next power of two and slices the outputs back,
 so its values share one executable per bucket; other dimensions, and every one under ``EXACT``, compile
 one executable per value."""
+
+NATIVE_KERNELS = "XLA_NATIVE_KERNELS"
+"""RW bool (default True): whether lowerings on the CPU platform may call the device's native kernels
+(:mod:`hetero_sdk_jax.native`, built on first use with the system C++ compiler). False: the pure-XLA
+lowering everywhere (also what the environment variable ``HETERO_SDK_NATIVE_KERNELS=0`` does for every
+device). Ignored on other platforms."""
 
 _CACHING = (props.device.architecture, props.hint.inference_precision, props.hint.execution_mode)
 """The properties a cached blob depends on."""
@@ -80,6 +87,7 @@ def make_config(backend: Backend, device_name: str) -> DeviceConfig:
             PropertySpec(SHAPE_BUCKETS, default="POW2", convert=_as_policy, allowed=" or ".join(BUCKET_POLICIES)),
             PropertySpec(CACHE_DIR, default="", convert=_as_folder, allowed="a folder path, or '' for no cache"),
             PropertySpec(DISABLE_TRANSFORMATIONS, default=False, convert=as_bool, allowed="True, False"),
+            PropertySpec(NATIVE_KERNELS, default=True, convert=as_bool, allowed="True, False"),
             read_only(props.available_devices, compute=lambda _: backend.ids),
             read_only(props.device.full_name, compute=backend.full_name),
             read_only(props.device.architecture, backend.platform),
@@ -91,6 +99,7 @@ def make_config(backend: Backend, device_name: str) -> DeviceConfig:
                     props.hint.inference_precision,
                     props.hint.execution_mode,
                     DISABLE_TRANSFORMATIONS,
+                    NATIVE_KERNELS,
                 ],
             ),
             read_only(props.range_for_async_infer_requests, (1, 8, 1)),

@@ -6,13 +6,17 @@ Frames:
   on, the compute precision, the compile configuration, the inputs and outputs (tensor names, friendly
   names, element types, shapes), the executables (frame name and input shapes) and the extension ops
   the model uses (``extensions``: op, extension, distribution; absent in older blobs), which must be
-  defined where the blob is imported;
+  defined where the blob is imported, and the native kernels its executables call (``native_kernels``:
+  target names of :data:`hetero_sdk_jax.native.KERNELS`; absent in older blobs), which import builds
+  and registers before it reads an executable;
 - ``executable.<i>``: one serialized ``jax.export.Exported`` per compiled input-shape combination;
 - ``model``: the graph in the native format, only for models with dynamic input dimensions (new
   input shapes are compiled from it after import).
 
 Importing parses JSON and calls ``jax.export.deserialize`` only: nothing from the blob is executed
-as Python, and the original graph is not traced again for the shapes the blob holds.
+as Python, and the original graph is not traced again for the shapes the blob holds. A blob names native
+kernels but never carries or chooses code: only this package's own kernel sources are built, and an
+executable calling any other custom call target is refused (:mod:`hetero_sdk_jax.stablehlo_check`).
 """
 
 from __future__ import annotations
@@ -28,8 +32,11 @@ from hetero_sdk import properties as props
 from hetero_sdk.errors import BlobFormatError, UnknownOpTypeError, UnsupportedOperationError
 from hetero_sdk.extensions import require_extension_ops, used_extension_ops
 from hetero_sdk.plugin import check_header_fields, model_from_bytes, model_to_bytes, pack_blob, rt_info, unpack_blob
+from jax._src.interpreters.mlir import make_ir_context  # the context JAX reads StableHLO in (no public one)
+from jax.extend import mlir as jax_mlir
 
-from hetero_sdk_jax.stablehlo_check import StableHloChecker
+from hetero_sdk_jax.native import ENV_VAR, KERNELS, BuildError, register
+from hetero_sdk_jax.stablehlo_check import StableHloChecker, custom_call_targets
 
 if TYPE_CHECKING:
     from hetero_sdk_jax.compiled_model import Shapes, XlaCompiledModel
@@ -72,6 +79,7 @@ def export_blob(compiled: XlaCompiledModel) -> bytes:
         "graph": (not compiled.is_static or compiled.by_value is not None) and compiled.lowerable,
         "extensions": used_extension_ops(model),
     }
+    header["native_kernels"] = sorted({t for e in executables.values() for t in _targets(e)})
     frames = {"header": json.dumps(header, sort_keys=True).encode()}
     for i, exported in enumerate(executables.values()):
         try:
@@ -102,6 +110,7 @@ def import_blob(blob: bytes, platform: str) -> ImportedBlob:
         raise BlobFormatError(f"XLA blob frame 'header' is not JSON: {exc}") from exc
     _check_header(header, platform)
     require_extension_ops(header.get("extensions", []), "XLA blob header field 'extensions'")
+    kernels = _register_native_kernels(header.get("native_kernels", []))
     try:
         executables, names = {}, {}
         for entry in header["executables"]:
@@ -110,7 +119,7 @@ def import_blob(blob: bytes, platform: str) -> ImportedBlob:
                 raise BlobFormatError(
                     f"XLA blob header field 'executables' holds input shapes {entry['input_shapes']} twice"
                 )
-            executables[shapes] = _deserialize(frames, entry["frame"])
+            executables[shapes] = _deserialize(frames, entry["frame"], kernels)
             names[shapes] = entry["frame"]
         if header["graph"]:
             if "model" not in frames:
@@ -217,14 +226,48 @@ _STABLEHLO = StableHloChecker()
 """Reads each imported module in a helper process first (see :mod:`hetero_sdk_jax.stablehlo_check`)."""
 
 
-def _deserialize(frames: dict[str, bytes], frame: str) -> jax.export.Exported:
+def _targets(exported: jax.export.Exported) -> list[str]:
+    """The custom call targets an executable we exported calls (read in this process: it is our own)."""
+    with make_ir_context():
+        return custom_call_targets(jax_mlir.deserialize_portable_artifact(exported.mlir_module_serialized))
+
+
+def _register_native_kernels(entries: Any) -> frozenset[str]:
+    """Builds and registers the native kernels a blob's header lists (before any executable is read).
+
+    :raises BlobFormatError: when ``entries`` is not a list of our kernels' names.
+    :raises UnsupportedOperationError: naming the kernel that cannot be built here, and how to do without.
+    """
+    if not isinstance(entries, list) or not all(isinstance(e, str) and e in KERNELS for e in entries):
+        raise BlobFormatError(
+            f"XLA blob header field 'native_kernels' is {str(entries)[:200]}, not a list of hetero-sdk-jax's "
+            f"native kernels ({sorted(KERNELS)})"
+        )
+    for target in entries:
+        try:
+            register(target)
+        except BuildError as exc:
+            raise UnsupportedOperationError(
+                f"XLA blob calls native kernel {target!r}, which cannot be built here: {exc}. Install a C++ compiler "
+                f"with AVX-512 support (or set CXX to one), or export the model again with native kernels off "
+                f"(XLA_NATIVE_KERNELS=False, or {ENV_VAR}=0)"
+            ) from None
+    return frozenset(entries)
+
+
+def _deserialize(frames: dict[str, bytes], frame: str, kernels: frozenset[str] = frozenset()) -> jax.export.Exported:
     if frame not in frames:
         raise BlobFormatError(f"XLA blob lacks frame {frame!r} named in its header")
     try:
         exported = jax.export.deserialize(bytearray(frames[frame]))
     except Exception as exc:  # flatbuffer or StableHLO errors: the payload is not an exported module
         raise BlobFormatError(f"XLA blob frame {frame!r} is not a serialized jax.export module: {exc}") from exc
-    _STABLEHLO.check(exported.mlir_module_serialized, frame)
+    unlisted = sorted(_STABLEHLO.check(exported.mlir_module_serialized, frame) - kernels)
+    if unlisted:
+        raise BlobFormatError(
+            f"XLA blob frame {frame!r} calls native kernel(s) {unlisted} that its header field 'native_kernels' "
+            "does not list; the blob is corrupted or crafted (export the model again)"
+        )
     return exported
 
 

@@ -7,8 +7,12 @@ blob is first read by a helper process (``python -m hetero_sdk_jax.stablehlo_che
 kept, without forking this process): a module that kills the helper, or that it does not finish
 reading within the time limit, is refused before this process touches it.
 
+The helper also lists the custom calls a module makes: :meth:`StableHloChecker.check` refuses any whose
+target is not one of the device's own native kernels (:data:`hetero_sdk_jax.native.KERNELS`), so a blob
+can only call code this package ships.
+
 Run as a script, this module is the helper: it reads length-prefixed modules from stdin and answers
-one line for each, ``ok`` or ``error <message>``.
+one line for each, ``ok <custom call targets, comma-separated>`` or ``error <message>``.
 """
 
 from __future__ import annotations
@@ -25,8 +29,11 @@ from typing import IO
 from hetero_sdk.errors import BlobFormatError, DeviceUnavailableError
 from jax._src.interpreters.mlir import make_ir_context  # the context JAX reads StableHLO in (no public one)
 from jax.extend import mlir as jax_mlir
+from jaxlib.mlir import ir
 
-__all__ = ["HELPER", "READ_LIMIT_S", "StableHloChecker"]
+from hetero_sdk_jax.native import KERNELS
+
+__all__ = ["HELPER", "READ_LIMIT_S", "StableHloChecker", "custom_call_targets"]
 
 READ_LIMIT_S = 5.0
 """The longest the helper may take to read one module, plus a second per MB of it."""
@@ -49,11 +56,12 @@ class StableHloChecker:
         self._lock = threading.Lock()
         atexit.register(self.stop)
 
-    def check(self, module: bytes, frame: str) -> None:
-        """Returns when the helper read ``module``.
+    def check(self, module: bytes, frame: str) -> frozenset[str]:
+        """The custom call targets of ``module``, once the helper read it.
 
         :raises BlobFormatError: naming ``frame``, when the helper cannot read the module, dies reading
-            it, or does not finish within the limit.
+            it, or does not finish within the limit, or the module calls a custom call target that is
+            not one of our native kernels.
         """
         with self._lock:
             if self._process is None:
@@ -70,6 +78,15 @@ class StableHloChecker:
             if not answer.startswith(b"ok"):
                 message = answer.decode(errors="replace").removeprefix("error").strip()
                 raise BlobFormatError(f"XLA blob frame {frame!r} holds StableHLO that cannot be read: {message}")
+        listed = answer.decode(errors="replace").removeprefix("ok").strip()
+        targets = frozenset(t for t in listed.split(",") if t)
+        foreign = sorted(targets - KERNELS.keys())
+        if foreign:
+            raise BlobFormatError(
+                f"XLA blob frame {frame!r} calls custom call target(s) {foreign[:5]}, which are not native kernels of "
+                f"hetero-sdk-jax ({sorted(KERNELS)}); the blob was not exported by this device, or is crafted"
+            )
+        return targets
 
     def _start(self) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(
@@ -119,6 +136,19 @@ class StableHloChecker:
             self._stop_locked()
 
 
+def custom_call_targets(module: ir.Module) -> list[str]:
+    """The target names of the ``stablehlo.custom_call`` ops of ``module`` (sorted, each once)."""
+    found: set[str] = set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "stablehlo.custom_call":
+            found.add(ir.StringAttr(op.attributes["call_target_name"]).value)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return sorted(found)
+
+
 def _serve() -> None:
     """The helper's loop."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
@@ -126,8 +156,9 @@ def _serve() -> None:
         module = stdin.read(_LENGTH.unpack(head)[0])
         try:
             with make_ir_context():
-                jax_mlir.deserialize_portable_artifact(module)
-            stdout.write(b"ok\n")
+                targets = custom_call_targets(jax_mlir.deserialize_portable_artifact(module))
+            listed = ",".join(" ".join(t.replace(",", " ").split()) for t in targets)  # one line, whatever the names
+            stdout.write(b"ok " + listed.encode(errors="replace")[:4000] + b"\n")
         except Exception as exc:  # MLIR's errors: the module is not StableHLO
             stdout.write(b"error " + " ".join(str(exc).split())[:500].encode() + b"\n")
         stdout.flush()

@@ -1,0 +1,97 @@
+"""Compiling a native kernel's C++ source into a shared library, cached on disk.
+
+The library is built with the system C++ compiler (``CXX``, else ``c++``) against the FFI headers of the
+installed jaxlib (``jax.ffi.include_dir()``), with :data:`FLAGS`, into
+``$XDG_CACHE_HOME/hetero-sdk/native/<key>/`` (``~/.cache`` when ``XDG_CACHE_HOME`` is unset), where the
+key hashes the source, the flags, the compiler's version and jaxlib's version: a change to any of them
+builds again, and the same inputs reuse the library. The compiler writes to a temporary name in that
+folder, renamed into place when it succeeds, so two processes building at once both end with a whole
+library (the rename is atomic; the last one wins with identical bytes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import jax.ffi
+import jaxlib
+
+__all__ = ["FLAGS", "BuildError", "build", "cache_root", "compiler_command"]
+
+FLAGS = ("-O3", "-march=native", "-shared", "-fPIC", "-std=c++17")
+"""The compiler flags of every native kernel (``-march=native``: the library is for this machine)."""
+
+_COMPILE_LIMIT_S = 300.0
+
+
+class BuildError(Exception):
+    """A kernel could not be built: no compiler, or the compiler failed (the message says which)."""
+
+
+def cache_root() -> Path:
+    """``$XDG_CACHE_HOME/hetero-sdk/native`` (``~/.cache/hetero-sdk/native`` without it)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hetero-sdk" / "native"
+
+
+def compiler_command() -> list[str]:
+    """The C++ compiler's command: ``CXX`` split as a shell would, else ``c++``.
+
+    :raises BuildError: when it is not found on ``PATH``.
+    """
+    command = shlex.split(os.environ.get("CXX") or "c++")
+    if not command or shutil.which(command[0]) is None:
+        raise BuildError(f"no C++ compiler: {command[0] if command else 'CXX'!r} is not on PATH")
+    return command
+
+
+def _compiler_version(command: list[str]) -> str:
+    try:
+        done = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise BuildError(f"the C++ compiler {command[0]!r} does not run: {exc}") from exc
+    return done.stdout
+
+
+def build(source: Path) -> Path:
+    """The shared library built from ``source`` (built now when not cached).
+
+    :raises BuildError: when there is no compiler or it fails (its first error lines in the message).
+    """
+    command = compiler_command()
+    include = jax.ffi.include_dir()
+    text = source.read_bytes()
+    key = hashlib.sha256(
+        b"\0".join([text, " ".join(FLAGS).encode(), _compiler_version(command).encode(), jaxlib.__version__.encode()])
+    ).hexdigest()[:24]
+    folder = cache_root() / f"{source.stem}-{key}"
+    library = folder / f"{source.stem}.so"
+    if library.is_file():
+        return library
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BuildError(f"cannot make the kernel cache folder {folder}: {exc}") from exc
+    handle, temporary = tempfile.mkstemp(prefix=f".{source.stem}-", suffix=".so", dir=folder)
+    os.close(handle)
+    try:
+        done = subprocess.run(
+            [*command, *FLAGS, "-isystem", include, str(source), "-o", temporary],
+            capture_output=True, text=True, timeout=_COMPILE_LIMIT_S, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            lines = [line for line in done.stderr.splitlines() if "error" in line] or done.stderr.splitlines()
+            raise BuildError(f"{command[0]} failed on {source.name}: {' | '.join(lines[:3])[:500]}")
+        os.replace(temporary, library)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise BuildError(f"{command[0]} did not build {source.name}: {exc}") from exc
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return library
