@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import platform
 import stat
 import threading
 from pathlib import Path
@@ -56,6 +57,16 @@ def test_build_is_cached_by_key_and_two_builders_at_once_both_get_a_whole_librar
     changed = tmp_path / "matmul_nbits.cc"
     changed.write_text(MATMUL.path.read_text() + "\n// changed\n")
     assert build.build(changed).parent != library.parent  # another source, another key
+    monkeypatch.setattr(build, "cpu_identity", lambda: "model name : another CPU\nflags : sse2")
+    assert build.build(MATMUL.path).parent != library.parent  # -march=native code: another CPU, another key
+
+
+def test_cpu_identity_names_this_cpus_features() -> None:
+    identity = build.cpu_identity()
+    assert identity
+    if Path("/proc/cpuinfo").is_file() and platform.machine() in ("x86_64", "AMD64"):
+        assert "model name" in identity and "flags" in identity
+        assert identity.count("flags") == 1  # one processor's record, not every core's
 
 
 def test_no_compiler_is_a_build_error_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,8 +3,9 @@
 The library is built with the system C++ compiler (``CXX``, else ``c++``) against the FFI headers of the
 installed jaxlib (``jax.ffi.include_dir()``), with :data:`FLAGS`, into
 ``$XDG_CACHE_HOME/hetero-sdk/native/<key>/`` (``~/.cache`` when ``XDG_CACHE_HOME`` is unset), where the
-key hashes the source, the flags, the compiler's version and jaxlib's version: a change to any of them
-builds again, and the same inputs reuse the library. The compiler writes to a temporary name in that
+key hashes the source, the flags, the compiler's version, jaxlib's version and the CPU (``-march=native``
+code must not run on another model, e.g. from a cache folder shared over the network): a change to any
+of them builds again, and the same inputs reuse the library. The compiler writes to a temporary name in that
 folder, renamed into place when it succeeds, so two processes building at once both end with a whole
 library (the rename is atomic; the last one wins with identical bytes).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import shlex
 import shutil
 import subprocess
@@ -22,7 +24,7 @@ from pathlib import Path
 import jax.ffi
 import jaxlib
 
-__all__ = ["FLAGS", "BuildError", "build", "cache_root", "compiler_command"]
+__all__ = ["FLAGS", "BuildError", "build", "cache_root", "compiler_command", "cpu_identity"]
 
 FLAGS = ("-O3", "-march=native", "-shared", "-fPIC", "-std=c++17")
 """The compiler flags of every native kernel (``-march=native``: the library is for this machine)."""
@@ -59,6 +61,26 @@ def _compiler_version(command: list[str]) -> str:
     return done.stdout
 
 
+def cpu_identity() -> str:
+    """What ``-march=native`` compiles for: the CPU's model name and feature flags (Linux's
+    ``/proc/cpuinfo``, its first processor), else the platform's machine and processor names."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        text = ""
+    wanted = ("model name", "flags", "Features", "CPU part")  # x86 and Arm spellings
+    lines: list[str] = []
+    for line in text.splitlines():
+        if not line.strip():
+            if lines:
+                break  # the first processor's record is enough
+            continue
+        name = line.split(":", 1)[0].strip()
+        if name in wanted:
+            lines.append(line.strip())
+    return "\n".join(lines) or f"{platform.machine()} {platform.processor()}"
+
+
 def build(source: Path) -> Path:
     """The shared library built from ``source`` (built now when not cached).
 
@@ -68,7 +90,15 @@ def build(source: Path) -> Path:
     include = jax.ffi.include_dir()
     text = source.read_bytes()
     key = hashlib.sha256(
-        b"\0".join([text, " ".join(FLAGS).encode(), _compiler_version(command).encode(), jaxlib.__version__.encode()])
+        b"\0".join(
+            [
+                text,
+                " ".join(FLAGS).encode(),
+                _compiler_version(command).encode(),
+                jaxlib.__version__.encode(),
+                cpu_identity().encode(),
+            ]
+        )
     ).hexdigest()[:24]
     folder = cache_root() / f"{source.stem}-{key}"
     library = folder / f"{source.stem}.so"
