@@ -281,10 +281,10 @@ def test_few_channel_convolutions_of_channels_first_data_match_numpy(
 
 @OPS
 @given(data=st.data(), rank=st.integers(1, 3))
-def test_one_dimensional_convolutions_as_one_product_match_numpy(data: st.DataObject, rank: int) -> None:
+def test_one_dimensional_convolutions_match_numpy(data: st.DataObject, rank: int) -> None:
     """A convolution sliding along one spatial axis (the others of size 1, in the data and the
-    kernel: a 1-D layer, or a 2-D one with a k x 1 kernel as magika writes it) run as one matrix
-    product of the stacked windows, with strides, dilations and crops along that axis."""
+    kernel: a 1-D layer, or a 2-D one with a k x 1 kernel as magika writes it) run as a 1-D
+    convolution, with strides, dilations and crops along that axis."""
     axis = data.draw(st.integers(0, rank - 1))
     length, taps = data.draw(st.integers(2, 9)), data.draw(st.integers(2, 4))
     sizes, kernel = [1] * rank, [1] * rank

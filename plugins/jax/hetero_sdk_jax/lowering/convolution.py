@@ -248,35 +248,31 @@ def line_conv(
     dilation: int,
 ) -> jnp.ndarray:
     """A convolution of channels-last ``x`` ``[N, ..., C]`` by ``w`` ``[..., C, O]`` sliding along the
-    spatial axis ``axis`` alone (:func:`line_axis`), as one matrix product: the ``K`` shifted windows
-    of ``x`` stacked as ``[N, L, K, C]`` rows against ``w`` read as ``[K * C, O]``. ``[N, ..., O]`` out.
+    spatial axis ``axis`` alone (:func:`line_axis`), as a 1-D convolution of ``x`` read as ``[N, L, C]``
+    by ``w`` read as ``[K, C, O]``. ``[N, ..., O]`` out.
 
-    XLA:CPU ran magika's 1-D layer (256 -> 512 channels, 5 taps, 512 bytes long) as a general
-    convolution about 2x slower than this product (the way ONNX Runtime computes it).
+    XLA:CPU runs a 1-D convolution through its convolution library directly, where the same layer
+    written as a 2-D one with a ``K x 1`` kernel went through a general path about 2x slower. Measured
+    on magika's layer (256 -> 512 channels, 5 taps, 512 long; one thread, in one process, interleaved):
+    the 1-D convolution 15 % faster over the whole model than one matrix product of the ``K`` shifted
+    windows stacked as ``[N, L, K * C]`` (the form before), whose windows XLA built by recomputing
+    the producer's GELU and layer norm for each tap.
     """
     rank, channels = x.ndim - 2, x.shape[-1]
     line = x.reshape(x.shape[0], x.shape[1 + axis], channels)
-    begin, end = padding
-    line = jnp.pad(line, [(0, 0), (max(begin, 0), max(end, 0)), (0, 0)])
-    line = line[:, max(-begin, 0) : line.shape[1] - max(-end, 0)]
     taps = w.shape[axis]
-    out = (line.shape[1] - (taps - 1) * dilation - 1) // stride + 1
-    windows = [
-        lax.slice(
-            line, (0, k * dilation, 0), (line.shape[0], k * dilation + (out - 1) * stride + 1, channels), (1, stride, 1)
-        )
-        for k in range(taps)
-    ]
-    patches = jnp.stack(windows, axis=-2)  # [N, L, K, C]
-    product = lax.dot_general(
-        patches.reshape(line.shape[0], out, taps * channels),
-        w.reshape(taps * channels, w.shape[-1]),
-        (((2,), (0,)), ((), ())),
+    product = lax.conv_general_dilated(
+        line,
+        w.reshape(taps, channels, w.shape[-1]),
+        window_strides=(stride,),
+        padding=[(int(padding[0]), int(padding[1]))],
+        rhs_dilation=(dilation,),
+        dimension_numbers=("NWC", "WIO", "NWC"),
         precision=precision_of(x.dtype),
         preferred_element_type=accumulation(x.dtype),
     )
     shape = [1] * rank
-    shape[axis] = out
+    shape[axis] = product.shape[1]
     return product.reshape(x.shape[0], *shape, w.shape[-1])
 
 
