@@ -100,6 +100,10 @@ def max_pool(node: Node, x: jnp.ndarray, channels_last: bool = False) -> tuple[A
         wins = window > values
         values = lax.select(wins, window, values)
         best = lax.select(wins, jnp.full(best.shape, number, np.int32), best)
+    if SEPARABLE and n > 1:
+        values_out = _separable_max(padded, kernel, strides, dilations, out, channels_last)
+    else:
+        values_out = values
     index_type = jax.dtypes.canonicalize_dtype(node.get_output_element_type(1).numpy)  # i32 when unused
     tap_coords = np.unravel_index(np.arange(math.prod(kernel)), kernel)
     position = jnp.zeros(best.shape, index_type)
@@ -115,7 +119,32 @@ def max_pool(node: Node, x: jnp.ndarray, channels_last: bool = False) -> tuple[A
     axis = attrs["axis"] % x.ndim
     if axis:
         indices = indices % math.prod((batch, channels, *sizes)[axis:])
-    return values, indices
+    return values_out, indices
+
+
+SEPARABLE = True
+
+
+def _separable_max(
+    padded: jnp.ndarray,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    out: Sequence[int],
+    channels_last: bool,
+) -> jnp.ndarray:
+    first = 1 if channels_last else 2
+    lowest = jnp.asarray(_lowest(padded.dtype), padded.dtype)
+    reduced = padded
+    for axis in reversed(range(len(kernel))):
+        dim = first + axis
+        best = jnp.full((*reduced.shape[:dim], out[axis], *reduced.shape[dim + 1 :]), lowest, padded.dtype)
+        for tap in range(kernel[axis]):
+            start = tap * dilations[axis]
+            window = lax.slice_in_dim(reduced, start, start + (out[axis] - 1) * strides[axis] + 1, strides[axis], dim)
+            best = lax.select(window > best, window, best)
+        reduced = best
+    return reduced
 
 
 _MAX_SLICED_TAPS = 49
