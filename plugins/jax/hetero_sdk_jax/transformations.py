@@ -14,6 +14,7 @@ from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimiza
 from hetero_sdk_jax.one_hot import OneHotMatMulToGather
 from hetero_sdk_jax.quantization import QuantizedRoundTripFolding
 from hetero_sdk_jax.quantized_convolution import QuantizedConvolutionFusion
+from hetero_sdk_jax.sibling_convolutions import SiblingPointwiseConvolutions
 
 __all__ = ["DISABLE_TRANSFORMATIONS", "QUANTIZED_CONVOLUTIONS", "transform_model"]
 
@@ -26,8 +27,9 @@ DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
 
 def transform_model(model: Model) -> PassManager:
     """Runs ``CommonOptimizations`` on ``model`` in place (the plugin passes its own clone), with
-    XLA's :class:`~hetero_sdk_jax.quantization.QuantizedRoundTripFolding` and
-    :class:`~hetero_sdk_jax.one_hot.OneHotMatMulToGather` in the same fixed-point group, after
+    XLA's :class:`~hetero_sdk_jax.quantization.QuantizedRoundTripFolding`,
+    :class:`~hetero_sdk_jax.one_hot.OneHotMatMulToGather` and
+    :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions` in the same fixed-point group, after
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`.
 
     :returns: the pass manager that ran (its ``records`` say what each pass did).
@@ -37,7 +39,8 @@ def transform_model(model: Model) -> PassManager:
     # before ConstantFolding turns the dequantized filters into f32 constants that hide their levels
     manager.register_group([QuantizedConvolutionFusion()], QUANTIZED_CONVOLUTIONS)
     manager.register_group(
-        [*common_optimizations(), QuantizedRoundTripFolding(), OneHotMatMulToGather()], COMMON_OPTIMIZATIONS
+        [*common_optimizations(), QuantizedRoundTripFolding(), OneHotMatMulToGather(), SiblingPointwiseConvolutions()],
+        COMMON_OPTIMIZATIONS,
     )
     manager.run_passes(model)
     return manager
