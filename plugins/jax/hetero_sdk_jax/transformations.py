@@ -11,8 +11,10 @@ from __future__ import annotations
 from hetero_sdk import Model
 from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimizations
 
+from hetero_sdk_jax.one_hot import OneHotMatMulToGather
 from hetero_sdk_jax.quantization import QuantizedRoundTripFolding
 from hetero_sdk_jax.quantized_convolution import QuantizedConvolutionFusion
+from hetero_sdk_jax.sibling_convolutions import SiblingPointwiseConvolutions
 
 __all__ = ["DISABLE_TRANSFORMATIONS", "QUANTIZED_CONVOLUTIONS", "transform_model"]
 
@@ -25,8 +27,10 @@ DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
 
 def transform_model(model: Model) -> PassManager:
     """Runs ``CommonOptimizations`` on ``model`` in place (the plugin passes its own clone), with
-    XLA's :class:`~hetero_sdk_jax.quantization.QuantizedRoundTripFolding` in the same fixed-point group,
-    after :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`.
+    XLA's :class:`~hetero_sdk_jax.quantization.QuantizedRoundTripFolding`,
+    :class:`~hetero_sdk_jax.one_hot.OneHotMatMulToGather` and
+    :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions` in the same fixed-point group, after
+    :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`.
 
     :returns: the pass manager that ran (its ``records`` say what each pass did).
     :raises ModelValidationError: when a pass leaves an invalid model (names the pass).
@@ -34,6 +38,9 @@ def transform_model(model: Model) -> PassManager:
     manager = PassManager()
     # before ConstantFolding turns the dequantized filters into f32 constants that hide their levels
     manager.register_group([QuantizedConvolutionFusion()], QUANTIZED_CONVOLUTIONS)
-    manager.register_group([*common_optimizations(), QuantizedRoundTripFolding()], COMMON_OPTIMIZATIONS)
+    manager.register_group(
+        [*common_optimizations(), QuantizedRoundTripFolding(), OneHotMatMulToGather(), SiblingPointwiseConvolutions()],
+        COMMON_OPTIMIZATIONS,
+    )
     manager.run_passes(model)
     return manager

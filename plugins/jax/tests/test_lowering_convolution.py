@@ -3,6 +3,7 @@ Col2Im and DeformableConvolution."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import opset
@@ -281,10 +282,10 @@ def test_few_channel_convolutions_of_channels_first_data_match_numpy(
 
 @OPS
 @given(data=st.data(), rank=st.integers(1, 3))
-def test_one_dimensional_convolutions_as_one_product_match_numpy(data: st.DataObject, rank: int) -> None:
+def test_one_dimensional_convolutions_match_numpy(data: st.DataObject, rank: int) -> None:
     """A convolution sliding along one spatial axis (the others of size 1, in the data and the
-    kernel: a 1-D layer, or a 2-D one with a k x 1 kernel as magika writes it) run as one matrix
-    product of the stacked windows, with strides, dilations and crops along that axis."""
+    kernel: a 1-D layer, or a 2-D one with a k x 1 kernel as magika writes it) run as a 1-D
+    convolution, with strides, dilations and crops along that axis."""
     axis = data.draw(st.integers(0, rank - 1))
     length, taps = data.draw(st.integers(2, 9)), data.draw(st.integers(2, 4))
     sizes, kernel = [1] * rank, [1] * rank
@@ -362,3 +363,18 @@ def test_pointwise_convolution_layers_match_the_reference(data: st.DataObject, r
     px = param(x)
     node = opset.convolution(px, w, strides, [0] * rank, [0] * rank, [data.draw(st.integers(1, 2))] * rank)
     check_against_reference(single_op(node, [px]), [x], rtol=1e-5, atol=1e-4)
+
+
+def test_a_few_channel_convolution_pads_each_tap_not_the_image() -> None:
+    """Each tap pads only its own slice (XLA fuses those pads into the loop; a padded copy of the whole
+    image was written first before): no pad reads the image itself; and a tap that reads padding only
+    (a 3x3 kernel on one column padded by 2) gives zeros."""
+    x = np.random.default_rng(6).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    w = np.random.default_rng(7).standard_normal((16, 3, 3, 3)).astype(np.float32)
+    jaxpr = jax.make_jaxpr(lambda v: few_channel_conv(v, _read(w), [2, 2], [(1, 1), (1, 1)], [1, 1]))(x)
+    pads = [e for e in jaxpr.eqns if e.primitive.name == "pad"]
+    assert pads and all(e.invars[0].aval.shape != x.shape for e in pads)
+    column = x[:, :, :, :1]
+    got = few_channel_conv(jnp.asarray(column), _read(w), [1, 1], [(0, 0), (2, 2)], [1, 1])
+    expected = _convolution_numpy(column, w, [1, 1], [(0, 0), (2, 2)], [1, 1])
+    np.testing.assert_allclose(np.moveaxis(np.asarray(got), -1, 1), expected, rtol=1e-5, atol=1e-4)

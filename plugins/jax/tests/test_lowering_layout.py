@@ -309,8 +309,8 @@ def test_a_slice_of_a_chain_value_along_any_axes(
     data: st.DataObject, slices: list[tuple[int, int, int, int]], with_axes: bool
 ) -> None:
     """Slice (axes given, or the leading ones implied) of a convolution's result, then a convolution
-    of what is left; both checked against numpy's slicing of the ``NCHW`` values (the Slice takes the
-    value back to ``NCHW``: see the layout module on why it is not carried)."""
+    of what is left; both checked against numpy's slicing of the ``NCHW`` values (the Slice is carried
+    channels-last, its axes moved; empty results and channel slices included)."""
     x = data.draw(floats((3, 2, 4, 5), low=-2, high=2))
     w = data.draw(floats((4, 2, 1, 1), low=-2, high=2))
     axes = [a for a, *_ in slices] if with_axes else list(range(len(slices)))

@@ -145,3 +145,22 @@ def test_a_yolo_style_head_changes_layout_only_at_its_output() -> None:
     # one out of the held layout and the head's own, which XLA merges into none
     assert len(transposes) == 2
     assert all(e.outvars[0].aval.shape == (1, 20, 6) or e.outvars[0].aval.shape == (1, 6, 20) for e in transposes)
+
+
+def test_a_slice_between_two_convolutions_stays_channels_last() -> None:
+    """conv -> Slice (a spatial crop and every other channel) -> Relu -> conv: the values of numpy's,
+    and no layout change inside the chain (one move out at the output; the first convolution, of few
+    channels, reads its input channels-first)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    w1 = rng.standard_normal((8, 3, 1, 1)).astype(np.float32)
+    w2 = rng.standard_normal((5, 4, 1, 1)).astype(np.float32)
+    px, conv = _held_conv(x, w1)
+    start, stop, step = (np.array(v, np.int64) for v in ([0, 1, 1], [8, 5, -1], [2, 1, 1]))
+    sliced = opset.slice(conv, start, stop, step, np.array([1, 2, 3], np.int64))
+    out = opset.convolution(opset.relu(sliced), w2, [1, 1], [0, 0], [0, 0], [1, 1])
+    model = hs.Model([out], [px])
+    expected = _pointwise(np.maximum(_pointwise(x, w1)[:, 0:8:2, 1:5, 1:-1], 0).astype(np.float32), w2)
+    np.testing.assert_allclose(run_xla(model, [x])[0], expected, rtol=1e-5, atol=1e-5)
+    jaxpr = jax.make_jaxpr(lower(model))(x)
+    assert len([e for e in jaxpr.eqns if e.primitive.name == "transpose"]) == 1

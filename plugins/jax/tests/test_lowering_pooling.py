@@ -176,3 +176,17 @@ def test_pooling_of_a_channels_last_convolution_result(data: st.DataObject, rank
     ]
     nodes.append(build(opset.avg_pool, held, exclude_pad=exclude_pad, name="mean", **geometry))
     check_against_reference(many_ops(nodes, [px]), [x], rtol=1e-5, atol=1e-5)
+
+
+def test_max_pool_keeps_the_first_of_equal_zeros_in_row_major_order() -> None:
+    """-0.0 at (0, 1) and 0.0 at (1, 0) of a 2x2 window, everything else negative: the first tap in
+    row-major order holding the maximum wins (-0.0), with or without the indices read."""
+    x = np.full((1, 1, 2, 2), -1.0, np.float32)
+    x[0, 0, 0, 1], x[0, 0, 1, 0] = -0.0, 0.0
+    px = param(x)
+    node = opset.max_pool(px, [1, 1], [1, 1], [0, 0], [0, 0], [2, 2])
+    (alone,) = run_xla(hs.Model([node.output(0)], [px]), [x])
+    values, indices = run_xla(single_op(node, [px]), [x])
+    for got in (alone, values):
+        assert got.shape == (1, 1, 1, 1) and got[0, 0, 0, 0] == 0 and np.signbit(got[0, 0, 0, 0])
+    assert indices[0, 0, 0, 0] == 1

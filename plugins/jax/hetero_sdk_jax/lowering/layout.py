@@ -6,7 +6,7 @@ convolution gets a layout change on each side (10-20 % of the PP-OCR direction c
 graph interpreter lowers every floating-point convolution channels-last and tags its result
 (:class:`ChannelsLast`); an op that computes the same on either layout (element-wise ops,
 activations, reductions keeping their axes, Concat, MaxPool, AvgPool, convolutions, transposed
-convolutions, Interpolate, BatchNormInference; Split and VariadicSplit through :mod:`.movement`)
+convolutions, Interpolate, BatchNormInference; Split, VariadicSplit and Slice through :mod:`.movement`)
 takes tagged
 inputs as they are and gives a tagged result, and any other op gets its inputs moved back to
 ``NC...`` first (:meth:`ChannelsLast.channels_first`): Transpose, MatMul, the outputs...
@@ -19,10 +19,7 @@ and a reduction over spatial axes that drops them. PP-OCRv4 rec's neck reshapes 
 Transpose with the move back before it (it merges the two into one transpose, none when they cancel,
 so a Transpose is not carried); moved back before the Reshape, the value was copied twice.
 
-A Slice is not carried, though it could be (the held array sliced along the moved axes): magika's
-1-D convolution reaches its max pool through a Slice, and held channels-last there, XLA:CPU's YNNPACK
-fusion takes the convolution's product, its GELU and the max pool as one kernel, 10-15 % slower over
-the whole model than the product alone followed by a transpose (measured in one process, interleaved).
+Split, VariadicSplit and Slice are carried along any axes (:mod:`.movement`).
 """
 
 from __future__ import annotations
