@@ -22,6 +22,7 @@ from hetero_sdk.plugin import backprop_geometry, resolve_pads
 from jax import lax
 
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
+from hetero_sdk_jax.lowering.native_depthwise import native_depthwise, runs_natively
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 from hetero_sdk_jax.lowering.weight_layout import WeightLayout, input_layout
 from hetero_sdk_jax.quantized_convolution import QUANTIZED_CONVOLUTION, window_padding
@@ -87,6 +88,8 @@ def depthwise_conv(
     drops ``lax.optimization_barrier`` before fusing, so one cannot keep XLA from computing the sum
     again in each consumer of a result that fans out (a squeeze-and-excitation block's).
     """
+    if runs_natively(x, w, strides, padding, dilations, channels_last):
+        return native_depthwise(x, w, strides, padding, dilations)
     wide = accumulation(x.dtype)
     if wide is not None:
         x, w = x.astype(wide), w.astype(wide)
