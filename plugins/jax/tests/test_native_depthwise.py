@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from xla_helpers import OPS, floats, param, run_xla, single_op
 
 from hetero_sdk_jax import native
-from hetero_sdk_jax.lowering.native_depthwise import TARGET, native_depthwise, runs_natively
+from hetero_sdk_jax.lowering.native_depthwise import MIN_CHANNELS, TARGET, native_depthwise, runs_natively
 
 pytestmark = pytest.mark.skipif(not native.available(TARGET), reason="the native kernel cannot be built here")
 
@@ -96,6 +96,8 @@ def test_depthwise_conv_calls_the_kernel_for_f32_only_and_only_where_native_kern
         assert not runs_natively(jnp.asarray(x), jnp.asarray(w), [1, 1], [(2, 2)] * 2, [1, 1], channels_last=False)
         multiplier_2 = jnp.ones((5, 5, 1, 40), jnp.float32)
         assert not runs_natively(jnp.ones((1, 6, 6, 20)), multiplier_2, [1, 1], [(2, 2)] * 2, [1, 1], True)
+        few = MIN_CHANNELS - 1
+        assert not runs_natively(jnp.ones((1, 6, 6, few)), jnp.ones((5, 5, 1, few)), [1, 1], [(2, 2)] * 2, [1, 1], True)
 
 
 @pytest.mark.parametrize("stride", [1, 2])

@@ -17,10 +17,15 @@ import numpy as np
 
 from hetero_sdk_jax.native import use_native
 
-__all__ = ["TARGET", "native_depthwise", "runs_natively"]
+__all__ = ["MIN_CHANNELS", "TARGET", "native_depthwise", "runs_natively"]
 
 TARGET = "hetero_sdk_depthwise_conv"
 """The native kernel's FFI target."""
+
+MIN_CHANNELS = 17
+"""Layers with fewer channels keep XLA's loop: the bias and activation after the kernel then run as a
+loop of their own, and XLA's loops over 16 or fewer channels cost more than the kernel saves (PP-OCR det's
+16-channel 3x3 layer at 160x160 with its bias and hardswish: 455 us native, 366 XLA's fused loop)."""
 
 
 def _output_sizes(
@@ -41,8 +46,8 @@ def runs_natively(
     channels_last: bool,
 ) -> bool:
     """True when the kernel computes this depthwise convolution: f32 ``[N, H, W, C]`` data, an f32
-    ``[KH, KW, 1, C]`` filter (multiplier 1), a non-empty result, and the lowering being traced may call
-    native kernels (:func:`~hetero_sdk_jax.native.use_native`)."""
+    ``[KH, KW, 1, C]`` filter (multiplier 1), at least :data:`MIN_CHANNELS` channels, a non-empty result,
+    and the lowering being traced may call native kernels (:func:`~hetero_sdk_jax.native.use_native`)."""
     return (
         channels_last
         and x.ndim == 4
@@ -51,6 +56,7 @@ def runs_natively(
         and w.dtype == jnp.float32
         and w.shape[2] == 1
         and w.shape[3] == x.shape[3]
+        and x.shape[3] >= MIN_CHANNELS
         and min(_output_sizes(x, w, strides, padding, dilations)) > 0
         and use_native(TARGET)
     )

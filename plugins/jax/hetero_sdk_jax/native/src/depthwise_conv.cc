@@ -65,105 +65,111 @@ inline void Interior(const Problem& p, int64_t* lo, int64_t* hi) {
 constexpr int64_t kLanes = 16;
 constexpr int kBlock = 8;  // interior output columns computed together
 
-// kCols interior columns from j, all channels, of output row i of image n (taps along the height: [a0, a1)).
+// The 16 channels from c (the last ones masked).
+struct Lanes {
+  int64_t c;
+  __mmask16 mask;
+};
+
+// kCols interior columns from j of output row i of image n, channels `lanes` (taps along the height: [a0, a1)).
 template <int kCols>
-inline void InteriorColumns(const Problem& p, int64_t n, int64_t i, int64_t a0, int64_t a1, int64_t j) {
+inline void InteriorColumns(const Problem& p, Lanes lanes, int64_t n, int64_t i, int64_t a0, int64_t a1, int64_t j) {
   const int64_t row0 = i * p.sh - p.pt, col0 = j * p.sw - p.pl;
   const int64_t pitch = p.w_in * p.c, step = p.sw * p.c;
-  const float* image = p.x + n * p.h * pitch;
-  float* out = p.y + ((n * p.oh + i) * p.ow + j) * p.c;
-  for (int64_t c = 0; c < p.c; c += kLanes) {
-    const __mmask16 mask = p.c - c >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (p.c - c)) - 1);
-    __m512 acc[kCols];
-    for (int k = 0; k < kCols; ++k) acc[k] = _mm512_setzero_ps();
-    for (int64_t a = a0; a < a1; ++a) {
-      const float* row = image + (row0 + a * p.dh) * pitch + col0 * p.c + c;
-      const float* wrow = p.w + a * p.kw * p.c + c;
-      for (int64_t b = 0; b < p.kw; ++b) {
-        const __m512 wv = _mm512_maskz_loadu_ps(mask, wrow + b * p.c);
-        const float* tap = row + b * p.dw * p.c;
-        for (int k = 0; k < kCols; ++k) acc[k] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, tap + k * step), wv, acc[k]);
-      }
+  const __mmask16 mask = lanes.mask;
+  const float* image = p.x + n * p.h * pitch + lanes.c;
+  float* out = p.y + ((n * p.oh + i) * p.ow + j) * p.c + lanes.c;
+  __m512 acc[kCols];
+  for (int k = 0; k < kCols; ++k) acc[k] = _mm512_setzero_ps();
+  for (int64_t a = a0; a < a1; ++a) {
+    const float* row = image + (row0 + a * p.dh) * pitch + col0 * p.c;
+    const float* wrow = p.w + a * p.kw * p.c + lanes.c;
+    for (int64_t b = 0; b < p.kw; ++b) {
+      const __m512 wv = _mm512_maskz_loadu_ps(mask, wrow + b * p.c);
+      const float* tap = row + b * p.dw * p.c;
+      for (int k = 0; k < kCols; ++k) acc[k] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, tap + k * step), wv, acc[k]);
     }
-    for (int k = 0; k < kCols; ++k) _mm512_mask_storeu_ps(out + k * p.c + c, mask, acc[k]);
   }
+  for (int k = 0; k < kCols; ++k) _mm512_mask_storeu_ps(out + k * p.c, mask, acc[k]);
 }
 
 // InteriorColumns for a filter KW wide at width stride SW and width dilation 1, unrolled: each input row's
 // (kCols - 1) * SW + KW vectors are loaded once and serve every tap that reads them.
 template <int KW, int SW, int kCols>
-inline void InteriorColumnsFixed(const Problem& p, int64_t n, int64_t i, int64_t a0, int64_t a1, int64_t j) {
+inline void InteriorColumnsFixed(const Problem& p, Lanes lanes, int64_t n, int64_t i, int64_t a0, int64_t a1,
+                                 int64_t j) {
   constexpr int kInputs = (kCols - 1) * SW + KW;
   const int64_t row0 = i * p.sh - p.pt, col0 = j * SW - p.pl;
   const int64_t pitch = p.w_in * p.c;
-  const float* image = p.x + n * p.h * pitch;
-  float* out = p.y + ((n * p.oh + i) * p.ow + j) * p.c;
-  for (int64_t c = 0; c < p.c; c += kLanes) {
-    const __mmask16 mask = p.c - c >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (p.c - c)) - 1);
-    __m512 acc[kCols];
-    for (int k = 0; k < kCols; ++k) acc[k] = _mm512_setzero_ps();
-    for (int64_t a = a0; a < a1; ++a) {
-      const float* row = image + (row0 + a * p.dh) * pitch + col0 * p.c + c;
-      const float* wrow = p.w + a * KW * p.c + c;
-      __m512 in[kInputs];
-      for (int t = 0; t < kInputs; ++t) in[t] = _mm512_maskz_loadu_ps(mask, row + t * p.c);
-      for (int b = 0; b < KW; ++b) {
-        const __m512 wv = _mm512_maskz_loadu_ps(mask, wrow + b * p.c);
-        for (int k = 0; k < kCols; ++k) acc[k] = _mm512_fmadd_ps(in[k * SW + b], wv, acc[k]);
-      }
+  const __mmask16 mask = lanes.mask;
+  const float* image = p.x + n * p.h * pitch + lanes.c;
+  float* out = p.y + ((n * p.oh + i) * p.ow + j) * p.c + lanes.c;
+  __m512 acc[kCols];
+  for (int k = 0; k < kCols; ++k) acc[k] = _mm512_setzero_ps();
+  for (int64_t a = a0; a < a1; ++a) {
+    const float* row = image + (row0 + a * p.dh) * pitch + col0 * p.c;
+    const float* wrow = p.w + a * KW * p.c + lanes.c;
+    __m512 in[kInputs];
+    for (int t = 0; t < kInputs; ++t) in[t] = _mm512_maskz_loadu_ps(mask, row + t * p.c);
+    for (int b = 0; b < KW; ++b) {
+      const __m512 wv = _mm512_maskz_loadu_ps(mask, wrow + b * p.c);
+      for (int k = 0; k < kCols; ++k) acc[k] = _mm512_fmadd_ps(in[k * SW + b], wv, acc[k]);
     }
-    for (int k = 0; k < kCols; ++k) _mm512_mask_storeu_ps(out + k * p.c + c, mask, acc[k]);
   }
+  for (int k = 0; k < kCols; ++k) _mm512_mask_storeu_ps(out + k * p.c, mask, acc[k]);
 }
 
 // The interior columns [j, hi) of row i, kBlock at a time, then 4, then 1.
 template <int KW, int SW>
-inline void InteriorRowFixed(const Problem& p, int64_t n, int64_t i, int64_t a0, int64_t a1, int64_t j, int64_t hi) {
-  for (; j + kBlock <= hi; j += kBlock) InteriorColumnsFixed<KW, SW, kBlock>(p, n, i, a0, a1, j);
-  for (; j + 4 <= hi; j += 4) InteriorColumnsFixed<KW, SW, 4>(p, n, i, a0, a1, j);
-  for (; j < hi; ++j) InteriorColumnsFixed<KW, SW, 1>(p, n, i, a0, a1, j);
+inline void InteriorRowFixed(const Problem& p, Lanes lanes, int64_t n, int64_t i, int64_t a0, int64_t a1, int64_t j,
+                             int64_t hi) {
+  for (; j + kBlock <= hi; j += kBlock) InteriorColumnsFixed<KW, SW, kBlock>(p, lanes, n, i, a0, a1, j);
+  for (; j + 4 <= hi; j += 4) InteriorColumnsFixed<KW, SW, 4>(p, lanes, n, i, a0, a1, j);
+  for (; j < hi; ++j) InteriorColumnsFixed<KW, SW, 1>(p, lanes, n, i, a0, a1, j);
 }
 
 // One output column j of row i with every tap checked against the borders.
-inline void BorderColumn(const Problem& p, int64_t n, int64_t i, int64_t a0, int64_t a1, int64_t j) {
+inline void BorderColumn(const Problem& p, Lanes lanes, int64_t n, int64_t i, int64_t a0, int64_t a1, int64_t j) {
   const int64_t row0 = i * p.sh - p.pt, col0 = j * p.sw - p.pl;
   int64_t b0, b1;
   TapRange(col0, p.dw, p.kw, p.w_in, &b0, &b1);
-  const float* image = p.x + n * p.h * p.w_in * p.c;
-  float* out = p.y + ((n * p.oh + i) * p.ow + j) * p.c;
-  for (int64_t c = 0; c < p.c; c += kLanes) {
-    const __mmask16 mask = p.c - c >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (p.c - c)) - 1);
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t a = a0; a < a1; ++a)
-      for (int64_t b = b0; b < b1; ++b)
-        acc = _mm512_fmadd_ps(
-            _mm512_maskz_loadu_ps(mask, image + ((row0 + a * p.dh) * p.w_in + col0 + b * p.dw) * p.c + c),
-            _mm512_maskz_loadu_ps(mask, p.w + (a * p.kw + b) * p.c + c), acc);
-    _mm512_mask_storeu_ps(out + c, mask, acc);
-  }
+  const __mmask16 mask = lanes.mask;
+  const float* image = p.x + n * p.h * p.w_in * p.c + lanes.c;
+  __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};  // two chains of FMAs, not one
+  for (int64_t a = a0; a < a1; ++a)
+    for (int64_t b = b0; b < b1; ++b)
+      acc[b & 1] = _mm512_fmadd_ps(
+          _mm512_maskz_loadu_ps(mask, image + ((row0 + a * p.dh) * p.w_in + col0 + b * p.dw) * p.c),
+          _mm512_maskz_loadu_ps(mask, p.w + (a * p.kw + b) * p.c + lanes.c), acc[b & 1]);
+  _mm512_mask_storeu_ps(p.y + ((n * p.oh + i) * p.ow + j) * p.c + lanes.c, mask, _mm512_add_ps(acc[0], acc[1]));
 }
 
+// Output rows [first, last) (of every image: row r is row r % OH of image r / OH), one block of 16 channels
+// at a time over all the rows: a block's few input rows stay in L1 from one output row to the next.
 void Rows(const Problem& p, int64_t first, int64_t last) {
   int64_t lo, hi;
   Interior(p, &lo, &hi);
-  for (int64_t r = first; r < last; ++r) {
-    const int64_t n = r / p.oh, i = r % p.oh;
-    int64_t a0, a1;
-    TapRange(i * p.sh - p.pt, p.dh, p.kh, p.h, &a0, &a1);
-    int64_t j = 0;
-    for (; j < lo; ++j) BorderColumn(p, n, i, a0, a1, j);
-    const bool unrolled = p.dw == 1 && (p.kw == 3 || p.kw == 5) && (p.sw == 1 || p.sw == 2);
-    if (unrolled && p.kw == 3 && p.sw == 1) InteriorRowFixed<3, 1>(p, n, i, a0, a1, j, hi);
-    else if (unrolled && p.kw == 3) InteriorRowFixed<3, 2>(p, n, i, a0, a1, j, hi);
-    else if (unrolled && p.sw == 1) InteriorRowFixed<5, 1>(p, n, i, a0, a1, j, hi);
-    else if (unrolled) InteriorRowFixed<5, 2>(p, n, i, a0, a1, j, hi);
-    else {
-      for (; j + kBlock <= hi; j += kBlock) InteriorColumns<kBlock>(p, n, i, a0, a1, j);
-      for (; j + 4 <= hi; j += 4) InteriorColumns<4>(p, n, i, a0, a1, j);
-      for (; j < hi; ++j) InteriorColumns<1>(p, n, i, a0, a1, j);
+  const bool unrolled = p.dw == 1 && (p.kw == 3 || p.kw == 5) && (p.sw == 1 || p.sw == 2);
+  for (int64_t c = 0; c < p.c; c += kLanes) {
+    const Lanes lanes{c, p.c - c >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (p.c - c)) - 1)};
+    for (int64_t r = first; r < last; ++r) {
+      const int64_t n = r / p.oh, i = r % p.oh;
+      int64_t a0, a1;
+      TapRange(i * p.sh - p.pt, p.dh, p.kh, p.h, &a0, &a1);
+      int64_t j = 0;
+      for (; j < lo; ++j) BorderColumn(p, lanes, n, i, a0, a1, j);
+      if (unrolled && p.kw == 3 && p.sw == 1) InteriorRowFixed<3, 1>(p, lanes, n, i, a0, a1, j, hi);
+      else if (unrolled && p.kw == 3) InteriorRowFixed<3, 2>(p, lanes, n, i, a0, a1, j, hi);
+      else if (unrolled && p.sw == 1) InteriorRowFixed<5, 1>(p, lanes, n, i, a0, a1, j, hi);
+      else if (unrolled) InteriorRowFixed<5, 2>(p, lanes, n, i, a0, a1, j, hi);
+      else {
+        for (; j + kBlock <= hi; j += kBlock) InteriorColumns<kBlock>(p, lanes, n, i, a0, a1, j);
+        for (; j + 4 <= hi; j += 4) InteriorColumns<4>(p, lanes, n, i, a0, a1, j);
+        for (; j < hi; ++j) InteriorColumns<1>(p, lanes, n, i, a0, a1, j);
+      }
+      j = std::max(j, hi);
+      for (; j < p.ow; ++j) BorderColumn(p, lanes, n, i, a0, a1, j);
     }
-    j = std::max(j, hi);
-    for (; j < p.ow; ++j) BorderColumn(p, n, i, a0, a1, j);
   }
 }
 
