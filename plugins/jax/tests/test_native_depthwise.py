@@ -3,6 +3,7 @@ written in numpy here, and the XLA device's depthwise layers with native kernels
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jax
@@ -10,9 +11,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from hetero_sdk import opset
+from hetero_sdk.plugin import unpack_blob
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from xla_helpers import OPS, floats, param, run_xla, single_op
+from xla_helpers import OPS, core, floats, param, run_xla, single_op
 
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering.native_depthwise import MIN_CHANNELS, TARGET, native_depthwise, runs_natively
@@ -89,7 +91,8 @@ def _lowered_text(x: np.ndarray, w: np.ndarray, native_on: bool) -> str:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_depthwise_conv_calls_the_kernel_for_f32_only_and_only_where_native_kernels_are_on(dtype: type) -> None:
-    x, w = np.ones((1, 6, 6, 20), dtype), np.ones((5, 5, 1, 20), dtype)
+    x: np.ndarray = np.ones((1, 6, 6, 20), dtype)
+    w: np.ndarray = np.ones((5, 5, 1, 20), dtype)
     assert (TARGET in _lowered_text(x, w, True)) == (dtype == np.float32)
     assert TARGET not in _lowered_text(x, w, False)
     with native.native_scope("cpu", True):
@@ -112,3 +115,16 @@ def test_depthwise_layers_on_xla_with_native_kernels_on_and_off_match_numpy(stri
     for on in (True, False):
         got = run_xla(model, [x], {"XLA_NATIVE_KERNELS": on})[0]
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_an_exported_blob_records_the_kernel_and_runs_when_imported() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 24, 9, 10)).astype(np.float32)
+    w = rng.standard_normal((24, 1, 1, 3, 3)).astype(np.float32)
+    model, _ = _depthwise_layer(x, w, 1, 1)
+    compiled = core().compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": True})
+    expected = np.asarray(compiled([x]).to_tuple()[0])
+    blob = compiled.export_model()
+    assert json.loads(unpack_blob(blob, "XLA")["header"])["native_kernels"] == [TARGET]
+    got = np.asarray(core().import_model(blob, "XLA")([x]).to_tuple()[0])
+    np.testing.assert_array_equal(got, expected)
