@@ -4,6 +4,11 @@ written in numpy here, and the XLA device's depthwise layers with native kernels
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -19,7 +24,7 @@ from xla_helpers import OPS, core, floats, param, run_xla, single_op
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering.native_depthwise import MIN_CHANNELS, TARGET, native_depthwise, runs_natively
 
-pytestmark = pytest.mark.skipif(not native.available(TARGET), reason="the native kernel cannot be built here")
+needs_kernel = pytest.mark.skipif(not native.available(TARGET), reason="the native kernel cannot be built here")
 
 
 def _depthwise_numpy(x: np.ndarray, w: np.ndarray, strides, pads, dilations) -> np.ndarray:
@@ -42,6 +47,7 @@ def _kernel(x: np.ndarray, w: np.ndarray, strides, pads, dilations) -> np.ndarra
     return np.asarray(run(x, w))
 
 
+@needs_kernel
 @OPS
 @given(data=st.data())
 def test_kernel_matches_numpy_with_strides_pads_dilations_and_any_channel_count(data: st.DataObject) -> None:
@@ -60,6 +66,7 @@ def test_kernel_matches_numpy_with_strides_pads_dilations_and_any_channel_count(
     np.testing.assert_allclose(got, _depthwise_numpy(x, w, strides, pads, dilations), rtol=1e-5, atol=1e-5)
 
 
+@needs_kernel
 def test_kernel_on_a_rec_sized_layer_matches_numpy() -> None:
     """PP-OCRv4 rec's 5x5 stride-2 layer shape (rows split over the thread pool)."""
     rng = np.random.default_rng(0)
@@ -89,6 +96,7 @@ def _lowered_text(x: np.ndarray, w: np.ndarray, native_on: bool) -> str:
     return jax.jit(f).lower(x, w).as_text()
 
 
+@needs_kernel
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_depthwise_conv_calls_the_kernel_for_f32_only_and_only_where_native_kernels_are_on(dtype: type) -> None:
     x: np.ndarray = np.ones((1, 6, 6, 20), dtype)
@@ -103,6 +111,7 @@ def test_depthwise_conv_calls_the_kernel_for_f32_only_and_only_where_native_kern
         assert not runs_natively(jnp.ones((1, 6, 6, few)), jnp.ones((5, 5, 1, few)), [1, 1], [(2, 2)] * 2, [1, 1], True)
 
 
+@needs_kernel
 @pytest.mark.parametrize("stride", [1, 2])
 def test_depthwise_layers_on_xla_with_native_kernels_on_and_off_match_numpy(stride: int) -> None:
     rng = np.random.default_rng(stride)
@@ -117,6 +126,7 @@ def test_depthwise_layers_on_xla_with_native_kernels_on_and_off_match_numpy(stri
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
+@needs_kernel
 def test_an_exported_blob_records_the_kernel_and_runs_when_imported() -> None:
     rng = np.random.default_rng(3)
     x = rng.standard_normal((1, 24, 9, 10)).astype(np.float32)
@@ -128,3 +138,43 @@ def test_an_exported_blob_records_the_kernel_and_runs_when_imported() -> None:
     assert json.loads(unpack_blob(blob, "XLA")["header"])["native_kernels"] == [TARGET]
     got = np.asarray(core().import_model(blob, "XLA")([x]).to_tuple()[0])
     np.testing.assert_array_equal(got, expected)
+
+
+_WITHOUT_COMPILER = textwrap.dedent(
+    """
+    import logging, sys
+    import numpy as np
+    logging.basicConfig(level=logging.WARNING, stream=sys.stdout)
+    from test_native_depthwise import _depthwise_layer
+    from xla_helpers import core
+    x = np.load(sys.argv[1])
+    w = np.load(sys.argv[2])
+    model, _ = _depthwise_layer(x, w, 1, 2)
+    compiled = core().compile_model(model, "XLA")
+    np.save(sys.argv[3], np.asarray(compiled([x]).to_tuple()[0]))
+    print("CALLS KERNEL", "hetero_sdk_depthwise_conv" in compiled.jax_executable([list(x.shape)]).as_text())
+    """
+)
+
+
+def test_without_a_compiler_xla_runs_its_own_loop_with_the_same_values(tmp_path: Path) -> None:
+    """A fresh process with no C++ compiler and an empty kernel cache: XLA's own depthwise loop, the same
+    values as numpy's, the reason logged once."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 20, 9, 13)).astype(np.float32)
+    w = rng.standard_normal((20, 1, 1, 5, 5)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "w.npy", w)
+    env = {**os.environ, "CXX": "/nonexistent/c++", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+    arguments = [str(tmp_path / name) for name in ("x.npy", "w.npy", "got.npy")]
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_COMPILER, *arguments], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "CALLS KERNEL False" in done.stdout
+    assert done.stdout.count("native kernel hetero_sdk_depthwise_conv unavailable") == 1
+    taps = np.transpose(w[:, 0, 0], (1, 2, 0))
+    first = np.maximum(_depthwise_numpy(np.moveaxis(x, 1, -1), taps, [1, 1], [(2, 2)] * 2, [1, 1]), 0)
+    expected = np.moveaxis(np.maximum(_depthwise_numpy(first, taps, [1, 1], [(2, 2)] * 2, [1, 1]), 0), -1, 1)
+    np.testing.assert_allclose(np.load(tmp_path / "got.npy"), expected, rtol=1e-4, atol=1e-4)
