@@ -1,0 +1,98 @@
+"""The XLA device's depthwise convolutions at the PP-OCR models' layers: the native kernel
+(``hetero_sdk_depthwise_conv``) against XLA's own fused loop, in one process, interleaved, one CPU.
+
+Usage::
+
+    python bench/bench_native_depthwise.py --model ppocr-rec --runs 200 --cpu-time
+
+Each layer is ``depthwise_conv`` (as the lowering calls it, channels-last f32), then the bias add and
+hardswish that follow it in the models: XLA fuses those into its own loop, while the native kernel's
+result is read again by a separate XLA loop, so the comparison includes that cost. The table gives
+each median in microseconds and native / XLA; the last row sums the layers as the model has them.
+Layers the kernel does not take (16 channels or fewer: ``native_depthwise.MIN_CHANNELS``) run XLA's loop
+in both columns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from hetero_sdk_jax import native
+from hetero_sdk_jax.lowering.convolution import depthwise_conv
+from hetero_sdk_jax.lowering.native_depthwise import TARGET
+from timing import measure, print_table
+
+# (channels, height, width, kernel, (stride_h, stride_w), count in the model) at the issue's sizes
+LAYERS = {
+    "ppocr-rec": [
+        (16, 24, 160, 3, (1, 1), 1), (32, 24, 160, 3, (1, 1), 1), (64, 24, 160, 3, (1, 1), 1),
+        (64, 24, 160, 3, (2, 1), 1), (128, 12, 160, 3, (1, 1), 1), (128, 12, 160, 3, (1, 2), 1),
+        (240, 12, 80, 5, (1, 1), 4), (240, 12, 80, 5, (2, 1), 1), (480, 6, 80, 5, (1, 1), 1),
+        (480, 6, 80, 5, (2, 1), 1), (480, 3, 80, 5, (1, 1), 1),
+    ],
+    "ppocr-cls": [
+        (8, 24, 96, 3, (2, 1), 1), (24, 12, 96, 3, (2, 1), 1), (32, 6, 96, 3, (1, 1), 1),
+        (32, 6, 96, 5, (2, 1), 1), (88, 3, 96, 5, (1, 1), 2), (40, 3, 96, 5, (1, 1), 1),
+        (48, 3, 96, 5, (1, 1), 1), (104, 3, 96, 5, (2, 1), 1), (200, 2, 96, 5, (1, 1), 2),
+    ],
+    "ppocr-det": [
+        (16, 160, 160, 3, (1, 1), 1), (32, 160, 160, 3, (2, 2), 1), (48, 80, 80, 3, (1, 1), 1),
+        (48, 80, 80, 3, (2, 2), 1), (96, 40, 40, 3, (1, 1), 1), (96, 40, 40, 3, (2, 2), 1),
+        (192, 20, 20, 5, (1, 1), 4), (192, 20, 20, 5, (2, 2), 1), (384, 10, 10, 5, (1, 1), 3),
+    ],
+}  # fmt: skip
+
+
+def _layer(kernel: int, strides: tuple[int, int], on: bool):  # type: ignore[no-untyped-def]
+    pad = kernel // 2
+
+    def f(x: jax.Array, w: jax.Array, bias: jax.Array) -> jax.Array:
+        with native.native_scope("cpu", on):
+            y = depthwise_conv(x, w, strides, [(pad, pad)] * 2, [1, 1], True) + bias
+        return y * jnp.clip(y + 3, 0, 6) / 6
+
+    return jax.jit(f)
+
+
+def _timed(call: Callable[..., jax.Array], *args: jax.Array) -> Callable[[], object]:
+    return lambda: call(*args).block_until_ready()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=sorted(LAYERS), default="ppocr-rec")
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
+    args = parser.parse_args()
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU (before XLA sizes its thread pool)
+    if not native.available(TARGET):
+        raise SystemExit(f"the native kernel {TARGET} did not build here (see the log)")
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    rng = np.random.default_rng(0)
+    rows, totals = [], {"XLA": 0.0, "native": 0.0}
+    for channels, height, width, kernel, strides, count in LAYERS[args.model]:
+        x = jnp.asarray(rng.standard_normal((1, height, width, channels), np.float32))
+        w = jnp.asarray(rng.standard_normal((kernel, kernel, 1, channels), np.float32))
+        bias = jnp.asarray(rng.standard_normal(channels, np.float32))
+        calls = {name: _layer(kernel, strides, name == "native") for name in totals}
+        np.testing.assert_allclose(calls["native"](x, w, bias), calls["XLA"](x, w, bias), rtol=1e-4, atol=1e-4)
+        times = measure({name: _timed(call, x, w, bias) for name, call in calls.items()}, args.runs, 5, clock=clock)
+        medians = {name: float(np.median(t)) * 1e6 for name, t in times.items()}
+        for name in totals:
+            totals[name] += medians[name] * count
+        layer = f"{channels}x{height}x{width} {kernel}x{kernel} /{strides[0]},{strides[1]} x{count}"
+        rows.append({"layer": layer, "XLA": medians["XLA"], "native": medians["native"],
+                     "ratio": medians["native"] / medians["XLA"]})  # fmt: skip
+    rows.append({"layer": "model total", **totals, "ratio": totals["native"] / totals["XLA"]})
+    print(f"{args.model}: depthwise + bias + hardswish, median us ({'CPU' if args.cpu_time else 'wall'} time)")
+    print_table([("layer", "layer"), ("XLA", "XLA us"), ("native", "native us"), ("ratio", "native/XLA")], rows)
+
+
+if __name__ == "__main__":
+    main()

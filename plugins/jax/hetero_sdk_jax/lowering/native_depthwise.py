@@ -1,0 +1,81 @@
+"""Depthwise 2-D convolutions of channels-last f32 data through the XLA device's native CPU kernel
+(``hetero_sdk_depthwise_conv``, :mod:`hetero_sdk_jax.native`, source ``native/src/depthwise_conv.cc``).
+
+XLA's own loop for :func:`~.convolution.depthwise_conv` runs 16 channels at a time with a separate multiply
+and add per tap; the kernel multiplies and adds with FMAs over 16-channel vectors, 8 output columns per
+weight load, reading the borders in place (no padded copy). :func:`native_depthwise` is called where
+:func:`runs_natively` says yes; elsewhere the pure-XLA form runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from hetero_sdk_jax.native import use_native
+
+__all__ = ["MIN_CHANNELS", "TARGET", "native_depthwise", "runs_natively"]
+
+TARGET = "hetero_sdk_depthwise_conv"
+"""The native kernel's FFI target."""
+
+MIN_CHANNELS = 17
+"""Layers with fewer channels keep XLA's loop: the bias and activation after the kernel then run as a
+loop of their own, and XLA's loops over 16 or fewer channels cost more than the kernel saves (PP-OCR det's
+16-channel 3x3 layer at 160x160 with its bias and hardswish: 455 us native, 366 XLA's fused loop)."""
+
+
+def _output_sizes(
+    x: jnp.ndarray, w: jnp.ndarray, strides: Sequence[int], padding: Sequence[tuple[int, int]], dilations: Sequence[int]
+) -> list[int]:
+    return [
+        (size + b + e - (k - 1) * d - 1) // s + 1
+        for size, k, s, (b, e), d in zip(x.shape[1:3], w.shape[:2], strides, padding, dilations)
+    ]
+
+
+def runs_natively(
+    x: jnp.ndarray,
+    w: jnp.ndarray,
+    strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    dilations: Sequence[int],
+    channels_last: bool,
+) -> bool:
+    """True when the kernel computes this depthwise convolution: f32 ``[N, H, W, C]`` data, an f32
+    ``[KH, KW, 1, C]`` filter (multiplier 1), at least :data:`MIN_CHANNELS` channels, a non-empty result,
+    and the lowering being traced may call native kernels (:func:`~hetero_sdk_jax.native.use_native`)."""
+    return (
+        channels_last
+        and x.ndim == 4
+        and w.ndim == 4
+        and x.dtype == jnp.float32
+        and w.dtype == jnp.float32
+        and w.shape[2] == 1
+        and w.shape[3] == x.shape[3]
+        and x.shape[3] >= MIN_CHANNELS
+        and min(_output_sizes(x, w, strides, padding, dilations)) > 0
+        and use_native(TARGET)
+    )
+
+
+def native_depthwise(
+    x: jnp.ndarray, w: jnp.ndarray, strides: Sequence[int], padding: Sequence[tuple[int, int]], dilations: Sequence[int]
+) -> jnp.ndarray:
+    """The depthwise cross-correlation of ``x`` ``[N, H, W, C]`` with ``w`` ``[KH, KW, 1, C]`` (pads of any
+    sign: negative ones crop), ``[N, OH, OW, C]``, through the native kernel."""
+    out_h, out_w = _output_sizes(x, w, strides, padding, dilations)
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((x.shape[0], out_h, out_w, x.shape[3]), jnp.float32))
+    return call(
+        x,
+        w,
+        stride_h=np.int64(strides[0]),
+        stride_w=np.int64(strides[1]),
+        pad_top=np.int64(padding[0][0]),
+        pad_left=np.int64(padding[1][0]),
+        dilation_h=np.int64(dilations[0]),
+        dilation_w=np.int64(dilations[1]),
+    )

@@ -1,0 +1,266 @@
+// Depthwise 2-D convolution (one input channel per group, multiplier 1) of channels-last f32 data on
+// XLA:CPU through XLA's FFI.
+//
+// Operands: x f32 [N, H, W, C], w f32 [KH, KW, 1, C]. Result: y f32 [N, OH, OW, C] (its shape is the
+// caller's: OH and OW follow from the padding at the bottom and right, which the kernel never needs).
+// Attributes: stride_h, stride_w (>= 1), pad_top, pad_left (any sign: negative crops), dilation_h,
+// dilation_w (>= 1).
+// y[n, i, j, c] = sum over taps (a, b) inside x of x[n, i*sh - pt + a*dh, j*sw - pl + b*dw, c] * w[a, b, 0, c].
+//
+// Padding is never materialised: per output row the taps whose input row lies inside x are found once;
+// the output columns whose every tap lies inside x (the interior) run in blocks of kBlock columns, each
+// tap's weight vector loaded once per block and multiplied into kBlock accumulators with FMAs, 16
+// channels at a time (the last channels masked); the few border columns check each tap. Work over the
+// output rows is split on XLA's intra-op thread pool when there is enough of it.
+// Without AVX-512 a portable loop (vectorised by the compiler over the channels) computes the same.
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+struct Problem {
+  const float* x;
+  const float* w;
+  float* y;
+  int64_t n, h, w_in, c, kh, kw, oh, ow, sh, sw, pt, pl, dh, dw;
+};
+
+// Taps [first, last) of the filter along one axis whose input index (origin + tap * dilation) is in [0, size).
+inline void TapRange(int64_t origin, int64_t dilation, int64_t taps, int64_t size, int64_t* first, int64_t* last) {
+  int64_t a = 0;
+  while (a < taps && origin + a * dilation < 0) ++a;
+  int64_t b = taps;
+  while (b > a && origin + (b - 1) * dilation >= size) --b;
+  *first = a;
+  *last = b;
+}
+
+// Output columns [lo, hi) whose every tap along the width lies inside x.
+inline void Interior(const Problem& p, int64_t* lo, int64_t* hi) {
+  const int64_t span = (p.kw - 1) * p.dw;
+  // j*sw - pl >= 0  and  j*sw - pl + span <= W - 1
+  int64_t first = p.pl > 0 ? (p.pl + p.sw - 1) / p.sw : 0;
+  const int64_t room = p.w_in - 1 - span + p.pl;
+  int64_t last = room < 0 ? 0 : room / p.sw + 1;
+  first = std::min(first, p.ow);
+  last = std::max(first, std::min(last, p.ow));
+  *lo = first;
+  *hi = last;
+}
+
+#if defined(__AVX512F__)
+
+constexpr int64_t kLanes = 16;
+constexpr int kBlock = 8;  // interior output columns computed together
+
+// The 16 channels from c (the last ones masked).
+struct Lanes {
+  int64_t c;
+  __mmask16 mask;
+};
+
+// kCols interior columns from j of output row i of image n, channels `lanes` (taps along the height: [a0, a1)).
+template <int kCols>
+inline void InteriorColumns(const Problem& p, Lanes lanes, int64_t n, int64_t i, int64_t a0, int64_t a1, int64_t j) {
+  const int64_t row0 = i * p.sh - p.pt, col0 = j * p.sw - p.pl;
+  const int64_t pitch = p.w_in * p.c, step = p.sw * p.c;
+  const __mmask16 mask = lanes.mask;
+  const float* image = p.x + n * p.h * pitch + lanes.c;
+  float* out = p.y + ((n * p.oh + i) * p.ow + j) * p.c + lanes.c;
+  __m512 acc[kCols];
+  for (int k = 0; k < kCols; ++k) acc[k] = _mm512_setzero_ps();
+  for (int64_t a = a0; a < a1; ++a) {
+    const float* row = image + (row0 + a * p.dh) * pitch + col0 * p.c;
+    const float* wrow = p.w + a * p.kw * p.c + lanes.c;
+    for (int64_t b = 0; b < p.kw; ++b) {
+      const __m512 wv = _mm512_maskz_loadu_ps(mask, wrow + b * p.c);
+      const float* tap = row + b * p.dw * p.c;
+      for (int k = 0; k < kCols; ++k) acc[k] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, tap + k * step), wv, acc[k]);
+    }
+  }
+  for (int k = 0; k < kCols; ++k) _mm512_mask_storeu_ps(out + k * p.c, mask, acc[k]);
+}
+
+// InteriorColumns for a filter KW wide at width stride SW and width dilation 1, unrolled: each input row's
+// (kCols - 1) * SW + KW vectors are loaded once and serve every tap that reads them.
+template <int KW, int SW, int kCols>
+inline void InteriorColumnsFixed(const Problem& p, Lanes lanes, int64_t n, int64_t i, int64_t a0, int64_t a1,
+                                 int64_t j) {
+  constexpr int kInputs = (kCols - 1) * SW + KW;
+  const int64_t row0 = i * p.sh - p.pt, col0 = j * SW - p.pl;
+  const int64_t pitch = p.w_in * p.c;
+  const __mmask16 mask = lanes.mask;
+  const float* image = p.x + n * p.h * pitch + lanes.c;
+  float* out = p.y + ((n * p.oh + i) * p.ow + j) * p.c + lanes.c;
+  __m512 acc[kCols];
+  for (int k = 0; k < kCols; ++k) acc[k] = _mm512_setzero_ps();
+  for (int64_t a = a0; a < a1; ++a) {
+    const float* row = image + (row0 + a * p.dh) * pitch + col0 * p.c;
+    const float* wrow = p.w + a * KW * p.c + lanes.c;
+    __m512 in[kInputs];
+    for (int t = 0; t < kInputs; ++t) in[t] = _mm512_maskz_loadu_ps(mask, row + t * p.c);
+    for (int b = 0; b < KW; ++b) {
+      const __m512 wv = _mm512_maskz_loadu_ps(mask, wrow + b * p.c);
+      for (int k = 0; k < kCols; ++k) acc[k] = _mm512_fmadd_ps(in[k * SW + b], wv, acc[k]);
+    }
+  }
+  for (int k = 0; k < kCols; ++k) _mm512_mask_storeu_ps(out + k * p.c, mask, acc[k]);
+}
+
+// The interior columns [j, hi) of row i, kBlock at a time, then 4, then 1.
+template <int KW, int SW>
+inline void InteriorRowFixed(const Problem& p, Lanes lanes, int64_t n, int64_t i, int64_t a0, int64_t a1, int64_t j,
+                             int64_t hi) {
+  for (; j + kBlock <= hi; j += kBlock) InteriorColumnsFixed<KW, SW, kBlock>(p, lanes, n, i, a0, a1, j);
+  for (; j + 4 <= hi; j += 4) InteriorColumnsFixed<KW, SW, 4>(p, lanes, n, i, a0, a1, j);
+  for (; j < hi; ++j) InteriorColumnsFixed<KW, SW, 1>(p, lanes, n, i, a0, a1, j);
+}
+
+// One output column j of row i with every tap checked against the borders.
+inline void BorderColumn(const Problem& p, Lanes lanes, int64_t n, int64_t i, int64_t a0, int64_t a1, int64_t j) {
+  const int64_t row0 = i * p.sh - p.pt, col0 = j * p.sw - p.pl;
+  int64_t b0, b1;
+  TapRange(col0, p.dw, p.kw, p.w_in, &b0, &b1);
+  const __mmask16 mask = lanes.mask;
+  const float* image = p.x + n * p.h * p.w_in * p.c + lanes.c;
+  __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};  // two chains of FMAs, not one
+  for (int64_t a = a0; a < a1; ++a)
+    for (int64_t b = b0; b < b1; ++b)
+      acc[b & 1] = _mm512_fmadd_ps(
+          _mm512_maskz_loadu_ps(mask, image + ((row0 + a * p.dh) * p.w_in + col0 + b * p.dw) * p.c),
+          _mm512_maskz_loadu_ps(mask, p.w + (a * p.kw + b) * p.c + lanes.c), acc[b & 1]);
+  _mm512_mask_storeu_ps(p.y + ((n * p.oh + i) * p.ow + j) * p.c + lanes.c, mask, _mm512_add_ps(acc[0], acc[1]));
+}
+
+// Output rows [first, last) (of every image: row r is row r % OH of image r / OH), one block of 16 channels
+// at a time over all the rows: a block's few input rows stay in L1 from one output row to the next.
+void Rows(const Problem& p, int64_t first, int64_t last) {
+  int64_t lo, hi;
+  Interior(p, &lo, &hi);
+  const bool unrolled = p.dw == 1 && (p.kw == 3 || p.kw == 5) && (p.sw == 1 || p.sw == 2);
+  for (int64_t c = 0; c < p.c; c += kLanes) {
+    const Lanes lanes{c, p.c - c >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (p.c - c)) - 1)};
+    for (int64_t r = first; r < last; ++r) {
+      const int64_t n = r / p.oh, i = r % p.oh;
+      int64_t a0, a1;
+      TapRange(i * p.sh - p.pt, p.dh, p.kh, p.h, &a0, &a1);
+      int64_t j = 0;
+      for (; j < lo; ++j) BorderColumn(p, lanes, n, i, a0, a1, j);
+      if (unrolled && p.kw == 3 && p.sw == 1) InteriorRowFixed<3, 1>(p, lanes, n, i, a0, a1, j, hi);
+      else if (unrolled && p.kw == 3) InteriorRowFixed<3, 2>(p, lanes, n, i, a0, a1, j, hi);
+      else if (unrolled && p.sw == 1) InteriorRowFixed<5, 1>(p, lanes, n, i, a0, a1, j, hi);
+      else if (unrolled) InteriorRowFixed<5, 2>(p, lanes, n, i, a0, a1, j, hi);
+      else {
+        for (; j + kBlock <= hi; j += kBlock) InteriorColumns<kBlock>(p, lanes, n, i, a0, a1, j);
+        for (; j + 4 <= hi; j += 4) InteriorColumns<4>(p, lanes, n, i, a0, a1, j);
+        for (; j < hi; ++j) InteriorColumns<1>(p, lanes, n, i, a0, a1, j);
+      }
+      j = std::max(j, hi);
+      for (; j < p.ow; ++j) BorderColumn(p, lanes, n, i, a0, a1, j);
+    }
+  }
+}
+
+#else  // portable: the compiler vectorises the loops over the channels
+
+void Rows(const Problem& p, int64_t first, int64_t last) {
+  for (int64_t r = first; r < last; ++r) {
+    const int64_t n = r / p.oh, i = r % p.oh;
+    int64_t a0, a1;
+    TapRange(i * p.sh - p.pt, p.dh, p.kh, p.h, &a0, &a1);
+    for (int64_t j = 0; j < p.ow; ++j) {
+      int64_t b0, b1;
+      TapRange(j * p.sw - p.pl, p.dw, p.kw, p.w_in, &b0, &b1);
+      float* out = p.y + ((n * p.oh + i) * p.ow + j) * p.c;
+      std::memset(out, 0, p.c * sizeof(float));
+      for (int64_t a = a0; a < a1; ++a)
+        for (int64_t b = b0; b < b1; ++b) {
+          const float* in = p.x + ((n * p.h + i * p.sh - p.pt + a * p.dh) * p.w_in + j * p.sw - p.pl + b * p.dw) * p.c;
+          const float* wv = p.w + (a * p.kw + b) * p.c;
+          for (int64_t c = 0; c < p.c; ++c) out[c] += in[c] * wv[c];
+        }
+    }
+  }
+}
+
+#endif
+
+// Runs body(begin, end) over [0, n) in pieces of `grain` on the thread pool and this thread; returns when
+// every piece is done. Pieces are claimed from a shared counter, so this thread finishes whatever no
+// pool thread started: it never waits on a task that has not begun.
+template <typename Body>
+void ParallelFor(ffi::ThreadPool& pool, int64_t n, int64_t grain, const Body& body) {
+  const int64_t pieces = (n + grain - 1) / grain;
+  const int64_t threads = std::min<int64_t>(pool.num_threads(), pieces);
+  if (threads <= 1) {
+    body(0, n);
+    return;
+  }
+  struct State {
+    std::atomic<int64_t> next{0};
+    std::atomic<int64_t> done{0};
+  };
+  auto state = std::make_shared<State>();
+  for (int64_t t = 1; t < threads; ++t) {
+    pool.Schedule([state, pieces, grain, n, body_ptr = &body]() {
+      for (int64_t piece; (piece = state->next.fetch_add(1)) < pieces;) {
+        (*body_ptr)(piece * grain, std::min(n, (piece + 1) * grain));
+        state->done.fetch_add(1, std::memory_order_release);
+      }
+    });
+  }
+  for (int64_t piece; (piece = state->next.fetch_add(1)) < pieces;) {
+    body(piece * grain, std::min(n, (piece + 1) * grain));
+    state->done.fetch_add(1, std::memory_order_release);
+  }
+  while (state->done.load(std::memory_order_acquire) < pieces) std::this_thread::yield();
+}
+
+ffi::Error DepthwiseConvImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
+                             ffi::ResultBuffer<ffi::F32> y, int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                             int64_t pad_left, int64_t dilation_h, int64_t dilation_w) {
+  const auto xd = x.dimensions(), wd = w.dimensions(), yd = y->dimensions();
+  if (xd.size() != 4 || wd.size() != 4 || yd.size() != 4)
+    return ffi::Error::InvalidArgument("depthwise convolution kernel: x, w and y must be 4-D");
+  if (wd[2] != 1 || wd[3] != xd[3] || yd[3] != xd[3] || yd[0] != xd[0])
+    return ffi::Error::InvalidArgument("depthwise convolution kernel: w must be [KH, KW, 1, C] and y [N, OH, OW, C]");
+  if (stride_h < 1 || stride_w < 1 || dilation_h < 1 || dilation_w < 1)
+    return ffi::Error::InvalidArgument("depthwise convolution kernel: strides and dilations must be >= 1");
+  Problem p{x.typed_data(), w.typed_data(), y->typed_data(), xd[0], xd[1], xd[2], xd[3], wd[0], wd[1],
+            yd[1], yd[2], stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w};
+  const int64_t rows = p.n * p.oh;
+  if (rows == 0 || p.ow == 0 || p.c == 0) return ffi::Error::Success();
+  const int64_t per_row = p.ow * p.c * p.kh * p.kw;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / std::max<int64_t>(per_row, 1));
+  auto body = [&](int64_t first, int64_t last) { Rows(p, first, last); };
+  if (rows * per_row < (int64_t{1} << 19)) body(0, rows);
+  else ParallelFor(pool, rows, grain, body);
+  return ffi::Error::Success();
+}
+
+}  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkDepthwiseConv, DepthwiseConvImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("stride_h")
+                                  .Attr<int64_t>("stride_w")
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("dilation_h")
+                                  .Attr<int64_t>("dilation_w"));
