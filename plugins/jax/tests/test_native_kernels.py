@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import re
 import stat
 import threading
 from pathlib import Path
@@ -54,11 +55,32 @@ def test_build_is_cached_by_key_and_two_builders_at_once_both_get_a_whole_librar
         assert flag in (tmp_path / "cxx.log").read_text()
     assert build.build(MATMUL.path) == library  # cached: the compiler is asked its version only
     assert (tmp_path / "cxx.log").read_text().count("-shared") == compiles
+    for header in MATMUL.path.parent.glob("*.h"):
+        (tmp_path / header.name).write_bytes(header.read_bytes())
     changed = tmp_path / "matmul_nbits.cc"
     changed.write_text(MATMUL.path.read_text() + "\n// changed\n")
     assert build.build(changed).parent != library.parent  # another source, another key
     monkeypatch.setattr(build, "cpu_identity", lambda: "model name : another CPU\nflags : sse2")
     assert build.build(MATMUL.path).parent != library.parent  # -march=native code: another CPU, another key
+
+
+def test_the_key_covers_the_headers_beside_a_source_and_flags_given_in_cxx(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    compiler = str(_logging_compiler(tmp_path))
+    monkeypatch.setenv("CXX", compiler)
+    sources = tmp_path / "src"
+    sources.mkdir()
+    for path in MATMUL.path.parent.iterdir():
+        (sources / path.name).write_bytes(path.read_bytes())
+    first = build.build(sources / MATMUL.source).parent
+    header = sources / "parallel_for.h"
+    header.write_text(header.read_text() + "\n// changed\n")
+    second = build.build(sources / MATMUL.source).parent
+    assert second != first  # a header the kernel includes changed: built again
+    monkeypatch.setenv("CXX", f"{compiler} -DHETERO_SDK_TEST_FLAG")
+    assert build.build(sources / MATMUL.source).parent not in (first, second)
 
 
 def test_cpu_identity_names_this_cpus_features() -> None:
@@ -167,5 +189,8 @@ def test_native_kernel_sources_ship_with_the_package() -> None:
     for kernel in native.KERNELS.values():
         assert kernel.path.is_file(), kernel
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
-    assert 'hetero_sdk_jax = ["native/src/*.cc"]' in pyproject
+    assert 'hetero_sdk_jax = ["native/src/*.cc", "native/src/*.h"]' in pyproject  # the headers they include
+    for kernel in native.KERNELS.values():
+        for included in re.findall(r'#include "([^/"]+)"', kernel.path.read_text()):
+            assert (kernel.path.parent / included).is_file(), (kernel.source, included)
     assert os.path.basename(str(native.KERNELS[MATMUL.target].path)) == "matmul_nbits.cc"

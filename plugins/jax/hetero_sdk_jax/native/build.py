@@ -3,7 +3,8 @@
 The library is built with the system C++ compiler (``CXX``, else ``c++``) against the FFI headers of the
 installed jaxlib (``jax.ffi.include_dir()``), with :data:`FLAGS`, into
 ``$XDG_CACHE_HOME/hetero-sdk/native/<key>/`` (``~/.cache`` when ``XDG_CACHE_HOME`` is unset), where the
-key hashes the source, the flags, the compiler's version, jaxlib's version and the CPU (``-march=native``
+key hashes the source and the headers beside it, the compiler's command (``CXX`` with any flags it
+carries) and version, the flags, jaxlib's version and the CPU (``-march=native``
 code must not run on another model, e.g. from a cache folder shared over the network): a change to any
 of them builds again, and the same inputs reuse the library. The compiler writes to a temporary name in that
 folder, renamed into place when it succeeds, so two processes building at once both end with a whole
@@ -88,12 +89,12 @@ def build(source: Path) -> Path:
     """
     command = compiler_command()
     include = jax.ffi.include_dir()
-    text = source.read_bytes()
+    text = b"".join([source.read_bytes(), *(header.read_bytes() for header in sorted(source.parent.glob("*.h")))])
     key = hashlib.sha256(
         b"\0".join(
             [
                 text,
-                " ".join(FLAGS).encode(),
+                " ".join([*command, *FLAGS]).encode(),
                 _compiler_version(command).encode(),
                 jaxlib.__version__.encode(),
                 cpu_identity().encode(),
