@@ -4,7 +4,7 @@ and ONNX Runtime's LSTM, one thread, one process, interleaved rounds.
 Usage::
 
     python bench/bench_lstm_native.py                 # bidirectional, H = 512, 20 steps, batch 1, input 512
-    python bench/bench_lstm_native.py --steps 40 --hidden 256 --direction forward --runs 200
+    python bench/bench_lstm_native.py --steps 40 --hidden 256 --direction forward --batch 4 --runs 200
 
 The layer is one LSTMSequence with Constant weights (an ONNX ``LSTM`` node for ONNX Runtime); each call
 runs it on the same input. Times are the process's CPU time per call (``time.process_time``), pinned
@@ -34,7 +34,9 @@ import hetero_sdk as hs  # noqa: E402
 from hetero_sdk import Model, opset  # noqa: E402
 
 
-def _onnx_lstm(w: np.ndarray, r: np.ndarray, b: np.ndarray, direction: str, steps: int, inputs: int) -> bytes:
+def _onnx_lstm(
+    w: np.ndarray, r: np.ndarray, b: np.ndarray, direction: str, steps: int, batch: int, inputs: int
+) -> bytes:
     """ONNX's LSTM (gates i, o, f, c) with the same weights as OpenVINO's (f, i, c, o)."""
     from onnx import TensorProto, helper, numpy_helper
 
@@ -47,7 +49,7 @@ def _onnx_lstm(w: np.ndarray, r: np.ndarray, b: np.ndarray, direction: str, step
     node = helper.make_node("LSTM", ["x", "w", "r", "b"], ["y", "ho", "co"], hidden_size=size, direction=direction)
     graph = helper.make_graph(
         [node], "lstm",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [steps, 1, inputs])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [steps, batch, inputs])],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "ho", "co")],
         [numpy_helper.from_array(a, n) for a, n in ((onnx_order(w), "w"), (onnx_order(r), "r"), (biases, "b"))],
     )  # fmt: skip
@@ -61,18 +63,19 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=512)
     parser.add_argument("--inputs", type=int, default=512)
     parser.add_argument("--direction", default="bidirectional", choices=["forward", "reverse", "bidirectional"])
+    parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--runs", type=int, default=100)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     dirs, size = (2 if args.direction == "bidirectional" else 1), args.hidden
-    x = rng.normal(size=(1, args.steps, args.inputs)).astype(np.float32)
-    h0 = np.zeros((1, dirs, size), np.float32)
+    x = rng.normal(size=(args.batch, args.steps, args.inputs)).astype(np.float32)
+    h0 = np.zeros((args.batch, dirs, size), np.float32)
     w = (rng.normal(size=(dirs, 4 * size, args.inputs)) / np.sqrt(args.inputs)).astype(np.float32)
     r = (rng.normal(size=(dirs, 4 * size, size)) / np.sqrt(size)).astype(np.float32)
     b = rng.normal(size=(dirs, 4 * size)).astype(np.float32)
     param = opset.parameter(list(x.shape), np.float32, name="x")
     lstm = opset.lstm_sequence(
-        param, opset.constant(h0), opset.constant(h0), opset.constant(np.full(1, args.steps, np.int32)),
+        param, opset.constant(h0), opset.constant(h0), opset.constant(np.full(args.batch, args.steps, np.int32)),
         opset.constant(w), opset.constant(r), opset.constant(b), hidden_size=size, direction=args.direction,
     )  # fmt: skip
     model = Model(lstm.outputs(), [param], name="crnn-lstm-layer")
@@ -91,7 +94,9 @@ def main() -> None:
         options = ort.SessionOptions()
         options.intra_op_num_threads = options.inter_op_num_threads = 1
         session = ort.InferenceSession(
-            _onnx_lstm(w, r, b, args.direction, args.steps, args.inputs), options, providers=["CPUExecutionProvider"]
+            _onnx_lstm(w, r, b, args.direction, args.steps, args.batch, args.inputs),
+            options,
+            providers=["CPUExecutionProvider"],
         )
         feed = {"x": np.ascontiguousarray(x.transpose(1, 0, 2))}
         y_ort = session.run(["y"], feed)[0].transpose(2, 1, 0, 3)  # [seq, dirs, batch, H] -> [batch, dirs, seq, H]
@@ -106,7 +111,9 @@ def main() -> None:
             "runtime": name, "median us": f"{stats['median_us']:.0f}", "p90 us": f"{stats['p90_us']:.0f}",
             "x ORT": f"{stats['median_us'] / base:.2f}" if base else "-", "max |err| vs scan": f"{errors[name]:.1e}",
         })  # fmt: skip
-    print(f"LSTM {args.direction}, steps {args.steps}, batch 1, input {args.inputs}, hidden {size}; CPU time")
+    print(
+        f"LSTM {args.direction}, steps {args.steps}, batch {args.batch}, input {args.inputs}, hidden {size}; CPU time"
+    )
     print_table([(k, k) for k in rows[0]], rows)
 
 
