@@ -3,6 +3,10 @@ numpy here, and the same values as the ``lax.scan`` lowering with native kernels
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -138,3 +142,39 @@ def test_the_native_model_calls_the_kernel_and_the_other_does_not() -> None:
         compiled: Any = core().compile_model(_model(values), "XLA", {"XLA_NATIVE_KERNELS": flag})
         compiled(values[:3])
         assert (TARGET in compiled.jax_executable().as_text()) is flag
+
+
+_WITHOUT_COMPILER = """
+import logging, sys
+import numpy as np
+from hetero_sdk import Model, opset
+from xla_helpers import core
+logging.basicConfig(stream=sys.stdout, level=logging.WARNING, format="%(message)s")
+values = list(np.load(sys.argv[1]).values())
+x, h0, c0, lengths, w, r, b = values
+xp, hp, cp = (opset.parameter(list(v.shape), v.dtype, name=n) for v, n in ((x, "x"), (h0, "h0"), (c0, "c0")))
+lstm = opset.lstm_sequence(xp, hp, cp, *(opset.constant(v) for v in (lengths, w, r, b)), hidden_size=h0.shape[2],
+                           direction="bidirectional")
+compiled = core().compile_model(Model(lstm.outputs(), [xp, hp, cp]), "XLA")
+np.savez(sys.argv[2], *compiled(values[:3]).to_tuple())
+print("CALLS KERNEL", "hetero_sdk_lstm_sequence" in compiled.jax_executable().as_text())
+"""
+
+
+def test_without_a_compiler_the_scan_lowering_runs_and_says_why(tmp_path: Path) -> None:
+    values = _values(4, 2, 4, 3, 20, 2, [4, 2])
+    np.savez(tmp_path / "values.npz", *values)
+    env = {**os.environ, "CXX": "/nonexistent/c++", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_COMPILER, str(tmp_path / "values.npz"), str(tmp_path / "got.npz")],
+        env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "CALLS KERNEL False" in done.stdout
+    assert "native kernel hetero_sdk_lstm_sequence unavailable" in done.stdout
+    x, h0, c0, lengths, w, r, b = values
+    expected = numpy_lstm(x, h0, c0, lengths, w, r, b, "bidirectional", 0.0)
+    got = np.load(tmp_path / "got.npz")
+    for i, e in enumerate(expected):
+        np.testing.assert_allclose(got[f"arr_{i}"], e, rtol=1e-4, atol=1e-5)
