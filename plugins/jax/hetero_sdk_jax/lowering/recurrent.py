@@ -7,6 +7,10 @@ direction reads its projections (and its step mask) flipped in time, so both dir
 bidirectional layer share one scan; its outputs are flipped back. The cell math, masking (a step at or
 past a batch entry's sequence length holds the state and writes zeros to ``Y``), clipping and
 activations follow :mod:`hetero_sdk.ops.recurrent` exactly.
+
+An LSTMSequence whose R is a Constant runs its recurrence in the device's native kernel where the CPU
+has it (:mod:`.recurrent_native`: R packed once at compile time by this lowering's ``prepare``); the
+input projection stays the XLA product above.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from hetero_sdk.plugin import recurrent_activation as activation
 from jax import lax
 
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
+from hetero_sdk_jax.lowering.recurrent_native import is_packed, native_recurrence, prepare, unpacked_r
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 
 __all__ = ["recurrent_sequence"]
@@ -115,6 +120,11 @@ def recurrent_sequence(node: Node, x: Any, *rest: Any) -> tuple[Any, ...]:
     gates = _GATES[kind] * size
     # Every step's input projection at once: [seq, dirs, batch, gates * hidden].
     projected = _product("bsi,dgi->sdbg", x, w) + b[None, :, None, :gates]
+    if kind == "LSTMSequence" and is_packed(node, r):  # prepare packed R for the native kernel
+        if r.dtype == jnp.float32 and projected.dtype == jnp.float32:
+            h0, c0 = (jnp.asarray(s) for s in states)
+            return native_recurrence(node, projected, h0, c0, lengths, r)
+        r = unpacked_r(r, gates).astype(projected.dtype)
     valid = jnp.arange(steps)[:, None] < jnp.reshape(jnp.asarray(lengths), (1, -1))  # [seq, batch]
     valid = jnp.broadcast_to(valid[:, None, :, None], (steps, directions, valid.shape[1], 1))
     if kind == "LSTMSequence":
@@ -135,3 +145,6 @@ def recurrent_sequence(node: Node, x: Any, *rest: Any) -> tuple[Any, ...]:
     finals, ys = lax.scan(advance, initial, scanned)
     y = jnp.transpose(_in_time_order(ys, flipped), (2, 1, 0, 3))  # [batch, dirs, seq, hidden]
     return (y, *(jnp.swapaxes(f, 0, 1) for f in finals))
+
+
+recurrent_sequence.prepare = prepare  # type: ignore[attr-defined]
