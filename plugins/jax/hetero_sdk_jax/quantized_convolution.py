@@ -80,6 +80,7 @@ def quantized_convolution(
     zero_point: Output,
     filters: Output,
     scale: Output,
+    filter_sums: Output,
     strides: list[int],
     pads_begin: list[int],
     pads_end: list[int],
@@ -93,20 +94,22 @@ def quantized_convolution(
     :param zero_point: one value of ``data``'s type.
     :param filters: ``[O, C, kernel...]`` i8 levels.
     :param scale: f32, one value or ``[O]``: the activation's scale times the filter's.
+    :param filter_sums: i32 ``[O]``, ``filters`` summed per output channel (the lowering's zero point
+        correction, computed once when the filters are constant; the definition does not read it).
     :param strides: the Convolution's window attributes, through ``auto_pad``.
     """
     attrs = {
         "strides": strides, "pads_begin": pads_begin, "pads_end": pads_end, "dilations": dilations, "auto_pad": auto_pad
     }  # fmt: skip
-    return Node(QUANTIZED_CONVOLUTION_OP, [data, zero_point, filters, scale], attrs, name)
+    return Node(QUANTIZED_CONVOLUTION_OP, [data, zero_point, filters, scale, filter_sums], attrs, name)
 
 
 def _infer(node: Node) -> list[OutputSpec]:
-    data, zero, filters, scale = (node.input_value(i) for i in range(4))
+    data, zero, filters, scale, sums = (node.input_value(i) for i in range(5))
     if data.element_type not in _LEVELS or zero.element_type != data.element_type:
         raise node.error(f"data and zero_point must be both i8 or both u8, got {data.element_type.value}")
-    if filters.element_type != Type.i8 or scale.element_type != Type.f32:
-        raise node.error("filters must be i8 and scale f32")
+    if filters.element_type != Type.i8 or scale.element_type != Type.f32 or sums.element_type != Type.i32:
+        raise node.error("filters must be i8, scale f32 and filter_sums i32")
     shape, kernel = data.partial_shape, filters.partial_shape
     if not (shape.rank_is_static and kernel.rank_is_static and shape.rank == kernel.rank >= 3):
         raise node.error(f"data {shape} and filters {kernel} must be [N, C, spatial...] and [O, C, kernel...]")
@@ -145,7 +148,7 @@ def window_padding(node: Node, sizes: tuple[int, ...], kernel: tuple[int, ...]) 
     return [(int(b), int(e)) for b, e in zip(begin, end)]
 
 
-def _definition(node: Node, x: Any, zero: Any, w: Any, scale: Any) -> Any:
+def _definition(node: Node, x: Any, zero: Any, w: Any, scale: Any, filter_sums: Any) -> Any:
     """The op's value in numpy: the levels less the zero point in i32 (exact), padded with zeros,
     patches times filters in i64 (exact), times the scale in f32."""
     x, w = np.asarray(x), np.asarray(w)
@@ -168,6 +171,7 @@ QUANTIZED_CONVOLUTION_OP = define(
             Input("zero_point", _LEVELS, doc="one value, data's type"),
             Input("filters", frozenset({Type.i8}), doc="[O, C, kernel...] levels"),
             Input("scale", frozenset({Type.f32}), doc="one value or [O]: the data's scale times the filters'"),
+            Input("filter_sums", frozenset({Type.i32}), doc="[O]: filters summed per output channel"),
         ),
         attrs=(
             Attr("strides", INTS, doc="step per spatial axis"),
@@ -300,8 +304,9 @@ class QuantizedConvolutionFusion(MatcherPass):
         filter_levels, filter_scale = weights
         attrs = node.attrs
         scale = (data_scale.reshape(()) * filter_scale).astype(np.float32)
+        sums = filter_levels.reshape(filter_levels.shape[0], -1).sum(axis=1, dtype=np.int32)
         fused = quantized_convolution(
-            levels, zero, _constant(filter_levels), _constant(scale), list(attrs["strides"]),
+            levels, zero, _constant(filter_levels), _constant(scale), _constant(sums), list(attrs["strides"]),
             list(attrs["pads_begin"]), list(attrs["pads_end"]), list(attrs["dilations"]), attrs["auto_pad"],
             node.friendly_name,
         )  # fmt: skip

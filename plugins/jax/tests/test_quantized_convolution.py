@@ -198,11 +198,13 @@ def test_definition_matches_the_lowering(unsigned: bool) -> None:
     zero = np.array(7, dtype)
     node = quantized_convolution(opset.parameter(x.shape, x.dtype).output(0), opset.constant(zero).output(0),
                                  opset.constant(w).output(0), opset.constant(scale).output(0),
+                                 opset.constant(w.reshape(3, -1).sum(1, dtype=np.int32)).output(0),
                                  [1, 2], [1, 0], [2, 1], [1, 1])  # fmt: skip
     expected, _ = _expected_levels(x, zero, w, scale)
     assert QUANTIZED_CONVOLUTION_OP.evaluate is not None
-    np.testing.assert_allclose(QUANTIZED_CONVOLUTION_OP.evaluate(node, x, zero, w, scale), expected, rtol=1e-6)
-    lowered = lowered_quantized_convolution(node, jnp.asarray(x), zero, jnp.asarray(w), scale)  # [N, C, ...]
+    sums = w.reshape(3, -1).sum(1, dtype=np.int32)
+    np.testing.assert_allclose(QUANTIZED_CONVOLUTION_OP.evaluate(node, x, zero, w, scale, sums), expected, rtol=1e-6)
+    lowered = lowered_quantized_convolution(node, jnp.asarray(x), zero, jnp.asarray(w), scale, sums)  # [N, C, ...]
     np.testing.assert_allclose(np.asarray(lowered), expected, rtol=1e-6)
 
 
