@@ -66,6 +66,13 @@ def _zero_point_add(value: Output) -> tuple[Output, float] | None:
     return None
 
 
+_MOVES = frozenset({"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Split", "VariadicSplit", "MaxPool", "Interpolate"})
+"""Ops that move levels without computing new ones (MaxPool picks the largest, and the round trip's
+maps are increasing; Interpolate in its nearest mode picks one): QOperator models split, reshape,
+max-pool and upsample the uint8 levels themselves, and a round trip through one of them folds as if
+the op came after it (the same op on the f32 value; :func:`_moves_only` says which of them qualify)."""
+
+
 class QuantizedRoundTripFolding(MatcherPass):
     """Replaces ``Convert(f32)`` of ``Convert(int8)`` of ``Clamp(integers, lo, hi)`` (bounds inside the
     integer type) by the clamped value itself, NaN mapped to 0 as the Converts map it; and where the
@@ -82,6 +89,11 @@ class QuantizedRoundTripFolding(MatcherPass):
             return False
         levels = node.input_value(0)
         narrow = levels.node
+        moved: list[Output] = []  # the levels as movement ops give them, last first (QOperator models)
+        while narrow.type_name in _MOVES and levels.element_type in _LEVELS and _moves_only(narrow):
+            moved.append(levels)
+            levels = narrow.input_value(0)
+            narrow = levels.node
         if narrow.type_name != "Convert" or levels.element_type not in _LEVELS:
             return False
         clamped = narrow.input_value(0)
@@ -97,12 +109,36 @@ class QuantizedRoundTripFolding(MatcherPass):
         if shifted is not None and len(subtracts) == users.count(node.output(0)):
             rounded, zero = shifted
             if all(n.input_value(0) == node.output(0) and _scalar(n.input_value(1)) == zero for n in subtracts):
-                value = _nan_as(opset.clamp(rounded, low - zero, high - zero).output(0), -zero)
+                value = _moved(_nan_as(opset.clamp(rounded, low - zero, high - zero).output(0), -zero), moved)
                 for subtract in subtracts:
                     replace_node(model, subtract, [value], consumers=users)
                 return True
-        replace_node(model, node, [_nan_as(clamped, 0.0)], consumers=users)
+        replace_node(model, node, [_moved(_nan_as(clamped, 0.0), moved)], consumers=users)
         return True
+
+
+def _moves_only(node: Node) -> bool:
+    """Whether ``node`` (of :data:`_MOVES`) gives the same values on levels and on their f32 copy: a
+    MaxPool whose every window holds a value (pads below the kernel; a window of padding alone gives
+    the type's lowest value, which differs between u8 and f32), an unpadded nearest Interpolate."""
+    if node.type_name == "Interpolate":  # nearest picks an input value; a pad adds zeros, not level 0
+        attrs = node.attrs
+        return attrs["mode"] == "nearest" and not any(attrs["pads_begin"]) and not any(attrs["pads_end"])
+    if node.type_name != "MaxPool":
+        return True
+    attrs = node.attrs
+    kernel = attrs["kernel_shape"]
+    return attrs.get("auto_pad", "explicit") != "explicit" or all(
+        b < k and e < k for b, e, k in zip(attrs["pads_begin"], attrs["pads_end"], kernel)
+    )
+
+
+def _moved(value: Output, moved: list[Output]) -> Output:
+    """``value`` moved as the ops of ``moved`` (last first) moved the levels: the same ops on the f32 value."""
+    for levels in reversed(moved):
+        op = levels.node
+        value = Node(op.op, [value, *op.input_values()[1:]], dict(op.attrs)).output(levels.index)
+    return value
 
 
 def _nan_as(value: Output, level: float) -> Output:

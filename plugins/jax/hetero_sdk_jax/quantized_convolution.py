@@ -12,9 +12,11 @@ convolution's up to f32 rounding (the float path rounds each dequantized weight 
 sum; here only the final scaling rounds).
 
 XLA:CPU computes it as i8 ``dot_general`` accumulating in i32
-(:func:`hetero_sdk_jax.lowering.convolution.quantized_convolution`): its own i8 convolutions are 30-120x slower
+(:mod:`hetero_sdk_jax.lowering.quantized_convolution`): its own i8 convolutions are 30-120x slower
 than f32 ones, its i8 dots faster than f32 ones. The pass leaves the convolutions where the integer
-form measured slower (:data:`MIN_CHANNELS`, :data:`MIN_WORK`, :data:`MIN_KERNEL_CHANNELS`...).
+form measured slower (:data:`MIN_CHANNELS`, :data:`MIN_KERNEL_CHANNELS`, :data:`MIN_POSITIONS`...).
+Filters are read from their integer constant whatever their size (constant folding while building
+stops at ``FOLDED_ELEMENTS``, which had left YOLOv8n's and PP-OCRv4 rec's largest layers in floats).
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ __all__ = [
     "QUANTIZED_CONVOLUTION_OP",
     "MIN_CHANNELS",
     "MIN_KERNEL_CHANNELS",
-    "MIN_KERNEL_POSITIONS",
+    "MIN_KERNEL_OUTPUTS",
     "MIN_OUTPUTS",
-    "MIN_WORK",
+    "MIN_POSITIONS",
     "QuantizedConvolutionFusion",
     "integer_patches",
     "quantized_convolution",
@@ -58,20 +60,19 @@ QUANTIZED_CONVOLUTION = "XlaQuantizedConvolution"
 
 _LEVELS = frozenset({Type.i8, Type.u8})
 
-MIN_CHANNELS, MIN_OUTPUTS = 32, 32
-"""The fewest input and output channels a convolution runs in integers with (the i8 dot's depth and
-columns): 8-16 channel 1x1 layers measured 0.35-0.6x the float convolution's speed (one thread, channels-last)."""
-MIN_WORK = 16384
-"""The fewest input channels x spatial positions (when known): a 1x1 layer of 64 channels at 10x10
-measured 0.78x, 64 at 20x20 1.1x, 32 at 80x80 1.2x, 128-384 channels 1.5-2.9x (YOLOv8n at 320)."""
-MIN_KERNEL_CHANNELS, MIN_KERNEL_POSITIONS = 64, 192
-"""Kernels larger than 1x1 (one dot per stride phase, its depth the input channels, then the taps'
-products summed) need more: 3x3 layers of 32 channels at 40x40 measured 0.65x, 64 at 10x10 0.74x,
-64 at 20x20 1.14x, 96 at 12x16 1.2x and at 24x32 1.9x; stride 2: 16 channels 0.45x, 64 1.13x."""
-
-
-MIN_OUTPUTS = 32
-"""The fewest output channels a convolution runs in integers with (the columns of the i8 dot)."""
+MIN_CHANNELS, MIN_OUTPUTS = 12, 32
+"""The fewest input and output channels a 1x1 convolution runs in integers with (the i8 dot's depth
+and columns), measured per layer at the bench models' shapes (one thread, CPU time, the quantizing
+ops around the layer included, channels-last): 12-384 channels into 32-480 1.05-1.5x the float
+layer's speed; 8 channels into 32 0.88x, 48-96 into 12-18 0.82-0.99x."""
+MIN_KERNEL_CHANNELS, MIN_KERNEL_OUTPUTS = 16, 16
+"""The same for kernels larger than 1x1 (:mod:`hetero_sdk_jax.lowering.quantized_convolution`: the taps
+gathered along one axis on the dot's input side, or all on its output side): 3x3 layers of 16-256
+channels 1.25-2.0x (16 at 80x80 1.83x, 32 at 40x40 1.26x, stride 2 1.25-2.0x), 96 into 24 1.15-1.8x;
+8 channels 1.09x, within noise."""
+MIN_POSITIONS = 2
+"""The fewest positions of the data (when known): a 1x1 convolution of one position (squeeze-excitation's)
+measured 0.96-1.05x, nothing to gain from its quantizing ops."""
 
 
 def quantized_convolution(
@@ -79,6 +80,7 @@ def quantized_convolution(
     zero_point: Output,
     filters: Output,
     scale: Output,
+    filter_sums: Output,
     strides: list[int],
     pads_begin: list[int],
     pads_end: list[int],
@@ -92,20 +94,22 @@ def quantized_convolution(
     :param zero_point: one value of ``data``'s type.
     :param filters: ``[O, C, kernel...]`` i8 levels.
     :param scale: f32, one value or ``[O]``: the activation's scale times the filter's.
+    :param filter_sums: i32 ``[O]``, ``filters`` summed per output channel (the lowering's zero point
+        correction, computed once when the filters are constant; the definition does not read it).
     :param strides: the Convolution's window attributes, through ``auto_pad``.
     """
     attrs = {
         "strides": strides, "pads_begin": pads_begin, "pads_end": pads_end, "dilations": dilations, "auto_pad": auto_pad
     }  # fmt: skip
-    return Node(QUANTIZED_CONVOLUTION_OP, [data, zero_point, filters, scale], attrs, name)
+    return Node(QUANTIZED_CONVOLUTION_OP, [data, zero_point, filters, scale, filter_sums], attrs, name)
 
 
 def _infer(node: Node) -> list[OutputSpec]:
-    data, zero, filters, scale = (node.input_value(i) for i in range(4))
+    data, zero, filters, scale, sums = (node.input_value(i) for i in range(5))
     if data.element_type not in _LEVELS or zero.element_type != data.element_type:
         raise node.error(f"data and zero_point must be both i8 or both u8, got {data.element_type.value}")
-    if filters.element_type != Type.i8 or scale.element_type != Type.f32:
-        raise node.error("filters must be i8 and scale f32")
+    if filters.element_type != Type.i8 or scale.element_type != Type.f32 or sums.element_type != Type.i32:
+        raise node.error("filters must be i8, scale f32 and filter_sums i32")
     shape, kernel = data.partial_shape, filters.partial_shape
     if not (shape.rank_is_static and kernel.rank_is_static and shape.rank == kernel.rank >= 3):
         raise node.error(f"data {shape} and filters {kernel} must be [N, C, spatial...] and [O, C, kernel...]")
@@ -144,7 +148,7 @@ def window_padding(node: Node, sizes: tuple[int, ...], kernel: tuple[int, ...]) 
     return [(int(b), int(e)) for b, e in zip(begin, end)]
 
 
-def _definition(node: Node, x: Any, zero: Any, w: Any, scale: Any) -> Any:
+def _definition(node: Node, x: Any, zero: Any, w: Any, scale: Any, filter_sums: Any) -> Any:
     """The op's value in numpy: the levels less the zero point in i32 (exact), padded with zeros,
     patches times filters in i64 (exact), times the scale in f32."""
     x, w = np.asarray(x), np.asarray(w)
@@ -167,6 +171,7 @@ QUANTIZED_CONVOLUTION_OP = define(
             Input("zero_point", _LEVELS, doc="one value, data's type"),
             Input("filters", frozenset({Type.i8}), doc="[O, C, kernel...] levels"),
             Input("scale", frozenset({Type.f32}), doc="one value or [O]: the data's scale times the filters'"),
+            Input("filter_sums", frozenset({Type.i32}), doc="[O]: filters summed per output channel"),
         ),
         attrs=(
             Attr("strides", INTS, doc="step per spatial axis"),
@@ -231,37 +236,46 @@ def _filter_levels(value: Output, outputs: int) -> tuple[np.ndarray, np.ndarray]
     levels_f32, scale = found
     if scale.size not in (1, outputs) or (scale.size > 1 and scale.shape[0] != outputs):
         return None
-    if not _from_integers(levels_f32):
-        return None
-    levels = constant_value(levels_f32)
+    levels = _integer_constant(levels_f32)
     if levels is None:
         return None
-    levels = np.asarray(levels, np.float64)
     if not (np.all(levels == np.round(levels)) and levels.min(initial=0) >= -128 and levels.max(initial=0) <= 127):
         return None
     return levels.astype(np.int8), np.broadcast_to(scale.astype(np.float32).reshape(-1), (outputs,))
 
 
-def _from_integers(value: Output) -> bool:
-    """True when ``value`` is ``Convert(f32, integer constant)``, less a constant, or not."""
-    node = value.node
+def _integer_constant(value: Output) -> np.ndarray | None:
+    """The value (f64) of ``Convert(f32, integer constant)``, less a constant zero point or not, else
+    None. Read from the Constant here: ``constant_value`` computes nothing over ``FOLDED_ELEMENTS``
+    (65536), and the largest filters (128x128x3x3, 480x480) are the ones that pay most."""
+    node, zero = value.node, np.zeros((), np.float64)
     if node.type_name == "Subtract":
-        node = node.input_value(0).node
-    return node.type_name == "Convert" and node.input_value(0).element_type.is_integral
+        known = constant_value(node.input_value(1))
+        if known is None:
+            return None
+        node, zero = node.input_value(0).node, np.asarray(known, np.float64)
+    if node.type_name != "Convert" or not node.input_value(0).element_type.is_integral:
+        return None
+    source = node.input_value(0)
+    levels = source.node.attrs["value"] if source.node.type_name == "Constant" else constant_value(source)
+    if levels is None:
+        return None
+    levels = np.asarray(levels, np.float64)
+    if max(np.abs(levels).max(initial=0), np.abs(zero).max(initial=0)) >= 1 << 23:
+        return None  # beyond the integers f32 holds exactly, the Convert and Subtract would round
+    shifted = levels - zero
+    return shifted if shifted.shape == tuple(value.partial_shape.dims) else None
 
 
 def _pays(kernel: Sequence[int], spatial: Sequence[int]) -> bool:
     """Whether the integer form measured faster for a ``[O, C, kernel...]`` filter on data of spatial
     size ``spatial`` (dynamic sizes: -1)."""
     outputs, channels, *taps = kernel
-    positions = int(np.prod(spatial)) if all(d >= 0 for d in spatial) else None
-    if channels < MIN_CHANNELS or outputs < MIN_OUTPUTS:
-        return False
-    if positions is not None and channels * positions < MIN_WORK:
+    if all(d >= 0 for d in spatial) and int(np.prod(spatial)) < MIN_POSITIONS:
         return False
     if any(t > 1 for t in taps):
-        return channels >= MIN_KERNEL_CHANNELS and (positions is None or positions >= MIN_KERNEL_POSITIONS)
-    return True
+        return channels >= MIN_KERNEL_CHANNELS and outputs >= MIN_KERNEL_OUTPUTS
+    return channels >= MIN_CHANNELS and outputs >= MIN_OUTPUTS
 
 
 def _constant(value: np.ndarray) -> Output:
@@ -290,8 +304,9 @@ class QuantizedConvolutionFusion(MatcherPass):
         filter_levels, filter_scale = weights
         attrs = node.attrs
         scale = (data_scale.reshape(()) * filter_scale).astype(np.float32)
+        sums = filter_levels.reshape(filter_levels.shape[0], -1).sum(axis=1, dtype=np.int32)
         fused = quantized_convolution(
-            levels, zero, _constant(filter_levels), _constant(scale), list(attrs["strides"]),
+            levels, zero, _constant(filter_levels), _constant(scale), _constant(sums), list(attrs["strides"]),
             list(attrs["pads_begin"]), list(attrs["pads_end"]), list(attrs["dilations"]), attrs["auto_pad"],
             node.friendly_name,
         )  # fmt: skip

@@ -109,3 +109,62 @@ def test_a_per_channel_zero_point_still_computes_the_definition() -> None:
     assert not [n for n in ops if n.type_name == "Convert" and n.output(0).element_type == Type.u8]
     got = compiled({"x": x})["y"]
     np.testing.assert_array_equal(np.asarray(got), ((levels - zero) * s).astype(np.float32))
+
+
+def _moved_levels() -> onnx.ModelProto:
+    """As QOperator models move levels: x -> QuantizeLinear (u8) -> MaxPool -> MaxPool -> Split (two
+    halves of the channels) -> one half upsampled (nearest) and Transposed, the other Reshaped ->
+    DequantizeLinear each."""
+    inits = [
+        numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+        numpy_helper.from_array(np.array(130, np.uint8), "zp"),
+        numpy_helper.from_array(np.array([2, 2], np.int64), "halves"),
+        numpy_helper.from_array(np.array([1, 2, 36], np.int64), "flat"),
+        numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "twice"),
+    ]
+    pool = {"kernel_shape": [3, 3], "pads": [1] * 4}
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"]),
+        helper.make_node("MaxPool", ["q"], ["p1"], **pool),
+        helper.make_node("MaxPool", ["p1"], ["p2"], **pool),
+        helper.make_node("Split", ["p2", "halves"], ["a", "b"], axis=1),
+        helper.make_node("Resize", ["a", "", "twice"], ["ar"], mode="nearest"),
+        helper.make_node("Transpose", ["ar"], ["at"], perm=[0, 2, 3, 1]),
+        helper.make_node("Reshape", ["b", "flat"], ["br"]),
+        helper.make_node("DequantizeLinear", ["at", "s", "zp"], ["y"]),
+        helper.make_node("DequantizeLinear", ["br", "s", "zp"], ["z"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "moved", [helper.make_tensor_value_info("x", 1, [1, 4, 6, 6])],
+        [helper.make_tensor_value_info("y", 1, [1, 12, 12, 2]), helper.make_tensor_value_info("z", 1, [1, 2, 36])],
+        inits,
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+@OPS
+@given(data=st.data())
+def test_a_round_trip_through_movement_ops_folds(data: st.DataObject) -> None:
+    """Levels max-pooled, split, upsampled, transposed and reshaped as uint8 (QOperator models do so) fold like a
+    direct round trip: no Convert left, and the values of the definition (numpy here)."""
+    model = convert_onnx(_moved_levels())
+    compiled = core().compile_model(model, "XLA")
+    assert "Convert" not in [n.type_name for n in compiled.get_runtime_model().get_ops()]
+    levels = np.array(data.draw(st.lists(st.integers(-200, 200), min_size=144, max_size=144)), np.float32)
+    x = ((levels + np.float32(0.3)) * np.float32(0.05)).reshape(1, 4, 6, 6)
+    x[0, 0, 0, data.draw(st.integers(0, 5))] = data.draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+    q = np.clip(np.round(x / np.float32(0.05)) + 130, 0, 255)
+    q = np.where(np.isnan(q), 0, q)  # the Convert to u8: NaN becomes 0
+
+    def max_pool(v: np.ndarray) -> np.ndarray:  # 3x3, stride 1, pads of 1 that no window reads alone
+        padded = np.pad(v, [(0, 0), (0, 0), (1, 1), (1, 1)], constant_values=-np.inf)
+        return np.max(
+            [padded[:, :, i : i + v.shape[2], j : j + v.shape[3]] for i in range(3) for j in range(3)], axis=0
+        )
+
+    pooled = max_pool(max_pool(q))
+    dequantized = ((pooled - 130) * np.float32(0.05)).astype(np.float32)
+    got = compiled({"x": x})
+    upsampled = dequantized[:, :2].repeat(2, axis=2).repeat(2, axis=3)
+    np.testing.assert_array_equal(np.asarray(got["y"]), np.transpose(upsampled, (0, 2, 3, 1)))
+    np.testing.assert_array_equal(np.asarray(got["z"]), dequantized[:, 2:].reshape(1, 2, 36))

@@ -13,13 +13,15 @@ import onnx
 import pytest
 from hetero_sdk import opset
 from hetero_sdk.frontend.onnx import convert_onnx
-from hypothesis import given
+from hetero_sdk.graph.limits import FOLDED_ELEMENTS
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 from xla_helpers import OPS, core
 
 import hetero_sdk_jax.quantized_convolution as quantized
-from hetero_sdk_jax.lowering.convolution import quantized_convolution as lowered_quantized_convolution
+from hetero_sdk_jax.lowering.quantized_convolution import quantized_convolution as lowered_quantized_convolution
+from hetero_sdk_jax.lowering.quantized_convolution import row_products, shifted_products
 from hetero_sdk_jax.quantized_convolution import (
     QUANTIZED_CONVOLUTION,
     QUANTIZED_CONVOLUTION_OP,
@@ -123,24 +125,50 @@ def test_quantized_convolution_values(
 
 
 @pytest.mark.parametrize(
-    ("channels", "kernel", "size", "fused"),
+    ("channels", "outputs", "kernel", "size", "fused"),
     [
-        (32, 1, 24, True),
-        (16, 1, 24, False),
-        (32, 1, 8, False),
-        (32, 3, 24, False),
-        (64, 3, 16, True),
-        (64, 3, 12, False),
+        (12, 32, 1, 8, True),
+        (8, 32, 1, 24, False),
+        (32, 16, 1, 24, False),
+        (96, 32, 1, 1, False),
+        (16, 16, 3, 4, True),
+        (8, 32, 3, 24, False),
+        (64, 8, 3, 16, False),
     ],
 )
-def test_integers_only_where_they_measured_faster(channels: int, kernel: int, size: int, fused: bool) -> None:
-    """Enough input channels, output channels and positions (more for kernels above 1x1), see the module."""
+def test_integers_only_where_they_measured_faster(
+    channels: int, outputs: int, kernel: int, size: int, fused: bool
+) -> None:
+    """Enough input and output channels (more input channels for kernels above 1x1) and more than one
+    position, see the module."""
     rng = np.random.default_rng(0)
-    levels = rng.integers(-128, 128, (32, channels, kernel, kernel)).astype(np.int8)
-    scale, bias = np.array(0.01, np.float32), np.zeros(32, np.float32)
-    proto = _qdq_conv([1, channels, size, size], levels, scale, 0.5, 0, np.int8, bias, [1, 1], [0] * 4, [1, 1])
+    levels = rng.integers(-128, 128, (outputs, channels, kernel, kernel)).astype(np.int8)
+    scale, bias = np.array(0.01, np.float32), np.zeros(outputs, np.float32)
+    pads = [kernel // 2] * 4
+    proto = _qdq_conv([1, channels, size, size], levels, scale, 0.5, 0, np.int8, bias, [1, 1], pads, [1, 1])
     compiled = core().compile_model(convert_onnx(proto), "XLA")
     assert (QUANTIZED_CONVOLUTION in [n.type_name for n in compiled.get_runtime_model().get_ops()]) == fused
+
+
+def test_filters_beyond_the_folding_limit_are_read() -> None:
+    """A filter of more elements than constant folding computes while building (128x128x3x3, YOLOv8n's;
+    with a weight zero point) runs in integers, with the quantized convolution's values."""
+    rng = np.random.default_rng(2)
+    stored = rng.integers(-128, 123, (128, 128, 3, 3)).astype(np.int8)
+    assert stored.size > FOLDED_ELEMENTS.value
+    proto = _qdq_conv([1, 128, 6, 6], stored, np.array(0.002, np.float32), 0.5, 3, np.uint8,
+                      np.zeros(128, np.float32), [1, 1], [1] * 4, [1, 1])  # fmt: skip
+    zero_point = numpy_helper.from_array(np.array(-5, np.int8), "wzp")
+    proto.graph.initializer.append(zero_point)
+    proto.graph.node[2].input.append("wzp")  # DequantizeLinear(wq, ws, wzp)
+    compiled = core().compile_model(convert_onnx(proto), "XLA")
+    assert QUANTIZED_CONVOLUTION in [n.type_name for n in compiled.get_runtime_model().get_ops()]
+    x = ((rng.integers(-3, 253, (1, 128, 6, 6)) + rng.uniform(-0.4, 0.4, (1, 128, 6, 6))) * 0.5).astype(np.float32)
+    (got,) = compiled([x]).to_tuple()
+    levels = stored.astype(np.int64) + 5  # the filter's levels less its zero point
+    expected, magnitude = _expected(x, levels, np.full(128, 0.002, np.float32), 0.5, 3, np.uint8,
+                                    np.zeros(128, np.float32), [1, 1], [1] * 4, [1, 1])  # fmt: skip
+    np.testing.assert_array_less(np.abs(got - expected), (128 * 9 + 4) * 2.0**-23 * magnitude + 1e-6)
 
 
 def test_not_fused_without_a_constant_filter() -> None:
@@ -170,11 +198,13 @@ def test_definition_matches_the_lowering(unsigned: bool) -> None:
     zero = np.array(7, dtype)
     node = quantized_convolution(opset.parameter(x.shape, x.dtype).output(0), opset.constant(zero).output(0),
                                  opset.constant(w).output(0), opset.constant(scale).output(0),
+                                 opset.constant(w.reshape(3, -1).sum(1, dtype=np.int32)).output(0),
                                  [1, 2], [1, 0], [2, 1], [1, 1])  # fmt: skip
     expected, _ = _expected_levels(x, zero, w, scale)
     assert QUANTIZED_CONVOLUTION_OP.evaluate is not None
-    np.testing.assert_allclose(QUANTIZED_CONVOLUTION_OP.evaluate(node, x, zero, w, scale), expected, rtol=1e-6)
-    lowered = lowered_quantized_convolution(node, jnp.asarray(x), zero, jnp.asarray(w), scale)  # [N, C, ...]
+    sums = w.reshape(3, -1).sum(1, dtype=np.int32)
+    np.testing.assert_allclose(QUANTIZED_CONVOLUTION_OP.evaluate(node, x, zero, w, scale, sums), expected, rtol=1e-6)
+    lowered = lowered_quantized_convolution(node, jnp.asarray(x), zero, jnp.asarray(w), scale, sums)  # [N, C, ...]
     np.testing.assert_allclose(np.asarray(lowered), expected, rtol=1e-6)
 
 
@@ -186,3 +216,48 @@ def _expected_levels(x: np.ndarray, zero: np.ndarray, w: np.ndarray, scale: np.n
     for i, j in np.ndindex(3, 3):
         y += np.einsum("nchw,oc->nohw", q[:, :, i : i + out_h, j : j + 2 * (out_w - 1) + 1 : 2], w[:, :, i, j])
     return (y * scale.reshape(-1, 1, 1)).astype(np.float32), None
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rank=st.sampled_from([1, 2]),
+    channels=st.integers(1, 6),
+    outputs=st.integers(1, 5),
+    kernel=st.lists(st.integers(1, 4), min_size=2, max_size=2),
+    strides=st.lists(st.integers(1, 3), min_size=2, max_size=2),
+    dilations=st.lists(st.integers(1, 2), min_size=2, max_size=2),
+    pads=st.lists(st.integers(-1, 2), min_size=4, max_size=4),
+    data=st.data(),
+)
+def test_both_forms_sum_the_taps_exactly(
+    rank: int, channels: int, outputs: int, kernel: list[int], strides: list[int], dilations: list[int],
+    pads: list[int], data: st.DataObject,
+) -> None:  # fmt: skip
+    """The shifted products and the gathered rows each give the integer convolution of i8 levels
+    (numpy in i64 here: every window's products summed), any kernel, stride, dilation and pads
+    (negative ones crop)."""
+    kernel, strides, dilations = kernel[:rank], strides[:rank], dilations[:rank]
+    padding = list(zip(pads[:rank], pads[2 : 2 + rank]))
+    sizes = [
+        data.draw(st.integers(max(1, (k - 1) * d + 1 - b - e), 9), label="size")
+        for k, d, (b, e) in zip(kernel, dilations, padding)
+    ]
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16), label="seed"))
+    x = rng.integers(-128, 128, (2, *sizes, channels)).astype(np.int8)  # [N, ..., C]
+    w = rng.integers(-128, 128, (outputs, channels, *kernel)).astype(np.int8)
+    grown = np.pad(x.astype(np.int64), [(0, 0), *((max(b, 0), max(e, 0)) for b, e in padding), (0, 0)])
+    grown = grown[
+        (slice(None), *(slice(max(-b, 0), grown.shape[1 + i] - max(-e, 0)) for i, (b, e) in enumerate(padding)))
+    ]
+    out = [(n - (k - 1) * d - 1) // s + 1 for n, k, d, s in zip(grown.shape[1:-1], kernel, dilations, strides)]
+    expected = np.zeros((2, *out, outputs), np.int64)
+    for tap in np.ndindex(*kernel):
+        window = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilations, out, strides))
+        expected += np.einsum(
+            "n...c,oc->n...o", grown[(slice(None), *window)], w[(slice(None), slice(None), *tap)].astype(np.int64)
+        )
+    padded = jnp.asarray(np.pad(x, [(0, 0), *((max(b, 0), max(e, 0)) for b, e in padding), (0, 0)]))
+    for form in (shifted_products, row_products):
+        got = np.asarray(form(padded, jnp.asarray(w), strides, padding, dilations))
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, expected, err_msg=form.__name__)

@@ -18,6 +18,7 @@ from hetero_sdk_jax.lowering import (  # noqa: F401  (each family registers its 
     linear_algebra,
     movement,
     pooling,
+    quantized_convolution,
     recurrent,
     reduction,
     shape_manipulation,

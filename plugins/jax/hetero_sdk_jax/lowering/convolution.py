@@ -25,7 +25,6 @@ from hetero_sdk_jax.lowering.linear_algebra import accumulation
 from hetero_sdk_jax.lowering.native_depthwise import native_depthwise, runs_natively
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 from hetero_sdk_jax.lowering.weight_layout import WeightLayout, input_layout
-from hetero_sdk_jax.quantized_convolution import QUANTIZED_CONVOLUTION, window_padding
 
 _SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
 T = TypeVar("T")
@@ -437,81 +436,3 @@ def convolution_backprop_data(
         full = s * (size - 1) + edge + 1
         padding.append((edge - b, edge + b + o - full))
     return conv(x, flipped, [1] * len(kernel), padding, dilations, lhs_dilation=strides, channels_last=channels_last)
-
-
-# -- XlaQuantizedConvolution -------------------------------------------------------------------------
-# XLA's lowering of :data:`~hetero_sdk_jax.quantized_convolution.QUANTIZED_CONVOLUTION_OP`: per phase of
-# the strides, one i8 ``dot_general`` accumulating in i32 of the activation by the filters of the taps
-# reading that phase, the taps' products then shifted to their output positions and summed
-# (:func:`_shifted_products`).
-#
-# u8 levels are shifted to i8 by flipping their top bit (``x - 128``), the zero point with them; the
-# pads are filled with the shifted zero point (a zero level), so ``conv(x - zp, w)`` is
-# ``conv(x', w) - zp' * sum(w)`` with ``zp' = zp - 128`` (0 for i8 data without a zero point), the
-# filter sums per output channel a constant. XLA:CPU runs i8 convolutions 30-120x slower than f32
-# ones but i8 dots faster than f32 ones (docs/xla.md has the figures).
-
-
-def _as_int8(x: Any, zero: Any) -> tuple[Any, Any]:
-    """``x`` and its zero point as i8 with the same differences: u8 shifted by -128."""
-    if x.dtype == jnp.uint8:
-        return lax.bitcast_convert_type(x ^ jnp.uint8(0x80), jnp.int8), lax.bitcast_convert_type(
-            jnp.asarray(zero, jnp.uint8).reshape(()) ^ jnp.uint8(0x80), jnp.int8
-        )
-    return x, jnp.asarray(zero, jnp.int8).reshape(())
-
-
-@lowering(QUANTIZED_CONVOLUTION)
-def quantized_convolution(node: Node, x: Any, zero: Any, w: Any, scale: Any, channels_last: bool = False) -> Any:
-    """``conv(x - zero, w) * scale`` of ``x`` ``[N, C, ...]``, or ``[N, ..., C]`` with ``channels_last``
-    (the result too: :mod:`.layout` lowers it so), the sums in i32."""
-    if not channels_last:
-        y = quantized_convolution(node, jnp.moveaxis(x, 1, -1), zero, w, scale, channels_last=True)
-        return jnp.moveaxis(y, -1, 1)
-    x8, zero8 = _as_int8(x, zero)
-    padding = window_padding(node, x.shape[1:-1], tuple(w.shape[2:]))
-    grow = [(max(b, 0), max(e, 0), 0) for b, e in padding]
-    x8 = lax.pad(x8, zero8, [(0, 0, 0), *grow, (0, 0, 0)])
-    y = _shifted_products(x8, w, node.attrs["strides"], padding, node.attrs["dilations"])
-    correction = zero8.astype(jnp.int32) * jnp.sum(w, axis=tuple(range(1, w.ndim)), dtype=jnp.int32)
-    return (y - correction).astype(jnp.float32) * jnp.reshape(scale, (-1,))
-
-
-def _shifted_products(x: Any, w: Any, strides: list[int], padding: list[tuple[int, int]], dilations: list[int]) -> Any:
-    """``conv(x, w)`` in i32 of ``x`` ``[N, ..., C]`` i8 (padded; negative pads crop here), ``w``
-    ``[O, C, kernel...]`` i8: per phase of the strides (one at stride 1; four at stride 2 in 2-D: the
-    positions ``x[r::s]``), ONE i8 dot of the phase's positions by the filters of the taps that read
-    that phase, ``[N, ..., taps, O]``, then the sum over the taps of their products shifted to their
-    output positions.
-
-    Not patches (im2col): XLA fuses the ops producing ``x`` (the quantizing Divide, Round, Clamp,
-    Convert, and whatever float ops precede them) into each tap's slice of the patches, computing
-    them once per tap (PP-OCRv4 det: 2x slower than the float model); a dot's operand is computed
-    once, and the phases split ``x`` without computing any position twice."""
-    rank = x.ndim - 2
-    crop = [(max(-b, 0), max(-e, 0)) for b, e in padding]
-    x = x[(slice(None), *(slice(b, x.shape[1 + i] - e) for i, (b, e) in enumerate(crop)), slice(None))]
-    kernel, outputs = tuple(w.shape[2:]), w.shape[0]
-    sizes = x.shape[1:-1]
-    out = [(n - (k - 1) * d - 1) // s + 1 for n, k, d, s in zip(sizes, kernel, dilations, strides)]
-    if all(k == 1 for k in kernel):
-        x = x[(slice(None), *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, strides)), slice(None))]
-        return lax.dot_general(
-            x, w.reshape(outputs, -1), (((rank + 1,), (1,)), ((), ())), preferred_element_type=jnp.int32
-        )
-    phases: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-    for tap in np.ndindex(*kernel):
-        phases.setdefault(tuple(t * d % s for t, d, s in zip(tap, dilations, strides)), []).append(tap)
-    terms = []
-    for phase, taps in phases.items():
-        # the positions r, r + s, ... that these taps read; tap t reads them from (t * d) // s on
-        part = x[(slice(None), *(slice(r, None, s) for r, s in zip(phase, strides)), slice(None))]
-        # [O, C, kernel...] at these taps -> [C, taps * O]
-        filters = jnp.stack([w[(slice(None), slice(None), *tap)] for tap in taps], axis=0)  # [taps, O, C]
-        filters = jnp.transpose(filters, (2, 0, 1)).reshape(w.shape[1], len(taps) * outputs)
-        products = lax.dot_general(part, filters, (((rank + 1,), (0,)), ((), ())), preferred_element_type=jnp.int32)
-        products = products.reshape(*products.shape[:-1], len(taps), outputs)
-        for index, tap in enumerate(taps):
-            starts = [t * d // s for t, d, s in zip(tap, dilations, strides)]
-            terms.append(products[(slice(None), *(slice(b, b + o) for b, o in zip(starts, out)), index)])
-    return functools.reduce(operator.add, terms)
