@@ -277,7 +277,8 @@ def test_reshapes_of_a_chain_value_keep_nchw_semantics(
         shaped = opset.squeeze(conv, np.array(axes, np.int64))
         expected = np.squeeze(expected, axis=tuple(axes))
     elif kind == "unsqueeze":
-        axes = data.draw(st.lists(st.integers(2, 5), min_size=1, max_size=2, unique=True))
+        count = data.draw(st.integers(1, 2))  # the result has rank 4 + count: axes 2 .. 3 + count
+        axes = data.draw(st.lists(st.integers(2, 3 + count), min_size=count, max_size=count, unique=True))
         shaped = opset.unsqueeze(conv, np.array(axes, np.int64))
         expected = np.expand_dims(expected, tuple(axes))
     else:
