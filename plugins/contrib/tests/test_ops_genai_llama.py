@@ -52,8 +52,8 @@ def test_genai_llama_prompt_and_decoding_step_match_onnx_runtime() -> None:
     want_step = run_ort(reference, step)
     for device in DEVICES:
         for feeds, expected in ((prompt, want), (step, want_step)):
-            for index, (got, reference) in enumerate(zip(run_sdk(model, feeds, device), expected)):
-                np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-4, err_msg=f"{device} output {index}")
+            for index, (got, wanted) in enumerate(zip(run_sdk(model, feeds, device), expected)):
+                np.testing.assert_allclose(got, wanted, rtol=1e-4, atol=1e-4, err_msg=f"{device} output {index}")
 
 
 def test_genai_llama_reads_as_written() -> None:

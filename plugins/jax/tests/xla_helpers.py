@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import hetero_sdk as hs
 import numpy as np
@@ -96,7 +96,8 @@ def build(factory: Any, *args: Any, **kwargs: Any) -> Node:
 
 def floats(shape: Any, dtype: Any = np.float32, low: float = -10, high: float = 10) -> st.SearchStrategy[np.ndarray]:
     """Finite floats in ``[low, high]``, without subnormals (XLA flushes them to zero)."""
-    width = 16 if np.dtype(dtype).itemsize == 2 else 32 if np.dtype(dtype).itemsize == 4 else 64
+    itemsize = np.dtype(dtype).itemsize
+    width: Literal[16, 32, 64] = 16 if itemsize == 2 else 32 if itemsize == 4 else 64
     low, high = (float(np.dtype(dtype).type(v)) for v in (low, high))
     return hnp.arrays(dtype, shape, elements=st.floats(low, high, width=width, allow_subnormal=False))
 
