@@ -21,6 +21,7 @@ from hetero_sdk.errors import CompilationError
 from hetero_sdk.plugin import backprop_geometry, resolve_pads
 from jax import lax
 
+from hetero_sdk_jax.lowering.convolution_native import native_conv2d, runs_natively
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 from hetero_sdk_jax.lowering.weight_layout import WeightLayout, input_layout
@@ -343,6 +344,8 @@ def convolution(node: Node, x: jnp.ndarray, w: Any, channels_last: bool = False)
         return depthwise_conv(x, w, strides, padding, dilations, channels_last)
     if channels_last and groups == 1 and pointwise(w, padding) and jnp.issubdtype(x.dtype, jnp.floating):
         return pointwise_conv(x, w, strides)
+    if channels_last and groups == 1 and runs_natively(x, w, strides, padding, dilations):
+        return native_conv2d(x, w, strides, padding)
     axis = line_axis(x, w, padding) if channels_last and groups == 1 else None
     if axis is not None and jnp.issubdtype(x.dtype, jnp.floating):
         return line_conv(x, w, axis, strides[axis], padding[axis], dilations[axis])

@@ -53,7 +53,10 @@ class NativeKernel:
 
 KERNELS: dict[str, NativeKernel] = {
     kernel.target: kernel
-    for kernel in (NativeKernel("hetero_sdk_matmul_nbits", "matmul_nbits.cc", "HeteroSdkMatMulNBits"),)
+    for kernel in (
+        NativeKernel("hetero_sdk_matmul_nbits", "matmul_nbits.cc", "HeteroSdkMatMulNBits"),
+        NativeKernel("hetero_sdk_conv2d", "conv2d.cc", "HeteroSdkConv2d"),
+    )
 }
 """Every native kernel, by target name."""
 
