@@ -36,6 +36,7 @@ constexpr int64_t kLanes = 16;
 struct Problem {
   const float* x;
   const float* w;
+  const float* blocked;  // the filter as [Cout / 32][kh][kw][Cin][32], zeros past Cout (see Compute)
   float* y;
   int64_t n, h, w_in, cin, kh, kw, cout, oh, ow, sh, sw, pt, pl;
   int64_t pitch;  // floats per channel of a packed row (see PackRow)
@@ -117,8 +118,8 @@ inline void TileOf(const Problem& p, const float* const* rows, float* out, int64
   for (int64_t i = 0; i < p.kh; ++i) {
     if (rows[i] == nullptr) continue;
     for (int64_t j = 0; j < p.kw; ++j)
-      Taps<Tile, V, S>(rows[i] + ow0 * S + j, p.w + ((i * p.kw + j) * p.cin) * p.cout + co, p.cin, p.pitch, p.cout,
-                       m0, m1, acc);
+      Taps<Tile, V, S>(rows[i] + ow0 * S + j, p.blocked + (co * p.kh * p.kw + (i * p.kw + j) * 2 * kLanes) * p.cin,
+                       p.cin, p.pitch, 2 * kLanes, m0, m1, acc);
   }
   out += ow0 * p.cout + co;
   for (int64_t t = 0; t < count; ++t) {
@@ -236,6 +237,16 @@ ffi::Error Compute(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<f
   p.y = y->typed_data();
   const int64_t rows = p.n * p.oh;
   if (rows == 0 || p.ow == 0 || p.cout == 0) return ffi::Error::Success();
+  // The filter once in blocks of 32 output channels, each block's taps and channels one contiguous run:
+  // the tiles stream it in order (read in place, a step of Cout floats per channel, the model's filters,
+  // not in cache, made the kernel no faster than XLA's convolution within whole models).
+  const int64_t per_block = p.kh * p.kw * p.cin * 2 * kLanes, blocks = (p.cout + 2 * kLanes - 1) / (2 * kLanes);
+  std::vector<float> blocked(blocks * per_block, 0.0f);
+  for (int64_t r = 0; r < p.kh * p.kw * p.cin; ++r)
+    for (int64_t k = 0; k < blocks; ++k)
+      std::copy_n(p.w + r * p.cout + k * 2 * kLanes, std::min<int64_t>(2 * kLanes, p.cout - k * 2 * kLanes),
+                  blocked.data() + k * per_block + r * 2 * kLanes);
+  p.blocked = blocked.data();
   p.pitch = (p.ow - 1) * p.sw + p.kw;  // the columns the outputs read (tiles hold no spare pixels)
   std::atomic<bool> out_of_memory{false};
   auto body = [&](int64_t r0, int64_t r1) {
