@@ -5,12 +5,13 @@
 // shape: rows and columns read past the input are zeros).
 // Result: y f32 [N, OH, OW, Cout], y[n, oh, ow, o] = sum_{i, j, c} x[n, oh*sh + i - pt, ow*sw + j - pl, c] * w[i, j, c, o].
 //
-// Direct convolution with register tiling: a tile of kTile output pixels of one row by 16 or 32 output
-// channels is held in zmm accumulators; for each tap (i, j) and input channel c, the tile's input values
-// are broadcast one by one and multiplied with the filter's 16-wide vectors of w[i, j, c, :]. The input is
-// never copied: a tap row outside the input is skipped, and a pixel whose column lies outside reads a row
-// of zeros instead. Cout is blocked by 16 with a masked tail. Output rows are split on XLA's intra-op
-// thread pool.
+// Direct convolution with register tiling: a tile of up to 14 output pixels of one row by 32 (or 16)
+// output channels is held in zmm accumulators; for each tap (i, j) and input channel c, the tile's input
+// values are broadcast one by one and multiplied with the filter's 16-wide vectors of w[i, j, c, :]. The
+// image is never copied whole: each input row is transposed into a per-thread scratch [Cin][columns] with
+// its pads as zeros (PackRow), and a tap row outside the input is skipped. The filter is copied once per
+// call into blocks of 32 output channels, read in order by the tiles. Cout is blocked by 16 with a
+// masked tail. Output rows are split on XLA's intra-op thread pool.
 #if !defined(__AVX512F__)
 #error "this kernel needs AVX-512: the XLA device falls back to its pure-XLA lowering"
 #endif
