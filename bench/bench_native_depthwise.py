@@ -9,7 +9,7 @@ Each layer is ``depthwise_conv`` (as the lowering calls it, channels-last f32), 
 hardswish that follow it in the models: XLA fuses those into its own loop, while the native kernel's
 result is read again by a separate XLA loop, so the comparison includes that cost. The table gives
 each median in microseconds and native / XLA; the last row sums the layers as the model has them.
-Layers the kernel does not take (16 channels or fewer: ``native_depthwise.MIN_CHANNELS``) run XLA's loop
+Layers the kernel does not take (16 channels or fewer: ``depthwise_native.MIN_CHANNELS``) run XLA's loop
 in both columns.
 """
 
@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering.convolution import depthwise_conv
-from hetero_sdk_jax.lowering.native_depthwise import TARGET
+from hetero_sdk_jax.lowering.depthwise_native import TARGET
 from timing import measure, print_table
 
 # (channels, height, width, kernel, (stride_h, stride_w), count in the model) at the issue's sizes

@@ -21,8 +21,8 @@ from hetero_sdk.errors import CompilationError
 from hetero_sdk.plugin import backprop_geometry, resolve_pads
 from jax import lax
 
+from hetero_sdk_jax.lowering import convolution_native, depthwise_native
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
-from hetero_sdk_jax.lowering.native_depthwise import native_depthwise, runs_natively
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 from hetero_sdk_jax.lowering.weight_layout import WeightLayout, input_layout
 
@@ -88,15 +88,15 @@ def depthwise_conv(
     again in each consumer of a result that fans out (a squeeze-and-excitation block's).
 
     Where the lowering may call native kernels, f32 ``[N, H, W, C]`` layers with more than 16 channels
-    and multiplier 1 run the native kernel instead (:mod:`.native_depthwise`: FMAs over 16 channels,
+    and multiplier 1 run the native kernel instead (:mod:`.depthwise_native`: FMAs over 16 channels,
     8 output columns per weight load, borders read in place). At rec's layers with their bias and
     hardswish (``bench/bench_native_depthwise.py --cpu-time``): 5x5 0.31-0.55x this form, 3x3
     0.55-0.86x, all eleven 4.7 -> 2.7 ms; whole models, native on / off in one process: rec 0.84,
     cls 0.78, det 0.98. The bias and activation then run as a loop of their own, which XLA makes
     slow over 16 or fewer channels (those layers keep this form).
     """
-    if runs_natively(x, w, strides, padding, dilations, channels_last):
-        return native_depthwise(x, w, strides, padding, dilations)
+    if depthwise_native.runs_natively(x, w, strides, padding, dilations, channels_last):
+        return depthwise_native.native_depthwise(x, w, strides, padding, dilations)
     wide = accumulation(x.dtype)
     if wide is not None:
         x, w = x.astype(wide), w.astype(wide)
@@ -353,6 +353,8 @@ def convolution(node: Node, x: jnp.ndarray, w: Any, channels_last: bool = False)
         return depthwise_conv(x, w, strides, padding, dilations, channels_last)
     if channels_last and groups == 1 and pointwise(w, padding) and jnp.issubdtype(x.dtype, jnp.floating):
         return pointwise_conv(x, w, strides)
+    if channels_last and groups == 1 and convolution_native.runs_natively(x, w, strides, padding, dilations):
+        return convolution_native.native_conv2d(x, w, strides, padding)
     axis = line_axis(x, w, padding) if channels_last and groups == 1 else None
     if axis is not None and jnp.issubdtype(x.dtype, jnp.floating):
         return line_conv(x, w, axis, strides[axis], padding[axis], dilations[axis])

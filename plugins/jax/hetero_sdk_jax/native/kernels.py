@@ -57,6 +57,7 @@ KERNELS: dict[str, NativeKernel] = {
         NativeKernel("hetero_sdk_matmul_nbits", "matmul_nbits.cc", "HeteroSdkMatMulNBits"),
         NativeKernel("hetero_sdk_depthwise_conv", "depthwise_conv.cc", "HeteroSdkDepthwiseConv"),
         NativeKernel("hetero_sdk_lstm_sequence", "lstm_sequence.cc", "HeteroSdkLstmSequence"),
+        NativeKernel("hetero_sdk_conv2d", "conv2d.cc", "HeteroSdkConv2d"),
     )
 }
 """Every native kernel, by target name."""

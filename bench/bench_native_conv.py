@@ -1,0 +1,108 @@
+"""Single dense f32 convolutions (channels-last, 3x3): XLA's native direct-convolution kernel
+(``hetero_sdk_conv2d``) beside XLA's own ``lax.conv_general_dilated``, in one process, one thread.
+
+Usage::
+
+    python bench/bench_native_conv.py --cpu-time
+    python bench/bench_native_conv.py --layers 16,16,80,1 96,96,26,1 --runs 40
+    python bench/bench_native_conv.py --models yolov8n yolox --cpu-time   # whole models, native on / off
+
+A layer is ``Cin,Cout,size,stride`` (a square ``size x size`` input, 3x3 kernel, pads 1). Each pair is
+checked against the other (f32, 1e-4 of the range) before it is timed; interleaved rounds, medians, the
+ratio native / XLA per layer. With ``--models``, whole real models (``real_models.ISSUE_MODELS``, at the issue's
+sizes) compiled on XLA twice in the process, ``XLA_NATIVE_KERNELS`` on and off, timed interleaved.
+"""
+
+from __future__ import annotations
+
+import os
+
+from timing import THREAD_VARIABLES
+
+for _variable in THREAD_VARIABLES:
+    os.environ[_variable] = "1"  # before numpy loads its BLAS
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+from timing import measure, print_table  # noqa: E402
+
+LAYERS = ("16,16,80,1", "96,96,26,1", "32,64,80,2", "32,32,40,1", "64,64,20,1", "64,64,40,2", "128,128,20,1")
+"""YOLOv8n / YOLOX layers at the issue's sizes (320x320, 416x416)."""
+
+PADS = [(1, 1), (1, 1)]
+
+
+def main() -> None:
+    """Times every layer both ways and prints the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", nargs="+", default=list(LAYERS), help="Cin,Cout,size,stride each")
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--cpu-time", action="store_true", help="time the process's CPU time, not wall time")
+    parser.add_argument("--models", nargs="+", help="whole models of real_models.ISSUE_MODELS instead of layers")
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # XLA:CPU sizes its pool by these
+    if args.models:
+        compare_models(args)
+        return
+    import jax
+    from hetero_sdk_jax.lowering.convolution import conv
+    from hetero_sdk_jax.lowering.convolution_native import TARGET, native_conv2d
+    from hetero_sdk_jax.native import register
+
+    register(TARGET)
+    rng = np.random.default_rng(0)
+    calls, shapes = {}, {}
+    for layer in args.layers:
+        cin, cout, size, stride = (int(v) for v in layer.split(","))
+        x = rng.standard_normal((1, size, size, cin), np.float32)
+        w = rng.standard_normal((3, 3, cin, cout), np.float32)
+        ours = jax.jit(lambda x, w, s=stride: native_conv2d(x, w, (s, s), PADS))
+        xla = jax.jit(lambda x, w, s=stride: conv(x, w, (s, s), PADS, (1, 1), channels_last=True))
+        a, b = np.asarray(ours(x, w)), np.asarray(xla(x, w))
+        if a.shape != b.shape or np.max(np.abs(a - b)) > 1e-4 * np.max(np.abs(b)):
+            raise SystemExit(f"{layer}: the native kernel differs from XLA's convolution")
+        name = f"3x3 {cin}->{cout} {size}x{size} s{stride}"
+        shapes[name] = (ours, xla)
+        calls[f"{name} native"] = lambda f=ours, x=x, w=w: f(x, w).block_until_ready()
+        calls[f"{name} XLA"] = lambda f=xla, x=x, w=w: f(x, w).block_until_ready()
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    times = measure(calls, args.runs, args.warmup, clock=clock)
+    rows = []
+    for name in shapes:
+        mine, theirs = statistics.median(times[f"{name} native"]), statistics.median(times[f"{name} XLA"])
+        rows.append({"layer": name, "native": mine * 1e6, "xla": theirs * 1e6, "ratio": mine / theirs})
+    print(f"one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
+    print_table([("layer", "layer"), ("native", "native us"), ("xla", "XLA us"), ("ratio", "native / XLA")], rows)
+
+
+def compare_models(args: argparse.Namespace) -> None:
+    """Each model on XLA with native kernels on and off, in this process, interleaved."""
+    from real_models import ISSUE_MODELS, fetch
+
+    import hetero_sdk as hs
+
+    core, calls = hs.Core(), {}
+    for key in args.models:
+        model = ISSUE_MODELS[key]
+        path = fetch(model)
+        converted = hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
+        for on in (True, False):
+            request = core.compile_model(converted, "XLA", {"XLA_NATIVE_KERNELS": on}).create_infer_request()
+            calls[f"{key} {'on' if on else 'off'}"] = lambda r=request, f=model.feeds: r.infer(f)
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    times = measure(calls, args.runs, args.warmup, clock=clock)
+    rows = []
+    for key in args.models:
+        with_, without = statistics.median(times[f"{key} on"]), statistics.median(times[f"{key} off"])
+        rows.append({"model": key, "on": with_ * 1e3, "off": without * 1e3, "ratio": with_ / without})
+    print(f"XLA, one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
+    print_table([("model", "model"), ("on", "native on ms"), ("off", "native off ms"), ("ratio", "on / off")], rows)
+
+
+if __name__ == "__main__":
+    main()
