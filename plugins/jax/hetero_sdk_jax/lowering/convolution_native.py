@@ -140,9 +140,11 @@ def faster_natively(inputs: int, outputs: int, kernel_h: int, kernel_w: int, str
     """The class of convolutions where the kernel measured faster than XLA's convolution at YOLOv8n's and
     YOLOX's layers (``bench/bench_native_conv.py``, one thread, CPU time): 3x3 kernels with at least 96
     input channels (0.80-0.92x XLA's time at strides 1 and 2), or at stride 1 with at most 16 output
-    channels (0.60-0.85x: XLA:CPU leaves its YNNPACK kernel there). Not taken: 24-64 input channels
-    (0.97-1.31x), stride 2 below 96 input channels (the kernel transposes every input row for a
-    quarter of the outputs), kernels other than 3x3 (not measured)."""
+    channels (0.60-0.85x: XLA:CPU leaves its YNNPACK kernel there). Not taken: 24-48 input channels
+    (0.95-1.31x), stride 2 below 96 input channels (the kernel transposes every input row for a
+    quarter of the outputs), kernels other than 3x3 (not measured), and 64 input channels: with the
+    filter blocked at compile time YOLOv8n's 64-channel layers measured 0.72-1.04x alone, but the whole
+    model with them 1.00-1.02x its time without them."""
     if (kernel_h, kernel_w) != (3, 3):
         return False
     return inputs >= 96 or (tuple(strides) == (1, 1) and outputs <= 16)
