@@ -7,10 +7,13 @@ Usage::
     python bench/bench_native_conv.py --layers 16,16,80,1 96,96,26,1 --runs 40
     python bench/bench_native_conv.py --models yolov8n yolox --cpu-time   # whole models, native on / off
 
-A layer is ``Cin,Cout,size,stride`` (a square ``size x size`` input, 3x3 kernel, pads 1). Each pair is
-checked against the other (f32, 1e-4 of the range) before it is timed; interleaved rounds, medians, the
-ratio native / XLA per layer. With ``--models``, whole real models (``real_models.ISSUE_MODELS``, at the issue's
-sizes) compiled on XLA twice in the process, ``XLA_NATIVE_KERNELS`` on and off, timed interleaved.
+A layer is ``Cin,Cout,size,stride`` (a square ``size x size`` input, 3x3 kernel, pads 1), run three ways:
+the kernel given the filter blocked at compile time (``native``, what a model with a Constant filter runs),
+the kernel blocking a filter computed at run time on each call (``per call``), and XLA's convolution. Each is
+checked against XLA's (f32, 1e-4 of the range) before it is timed; interleaved rounds, medians, the ratios
+native / XLA and native / per call per layer. With ``--models``, whole real models
+(``real_models.ISSUE_MODELS``, at the issue's sizes) compiled on XLA twice in the process,
+``XLA_NATIVE_KERNELS`` on and off, timed interleaved.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ def main() -> None:
         return
     import jax
     from hetero_sdk_jax.lowering.convolution import conv
-    from hetero_sdk_jax.lowering.convolution_native import TARGET, native_conv2d
+    from hetero_sdk_jax.lowering.convolution_native import TARGET, blocked_filter, native_conv2d
     from hetero_sdk_jax.native import register
 
     register(TARGET)
@@ -61,23 +64,32 @@ def main() -> None:
         cin, cout, size, stride = (int(v) for v in layer.split(","))
         x = rng.standard_normal((1, size, size, cin), np.float32)
         w = rng.standard_normal((3, 3, cin, cout), np.float32)
-        ours = jax.jit(lambda x, w, s=stride: native_conv2d(x, w, (s, s), PADS))
+        blocked = jax.device_put(blocked_filter(np.transpose(w, (3, 2, 0, 1))))
+        ours = jax.jit(lambda x, b, s=stride, o=cout: native_conv2d(x, b, (s, s), PADS, o))
+        per_call = jax.jit(lambda x, w, s=stride: native_conv2d(x, w, (s, s), PADS))
         xla = jax.jit(lambda x, w, s=stride: conv(x, w, (s, s), PADS, (1, 1), channels_last=True))
-        a, b = np.asarray(ours(x, w)), np.asarray(xla(x, w))
-        if a.shape != b.shape or np.max(np.abs(a - b)) > 1e-4 * np.max(np.abs(b)):
-            raise SystemExit(f"{layer}: the native kernel differs from XLA's convolution")
+        b = np.asarray(xla(x, w))
+        for a in (np.asarray(ours(x, blocked)), np.asarray(per_call(x, w))):
+            if a.shape != b.shape or np.max(np.abs(a - b)) > 1e-4 * np.max(np.abs(b)):
+                raise SystemExit(f"{layer}: the native kernel differs from XLA's convolution")
         name = f"3x3 {cin}->{cout} {size}x{size} s{stride}"
         shapes[name] = (ours, xla)
-        calls[f"{name} native"] = lambda f=ours, x=x, w=w: f(x, w).block_until_ready()
+        calls[f"{name} native"] = lambda f=ours, x=x, b=blocked: f(x, b).block_until_ready()
+        calls[f"{name} per call"] = lambda f=per_call, x=x, w=w: f(x, w).block_until_ready()
         calls[f"{name} XLA"] = lambda f=xla, x=x, w=w: f(x, w).block_until_ready()
     clock = time.process_time if args.cpu_time else time.perf_counter
     times = measure(calls, args.runs, args.warmup, clock=clock)
     rows = []
     for name in shapes:
         mine, theirs = statistics.median(times[f"{name} native"]), statistics.median(times[f"{name} XLA"])
-        rows.append({"layer": name, "native": mine * 1e6, "xla": theirs * 1e6, "ratio": mine / theirs})
+        copying = statistics.median(times[f"{name} per call"])
+        rows.append({
+            "layer": name, "native": mine * 1e6, "per_call": copying * 1e6, "xla": theirs * 1e6,
+            "ratio": mine / theirs, "blocking": mine / copying,
+        })  # fmt: skip
     print(f"one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
-    print_table([("layer", "layer"), ("native", "native us"), ("xla", "XLA us"), ("ratio", "native / XLA")], rows)
+    columns = [("layer", "layer"), ("native", "native us"), ("per_call", "per call us"), ("xla", "XLA us")]
+    print_table([*columns, ("ratio", "native / XLA"), ("blocking", "native / per call")], rows)
 
 
 def compare_models(args: argparse.Namespace) -> None:

@@ -1,21 +1,35 @@
 """The native direct-convolution kernel (``hetero_sdk_conv2d``, native/src/conv2d.cc) against a convolution
 written in numpy here: channel counts that are not multiples of 16, kernels 1-5, strides 1-2, asymmetric
-pads; and the Convolution lowering with native kernels on and off."""
+pads; the filter blocked once at compile time (its layout, the kernel reading it in place, the lowering's
+prepare hook, a blob round trip, the paths that put it back for XLA's convolution); and the Convolution
+lowering with native kernels on and off."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import hetero_sdk as hs
 import jax
 import numpy as np
 import pytest
 from hetero_sdk import opset
+from hetero_sdk.plugin import unpack_blob
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from xla_helpers import OPS, core, param, single_op
 
 from hetero_sdk_jax import native
-from hetero_sdk_jax.lowering.convolution_native import TARGET, faster_natively, native_conv2d
+from hetero_sdk_jax.lowering import weights_of
+from hetero_sdk_jax.lowering.convolution_native import (
+    TARGET,
+    blocked_filter,
+    faster_natively,
+    native_conv2d,
+    prepare,
+    unblocked_filter,
+)  # fmt: skip
+from hetero_sdk_jax.native import native_scope
 
 pytestmark = pytest.mark.skipif(not native.available(TARGET), reason="no C++ compiler with AVX-512 here")
 
@@ -96,3 +110,120 @@ def test_convolution_lowering_with_native_kernels_on_and_off(cin: int, cout: int
         _assert_matches(got, np.moveaxis(x, 1, -1), expected_layout, (stride, stride), pads)
         texts[on] = compiled.jax_executable([list(x.shape)]).as_text()
     assert TARGET in texts[True] and TARGET not in texts[False]
+
+
+@OPS
+@given(outputs=st.integers(1, 70), inputs=st.integers(1, 20), kernel_h=st.integers(1, 3), kernel_w=st.integers(1, 3))
+def test_blocked_filter_layout(outputs: int, inputs: int, kernel_h: int, kernel_w: int) -> None:
+    w = np.random.default_rng(outputs).standard_normal((outputs, inputs, kernel_h, kernel_w)).astype(np.float32)
+    blocked = blocked_filter(w)
+    blocks = (outputs + 31) // 32
+    assert blocked.shape == (blocks, kernel_h, kernel_w, inputs, 32)
+    assert not blocked.flags.writeable and blocked.ctypes.data % 64 == 0
+    expected = np.zeros((blocks, kernel_h, kernel_w, inputs, 32), np.float32)
+    for o in range(outputs):
+        for c in range(inputs):
+            for i in range(kernel_h):
+                for j in range(kernel_w):
+                    expected[o // 32, i, j, c, o % 32] = w[o, c, i, j]
+    np.testing.assert_array_equal(blocked, expected)
+    np.testing.assert_array_equal(np.asarray(unblocked_filter(blocked, outputs)), np.transpose(w, (2, 3, 1, 0)))
+
+
+@OPS
+@given(data=st.data())
+def test_kernel_reading_a_blocked_filter_matches_numpy(data: st.DataObject) -> None:
+    kh, kw = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    strides = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)))
+    pads = [(data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))) for _ in range(2)]
+    h, w_ = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 33))
+    assume(h + sum(pads[0]) >= kh and w_ + sum(pads[1]) >= kw)
+    cin = data.draw(st.sampled_from([1, 7, 16, 33]))
+    cout = data.draw(st.sampled_from([1, 16, 31, 32, 33, 70]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    x = rng.standard_normal((1, h, w_, cin)).astype(np.float32)
+    w = rng.standard_normal((cout, cin, kh, kw)).astype(np.float32)
+    got = jax.jit(lambda x, b: native_conv2d(x, b, strides, pads, cout))(x, blocked_filter(w))
+    _assert_matches(got, x, np.transpose(w, (2, 3, 1, 0)), strides, pads)
+
+
+def _constant_filter_layer(cin: int, cout: int, stride: int) -> tuple[hs.Model, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, cin, 12, 10)).astype(np.float32)
+    w = rng.standard_normal((cout, cin, 3, 3)).astype(np.float32)
+    px = param(x)
+    return single_op(opset.convolution(px, w, [stride, stride], [1, 1], [1, 1], [1, 1]), [px]), x, w
+
+
+def _expected(x: np.ndarray, w: np.ndarray, stride: int) -> np.ndarray:
+    return np.moveaxis(
+        _numpy_conv(np.moveaxis(x, 1, -1), np.transpose(w, (2, 3, 1, 0)), (stride,) * 2, [(1, 1)] * 2), -1, 1
+    )
+
+
+def test_prepare_blocks_a_constant_filter_once() -> None:
+    """The filter of a layer in the kernel's class is replaced by its blocked form (the same array each time
+    it is asked: one weight), which the compiled model takes as its only weight."""
+    model, _, w = _constant_filter_layer(96, 40, 2)
+    node = next(op for op in model.get_ops() if op.type_name == "Convolution")
+    values = [None, node.input_value(1).node.attrs["value"]]
+    with native_scope("cpu", True):
+        first, again = prepare(node, values)[1], prepare(node, values)[1]
+        shapes = [weight.shape for weight in weights_of(model)]
+    assert first is again
+    np.testing.assert_array_equal(first, blocked_filter(w))
+    assert shapes == [(2, 3, 3, 96, 32)]
+    with native_scope("cpu", False):
+        assert prepare(node, values) == {}
+    small = _constant_filter_layer(64, 64, 1)[0]  # not in the kernel's class: XLA's layout, not blocked
+    with native_scope("cpu", True):
+        assert [weight.shape for weight in weights_of(small)] == [(3, 3, 64, 64)]
+
+
+@pytest.mark.parametrize(("cin", "cout", "stride"), [(96, 40, 2), (24, 16, 1)])
+def test_a_blocked_filter_through_the_compiled_model_and_a_blob(cin: int, cout: int, stride: int) -> None:
+    model, x, w = _constant_filter_layer(cin, cout, stride)
+    compiled: Any = core().compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": True})
+    assert TARGET in compiled.jax_executable([list(x.shape)]).as_text()
+    expected = _expected(x, w, stride)
+    got = np.asarray(compiled([x])[0])
+    x_last, w_last = np.moveaxis(x, 1, -1), np.transpose(w, (2, 3, 1, 0))
+    _assert_matches(np.moveaxis(got, 1, -1), x_last, w_last, (stride,) * 2, [(1, 1)] * 2)
+    blob = compiled.export_model()
+    assert TARGET in json.loads(unpack_blob(blob, "XLA")["header"])["native_kernels"]
+    imported = np.asarray(core().import_model(blob, "XLA")([x])[0])
+    np.testing.assert_array_equal(imported, got)
+    assert np.allclose(imported, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_a_blocked_filter_read_by_xla_in_bf16() -> None:
+    """At bf16 the kernel does not run: the lowering puts the prepared filter back for XLA's convolution."""
+    model, x, w = _constant_filter_layer(96, 40, 1)
+    compiled: Any = core().compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": True, "INFERENCE_PRECISION_HINT": "bf16"})
+    got = np.asarray(compiled([x])[0], np.float64)
+    expected = _expected(x, w, 1)
+    assert np.max(np.abs(got - expected)) <= 0.05 * np.max(np.abs(expected))
+
+
+def test_a_filter_computed_at_run_time_is_blocked_by_the_kernel() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 96, 9, 8)).astype(np.float32)
+    w = rng.standard_normal((40, 96, 3, 3)).astype(np.float32)
+    px, pw = param(x), param(w, "w")
+    model = single_op(opset.convolution(px, pw, [1, 1], [1, 1], [1, 1], [1, 1]), [px, pw])
+    compiled: Any = core().compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": True})
+    assert TARGET in compiled.jax_executable([list(x.shape), list(w.shape)]).as_text()
+    got = np.asarray(compiled([x, w])[0])
+    assert np.allclose(got, _expected(x, w, 1), rtol=1e-4, atol=1e-4)
+
+
+def test_a_blocked_filter_on_the_few_channel_route() -> None:
+    """3 input channels by 8 outputs at stride 1 is in the kernel's class, so its filter is blocked, but the
+    lowering computes so few channels from the channels-first data: it puts the filter back."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 3, 7, 6)).astype(np.float32)
+    w = rng.standard_normal((8, 3, 3, 3)).astype(np.float32)
+    px = param(x)
+    model = single_op(opset.convolution(px, w, [1, 1], [1, 1], [1, 1], [1, 1]), [px])
+    got = np.asarray(core().compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": True})([x])[0])
+    assert np.allclose(got, _expected(x, w, 1), rtol=1e-4, atol=1e-4)

@@ -222,9 +222,9 @@ def few_channels(node: Node, x: jnp.ndarray) -> bool:
 
 def convolution_from_channels_first(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
     """A Convolution of ``x`` ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out;
-    ``w`` as the graph has it or :class:`~.weight_layout.Prepared` (see :func:`filter_layout`)."""
+    ``w`` as the graph has it, :class:`~.weight_layout.Prepared` or blocked (see :func:`_read_filter`)."""
     attrs = node.attrs
-    w = filter_layout(node).read(w)
+    w = _read_filter(node, w)
     strides, dilations = attrs["strides"], attrs["dilations"]
     begin, end = resolve_pads(
         attrs["auto_pad"], x.shape[2:], w.shape[:-2], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
@@ -329,6 +329,15 @@ def filter_layout(node: Node) -> WeightLayout:
     return WeightLayout((*range(2, 2 + rank), 1, 0))
 
 
+def _read_filter(node: Node, w: Any) -> Any:
+    """The filter of ``node`` in :func:`filter_layout`, from ``w`` as the graph has it, as
+    :class:`~.weight_layout.Prepared`, or blocked for the native kernel (:func:`.convolution_native.prepare`:
+    put back by XLA, for a route that does not take the kernel after all)."""
+    if convolution_native.is_blocked(node, w):
+        return convolution_native.unblocked_filter(w, _filter_shape(node)[0])
+    return filter_layout(node).read(w)
+
+
 @input_layout("Convolution", "GroupConvolution")
 def _convolution_layouts(node: Node) -> dict[int, WeightLayout]:
     return {1: filter_layout(node)}
@@ -338,9 +347,11 @@ def _convolution_layouts(node: Node) -> dict[int, WeightLayout]:
 def convolution(node: Node, x: jnp.ndarray, w: Any, channels_last: bool = False) -> jnp.ndarray:
     """Convolution and GroupConvolution of ``x`` ``[N, C, ...]``, or ``[N, ..., C]`` with
     ``channels_last`` (the layout the graph lowers convolution chains in: :mod:`.layout`); ``w`` as
-    the graph has it, or :class:`~.weight_layout.Prepared` in :func:`filter_layout`."""
+    the graph has it, or :class:`~.weight_layout.Prepared` in :func:`filter_layout`, or blocked for the
+    native kernel (:func:`.convolution_native.prepare`)."""
     attrs = node.attrs
-    w = filter_layout(node).read(w)
+    blocked = w if convolution_native.is_blocked(node, w) else None
+    w = _read_filter(node, w)
     groups = _filter_shape(node)[0] if node.type_name == "GroupConvolution" else 1
     strides, dilations = attrs["strides"], attrs["dilations"]
     sizes, channels = (x.shape[1:-1], x.shape[-1]) if channels_last else (x.shape[2:], x.shape[1])
@@ -354,11 +365,14 @@ def convolution(node: Node, x: jnp.ndarray, w: Any, channels_last: bool = False)
     if channels_last and groups == 1 and pointwise(w, padding) and jnp.issubdtype(x.dtype, jnp.floating):
         return pointwise_conv(x, w, strides)
     if channels_last and groups == 1 and convolution_native.runs_natively(x, w, strides, padding, dilations):
-        return convolution_native.native_conv2d(x, w, strides, padding)
+        return convolution_native.native_conv2d(x, w if blocked is None else blocked, strides, padding, w.shape[-1])
     axis = line_axis(x, w, padding) if channels_last and groups == 1 else None
     if axis is not None and jnp.issubdtype(x.dtype, jnp.floating):
         return line_conv(x, w, axis, strides[axis], padding[axis], dilations[axis])
     return conv(x, w, strides, padding, dilations, groups=groups, channels_last=channels_last)
+
+
+convolution.prepare = convolution_native.prepare  # type: ignore[attr-defined]
 
 
 def _scatter_by_product(

@@ -5,23 +5,118 @@ The kernel computes ``[N, H, W, Cin]`` by ``[kh, kw, Cin, Cout]`` (one group, di
 non-negative pads handled in the kernel, no padded copy) with the classic register tiling: a tile of output
 pixels by 16 or 32 output channels in AVX-512 registers. :func:`native_conv2d` is used by the dense
 convolution lowering where :func:`runs_natively` says so; elsewhere XLA's convolution runs.
+
+The kernel reads the filter in blocks of :data:`BLOCK` output channels. :func:`prepare` (the lowering's
+compile-time hook) replaces a Constant f32 filter of a convolution in the kernel's class by
+:func:`blocked_filter` once, so the kernel reads it in place; a filter computed at run time is copied
+into blocks by the kernel on each call. A blocked filter that reaches XLA's convolution after all (a
+16-bit precision, a layer left channels-first) is put back by :func:`unblocked_filter`.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from hetero_sdk import Node, Type
 
+from hetero_sdk_jax.lowering.weight_layout import aligned_read_only
 from hetero_sdk_jax.native import use_native
 
-__all__ = ["TARGET", "faster_natively", "native_conv2d", "runs_natively"]
+__all__ = [
+    "BLOCK", "TARGET", "blocked_filter", "faster_natively", "is_blocked", "native_conv2d", "prepare", "runs_natively",
+    "unblocked_filter",
+]  # fmt: skip
 
 TARGET = "hetero_sdk_conv2d"
 """The native kernel's FFI target."""
+
+BLOCK = 32
+"""Output channels per block of the filter as the kernel reads it (two 16-lane vectors)."""
+
+_FILTER = 1
+"""Convolution's filter input."""
+
+
+def blocked_filter(w: np.ndarray) -> np.ndarray:
+    """A filter ``[O, I, kh, kw]`` as the kernel reads it, ``[ceil(O / 32), kh, kw, I, 32]``:
+    ``[o // 32, i, j, c, o % 32] = w[o, c, i, j]``, zero past ``O``; read-only and aligned
+    (:func:`~.weight_layout.aligned_read_only`)."""
+    outputs, inputs, kernel_h, kernel_w = w.shape
+    blocks = -(-outputs // BLOCK)
+    padded = np.zeros((blocks * BLOCK, inputs, kernel_h, kernel_w), np.float32)
+    padded[:outputs] = w
+    return aligned_read_only(padded.reshape(blocks, BLOCK, inputs, kernel_h, kernel_w).transpose(0, 3, 4, 2, 1))
+
+
+def unblocked_filter(blocked: Any, outputs: int) -> Any:
+    """:func:`blocked_filter`'s result in XLA as the convolution lowering reads filters, ``[kh, kw, I, O]``."""
+    blocks, kernel_h, kernel_w, inputs, block = blocked.shape
+    moved = jnp.transpose(blocked, (1, 2, 3, 0, 4)).reshape(kernel_h, kernel_w, inputs, blocks * block)
+    return moved[..., :outputs]
+
+
+def is_blocked(node: Node, w: Any) -> bool:
+    """True when ``w``, the filter the Convolution ``node``'s lowering received, is :func:`blocked_filter`'s
+    form (five axes for a 2-D convolution's four)."""
+    return (
+        node.type_name == "Convolution"
+        and getattr(w, "ndim", 0) == 5
+        and node.input_value(_FILTER).partial_shape.rank == 4
+    )
+
+
+class _BlockedFilters:
+    """:func:`blocked_filter` of filter constants, by the identity of the read-only array each comes from,
+    kept while it lives: :func:`prepare` must give the same array each time it is asked (it is then one
+    weight)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, w: np.ndarray) -> np.ndarray:
+        with self._lock:
+            entry = self._entries.get(id(w))
+            if entry is not None and entry[0]() is w:
+                return entry[1]
+            blocked = blocked_filter(w)
+            self._entries[id(w)] = (weakref.ref(w), blocked)
+        weakref.finalize(w, self._forget, id(w), blocked)
+        return blocked
+
+    def _forget(self, key: int, blocked: np.ndarray) -> None:
+        with self._lock:
+            if key in self._entries and self._entries[key][1] is blocked:
+                del self._entries[key]
+
+
+_BLOCKED = _BlockedFilters()
+
+
+def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.ndarray | None]:
+    """The filter blocked for the kernel (:func:`blocked_filter`) in place of a Convolution's filter when it
+    is a read-only f32 Constant ``[O, I, kh, kw]``, the layer is in the kernel's class (:func:`faster_natively`,
+    strides 1 or 2, dilation 1, f32 data) and the lowering being traced may call the kernel; ``{}`` otherwise."""
+    if node.type_name != "Convolution" or len(values) <= _FILTER:
+        return {}
+    w = values[_FILTER]
+    if w is None or w.dtype != np.float32 or w.ndim != 4 or w.flags.writeable:
+        return {}
+    strides, dilations = list(node.attrs["strides"]), list(node.attrs["dilations"])
+    if node.input_value(0).element_type is not Type.f32 or any(d != 1 for d in dilations):
+        return {}
+    outputs, inputs, kernel_h, kernel_w = w.shape
+    if any(s not in (1, 2) for s in strides) or not faster_natively(inputs, outputs, kernel_h, kernel_w, strides):
+        return {}
+    if not use_native(TARGET):
+        return {}
+    return {_FILTER: _BLOCKED.get(w)}
 
 
 def runs_natively(
@@ -45,19 +140,29 @@ def faster_natively(inputs: int, outputs: int, kernel_h: int, kernel_w: int, str
     """The class of convolutions where the kernel measured faster than XLA's convolution at YOLOv8n's and
     YOLOX's layers (``bench/bench_native_conv.py``, one thread, CPU time): 3x3 kernels with at least 96
     input channels (0.80-0.92x XLA's time at strides 1 and 2), or at stride 1 with at most 16 output
-    channels (0.60-0.85x: XLA:CPU leaves its YNNPACK kernel there). Not taken: 24-64 input channels
-    (0.97-1.31x), stride 2 below 96 input channels (the kernel transposes every input row for a
-    quarter of the outputs), kernels other than 3x3 (not measured)."""
+    channels (0.60-0.85x: XLA:CPU leaves its YNNPACK kernel there). Not taken: 24-48 input channels
+    (0.95-1.31x), stride 2 below 96 input channels (the kernel transposes every input row for a
+    quarter of the outputs), kernels other than 3x3 (not measured), and 64 input channels: with the
+    filter blocked at compile time YOLOv8n's 64-channel layers measured 0.72-1.04x alone, but the whole
+    model with them 1.00-1.02x its time without them."""
     if (kernel_h, kernel_w) != (3, 3):
         return False
     return inputs >= 96 or (tuple(strides) == (1, 1) and outputs <= 16)
 
 
-def native_conv2d(x: Any, w: Any, strides: Sequence[int], padding: Sequence[tuple[int, int]]) -> Any:
-    """The convolution of ``x`` ``[N, H, W, Cin]`` by ``w`` ``[kh, kw, Cin, Cout]`` through the kernel,
-    ``[N, OH, OW, Cout]`` (pads ``((top, bottom), (left, right))``, none negative; strides 1 or 2)."""
+def native_conv2d(
+    x: Any, w: Any, strides: Sequence[int], padding: Sequence[tuple[int, int]], outputs: int | None = None
+) -> Any:
+    """The convolution of ``x`` ``[N, H, W, Cin]`` by ``w`` ``[kh, kw, Cin, Cout]``, or by ``w`` blocked
+    (:func:`blocked_filter`) for ``outputs`` channels, through the kernel, ``[N, OH, OW, Cout]`` (pads
+    ``((top, bottom), (left, right))``, none negative; strides 1 or 2)."""
     batch, height, width, _ = x.shape
-    kernel_h, kernel_w, _, outputs = w.shape
+    if w.ndim == 5:
+        if outputs is None:
+            raise ValueError("native_conv2d: a blocked filter needs its number of output channels")
+        kernel_h, kernel_w = w.shape[1:3]
+    else:
+        kernel_h, kernel_w, _, outputs = w.shape
     (top, bottom), (left, right) = padding
     out_h = (height + top + bottom - kernel_h) // strides[0] + 1
     out_w = (width + left + right - kernel_w) // strides[1] + 1
