@@ -5,8 +5,10 @@ HETERO, weights read from a file) gives numpy's results."""
 
 from __future__ import annotations
 
+import gc
 import mmap
 import re
+import weakref
 from pathlib import Path
 
 import hetero_sdk as hs
@@ -24,7 +26,13 @@ from xla_helpers import OPS, core, floats, param
 
 from hetero_sdk_jax import XlaPlugin
 from hetero_sdk_jax.lowering import weights_of
-from hetero_sdk_jax.lowering.weight_layout import Prepared, WeightLayout, aligned_read_only, release_pages
+from hetero_sdk_jax.lowering.weight_layout import (
+    Prepared,
+    PreparedByIdentity,
+    WeightLayout,
+    aligned_read_only,
+    release_pages,
+)
 
 _RNG = np.random.default_rng(31)
 FILTER = _RNG.standard_normal((64, 32, 3, 3)).astype(np.float32)  # 72 KiB: a weight
@@ -275,3 +283,23 @@ def _resident_kib(path: object) -> int | None:
         if line.endswith(str(path)):
             return next(int(entry.split()[1]) for entry in lines[i + 1 :] if entry.startswith("Rss:"))
     return None
+
+
+def test_prepared_by_identity_gives_one_array_per_constant_while_it_lives() -> None:
+    calls: list[np.ndarray] = []
+
+    def doubled(value: np.ndarray) -> np.ndarray:
+        calls.append(value)
+        return value * 2
+
+    cache = PreparedByIdentity(doubled)
+    constant = np.arange(6, dtype=np.float32)
+    first = cache.get(constant)
+    assert cache.get(constant) is first and len(calls) == 1  # the same weight each time it is asked
+    np.testing.assert_array_equal(first, [0, 2, 4, 6, 8, 10])
+    twin = constant.copy()  # equal values, another constant: its own array
+    assert cache.get(twin) is not first and len(calls) == 2
+    released = weakref.ref(first)
+    del first, constant, calls[:]
+    gc.collect()
+    assert released() is None  # forgotten with its constant, not kept for the process's life

@@ -15,8 +15,6 @@ into blocks by the kernel on each call. A blocked filter that reaches XLA's conv
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node, Type
 
-from hetero_sdk_jax.lowering.weight_layout import aligned_read_only
+from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity, aligned_read_only
 from hetero_sdk_jax.native import use_native
 
 __all__ = [
@@ -71,32 +69,7 @@ def is_blocked(node: Node, w: Any) -> bool:
     )
 
 
-class _BlockedFilters:
-    """:func:`blocked_filter` of filter constants, by the identity of the read-only array each comes from,
-    kept while it lives: :func:`prepare` must give the same array each time it is asked (it is then one
-    weight)."""
-
-    def __init__(self) -> None:
-        self._entries: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, w: np.ndarray) -> np.ndarray:
-        with self._lock:
-            entry = self._entries.get(id(w))
-            if entry is not None and entry[0]() is w:
-                return entry[1]
-            blocked = blocked_filter(w)
-            self._entries[id(w)] = (weakref.ref(w), blocked)
-        weakref.finalize(w, self._forget, id(w), blocked)
-        return blocked
-
-    def _forget(self, key: int, blocked: np.ndarray) -> None:
-        with self._lock:
-            if key in self._entries and self._entries[key][1] is blocked:
-                del self._entries[key]
-
-
-_BLOCKED = _BlockedFilters()
+_BLOCKED = PreparedByIdentity(blocked_filter)
 
 
 def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.ndarray | None]:

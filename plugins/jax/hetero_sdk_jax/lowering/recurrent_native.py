@@ -11,8 +11,6 @@ activations, 16-bit precisions and an R computed at run time take the ``lax.scan
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node
 
+from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity
 from hetero_sdk_jax.native import use_native
 
 __all__ = ["R_INPUT", "TARGET", "TILE", "native_recurrence", "packed_r", "prepare", "unpacked_r"]
@@ -63,31 +62,7 @@ def is_packed(node: Node, r: Any) -> bool:
     return tuple(r.shape[1:]) == (-(-4 * size // TILE), size, TILE)
 
 
-class _PackedWeights:
-    """:func:`packed_r` of R constants, by the identity of the read-only array each comes from, kept while
-    it lives: :func:`prepare` must give the same array each time it is asked (it is then one weight)."""
-
-    def __init__(self) -> None:
-        self._entries: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, r: np.ndarray) -> np.ndarray:
-        with self._lock:
-            entry = self._entries.get(id(r))
-            if entry is not None and entry[0]() is r:
-                return entry[1]
-            packed = packed_r(r)
-            self._entries[id(r)] = (weakref.ref(r), packed)
-        weakref.finalize(r, self._forget, id(r), packed)
-        return packed
-
-    def _forget(self, key: int, packed: np.ndarray) -> None:
-        with self._lock:
-            if key in self._entries and self._entries[key][1] is packed:
-                del self._entries[key]
-
-
-_PACKED = _PackedWeights()
+_PACKED = PreparedByIdentity(packed_r)
 
 
 def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.ndarray | None]:

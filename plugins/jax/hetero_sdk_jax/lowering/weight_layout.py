@@ -17,6 +17,8 @@ the graph has it (a caller that is not the interpreter) and transforms it then.
 from __future__ import annotations
 
 import mmap
+import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +30,8 @@ from hetero_sdk.errors import CompilationError, UnsupportedOperationError
 from hetero_sdk.plugin import Registry
 
 __all__ = [
-    "INPUT_LAYOUTS", "Prepared", "WeightLayout", "aligned_read_only", "input_layout", "input_layouts", "release_pages",
+    "INPUT_LAYOUTS", "Prepared", "PreparedByIdentity", "WeightLayout", "aligned_read_only", "input_layout",
+    "input_layouts", "release_pages",
 ]  # fmt: skip
 
 _ALIGNMENT = 64
@@ -142,3 +145,30 @@ def input_layouts(node: Node) -> dict[int, WeightLayout]:
     """The layouts in which the lowering of ``node`` reads some of its inputs (none for most ops)."""
     layouts = INPUT_LAYOUTS.find(node.type_name)
     return {} if layouts is None else layouts(node)
+
+
+class PreparedByIdentity:
+    """``transform(array)`` of read-only constant arrays, by the identity of the array each comes from,
+    kept while it lives: a lowering's ``prepare`` hook must give the same array each time it is asked for
+    one constant (it is then one weight of the executable)."""
+
+    def __init__(self, transform: Callable[[np.ndarray], np.ndarray]) -> None:
+        self._transform = transform
+        self._entries: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, value: np.ndarray) -> np.ndarray:
+        """The transformed ``value``: computed on first use, then the same array while ``value`` lives."""
+        with self._lock:
+            entry = self._entries.get(id(value))
+            if entry is not None and entry[0]() is value:
+                return entry[1]
+            prepared = self._transform(value)
+            self._entries[id(value)] = (weakref.ref(value), prepared)
+        weakref.finalize(value, self._forget, id(value), prepared)
+        return prepared
+
+    def _forget(self, key: int, prepared: np.ndarray) -> None:
+        with self._lock:
+            if key in self._entries and self._entries[key][1] is prepared:
+                del self._entries[key]
