@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering.convolution import depthwise_conv
-from hetero_sdk_jax.lowering.depthwise_native import TARGET, native_depthwise
+from hetero_sdk_jax.lowering.depthwise_native import FUSED_TARGET, TARGET, native_depthwise
 from timing import measure, print_table
 
 # (channels, height, width, kernel, (stride_h, stride_w), count in the model) at the sizes
@@ -82,8 +82,9 @@ def main() -> None:
     parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
     args = parser.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU (before XLA sizes its thread pool)
-    if not native.available(TARGET):
-        raise SystemExit(f"the native kernel {TARGET} did not build here (see the log)")
+    for target in (TARGET, FUSED_TARGET):
+        if not native.available(target):
+            raise SystemExit(f"the native kernel {target} did not build here (see the log)")
     clock = time.process_time if args.cpu_time else time.perf_counter
     rng = np.random.default_rng(0)
     rows, totals = [], {"XLA": 0.0, "native": 0.0, "fused": 0.0}

@@ -4,20 +4,25 @@ its exact pattern, and fused models on XLA against numpy with native kernels on 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jax
 import numpy as np
 import pytest
 from hetero_sdk import Model, opset
+from hetero_sdk.plugin import unpack_blob
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from test_native_depthwise import _depthwise_numpy, needs_kernel
-from xla_helpers import OPS, floats, param, run_xla, single_op
+from test_native_depthwise import _depthwise_numpy
+from xla_helpers import OPS, core, floats, param, run_xla, single_op
 
+from hetero_sdk_jax import native
 from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION
-from hetero_sdk_jax.lowering.depthwise_native import native_depthwise
+from hetero_sdk_jax.lowering.depthwise_native import FUSED_TARGET, native_depthwise
 from hetero_sdk_jax.transformations import transform_model
+
+needs_kernel = pytest.mark.skipif(not native.available(FUSED_TARGET), reason="the native kernel cannot be built here")
 
 
 def _activated(y: np.ndarray, activation: str) -> np.ndarray:
@@ -113,3 +118,13 @@ def test_an_activation_whose_input_has_another_reader_stays_out_and_the_bias_joi
     assert "HSwish" in [node.type_name for node in model.get_ordered_ops()]
     got = run_xla(_layer(x, w, bias, "hswish", reader=True), [x])[0]
     np.testing.assert_allclose(got, _expected(x, w, bias, "hswish", reader=True), rtol=1e-5, atol=1e-5)
+
+
+@needs_kernel
+def test_an_exported_fused_model_records_the_kernel_and_runs_when_imported() -> None:
+    x, w, bias = _arrays(24, (1, 24, 1, 1))
+    compiled = core().compile_model(_layer(x, w, bias, "hswish"), "XLA", {"XLA_NATIVE_KERNELS": True})
+    blob = compiled.export_model()
+    assert FUSED_TARGET in json.loads(unpack_blob(blob, "XLA")["header"])["native_kernels"]
+    got = np.asarray(core().import_model(blob, "XLA")([x]).to_tuple()[0])
+    np.testing.assert_allclose(got, _expected(x, w, bias, "hswish"), rtol=1e-5, atol=1e-5)

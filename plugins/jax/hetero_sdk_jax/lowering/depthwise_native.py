@@ -18,10 +18,16 @@ import numpy as np
 
 from hetero_sdk_jax.native import use_native
 
-__all__ = ["ACTIVATIONS", "MIN_CHANNELS", "MIN_FUSED_CHANNELS", "TARGET", "native_depthwise", "runs_natively"]
+__all__ = [
+    "ACTIVATIONS", "FUSED_TARGET", "MIN_CHANNELS", "MIN_FUSED_CHANNELS", "TARGET", "native_depthwise", "runs_natively"
+]  # fmt: skip
 
 TARGET = "hetero_sdk_depthwise_conv"
 """The native kernel's FFI target."""
+
+FUSED_TARGET = "hetero_sdk_depthwise_conv_bias"
+"""The same kernel's FFI target with a bias operand and an activation (blobs calling :data:`TARGET` with two
+operands keep running)."""
 
 ACTIVATIONS = {"none": 0, "relu": 1, "hswish": 2}
 """The activations the kernel applies to each biased output vector before storing it, by its code:
@@ -61,7 +67,8 @@ def runs_natively(
     """True when the kernel computes this depthwise convolution: f32 ``[N, H, W, C]`` data, an f32
     ``[KH, KW, 1, C]`` filter (multiplier 1), at least :data:`MIN_CHANNELS` channels (:data:`MIN_FUSED_CHANNELS`
     when ``fused``: the kernel adds the bias and applies the activation), a non-empty result,
-    and the lowering being traced may call native kernels (:func:`~hetero_sdk_jax.native.use_native`)."""
+    and the lowering being traced may call the native kernel (:data:`FUSED_TARGET` when ``fused``, else
+    :data:`TARGET`: :func:`~hetero_sdk_jax.native.use_native`)."""
     return (
         channels_last
         and x.ndim == 4
@@ -72,7 +79,7 @@ def runs_natively(
         and w.shape[3] == x.shape[3]
         and x.shape[3] >= (MIN_FUSED_CHANNELS if fused else MIN_CHANNELS)
         and min(_output_sizes(x, w, strides, padding, dilations)) > 0
-        and use_native(TARGET)
+        and use_native(FUSED_TARGET if fused else TARGET)
     )
 
 
@@ -89,17 +96,14 @@ def native_depthwise(
     sign: negative ones crop), plus ``bias`` (f32 ``[C]``, or None), through ``activation`` (a key of
     :data:`ACTIVATIONS`): ``[N, OH, OW, C]``, through the native kernel."""
     out_h, out_w = _output_sizes(x, w, strides, padding, dilations)
-    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((x.shape[0], out_h, out_w, x.shape[3]), jnp.float32))
-    return call(
-        x,
-        w,
-        jnp.zeros((x.shape[3],), jnp.float32) if bias is None else jnp.asarray(bias, jnp.float32).reshape(-1),
-        stride_h=np.int64(strides[0]),
-        stride_w=np.int64(strides[1]),
-        pad_top=np.int64(padding[0][0]),
-        pad_left=np.int64(padding[1][0]),
-        dilation_h=np.int64(dilations[0]),
-        dilation_w=np.int64(dilations[1]),
-        has_bias=np.int64(bias is not None),
-        activation=np.int64(ACTIVATIONS[activation]),
+    result = jax.ShapeDtypeStruct((x.shape[0], out_h, out_w, x.shape[3]), jnp.float32)
+    window = {
+        "stride_h": np.int64(strides[0]), "stride_w": np.int64(strides[1]), "pad_top": np.int64(padding[0][0]),
+        "pad_left": np.int64(padding[1][0]), "dilation_h": np.int64(dilations[0]), "dilation_w": np.int64(dilations[1]),
+    }  # fmt: skip
+    if bias is None and activation == "none":
+        return jax.ffi.ffi_call(TARGET, result)(x, w, **window)
+    per_channel = jnp.zeros((x.shape[3],), jnp.float32) if bias is None else jnp.asarray(bias, jnp.float32)
+    return jax.ffi.ffi_call(FUSED_TARGET, result)(
+        x, w, per_channel.reshape(-1), **window, activation=np.int64(ACTIVATIONS[activation])
     )

@@ -1,11 +1,12 @@
 // Depthwise 2-D convolution (one input channel per group, multiplier 1) of channels-last f32 data on
 // XLA:CPU through XLA's FFI.
 //
-// Operands: x f32 [N, H, W, C], w f32 [KH, KW, 1, C], bias f32 [C]. Result: y f32 [N, OH, OW, C] (its shape is the
-// caller's: OH and OW follow from the padding at the bottom and right, which the kernel never needs).
+// Two handlers: HeteroSdkDepthwiseConv (target hetero_sdk_depthwise_conv), operands x f32 [N, H, W, C]
+// and w f32 [KH, KW, 1, C]; HeteroSdkDepthwiseConvBias (hetero_sdk_depthwise_conv_bias), also bias f32 [C].
+// Result: y f32 [N, OH, OW, C] (its shape is the caller's: OH and OW follow from the padding at the bottom and right, which the kernel never needs).
 // Attributes: stride_h, stride_w (>= 1), pad_top, pad_left (any sign: negative crops), dilation_h,
-// dilation_w (>= 1), has_bias (0 or 1: add operand bias f32 [C] to each sum), activation (0 none, 1 relu,
-// 2 hardswish x * min(max(x + 3, 0), 6) / 6 in that order).
+// dilation_w (>= 1); the second handler also activation (0 none, 1 relu, 2 hardswish
+// x * min(max(x + 3, 0), 6) / 6 in that order), applied after the bias.
 // y[n, i, j, c] = act(sum over taps (a, b) inside x of x[n, i*sh - pt + a*dh, j*sw - pl + b*dw, c] * w[a, b, 0, c]
 //                     + bias[c]), applied to each output vector before it is stored.
 //
@@ -235,22 +236,21 @@ void Rows(const Problem& p, int64_t first, int64_t last) {
 
 #endif
 
-ffi::Error DepthwiseConvImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
-                             ffi::Buffer<ffi::F32> bias, ffi::ResultBuffer<ffi::F32> y, int64_t stride_h,
-                             int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dilation_h,
-                             int64_t dilation_w, int64_t has_bias, int64_t activation) {
-  const auto xd = x.dimensions(), wd = w.dimensions(), yd = y->dimensions(), bd = bias.dimensions();
+// Checks the operands and computes y (bias: nullptr or [C]).
+ffi::Error Compute(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w, const float* bias,
+                   ffi::ResultBuffer<ffi::F32> y, int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                   int64_t pad_left, int64_t dilation_h, int64_t dilation_w, int64_t activation) {
+  const auto xd = x.dimensions(), wd = w.dimensions(), yd = y->dimensions();
   if (xd.size() != 4 || wd.size() != 4 || yd.size() != 4)
     return ffi::Error::InvalidArgument("depthwise convolution kernel: x, w and y must be 4-D");
   if (wd[2] != 1 || wd[3] != xd[3] || yd[3] != xd[3] || yd[0] != xd[0])
     return ffi::Error::InvalidArgument("depthwise convolution kernel: w must be [KH, KW, 1, C] and y [N, OH, OW, C]");
   if (stride_h < 1 || stride_w < 1 || dilation_h < 1 || dilation_w < 1)
     return ffi::Error::InvalidArgument("depthwise convolution kernel: strides and dilations must be >= 1");
-  if (bd.size() != 1 || bd[0] != xd[3] || activation < kNone || activation > kHardSwish)
-    return ffi::Error::InvalidArgument("depthwise convolution kernel: bias must be [C] and activation 0-2");
+  if (activation < kNone || activation > kHardSwish)
+    return ffi::Error::InvalidArgument("depthwise convolution kernel: activation must be 0, 1 or 2");
   Problem p{x.typed_data(), w.typed_data(), y->typed_data(), xd[0], xd[1], xd[2], xd[3], wd[0], wd[1],
-            yd[1], yd[2], stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w,
-            has_bias != 0 ? bias.typed_data() : nullptr, activation};
+            yd[1], yd[2], stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w, bias, activation};
   const int64_t rows = p.n * p.oh;
   if (rows == 0 || p.ow == 0 || p.c == 0) return ffi::Error::Success();
   const int64_t per_row = p.ow * p.c * p.kh * p.kw;
@@ -261,9 +261,39 @@ ffi::Error DepthwiseConvImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi:
   return ffi::Error::Success();
 }
 
+ffi::Error DepthwiseConvImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
+                             ffi::ResultBuffer<ffi::F32> y, int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                             int64_t pad_left, int64_t dilation_h, int64_t dilation_w) {
+  return Compute(pool, x, w, nullptr, y, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w, kNone);
+}
+
+ffi::Error DepthwiseConvBiasImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
+                                 ffi::Buffer<ffi::F32> bias, ffi::ResultBuffer<ffi::F32> y, int64_t stride_h,
+                                 int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dilation_h,
+                                 int64_t dilation_w, int64_t activation) {
+  const auto bd = bias.dimensions(), xd = x.dimensions();
+  if (bd.size() != 1 || xd.size() != 4 || bd[0] != xd[3])
+    return ffi::Error::InvalidArgument("depthwise convolution kernel: bias must be [C]");
+  return Compute(pool, x, w, bias.typed_data(), y, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w,
+                 activation);
+}
+
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkDepthwiseConv, DepthwiseConvImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("stride_h")
+                                  .Attr<int64_t>("stride_w")
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("dilation_h")
+                                  .Attr<int64_t>("dilation_w"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkDepthwiseConvBias, DepthwiseConvBiasImpl,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
@@ -276,5 +306,4 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkDepthwiseConv, DepthwiseConvImpl,
                                   .Attr<int64_t>("pad_left")
                                   .Attr<int64_t>("dilation_h")
                                   .Attr<int64_t>("dilation_w")
-                                  .Attr<int64_t>("has_bias")
                                   .Attr<int64_t>("activation"));
