@@ -9,8 +9,10 @@ Each layer is ``depthwise_conv`` (as the lowering calls it, channels-last f32), 
 hardswish that follow it in the models: XLA fuses those into its own loop, while the native kernel's
 result is read again by a separate XLA loop, so the comparison includes that cost. The table gives
 each median in microseconds and native / XLA; the last row sums the layers as the model has them.
-Layers the kernel does not take (16 channels or fewer: ``depthwise_native.MIN_CHANNELS``) run XLA's loop
-in both columns.
+Layers the kernel does not take (fewer than ``depthwise_native.MIN_CHANNELS``) run XLA's loop in the
+"native" column. The "fused" column is the kernel with the bias and hardswish applied before each store
+(what :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion` makes of these layers),
+called on every layer whatever its channels.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering.convolution import depthwise_conv
-from hetero_sdk_jax.lowering.depthwise_native import TARGET
+from hetero_sdk_jax.lowering.depthwise_native import FUSED_TARGET, TARGET, native_depthwise
 from timing import measure, print_table
 
 # (channels, height, width, kernel, (stride_h, stride_w), count in the model) at the issue's sizes
@@ -60,6 +62,15 @@ def _layer(kernel: int, strides: tuple[int, int], on: bool):  # type: ignore[no-
     return jax.jit(f)
 
 
+def _fused_layer(kernel: int, strides: tuple[int, int]):  # type: ignore[no-untyped-def]
+    pad = kernel // 2
+
+    def f(x: jax.Array, w: jax.Array, bias: jax.Array) -> jax.Array:
+        return native_depthwise(x, w, strides, [(pad, pad)] * 2, [1, 1], bias, "hswish")
+
+    return jax.jit(f)
+
+
 def _timed(call: Callable[..., jax.Array], *args: jax.Array) -> Callable[[], object]:
     return lambda: call(*args).block_until_ready()
 
@@ -71,27 +82,32 @@ def main() -> None:
     parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
     args = parser.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU (before XLA sizes its thread pool)
-    if not native.available(TARGET):
-        raise SystemExit(f"the native kernel {TARGET} did not build here (see the log)")
+    for target in (TARGET, FUSED_TARGET):
+        if not native.available(target):
+            raise SystemExit(f"the native kernel {target} did not build here (see the log)")
     clock = time.process_time if args.cpu_time else time.perf_counter
     rng = np.random.default_rng(0)
-    rows, totals = [], {"XLA": 0.0, "native": 0.0}
+    rows, totals = [], {"XLA": 0.0, "native": 0.0, "fused": 0.0}
     for channels, height, width, kernel, strides, count in LAYERS[args.model]:
         x = jnp.asarray(rng.standard_normal((1, height, width, channels), np.float32))
         w = jnp.asarray(rng.standard_normal((kernel, kernel, 1, channels), np.float32))
         bias = jnp.asarray(rng.standard_normal(channels, np.float32))
-        calls = {name: _layer(kernel, strides, name == "native") for name in totals}
-        np.testing.assert_allclose(calls["native"](x, w, bias), calls["XLA"](x, w, bias), rtol=1e-4, atol=1e-4)
+        calls = {name: _layer(kernel, strides, name == "native") for name in ("XLA", "native")}
+        calls["fused"] = _fused_layer(kernel, strides)
+        for name in ("native", "fused"):
+            np.testing.assert_allclose(calls[name](x, w, bias), calls["XLA"](x, w, bias), rtol=1e-4, atol=1e-4)
         times = measure({name: _timed(call, x, w, bias) for name, call in calls.items()}, args.runs, 5, clock=clock)
         medians = {name: float(np.median(t)) * 1e6 for name, t in times.items()}
         for name in totals:
             totals[name] += medians[name] * count
         layer = f"{channels}x{height}x{width} {kernel}x{kernel} /{strides[0]},{strides[1]} x{count}"
-        rows.append({"layer": layer, "XLA": medians["XLA"], "native": medians["native"],
-                     "ratio": medians["native"] / medians["XLA"]})  # fmt: skip
-    rows.append({"layer": "model total", **totals, "ratio": totals["native"] / totals["XLA"]})
+        rows.append({"layer": layer, **medians, "ratio": medians["native"] / medians["XLA"],
+                     "fused_ratio": medians["fused"] / medians["XLA"]})  # fmt: skip
+    rows.append({"layer": "model total", **totals, "ratio": totals["native"] / totals["XLA"],
+                 "fused_ratio": totals["fused"] / totals["XLA"]})  # fmt: skip
     print(f"{args.model}: depthwise + bias + hardswish, median us ({'CPU' if args.cpu_time else 'wall'} time)")
-    print_table([("layer", "layer"), ("XLA", "XLA us"), ("native", "native us"), ("ratio", "native/XLA")], rows)
+    columns = [("layer", "layer"), ("XLA", "XLA us"), ("native", "native us"), ("fused", "fused us")]
+    print_table([*columns, ("ratio", "native/XLA"), ("fused_ratio", "fused/XLA")], rows)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ from hetero_sdk.errors import CompilationError
 from hetero_sdk.plugin import backprop_geometry, resolve_pads
 from jax import lax
 
+from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION, MAX_TAPS
 from hetero_sdk_jax.lowering import convolution_native, depthwise_native
+from hetero_sdk_jax.lowering.activation import hswish
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 from hetero_sdk_jax.lowering.weight_layout import WeightLayout, input_layout
@@ -58,7 +60,10 @@ def conv(
     )
 
 
-_MAX_DEPTHWISE_TAPS = 49
+GROUP_FILTERS = {"GroupConvolution", DEPTHWISE_CONVOLUTION}
+"""The ops whose filter (input 1) is GroupConvolution's ``[G, O/G, I/G, kernel...]``."""
+
+_MAX_DEPTHWISE_TAPS = MAX_TAPS
 """Depthwise kernels up to 7x7 run as shifted multiply-adds (see :func:`depthwise_conv`)."""
 
 
@@ -93,7 +98,8 @@ def depthwise_conv(
     hardswish (``bench/bench_native_depthwise.py --cpu-time``): 5x5 0.31-0.55x this form, 3x3
     0.55-0.86x, all eleven 4.7 -> 2.7 ms; whole models, native on / off in one process: rec 0.84,
     cls 0.78, det 0.98. The bias and activation then run as a loop of their own, which XLA makes
-    slow over 16 or fewer channels (those layers keep this form).
+    slow over 16 or fewer channels (those layers keep this form), unless the graph fused them into
+    the kernel (:func:`fused_depthwise`).
     """
     if depthwise_native.runs_natively(x, w, strides, padding, dilations, channels_last):
         return depthwise_native.native_depthwise(x, w, strides, padding, dilations)
@@ -313,7 +319,8 @@ def _filter_shape(node: Node, index: int = 1) -> list[int]:
 
 
 def filter_layout(node: Node) -> WeightLayout:
-    """How the lowering of ``node``, a Convolution or GroupConvolution, reads its filter: ``[O, I, ...]``
+    """How the lowering of ``node``, a Convolution or GroupConvolution (or an op with GroupConvolution's
+    filter: :data:`GROUP_FILTERS`), reads its filter: ``[O, I, ...]``
     (``[G, O/G, I/G, ...]``) as ``[..., I, O]`` (``[..., I/G, O]``, the groups' outputs one after the
     other), the layout XLA:CPU's convolution reads (and in which every route here reads a tap's
     weights as one contiguous row).
@@ -321,7 +328,7 @@ def filter_layout(node: Node) -> WeightLayout:
     :raises CompilationError: for a filter of dynamic shape (shapes are static once lowered).
     """
     dims = _filter_shape(node)
-    if node.type_name == "GroupConvolution":
+    if node.type_name in GROUP_FILTERS:
         groups, outputs, inputs, *kernel = dims
         rank = len(kernel)
         return WeightLayout((*range(3, 3 + rank), 2, 0, 1), (*kernel, inputs, groups * outputs))
@@ -425,6 +432,39 @@ def backprop_filter_layout(node: Node) -> WeightLayout | None:
 def _backprop_layouts(node: Node) -> dict[int, WeightLayout]:
     layout = backprop_filter_layout(node)
     return {} if layout is None else {1: layout}
+
+
+@input_layout(DEPTHWISE_CONVOLUTION)
+def _depthwise_layouts(node: Node) -> dict[int, WeightLayout]:
+    return {1: filter_layout(node)}
+
+
+@lowering(DEPTHWISE_CONVOLUTION)
+def fused_depthwise(node: Node, x: jnp.ndarray, w: Any, bias: Any, channels_last: bool = False) -> jnp.ndarray:
+    """:data:`~hetero_sdk_jax.depthwise_fusion.DEPTHWISE_CONVOLUTION_OP`, ``activation(depthwise(x, w) + bias)``,
+    of ``x`` ``[N, C, H, W]``, or ``[N, H, W, C]`` with ``channels_last`` (:mod:`.layout`); ``bias`` one value
+    per channel in any broadcastable shape. The native kernel adds the bias and applies the activation
+    before each store where :func:`~.depthwise_native.runs_natively` says it runs (``fused``: from
+    :data:`~.depthwise_native.MIN_FUSED_CHANNELS` channels); elsewhere the unfused ops' own lowerings run
+    one after the other (:func:`depthwise_conv`, the Add, Relu's maximum or :func:`~.activation.hswish`),
+    which XLA fuses into one loop."""
+    attrs = node.attrs
+    w = filter_layout(node).read(w)
+    strides, dilations = attrs["strides"], attrs["dilations"]
+    sizes, channels = (x.shape[1:-1], x.shape[-1]) if channels_last else (x.shape[2:], x.shape[1])
+    begin, end = resolve_pads(
+        attrs["auto_pad"], sizes, w.shape[:-2], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
+    )
+    padding = list(zip(begin, end))
+    per_channel = jnp.broadcast_to(jnp.asarray(bias, jnp.float32).reshape(-1), (channels,))
+    activation = attrs["activation"]
+    if depthwise_native.runs_natively(x, w, strides, padding, dilations, channels_last, fused=True):
+        return depthwise_native.native_depthwise(x, w, strides, padding, dilations, per_channel, activation)
+    y = depthwise_conv(x, w, strides, padding, dilations, channels_last)
+    y = y + (per_channel if channels_last else per_channel.reshape(channels, 1, 1))
+    if activation == "relu":
+        return jnp.maximum(y, 0)
+    return hswish(node, y) if activation == "hswish" else y
 
 
 @lowering("ConvolutionBackpropData")

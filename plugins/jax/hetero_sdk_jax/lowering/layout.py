@@ -6,8 +6,8 @@ convolution gets a layout change on each side (10-20 % of the PP-OCR direction c
 graph interpreter lowers every floating-point convolution channels-last and tags its result
 (:class:`ChannelsLast`); an op that computes the same on either layout (element-wise ops,
 activations, reductions keeping their axes, Concat, MaxPool, AvgPool, convolutions, transposed
-convolutions, Interpolate, BatchNormInference; Split, VariadicSplit and Slice through :mod:`.movement`)
-takes tagged
+convolutions (the fused depthwise one too), Interpolate, BatchNormInference; Split, VariadicSplit and
+Slice through :mod:`.movement`) takes tagged
 inputs as they are and gives a tagged result, and any other op gets its inputs moved back to
 ``NC...`` first (:meth:`ChannelsLast.channels_first`): Transpose, MatMul, the outputs...
 
@@ -33,11 +33,13 @@ import numpy as np
 from hetero_sdk import Node
 from hetero_sdk.plugin import OPS, batch_normalized, reduced_axes
 
+from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION
 from hetero_sdk_jax.lowering.convolution import (
     convolution,
     convolution_backprop_data,
     convolution_from_channels_first,
     few_channels,
+    fused_depthwise,
 )
 from hetero_sdk_jax.lowering.image import interpolate
 from hetero_sdk_jax.lowering.movement import held_axis, movement_channels_last
@@ -97,6 +99,8 @@ def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringF
         if not isinstance(x, ChannelsLast) and few_channels(node, x):
             return convolution_from_channels_first, [x, inputs[1]]
         return _convolution, [_moved(x, rank), inputs[1]]
+    if kind == DEPTHWISE_CONVOLUTION and rank == 4 and not isinstance(inputs[0], np.ndarray):
+        return _fused_depthwise, [_moved(inputs[0], rank), *inputs[1:]]
     if kind == QUANTIZED_CONVOLUTION and 3 <= rank <= 5 and not isinstance(inputs[0], np.ndarray):
         return _quantized_convolution, [_moved(inputs[0], rank), *inputs[1:]]
     if not any(isinstance(v, ChannelsLast) for v in inputs):
@@ -163,6 +167,10 @@ def _dtype(value: Any) -> Any:
 
 def _convolution(node: Node, x: Any, w: Any) -> Any:
     return convolution(node, x, w, channels_last=True)
+
+
+def _fused_depthwise(node: Node, x: Any, w: Any, bias: Any) -> Any:
+    return fused_depthwise(node, x, w, bias, channels_last=True)
 
 
 def _quantized_convolution(node: Node, x: Any, *rest: Any) -> Any:

@@ -56,6 +56,7 @@ KERNELS: dict[str, NativeKernel] = {
     for kernel in (
         NativeKernel("hetero_sdk_matmul_nbits", "matmul_nbits.cc", "HeteroSdkMatMulNBits"),
         NativeKernel("hetero_sdk_depthwise_conv", "depthwise_conv.cc", "HeteroSdkDepthwiseConv"),
+        NativeKernel("hetero_sdk_depthwise_conv_bias", "depthwise_conv.cc", "HeteroSdkDepthwiseConvBias"),
         NativeKernel("hetero_sdk_lstm_sequence", "lstm_sequence.cc", "HeteroSdkLstmSequence"),
         NativeKernel("hetero_sdk_conv2d", "conv2d.cc", "HeteroSdkConv2d"),
     )

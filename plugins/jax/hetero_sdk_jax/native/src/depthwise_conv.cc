@@ -1,11 +1,14 @@
 // Depthwise 2-D convolution (one input channel per group, multiplier 1) of channels-last f32 data on
 // XLA:CPU through XLA's FFI.
 //
-// Operands: x f32 [N, H, W, C], w f32 [KH, KW, 1, C]. Result: y f32 [N, OH, OW, C] (its shape is the
-// caller's: OH and OW follow from the padding at the bottom and right, which the kernel never needs).
+// Two handlers: HeteroSdkDepthwiseConv (target hetero_sdk_depthwise_conv), operands x f32 [N, H, W, C]
+// and w f32 [KH, KW, 1, C]; HeteroSdkDepthwiseConvBias (hetero_sdk_depthwise_conv_bias), also bias f32 [C].
+// Result: y f32 [N, OH, OW, C] (its shape is the caller's: OH and OW follow from the padding at the bottom and right, which the kernel never needs).
 // Attributes: stride_h, stride_w (>= 1), pad_top, pad_left (any sign: negative crops), dilation_h,
-// dilation_w (>= 1).
-// y[n, i, j, c] = sum over taps (a, b) inside x of x[n, i*sh - pt + a*dh, j*sw - pl + b*dw, c] * w[a, b, 0, c].
+// dilation_w (>= 1); the second handler also activation (0 none, 1 relu, 2 hardswish
+// x * min(max(x + 3, 0), 6) / 6 in that order), applied after the bias.
+// y[n, i, j, c] = act(sum over taps (a, b) inside x of x[n, i*sh - pt + a*dh, j*sw - pl + b*dw, c] * w[a, b, 0, c]
+//                     + bias[c]), applied to each output vector before it is stored.
 //
 // Padding is never materialised: per output row the taps whose input row lies inside x are found once;
 // the output columns whose every tap lies inside x (the interior) run in blocks of kBlock columns, each
@@ -32,12 +35,25 @@ using hetero_sdk_native::ParallelFor;
 
 namespace {
 
+enum Activation : int64_t { kNone = 0, kRelu = 1, kHardSwish = 2 };
+
 struct Problem {
   const float* x;
   const float* w;
   float* y;
   int64_t n, h, w_in, c, kh, kw, oh, ow, sh, sw, pt, pl, dh, dw;
+  const float* bias;  // nullptr: none
+  int64_t activation;
 };
+
+// The activation of one value, as the reference computes it.
+inline float Activate(float v, int64_t activation) {
+  switch (activation) {
+    case kRelu: return std::max(v, 0.0f);
+    case kHardSwish: return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f;
+    default: return v;
+  }
+}
 
 // Taps [first, last) of the filter along one axis whose input index (origin + tap * dilation) is in [0, size).
 inline void TapRange(int64_t origin, int64_t dilation, int64_t taps, int64_t size, int64_t* first, int64_t* last) {
@@ -67,11 +83,26 @@ inline void Interior(const Problem& p, int64_t* lo, int64_t* hi) {
 constexpr int64_t kLanes = 16;
 constexpr int kBlock = 8;  // interior output columns computed together
 
-// The 16 channels from c (the last ones masked).
+// The 16 channels from c (the last ones masked) and their bias.
 struct Lanes {
   int64_t c;
   __mmask16 mask;
+  __m512 bias;
 };
+
+// The bias and activation of one output vector (Activate, 16 lanes at a time).
+inline __m512 Finish(const Problem& p, Lanes lanes, __m512 v) {
+  if (p.bias != nullptr) v = _mm512_add_ps(v, lanes.bias);
+  const __m512 zero = _mm512_setzero_ps();
+  switch (p.activation) {
+    case kRelu: return _mm512_max_ps(v, zero);
+    case kHardSwish: {
+      const __m512 gate = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, _mm512_set1_ps(3.0f)), zero), _mm512_set1_ps(6.0f));
+      return _mm512_div_ps(_mm512_mul_ps(v, gate), _mm512_set1_ps(6.0f));
+    }
+    default: return v;
+  }
+}
 
 // kCols interior columns from j of output row i of image n, channels `lanes` (taps along the height: [a0, a1)).
 template <int kCols>
@@ -92,7 +123,7 @@ inline void InteriorColumns(const Problem& p, Lanes lanes, int64_t n, int64_t i,
       for (int k = 0; k < kCols; ++k) acc[k] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, tap + k * step), wv, acc[k]);
     }
   }
-  for (int k = 0; k < kCols; ++k) _mm512_mask_storeu_ps(out + k * p.c, mask, acc[k]);
+  for (int k = 0; k < kCols; ++k) _mm512_mask_storeu_ps(out + k * p.c, mask, Finish(p, lanes, acc[k]));
 }
 
 // InteriorColumns for a filter KW wide at width stride SW and width dilation 1, unrolled: each input row's
@@ -118,7 +149,7 @@ inline void InteriorColumnsFixed(const Problem& p, Lanes lanes, int64_t n, int64
       for (int k = 0; k < kCols; ++k) acc[k] = _mm512_fmadd_ps(in[k * SW + b], wv, acc[k]);
     }
   }
-  for (int k = 0; k < kCols; ++k) _mm512_mask_storeu_ps(out + k * p.c, mask, acc[k]);
+  for (int k = 0; k < kCols; ++k) _mm512_mask_storeu_ps(out + k * p.c, mask, Finish(p, lanes, acc[k]));
 }
 
 // The interior columns [j, hi) of row i, kBlock at a time, then 4, then 1.
@@ -143,7 +174,8 @@ inline void BorderColumn(const Problem& p, Lanes lanes, int64_t n, int64_t i, in
       acc[b & 1] = _mm512_fmadd_ps(
           _mm512_maskz_loadu_ps(mask, image + ((row0 + a * p.dh) * p.w_in + col0 + b * p.dw) * p.c),
           _mm512_maskz_loadu_ps(mask, p.w + (a * p.kw + b) * p.c + lanes.c), acc[b & 1]);
-  _mm512_mask_storeu_ps(p.y + ((n * p.oh + i) * p.ow + j) * p.c + lanes.c, mask, _mm512_add_ps(acc[0], acc[1]));
+  _mm512_mask_storeu_ps(p.y + ((n * p.oh + i) * p.ow + j) * p.c + lanes.c, mask,
+                        Finish(p, lanes, _mm512_add_ps(acc[0], acc[1])));
 }
 
 // Output rows [first, last) (of every image: row r is row r % OH of image r / OH), one block of 16 channels
@@ -153,7 +185,8 @@ void Rows(const Problem& p, int64_t first, int64_t last) {
   Interior(p, &lo, &hi);
   const bool unrolled = p.dw == 1 && (p.kw == 3 || p.kw == 5) && (p.sw == 1 || p.sw == 2);
   for (int64_t c = 0; c < p.c; c += kLanes) {
-    const Lanes lanes{c, p.c - c >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (p.c - c)) - 1)};
+    const __mmask16 mask = p.c - c >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (p.c - c)) - 1);
+    const Lanes lanes{c, mask, p.bias != nullptr ? _mm512_maskz_loadu_ps(mask, p.bias + c) : _mm512_setzero_ps()};
     for (int64_t r = first; r < last; ++r) {
       const int64_t n = r / p.oh, i = r % p.oh;
       int64_t a0, a1;
@@ -193,15 +226,20 @@ void Rows(const Problem& p, int64_t first, int64_t last) {
           const float* wv = p.w + (a * p.kw + b) * p.c;
           for (int64_t c = 0; c < p.c; ++c) out[c] += in[c] * wv[c];
         }
+      if (p.bias != nullptr)
+        for (int64_t c = 0; c < p.c; ++c) out[c] += p.bias[c];
+      if (p.activation != kNone)
+        for (int64_t c = 0; c < p.c; ++c) out[c] = Activate(out[c], p.activation);
     }
   }
 }
 
 #endif
 
-ffi::Error DepthwiseConvImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
-                             ffi::ResultBuffer<ffi::F32> y, int64_t stride_h, int64_t stride_w, int64_t pad_top,
-                             int64_t pad_left, int64_t dilation_h, int64_t dilation_w) {
+// Checks the operands and computes y (bias: nullptr or [C]).
+ffi::Error Compute(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w, const float* bias,
+                   ffi::ResultBuffer<ffi::F32> y, int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                   int64_t pad_left, int64_t dilation_h, int64_t dilation_w, int64_t activation) {
   const auto xd = x.dimensions(), wd = w.dimensions(), yd = y->dimensions();
   if (xd.size() != 4 || wd.size() != 4 || yd.size() != 4)
     return ffi::Error::InvalidArgument("depthwise convolution kernel: x, w and y must be 4-D");
@@ -209,8 +247,10 @@ ffi::Error DepthwiseConvImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi:
     return ffi::Error::InvalidArgument("depthwise convolution kernel: w must be [KH, KW, 1, C] and y [N, OH, OW, C]");
   if (stride_h < 1 || stride_w < 1 || dilation_h < 1 || dilation_w < 1)
     return ffi::Error::InvalidArgument("depthwise convolution kernel: strides and dilations must be >= 1");
+  if (activation < kNone || activation > kHardSwish)
+    return ffi::Error::InvalidArgument("depthwise convolution kernel: activation must be 0, 1 or 2");
   Problem p{x.typed_data(), w.typed_data(), y->typed_data(), xd[0], xd[1], xd[2], xd[3], wd[0], wd[1],
-            yd[1], yd[2], stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w};
+            yd[1], yd[2], stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w, bias, activation};
   const int64_t rows = p.n * p.oh;
   if (rows == 0 || p.ow == 0 || p.c == 0) return ffi::Error::Success();
   const int64_t per_row = p.ow * p.c * p.kh * p.kw;
@@ -219,6 +259,23 @@ ffi::Error DepthwiseConvImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi:
   if (rows * per_row < (int64_t{1} << 19)) body(0, rows);
   else ParallelFor(pool, rows, grain, body);
   return ffi::Error::Success();
+}
+
+ffi::Error DepthwiseConvImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
+                             ffi::ResultBuffer<ffi::F32> y, int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                             int64_t pad_left, int64_t dilation_h, int64_t dilation_w) {
+  return Compute(pool, x, w, nullptr, y, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w, kNone);
+}
+
+ffi::Error DepthwiseConvBiasImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
+                                 ffi::Buffer<ffi::F32> bias, ffi::ResultBuffer<ffi::F32> y, int64_t stride_h,
+                                 int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t dilation_h,
+                                 int64_t dilation_w, int64_t activation) {
+  const auto bd = bias.dimensions(), xd = x.dimensions();
+  if (bd.size() != 1 || xd.size() != 4 || bd[0] != xd[3])
+    return ffi::Error::InvalidArgument("depthwise convolution kernel: bias must be [C]");
+  return Compute(pool, x, w, bias.typed_data(), y, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w,
+                 activation);
 }
 
 }  // namespace
@@ -235,3 +292,18 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkDepthwiseConv, DepthwiseConvImpl,
                                   .Attr<int64_t>("pad_left")
                                   .Attr<int64_t>("dilation_h")
                                   .Attr<int64_t>("dilation_w"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkDepthwiseConvBias, DepthwiseConvBiasImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("stride_h")
+                                  .Attr<int64_t>("stride_w")
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("dilation_h")
+                                  .Attr<int64_t>("dilation_w")
+                                  .Attr<int64_t>("activation"));

@@ -1,0 +1,67 @@
+"""The XLA device with and without :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion`
+(a depthwise convolution's bias and activation applied inside the native kernel), whole models compiled
+both ways in one process, timed interleaved on one CPU.
+
+Usage::
+
+    python bench/bench_depthwise_fusion.py --models ppocr-rec ppocr-cls ppocr-det --runs 100 --cpu-time
+
+Each row gives the medians in milliseconds, fused / unfused, and the largest difference of the two
+outputs (f32 rounding: the bias and activation are the same operations in the same order).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any
+
+import numpy as np
+from bench_onnx_models import model_at
+from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
+from real_models import fetch
+from timing import measure, print_table
+
+import hetero_sdk as hs
+
+
+def _compiled(path: Any, fused: bool) -> Any:
+    """``path`` compiled for XLA, the fusion pass on or off (it is looked up when the passes run)."""
+    apply = DepthwiseBiasActivationFusion.apply
+    if not fused:
+        DepthwiseBiasActivationFusion.apply = lambda self, model, node, users: False  # type: ignore[method-assign]
+    try:
+        return hs.Core().compile_model(hs.convert_model(path), "XLA")
+    finally:
+        DepthwiseBiasActivationFusion.apply = apply  # type: ignore[method-assign]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["ppocr-rec", "ppocr-cls", "ppocr-det"])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
+    args = parser.parse_args()
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU (before XLA sizes its thread pool)
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    rows = []
+    for key in args.models:
+        model = model_at(key, True)
+        path = fetch(model)
+        requests = {name: _compiled(path, name == "fused").create_infer_request() for name in ("unfused", "fused")}
+        outputs = {name: [np.asarray(v) for v in r.infer(model.feeds).values()] for name, r in requests.items()}
+        error = max(float(np.abs(a - b).max()) for a, b in zip(outputs["fused"], outputs["unfused"]))
+        calls = {name: (lambda r=request, f=model.feeds: r.infer(f)) for name, request in requests.items()}
+        times = measure(calls, args.runs, 5, clock=clock)
+        medians = {name: float(np.median(t)) * 1e3 for name, t in times.items()}
+        shape = "x".join(str(d) for d in next(iter(model.feeds.values())).shape)
+        rows.append({"model": f"{key} {shape}", **medians, "ratio": medians["fused"] / medians["unfused"],
+                     "error": error})  # fmt: skip
+    print(f"XLA, depthwise bias + activation fused or not, median ms ({'CPU' if args.cpu_time else 'wall'} time)")
+    columns = [("model", "model"), ("unfused", "unfused ms"), ("fused", "fused ms"), ("ratio", "fused/unfused")]
+    print_table([*columns, ("error", "max |diff|")], rows)
+
+
+if __name__ == "__main__":
+    main()
