@@ -54,7 +54,7 @@ def main() -> None:
         return
     import jax
     from hetero_sdk_jax.lowering.convolution import conv
-    from hetero_sdk_jax.lowering.convolution_native import TARGET, blocked_filter, native_conv2d
+    from hetero_sdk_jax.lowering.kernels.conv2d import TARGET, blocked_filter, native_conv2d
     from hetero_sdk_jax.native import register
 
     register(TARGET)

@@ -9,7 +9,7 @@ Each layer is ``depthwise_conv`` (as the lowering calls it, channels-last f32), 
 hardswish that follow it in the models: XLA fuses those into its own loop, while the native kernel's
 result is read again by a separate XLA loop, so the comparison includes that cost. The table gives
 each median in microseconds and native / XLA; the last row sums the layers as the model has them.
-Layers the kernel does not take (fewer than ``depthwise_native.MIN_CHANNELS``) run XLA's loop in the
+Layers the kernel does not take (fewer than ``kernels.depthwise.MIN_CHANNELS``) run XLA's loop in the
 "native" column. The "fused" column is the kernel with the bias and hardswish applied before each store
 (what :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion` makes of these layers),
 called on every layer whatever its channels.
@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering.convolution import depthwise_conv
-from hetero_sdk_jax.lowering.depthwise_native import FUSED_TARGET, TARGET, native_depthwise
+from hetero_sdk_jax.lowering.kernels.depthwise import FUSED_TARGET, TARGET, native_depthwise
 from timing import measure, print_table
 
 # (channels, height, width, kernel, (stride_h, stride_w), count in the model) at the sizes

@@ -1,6 +1,6 @@
 """``XlaDepthwiseConvolution``: a depthwise GroupConvolution, its per-channel bias Add and an activation
 (none, Relu or HSwish) as one op, so that the native depthwise kernel
-(:mod:`hetero_sdk_jax.lowering.depthwise_native`) adds the bias and applies the activation to each
+(:mod:`hetero_sdk_jax.lowering.kernels.depthwise`) adds the bias and applies the activation to each
 output vector before storing it. As separate ops they ran as a loop of their own after the kernel's
 custom call (XLA fuses nothing into a custom call): a second pass over every depthwise result.
 

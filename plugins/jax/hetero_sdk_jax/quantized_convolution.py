@@ -12,7 +12,7 @@ convolution's up to f32 rounding (the float path rounds each dequantized weight 
 sum; here only the final scaling rounds).
 
 XLA:CPU computes it as i8 ``dot_general`` accumulating in i32
-(:mod:`hetero_sdk_jax.lowering.quantized_convolution`): its own i8 convolutions are 30-120x slower
+(:mod:`hetero_sdk_jax.lowering.quantization`): its own i8 convolutions are 30-120x slower
 than f32 ones, its i8 dots faster than f32 ones. The pass leaves the convolutions where the integer
 form measured slower (:data:`MIN_CHANNELS`, :data:`MIN_KERNEL_CHANNELS`, :data:`MIN_POSITIONS`...).
 Filters are read from their integer constant whatever their size (constant folding while building
@@ -66,7 +66,7 @@ and columns), measured per layer at the bench models' shapes (one thread, CPU ti
 ops around the layer included, channels-last): 12-384 channels into 32-480 1.05-1.5x the float
 layer's speed; 8 channels into 32 0.88x, 48-96 into 12-18 0.82-0.99x."""
 MIN_KERNEL_CHANNELS, MIN_KERNEL_OUTPUTS = 16, 16
-"""The same for kernels larger than 1x1 (:mod:`hetero_sdk_jax.lowering.quantized_convolution`: the taps
+"""The same for kernels larger than 1x1 (:mod:`hetero_sdk_jax.lowering.quantization`: the taps
 gathered along one axis on the dot's input side, or all on its output side): 3x3 layers of 16-256
 channels 1.25-2.0x (16 at 80x80 1.83x, 32 at 40x40 1.26x, stride 2 1.25-2.0x), 96 into 24 1.15-1.8x;
 8 channels 1.09x, within noise."""
@@ -164,7 +164,7 @@ def _definition(node: Node, x: Any, zero: Any, w: Any, scale: Any, filter_sums: 
 QUANTIZED_CONVOLUTION_OP = define(
     OpDef(
         QUANTIZED_CONVOLUTION,
-        "convolution",
+        "quantization",
         _infer,
         inputs=(
             Input("data", _LEVELS, doc="[N, C, spatial...] levels"),

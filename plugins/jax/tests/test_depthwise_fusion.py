@@ -19,7 +19,7 @@ from xla_helpers import OPS, core, floats, param, run_xla, single_op
 
 from hetero_sdk_jax import native
 from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION
-from hetero_sdk_jax.lowering.depthwise_native import FUSED_TARGET, native_depthwise
+from hetero_sdk_jax.lowering.kernels.depthwise import FUSED_TARGET, native_depthwise
 from hetero_sdk_jax.transformations import transform_model
 
 needs_kernel = pytest.mark.skipif(not native.available(FUSED_TARGET), reason="the native kernel cannot be built here")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from xla_helpers import OPS, core
 
 from hetero_sdk_jax import native
-from hetero_sdk_jax.lowering.recurrent_native import TARGET, TILE, packed_r
+from hetero_sdk_jax.lowering.kernels.lstm import TARGET, TILE, packed_r
 
 F32 = np.float32
 

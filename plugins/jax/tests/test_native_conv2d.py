@@ -21,7 +21,7 @@ from xla_helpers import OPS, core, param, single_op
 
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering import weights_of
-from hetero_sdk_jax.lowering.convolution_native import (
+from hetero_sdk_jax.lowering.kernels.conv2d import (
     TARGET,
     blocked_filter,
     faster_natively,

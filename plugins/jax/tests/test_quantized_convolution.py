@@ -20,8 +20,8 @@ from onnx import helper, numpy_helper
 from xla_helpers import OPS, core
 
 import hetero_sdk_jax.quantized_convolution as quantized
-from hetero_sdk_jax.lowering.quantized_convolution import quantized_convolution as lowered_quantized_convolution
-from hetero_sdk_jax.lowering.quantized_convolution import row_products, shifted_products
+from hetero_sdk_jax.lowering.quantization import quantized_convolution as lowered_quantized_convolution
+from hetero_sdk_jax.lowering.quantization import row_products, shifted_products
 from hetero_sdk_jax.quantized_convolution import (
     QUANTIZED_CONVOLUTION,
     QUANTIZED_CONVOLUTION_OP,

@@ -18,7 +18,7 @@ from hetero_sdk_jax.lowering import (  # noqa: F401  (each family registers its 
     linear_algebra,
     movement,
     pooling,
-    quantized_convolution,
+    quantization,
     recurrent,
     reduction,
     shape_manipulation,

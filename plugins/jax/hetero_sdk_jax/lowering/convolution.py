@@ -22,8 +22,9 @@ from hetero_sdk.plugin import backprop_geometry, resolve_pads
 from jax import lax
 
 from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION, MAX_TAPS
-from hetero_sdk_jax.lowering import convolution_native, depthwise_native
 from hetero_sdk_jax.lowering.activation import hswish
+from hetero_sdk_jax.lowering.kernels import conv2d as conv2d_kernel
+from hetero_sdk_jax.lowering.kernels import depthwise as depthwise_kernel
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 from hetero_sdk_jax.lowering.weight_layout import WeightLayout, input_layout
@@ -93,7 +94,7 @@ def depthwise_conv(
     again in each consumer of a result that fans out (a squeeze-and-excitation block's).
 
     Where the lowering may call native kernels, f32 ``[N, H, W, C]`` layers with more than 16 channels
-    and multiplier 1 run the native kernel instead (:mod:`.depthwise_native`: FMAs over 16 channels,
+    and multiplier 1 run the native kernel instead (:mod:`.kernels.depthwise`: FMAs over 16 channels,
     8 output columns per weight load, borders read in place). At rec's layers with their bias and
     hardswish (``bench/bench_native_depthwise.py --cpu-time``): 5x5 0.31-0.55x this form, 3x3
     0.55-0.86x, all eleven 4.7 -> 2.7 ms; whole models, native on / off in one process: rec 0.84,
@@ -101,8 +102,8 @@ def depthwise_conv(
     slow over 16 or fewer channels (those layers keep this form), unless the graph fused them into
     the kernel (:func:`fused_depthwise`).
     """
-    if depthwise_native.runs_natively(x, w, strides, padding, dilations, channels_last):
-        return depthwise_native.native_depthwise(x, w, strides, padding, dilations)
+    if depthwise_kernel.runs_natively(x, w, strides, padding, dilations, channels_last):
+        return depthwise_kernel.native_depthwise(x, w, strides, padding, dilations)
     wide = accumulation(x.dtype)
     if wide is not None:
         x, w = x.astype(wide), w.astype(wide)
@@ -338,10 +339,10 @@ def filter_layout(node: Node) -> WeightLayout:
 
 def _read_filter(node: Node, w: Any) -> Any:
     """The filter of ``node`` in :func:`filter_layout`, from ``w`` as the graph has it, as
-    :class:`~.weight_layout.Prepared`, or blocked for the native kernel (:func:`.convolution_native.prepare`:
+    :class:`~.weight_layout.Prepared`, or blocked for the native kernel (:func:`.kernels.conv2d.prepare`:
     put back by XLA, for a route that does not take the kernel after all)."""
-    if convolution_native.is_blocked(node, w):
-        return convolution_native.unblocked_filter(w, _filter_shape(node)[0])
+    if conv2d_kernel.is_blocked(node, w):
+        return conv2d_kernel.unblocked_filter(w, _filter_shape(node)[0])
     return filter_layout(node).read(w)
 
 
@@ -355,9 +356,9 @@ def convolution(node: Node, x: jnp.ndarray, w: Any, channels_last: bool = False)
     """Convolution and GroupConvolution of ``x`` ``[N, C, ...]``, or ``[N, ..., C]`` with
     ``channels_last`` (the layout the graph lowers convolution chains in: :mod:`.layout`); ``w`` as
     the graph has it, or :class:`~.weight_layout.Prepared` in :func:`filter_layout`, or blocked for the
-    native kernel (:func:`.convolution_native.prepare`)."""
+    native kernel (:func:`.kernels.conv2d.prepare`)."""
     attrs = node.attrs
-    blocked = w if convolution_native.is_blocked(node, w) else None
+    blocked = w if conv2d_kernel.is_blocked(node, w) else None
     w = _read_filter(node, w)
     groups = _filter_shape(node)[0] if node.type_name == "GroupConvolution" else 1
     strides, dilations = attrs["strides"], attrs["dilations"]
@@ -371,15 +372,15 @@ def convolution(node: Node, x: jnp.ndarray, w: Any, channels_last: bool = False)
         return depthwise_conv(x, w, strides, padding, dilations, channels_last)
     if channels_last and groups == 1 and pointwise(w, padding) and jnp.issubdtype(x.dtype, jnp.floating):
         return pointwise_conv(x, w, strides)
-    if channels_last and groups == 1 and convolution_native.runs_natively(x, w, strides, padding, dilations):
-        return convolution_native.native_conv2d(x, w if blocked is None else blocked, strides, padding, w.shape[-1])
+    if channels_last and groups == 1 and conv2d_kernel.runs_natively(x, w, strides, padding, dilations):
+        return conv2d_kernel.native_conv2d(x, w if blocked is None else blocked, strides, padding, w.shape[-1])
     axis = line_axis(x, w, padding) if channels_last and groups == 1 else None
     if axis is not None and jnp.issubdtype(x.dtype, jnp.floating):
         return line_conv(x, w, axis, strides[axis], padding[axis], dilations[axis])
     return conv(x, w, strides, padding, dilations, groups=groups, channels_last=channels_last)
 
 
-convolution.prepare = convolution_native.prepare  # type: ignore[attr-defined]
+convolution.prepare = conv2d_kernel.prepare  # type: ignore[attr-defined]
 
 
 def _scatter_by_product(
@@ -444,8 +445,8 @@ def fused_depthwise(node: Node, x: jnp.ndarray, w: Any, bias: Any, channels_last
     """:data:`~hetero_sdk_jax.depthwise_fusion.DEPTHWISE_CONVOLUTION_OP`, ``activation(depthwise(x, w) + bias)``,
     of ``x`` ``[N, C, H, W]``, or ``[N, H, W, C]`` with ``channels_last`` (:mod:`.layout`); ``bias`` one value
     per channel in any broadcastable shape. The native kernel adds the bias and applies the activation
-    before each store where :func:`~.depthwise_native.runs_natively` says it runs (``fused``: from
-    :data:`~.depthwise_native.MIN_FUSED_CHANNELS` channels); elsewhere the unfused ops' own lowerings run
+    before each store where :func:`~.kernels.depthwise.runs_natively` says it runs (``fused``: from
+    :data:`~.kernels.depthwise.MIN_FUSED_CHANNELS` channels); elsewhere the unfused ops' own lowerings run
     one after the other (:func:`depthwise_conv`, the Add, Relu's maximum or :func:`~.activation.hswish`),
     which XLA fuses into one loop."""
     attrs = node.attrs
@@ -458,8 +459,8 @@ def fused_depthwise(node: Node, x: jnp.ndarray, w: Any, bias: Any, channels_last
     padding = list(zip(begin, end))
     per_channel = jnp.broadcast_to(jnp.asarray(bias, jnp.float32).reshape(-1), (channels,))
     activation = attrs["activation"]
-    if depthwise_native.runs_natively(x, w, strides, padding, dilations, channels_last, fused=True):
-        return depthwise_native.native_depthwise(x, w, strides, padding, dilations, per_channel, activation)
+    if depthwise_kernel.runs_natively(x, w, strides, padding, dilations, channels_last, fused=True):
+        return depthwise_kernel.native_depthwise(x, w, strides, padding, dilations, per_channel, activation)
     y = depthwise_conv(x, w, strides, padding, dilations, channels_last)
     y = y + (per_channel if channels_last else per_channel.reshape(channels, 1, 1))
     if activation == "relu":

@@ -44,7 +44,7 @@ from hetero_sdk_jax.lowering.convolution import (
 from hetero_sdk_jax.lowering.image import interpolate
 from hetero_sdk_jax.lowering.movement import held_axis, movement_channels_last
 from hetero_sdk_jax.lowering.pooling import avg_pool, max_pool
-from hetero_sdk_jax.lowering.quantized_convolution import quantized_convolution
+from hetero_sdk_jax.lowering.quantization import quantized_convolution
 from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering
 from hetero_sdk_jax.quantized_convolution import QUANTIZED_CONVOLUTION
 

@@ -9,7 +9,7 @@ past a batch entry's sequence length holds the state and writes zeros to ``Y``),
 activations follow :mod:`hetero_sdk.ops.recurrent` exactly.
 
 An LSTMSequence whose R is a Constant runs its recurrence in the device's native kernel where the CPU
-has it (:mod:`.recurrent_native`: R packed once at compile time by this lowering's ``prepare``); the
+has it (:mod:`.kernels.lstm`: R packed once at compile time by this lowering's ``prepare``); the
 input projection stays the XLA product above.
 """
 
@@ -23,8 +23,8 @@ from hetero_sdk import Node
 from hetero_sdk.plugin import recurrent_activation as activation
 from jax import lax
 
+from hetero_sdk_jax.lowering.kernels.lstm import is_packed, native_recurrence, prepare, unpacked_r
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
-from hetero_sdk_jax.lowering.recurrent_native import is_packed, native_recurrence, prepare, unpacked_r
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 
 __all__ = ["recurrent_sequence"]
