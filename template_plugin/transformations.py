@@ -14,6 +14,7 @@ from hetero_sdk.plugin import (
     ConsumerMap,
     MatcherPass,
     PassManager,
+    channel_bias_and_activation,
     channel_scale,
     common_optimizations,
     constant_operand,
@@ -131,22 +132,13 @@ class ConvolutionFusion(MatcherPass):
     anchors = ("Convolution", "GroupConvolution")
 
     def apply(self, model: Model, conv: Node, users: ConsumerMap) -> bool:
-        uses = users.of(conv.output(0))
-        if len(uses) != 1 or uses[0][0].type_name != "Add" or conv.output(0).element_type.value not in _FUSED_TYPES:
+        if conv.output(0).element_type.value not in _FUSED_TYPES:
             return False
-        add = uses[0][0]
-        found = constant_operand(add)
-        shape = conv.output(0).partial_shape
-        if found is None or found[0] != conv.output(0) or shape.rank < 3:
+        found = channel_bias_and_activation(conv, users, _CONV_ACTIVATIONS)
+        if found is None:
             return False
-        if shape[1] < 0 or channel_scale(found[1], shape[1], shape.rank) is None:
-            return False
-        pattern, activation = [conv, add], "none"
-        after = users.of(add.output(0))
-        if len(after) == 1 and after[0][0].type_name in _CONV_ACTIVATIONS:
-            pattern.append(after[0][0])
-            activation = _CONV_ACTIVATIONS[after[0][0].type_name]
-        bias = add.input_value(1 - uses[0][1])
+        pattern, bias = list(found.nodes), found.bias
+        activation = "none" if found.activation is None else _CONV_ACTIVATIONS[found.activation]
         affine: dict[str, Output] = {}
         for op, role in (("Multiply", "scale"), ("Add", "shift")):
             found_constant = _channel_constant(pattern[-1], op, users)

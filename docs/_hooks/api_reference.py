@@ -307,6 +307,8 @@ _API_SECTIONS: list[tuple[str, str, list[str]]] = [
             "replace_node",
             "constant_operand",
             "channel_scale",
+            "channel_bias_and_activation",
+            "BiasedActivation",
             "fused_names",
         ],
     ),

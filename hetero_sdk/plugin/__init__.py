@@ -24,7 +24,9 @@ The names, by what they are for:
   :func:`model_to_bytes`, :func:`model_from_bytes`, :func:`model_from_frame`.
 - **graph rewrites**: :class:`PassManager`, :class:`MatcherPass`, :class:`ConsumerMap`,
   :class:`ConstantFolding`, :data:`COMMON_OPTIMIZATIONS`, :func:`common_optimizations`,
-  :func:`replace_node`, :func:`constant_operand`, :func:`channel_scale`, :func:`fused_names`.
+  :func:`replace_node`, :func:`constant_operand`, :func:`channel_scale`,
+  :func:`channel_bias_and_activation` (a convolution's per-channel bias and activation, as fusions take
+  them), :func:`fused_names`.
 - **a device's own ops** (fused ops): :class:`OpDef`, :func:`define`, :class:`Attr` and its kinds
   (:data:`BOOL`, :data:`INT`...), :class:`Input` (an op's input, not :class:`hetero_sdk.Input`),
   :class:`InPlaceCache` (an output that is an input's key/value cache written in place),
@@ -132,10 +134,12 @@ from hetero_sdk.serialization import model_from_bytes, model_from_frame, model_t
 from hetero_sdk.shape import DYNAMIC
 from hetero_sdk.transformations import (
     COMMON_OPTIMIZATIONS,
+    BiasedActivation,
     ConstantFolding,
     ConsumerMap,
     MatcherPass,
     PassManager,
+    channel_bias_and_activation,
     channel_scale,
     common_optimizations,
     constant_operand,
@@ -184,8 +188,9 @@ __all__ = [
     # blobs
     "check_header_fields", "model_from_bytes", "model_from_frame", "model_to_bytes", "pack_blob", "unpack_blob",
     # graph rewrites
-    "COMMON_OPTIMIZATIONS", "ConstantFolding", "ConsumerMap", "MatcherPass", "PassManager", "channel_scale",
-    "common_optimizations", "constant_operand", "fused_names", "replace_node",
+    "BiasedActivation", "COMMON_OPTIMIZATIONS", "ConstantFolding", "ConsumerMap", "MatcherPass", "PassManager",
+    "channel_bias_and_activation", "channel_scale", "common_optimizations", "constant_operand", "fused_names",
+    "replace_node",
     # a device's own ops
     "BOOL", "DYNAMIC", "FLOAT", "FLOATS", "INDEX_TYPES", "INT", "INTS", "LOWER_STRING", "NUMERIC_TYPES", "OPS",
     "REAL_TYPES", "STRING", "STRINGS", "STRUCTURAL_OPS", "Attr", "InPlaceCache", "Input", "OpDef", "OutputSpec",

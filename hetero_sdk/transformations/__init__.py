@@ -37,8 +37,10 @@ from hetero_sdk.transformations.graph_rewrite import (
 from hetero_sdk.transformations.linear_fusion import (
     AddAddFusion,
     AddMultiplyFusion,
+    BiasedActivation,
     ConvMultiplyFusion,
     MultiplyMultiplyFusion,
+    channel_bias_and_activation,
     channel_scale,
     constant_operand,
 )
@@ -67,6 +69,7 @@ __all__ = [
     "FreezeInputs",
     "AddAddFusion",
     "AddMultiplyFusion",
+    "BiasedActivation",
     "BatchNormDecomposition",
     "ConstantFolding",
     "ConsumerMap",
@@ -85,6 +88,7 @@ __all__ = [
     "PassManager",
     "PassRecord",
     "StatelessForm",
+    "channel_bias_and_activation",
     "channel_scale",
     "clear_fused_names",
     "common_optimizations",

@@ -16,6 +16,8 @@ numpy broadcasting, and the inner op to have no other consumer.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,8 +33,8 @@ if TYPE_CHECKING:
     from hetero_sdk.graph.model import Model
 
 __all__ = [
-    "AddAddFusion", "AddMultiplyFusion", "ConvMultiplyFusion", "MultiplyMultiplyFusion", "channel_scale",
-    "constant_operand",
+    "AddAddFusion", "AddMultiplyFusion", "BiasedActivation", "ConvMultiplyFusion", "MultiplyMultiplyFusion",
+    "channel_bias_and_activation", "channel_scale", "constant_operand",
 ]  # fmt: skip
 
 _CONVOLUTIONS = frozenset({"Convolution", "GroupConvolution", "ConvolutionBackpropData"})
@@ -164,6 +166,40 @@ def channel_scale(value: np.ndarray, channels: int, rank: int) -> np.ndarray | N
     if any(d != 1 for i, d in enumerate(shape) if i != 1) or shape[1] not in (1, channels):
         return None
     return np.broadcast_to(value.reshape(-1), (channels,))
+
+
+@dataclass(frozen=True)
+class BiasedActivation:
+    """What :func:`channel_bias_and_activation` found after a node: the fused pattern's nodes in order
+    (the node, the Add, then the activation if any), the bias operand and the activation's op type."""
+
+    nodes: tuple[Node, ...]
+    bias: Output
+    activation: str | None
+
+
+def channel_bias_and_activation(
+    node: Node, users: ConsumerMap, activations: Collection[str]
+) -> BiasedActivation | None:
+    """The ``Add`` of a constant holding one value per channel (:func:`channel_scale`) that is the only
+    use of ``node``'s ``[N, C, ...]`` output, and the activation (an op type of ``activations``) that is
+    the Add output's only use, if there is one: a convolution's bias and activation, as fusions take
+    them. None when ``node`` has another use, the Add's constant varies along another axis, or the
+    channel count is unknown."""
+    uses = users.of(node.output(0))
+    if len(uses) != 1 or uses[0][0].type_name != "Add":
+        return None
+    add, index = uses[0]
+    found = constant_operand(add)
+    shape = node.output(0).partial_shape
+    if found is None or found[0] != node.output(0) or not shape.rank_is_static or shape.rank < 3 or shape[1] < 0:
+        return None
+    if channel_scale(np.asarray(found[1]), shape[1], shape.rank) is None:
+        return None
+    after = users.of(add.output(0))
+    if len(after) == 1 and after[0][0].type_name in activations:
+        return BiasedActivation((node, add, after[0][0]), add.input_value(1 - index), after[0][0].type_name)
+    return BiasedActivation((node, add), add.input_value(1 - index), None)
 
 
 class ConvMultiplyFusion(MatcherPass):

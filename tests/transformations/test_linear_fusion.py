@@ -9,15 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hetero_sdk as hs
-from hetero_sdk import opset
+from hetero_sdk import Node, opset
 from hetero_sdk.reference import evaluate
-from hetero_sdk.transformations import PassManager, common_optimizations, fused_names
+from hetero_sdk.transformations import ConsumerMap, PassManager, common_optimizations, fused_names
 from hetero_sdk.transformations.activation_fusion import HSwishFusion
 from hetero_sdk.transformations.linear_fusion import (
     AddAddFusion,
     AddMultiplyFusion,
     ConvMultiplyFusion,
     MultiplyMultiplyFusion,
+    channel_bias_and_activation,
 )
 
 
@@ -209,3 +210,33 @@ def test_a_merged_constant_stands_for_the_constants_it_replaces() -> None:
         n.friendly_name for n in model.get_ops() if n.type_name == "Result"
     }
     np.testing.assert_allclose(evaluate(model, [np.zeros((2, 3), np.float32)])[0], np.full((2, 3), 3.0))
+
+
+def _conv_then(bias: np.ndarray, activation: str | None, extra_reader: bool = False) -> tuple[hs.Model, Node]:
+    x = opset.parameter([1, 3, 5, 5], hs.Type.f32, name="x")
+    conv = opset.convolution(x, np.ones((4, 3, 1, 1), np.float32), [1, 1], [0, 0], [0, 0], [1, 1])
+    add = opset.add(conv, opset.constant(bias))
+    last = add if activation is None else getattr(opset, activation)(add)
+    results = [last] if not extra_reader else [last, opset.abs(add)]
+    return hs.Model(results, [x]), conv
+
+
+@pytest.mark.parametrize("bias_shape", [(1, 4, 1, 1), (4, 1, 1), (1,)])
+def test_channel_bias_and_activation_finds_the_bias_and_the_sole_reader_activation(bias_shape: tuple[int, ...]) -> None:
+    model, conv = _conv_then(np.arange(np.prod(bias_shape), dtype=np.float32).reshape(bias_shape), "relu")
+    found = channel_bias_and_activation(conv, ConsumerMap(model), {"Relu"})
+    assert found is not None and found.activation == "Relu"
+    assert [n.type_name for n in found.nodes] == ["Convolution", "Add", "Relu"]
+    assert found.bias.node.type_name == "Constant"
+
+
+def test_channel_bias_and_activation_stops_where_the_pattern_does() -> None:
+    model, conv = _conv_then(np.ones((1, 4, 1, 1), np.float32), "relu", extra_reader=True)
+    found = channel_bias_and_activation(conv, ConsumerMap(model), {"Relu"})
+    assert found is not None and found.activation is None  # the Add has another reader: the bias only
+    assert [n.type_name for n in found.nodes] == ["Convolution", "Add"]
+    model, conv = _conv_then(np.ones((1, 4, 1, 1), np.float32), "sigmoid")
+    found = channel_bias_and_activation(conv, ConsumerMap(model), {"Relu"})
+    assert found is not None and found.activation is None  # not one of the activations asked for
+    model, conv = _conv_then(np.ones((1, 1, 5, 1), np.float32), "relu")
+    assert channel_bias_and_activation(conv, ConsumerMap(model), {"Relu"}) is None  # varies along H

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from hetero_sdk import Model, Node, Output, PartialShape, Type
 from hetero_sdk.plugin import (
     INTS,
@@ -29,8 +28,7 @@ from hetero_sdk.plugin import (
     MatcherPass,
     OpDef,
     OutputSpec,
-    channel_scale,
-    constant_operand,
+    channel_bias_and_activation,
     define,
     replace_node,
 )
@@ -135,21 +133,13 @@ class DepthwiseBiasActivationFusion(MatcherPass):
     anchors = ("GroupConvolution",)
 
     def apply(self, model: Model, node: Node, users: ConsumerMap) -> bool:
-        uses = users.of(node.output(0))
-        if len(uses) != 1 or uses[0][0].type_name != "Add" or not _depthwise(node):
+        if not _depthwise(node):
             return False
-        add, index = uses[0]
-        found = constant_operand(add)
-        shape = node.output(0).partial_shape
-        if found is None or found[0] != node.output(0) or shape[1] < 0:
+        found = channel_bias_and_activation(node, users, ACTIVATIONS)
+        if found is None or found.nodes[1].output(0).element_type != Type.f32:
             return False
-        if add.output(0).element_type != Type.f32 or channel_scale(np.asarray(found[1]), shape[1], 4) is None:
-            return False
-        pattern, activation = [node, add], "none"
-        after = users.of(add.output(0))
-        if len(after) == 1 and after[0][0].type_name in ACTIVATIONS:
-            pattern.append(after[0][0])
-            activation = ACTIVATIONS[after[0][0].type_name]
-        fused = depthwise_convolution(node, add.input_value(1 - index), activation, pattern[-1].friendly_name)
+        pattern = list(found.nodes)
+        activation = "none" if found.activation is None else ACTIVATIONS[found.activation]
+        fused = depthwise_convolution(node, found.bias, activation, pattern[-1].friendly_name)
         replace_node(model, pattern[-1], fused, fused=pattern[:-1], consumers=users)
         return True
