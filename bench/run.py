@@ -11,7 +11,8 @@ Usage::
         byte-classifier                             # the performance issue's seven models
 
 Each benchmark runs in its own process (``bench_template.py``, ``bench_xla.py``, ``bench_hetero.py``,
-``bench_request_tensors.py``, ``bench_onnx_models.py``, ``bench_decoders.py``) with ``--json``; this script
+``bench_request_tensors.py``, ``bench_onnx_models.py``, ``bench_decoders.py``, ``bench_quantized.py``) with
+``--json``; this script
 only reads their reports.
 Ratios are medians of the candidate over the reference measured in the same run, never absolute times
 across runs. The real models (``bench/real_models.py``: PP-OCRv4 det/rec, PP-OCR cls, YOLOv8n, a CRNN
@@ -44,6 +45,11 @@ SUITE = {
         "bench_decoders.py",
         ["--rounds", "9", "--cpu-time"],
         ["--rounds", "3", "--tokens", "16", "--medium-tokens", "8", "--xla-probe-tokens", "3", "--cpu-time"],
+    ),
+    "quantized": (
+        "bench_quantized.py",
+        ["--runs", "10", "--warmup", "2", "--cpu-time"],
+        ["--runs", "3", "--warmup", "1", "--models", "ppocr-cls", "--schemes", "qdq", "--cpu-time"],
     ),
 }
 """Each benchmark's script, and its arguments for a full and a ``--quick`` run (the full run takes the
@@ -112,6 +118,10 @@ def ratios(reports: dict[str, Any]) -> list[dict[str, Any]]:
         if row.get("token_vs_ort") is not None and row["runtime"] != "onnxruntime":
             model = f"{row['model']} ms/token"
             rows.append(_row("decoders", model, row["runtime"], "onnxruntime", row["token_vs_ort"]))
+    for row in reports.get("quantized", {}).get("rows", []):
+        if row.get("vs_ort") is not None and row["runtime"] != "onnxruntime":
+            model = f"{row['model']} int8 {row['scheme']}"
+            rows.append(_row("quantized", model, row["runtime"], "onnxruntime", row["vs_ort"]))
     return rows
 
 

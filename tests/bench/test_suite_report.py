@@ -39,6 +39,21 @@ def test_ratio_rows_carry_the_candidates_peak_memory() -> None:
     ]  # fmt: skip
 
 
+def test_the_quantized_models_give_a_row_per_timed_device_and_scheme() -> None:
+    reports = {
+        "quantized": {"rows": [
+            {"model": "ppocr-cls", "scheme": "qdq", "runtime": "onnxruntime", "vs_ort": 1.0},
+            {"model": "ppocr-cls", "scheme": "qdq", "runtime": "XLA", "vs_ort": 1.07},
+            {"model": "ppocr-cls", "scheme": "qdq", "runtime": "TEMPLATE", "vs_ort": None},  # failed its check
+        ]},
+    }  # fmt: skip
+    assert run.ratios(reports) == [
+        {"suite": "quantized", "model": "ppocr-cls int8 qdq", "candidate": "XLA", "reference": "onnxruntime",
+         "ratio": 1.07, "peak_bytes": None, "peak_rss_bytes": None},
+    ]  # fmt: skip
+    assert run.SUITE["quantized"][0] == "bench_quantized.py"
+
+
 def test_devices_report_their_memory_for_one_inference() -> None:
     x = opset.parameter([4, 256], name="x")
     model = hs.Model([opset.relu(opset.multiply(x, np.float32(2)))], [x])
