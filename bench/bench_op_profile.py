@@ -196,7 +196,8 @@ def main() -> None:
             b = sum(ov.values()) if kind == "total" else ov[kind]
             share_a, share_b = a / max(sum(xla.values()), 1e-9), b / max(sum(ov.values()), 1e-9)
             print(f"{kind:28s} {a:9.0f} {share_a:6.1%} {b:9.0f} {share_b:6.1%}")
-        print(f"XLA's {args.top} slowest thunks:")
+        if args.top:
+            print(f"XLA's {args.top} slowest thunks:")
         for name, (kind, what, us) in sorted(xla_rows.items(), key=lambda item: -item[1][2])[: args.top]:
             print(f"  {us:8.1f} us  {name:28s} {kind:24s} {what}")
 
