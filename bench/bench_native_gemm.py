@@ -1,0 +1,120 @@
+"""Single f32 matrix products by a constant matrix: XLA's native GEMM kernel (``hetero_sdk_gemm_f32``, the
+matrix packed at compile time) beside XLA's own dot and ONNX Runtime's MatMul (its weight pre-packed by
+MLAS), in one process, one thread.
+
+Usage::
+
+    python bench/bench_native_gemm.py --cpu-time
+    python bench/bench_native_gemm.py --shapes 20,1024,8210 40,120,360 --runs 40
+    python bench/bench_native_gemm.py --models crnn-lstm ppocr-rec --cpu-time   # whole models, native on / off
+
+A shape is ``M,K,N`` (``[M, K]`` by a constant ``[K, N]``). Each way is checked against numpy (f64,
+1e-5 of the range) before it is timed; interleaved rounds, medians, the ratios native / XLA and
+native / ONNX Runtime per shape. With ``--models``, whole real models (``real_models.ISSUE_MODELS``, at
+the issue's sizes) compiled on XLA twice in the process, ``XLA_NATIVE_KERNELS`` on and off, timed
+interleaved.
+"""
+
+from __future__ import annotations
+
+import os
+
+from timing import THREAD_VARIABLES
+
+for _variable in THREAD_VARIABLES:
+    os.environ[_variable] = "1"  # before numpy loads its BLAS
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+from timing import measure, print_table  # noqa: E402
+
+SHAPES = (
+    "20,1024,8210",  # the CRNN's classifier (ddddocr)
+    "20,512,4096",  # the CRNN's LSTM input projection, both directions
+    "40,120,360", "40,120,120", "40,120,240", "40,240,120", "40,120,6625",  # PP-OCRv4 rec at 48x320
+    "1,512,214",  # magika's last dense layer
+)  # fmt: skip
+"""The products of constant matrices in the issue's models, at the issue's sizes."""
+
+
+def _onnx_matmul(b: np.ndarray) -> object:
+    """An ONNX Runtime session of one MatMul by the initializer ``b``, one thread."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    k, n = b.shape
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["y"])], "gemm",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [None, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, n])],
+        [numpy_helper.from_array(b, "b")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    return ort.InferenceSession(onnx.ModelProto.SerializeToString(model), options, providers=["CPUExecutionProvider"])
+
+
+def main() -> None:
+    """Times every shape three ways and prints the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", nargs="+", default=list(SHAPES), help="M,K,N each")
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--cpu-time", action="store_true", help="time the process's CPU time, not wall time")
+    parser.add_argument("--models", nargs="+", help="whole models of real_models.ISSUE_MODELS instead of shapes")
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # XLA:CPU sizes its pool by these
+    if args.models:
+        from bench_native_conv import compare_models  # the same comparison of whole models
+
+        compare_models(args)
+        return
+    import jax
+    import jax.numpy as jnp
+    from hetero_sdk_jax.lowering.kernels.gemm import TARGET, native_matmul, packed_b
+    from hetero_sdk_jax.native import register
+
+    register(TARGET)
+    rng = np.random.default_rng(0)
+    calls, names = {}, []
+    for shape in args.shapes:
+        m, k, n = (int(v) for v in shape.split(","))
+        a = rng.standard_normal((m, k), np.float32)
+        b = rng.standard_normal((k, n), np.float32)
+        packed = jax.device_put(packed_b(b))
+        ours = jax.jit(lambda a, p, n=n: native_matmul(a, p, n))
+        xla = jax.jit(lambda a, b: jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST))
+        session = _onnx_matmul(b)
+        b_device = jax.device_put(b)
+        expected = a.astype(np.float64) @ b
+        results = (np.asarray(ours(a, packed)), np.asarray(xla(a, b_device)), session.run(None, {"a": a})[0])
+        for way, got in zip(("native", "XLA", "ONNX Runtime"), results, strict=True):
+            if np.max(np.abs(got - expected)) > 1e-5 * np.max(np.abs(expected)) * np.sqrt(k):
+                raise SystemExit(f"{shape}: {way} differs from numpy")
+        name = f"{m}x{k} by {k}x{n}"
+        names.append(name)
+        calls[f"{name} native"] = lambda f=ours, a=a, p=packed: f(a, p).block_until_ready()
+        calls[f"{name} XLA"] = lambda f=xla, a=a, b=b_device: f(a, b).block_until_ready()
+        calls[f"{name} ORT"] = lambda s=session, a=a: s.run(None, {"a": a})
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    times = measure(calls, args.runs, args.warmup, clock=clock)
+    rows = []
+    for name in names:
+        mine, xla_s, ort_s = (statistics.median(times[f"{name} {way}"]) for way in ("native", "XLA", "ORT"))
+        rows.append({
+            "shape": name, "native": mine * 1e6, "xla": xla_s * 1e6, "ort": ort_s * 1e6,
+            "vs_xla": mine / xla_s, "vs_ort": mine / ort_s, "xla_ort": xla_s / ort_s,
+        })  # fmt: skip
+    print(f"one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
+    columns = [("shape", "product"), ("native", "native us"), ("xla", "XLA us"), ("ort", "ORT us")]
+    print_table([*columns, ("vs_xla", "native / XLA"), ("vs_ort", "native / ORT"), ("xla_ort", "XLA / ORT")], rows)
+
+
+if __name__ == "__main__":
+    main()
