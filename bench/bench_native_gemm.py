@@ -8,7 +8,8 @@ Usage::
     python bench/bench_native_gemm.py --shapes 20,1024,8210 40,120,360 --runs 40
     python bench/bench_native_gemm.py --models crnn-lstm ppocr-rec --cpu-time   # whole models, native on / off
 
-A shape is ``M,K,N`` (``[M, K]`` by a constant ``[K, N]``). Each way is checked against numpy (f64,
+A shape is ``M,K,N`` (``[M, K]`` by a constant ``[K, N]``), or ``M,K,N,t`` (the constant stored ``[N, K]``,
+as a Gemm with ``transB`` has it: XLA's dot and ONNX Runtime's Gemm read it so). Each way is checked against numpy (f64,
 1e-5 of the range) before it is timed; interleaved rounds, medians, the ratios native / XLA and
 native / ONNX Runtime per shape. With ``--models``, whole real models (``real_models.ISSUE_MODELS``, at
 the issue's sizes) compiled on XLA twice in the process, ``XLA_NATIVE_KERNELS`` on and off, timed
@@ -32,7 +33,7 @@ import numpy as np  # noqa: E402
 from timing import measure, print_table  # noqa: E402
 
 SHAPES = (
-    "20,1024,8210",  # the CRNN's classifier (ddddocr)
+    "20,1024,8210,t",  # the CRNN's classifier (ddddocr), a Gemm of B transposed
     "20,512,4096",  # the CRNN's LSTM input projection, both directions
     "40,120,360", "40,120,120", "40,120,240", "40,240,120", "40,120,6625",  # PP-OCRv4 rec at 48x320
     "1,512,214",  # magika's last dense layer
@@ -40,18 +41,24 @@ SHAPES = (
 """The products of constant matrices in the issue's models, at the issue's sizes."""
 
 
-def _onnx_matmul(b: np.ndarray) -> object:
-    """An ONNX Runtime session of one MatMul by the initializer ``b``, one thread."""
+def _onnx_matmul(b: np.ndarray, transposed: bool) -> object:
+    """An ONNX Runtime session of one MatMul by the initializer ``b`` (a Gemm by ``b.T`` with ``transB``
+    when ``transposed``), one thread."""
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 
     k, n = b.shape
+    node = (
+        helper.make_node("Gemm", ["a", "b"], ["y"], transB=1)
+        if transposed
+        else helper.make_node("MatMul", ["a", "b"], ["y"])
+    )
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["a", "b"], ["y"])], "gemm",
+        [node], "gemm",
         [helper.make_tensor_value_info("a", TensorProto.FLOAT, [None, k])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, n])],
-        [numpy_helper.from_array(b, "b")],
+        [numpy_helper.from_array(np.ascontiguousarray(b.T) if transposed else b, "b")],
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     options = ort.SessionOptions()
@@ -84,20 +91,24 @@ def main() -> None:
     rng = np.random.default_rng(0)
     calls, names = {}, []
     for shape in args.shapes:
-        m, k, n = (int(v) for v in shape.split(","))
+        m, k, n = (int(v) for v in shape.split(",")[:3])
+        transposed = shape.endswith(",t")
         a = rng.standard_normal((m, k), np.float32)
         b = rng.standard_normal((k, n), np.float32)
         packed = jax.device_put(packed_b(b))
         ours = jax.jit(lambda a, p, n=n: native_matmul(a, p, n))
-        xla = jax.jit(lambda a, b: jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST))
-        session = _onnx_matmul(b)
-        b_device = jax.device_put(b)
+        if transposed:
+            xla = jax.jit(lambda a, bt: jnp.matmul(a, bt.T, precision=jax.lax.Precision.HIGHEST))
+        else:
+            xla = jax.jit(lambda a, b: jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST))
+        session = _onnx_matmul(b, transposed)
+        b_device = jax.device_put(np.ascontiguousarray(b.T) if transposed else b)
         expected = a.astype(np.float64) @ b
         results = (np.asarray(ours(a, packed)), np.asarray(xla(a, b_device)), session.run(None, {"a": a})[0])
         for way, got in zip(("native", "XLA", "ONNX Runtime"), results, strict=True):
             if np.max(np.abs(got - expected)) > 1e-5 * np.max(np.abs(expected)) * np.sqrt(k):
                 raise SystemExit(f"{shape}: {way} differs from numpy")
-        name = f"{m}x{k} by {k}x{n}"
+        name = f"{m}x{k} by {k}x{n}{' (B^T)' if transposed else ''}"
         names.append(name)
         calls[f"{name} native"] = lambda f=ours, a=a, p=packed: f(a, p).block_until_ready()
         calls[f"{name} XLA"] = lambda f=xla, a=a, b=b_device: f(a, b).block_until_ready()

@@ -25,8 +25,8 @@ from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity, aligned_re
 from hetero_sdk_jax.native import use_native
 
 __all__ = [
-    "PANEL", "TARGET", "TARGET_BIAS", "columns", "faster_natively", "is_packed", "native_matmul", "packed_b", "prepare",
-    "unpacked_b",
+    "MAX_ROWS", "MIN_WEIGHT", "PANEL", "TARGET", "TARGET_BIAS", "columns", "faster_natively", "is_packed",
+    "native_matmul", "packed_b", "prepare", "unpacked_b",
 ]  # fmt: skip
 
 TARGET = "hetero_sdk_gemm_f32"
@@ -37,6 +37,12 @@ TARGET_BIAS = "hetero_sdk_gemm_f32_bias"
 
 PANEL = 32
 """Columns of ``B`` per packed panel (two 16-lane vectors)."""
+
+MAX_ROWS = 128
+"""The most rows of ``A`` (all its axes but the last) the kernel is used for (:func:`faster_natively`)."""
+
+MIN_WEIGHT = 4096
+"""The fewest elements of ``B`` the kernel is used for (:func:`faster_natively`)."""
 
 _B = 1
 """MatMul's second input."""
@@ -64,8 +70,12 @@ _PACKED_TRANSPOSED = PreparedByIdentity(lambda w: packed_b(np.asarray(w).T))
 
 def faster_natively(rows: int, depth: int, columns: int) -> bool:
     """The products ``[rows, depth] x [depth, columns]`` where the kernel measured faster than XLA's dot
-    (``bench/bench_native_gemm.py``, one thread, CPU time)."""
-    return rows >= 1 and depth >= 1 and columns >= 1 and depth * columns >= 1 << 20
+    (``bench/bench_native_gemm.py``, one thread, CPU time): up to :data:`MAX_ROWS` rows, where reading ``B``
+    dominates (0.45-0.74x XLA's time at the CRNN's, PP-OCRv4 rec's and magika's products, 20-40 rows;
+    0.91x at 128 rows), of a ``B`` of at least :data:`MIN_WEIGHT` elements. Not taken: more rows, where the
+    product is bound by arithmetic and XLA's dot was level or faster (0.96-1.0x at 256 rows, 1.0-1.25x at
+    400-4096 rows), and smaller weights (a call's fixed cost against a dot XLA may fuse with its neighbours)."""
+    return 1 <= rows <= MAX_ROWS and depth * columns >= MIN_WEIGHT and columns >= 1
 
 
 def columns(node: Node) -> int:

@@ -7,7 +7,7 @@
 //
 // Register tiling: a tile of up to 12 rows by one panel (two 16-lane vectors) is held in zmm accumulators;
 // for each k the panel's two vectors of row k are loaded and each row's a[m, k] is broadcast into them.
-// K is cut in blocks of kDepth (a panel's block, 32 KiB, stays in L1 while every row tile of the block
+// K is cut in blocks of kDepth (a panel's block, 16 KiB, stays in L1 while every row tile of the block
 // reads it: B, usually the larger operand, comes from memory once); A is packed once per call into
 // [row tile][K][rows], so a tile reads one stream. The bias starts the first block's accumulators, later
 // blocks add to the rows stored. Panels are split on XLA's intra-op thread pool.
@@ -32,7 +32,7 @@ namespace {
 
 constexpr int64_t kLanes = 16;
 constexpr int64_t kPanel = 2 * kLanes;  // columns of a packed panel
-constexpr int64_t kDepth = 256;         // rows of B per block: 256 x 32 floats, 32 KiB
+constexpr int64_t kDepth = 128;         // rows of B per block: 128 x 32 floats, 16 KiB
 constexpr int kMaxRows = 12;            // rows of a register tile (24 accumulators)
 constexpr int64_t kRowBlock = 480;
 constexpr int64_t kAhead = 16 * kPanel;  // floats of B prefetched ahead: 16 rows of a panel, 2 KiB      // rows of A whose block (480 x 256 floats) stays in L2
