@@ -28,6 +28,7 @@ for _variable in THREAD_VARIABLES:
 import argparse  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from timing import measure, print_table  # noqa: E402
@@ -41,7 +42,7 @@ SHAPES = (
 """The products of constant matrices in the issue's models, at the issue's sizes."""
 
 
-def _onnx_matmul(b: np.ndarray, transposed: bool) -> object:
+def _onnx_matmul(b: np.ndarray, transposed: bool) -> Any:
     """An ONNX Runtime session of one MatMul by the initializer ``b`` (a Gemm by ``b.T`` with ``transB``
     when ``transposed``), one thread."""
     import onnx
@@ -89,7 +90,8 @@ def main() -> None:
 
     register(TARGET)
     rng = np.random.default_rng(0)
-    calls, names = {}, []
+    calls: dict[str, Any] = {}
+    names: list[str] = []
     for shape in args.shapes:
         m, k, n = (int(v) for v in shape.split(",")[:3])
         transposed = shape.endswith(",t")
@@ -97,6 +99,7 @@ def main() -> None:
         b = rng.standard_normal((k, n), np.float32)
         packed = jax.device_put(packed_b(b))
         ours = jax.jit(lambda a, p, n=n: native_matmul(a, p, n))
+        xla: Any
         if transposed:
             xla = jax.jit(lambda a, bt: jnp.matmul(a, bt.T, precision=jax.lax.Precision.HIGHEST))
         else:

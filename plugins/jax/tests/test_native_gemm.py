@@ -1,8 +1,9 @@
 """The native f32 GEMM kernel (``hetero_sdk_gemm_f32``, native/src/gemm_f32.cc) against products written in
 numpy here: row, depth and column counts that are not multiples of the register tile, the K blocks or the
 32-column panels, with and without a bias; ``B`` packed once at compile time (its layout, MatMul's prepare
-hook, either orientation, a blob round trip, the bf16 path that puts it back for XLA's dot); and the MatMul
-lowering with native kernels on, off, and unavailable (no compiler)."""
+hook, either orientation, a blob round trip, the bf16 path that puts it back for XLA's dot); the MatMul
+lowering with native kernels on, off, and unavailable (no compiler); and an LSTM's input projection in the
+kernel (W packed by the LSTM's prepare hook) against an LSTM written in numpy (``test_lstm_native``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from hetero_sdk import opset
 from hetero_sdk.plugin import unpack_blob
 from hypothesis import given
 from hypothesis import strategies as st
+from test_lstm_native import _model as lstm_model
+from test_lstm_native import _values as lstm_values
+from test_lstm_native import numpy_lstm
 from xla_helpers import OPS, core, param, single_op
 
 from hetero_sdk_jax import native
@@ -31,6 +35,8 @@ from hetero_sdk_jax.lowering.kernels.gemm import (
     prepare,
     unpacked_b,
 )  # fmt: skip
+from hetero_sdk_jax.lowering.kernels.lstm import W_INPUT, is_packed_w, packed_w, unpacked_w
+from hetero_sdk_jax.lowering.kernels.lstm import prepare as prepare_lstm
 from hetero_sdk_jax.native import BuildError, native_scope
 
 pytestmark = pytest.mark.skipif(
@@ -191,3 +197,40 @@ def test_a_packed_b_read_by_xla_in_bf16() -> None:
     got = np.asarray(compiled([a])[0], np.float64)
     expected = a.astype(np.float64) @ b
     assert np.max(np.abs(got - expected)) <= 0.05 * np.max(np.abs(expected))
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_an_lstm_input_projection_in_the_kernel_matches_numpy(direction: str) -> None:
+    """X [2, 9, 40] by W^T [40, dirs * 4 * 32]: in the kernel's class, so W is packed and the projection, its
+    bias added, runs the kernel (the recurrence the LSTM kernel); a partial length."""
+    dirs = 2 if direction == "bidirectional" else 1
+    values = lstm_values(7, batch=2, steps=9, inputs=40, size=32, dirs=dirs, lengths=[9, 5])
+    model = lstm_model(values, direction)
+    node = next(op for op in model.get_ops() if op.type_name == "LSTMSequence")
+    with native_scope("cpu", True):
+        assert is_packed_w(node, prepare_lstm(node, [v.node.attrs.get("value") for v in node.input_values()])[W_INPUT])
+    compiled: Any = core().compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": True})
+    assert TARGET_BIAS in compiled.jax_executable([list(v.shape) for v in values[:3]]).as_text()
+    x, h0, c0, lengths, w, r, b = values
+    expected = numpy_lstm(x, h0, c0, lengths, w, r, b, direction, 0.0)
+    for name, got, want in zip(("Y", "Ho", "Co"), compiled(values[:3]).to_tuple(), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_an_lstm_with_a_packed_w_in_bf16() -> None:
+    """At bf16 the kernels do not run: the lowering puts the packed W back for XLA's product."""
+    values = lstm_values(8, batch=1, steps=6, inputs=40, size=32, dirs=2, lengths=[6])
+    config = {"XLA_NATIVE_KERNELS": True, "INFERENCE_PRECISION_HINT": "bf16"}
+    compiled: Any = core().compile_model(lstm_model(values, "bidirectional"), "XLA", config)
+    x, h0, c0, lengths, w, r, b = values
+    expected = numpy_lstm(x, h0, c0, lengths, w, r, b, "bidirectional", 0.0)
+    for got, want in zip(compiled(values[:3]).to_tuple(), expected, strict=True):
+        assert np.max(np.abs(np.asarray(got, np.float64) - want)) <= 0.05
+
+
+def test_packed_w_layout() -> None:
+    w = np.random.default_rng(9).standard_normal((2, 128, 40)).astype(np.float32)
+    packed = packed_w(w)
+    assert packed.shape == (8, 40, 32)
+    assert packed[5, 7, 3] == w[1, 5 * 32 + 3 - 128, 7]  # column 163 of W^T: direction 1, gate row 35
+    np.testing.assert_array_equal(np.asarray(unpacked_w(packed, 2, 128)), w)
