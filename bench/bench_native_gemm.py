@@ -6,14 +6,14 @@ Usage::
 
     python bench/bench_native_gemm.py --cpu-time
     python bench/bench_native_gemm.py --shapes 20,1024,8210 40,120,360 --runs 40
-    python bench/bench_native_gemm.py --models crnn-lstm ppocr-rec --cpu-time   # whole models, native on / off
+    python bench/bench_native_gemm.py --models crnn-lstm ppocr-rec --cpu-time   # whole models, kernel / XLA's dot
 
 A shape is ``M,K,N`` (``[M, K]`` by a constant ``[K, N]``), or ``M,K,N,t`` (the constant stored ``[N, K]``,
 as a Gemm with ``transB`` has it: XLA's dot and ONNX Runtime's Gemm read it so). Each way is checked against numpy (f64,
 1e-5 of the range) before it is timed; interleaved rounds, medians, the ratios native / XLA and
-native / ONNX Runtime per shape. With ``--models``, whole real models (``real_models.ISSUE_MODELS``, at
-the issue's sizes) compiled on XLA twice in the process, ``XLA_NATIVE_KERNELS`` on and off, timed
-interleaved.
+native / ONNX Runtime per shape. With ``--models``, whole real models (``real_models.BENCH_MODELS``, at
+the issue's sizes) compiled on XLA twice in the process, the GEMM kernel taken by its rule and nowhere
+(every other native kernel on both times), timed interleaved.
 """
 
 from __future__ import annotations
@@ -79,8 +79,6 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # XLA:CPU sizes its pool by these
     if args.models:
-        from bench_native_conv import compare_models  # the same comparison of whole models
-
         compare_models(args)
         return
     import jax
@@ -128,6 +126,43 @@ def main() -> None:
     print(f"one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
     columns = [("shape", "product"), ("native", "native us"), ("xla", "XLA us"), ("ort", "ORT us")]
     print_table([*columns, ("vs_xla", "native / XLA"), ("vs_ort", "native / ORT"), ("xla_ort", "XLA / ORT")], rows)
+
+
+def compare_models(args: argparse.Namespace) -> None:
+    """Each model on XLA with the GEMM kernel where its rule takes it and nowhere, in this process, interleaved."""
+    from bench_onnx_models import ISSUE_SIZES
+    from hetero_sdk_jax.lowering.kernels import gemm
+    from real_models import BENCH_MODELS, fetch
+
+    import hetero_sdk as hs
+
+    rule, core, calls = gemm.faster_natively, hs.Core(), {}
+    for key in args.models:
+        model = BENCH_MODELS[key]
+        path, feeds = fetch(model), dict(model.feeds)
+        shapes = model.input_shapes
+        if key in ISSUE_SIZES:
+            name = next(iter(feeds))
+            feeds = {name: np.random.default_rng(0).random(ISSUE_SIZES[key], np.float32)}
+            shapes = {name: list(ISSUE_SIZES[key])}
+        converted = hs.convert_model(path, input=shapes) if shapes else hs.convert_model(path)
+        for on in (True, False):
+            gemm.faster_natively = rule if on else (lambda rows, depth, columns: False)  # read at compile time
+            try:
+                request = core.compile_model(converted, "XLA").create_infer_request()
+            finally:
+                gemm.faster_natively = rule
+            calls[f"{key} {'on' if on else 'off'}"] = lambda r=request, f=feeds: r.infer(f)
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    times = measure(calls, args.runs, args.warmup, clock=clock)
+    rows = []
+    for key in args.models:
+        with_, without = statistics.median(times[f"{key} on"]), statistics.median(times[f"{key} off"])
+        rows.append({"model": key, "on": with_ * 1e3, "off": without * 1e3, "ratio": with_ / without})
+    print(f"XLA, one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
+    print_table(
+        [("model", "model"), ("on", "GEMM kernel ms"), ("off", "XLA's dot ms"), ("ratio", "kernel / dot")], rows
+    )
 
 
 if __name__ == "__main__":
