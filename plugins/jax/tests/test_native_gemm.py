@@ -234,3 +234,12 @@ def test_packed_w_layout() -> None:
     assert packed.shape == (8, 40, 32)
     assert packed[5, 7, 3] == w[1, 5 * 32 + 3 - 128, 7]  # column 163 of W^T: direction 1, gate row 35
     np.testing.assert_array_equal(np.asarray(unpacked_w(packed, 2, 128)), w)
+
+
+def test_kernel_split_across_the_thread_pool_matches_numpy() -> None:
+    """20x1024 by 1024x2000: 63 panels, one a piece, on however many threads XLA's pool has."""
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal((20, 1024)).astype(np.float32)
+    b = rng.standard_normal((1024, 2000)).astype(np.float32)
+    bias = rng.standard_normal(2000).astype(np.float32)
+    _assert_product(jax.jit(lambda a, p, c: native_matmul(a, p, 2000, c))(a, packed_b(b), bias), a, b, bias)
