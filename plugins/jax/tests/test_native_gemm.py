@@ -79,6 +79,17 @@ def test_kernel_with_more_rows_than_a_row_block_matches_numpy() -> None:
     _assert_product(jax.jit(lambda a, p: native_matmul(a, p, 70))(a, packed_b(b)), a, b)
 
 
+@pytest.mark.parametrize(("rows", "depth", "columns"), [(100, 37, 6001), (500, 20, 1100)])
+def test_kernel_with_outputs_larger_than_l2_matches_numpy(rows: int, depth: int, columns: int) -> None:
+    """Outputs over 2 MiB go by blocks of panels (the second: two blocks of rows too)."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((rows, depth)).astype(np.float32)
+    b = rng.standard_normal((depth, columns)).astype(np.float32)
+    bias = rng.standard_normal(columns).astype(np.float32)
+    got = jax.jit(lambda a, p, c: native_matmul(a, p, columns, c))(a, packed_b(b), bias)
+    _assert_product(got, a, b, bias)
+
+
 def test_kernel_on_a_batched_a() -> None:
     rng = np.random.default_rng(2)
     a = rng.standard_normal((2, 3, 5, 40)).astype(np.float32)

@@ -7,10 +7,11 @@
 //
 // Register tiling: a tile of up to 12 rows by one panel (two 16-lane vectors) is held in zmm accumulators;
 // for each k the panel's two vectors of row k are loaded and each row's a[m, k] is broadcast into them.
-// K is cut in blocks of kDepth (a panel's block, 16 KiB, stays in L1 while every row tile of the block
-// reads it: B, usually the larger operand, comes from memory once); A is packed once per call into
-// [row tile][K][rows], so a tile reads one stream. The bias starts the first block's accumulators, later
-// blocks add to the rows stored. Panels are split on XLA's intra-op thread pool.
+// Panel by panel, K is cut in blocks of kDepth (a panel's block, 16 KiB, stays in L1 while every row tile
+// of the block reads it: B, usually the larger operand, comes from memory once, in order); A is packed once
+// per call into [row tile][K][rows], so a tile reads one stream. The bias starts the first block's
+// accumulators, later blocks add to the rows stored. Outputs larger than L2 go by blocks of panels instead
+// (PanelsByBlock). Panels are split on XLA's intra-op thread pool.
 #if !defined(__AVX512F__)
 #error "this kernel needs AVX-512: the XLA device falls back to its pure-XLA lowering"
 #endif
@@ -35,6 +36,8 @@ constexpr int64_t kPanel = 2 * kLanes;  // columns of a packed panel
 constexpr int64_t kDepth = 128;         // rows of B per block: 128 x 32 floats, 16 KiB
 constexpr int kMaxRows = 12;            // rows of a register tile (24 accumulators)
 constexpr int64_t kRowBlock = 480;
+constexpr int64_t kOutputBytes = 2 << 20;  // outputs that stay in L2: panel by panel (Panels), else PanelsByBlock
+constexpr int64_t kBlockBytes = 1 << 20;   // B's panels per block of PanelsByBlock: about 1 MiB, in L2
 constexpr int64_t kAhead = 16 * kPanel;  // floats of B prefetched ahead: 16 rows of a panel, 2 KiB      // rows of A whose block (480 x 256 floats) stays in L2
 
 struct Problem {
@@ -129,6 +132,28 @@ void Panels(const Problem& p, int64_t j0, int64_t j1) {
   }
 }
 
+// Panels [j0, j1) of every row when the outputs outgrow L2 (kOutputBytes), in blocks of panels whose B fits
+// kBlockBytes: for each block of rows and
+// of panels, every row tile against every panel of the block, over the whole of K. The first tile streams
+// the block's panels from memory in order (each panel one run, prefetched ahead), the others read them from
+// L2; a tile writes the block's consecutive columns of each of its rows (the outputs of a whole block written
+// column strip by column strip missed the cache on every row once they outgrew L2).
+void PanelsByBlock(const Problem& p, int64_t j0, int64_t j1) {
+  const int64_t block = std::max<int64_t>(1, kBlockBytes / (p.k * kPanel * int64_t{sizeof(float)}));
+  for (int64_t r0 = 0; r0 < p.m; r0 += kRowBlock) {
+    const int64_t r1 = std::min(p.m, r0 + kRowBlock);
+    for (int64_t jb = j0; jb < j1; jb += block) {
+      const int64_t je = std::min(j1, jb + block);
+      for (int64_t m0 = r0; m0 < r1; m0 += p.rows) {
+        const int64_t rows = std::min(p.rows, p.m - m0);
+        const float* a = p.packed_a + m0 * p.k;  // tiles before m0 are full
+        for (int64_t j = jb; j < je; ++j)
+          TileOfSize<kMaxRows>(p, a, p.b + j * p.k * kPanel, m0, rows, j, p.k, true, m0 == r0);
+      }
+    }
+  }
+}
+
 ffi::Error Compute(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b, const float* bias,
                    int64_t bias_size, ffi::ResultBuffer<ffi::F32> y) {
   const auto ad = a.dimensions(), bd = b.dimensions(), yd = y->dimensions();
@@ -162,7 +187,10 @@ ffi::Error Compute(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> a, ffi::Buffer<f
   p.packed_a = packed.data();
   // Pieces of panels worth about 2^20 multiply-adds each.
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(p.m * p.k * kPanel, 1));
-  ParallelFor(pool, panels, grain, [&](int64_t j0, int64_t j1) { Panels(p, j0, j1); });
+  if (p.m * p.n * int64_t{sizeof(float)} <= kOutputBytes)
+    ParallelFor(pool, panels, grain, [&](int64_t j0, int64_t j1) { Panels(p, j0, j1); });
+  else
+    ParallelFor(pool, panels, grain, [&](int64_t j0, int64_t j1) { PanelsByBlock(p, j0, j1); });
   return ffi::Error::Success();
 }
 
