@@ -26,6 +26,7 @@ from xla_helpers import OPS, core, param, single_op
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering import weights_of
 from hetero_sdk_jax.lowering.kernels.gemm import (
+    MAX_DEPTH,
     MAX_ROWS,
     TARGET,
     TARGET_BIAS,
@@ -119,6 +120,7 @@ def test_the_measured_class() -> None:
     assert faster_natively(20, 1024, 8210) and faster_natively(40, 120, 120) and faster_natively(1, 512, 214)
     assert faster_natively(MAX_ROWS, 512, 512) and not faster_natively(MAX_ROWS + 1, 512, 512)  # XLA level or ahead
     assert not faster_natively(20, 32, 32)  # a weight too small to measure
+    assert not faster_natively(20, MAX_DEPTH + 1, 1)  # A's columns are gathered with 32-bit offsets
 
 
 def _matmul_model(

@@ -25,7 +25,7 @@ from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity, aligned_re
 from hetero_sdk_jax.native import use_native
 
 __all__ = [
-    "MAX_ROWS", "MIN_WEIGHT", "PANEL", "TARGET", "TARGET_BIAS", "columns", "faster_natively", "is_packed",
+    "MAX_DEPTH", "MAX_ROWS", "MIN_WEIGHT", "PANEL", "TARGET", "TARGET_BIAS", "columns", "faster_natively", "is_packed",
     "native_matmul", "packed_b", "prepare", "unpacked_b",
 ]  # fmt: skip
 
@@ -43,6 +43,9 @@ MAX_ROWS = 128
 
 MIN_WEIGHT = 4096
 """The fewest elements of ``B`` the kernel is used for (:func:`faster_natively`)."""
+
+MAX_DEPTH = 1 << 24
+"""The largest ``K`` the kernel takes (it gathers ``A``'s columns with 32-bit offsets)."""
 
 _B = 1
 """MatMul's second input."""
@@ -75,7 +78,7 @@ def faster_natively(rows: int, depth: int, columns: int) -> bool:
     0.91x at 128 rows), of a ``B`` of at least :data:`MIN_WEIGHT` elements. Not taken: more rows, where the
     product is bound by arithmetic and XLA's dot was level or faster (0.96-1.0x at 256 rows, 1.0-1.25x at
     400-4096 rows), and smaller weights (a call's fixed cost against a dot XLA may fuse with its neighbours)."""
-    return 1 <= rows <= MAX_ROWS and depth * columns >= MIN_WEIGHT and columns >= 1
+    return 1 <= rows <= MAX_ROWS and 1 <= depth <= MAX_DEPTH and depth * columns >= MIN_WEIGHT and columns >= 1
 
 
 def columns(node: Node) -> int:
