@@ -74,10 +74,11 @@ _PACKED_TRANSPOSED = PreparedByIdentity(lambda w: packed_b(np.asarray(w).T))
 def faster_natively(rows: int, depth: int, columns: int) -> bool:
     """The products ``[rows, depth] x [depth, columns]`` where the kernel measured faster than XLA's dot
     (``bench/bench_native_gemm.py``, one thread, CPU time): up to :data:`MAX_ROWS` rows, where reading ``B``
-    dominates (0.45-0.74x XLA's time at the CRNN's, PP-OCRv4 rec's and magika's products, 20-40 rows;
-    0.91x at 128 rows), of a ``B`` of at least :data:`MIN_WEIGHT` elements. Not taken: more rows, where the
-    product is bound by arithmetic and XLA's dot was level or faster (0.96-1.0x at 256 rows, 1.0-1.25x at
-    400-4096 rows), and smaller weights (a call's fixed cost against a dot XLA may fuse with its neighbours)."""
+    dominates (0.46-0.75x XLA's time at the CRNN's, PP-OCRv4 rec's and magika's products, 20-40 rows;
+    0.71x at 128 rows by 512x512), of a ``B`` of at least :data:`MIN_WEIGHT` elements and ``K`` up to
+    :data:`MAX_DEPTH`. Not taken: more rows, where the product is bound by arithmetic and XLA's dot was
+    level or faster for some shapes (256 rows 0.84-1.09x by the shape, 1.09x at 1024x128; 400-1024 rows
+    1.16-1.17x), and smaller weights (a call's fixed cost against a dot XLA may fuse with its neighbours)."""
     return 1 <= rows <= MAX_ROWS and 1 <= depth <= MAX_DEPTH and depth * columns >= MIN_WEIGHT and columns >= 1
 
 
