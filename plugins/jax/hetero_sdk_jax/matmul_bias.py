@@ -38,10 +38,9 @@ from hetero_sdk.plugin import (
     widened,
 )
 
-__all__ = ["MATMUL_BIAS", "MATMUL_BIAS_OP", "MatMulBiasFusion", "column_bias", "matmul_bias"]
+from hetero_sdk_jax.lowering.kernels.gemm import MATMUL_BIAS, MIN_WEIGHT, faster_natively
 
-MATMUL_BIAS = "XlaMatMulBias"
-"""The op's type name."""
+__all__ = ["MATMUL_BIAS", "MATMUL_BIAS_OP", "MatMulBiasFusion", "column_bias", "matmul_bias"]
 
 
 def matmul_bias(matmul: Node, bias: Output, name: str | None = None) -> Node:
@@ -105,8 +104,6 @@ def _kernel_columns(matmul: Node) -> int | None:
     Constant ``B`` of rank 2 that may be in the native GEMM kernel's class: in it where ``A``'s shape is
     static, of a ``B`` large enough where it is not (the lowering decides at the shapes it compiles for);
     None otherwise."""
-    from hetero_sdk_jax.lowering.kernels.gemm import MIN_WEIGHT, faster_natively  # (lowering imports this module)
-
     a, b = matmul.input_value(0), matmul.input_value(1)
     if matmul.output(0).element_type != Type.f32 or a.element_type != Type.f32 or matmul.attrs["transpose_a"]:
         return None

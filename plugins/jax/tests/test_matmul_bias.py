@@ -4,11 +4,13 @@ against products written in numpy here, with native kernels on and off, over sha
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
 import pytest
 from hetero_sdk import Model, Type, opset
+from hetero_sdk.plugin import unpack_blob
 from hypothesis import given
 from hypothesis import strategies as st
 from xla_helpers import OPS, core, param, single_op
@@ -153,3 +155,15 @@ def test_a_dynamic_fused_model_runs_the_kernel_inside_its_class_and_xla_outside(
         assert np.all(np.abs(got - expected) <= 1e-6 * size + 1e-30)
         text = compiled.jax_executable([list(shape)]).as_text()
         assert (TARGET_BIAS in text) is native_kernel
+
+
+@needs_kernel
+def test_an_exported_fused_model_records_the_kernel_and_runs_when_imported() -> None:
+    rng = np.random.default_rng(7)
+    a, b, bias = _data(rng, 20, 300), _data(rng, 300, 100), _data(rng, 100)
+    compiled: Any = core().compile_model(_layer(a.shape, b, bias, transpose_b=True), "XLA")
+    blob = compiled.export_model()
+    assert TARGET_BIAS in json.loads(unpack_blob(blob, "XLA")["header"])["native_kernels"]
+    got = np.asarray(core().import_model(blob, "XLA")([a])[0], np.float64)
+    expected, size = _expected(a, b, bias)
+    assert np.all(np.abs(got - expected) <= 1e-6 * size + 1e-30)

@@ -9,7 +9,6 @@ from hetero_sdk import Node
 
 from hetero_sdk_jax.lowering.kernels import gemm
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
-from hetero_sdk_jax.matmul_bias import MATMUL_BIAS
 
 
 def accumulation(dtype: jnp.dtype) -> jnp.dtype | None:
@@ -38,7 +37,7 @@ def _product(node: Node, a: jnp.ndarray, b: jnp.ndarray, bias: jnp.ndarray | Non
     return product if bias is None else product + bias
 
 
-@lowering(MATMUL_BIAS)
+@lowering(gemm.MATMUL_BIAS)
 def matmul_bias(node: Node, a: jnp.ndarray, b: jnp.ndarray, bias: jnp.ndarray) -> jnp.ndarray:
     """:data:`~hetero_sdk_jax.matmul_bias.MATMUL_BIAS_OP`, ``a @ b + bias``: the native kernel adds ``bias``
     ``[N]`` in its epilogue where ``b`` arrives packed (:func:`.kernels.gemm.prepare`); elsewhere MatMul's

@@ -26,8 +26,8 @@ from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity, aligned_re
 from hetero_sdk_jax.native import use_native
 
 __all__ = [
-    "MAX_DEPTH", "MAX_ROWS", "MIN_WEIGHT", "PANEL", "PRODUCTS", "TARGET", "TARGET_BIAS", "columns", "faster_natively",
-    "is_packed", "native_matmul", "packed_b", "prepare", "unpacked_b",
+    "MATMUL_BIAS", "MAX_DEPTH", "MAX_ROWS", "MIN_WEIGHT", "PANEL", "PRODUCTS", "TARGET", "TARGET_BIAS", "columns",
+    "faster_natively", "is_packed", "native_matmul", "packed_b", "prepare", "unpacked_b",
 ]  # fmt: skip
 
 TARGET = "hetero_sdk_gemm_f32"
@@ -51,9 +51,12 @@ MAX_DEPTH = 1 << 24
 _B = 1
 """MatMul's second input."""
 
-PRODUCTS = frozenset({"MatMul", "XlaMatMulBias"})
-"""The op types whose second input the kernel may read packed: MatMul and
-:data:`~hetero_sdk_jax.matmul_bias.MATMUL_BIAS` (MatMul's inputs and attributes, plus a bias)."""
+MATMUL_BIAS = "XlaMatMulBias"
+"""The type name of :data:`~hetero_sdk_jax.matmul_bias.MATMUL_BIAS_OP`, a MatMul and its per-column bias as one op."""
+
+PRODUCTS = frozenset({"MatMul", MATMUL_BIAS})
+"""The op types whose second input the kernel may read packed: MatMul and :data:`MATMUL_BIAS` (MatMul's inputs
+and attributes, plus a bias)."""
 
 
 def packed_b(b: np.ndarray) -> np.ndarray:
