@@ -6,6 +6,7 @@ Usage::
     python bench/bench_native_conv.py --cpu-time
     python bench/bench_native_conv.py --layers 16,16,80,1 96,96,26,1 --runs 40
     python bench/bench_native_conv.py --models yolov8n yolox --cpu-time   # whole models, native on / off
+    python bench/bench_native_conv.py --models yolov8n yolox --fusion --cpu-time   # fused / unfused
 
 A layer is ``Cin,Cout,size,stride`` (a square ``size x size`` input, 3x3 kernel, pads 1), run three ways:
 the kernel given the filter blocked at compile time (``native``, what a model with a Constant filter runs),
@@ -13,7 +14,9 @@ the kernel blocking a filter computed at run time on each call (``per call``), a
 checked against XLA's (f32, 1e-4 of the range) before it is timed; interleaved rounds, medians, the ratios
 native / XLA and native / per call per layer. With ``--models``, whole real models
 (``real_models.ISSUE_MODELS``, at the issue's sizes) compiled on XLA twice in the process,
-``XLA_NATIVE_KERNELS`` on and off, timed interleaved.
+``XLA_NATIVE_KERNELS`` on and off, timed interleaved; with ``--fusion`` as well, native kernels on both
+times, with and without :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` (the
+bias and activation in the kernel's epilogue, or a loop of XLA's after it).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ for _variable in THREAD_VARIABLES:
 import argparse  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from timing import measure, print_table  # noqa: E402
@@ -46,6 +50,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--cpu-time", action="store_true", help="time the process's CPU time, not wall time")
     parser.add_argument("--models", nargs="+", help="whole models of real_models.ISSUE_MODELS instead of layers")
+    parser.add_argument("--fusion", action="store_true", help="with --models: the bias fusion on / off")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # XLA:CPU sizes its pool by these
@@ -92,8 +97,25 @@ def main() -> None:
     print_table([*columns, ("ratio", "native / XLA"), ("blocking", "native / per call")], rows)
 
 
+def _compiled(core: Any, model: Any, on: bool, fusion: bool) -> Any:
+    """``model`` compiled for XLA: with ``fusion``, native kernels on and the bias fusion pass on or off (it
+    is looked up when the passes run); otherwise native kernels on or off."""
+    from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
+
+    if not fusion:
+        return core.compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": on})
+    apply = ConvolutionBiasActivationFusion.apply
+    if not on:
+        ConvolutionBiasActivationFusion.apply = lambda self, model, node, users: False  # type: ignore[method-assign]
+    try:
+        return core.compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": True})
+    finally:
+        ConvolutionBiasActivationFusion.apply = apply  # type: ignore[method-assign]
+
+
 def compare_models(args: argparse.Namespace) -> None:
-    """Each model on XLA with native kernels on and off, in this process, interleaved."""
+    """Each model on XLA with native kernels (or, with ``--fusion``, the bias fusion) on and off, in this
+    process, interleaved; the two outputs' largest difference is checked first."""
     from real_models import ISSUE_MODELS, fetch
 
     import hetero_sdk as hs
@@ -103,17 +125,24 @@ def compare_models(args: argparse.Namespace) -> None:
         model = ISSUE_MODELS[key]
         path = fetch(model)
         converted = hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
+        results = []
         for on in (True, False):
-            request = core.compile_model(converted, "XLA", {"XLA_NATIVE_KERNELS": on}).create_infer_request()
+            request = _compiled(core, converted, on, args.fusion).create_infer_request()
+            results.append([np.asarray(v) for v in request.infer(model.feeds).values()])
             calls[f"{key} {'on' if on else 'off'}"] = lambda r=request, f=model.feeds: r.infer(f)
+        for a, b in zip(*results):
+            if a.shape != b.shape or np.max(np.abs(a - b)) > 1e-3 * max(1.0, float(np.max(np.abs(b)))):
+                raise SystemExit(f"{key}: the two compilations' outputs differ")
     clock = time.process_time if args.cpu_time else time.perf_counter
     times = measure(calls, args.runs, args.warmup, clock=clock)
     rows = []
     for key in args.models:
         with_, without = statistics.median(times[f"{key} on"]), statistics.median(times[f"{key} off"])
         rows.append({"model": key, "on": with_ * 1e3, "off": without * 1e3, "ratio": with_ / without})
+    what = "bias fusion" if args.fusion else "native"
     print(f"XLA, one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
-    print_table([("model", "model"), ("on", "native on ms"), ("off", "native off ms"), ("ratio", "on / off")], rows)
+    columns = [("model", "model"), ("on", f"{what} on ms"), ("off", f"{what} off ms"), ("ratio", "on / off")]
+    print_table(columns, rows)
 
 
 if __name__ == "__main__":
