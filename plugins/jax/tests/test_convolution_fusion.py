@@ -213,3 +213,53 @@ def test_without_a_compiler_xla_runs_its_own_convolution_with_the_same_values(tm
     assert done.returncode == 0, done.stderr[-3000:]
     assert "CALLS KERNEL False" in done.stdout
     np.testing.assert_allclose(np.load(tmp_path / "got.npy"), _expected(x, w, bias, "silu"), rtol=1e-5, atol=1e-5)
+
+
+@needs_kernel
+def test_at_bf16_the_fused_op_runs_xla_s_convolution_on_the_blocked_filter_put_back() -> None:
+    """At bf16 the kernel does not run: the lowering puts the prepared (blocked) filter back for XLA's
+    convolution and adds the bias and SiLU after it."""
+    x, w, bias = _arrays(96, 40, (1, 40, 1, 1))
+    properties = {"XLA_NATIVE_KERNELS": True, "INFERENCE_PRECISION_HINT": "bf16"}
+    got = np.asarray(core().compile_model(_layer(x, w, bias, "silu"), "XLA", properties)([x])[0], np.float64)
+    expected = _expected(x, w, bias, "silu")
+    assert np.max(np.abs(got - expected)) <= 0.05 * np.max(np.abs(expected))
+
+
+@needs_kernel
+def test_the_few_channel_route_with_a_blocked_filter_adds_the_bias_and_silu() -> None:
+    """3 input channels by 8 outputs at stride 1 is in the kernel's class (its filter blocked), but the
+    channels-first data takes the few-channel route: filter put back, bias and SiLU after it."""
+    x, w, bias = _arrays(3, 8, (1, 8, 1, 1))
+    got = np.asarray(core().compile_model(_layer(x, w, bias, "silu"), "XLA", {"XLA_NATIVE_KERNELS": True})([x])[0])
+    np.testing.assert_allclose(got, _expected(x, w, bias, "silu"), rtol=1e-5, atol=1e-5)
+
+
+@needs_kernel
+def test_a_filter_computed_at_run_time_runs_fused() -> None:
+    x, w, bias = _arrays(96, 40, (1, 40, 1, 1))
+    px, pw = param(x), param(w, "w")
+    conv = opset.convolution(px, pw, [1, 1], [1, 1], [1, 1], [1, 1])
+    biased = opset.add(conv, opset.constant(bias))
+    model = single_op(opset.multiply(biased, opset.sigmoid(biased)), [px, pw])
+    compiled: Any = core().compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": True})
+    assert FUSED_TARGET in compiled.jax_executable([list(x.shape), list(w.shape)]).as_text()
+    np.testing.assert_allclose(np.asarray(compiled([x, w])[0]), _expected(x, w, bias, "silu"), rtol=1e-5, atol=1e-5)
+
+
+def test_a_swish_with_its_beta_stays_out_and_the_bias_joins() -> None:
+    x, w, bias = _arrays(96, 32, (1, 32, 1, 1))
+
+    def model() -> Model:
+        px = param(x)
+        biased = opset.add(opset.convolution(px, w, [1, 1], [1, 1], [1, 1], [1, 1]), opset.constant(bias))
+        return single_op(opset.swish(biased, opset.constant(np.array(2.0, np.float32))), [px])
+
+    transformed = model()
+    transform_model(transformed)
+    fused = [node for node in transformed.get_ordered_ops() if node.type_name == CONVOLUTION]
+    assert len(fused) == 1 and fused[0].attrs["activation"] == "none"
+    assert "Swish" in [node.type_name for node in transformed.get_ordered_ops()]
+    got = np.asarray(core().compile_model(model(), "XLA")([x])[0], np.float64)
+    y = _expected(x, w, bias, "none")
+    np.testing.assert_allclose(got, y / (1 + np.exp(-2.0 * y)), rtol=1e-5, atol=1e-5)
