@@ -14,6 +14,7 @@ from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimiza
 from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
 from hetero_sdk_jax.one_hot import OneHotMatMulToGather
+from hetero_sdk_jax.pointwise_input_affine import PointwiseInputAffineFolding
 from hetero_sdk_jax.quantization import QuantizedRoundTripFolding
 from hetero_sdk_jax.quantized_convolution import QuantizedConvolutionFusion
 from hetero_sdk_jax.sibling_convolutions import SiblingPointwiseConvolutions
@@ -44,8 +45,9 @@ DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
 def transform_model(model: Model) -> PassManager:
     """Runs ``CommonOptimizations`` on ``model`` in place (the plugin passes its own clone), with
     XLA's :class:`~hetero_sdk_jax.quantization.QuantizedRoundTripFolding`,
-    :class:`~hetero_sdk_jax.one_hot.OneHotMatMulToGather` and
-    :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions` in the same fixed-point group, after
+    :class:`~hetero_sdk_jax.one_hot.OneHotMatMulToGather`,
+    :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions` and
+    :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding` in the same fixed-point group, after
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`, then
     :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion` and
     :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion`.
@@ -57,7 +59,13 @@ def transform_model(model: Model) -> PassManager:
     # before ConstantFolding turns the dequantized filters into f32 constants that hide their levels
     manager.register_group([QuantizedConvolutionFusion()], QUANTIZED_CONVOLUTIONS)
     manager.register_group(
-        [*common_optimizations(), QuantizedRoundTripFolding(), OneHotMatMulToGather(), SiblingPointwiseConvolutions()],
+        [
+            *common_optimizations(),
+            QuantizedRoundTripFolding(),
+            OneHotMatMulToGather(),
+            SiblingPointwiseConvolutions(),
+            PointwiseInputAffineFolding(),
+        ],
         COMMON_OPTIMIZATIONS,
     )
     manager.register_group([DepthwiseBiasActivationFusion()], DEPTHWISE_FUSION)

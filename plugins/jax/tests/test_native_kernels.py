@@ -9,6 +9,7 @@ import platform
 import re
 import stat
 import threading
+import time
 from pathlib import Path
 
 import jax
@@ -81,6 +82,31 @@ def test_the_key_covers_the_headers_beside_a_source_and_flags_given_in_cxx(
     assert second != first  # a header the kernel includes changed: built again
     monkeypatch.setenv("CXX", f"{compiler} -DHETERO_SDK_TEST_FLAG")
     assert build.build(sources / MATMUL.source).parent not in (first, second)
+
+
+def test_building_again_removes_the_kernels_builds_unused_for_thirty_days_and_keeps_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "cache" / "hetero-sdk" / "native"
+    month_ago = time.time() - (build.UNUSED_DAYS + 1) * 86400
+    stale, recent, other_kernel, empty_stale = (
+        root / "matmul_nbits-aaaaaaaaaaaaaaaaaaaaaaaa",
+        root / "matmul_nbits-bbbbbbbbbbbbbbbbbbbbbbbb",
+        root / "conv2d-cccccccccccccccccccccccc",
+        root / "matmul_nbits-dddddddddddddddddddddddd",
+    )
+    for folder in (stale, recent, other_kernel):
+        folder.mkdir(parents=True)
+        (folder / f"{folder.name.split('-')[0]}.so").write_bytes(b"")
+    empty_stale.mkdir()
+    for path in (stale / "matmul_nbits.so", other_kernel / "conv2d.so", empty_stale):
+        os.utime(path, (month_ago, month_ago))
+    library = build.build(MATMUL.path)
+    assert sorted(p.name for p in root.iterdir()) == sorted([library.parent.name, recent.name, other_kernel.name])
+    os.utime(library, (month_ago, month_ago))
+    assert build.build(MATMUL.path) == library  # a cache hit marks the library used
+    assert library.stat().st_mtime > time.time() - 60
 
 
 def test_cpu_identity_names_this_cpus_features() -> None:

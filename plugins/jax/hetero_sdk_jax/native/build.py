@@ -9,26 +9,36 @@ code must not run on another model, e.g. from a cache folder shared over the net
 of them builds again, and the same inputs reuse the library. The compiler writes to a temporary name in that
 folder, renamed into place when it succeeds, so two processes building at once both end with a whole
 library (the rename is atomic; the last one wins with identical bytes).
+
+Each use of a cached library touches it; building a kernel again (a new source, compiler, jaxlib or CPU)
+removes that kernel's other builds unused for :data:`UNUSED_DAYS` days, so the folder does not grow with
+every upgrade. A library another process has loaded stays valid when its folder goes (the mapping holds it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import jax.ffi
 import jaxlib
 
-__all__ = ["FLAGS", "BuildError", "build", "cache_root", "compiler_command", "cpu_identity"]
+__all__ = ["FLAGS", "UNUSED_DAYS", "BuildError", "build", "cache_root", "compiler_command", "cpu_identity"]
 
 FLAGS = ("-O3", "-march=native", "-shared", "-fPIC", "-std=c++17")
 """The compiler flags of every native kernel (``-march=native``: the library is for this machine)."""
+
+UNUSED_DAYS = 30
+"""A kernel's builds for other keys not used for this many days are removed when it is built again."""
 
 _COMPILE_LIMIT_S = 300.0
 
@@ -104,6 +114,7 @@ def build(source: Path) -> Path:
     folder = cache_root() / f"{source.stem}-{key}"
     library = folder / f"{source.stem}.so"
     if library.is_file():
+        _mark_used(library)
         return library
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -125,4 +136,27 @@ def build(source: Path) -> Path:
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+    _remove_unused_builds(source.stem, keep=folder)
     return library
+
+
+def _mark_used(library: Path) -> None:
+    with contextlib.suppress(OSError):  # a read-only shared cache: nothing is pruned there from here either
+        os.utime(library)
+
+
+def _remove_unused_builds(stem: str, keep: Path) -> None:
+    """Removes ``stem``'s build folders other than ``keep`` whose library was last used (or, without one,
+    the folder last changed) more than :data:`UNUSED_DAYS` days ago."""
+    cutoff = time.time() - UNUSED_DAYS * 86400
+    pattern = re.compile(re.escape(stem) + r"-[0-9a-f]{24}")
+    for folder in keep.parent.iterdir():
+        if folder == keep or not pattern.fullmatch(folder.name):
+            continue
+        library = folder / f"{stem}.so"
+        try:
+            used = (library if library.is_file() else folder).stat().st_mtime
+        except OSError:
+            continue
+        if used < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
