@@ -41,7 +41,8 @@ def test_the_weights_are_the_large_constants() -> None:
 
 
 def test_a_static_model_takes_its_weights_as_arguments_not_as_program_constants() -> None:
-    compiled = core().compile_model(_mlp(), "XLA")
+    # native kernels off: the GEMM kernel would take both weights packed (tests/test_native_gemm.py)
+    compiled = core().compile_model(_mlp(), "XLA", {"XLA_NATIVE_KERNELS": False})
     np.testing.assert_allclose(compiled(_x(4))[0], _expected(_x(4)), rtol=1e-5, atol=1e-4)
     executable = compiled.jax_executable()
     assert isinstance(executable, WithWeights)

@@ -1,10 +1,12 @@
-"""Lowering of MatMul: f32 and f64 at full precision, 16-bit floats accumulated in f32."""
+"""Lowering of MatMul: f32 and f64 at full precision, 16-bit floats accumulated in f32; a product by a
+constant matrix in the native GEMM kernel's class runs it (:mod:`.kernels.gemm`)."""
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 from hetero_sdk import Node
 
+from hetero_sdk_jax.lowering.kernels import gemm
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 
 
@@ -15,8 +17,17 @@ def accumulation(dtype: jnp.dtype) -> jnp.dtype | None:
 
 @lowering("MatMul")
 def matmul(node: Node, a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
+    packed = gemm.is_packed(node, b)  # B [K, N] packed at compile time by gemm.prepare
+    if packed:
+        columns = gemm.columns(node)
+        if a.dtype == jnp.float32 and b.dtype == jnp.float32:
+            return gemm.native_matmul(a, b, columns)
+        b = gemm.unpacked_b(b, columns)
     if a.ndim > 1 and node.attrs["transpose_a"]:
         a = jnp.swapaxes(a, -1, -2)
-    if b.ndim > 1 and node.attrs["transpose_b"]:
+    if b.ndim > 1 and node.attrs["transpose_b"] and not packed:
         b = jnp.swapaxes(b, -1, -2)
     return jnp.matmul(a, b, precision=precision_of(a.dtype), preferred_element_type=accumulation(a.dtype))
+
+
+matmul.prepare = gemm.prepare  # type: ignore[attr-defined]

@@ -9,8 +9,8 @@ past a batch entry's sequence length holds the state and writes zeros to ``Y``),
 activations follow :mod:`hetero_sdk.ops.recurrent` exactly.
 
 An LSTMSequence whose R is a Constant runs its recurrence in the device's native kernel where the CPU
-has it (:mod:`.kernels.lstm`: R packed once at compile time by this lowering's ``prepare``); the
-input projection stays the XLA product above.
+has it (:mod:`.kernels.lstm`: R packed once at compile time by this lowering's ``prepare``); its
+input projection then runs the native GEMM kernel where it is in that kernel's class (W packed once too).
 """
 
 from __future__ import annotations
@@ -23,7 +23,15 @@ from hetero_sdk import Node
 from hetero_sdk.plugin import recurrent_activation as activation
 from jax import lax
 
-from hetero_sdk_jax.lowering.kernels.lstm import is_packed, native_recurrence, prepare, unpacked_r
+from hetero_sdk_jax.lowering.kernels.lstm import (
+    is_packed,
+    is_packed_w,
+    native_projection,
+    native_recurrence,
+    prepare,
+    unpacked_r,
+    unpacked_w,
+)  # fmt: skip
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 
@@ -114,12 +122,17 @@ def recurrent_sequence(node: Node, x: Any, *rest: Any) -> tuple[Any, ...]:
     state_count, size = _STATES[kind], node.attrs["hidden_size"]
     states, lengths, (w, r, b) = rest[:state_count], rest[state_count], rest[state_count + 1 :]
     x, w, r, b = (jnp.asarray(v) for v in (x, w, r, b))
-    directions, steps = w.shape[0], x.shape[1]
+    directions, steps = b.shape[0], x.shape[1]  # W may be packed (below): B is [dirs, ...] always
     direction = node.attrs["direction"]
     flipped = [direction == "reverse" or (direction == "bidirectional" and d == 1) for d in range(directions)]
     gates = _GATES[kind] * size
-    # Every step's input projection at once: [seq, dirs, batch, gates * hidden].
-    projected = _product("bsi,dgi->sdbg", x, w) + b[None, :, None, :gates]
+    packed_w = kind == "LSTMSequence" and is_packed_w(node, w)  # prepare packed W for the GEMM kernel
+    if packed_w and x.dtype == jnp.float32 and w.dtype == jnp.float32:
+        projected = native_projection(x, w, b, directions, gates)
+    else:
+        w = unpacked_w(w, directions, gates).astype(x.dtype) if packed_w else w
+        # Every step's input projection at once: [seq, dirs, batch, gates * hidden].
+        projected = _product("bsi,dgi->sdbg", x, w) + b[None, :, None, :gates]
     if kind == "LSTMSequence" and is_packed(node, r):  # prepare packed R for the native kernel
         if r.dtype == jnp.float32 and projected.dtype == jnp.float32:
             h0, c0 = (jnp.asarray(s) for s in states)

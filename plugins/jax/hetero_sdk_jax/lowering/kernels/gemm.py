@@ -1,0 +1,129 @@
+"""f32 matrix products by a constant matrix through the XLA device's native GEMM kernel (``hetero_sdk_gemm_f32``,
+:mod:`hetero_sdk_jax.native`, ``native/src/gemm_f32.cc``).
+
+The kernel computes ``A [M, K]`` by ``B [K, N]`` with ``B`` packed in panels of :data:`PANEL` columns
+(:func:`packed_b`), ``A`` packed per call, in AVX-512 register tiles of up to 12 rows by 32 columns
+(optionally adding a bias ``[N]``: ``hetero_sdk_gemm_f32_bias``). :func:`prepare` (MatMul's compile-time
+hook) replaces a read-only f32 Constant ``B`` (either orientation: ``transpose_b``) of a MatMul in the
+kernel's class (:func:`faster_natively`) by its packed form once; the MatMul lowering then calls
+:func:`native_matmul`. A packed ``B`` that reaches XLA's dot after all (a 16-bit precision) is put back by
+:func:`unpacked_b`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from hetero_sdk import Node, Type
+
+from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity, aligned_read_only
+from hetero_sdk_jax.native import use_native
+
+__all__ = [
+    "MAX_DEPTH", "MAX_ROWS", "MIN_WEIGHT", "PANEL", "TARGET", "TARGET_BIAS", "columns", "faster_natively", "is_packed",
+    "native_matmul", "packed_b", "prepare", "unpacked_b",
+]  # fmt: skip
+
+TARGET = "hetero_sdk_gemm_f32"
+"""The native kernel's FFI target."""
+
+TARGET_BIAS = "hetero_sdk_gemm_f32_bias"
+"""The same kernel adding a bias ``[N]`` to each row."""
+
+PANEL = 32
+"""Columns of ``B`` per packed panel (two 16-lane vectors)."""
+
+MAX_ROWS = 128
+"""The most rows of ``A`` (all its axes but the last) the kernel is used for (:func:`faster_natively`)."""
+
+MIN_WEIGHT = 4096
+"""The fewest elements of ``B`` the kernel is used for (:func:`faster_natively`)."""
+
+MAX_DEPTH = 1 << 24
+"""The largest ``K`` the kernel takes (it gathers ``A``'s columns with 32-bit offsets)."""
+
+_B = 1
+"""MatMul's second input."""
+
+
+def packed_b(b: np.ndarray) -> np.ndarray:
+    """``B`` ``[K, N]`` as the kernel reads it, ``[ceil(N / 32), K, 32]``: ``[n // 32, k, n % 32] = B[k, n]``,
+    zero past ``N``; read-only and aligned (:func:`~.weight_layout.aligned_read_only`)."""
+    depth, columns = b.shape
+    panels = -(-columns // PANEL)
+    padded = np.zeros((depth, panels * PANEL), np.float32)
+    padded[:, :columns] = b
+    return aligned_read_only(padded.reshape(depth, panels, PANEL).transpose(1, 0, 2))
+
+
+def unpacked_b(packed: Any, columns: int) -> Any:
+    """:func:`packed_b`'s result back as ``B`` ``[K, N]``, in XLA."""
+    panels, depth, panel = packed.shape
+    return jnp.transpose(packed, (1, 0, 2)).reshape(depth, panels * panel)[:, :columns]
+
+
+_PACKED = PreparedByIdentity(packed_b)
+_PACKED_TRANSPOSED = PreparedByIdentity(lambda w: packed_b(np.asarray(w).T))
+
+
+def faster_natively(rows: int, depth: int, columns: int) -> bool:
+    """The products ``[rows, depth] x [depth, columns]`` where the kernel measured faster than XLA's dot
+    (``bench/bench_native_gemm.py``, one thread, CPU time): up to :data:`MAX_ROWS` rows, where reading ``B``
+    dominates (0.46-0.75x XLA's time at the CRNN's, PP-OCRv4 rec's and magika's products, 20-40 rows;
+    0.71x at 128 rows by 512x512), of a ``B`` of at least :data:`MIN_WEIGHT` elements and ``K`` up to
+    :data:`MAX_DEPTH`. Not taken: more rows, where the product is bound by arithmetic and XLA's dot was
+    level or faster for some shapes (256 rows 0.84-1.09x by the shape, 1.09x at 1024x128; 400-1024 rows
+    1.16-1.17x), and smaller weights (a call's fixed cost against a dot XLA may fuse with its neighbours)."""
+    return 1 <= rows <= MAX_ROWS and 1 <= depth <= MAX_DEPTH and depth * columns >= MIN_WEIGHT and columns >= 1
+
+
+def columns(node: Node) -> int:
+    """``N``, the columns of the MatMul ``node``'s constant second input (``[K, N]``, ``[N, K]`` transposed)."""
+    return node.input_value(_B).partial_shape.dims[0 if node.attrs["transpose_b"] else 1]
+
+
+def is_packed(node: Node, b: Any) -> bool:
+    """True when ``b``, the second input the MatMul ``node``'s lowering received, is :func:`packed_b`'s form
+    (three axes for the graph's two)."""
+    return node.type_name == "MatMul" and getattr(b, "ndim", 0) == 3 and node.input_value(_B).partial_shape.rank == 2
+
+
+def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.ndarray | None]:
+    """``B`` packed for the kernel (:func:`packed_b`) in place of a MatMul's second input when it is a read-only
+    f32 Constant ``[K, N]`` (``[N, K]`` with ``transpose_b``), the first input is f32 of static shape and not
+    transposed, the product is in the kernel's class (:func:`faster_natively`) and the lowering being traced
+    may call the kernel; ``{}`` otherwise."""
+    if node.type_name != "MatMul" or len(values) <= _B:
+        return {}
+    w = values[_B]
+    if w is None or w.dtype != np.float32 or w.ndim != 2 or w.flags.writeable:
+        return {}
+    a = node.input_value(0)
+    if a.element_type is not Type.f32 or not a.partial_shape.is_static or node.attrs["transpose_a"]:
+        return {}
+    shape = a.partial_shape.to_shape()
+    transposed = bool(node.attrs["transpose_b"])
+    depth, columns = w.shape[::-1] if transposed else w.shape
+    if len(shape) < 2 or shape[-1] != depth or not faster_natively(math.prod(shape[:-1]), depth, columns):
+        return {}
+    if not use_native(TARGET):
+        return {}
+    return {_B: (_PACKED_TRANSPOSED if transposed else _PACKED).get(w)}
+
+
+def native_matmul(a: Any, packed: Any, columns: int, bias: Any = None) -> Any:
+    """``a @ B (+ bias)`` for ``a`` ``[..., K]`` f32 and ``B`` ``[K, columns]`` packed (:func:`packed_b`),
+    through the kernel: ``[..., columns]``."""
+    lead, depth = a.shape[:-1], a.shape[-1]
+    flat = jnp.reshape(a, (math.prod(lead), depth))
+    result = jax.ShapeDtypeStruct((flat.shape[0], columns), jnp.float32)
+    if bias is None:
+        out = jax.ffi.ffi_call(TARGET, result)(flat, packed)
+    else:
+        out = jax.ffi.ffi_call(TARGET_BIAS, result)(flat, packed, jnp.asarray(bias, jnp.float32))
+    return jnp.reshape(out, (*lead, columns))
