@@ -11,6 +11,7 @@ from __future__ import annotations
 from hetero_sdk import Model
 from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimizations
 
+from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
 from hetero_sdk_jax.one_hot import OneHotMatMulToGather
 from hetero_sdk_jax.pointwise_input_affine import PointwiseInputAffineFolding
@@ -18,7 +19,13 @@ from hetero_sdk_jax.quantization import QuantizedRoundTripFolding
 from hetero_sdk_jax.quantized_convolution import QuantizedConvolutionFusion
 from hetero_sdk_jax.sibling_convolutions import SiblingPointwiseConvolutions
 
-__all__ = ["DEPTHWISE_FUSION", "DISABLE_TRANSFORMATIONS", "QUANTIZED_CONVOLUTIONS", "transform_model"]
+__all__ = [
+    "CONVOLUTION_FUSION",
+    "DEPTHWISE_FUSION",
+    "DISABLE_TRANSFORMATIONS",
+    "QUANTIZED_CONVOLUTIONS",
+    "transform_model",
+]
 
 QUANTIZED_CONVOLUTIONS = "XlaQuantizedConvolutions"
 """The pass group that turns QDQ convolutions into integer ones (:mod:`hetero_sdk_jax.quantized_convolution`)."""
@@ -26,6 +33,10 @@ QUANTIZED_CONVOLUTIONS = "XlaQuantizedConvolutions"
 DEPTHWISE_FUSION = "XlaDepthwiseFusion"
 """The pass group that fuses depthwise convolutions with their bias and activation
 (:mod:`hetero_sdk_jax.depthwise_fusion`), after the common optimisations have folded the bias."""
+
+CONVOLUTION_FUSION = "XlaConvolutionFusion"
+"""The pass group that fuses dense 2-D convolutions with their bias and activation
+(:mod:`hetero_sdk_jax.convolution_fusion`), after the common optimisations have folded the bias."""
 
 DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
 """RW bool (default False): lower the model as given, without the common optimisations."""
@@ -38,7 +49,8 @@ def transform_model(model: Model) -> PassManager:
     :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions` and
     :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding` in the same fixed-point group, after
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`, then
-    :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion`.
+    :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion` and
+    :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion`.
 
     :returns: the pass manager that ran (its ``records`` say what each pass did).
     :raises ModelValidationError: when a pass leaves an invalid model (names the pass).
@@ -57,5 +69,6 @@ def transform_model(model: Model) -> PassManager:
         COMMON_OPTIMIZATIONS,
     )
     manager.register_group([DepthwiseBiasActivationFusion()], DEPTHWISE_FUSION)
+    manager.register_group([ConvolutionBiasActivationFusion()], CONVOLUTION_FUSION)
     manager.run_passes(model)
     return manager
