@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import onnx
 import pytest
-from hetero_sdk import opset
+from hetero_sdk import Type, opset
 from hetero_sdk.frontend.onnx import convert_onnx
 from hetero_sdk.graph.limits import FOLDED_ELEMENTS
 from hypothesis import given, settings
@@ -114,6 +114,8 @@ def test_quantized_convolution_values(
         compiled = core().compile_model(model, "XLA")
     fused = [n for n in compiled.get_runtime_model().get_ops() if n.type_name == QUANTIZED_CONVOLUTION]
     assert len(fused) == 1
+    # the QuantizeLinear's clamped f32 levels, not its saturating Convert (the lowering converts them)
+    assert fused[0].input_value(0).element_type == Type.f32
     (got,) = compiled([x]).to_tuple()
     expected, magnitude = _expected(x, levels, np.broadcast_to(w_scale, (outputs,)), 0.37, zero, dtype, bias, *geometry)
     assert got.dtype == np.float32 and got.shape == expected.shape
@@ -185,22 +187,29 @@ def test_not_fused_without_a_constant_filter() -> None:
     assert QUANTIZED_CONVOLUTION not in [n.type_name for n in compiled.get_runtime_model().get_ops()]
 
 
+@pytest.mark.parametrize("held_in_f32", [False, True])
 @pytest.mark.parametrize("unsigned", [False, True])
-def test_definition_matches_the_lowering(unsigned: bool) -> None:
+def test_definition_matches_the_lowering(unsigned: bool, held_in_f32: bool) -> None:
     """The op's numpy definition (its reference kernel) and its XLA lowering on ``[N, C, ...]`` data
     (the graph's layout, where the interpreter does not hold the data channels-last) give the
-    quantized convolution's values."""
+    quantized convolution's values; levels held in f32 (a QuantizeLinear's clamped value) give the
+    same, NaN read as level 0 (as a Convert to the levels' type makes it)."""
     rng = np.random.default_rng(1)
     dtype = np.uint8 if unsigned else np.int8
     x = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, (1, 5, 6, 7)).astype(dtype)
     w = rng.integers(-128, 128, (3, 5, 3, 3)).astype(np.int8)
     scale = np.array([0.5, 0.25, 2.0], np.float32)
     zero = np.array(7, dtype)
+    expected, _ = _expected_levels(x, zero, w, scale)
+    if held_in_f32:
+        x = x.astype(np.float32)
+        x[0, 1, 2, 3] = x[0, 4, 0, 0] = np.nan
+        levels = np.nan_to_num(x, nan=0.0).astype(dtype)
+        expected, _ = _expected_levels(levels, zero, w, scale)
     node = quantized_convolution(opset.parameter(x.shape, x.dtype).output(0), opset.constant(zero).output(0),
                                  opset.constant(w).output(0), opset.constant(scale).output(0),
                                  opset.constant(w.reshape(3, -1).sum(1, dtype=np.int32)).output(0),
                                  [1, 2], [1, 0], [2, 1], [1, 1])  # fmt: skip
-    expected, _ = _expected_levels(x, zero, w, scale)
     assert QUANTIZED_CONVOLUTION_OP.evaluate is not None
     sums = w.reshape(3, -1).sum(1, dtype=np.int32)
     np.testing.assert_allclose(QUANTIZED_CONVOLUTION_OP.evaluate(node, x, zero, w, scale, sums), expected, rtol=1e-6)

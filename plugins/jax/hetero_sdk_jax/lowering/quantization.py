@@ -34,7 +34,7 @@ from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
-from hetero_sdk import Node
+from hetero_sdk import Node, Type
 from jax import lax
 
 from hetero_sdk_jax.lowering.registry import lowering
@@ -44,13 +44,20 @@ from hetero_sdk_jax.quantized_convolution import QUANTIZED_CONVOLUTION, window_p
 __all__ = ["Columns", "filter_layout", "quantized_convolution", "row_products", "shifted_products", "takes_rows"]
 
 
-def _as_int8(x: Any, zero: Any) -> tuple[Any, Any]:
-    """``x`` and its zero point as i8 with the same differences: u8 shifted by -128."""
-    if x.dtype == jnp.uint8:
-        return lax.bitcast_convert_type(x ^ jnp.uint8(0x80), jnp.int8), lax.bitcast_convert_type(
-            jnp.asarray(zero, jnp.uint8).reshape(()) ^ jnp.uint8(0x80), jnp.int8
-        )
-    return x, jnp.asarray(zero, jnp.int8).reshape(())
+def _as_int8(x: Any, zero: Any, unsigned: bool) -> tuple[Any, Any]:
+    """``x`` and its zero point as i8 with the same differences: u8 levels (``unsigned``) shifted by
+    -128. f32 levels (integers in the zero point's type, NaN for level 0) are shifted and converted in
+    one step: inside the type's range the conversion needs none of a saturating Convert's work."""
+    if unsigned:
+        zero8 = lax.bitcast_convert_type(jnp.asarray(zero, jnp.uint8).reshape(()) ^ jnp.uint8(0x80), jnp.int8)
+    else:
+        zero8 = jnp.asarray(zero, jnp.int8).reshape(())
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        levels = jnp.where(jnp.isnan(x), jnp.float32(0), x)
+        return lax.convert_element_type(levels - 128 if unsigned else levels, jnp.int8), zero8
+    if unsigned:
+        return lax.bitcast_convert_type(x ^ jnp.uint8(0x80), jnp.int8), zero8
+    return x, zero8
 
 
 Columns = Callable[[list[tuple[int, ...]]], Any]
@@ -98,9 +105,10 @@ def quantized_convolution(
         y = quantized_convolution(node, jnp.moveaxis(x, 1, -1), zero, w, scale, sums, channels_last=True)
         return jnp.moveaxis(y, -1, 1)
     shape = tuple(node.input_value(2).partial_shape.to_shape())
-    x8, zero8 = _as_int8(x, zero)
+    unsigned = node.input_value(1).element_type == Type.u8
     padding = window_padding(node, x.shape[1:-1], shape[2:])
     grow = [(max(b, 0), max(e, 0), 0) for b, e in padding]
+    x8, zero8 = _as_int8(x, zero, unsigned)
     x8 = lax.pad(x8, zero8, [(0, 0, 0), *grow, (0, 0, 0)])
     rows = takes_rows(shape)
     layout = filter_layout(node)
