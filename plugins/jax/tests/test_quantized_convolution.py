@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import onnx
 import pytest
-from hetero_sdk import Type, opset
+from hetero_sdk import Node, Type, opset
 from hetero_sdk.frontend.onnx import convert_onnx
 from hetero_sdk.graph.limits import FOLDED_ELEMENTS
 from hypothesis import given, settings
@@ -20,6 +20,7 @@ from onnx import helper, numpy_helper
 from xla_helpers import OPS, core
 
 import hetero_sdk_jax.quantized_convolution as quantized
+from hetero_sdk_jax.lowering.quantization import prepare as prepare_filter
 from hetero_sdk_jax.lowering.quantization import quantized_convolution as lowered_quantized_convolution
 from hetero_sdk_jax.lowering.quantization import row_products, shifted_products
 from hetero_sdk_jax.quantized_convolution import (
@@ -270,3 +271,35 @@ def test_both_forms_sum_the_taps_exactly(
         got = np.asarray(form(padded, jnp.asarray(w), strides, padding, dilations))
         assert got.dtype == np.int32
         np.testing.assert_array_equal(got, expected, err_msg=form.__name__)
+
+
+@pytest.mark.parametrize(("outputs", "channels"), [(6, 4), (2, 8)])  # the gathered rows, the shifted products
+def test_strided_filters_are_arranged_at_compile_time(outputs: int, channels: int) -> None:
+    """A constant filter read in several phases (3x3 at strides 2, 2) is arranged once by the lowering's
+    ``prepare`` hook (one matrix, the phases' columns side by side), a one-phase filter is left to its
+    layout; the lowering reading the arranged matrix gives the integer convolution (numpy in i64)."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 256, (1, channels, 9, 8)).astype(np.uint8)
+    w = rng.integers(-128, 128, (outputs, channels, 3, 3)).astype(np.int8)
+    w.flags.writeable = False  # as a Constant's value
+    zero, scale = np.array(9, np.uint8), np.full(outputs, 0.5, np.float32)
+    sums = w.reshape(outputs, -1).sum(1, dtype=np.int32)
+
+    def node(strides: list[int]) -> Node:
+        return quantized_convolution(opset.parameter(x.shape, x.dtype).output(0), opset.constant(zero).output(0),
+                                     opset.constant(w).output(0), opset.constant(scale).output(0),
+                                     opset.constant(sums).output(0), strides, [1, 1], [1, 0], [1, 1])  # fmt: skip
+
+    assert prepare_filter(node([1, 1]), [None, None, w, None, None]) == {}
+    strided = node([2, 2])
+    prepared = prepare_filter(strided, [None, None, w, None, None])[2]
+    assert prepared is not None and prepared.ndim == 2 and prepared.size == w.size
+    assert prepare_filter(strided, [None, None, w, None, None])[2] is prepared  # one weight, made once
+    q = np.pad(x.astype(np.int64) - 9, [(0, 0), (0, 0), (1, 1), (1, 0)])
+    out_h, out_w = (q.shape[2] - 3) // 2 + 1, (q.shape[3] - 3) // 2 + 1
+    expected = np.zeros((1, outputs, out_h, out_w), np.int64)
+    for i, j in np.ndindex(3, 3):
+        window = q[:, :, i : i + 2 * (out_h - 1) + 1 : 2, j : j + 2 * (out_w - 1) + 1 : 2]
+        expected += np.einsum("nchw,oc->nohw", window, w[:, :, i, j].astype(np.int64))
+    got = lowered_quantized_convolution(strided, jnp.asarray(x), zero, jnp.asarray(prepared), scale, sums)
+    np.testing.assert_array_equal(np.asarray(got), (expected * 0.5).astype(np.float32))
