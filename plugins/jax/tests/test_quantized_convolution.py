@@ -20,6 +20,7 @@ from onnx import helper, numpy_helper
 from xla_helpers import OPS, core
 
 import hetero_sdk_jax.quantized_convolution as quantized
+from hetero_sdk_jax.lowering.graph import WEIGHT_BYTES
 from hetero_sdk_jax.lowering.quantization import prepare as prepare_filter
 from hetero_sdk_jax.lowering.quantization import quantized_convolution as lowered_quantized_convolution
 from hetero_sdk_jax.lowering.quantization import row_products, shifted_products
@@ -303,3 +304,24 @@ def test_strided_filters_are_arranged_at_compile_time(outputs: int, channels: in
         expected += np.einsum("nchw,oc->nohw", window, w[:, :, i, j].astype(np.int64))
     got = lowered_quantized_convolution(strided, jnp.asarray(x), zero, jnp.asarray(prepared), scale, sums)
     np.testing.assert_array_equal(np.asarray(got), (expected * 0.5).astype(np.float32))
+
+
+def test_a_strided_weight_runs_arranged_and_survives_export() -> None:
+    """A strided filter large enough to be a weight of the executable (128x64x3x3, above ``WEIGHT_BYTES``)
+    is passed arranged (:func:`prepare`), gives the quantized convolution's values, and an exported then
+    imported model gives the same results."""
+    rng = np.random.default_rng(4)
+    levels = rng.integers(-128, 128, (128, 64, 3, 3)).astype(np.int8)
+    assert levels.nbytes >= WEIGHT_BYTES
+    geometry = ([2, 2], [1] * 4, [1, 1])
+    proto = _qdq_conv([1, 64, 9, 10], levels, np.array(0.003, np.float32), 0.5, 3, np.uint8,
+                      np.zeros(128, np.float32), *geometry)  # fmt: skip
+    compiled = core().compile_model(convert_onnx(proto), "XLA")
+    assert QUANTIZED_CONVOLUTION in [n.type_name for n in compiled.get_runtime_model().get_ops()]
+    x = ((rng.integers(-3, 253, (1, 64, 9, 10)) + rng.uniform(-0.4, 0.4, (1, 64, 9, 10))) * 0.5).astype(np.float32)
+    (got,) = compiled([x]).to_tuple()
+    expected, magnitude = _expected(x, levels, np.full(128, 0.003, np.float32), 0.5, 3, np.uint8,
+                                    np.zeros(128, np.float32), *geometry)  # fmt: skip
+    np.testing.assert_array_less(np.abs(got - expected), (64 * 9 + 4) * 2.0**-23 * magnitude + 1e-6)
+    imported = core().import_model(compiled.export_model(), "XLA")
+    np.testing.assert_array_equal(imported([x]).to_tuple()[0], got)
