@@ -6,14 +6,20 @@ Usage::
     python bench/bench_native_conv.py --cpu-time
     python bench/bench_native_conv.py --layers 16,16,80,1 96,96,26,1 --runs 40
     python bench/bench_native_conv.py --models yolov8n yolox --cpu-time   # whole models, native on / off
+    python bench/bench_native_conv.py --models yolov8n yolox --fusion --cpu-time   # fused / unfused
 
 A layer is ``Cin,Cout,size,stride`` (a square ``size x size`` input, 3x3 kernel, pads 1), run three ways:
 the kernel given the filter blocked at compile time (``native``, what a model with a Constant filter runs),
 the kernel blocking a filter computed at run time on each call (``per call``), and XLA's convolution. Each is
 checked against XLA's (f32, 1e-4 of the range) before it is timed; interleaved rounds, medians, the ratios
-native / XLA and native / per call per layer. With ``--models``, whole real models
+native / XLA and native / per call per layer. Two more ways give the layer as a YOLO model has it, with a
+per-channel bias and SiLU: the kernel applying them before its stores (``fused``, the
+``hetero_sdk_conv2d_bias`` target) against XLA's convolution and its loop of the bias and SiLU after it
+(``XLA + loop``). With ``--models``, whole real models
 (``real_models.ISSUE_MODELS``, at the issue's sizes) compiled on XLA twice in the process,
-``XLA_NATIVE_KERNELS`` on and off, timed interleaved.
+``XLA_NATIVE_KERNELS`` on and off, timed interleaved; with ``--fusion`` as well, native kernels on both
+times, with and without :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` (the
+bias and activation in the kernel's epilogue, or a loop of XLA's after it).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ for _variable in THREAD_VARIABLES:
 import argparse  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from timing import measure, print_table  # noqa: E402
@@ -46,6 +53,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--cpu-time", action="store_true", help="time the process's CPU time, not wall time")
     parser.add_argument("--models", nargs="+", help="whole models of real_models.ISSUE_MODELS instead of layers")
+    parser.add_argument("--fusion", action="store_true", help="with --models: the bias fusion on / off")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # XLA:CPU sizes its pool by these
@@ -54,46 +62,79 @@ def main() -> None:
         return
     import jax
     from hetero_sdk_jax.lowering.convolution import conv
-    from hetero_sdk_jax.lowering.kernels.conv2d import TARGET, blocked_filter, native_conv2d
+    from hetero_sdk_jax.lowering.kernels.conv2d import FUSED_TARGET, TARGET, blocked_filter, native_conv2d
     from hetero_sdk_jax.native import register
 
     register(TARGET)
+    register(FUSED_TARGET)
     rng = np.random.default_rng(0)
     calls, shapes = {}, {}
     for layer in args.layers:
         cin, cout, size, stride = (int(v) for v in layer.split(","))
         x = rng.standard_normal((1, size, size, cin), np.float32)
         w = rng.standard_normal((3, 3, cin, cout), np.float32)
+        bias = rng.standard_normal(cout, np.float32)
         blocked = jax.device_put(blocked_filter(np.transpose(w, (3, 2, 0, 1))))
         ours = jax.jit(lambda x, b, s=stride, o=cout: native_conv2d(x, b, (s, s), PADS, o))
         per_call = jax.jit(lambda x, w, s=stride: native_conv2d(x, w, (s, s), PADS))
         xla = jax.jit(lambda x, w, s=stride: conv(x, w, (s, s), PADS, (1, 1), channels_last=True))
-        b = np.asarray(xla(x, w))
-        for a in (np.asarray(ours(x, blocked)), np.asarray(per_call(x, w))):
-            if a.shape != b.shape or np.max(np.abs(a - b)) > 1e-4 * np.max(np.abs(b)):
+        fused = jax.jit(lambda x, b, c, s=stride, o=cout: native_conv2d(x, b, (s, s), PADS, o, c, "silu"))
+        looped = jax.jit(lambda x, w, c, s=stride: _silu(conv(x, w, (s, s), PADS, (1, 1), channels_last=True) + c))
+        b, d = np.asarray(xla(x, w)), np.asarray(looped(x, w, bias))
+        for a, e in ((ours(x, blocked), b), (per_call(x, w), b), (fused(x, blocked, bias), d)):
+            if a.shape != e.shape or np.max(np.abs(np.asarray(a) - e)) > 1e-4 * np.max(np.abs(e)):
                 raise SystemExit(f"{layer}: the native kernel differs from XLA's convolution")
         name = f"3x3 {cin}->{cout} {size}x{size} s{stride}"
         shapes[name] = (ours, xla)
         calls[f"{name} native"] = lambda f=ours, x=x, b=blocked: f(x, b).block_until_ready()
         calls[f"{name} per call"] = lambda f=per_call, x=x, w=w: f(x, w).block_until_ready()
         calls[f"{name} XLA"] = lambda f=xla, x=x, w=w: f(x, w).block_until_ready()
+        calls[f"{name} fused"] = lambda f=fused, x=x, a=(blocked, bias): f(x, *a).block_until_ready()
+        calls[f"{name} looped"] = lambda f=looped, x=x, a=(w, bias): f(x, *a).block_until_ready()
     clock = time.process_time if args.cpu_time else time.perf_counter
     times = measure(calls, args.runs, args.warmup, clock=clock)
     rows = []
     for name in shapes:
         mine, theirs = statistics.median(times[f"{name} native"]), statistics.median(times[f"{name} XLA"])
         copying = statistics.median(times[f"{name} per call"])
+        fused_time, looped_time = statistics.median(times[f"{name} fused"]), statistics.median(times[f"{name} looped"])
         rows.append({
             "layer": name, "native": mine * 1e6, "per_call": copying * 1e6, "xla": theirs * 1e6,
-            "ratio": mine / theirs, "blocking": mine / copying,
+            "ratio": mine / theirs, "blocking": mine / copying, "fused": fused_time * 1e6,
+            "looped": looped_time * 1e6, "fused_ratio": fused_time / looped_time,
         })  # fmt: skip
     print(f"one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
     columns = [("layer", "layer"), ("native", "native us"), ("per_call", "per call us"), ("xla", "XLA us")]
-    print_table([*columns, ("ratio", "native / XLA"), ("blocking", "native / per call")], rows)
+    columns += [("ratio", "native / XLA"), ("blocking", "native / per call"), ("fused", "fused us")]
+    print_table([*columns, ("looped", "XLA + loop us"), ("fused_ratio", "fused / XLA + loop")], rows)
+
+
+def _silu(y: Any) -> Any:
+    """SiLU as the XLA device lowers ``y * Sigmoid(y)`` (``hetero_sdk_jax.lowering.elementwise.multiply``)."""
+    import jax.numpy as jnp
+
+    return y * (0.5 + 0.5 * jnp.tanh(0.5 * y))
+
+
+def _compiled(core: Any, model: Any, on: bool, fusion: bool) -> Any:
+    """``model`` compiled for XLA: with ``fusion``, native kernels on and the bias fusion pass on or off (it
+    is looked up when the passes run); otherwise native kernels on or off."""
+    from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
+
+    if not fusion:
+        return core.compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": on})
+    apply = ConvolutionBiasActivationFusion.apply
+    if not on:
+        ConvolutionBiasActivationFusion.apply = lambda self, model, node, users: False  # type: ignore[method-assign]
+    try:
+        return core.compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": True})
+    finally:
+        ConvolutionBiasActivationFusion.apply = apply  # type: ignore[method-assign]
 
 
 def compare_models(args: argparse.Namespace) -> None:
-    """Each model on XLA with native kernels on and off, in this process, interleaved."""
+    """Each model on XLA with native kernels (or, with ``--fusion``, the bias fusion) on and off, in this
+    process, interleaved; the two outputs' largest difference is checked first."""
     from real_models import ISSUE_MODELS, fetch
 
     import hetero_sdk as hs
@@ -103,17 +144,24 @@ def compare_models(args: argparse.Namespace) -> None:
         model = ISSUE_MODELS[key]
         path = fetch(model)
         converted = hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
+        results = []
         for on in (True, False):
-            request = core.compile_model(converted, "XLA", {"XLA_NATIVE_KERNELS": on}).create_infer_request()
+            request = _compiled(core, converted, on, args.fusion).create_infer_request()
+            results.append([np.asarray(v) for v in request.infer(model.feeds).values()])
             calls[f"{key} {'on' if on else 'off'}"] = lambda r=request, f=model.feeds: r.infer(f)
+        for a, b in zip(*results):
+            if a.shape != b.shape or np.max(np.abs(a - b)) > 1e-3 * max(1.0, float(np.max(np.abs(b)))):
+                raise SystemExit(f"{key}: the two compilations' outputs differ")
     clock = time.process_time if args.cpu_time else time.perf_counter
     times = measure(calls, args.runs, args.warmup, clock=clock)
     rows = []
     for key in args.models:
         with_, without = statistics.median(times[f"{key} on"]), statistics.median(times[f"{key} off"])
         rows.append({"model": key, "on": with_ * 1e3, "off": without * 1e3, "ratio": with_ / without})
+    what = "bias fusion" if args.fusion else "native"
     print(f"XLA, one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
-    print_table([("model", "model"), ("on", "native on ms"), ("off", "native off ms"), ("ratio", "on / off")], rows)
+    columns = [("model", "model"), ("on", f"{what} on ms"), ("off", f"{what} off ms"), ("ratio", "on / off")]
+    print_table(columns, rows)
 
 
 if __name__ == "__main__":

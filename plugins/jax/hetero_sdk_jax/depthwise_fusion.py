@@ -14,6 +14,7 @@ not run, the lowering computes the unfused ops' own lowerings one after the othe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hetero_sdk import Model, Node, Output, PartialShape, Type
@@ -39,6 +40,7 @@ __all__ = [
     "DEPTHWISE_CONVOLUTION_OP",
     "MAX_TAPS",
     "DepthwiseBiasActivationFusion",
+    "biased_infer",
     "depthwise_convolution",
 ]
 
@@ -65,13 +67,22 @@ def depthwise_convolution(conv: Node, bias: Output, activation: str = "none", na
     return Node(DEPTHWISE_CONVOLUTION_OP, [conv.input_value(0), conv.input_value(1), bias], attrs, name)
 
 
-def _infer(node: Node) -> list[OutputSpec]:
-    specs = list(OPS.get("GroupConvolution").infer(node))
-    out, bias = PartialShape(specs[0][1]), node.input_value(2).partial_shape
-    padded = [1] * (out.rank - bias.rank) + list(bias.dims)
-    if bias.rank > out.rank or any(d != 1 for i, d in enumerate(padded) if i != 1) or padded[1] not in (1, out[1]):
-        raise node.error(f"bias {bias} must hold one value per channel of {out} (shape [1, C, 1, 1])")
-    return specs
+def biased_infer(base: str) -> Callable[[Node], list[OutputSpec]]:
+    """Shape inference of an op computing the op type ``base`` on its first two inputs plus a bias
+    (input 2) holding one value per channel of the result (shaped ``[1, C, 1, 1]`` or broadcastable so)."""
+
+    def infer(node: Node) -> list[OutputSpec]:
+        specs = list(OPS.get(base).infer(node))
+        out, bias = PartialShape(specs[0][1]), node.input_value(2).partial_shape
+        padded = [1] * (out.rank - bias.rank) + list(bias.dims)
+        if bias.rank > out.rank or any(d != 1 for i, d in enumerate(padded) if i != 1) or padded[1] not in (1, out[1]):
+            raise node.error(f"bias {bias} must hold one value per channel of {out} (shape [1, C, 1, 1])")
+        return specs
+
+    return infer
+
+
+_infer = biased_infer("GroupConvolution")
 
 
 def _definition(node: Node, x: Any, w: Any, bias: Any) -> Any:

@@ -26,7 +26,7 @@ import numpy as np
 from hetero_sdk import Model, Node, Output, Type, opset
 from hetero_sdk.plugin import ConsumerMap, MatcherPass, constant_value, replace_node
 
-__all__ = ["QuantizedRoundTripFolding"]
+__all__ = ["QuantizedRoundTripFolding", "holds_integers"]
 
 _LEVELS = frozenset({Type.i8, Type.u8, Type.i16, Type.u16})
 """The integer types whose round trip through f32 is exact (every level is an f32 integer)."""
@@ -40,7 +40,7 @@ def _scalar(value: Output) -> float | None:
     return float(np.asarray(known, np.float64).reshape(-1)[0])
 
 
-def _integral(value: Output) -> bool:
+def holds_integers(value: Output) -> bool:
     """True when ``value`` holds integers only: a Round, or an Add of a Round and an integral constant."""
     node = value.node
     if node.type_name == "Round":
@@ -98,7 +98,7 @@ class QuantizedRoundTripFolding(MatcherPass):
             return False
         clamped = narrow.input_value(0)
         clamp = clamped.node
-        if clamp.type_name != "Clamp" or clamped.element_type != Type.f32 or not _integral(clamp.input_value(0)):
+        if clamp.type_name != "Clamp" or clamped.element_type != Type.f32 or not holds_integers(clamp.input_value(0)):
             return False
         low, high = clamp.attrs["min"], clamp.attrs["max"]
         info = ml_dtypes.iinfo(levels.element_type.numpy)

@@ -42,6 +42,8 @@ from hetero_sdk.plugin import (
     window_output_dims,
 )
 
+from hetero_sdk_jax.quantization import holds_integers
+
 __all__ = [
     "QUANTIZED_CONVOLUTION",
     "QUANTIZED_CONVOLUTION_OP",
@@ -90,8 +92,10 @@ def quantized_convolution(
 ) -> Node:
     """``conv(data - zero_point, filters) * scale``, the sums exact in integers.
 
-    :param data: ``[N, C, spatial...]`` of i8 or u8 levels.
-    :param zero_point: one value of ``data``'s type.
+    :param data: ``[N, C, spatial...]`` of i8 or u8 levels, or f32 holding them (integers inside
+        ``zero_point``'s type, NaN for level 0, as a Convert to that type reads it: the clamped
+        value a QuantizeLinear converts, which the lowering then converts without saturating).
+    :param zero_point: one i8 or u8 value, the type of the levels.
     :param filters: ``[O, C, kernel...]`` i8 levels.
     :param scale: f32, one value or ``[O]``: the activation's scale times the filter's.
     :param filter_sums: i32 ``[O]``, ``filters`` summed per output channel (the lowering's zero point
@@ -106,8 +110,11 @@ def quantized_convolution(
 
 def _infer(node: Node) -> list[OutputSpec]:
     data, zero, filters, scale, sums = (node.input_value(i) for i in range(5))
-    if data.element_type not in _LEVELS or zero.element_type != data.element_type:
-        raise node.error(f"data and zero_point must be both i8 or both u8, got {data.element_type.value}")
+    if zero.element_type not in _LEVELS or data.element_type not in (zero.element_type, Type.f32):
+        raise node.error(
+            f"data ({data.element_type.value}) must be f32 or zero_point's type ({zero.element_type.value}), "
+            "zero_point i8 or u8"
+        )
     if filters.element_type != Type.i8 or scale.element_type != Type.f32 or sums.element_type != Type.i32:
         raise node.error("filters must be i8, scale f32 and filter_sums i32")
     shape, kernel = data.partial_shape, filters.partial_shape
@@ -152,6 +159,8 @@ def _definition(node: Node, x: Any, zero: Any, w: Any, scale: Any, filter_sums: 
     """The op's value in numpy: the levels less the zero point in i32 (exact), padded with zeros,
     patches times filters in i64 (exact), times the scale in f32."""
     x, w = np.asarray(x), np.asarray(w)
+    if x.dtype.kind == "f":  # levels held in f32: NaN is level 0, as a Convert reads it
+        x = np.where(np.isnan(x), 0.0, x)
     levels = x.astype(np.int32) - np.asarray(zero).astype(np.int32)
     padding = window_padding(node, x.shape[2:], w.shape[2:])
     levels = np.pad(levels, [(0, 0), (0, 0), *((max(b, 0), max(e, 0)) for b, e in padding)])
@@ -167,8 +176,8 @@ QUANTIZED_CONVOLUTION_OP = define(
         "quantization",
         _infer,
         inputs=(
-            Input("data", _LEVELS, doc="[N, C, spatial...] levels"),
-            Input("zero_point", _LEVELS, doc="one value, data's type"),
+            Input("data", _LEVELS | {Type.f32}, doc="[N, C, spatial...] levels (f32: integers, NaN for 0)"),
+            Input("zero_point", _LEVELS, doc="one value, the levels' type"),
             Input("filters", frozenset({Type.i8}), doc="[O, C, kernel...] levels"),
             Input("scale", frozenset({Type.f32}), doc="one value or [O]: the data's scale times the filters'"),
             Input("filter_sums", frozenset({Type.i32}), doc="[O]: filters summed per output channel"),
@@ -224,7 +233,26 @@ def _activation_levels(value: Output) -> tuple[Output, Output, np.ndarray] | Non
     info = np.iinfo(levels.element_type.numpy)
     if not (float(zero) == int(zero) and info.min <= int(zero) <= info.max):
         return None
-    return levels, _constant(np.asarray(int(zero), levels.element_type.numpy)), scale.astype(np.float32)
+    zero_point = _constant(np.asarray(int(zero), levels.element_type.numpy))
+    return _clamped_levels(levels), zero_point, scale.astype(np.float32)
+
+
+def _clamped_levels(levels: Output) -> Output:
+    """The f32 value ``levels`` is converted from when that is ``Clamp(integers, lo, hi)`` with bounds
+    inside the levels' type (a QuantizeLinear's end), else ``levels``: the lowering converts it to i8
+    itself, without the saturating Convert's work (which XLA computes again per gathered tap)."""
+    convert = levels.node
+    if convert.type_name != "Convert" or convert.input_value(0).element_type != Type.f32:
+        return levels
+    clamped = convert.input_value(0)
+    clamp = clamped.node
+    if clamp.type_name != "Clamp" or not holds_integers(clamp.input_value(0)):
+        return levels
+    low, high = clamp.attrs["min"], clamp.attrs["max"]
+    info = np.iinfo(levels.element_type.numpy)
+    if not (info.min <= low <= high <= info.max and low == int(low) and high == int(high)):
+        return levels
+    return clamped
 
 
 def _filter_levels(value: Output, outputs: int) -> tuple[np.ndarray, np.ndarray] | None:

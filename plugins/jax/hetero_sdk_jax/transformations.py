@@ -11,6 +11,7 @@ from __future__ import annotations
 from hetero_sdk import Model
 from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimizations
 
+from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
 from hetero_sdk_jax.matmul_bias import MatMulBiasFusion
 from hetero_sdk_jax.one_hot import OneHotMatMulToGather
@@ -20,6 +21,7 @@ from hetero_sdk_jax.quantized_convolution import QuantizedConvolutionFusion
 from hetero_sdk_jax.sibling_convolutions import SiblingPointwiseConvolutions
 
 __all__ = [
+    "CONVOLUTION_FUSION",
     "DEPTHWISE_FUSION",
     "DISABLE_TRANSFORMATIONS",
     "MATMUL_BIAS_FUSION",
@@ -33,6 +35,10 @@ QUANTIZED_CONVOLUTIONS = "XlaQuantizedConvolutions"
 DEPTHWISE_FUSION = "XlaDepthwiseFusion"
 """The pass group that fuses depthwise convolutions with their bias and activation
 (:mod:`hetero_sdk_jax.depthwise_fusion`), after the common optimisations have folded the bias."""
+
+CONVOLUTION_FUSION = "XlaConvolutionFusion"
+"""The pass group that fuses dense 2-D convolutions with their bias and activation
+(:mod:`hetero_sdk_jax.convolution_fusion`), after the common optimisations have folded the bias."""
 
 MATMUL_BIAS_FUSION = "XlaMatMulBiasFusion"
 """The pass group that fuses a MatMul by a constant with its per-column bias Add for the native GEMM kernel
@@ -49,7 +55,8 @@ def transform_model(model: Model) -> PassManager:
     :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions` and
     :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding` in the same fixed-point group, after
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`, then
-    :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion` and
+    :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion`,
+    :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` and
     :class:`~hetero_sdk_jax.matmul_bias.MatMulBiasFusion`.
 
     :returns: the pass manager that ran (its ``records`` say what each pass did).
@@ -69,6 +76,7 @@ def transform_model(model: Model) -> PassManager:
         COMMON_OPTIMIZATIONS,
     )
     manager.register_group([DepthwiseBiasActivationFusion()], DEPTHWISE_FUSION)
+    manager.register_group([ConvolutionBiasActivationFusion()], CONVOLUTION_FUSION)
     manager.register_group([MatMulBiasFusion()], MATMUL_BIAS_FUSION)
     manager.run_passes(model)
     return manager

@@ -17,9 +17,16 @@ def _pointwise(x: np.ndarray, w: np.ndarray, stride: int) -> np.ndarray:
 
 
 def _conv_input(compiled: object, name: str) -> str:
-    """The type of the node the runtime model's Convolution ``name`` reads."""
+    """The type of the node the runtime model's Convolution ``name`` reads (or the ``XlaConvolution`` it
+    joined with its bias and activation, :mod:`hetero_sdk_jax.convolution_fusion`, named after the last)."""
     ops = compiled.get_runtime_model().get_ops()  # type: ignore[attr-defined]
-    (conv,) = [n for n in ops if n.type_name == "Convolution" and n.friendly_name.startswith(name)]
+    kinds = ("Convolution", "XlaConvolution")
+    (conv,) = [
+        n
+        for n in ops
+        if n.type_name in kinds
+        and (n.friendly_name.startswith(name) or name in n.get_rt_info()["originalLayersNames"].split(","))
+    ]
     return conv.input_value(0).node.type_name
 
 

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import onnx
 import pytest
-from hetero_sdk import opset
+from hetero_sdk import Node, Type, opset
 from hetero_sdk.frontend.onnx import convert_onnx
 from hetero_sdk.graph.limits import FOLDED_ELEMENTS
 from hypothesis import given, settings
@@ -20,6 +20,8 @@ from onnx import helper, numpy_helper
 from xla_helpers import OPS, core
 
 import hetero_sdk_jax.quantized_convolution as quantized
+from hetero_sdk_jax.lowering.graph import WEIGHT_BYTES
+from hetero_sdk_jax.lowering.quantization import prepare as prepare_filter
 from hetero_sdk_jax.lowering.quantization import quantized_convolution as lowered_quantized_convolution
 from hetero_sdk_jax.lowering.quantization import row_products, shifted_products
 from hetero_sdk_jax.quantized_convolution import (
@@ -114,6 +116,8 @@ def test_quantized_convolution_values(
         compiled = core().compile_model(model, "XLA")
     fused = [n for n in compiled.get_runtime_model().get_ops() if n.type_name == QUANTIZED_CONVOLUTION]
     assert len(fused) == 1
+    # the QuantizeLinear's clamped f32 levels, not its saturating Convert (the lowering converts them)
+    assert fused[0].input_value(0).element_type == Type.f32
     (got,) = compiled([x]).to_tuple()
     expected, magnitude = _expected(x, levels, np.broadcast_to(w_scale, (outputs,)), 0.37, zero, dtype, bias, *geometry)
     assert got.dtype == np.float32 and got.shape == expected.shape
@@ -185,22 +189,29 @@ def test_not_fused_without_a_constant_filter() -> None:
     assert QUANTIZED_CONVOLUTION not in [n.type_name for n in compiled.get_runtime_model().get_ops()]
 
 
+@pytest.mark.parametrize("held_in_f32", [False, True])
 @pytest.mark.parametrize("unsigned", [False, True])
-def test_definition_matches_the_lowering(unsigned: bool) -> None:
+def test_definition_matches_the_lowering(unsigned: bool, held_in_f32: bool) -> None:
     """The op's numpy definition (its reference kernel) and its XLA lowering on ``[N, C, ...]`` data
     (the graph's layout, where the interpreter does not hold the data channels-last) give the
-    quantized convolution's values."""
+    quantized convolution's values; levels held in f32 (a QuantizeLinear's clamped value) give the
+    same, NaN read as level 0 (as a Convert to the levels' type makes it)."""
     rng = np.random.default_rng(1)
     dtype = np.uint8 if unsigned else np.int8
     x = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, (1, 5, 6, 7)).astype(dtype)
     w = rng.integers(-128, 128, (3, 5, 3, 3)).astype(np.int8)
     scale = np.array([0.5, 0.25, 2.0], np.float32)
     zero = np.array(7, dtype)
+    expected, _ = _expected_levels(x, zero, w, scale)
+    if held_in_f32:
+        x = x.astype(np.float32)
+        x[0, 1, 2, 3] = x[0, 4, 0, 0] = np.nan
+        levels = np.nan_to_num(x, nan=0.0).astype(dtype)
+        expected, _ = _expected_levels(levels, zero, w, scale)
     node = quantized_convolution(opset.parameter(x.shape, x.dtype).output(0), opset.constant(zero).output(0),
                                  opset.constant(w).output(0), opset.constant(scale).output(0),
                                  opset.constant(w.reshape(3, -1).sum(1, dtype=np.int32)).output(0),
                                  [1, 2], [1, 0], [2, 1], [1, 1])  # fmt: skip
-    expected, _ = _expected_levels(x, zero, w, scale)
     assert QUANTIZED_CONVOLUTION_OP.evaluate is not None
     sums = w.reshape(3, -1).sum(1, dtype=np.int32)
     np.testing.assert_allclose(QUANTIZED_CONVOLUTION_OP.evaluate(node, x, zero, w, scale, sums), expected, rtol=1e-6)
@@ -261,3 +272,56 @@ def test_both_forms_sum_the_taps_exactly(
         got = np.asarray(form(padded, jnp.asarray(w), strides, padding, dilations))
         assert got.dtype == np.int32
         np.testing.assert_array_equal(got, expected, err_msg=form.__name__)
+
+
+@pytest.mark.parametrize(("outputs", "channels"), [(6, 4), (2, 8)])  # the gathered rows, the shifted products
+def test_strided_filters_are_arranged_at_compile_time(outputs: int, channels: int) -> None:
+    """A constant filter read in several phases (3x3 at strides 2, 2) is arranged once by the lowering's
+    ``prepare`` hook (one matrix, the phases' columns side by side), a one-phase filter is left to its
+    layout; the lowering reading the arranged matrix gives the integer convolution (numpy in i64)."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 256, (1, channels, 9, 8)).astype(np.uint8)
+    w = rng.integers(-128, 128, (outputs, channels, 3, 3)).astype(np.int8)
+    w.flags.writeable = False  # as a Constant's value
+    zero, scale = np.array(9, np.uint8), np.full(outputs, 0.5, np.float32)
+    sums = w.reshape(outputs, -1).sum(1, dtype=np.int32)
+
+    def node(strides: list[int]) -> Node:
+        return quantized_convolution(opset.parameter(x.shape, x.dtype).output(0), opset.constant(zero).output(0),
+                                     opset.constant(w).output(0), opset.constant(scale).output(0),
+                                     opset.constant(sums).output(0), strides, [1, 1], [1, 0], [1, 1])  # fmt: skip
+
+    assert prepare_filter(node([1, 1]), [None, None, w, None, None]) == {}
+    strided = node([2, 2])
+    prepared = prepare_filter(strided, [None, None, w, None, None])[2]
+    assert prepared is not None and prepared.ndim == 2 and prepared.size == w.size
+    assert prepare_filter(strided, [None, None, w, None, None])[2] is prepared  # one weight, made once
+    q = np.pad(x.astype(np.int64) - 9, [(0, 0), (0, 0), (1, 1), (1, 0)])
+    out_h, out_w = (q.shape[2] - 3) // 2 + 1, (q.shape[3] - 3) // 2 + 1
+    expected = np.zeros((1, outputs, out_h, out_w), np.int64)
+    for i, j in np.ndindex(3, 3):
+        window = q[:, :, i : i + 2 * (out_h - 1) + 1 : 2, j : j + 2 * (out_w - 1) + 1 : 2]
+        expected += np.einsum("nchw,oc->nohw", window, w[:, :, i, j].astype(np.int64))
+    got = lowered_quantized_convolution(strided, jnp.asarray(x), zero, jnp.asarray(prepared), scale, sums)
+    np.testing.assert_array_equal(np.asarray(got), (expected * 0.5).astype(np.float32))
+
+
+def test_a_strided_weight_runs_arranged_and_survives_export() -> None:
+    """A strided filter large enough to be a weight of the executable (128x64x3x3, above ``WEIGHT_BYTES``)
+    is passed arranged (:func:`prepare`), gives the quantized convolution's values, and an exported then
+    imported model gives the same results."""
+    rng = np.random.default_rng(4)
+    levels = rng.integers(-128, 128, (128, 64, 3, 3)).astype(np.int8)
+    assert levels.nbytes >= WEIGHT_BYTES
+    geometry = ([2, 2], [1] * 4, [1, 1])
+    proto = _qdq_conv([1, 64, 9, 10], levels, np.array(0.003, np.float32), 0.5, 3, np.uint8,
+                      np.zeros(128, np.float32), *geometry)  # fmt: skip
+    compiled = core().compile_model(convert_onnx(proto), "XLA")
+    assert QUANTIZED_CONVOLUTION in [n.type_name for n in compiled.get_runtime_model().get_ops()]
+    x = ((rng.integers(-3, 253, (1, 64, 9, 10)) + rng.uniform(-0.4, 0.4, (1, 64, 9, 10))) * 0.5).astype(np.float32)
+    (got,) = compiled([x]).to_tuple()
+    expected, magnitude = _expected(x, levels, np.full(128, 0.003, np.float32), 0.5, 3, np.uint8,
+                                    np.zeros(128, np.float32), *geometry)  # fmt: skip
+    np.testing.assert_array_less(np.abs(got - expected), (64 * 9 + 4) * 2.0**-23 * magnitude + 1e-6)
+    imported = core().import_model(compiled.export_model(), "XLA")
+    np.testing.assert_array_equal(imported([x]).to_tuple()[0], got)

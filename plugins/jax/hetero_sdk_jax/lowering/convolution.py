@@ -21,6 +21,7 @@ from hetero_sdk.errors import CompilationError
 from hetero_sdk.plugin import backprop_geometry, resolve_pads
 from jax import lax
 
+from hetero_sdk_jax.convolution_fusion import CONVOLUTION
 from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION, MAX_TAPS
 from hetero_sdk_jax.lowering.activation import hswish
 from hetero_sdk_jax.lowering.kernels import conv2d as conv2d_kernel
@@ -224,12 +225,13 @@ def few_channels(node: Node, x: jnp.ndarray) -> bool:
     taps = math.prod(node.input_value(1).partial_shape.to_shape()[2:])
     channels = x.shape[1]
     few = channels <= _MAX_FEW_CHANNELS and channels * taps <= _MAX_FEW_CHANNEL_TERMS
-    return few and node.type_name == "Convolution"
+    return few and node.type_name in ("Convolution", CONVOLUTION)
 
 
 def convolution_from_channels_first(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
-    """A Convolution of ``x`` ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out;
-    ``w`` as the graph has it, :class:`~.weight_layout.Prepared` or blocked (see :func:`_read_filter`)."""
+    """A Convolution (or :data:`~hetero_sdk_jax.convolution_fusion.CONVOLUTION_OP`'s sum) of ``x``
+    ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out; ``w`` as the graph has it,
+    :class:`~.weight_layout.Prepared` or blocked (see :func:`_read_filter`)."""
     attrs = node.attrs
     w = _read_filter(node, w)
     strides, dilations = attrs["strides"], attrs["dilations"]
@@ -493,3 +495,59 @@ def convolution_backprop_data(
         full = s * (size - 1) + edge + 1
         padding.append((edge - b, edge + b + o - full))
     return conv(x, flipped, [1] * len(kernel), padding, dilations, lhs_dilation=strides, channels_last=channels_last)
+
+
+@input_layout(CONVOLUTION)
+def _fused_layouts(node: Node) -> dict[int, WeightLayout]:
+    return {1: filter_layout(node)}
+
+
+@lowering(CONVOLUTION)
+def fused_convolution(node: Node, x: jnp.ndarray, w: Any, bias: Any, channels_last: bool = False) -> jnp.ndarray:
+    """:data:`~hetero_sdk_jax.convolution_fusion.CONVOLUTION_OP`, ``activation(convolution(x, w) + bias)``,
+    of ``x`` ``[N, C, H, W]``, or ``[N, H, W, C]`` with ``channels_last`` (:mod:`.layout`); ``w`` as
+    :func:`convolution` takes it, ``bias`` one value per channel in any broadcastable shape. The native
+    kernel adds the bias and applies the activation before each store where
+    :func:`~.kernels.conv2d.runs_natively` says it runs; elsewhere :func:`convolution`, then the bias and
+    the activation as the unfused ops lower them, which XLA fuses into one loop."""
+    if channels_last:
+        blocked = w if conv2d_kernel.is_blocked(node, w) else None
+        read = _read_filter(node, w)
+        strides, dilations = node.attrs["strides"], node.attrs["dilations"]
+        begin, end = resolve_pads(
+            node.attrs["auto_pad"], x.shape[1:-1], read.shape[:-2], strides, dilations,
+            node.attrs["pads_begin"], node.attrs["pads_end"],
+        )  # fmt: skip
+        padding = list(zip(begin, end))
+        if conv2d_kernel.runs_natively(x, read, strides, padding, dilations, fused=True):
+            outputs = read.shape[-1]
+            per_channel = jnp.broadcast_to(jnp.asarray(bias, jnp.float32).reshape(-1), (outputs,))
+            kernel_filter = read if blocked is None else blocked
+            return conv2d_kernel.native_conv2d(
+                x, kernel_filter, strides, padding, outputs, per_channel, node.attrs["activation"]
+            )
+    return biased_activation(node, convolution(node, x, w, channels_last), bias, channels_last)
+
+
+fused_convolution.prepare = conv2d_kernel.prepare  # type: ignore[attr-defined]
+
+
+def biased_activation(node: Node, y: jnp.ndarray, bias: Any, channels_last: bool) -> jnp.ndarray:
+    """``activation(y + bias)`` for :data:`~hetero_sdk_jax.convolution_fusion.CONVOLUTION_OP` ``node``'s sum
+    ``y`` (``[N, ..., C]`` with ``channels_last``), as the unfused Add, Relu and SiLU lower (SiLU as
+    :func:`~.elementwise.multiply` computes ``x * Sigmoid(x)``: ``x * (0.5 + 0.5 * tanh(x / 2))``)."""
+    channels = y.shape[-1] if channels_last else y.shape[1]
+    per_channel = jnp.broadcast_to(jnp.asarray(bias, y.dtype).reshape(-1), (channels,))
+    y = y + (per_channel if channels_last else per_channel.reshape(channels, *([1] * (y.ndim - 2))))
+    activation = node.attrs["activation"]
+    if activation == "relu":
+        return jnp.maximum(y, 0)
+    if activation == "silu":
+        return y * (0.5 + 0.5 * jnp.tanh(0.5 * y))
+    return y
+
+
+def fused_convolution_from_channels_first(node: Node, x: jnp.ndarray, w: Any, bias: Any) -> jnp.ndarray:
+    """:func:`fused_convolution` of ``x`` ``[N, C, ...]`` with few channels (:func:`few_channels`),
+    ``[N, ..., O]`` out, as :func:`convolution_from_channels_first` computes the sum."""
+    return biased_activation(node, convolution_from_channels_first(node, x, w), bias, channels_last=True)

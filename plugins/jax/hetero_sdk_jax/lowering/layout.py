@@ -33,12 +33,15 @@ import numpy as np
 from hetero_sdk import Node
 from hetero_sdk.plugin import OPS, batch_normalized, reduced_axes
 
+from hetero_sdk_jax.convolution_fusion import CONVOLUTION
 from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION
 from hetero_sdk_jax.lowering.convolution import (
     convolution,
     convolution_backprop_data,
     convolution_from_channels_first,
     few_channels,
+    fused_convolution,
+    fused_convolution_from_channels_first,
     fused_depthwise,
 )
 from hetero_sdk_jax.lowering.image import interpolate
@@ -99,6 +102,10 @@ def channels_last_lowering(node: Node, inputs: Sequence[Any]) -> tuple[LoweringF
         if not isinstance(x, ChannelsLast) and few_channels(node, x):
             return convolution_from_channels_first, [x, inputs[1]]
         return _convolution, [_moved(x, rank), inputs[1]]
+    if kind == CONVOLUTION and rank == 4 and not isinstance(inputs[0], np.ndarray):
+        if not isinstance(inputs[0], ChannelsLast) and few_channels(node, inputs[0]):
+            return fused_convolution_from_channels_first, list(inputs)
+        return _fused_convolution, [_moved(inputs[0], rank), *inputs[1:]]
     if kind == DEPTHWISE_CONVOLUTION and rank == 4 and not isinstance(inputs[0], np.ndarray):
         return _fused_depthwise, [_moved(inputs[0], rank), *inputs[1:]]
     if kind == QUANTIZED_CONVOLUTION and 3 <= rank <= 5 and not isinstance(inputs[0], np.ndarray):
@@ -167,6 +174,10 @@ def _dtype(value: Any) -> Any:
 
 def _convolution(node: Node, x: Any, w: Any) -> Any:
     return convolution(node, x, w, channels_last=True)
+
+
+def _fused_convolution(node: Node, x: Any, w: Any, bias: Any) -> Any:
+    return fused_convolution(node, x, w, bias, channels_last=True)
 
 
 def _fused_depthwise(node: Node, x: Any, w: Any, bias: Any) -> Any:

@@ -29,28 +29,36 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
-from hetero_sdk import Node
+from hetero_sdk import Node, Type
 from jax import lax
 
 from hetero_sdk_jax.lowering.registry import lowering
-from hetero_sdk_jax.lowering.weight_layout import WeightLayout, input_layout
+from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity, WeightLayout, aligned_read_only, input_layout
 from hetero_sdk_jax.quantized_convolution import QUANTIZED_CONVOLUTION, window_padding
 
 __all__ = ["Columns", "filter_layout", "quantized_convolution", "row_products", "shifted_products", "takes_rows"]
 
 
-def _as_int8(x: Any, zero: Any) -> tuple[Any, Any]:
-    """``x`` and its zero point as i8 with the same differences: u8 shifted by -128."""
-    if x.dtype == jnp.uint8:
-        return lax.bitcast_convert_type(x ^ jnp.uint8(0x80), jnp.int8), lax.bitcast_convert_type(
-            jnp.asarray(zero, jnp.uint8).reshape(()) ^ jnp.uint8(0x80), jnp.int8
-        )
-    return x, jnp.asarray(zero, jnp.int8).reshape(())
+def _as_int8(x: Any, zero: Any, unsigned: bool) -> tuple[Any, Any]:
+    """``x`` and its zero point as i8 with the same differences: u8 levels (``unsigned``) shifted by
+    -128. f32 levels (integers in the zero point's type, NaN for level 0) are shifted and converted in
+    one step: inside the type's range the conversion needs none of a saturating Convert's work."""
+    if unsigned:
+        zero8 = lax.bitcast_convert_type(jnp.asarray(zero, jnp.uint8).reshape(()) ^ jnp.uint8(0x80), jnp.int8)
+    else:
+        zero8 = jnp.asarray(zero, jnp.int8).reshape(())
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        levels = jnp.where(jnp.isnan(x), jnp.float32(0), x)
+        return lax.convert_element_type(levels - 128 if unsigned else levels, jnp.int8), zero8
+    if unsigned:
+        return lax.bitcast_convert_type(x ^ jnp.uint8(0x80), jnp.int8), zero8
+    return x, zero8
 
 
 Columns = Callable[[list[tuple[int, ...]]], Any]
@@ -66,8 +74,8 @@ def takes_rows(shape: Sequence[int]) -> bool:
 def filter_layout(node: Node) -> WeightLayout | None:
     """The filter as one ``[C', taps * O]`` matrix, the layout a one-phase product reads (stride 1, or
     1 along every axis with more than one tap left to the dot), so that a filter the executable takes
-    as an argument is arranged once, when the model is compiled; None for several phases (the
-    filter is then sliced per phase on each call)."""
+    as an argument is arranged once, when the model is compiled; None for several phases (a constant
+    filter is then arranged by :func:`prepare`, a computed one sliced per phase on each call)."""
     outputs, channels, *kernel = node.input_value(2).partial_shape.to_shape()
     rank, strides = len(kernel), node.attrs["strides"]
     if takes_rows((outputs, channels, *kernel)):
@@ -98,21 +106,81 @@ def quantized_convolution(
         y = quantized_convolution(node, jnp.moveaxis(x, 1, -1), zero, w, scale, sums, channels_last=True)
         return jnp.moveaxis(y, -1, 1)
     shape = tuple(node.input_value(2).partial_shape.to_shape())
-    x8, zero8 = _as_int8(x, zero)
+    unsigned = node.input_value(1).element_type == Type.u8
     padding = window_padding(node, x.shape[1:-1], shape[2:])
     grow = [(max(b, 0), max(e, 0), 0) for b, e in padding]
+    x8, zero8 = _as_int8(x, zero, unsigned)
     x8 = lax.pad(x8, zero8, [(0, 0, 0), *grow, (0, 0, 0)])
     rows = takes_rows(shape)
     layout = filter_layout(node)
     if layout is not None:
         matrix = layout.read(w)
         columns: Columns = lambda taps: matrix  # noqa: E731  (one phase: every tap)
+    elif getattr(w, "ndim", 0) == 2:  # prepared at compile time: every phase's columns side by side
+        columns = _phase_columns(w, _phase_taps(shape, node.attrs["strides"], node.attrs["dilations"]), shape[0])
     else:
         columns = _graph_columns(jnp.moveaxis(w, -1, 1).reshape(_rows_shape(shape)) if rows else w)
     form = _rows if rows else _shifted
     y = form(x8, shape, node.attrs["strides"], padding, node.attrs["dilations"], columns)
     correction = zero8.astype(jnp.int32) * jnp.reshape(sums, (-1,))
     return (y - correction).astype(jnp.float32) * jnp.reshape(scale, (-1,))
+
+
+def _phase_taps(
+    shape: tuple[int, ...], strides: Sequence[int], dilations: Sequence[int]
+) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
+    """The taps of the filter the dot reads (:func:`_rows_shape`'s for the gathered rows) by the phase of
+    the strides they read, in the order the products take them."""
+    strides, dilations = list(strides), list(dilations)
+    if takes_rows(shape):
+        shape, strides, dilations = _rows_shape(shape), [*strides[:-1], 1], [*dilations[:-1], 1]
+    phases: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+    for tap in np.ndindex(*shape[2:]):
+        phases.setdefault(tuple(t * d % s for t, d, s in zip(tap, dilations, strides)), []).append(tap)
+    return phases
+
+
+def _phase_columns(matrix: Any, phases: dict[tuple[int, ...], list[tuple[int, ...]]], outputs: int) -> Columns:
+    """:data:`Columns` of the phases' filters from ``matrix`` (:func:`phase_matrix`'s), one column block each."""
+    blocks, start = {}, 0
+    for taps in phases.values():
+        blocks[tuple(taps)] = (start * outputs, (start + len(taps)) * outputs)
+        start += len(taps)
+    return lambda taps: matrix[:, slice(*blocks[tuple(taps)])]
+
+
+def phase_matrix(w: np.ndarray, strides: Sequence[int], dilations: Sequence[int]) -> np.ndarray:
+    """A filter ``[O, C, kernel...]`` of several phases (:func:`filter_layout` None) as the products read
+    it: each phase's taps' filters side by side, ``[C', taps * O]``, the phases one after the other."""
+    shape = tuple(w.shape)
+    filters = np.moveaxis(w, -1, 1).reshape(_rows_shape(shape)) if takes_rows(shape) else w
+    taps = [tap for phase in _phase_taps(shape, strides, dilations).values() for tap in phase]
+    stacked = np.stack([filters[(slice(None), slice(None), *tap)] for tap in taps])  # type: ignore[arg-type]  # [taps, O, C']
+    return np.transpose(stacked, (2, 0, 1)).reshape(filters.shape[1], -1)
+
+
+_PHASE_MATRICES: dict[tuple[tuple[int, ...], tuple[int, ...]], PreparedByIdentity] = {}
+_PHASE_LOCK = threading.Lock()
+
+
+def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.ndarray | None]:
+    """The lowering's compile-time hook: a constant filter of several phases as :func:`phase_matrix` (so
+    that XLA slices nothing from it per call); ``{}`` for others (:func:`filter_layout` arranges them)."""
+    w = values[2] if len(values) > 2 else None
+    if w is None or w.ndim < 3 or w.flags.writeable or filter_layout(node) is not None:
+        return {}
+    geometry = (tuple(node.attrs["strides"]), tuple(node.attrs["dilations"]))
+    with _PHASE_LOCK:
+        cache = _PHASE_MATRICES.get(geometry)
+        if cache is None:
+            strides, dilations = geometry
+            cache = _PHASE_MATRICES[geometry] = PreparedByIdentity(
+                lambda value: aligned_read_only(phase_matrix(value, strides, dilations))
+            )
+    return {2: cache.get(w)}
+
+
+quantized_convolution.prepare = prepare  # type: ignore[attr-defined]
 
 
 def _cropped(x: Any, padding: list[tuple[int, int]]) -> Any:

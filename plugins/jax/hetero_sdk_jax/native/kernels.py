@@ -59,6 +59,7 @@ KERNELS: dict[str, NativeKernel] = {
         NativeKernel("hetero_sdk_depthwise_conv_bias", "depthwise_conv.cc", "HeteroSdkDepthwiseConvBias"),
         NativeKernel("hetero_sdk_lstm_sequence", "lstm_sequence.cc", "HeteroSdkLstmSequence"),
         NativeKernel("hetero_sdk_conv2d", "conv2d.cc", "HeteroSdkConv2d"),
+        NativeKernel("hetero_sdk_conv2d_bias", "conv2d.cc", "HeteroSdkConv2dBias"),
         NativeKernel("hetero_sdk_gemm_f32", "gemm_f32.cc", "HeteroSdkGemmF32"),
         NativeKernel("hetero_sdk_gemm_f32_bias", "gemm_f32.cc", "HeteroSdkGemmF32Bias"),
         NativeKernel("hetero_sdk_softmax_f32", "softmax_f32.cc", "HeteroSdkSoftmaxF32"),

@@ -11,6 +11,10 @@ compile-time hook) replaces a Constant f32 filter of a convolution in the kernel
 :func:`blocked_filter` once, so the kernel reads it in place; a filter computed at run time is copied
 into blocks by the kernel on each call. A blocked filter that reaches XLA's convolution after all (a
 16-bit precision, a layer left channels-first) is put back by :func:`unblocked_filter`.
+
+The second target, :data:`FUSED_TARGET`, also adds a per-channel bias and applies an activation
+(:data:`ACTIVATIONS`) to each tile before it is stored: the lowering of
+:data:`~hetero_sdk_jax.convolution_fusion.CONVOLUTION_OP` calls it (``native_conv2d(..., bias=...)``).
 """
 
 from __future__ import annotations
@@ -27,12 +31,19 @@ from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity, aligned_re
 from hetero_sdk_jax.native import use_native
 
 __all__ = [
-    "BLOCK", "TARGET", "blocked_filter", "faster_natively", "is_blocked", "native_conv2d", "prepare", "runs_natively",
-    "unblocked_filter",
+    "ACTIVATIONS", "BLOCK", "CONVOLUTIONS", "FUSED_TARGET", "TARGET", "blocked_filter", "faster_natively",
+    "is_blocked", "native_conv2d", "prepare", "runs_natively", "unblocked_filter",
 ]  # fmt: skip
 
 TARGET = "hetero_sdk_conv2d"
 """The native kernel's FFI target."""
+
+FUSED_TARGET = "hetero_sdk_conv2d_bias"
+"""The kernel's target that adds a per-channel bias and applies an activation before storing (a second
+handler of the same source: blobs calling :data:`TARGET` keep running)."""
+
+ACTIVATIONS = {"none": 0, "relu": 1, "silu": 2}
+"""The fused target's activations, by name, and the codes the kernel takes (silu: ``v * sigmoid(v)``)."""
 
 BLOCK = 32
 """Output channels per block of the filter as the kernel reads it (two 16-lane vectors)."""
@@ -63,11 +74,15 @@ def is_blocked(node: Node, w: Any) -> bool:
     """True when ``w``, the filter the Convolution ``node``'s lowering received, is :func:`blocked_filter`'s
     form (five axes for a 2-D convolution's four)."""
     return (
-        node.type_name == "Convolution"
+        node.type_name in CONVOLUTIONS
         and getattr(w, "ndim", 0) == 5
         and node.input_value(_FILTER).partial_shape.rank == 4
     )
 
+
+CONVOLUTIONS = frozenset({"Convolution", "XlaConvolution"})
+"""The ops whose filter (input 1) :func:`prepare` may block: Convolution and its fused form with a bias
+and activation (:mod:`hetero_sdk_jax.convolution_fusion`)."""
 
 _BLOCKED = PreparedByIdentity(blocked_filter)
 
@@ -76,7 +91,7 @@ def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.nda
     """The filter blocked for the kernel (:func:`blocked_filter`) in place of a Convolution's filter when it
     is a read-only f32 Constant ``[O, I, kh, kw]``, the layer is in the kernel's class (:func:`faster_natively`,
     strides 1 or 2, dilation 1, f32 data) and the lowering being traced may call the kernel; ``{}`` otherwise."""
-    if node.type_name != "Convolution" or len(values) <= _FILTER:
+    if node.type_name not in CONVOLUTIONS or len(values) <= _FILTER:
         return {}
     w = values[_FILTER]
     if w is None or w.dtype != np.float32 or w.ndim != 4 or w.flags.writeable:
@@ -93,11 +108,17 @@ def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.nda
 
 
 def runs_natively(
-    x: Any, w: Any, strides: Sequence[int], padding: Sequence[tuple[int, int]], dilations: Sequence[int]
+    x: Any,
+    w: Any,
+    strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    dilations: Sequence[int],
+    fused: bool = False,
 ) -> bool:
     """True when the lowering being traced may run this convolution of channels-last ``x`` by ``w``
     ``[kh, kw, Cin, Cout]`` (one group) through the kernel: f32 2-D data, strides 1 or 2, dilation 1, no
-    negative pads, and the shape in the class where the kernel measured faster than XLA's convolution."""
+    negative pads, and the shape in the class where the kernel measured faster than XLA's convolution;
+    with ``fused``, through :data:`FUSED_TARGET` (a bias and an activation after the sum)."""
     if x.ndim != 4 or w.ndim != 4 or x.dtype != jnp.float32 or w.dtype != jnp.float32:
         return False
     if any(s not in (1, 2) for s in strides) or any(d != 1 for d in dilations):
@@ -106,7 +127,7 @@ def runs_natively(
         return False
     if not faster_natively(x.shape[-1], w.shape[-1], w.shape[0], w.shape[1], strides):
         return False
-    return use_native(TARGET)
+    return use_native(FUSED_TARGET if fused else TARGET)
 
 
 def faster_natively(inputs: int, outputs: int, kernel_h: int, kernel_w: int, strides: Sequence[int]) -> bool:
@@ -124,11 +145,18 @@ def faster_natively(inputs: int, outputs: int, kernel_h: int, kernel_w: int, str
 
 
 def native_conv2d(
-    x: Any, w: Any, strides: Sequence[int], padding: Sequence[tuple[int, int]], outputs: int | None = None
+    x: Any,
+    w: Any,
+    strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    outputs: int | None = None,
+    bias: Any = None,
+    activation: str = "none",
 ) -> Any:
     """The convolution of ``x`` ``[N, H, W, Cin]`` by ``w`` ``[kh, kw, Cin, Cout]``, or by ``w`` blocked
     (:func:`blocked_filter`) for ``outputs`` channels, through the kernel, ``[N, OH, OW, Cout]`` (pads
-    ``((top, bottom), (left, right))``, none negative; strides 1 or 2)."""
+    ``((top, bottom), (left, right))``, none negative; strides 1 or 2). With ``bias`` (f32 ``[Cout]``),
+    ``activation(sum + bias)`` (:data:`ACTIVATIONS`) through :data:`FUSED_TARGET`."""
     batch, height, width, _ = x.shape
     if w.ndim == 5:
         if outputs is None:
@@ -139,8 +167,11 @@ def native_conv2d(
     (top, bottom), (left, right) = padding
     out_h = (height + top + bottom - kernel_h) // strides[0] + 1
     out_w = (width + left + right - kernel_w) // strides[1] + 1
-    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((batch, out_h, out_w, outputs), jnp.float32))
-    return call(
-        x, w,
-        stride_h=np.int64(strides[0]), stride_w=np.int64(strides[1]), pad_top=np.int64(top), pad_left=np.int64(left),
-    )  # fmt: skip
+    result = jax.ShapeDtypeStruct((batch, out_h, out_w, outputs), jnp.float32)
+    window = {
+        "stride_h": np.int64(strides[0]), "stride_w": np.int64(strides[1]),
+        "pad_top": np.int64(top), "pad_left": np.int64(left),
+    }  # fmt: skip
+    if bias is None:
+        return jax.ffi.ffi_call(TARGET, result)(x, w, **window)
+    return jax.ffi.ffi_call(FUSED_TARGET, result)(x, w, bias, activation=np.int64(ACTIVATIONS[activation]), **window)

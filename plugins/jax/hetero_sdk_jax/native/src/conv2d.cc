@@ -6,6 +6,9 @@
 // Attributes: stride_h, stride_w, pad_top, pad_left (the bottom and right pads follow from the result's
 // shape: rows and columns read past the input are zeros).
 // Result: y f32 [N, OH, OW, Cout], y[n, oh, ow, o] = sum_{i, j, c} x[n, oh*sh + i - pt, ow*sw + j - pl, c] * w[i, j, c, o].
+// The second handler (HeteroSdkConv2dBias) takes a third operand, bias f32 [Cout], and the attribute
+// activation (0 none, 1 relu, 2 silu: v * sigmoid(v)): y = activation(sum + bias[o]), applied to each
+// tile's registers before they are stored (no second pass over the result).
 //
 // Direct convolution with register tiling: a tile of up to 14 output pixels of one row by 32 (or 16)
 // output channels is held in zmm accumulators; for each tap (i, j) and input channel c, the tile's input
@@ -29,20 +32,26 @@
 #include <thread>
 #include <vector>
 
+#include "avx512_math.h"
 #include "parallel_for.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
 using hetero_sdk_native::ParallelFor;
+using hetero_sdk_native::Sigmoid;
 
 namespace {
 
 constexpr int64_t kLanes = 16;
 
+enum Activation : int64_t { kNone = 0, kRelu = 1, kSilu = 2 };
+
 struct Problem {
   const float* x;
   const float* w;
   const float* blocked;  // the filter as [Cout / 32][kh][kw][Cin][32], zeros past Cout (see Compute)
+  const float* bias;  // [Cout], or null: nothing added
+  int64_t activation;  // Activation
   float* y;
   int64_t n, h, w_in, cin, kh, kw, cout, oh, ow, sh, sw, pt, pl;
   int64_t pitch;  // floats per channel of a packed row (see PackRow)
@@ -113,6 +122,13 @@ inline void Taps(const float* in, const float* wt, int64_t cin, int64_t pitch, i
 }
 #undef HETERO_SDK_REPEAT14
 
+// The activation of a biased sum, in the reference's order (silu: v * (1 / (1 + e^-v))).
+inline __m512 Activate(int64_t activation, __m512 v) {
+  if (activation == kRelu) return _mm512_max_ps(v, _mm512_setzero_ps());
+  if (activation == kSilu) return _mm512_mul_ps(v, Sigmoid(v));
+  return v;
+}
+
 // Output pixels [ow0, ow0 + count) of one row, channels [co, co + V * 16) (masked past Cout); rows[i]: tap
 // row i packed (PackRow), null where it lies outside the input.
 template <int Tile, int V, int S>
@@ -128,6 +144,14 @@ inline void TileOf(const Problem& p, const float* const* rows, float* out, int64
                        p.cin, p.pitch, 2 * kLanes, m0, m1, acc);
   }
   out += ow0 * p.cout + co;
+  if (p.bias != nullptr) {
+    const __m512 b0 = _mm512_maskz_loadu_ps(m0, p.bias + co);
+    const __m512 b1 = V == 2 ? _mm512_maskz_loadu_ps(m1, p.bias + co + kLanes) : b0;
+    for (int64_t t = 0; t < count; ++t) {
+      acc[t * V] = Activate(p.activation, _mm512_add_ps(acc[t * V], b0));
+      if constexpr (V == 2) acc[t * V + 1] = Activate(p.activation, _mm512_add_ps(acc[t * V + 1], b1));
+    }
+  }
   for (int64_t t = 0; t < count; ++t) {
     _mm512_mask_storeu_ps(out + t * p.cout, m0, acc[t * V]);
     if constexpr (V == 2) _mm512_mask_storeu_ps(out + t * p.cout + kLanes, m1, acc[t * V + 1]);
@@ -188,8 +212,9 @@ void RowsOf(const Problem& p, float* scratch, int64_t r0, int64_t r1) {
   for (int64_t c0 = 0; c0 < p.cout; c0 += group) Rows<14, S>(p, scratch, r0, r1, c0, std::min(p.cout, c0 + group));
 }
 
-ffi::Error Compute(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
-                   ffi::ResultBuffer<ffi::F32> y, int64_t sh, int64_t sw, int64_t pt, int64_t pl) {
+ffi::Error Compute(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w, const float* bias,
+                   int64_t bias_size, int64_t activation, ffi::ResultBuffer<ffi::F32> y, int64_t sh, int64_t sw,
+                   int64_t pt, int64_t pl) {
   const auto xd = x.dimensions(), wd = w.dimensions(), yd = y->dimensions();
   const bool ready = wd.size() == 5;  // blocked once at compile time
   if (xd.size() != 4 || (wd.size() != 4 && !ready) || yd.size() != 4)
@@ -203,6 +228,12 @@ ffi::Error Compute(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<f
                            : wd[2] == p.cin && wd[3] == p.cout;
   if (!agree || yd[0] != p.n || sh < 1 || sw < 1 || sw > 2)
     return ffi::Error::InvalidArgument("conv2d kernel: operand shapes do not agree");
+  if (bias != nullptr && bias_size != p.cout)
+    return ffi::Error::InvalidArgument("conv2d kernel: the bias must hold one value per output channel");
+  if (activation < kNone || activation > kSilu)
+    return ffi::Error::InvalidArgument("conv2d kernel: activation must be 0 (none), 1 (relu) or 2 (silu)");
+  p.bias = bias;
+  p.activation = activation;
   p.x = x.typed_data();
   p.w = w.typed_data();
   p.y = y->typed_data();
@@ -247,7 +278,18 @@ ffi::Error Compute(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<f
 ffi::Error Conv2dImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
                       ffi::ResultBuffer<ffi::F32> y, int64_t sh, int64_t sw, int64_t pt, int64_t pl) {
   try {
-    return Compute(pool, x, w, y, sh, sw, pt, pl);
+    return Compute(pool, x, w, nullptr, 0, kNone, y, sh, sw, pt, pl);
+  } catch (const std::bad_alloc&) {
+    return ffi::Error::Internal("conv2d kernel: out of memory");
+  }
+}
+
+ffi::Error Conv2dBiasImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
+                          ffi::Buffer<ffi::F32> bias, ffi::ResultBuffer<ffi::F32> y, int64_t sh, int64_t sw,
+                          int64_t pt, int64_t pl, int64_t activation) {
+  try {
+    return Compute(pool, x, w, bias.typed_data(), static_cast<int64_t>(bias.element_count()), activation, y, sh, sw,
+                   pt, pl);
   } catch (const std::bad_alloc&) {
     return ffi::Error::Internal("conv2d kernel: out of memory");
   }
@@ -265,3 +307,16 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkConv2d, Conv2dImpl,
                                   .Attr<int64_t>("stride_w")
                                   .Attr<int64_t>("pad_top")
                                   .Attr<int64_t>("pad_left"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkConv2dBias, Conv2dBiasImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("stride_h")
+                                  .Attr<int64_t>("stride_w")
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("activation"));

@@ -33,11 +33,14 @@
 #include <thread>
 #include <vector>
 
+#include "avx512_math.h"
 #include "parallel_for.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
+using hetero_sdk_native::Exp;
 using hetero_sdk_native::ParallelFor;
+using hetero_sdk_native::Sigmoid;
 
 namespace {
 
@@ -45,29 +48,6 @@ constexpr int64_t kLanes = 16;
 constexpr int64_t kTile = 128;  // gates per column tile of R^T: 8 vectors
 constexpr int64_t kVectors = kTile / kLanes;
 constexpr int64_t kRows = 3;  // batch rows sharing each load of R^T: 24 accumulators
-
-// e^x, Cephes' expf polynomial after x = n ln2 + r (|r| <= ln2 / 2), scaled by 2^n with vscalefps:
-// about 1 ulp; saturates to 0 and +inf beyond the float range.
-inline __m512 Exp(__m512 x) {
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-104.0f)), _mm512_set1_ps(89.0f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r), _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(y, n);
-}
-
-inline __m512 Sigmoid(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.0f);
-  return _mm512_div_ps(one, _mm512_add_ps(one, Exp(_mm512_sub_ps(_mm512_setzero_ps(), x))));
-}
 
 // tanh: Cephes' tanhf polynomial below |x| = 0.625, else 1 - 2 / (e^(2|x|) + 1) with x's sign.
 inline __m512 Tanh(__m512 x) {

@@ -1,0 +1,35 @@
+// Vectorised e^x and the logistic sigmoid on AVX-512 for the native kernels (LSTM gates, SiLU epilogues).
+#ifndef HETERO_SDK_NATIVE_AVX512_MATH_H_
+#define HETERO_SDK_NATIVE_AVX512_MATH_H_
+
+#include <immintrin.h>
+
+namespace hetero_sdk_native {
+
+// e^x, Cephes' expf polynomial after x = n ln2 + r (|r| <= ln2 / 2), scaled by 2^n with vscalefps:
+// about 1 ulp; saturates to 0 and +inf beyond the float range.
+inline __m512 Exp(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-104.0f)), _mm512_set1_ps(89.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r), _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(y, n);
+}
+
+// 1 / (1 + e^-x)
+inline __m512 Sigmoid(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  return _mm512_div_ps(one, _mm512_add_ps(one, Exp(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+
+}  // namespace hetero_sdk_native
+
+#endif  // HETERO_SDK_NATIVE_AVX512_MATH_H_
