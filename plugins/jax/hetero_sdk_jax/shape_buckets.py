@@ -192,7 +192,7 @@ def _rule(node: Node, ins: list[State]) -> list[State] | None:
         if along is None or along == axis:
             return None
         return [_Carry(axis)] * len(node.outputs()) if kind != "Gather" else _gather_data(node, axis, along)
-    if kind == "MatMul":
+    if kind in ("MatMul", "XlaMatMulBias"):  # (XlaMatMulBias: a MatMul and a constant per-column bias)
         return _two_input_rule(node, ins)
     return None
 

@@ -13,6 +13,7 @@ from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimiza
 
 from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
+from hetero_sdk_jax.matmul_bias import MatMulBiasFusion
 from hetero_sdk_jax.one_hot import OneHotMatMulToGather
 from hetero_sdk_jax.pointwise_input_affine import PointwiseInputAffineFolding
 from hetero_sdk_jax.quantization import QuantizedRoundTripFolding
@@ -23,6 +24,7 @@ __all__ = [
     "CONVOLUTION_FUSION",
     "DEPTHWISE_FUSION",
     "DISABLE_TRANSFORMATIONS",
+    "MATMUL_BIAS_FUSION",
     "QUANTIZED_CONVOLUTIONS",
     "transform_model",
 ]
@@ -38,6 +40,10 @@ CONVOLUTION_FUSION = "XlaConvolutionFusion"
 """The pass group that fuses dense 2-D convolutions with their bias and activation
 (:mod:`hetero_sdk_jax.convolution_fusion`), after the common optimisations have folded the bias."""
 
+MATMUL_BIAS_FUSION = "XlaMatMulBiasFusion"
+"""The pass group that fuses a MatMul by a constant with its per-column bias Add for the native GEMM kernel
+(:mod:`hetero_sdk_jax.matmul_bias`), after the common optimisations have folded the bias."""
+
 DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
 """RW bool (default False): lower the model as given, without the common optimisations."""
 
@@ -49,8 +55,9 @@ def transform_model(model: Model) -> PassManager:
     :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions` and
     :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding` in the same fixed-point group, after
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`, then
-    :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion` and
-    :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion`.
+    :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion`,
+    :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` and
+    :class:`~hetero_sdk_jax.matmul_bias.MatMulBiasFusion`.
 
     :returns: the pass manager that ran (its ``records`` say what each pass did).
     :raises ModelValidationError: when a pass leaves an invalid model (names the pass).
@@ -70,5 +77,6 @@ def transform_model(model: Model) -> PassManager:
     )
     manager.register_group([DepthwiseBiasActivationFusion()], DEPTHWISE_FUSION)
     manager.register_group([ConvolutionBiasActivationFusion()], CONVOLUTION_FUSION)
+    manager.register_group([MatMulBiasFusion()], MATMUL_BIAS_FUSION)
     manager.run_passes(model)
     return manager

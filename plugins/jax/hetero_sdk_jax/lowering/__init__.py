@@ -17,6 +17,7 @@ from hetero_sdk_jax.lowering import (  # noqa: F401  (each family registers its 
     indexing,
     linear_algebra,
     movement,
+    normalization,
     pooling,
     quantization,
     recurrent,

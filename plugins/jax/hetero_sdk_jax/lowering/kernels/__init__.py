@@ -3,6 +3,6 @@ rule saying where it runs, what its weights are prepared into at compile time, a
 
 The op families' lowerings (``lowering/convolution.py``, ``lowering/recurrent.py``) ask these modules, and keep
 their pure-XLA form wherever a kernel does not run: :mod:`.conv2d` (dense 3x3 convolutions),
-:mod:`.depthwise` (depthwise convolutions, with their bias and activation) and :mod:`.lstm` (an LSTM's
-recurrence).
+:mod:`.depthwise` (depthwise convolutions, with their bias and activation), :mod:`.lstm` (an LSTM's
+recurrence), :mod:`.gemm` (products by a constant matrix) and :mod:`.softmax` (long rows of Softmax).
 """

@@ -6,8 +6,9 @@ The kernel computes ``A [M, K]`` by ``B [K, N]`` with ``B`` packed in panels of 
 (optionally adding a bias ``[N]``: ``hetero_sdk_gemm_f32_bias``). :func:`prepare` (MatMul's compile-time
 hook) replaces a read-only f32 Constant ``B`` (either orientation: ``transpose_b``) of a MatMul in the
 kernel's class (:func:`faster_natively`) by its packed form once; the MatMul lowering then calls
-:func:`native_matmul`. A packed ``B`` that reaches XLA's dot after all (a 16-bit precision) is put back by
-:func:`unpacked_b`.
+:func:`native_matmul` (so does :data:`~hetero_sdk_jax.matmul_bias.MATMUL_BIAS`'s, a MatMul and its
+per-column bias Add as one op, the bias added in the kernel). A packed ``B`` that reaches XLA's dot after all
+(a 16-bit precision) is put back by :func:`unpacked_b`.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity, aligned_re
 from hetero_sdk_jax.native import use_native
 
 __all__ = [
-    "MAX_DEPTH", "MAX_ROWS", "MIN_WEIGHT", "PANEL", "TARGET", "TARGET_BIAS", "columns", "faster_natively", "is_packed",
-    "native_matmul", "packed_b", "prepare", "unpacked_b",
+    "MATMUL_BIAS", "MAX_DEPTH", "MAX_ROWS", "MIN_WEIGHT", "PANEL", "PRODUCTS", "TARGET", "TARGET_BIAS", "columns",
+    "faster_natively", "is_packed", "native_matmul", "packed_b", "prepare", "unpacked_b",
 ]  # fmt: skip
 
 TARGET = "hetero_sdk_gemm_f32"
@@ -49,6 +50,13 @@ MAX_DEPTH = 1 << 24
 
 _B = 1
 """MatMul's second input."""
+
+MATMUL_BIAS = "XlaMatMulBias"
+"""The type name of :data:`~hetero_sdk_jax.matmul_bias.MATMUL_BIAS_OP`, a MatMul and its per-column bias as one op."""
+
+PRODUCTS = frozenset({"MatMul", MATMUL_BIAS})
+"""The op types whose second input the kernel may read packed: MatMul and :data:`MATMUL_BIAS` (MatMul's inputs
+and attributes, plus a bias)."""
 
 
 def packed_b(b: np.ndarray) -> np.ndarray:
@@ -90,15 +98,15 @@ def columns(node: Node) -> int:
 def is_packed(node: Node, b: Any) -> bool:
     """True when ``b``, the second input the MatMul ``node``'s lowering received, is :func:`packed_b`'s form
     (three axes for the graph's two)."""
-    return node.type_name == "MatMul" and getattr(b, "ndim", 0) == 3 and node.input_value(_B).partial_shape.rank == 2
+    return node.type_name in PRODUCTS and getattr(b, "ndim", 0) == 3 and node.input_value(_B).partial_shape.rank == 2
 
 
 def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.ndarray | None]:
-    """``B`` packed for the kernel (:func:`packed_b`) in place of a MatMul's second input when it is a read-only
-    f32 Constant ``[K, N]`` (``[N, K]`` with ``transpose_b``), the first input is f32 of static shape and not
-    transposed, the product is in the kernel's class (:func:`faster_natively`) and the lowering being traced
-    may call the kernel; ``{}`` otherwise."""
-    if node.type_name != "MatMul" or len(values) <= _B:
+    """``B`` packed for the kernel (:func:`packed_b`) in place of the second input of a MatMul (or another of
+    :data:`PRODUCTS`) when it is a read-only f32 Constant ``[K, N]`` (``[N, K]`` with ``transpose_b``), the
+    first input is f32 of static shape and not transposed, the product is in the kernel's class
+    (:func:`faster_natively`) and the lowering being traced may call the kernel; ``{}`` otherwise."""
+    if node.type_name not in PRODUCTS or len(values) <= _B:
         return {}
     w = values[_B]
     if w is None or w.dtype != np.float32 or w.ndim != 2 or w.flags.writeable:
@@ -111,7 +119,7 @@ def prepare(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.nda
     depth, columns = w.shape[::-1] if transposed else w.shape
     if len(shape) < 2 or shape[-1] != depth or not faster_natively(math.prod(shape[:-1]), depth, columns):
         return {}
-    if not use_native(TARGET):
+    if not use_native(TARGET if node.type_name == "MatMul" else TARGET_BIAS):
         return {}
     return {_B: (_PACKED_TRANSPOSED if transposed else _PACKED).get(w)}
 
