@@ -13,6 +13,7 @@ from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimiza
 
 from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
+from hetero_sdk_jax.level_lookup import QuantizedLevelLookup
 from hetero_sdk_jax.one_hot import OneHotMatMulToGather
 from hetero_sdk_jax.pointwise_input_affine import PointwiseInputAffineFolding
 from hetero_sdk_jax.quantization import QuantizedRoundTripFolding
@@ -23,6 +24,7 @@ __all__ = [
     "CONVOLUTION_FUSION",
     "DEPTHWISE_FUSION",
     "DISABLE_TRANSFORMATIONS",
+    "LEVEL_LOOKUP",
     "QUANTIZED_CONVOLUTIONS",
     "transform_model",
 ]
@@ -38,6 +40,10 @@ CONVOLUTION_FUSION = "XlaConvolutionFusion"
 """The pass group that fuses dense 2-D convolutions with their bias and activation
 (:mod:`hetero_sdk_jax.convolution_fusion`), after the common optimisations have folded the bias."""
 
+LEVEL_LOOKUP = "XlaLevelLookup"
+"""The pass group that reads element-wise chains over 8-bit levels from tables
+(:mod:`hetero_sdk_jax.level_lookup`), last: after the round trips are folded and the convolutions fused."""
+
 DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
 """RW bool (default False): lower the model as given, without the common optimisations."""
 
@@ -50,7 +56,8 @@ def transform_model(model: Model) -> PassManager:
     :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding` in the same fixed-point group, after
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`, then
     :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion` and
-    :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion`.
+    :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion`, then
+    :class:`~hetero_sdk_jax.level_lookup.QuantizedLevelLookup`.
 
     :returns: the pass manager that ran (its ``records`` say what each pass did).
     :raises ModelValidationError: when a pass leaves an invalid model (names the pass).
@@ -70,5 +77,6 @@ def transform_model(model: Model) -> PassManager:
     )
     manager.register_group([DepthwiseBiasActivationFusion()], DEPTHWISE_FUSION)
     manager.register_group([ConvolutionBiasActivationFusion()], CONVOLUTION_FUSION)
+    manager.register_group([QuantizedLevelLookup()], LEVEL_LOOKUP)
     manager.run_passes(model)
     return manager
