@@ -163,10 +163,12 @@ def _same_value(a: Output, b: Output) -> bool:
     return x is not None and y is not None and x.size == y.size == 1 and x.dtype == y.dtype and np.array_equal(x, y)
 
 
-def _merge_twins(node: Node, users: ConsumerMap) -> None:
+def _merge_twins(node: Node, users: ConsumerMap) -> bool:
     """Moves the uses of every node computing what ``node`` computes (same op, attributes and inputs) to
-    ``node``: QOperator models quantize a value once per consumer (QLinearSigmoid's and QLinearMul's
-    reads of one level), and both must be seen as functions of the one source."""
+    ``node``; True when there was one. QOperator models quantize a value once per consumer
+    (QLinearSigmoid's and QLinearMul's reads of one level), and both must be seen as functions of the one
+    source."""
+    merged = False
     values = node.input_values()
     for source in values:
         if source.node.type_name == "Constant":
@@ -178,6 +180,8 @@ def _merge_twins(node: Node, users: ConsumerMap) -> None:
             if twin.get_output_size() == 1 and len(others) == len(values) and all(map(_same_value, others, values)):
                 users.move(twin.output(0), node.output(0))
                 users.detach(twin)
+                merged = True
+    return merged
 
 
 def _operand(value: Output, rank: int) -> bool:
@@ -250,21 +254,22 @@ class QuantizedLevelLookup(MatcherPass):
         found = _source_range(source, users)
         if found is None:
             return False
+        merged = False
         if node.type_name == "Select":  # Select(IsNaN(clamped), fill, clamped)
             for step in (node.input_value(2).node, node.input_value(0).node, node):
-                _merge_twins(step, users)
+                merged |= _merge_twins(step, users)
         elif node.type_name == "Clamp":
-            _merge_twins(node, users)
+            merged = _merge_twins(node, users)
         low, high, may_be_nan = found
         chain = _chain(source, users)
         if not chain:
-            return False
+            return merged
         levels = np.arange(low, high + 1, dtype=np.float64)
         if may_be_nan:
             levels = np.append(levels, np.nan)
         values = _table(source, chain, levels.astype(source.element_type.numpy))
         inside = {id(n) for n in chain}
-        changed = False
+        changed = merged
         for member in chain:
             output = member.output(0)
             outside = [n for n in users.nodes(output) if id(n) not in inside]

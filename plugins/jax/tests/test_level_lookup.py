@@ -173,3 +173,42 @@ def test_a_table_longer_than_the_levels_is_refused() -> None:
     parameter = opset.parameter([2], Type.u8, name="x")
     with pytest.raises(Exception, match="table must hold"):
         level_lookup(parameter.output(0), np.zeros(300, np.float32), 0, False)
+
+
+def test_a_model_with_tables_survives_export_and_import() -> None:
+    """The exported executable carries the tables (and the native kernel's call): the imported model gives
+    the definition's values."""
+    s, zeros = [0.27, 1 / 255, 0.127], [120, 0, 2]
+    compiled = core().compile_model(convert_onnx(_silu_block(s, zeros, np.uint8, True)), "XLA")
+    x = np.linspace(-40, 40, int(np.prod(SHAPE)), dtype=np.float32).reshape(SHAPE) + np.float32(0.01)
+    b = np.zeros(SHAPE, np.float32)
+    assert LEVEL_LOOKUP in _types(compiled)
+    imported = core().import_model(compiled.export_model(), "XLA")
+    want = _expected(x, b, s, zeros, np.uint8, True)
+    np.testing.assert_array_equal(np.asarray(imported({"x": x, "b": b})["out"]), want)
+
+
+def test_the_qoperator_silu_block_is_one_table() -> None:
+    """As ONNX Runtime's QOperator format writes the SiLU: QLinearSigmoid and QLinearMul (com.microsoft)
+    each dequantize the level themselves; the block is one table, exactly the definition. (In YOLOv8n the
+    two reads arrive as twin Clamp/IsNaN/Select nodes, which the pass merges; this small graph reaches the
+    pass with one.)"""
+    s, zeros = [0.27, 1 / 255, 0.127], [120, 0, 2]
+    inits = [numpy_helper.from_array(np.array(v, np.float32), f"s{i}") for i, v in enumerate(s)]
+    inits += [numpy_helper.from_array(np.array(v, np.uint8), f"z{i}") for i, v in enumerate(zeros)]
+    ms = {"domain": "com.microsoft"}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s0", "z0"], ["q"]),
+             helper.make_node("QLinearSigmoid", ["q", "s0", "z0", "s1", "z1"], ["g"], **ms),
+             helper.make_node("QLinearMul", ["q", "s0", "z0", "g", "s1", "z1", "s2", "z2"], ["m"], **ms),
+             helper.make_node("DequantizeLinear", ["m", "s2", "z2"], ["y"]),
+             helper.make_node("Add", ["y", "b"], ["out"])]  # fmt: skip
+    inputs = [helper.make_tensor_value_info(n, 1, SHAPE) for n in ("x", "b")]
+    graph = helper.make_graph(nodes, "qsilu", inputs, [helper.make_tensor_value_info("out", 1, SHAPE)], inits)
+    opsets = [helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]
+    compiled = core().compile_model(convert_onnx(helper.make_model(graph, opset_imports=opsets, ir_version=8)), "XLA")
+    types = _types(compiled)
+    assert types.count(LEVEL_LOOKUP) == 1 and "Sigmoid" not in types
+    x = np.linspace(-40, 40, int(np.prod(SHAPE)), dtype=np.float32).reshape(SHAPE) + np.float32(0.01)
+    b = np.zeros(SHAPE, np.float32)
+    want = _expected(x, b, s, zeros, np.uint8, True)
+    np.testing.assert_array_equal(np.asarray(compiled({"x": x, "b": b})["out"]), want)
