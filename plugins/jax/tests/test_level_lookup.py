@@ -212,3 +212,19 @@ def test_the_qoperator_silu_block_is_one_table() -> None:
     b = np.zeros(SHAPE, np.float32)
     want = _expected(x, b, s, zeros, np.uint8, True)
     np.testing.assert_array_equal(np.asarray(compiled({"x": x, "b": b})["out"]), want)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_an_8_bit_input_is_a_source_of_levels(dtype: type) -> None:
+    """``Sigmoid(Convert(f32, v) * s)`` of an i8/u8 model input: one table of the type's 256 levels."""
+    levels = opset.parameter([2, 128], Type.u8 if dtype == np.uint8 else Type.i8, name="v")
+    other = opset.parameter([2, 128], Type.f32, name="b")
+    scaled = opset.multiply(opset.convert(levels, Type.f32), opset.constant(np.float32(0.05)))
+    out = opset.add(opset.sigmoid(scaled), other)
+    compiled = core().compile_model(Model([out], [levels, other], name="input"), "XLA")
+    assert LEVEL_LOOKUP in _types(compiled) and "Sigmoid" not in _types(compiled)
+    info = np.iinfo(dtype)
+    v = np.arange(info.min, info.max + 1).astype(dtype).reshape(2, 128)
+    b = np.full((2, 128), 0.25, np.float32)
+    gate = np.float32(1) / (np.float32(1) + np.exp(-(v.astype(np.float32) * np.float32(0.05))))
+    np.testing.assert_array_equal(np.asarray(compiled({"v": v, "b": b})[0]), (gate + b).astype(np.float32))
