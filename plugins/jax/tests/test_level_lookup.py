@@ -6,6 +6,8 @@ table cannot stand for (per-channel scales, another input) or that cost less tha
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import onnx
 import pytest
@@ -29,11 +31,11 @@ def _silu_block(
     per channel (``s[0]``, ``zeros[0]`` repeated over the channels)."""
     per_channel = axis is not None
     first_scale = np.full(SHAPE[1], s[0], np.float32) if per_channel else np.array(s[0], np.float32)
-    first_zero = np.full(SHAPE[1], zeros[0], dtype) if per_channel else np.array(zeros[0], dtype)
+    first_zero: np.ndarray = np.full(SHAPE[1], zeros[0], dtype) if per_channel else np.array(zeros[0], dtype)
     inits = [numpy_helper.from_array(first_scale, "s0"), numpy_helper.from_array(first_zero, "z0")]
     inits += [numpy_helper.from_array(np.array(v, np.float32), f"s{i}") for i, v in enumerate(s) if i]
     inits += [numpy_helper.from_array(np.array(v, dtype), f"z{i}") for i, v in enumerate(zeros) if i]
-    along = {"axis": axis} if per_channel else {}
+    along: dict[str, Any] = {"axis": axis} if axis is not None else {}
     nodes = [helper.make_node("QuantizeLinear", ["x", "s0", "z0"], ["q"], **along),
              helper.make_node("DequantizeLinear", ["q", "s0", "z0"], ["a"], **along),
              helper.make_node("Sigmoid", ["a"], ["g" if requantized else "gate"])]  # fmt: skip
@@ -224,7 +226,7 @@ def test_an_8_bit_input_is_a_source_of_levels(dtype: type) -> None:
     compiled = core().compile_model(Model([out], [levels, other], name="input"), "XLA")
     assert LEVEL_LOOKUP in _types(compiled) and "Sigmoid" not in _types(compiled)
     info = np.iinfo(dtype)
-    v = np.arange(info.min, info.max + 1).astype(dtype).reshape(2, 128)
+    v: np.ndarray = np.arange(info.min, info.max + 1).astype(dtype).reshape(2, 128)
     b = np.full((2, 128), 0.25, np.float32)
     gate = np.float32(1) / (np.float32(1) + np.exp(-(v.astype(np.float32) * np.float32(0.05))))
     np.testing.assert_array_equal(np.asarray(compiled({"v": v, "b": b})[0]), (gate + b).astype(np.float32))
