@@ -19,6 +19,7 @@ requantize or a ReLU alone is cheaper computed than looked up (a gather measured
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import ml_dtypes
@@ -139,7 +140,9 @@ def _clamp_bounds(value: Output) -> tuple[int, int] | None:
     if node.type_name != "Clamp" or value.element_type != Type.f32 or not holds_integers(node.input_value(0)):
         return None
     low, high = node.attrs["min"], node.attrs["max"]
-    if low != int(low) or high != int(high) or not 0 <= high - low < MAX_LEVELS:
+    if not (math.isfinite(low) and math.isfinite(high)) or low != int(low) or high != int(high):
+        return None  # an open side (ONNX's Clip without a bound) holds any number of levels
+    if not 0 <= high - low < MAX_LEVELS:
         return None
     return int(low), int(high)
 

@@ -230,3 +230,14 @@ def test_an_8_bit_input_is_a_source_of_levels(dtype: type) -> None:
     b = np.full((2, 128), 0.25, np.float32)
     gate = np.float32(1) / (np.float32(1) + np.exp(-(v.astype(np.float32) * np.float32(0.05))))
     np.testing.assert_array_equal(np.asarray(compiled({"v": v, "b": b})[0]), (gate + b).astype(np.float32))
+
+
+def test_a_clamp_open_on_one_side_is_no_source() -> None:
+    """``Clamp(Round(x), -inf, 5)`` holds any number of levels: its Sigmoid stays a Sigmoid."""
+    x = opset.parameter([4], Type.f32, name="x")
+    clamped = opset.clamp(opset.round(x, "half_to_even"), -np.inf, 5.0)
+    compiled = core().compile_model(Model([opset.add(opset.sigmoid(clamped), x)], [x], name="open"), "XLA")
+    assert "Sigmoid" in _types(compiled) and LEVEL_LOOKUP not in _types(compiled)
+    v = np.array([1, 2, -100, 9], np.float32)
+    gate = np.float32(1) / (np.float32(1) + np.exp(-np.minimum(np.round(v), np.float32(5))))
+    np.testing.assert_allclose(np.asarray(compiled({"x": v})[0]), gate + v, rtol=1e-6)
