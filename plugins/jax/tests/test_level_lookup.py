@@ -238,6 +238,6 @@ def test_a_clamp_open_on_one_side_is_no_source() -> None:
     clamped = opset.clamp(opset.round(x, "half_to_even"), -np.inf, 5.0)
     compiled = core().compile_model(Model([opset.add(opset.sigmoid(clamped), x)], [x], name="open"), "XLA")
     assert "Sigmoid" in _types(compiled) and LEVEL_LOOKUP not in _types(compiled)
-    v = np.array([1, 2, -100, 9], np.float32)
+    v = np.array([1, 2, -60, 9], np.float32)
     gate = np.float32(1) / (np.float32(1) + np.exp(-np.minimum(np.round(v), np.float32(5))))
     np.testing.assert_allclose(np.asarray(compiled({"x": v})[0]), gate + v, rtol=1e-6)
