@@ -13,6 +13,7 @@ from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimiza
 
 from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
+from hetero_sdk_jax.level_lookup import QuantizedLevelLookup
 from hetero_sdk_jax.matmul_bias import MatMulBiasFusion
 from hetero_sdk_jax.one_hot import OneHotMatMulToGather
 from hetero_sdk_jax.pointwise_input_affine import PointwiseInputAffineFolding
@@ -24,6 +25,7 @@ __all__ = [
     "CONVOLUTION_FUSION",
     "DEPTHWISE_FUSION",
     "DISABLE_TRANSFORMATIONS",
+    "LEVEL_LOOKUP",
     "MATMUL_BIAS_FUSION",
     "QUANTIZED_CONVOLUTIONS",
     "transform_model",
@@ -44,6 +46,10 @@ MATMUL_BIAS_FUSION = "XlaMatMulBiasFusion"
 """The pass group that fuses a MatMul by a constant with its per-column bias Add for the native GEMM kernel
 (:mod:`hetero_sdk_jax.matmul_bias`), after the common optimisations have folded the bias."""
 
+LEVEL_LOOKUP = "XlaLevelLookup"
+"""The pass group that reads element-wise chains over 8-bit levels from tables
+(:mod:`hetero_sdk_jax.level_lookup`), last: after the round trips are folded and the convolutions fused."""
+
 DISABLE_TRANSFORMATIONS = "XLA_DISABLE_TRANSFORMATIONS"
 """RW bool (default False): lower the model as given, without the common optimisations."""
 
@@ -57,7 +63,8 @@ def transform_model(model: Model) -> PassManager:
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`, then
     :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion`,
     :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` and
-    :class:`~hetero_sdk_jax.matmul_bias.MatMulBiasFusion`.
+    :class:`~hetero_sdk_jax.matmul_bias.MatMulBiasFusion`, then
+    :class:`~hetero_sdk_jax.level_lookup.QuantizedLevelLookup`.
 
     :returns: the pass manager that ran (its ``records`` say what each pass did).
     :raises ModelValidationError: when a pass leaves an invalid model (names the pass).
@@ -78,5 +85,6 @@ def transform_model(model: Model) -> PassManager:
     manager.register_group([DepthwiseBiasActivationFusion()], DEPTHWISE_FUSION)
     manager.register_group([ConvolutionBiasActivationFusion()], CONVOLUTION_FUSION)
     manager.register_group([MatMulBiasFusion()], MATMUL_BIAS_FUSION)
+    manager.register_group([QuantizedLevelLookup()], LEVEL_LOOKUP)
     manager.run_passes(model)
     return manager

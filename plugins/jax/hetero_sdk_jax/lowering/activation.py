@@ -1,15 +1,19 @@
 """XLA's lowerings of Erf and Gelu, which use ``lax.erf`` and ``lax.erfc`` (the array API has no error
-function), and of HSwish; the other activations trace their definitions' array-API kernels."""
+function), of HSwish and of :data:`~hetero_sdk_jax.level_lookup.LEVEL_LOOKUP`; the other activations trace
+their definitions' array-API kernels."""
 
 from __future__ import annotations
 
 import math
 
 import jax.numpy as jnp
+import numpy as np
 from hetero_sdk import Node
 from hetero_sdk.plugin import gelu_tanh
 from jax import lax
 
+from hetero_sdk_jax.level_lookup import LEVEL_LOOKUP
+from hetero_sdk_jax.lowering.kernels.level_lookup import lookup_index, native_lookup, runs_natively
 from hetero_sdk_jax.lowering.registry import lowering, widened
 
 
@@ -34,3 +38,14 @@ def hswish(node: Node, x: jnp.ndarray) -> jnp.ndarray:
     by 1/6 that it materialises as a tensor-sized array on every call."""
     x = widened(x)
     return x * jnp.clip(x / 6 + 0.5, 0, 1)
+
+
+@lowering(LEVEL_LOOKUP)
+def level_lookup(node: Node, levels: jnp.ndarray) -> jnp.ndarray:
+    """The native kernel where it runs (:mod:`.kernels.level_lookup` says why), else a gather from the
+    table at the same indices."""
+    table = np.asarray(node.attrs["table"], np.float32)
+    low, nan_entry = node.attrs["low"], node.attrs["nan_entry"]
+    if runs_natively(table):
+        return native_lookup(levels, table, low, nan_entry)
+    return jnp.take(jnp.asarray(table), lookup_index(levels, low, table.size, nan_entry), mode="clip")
