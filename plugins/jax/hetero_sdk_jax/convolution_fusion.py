@@ -18,8 +18,6 @@ from typing import Any
 
 from hetero_sdk import Model, Node, Output, Type
 from hetero_sdk.plugin import (
-    INTS,
-    LOWER_STRING,
     OPS,
     STRING,
     Attr,
@@ -32,7 +30,7 @@ from hetero_sdk.plugin import (
     replace_node,
 )
 
-from hetero_sdk_jax.depthwise_fusion import biased_infer
+from hetero_sdk_jax.depthwise_fusion import biased_infer, window_attrs
 
 __all__ = ["ACTIVATIONS", "CONVOLUTION", "CONVOLUTION_OP", "ConvolutionBiasActivationFusion", "fused_convolution"]
 
@@ -83,11 +81,7 @@ CONVOLUTION_OP = define(
             Input("bias", frozenset({Type.f32}), doc="one value per output channel"),
         ),
         attrs=(
-            Attr("strides", INTS, doc="as Convolution's"),
-            Attr("pads_begin", INTS, doc="as Convolution's"),
-            Attr("pads_end", INTS, doc="as Convolution's"),
-            Attr("dilations", INTS, doc="as Convolution's"),
-            Attr("auto_pad", LOWER_STRING, "explicit", doc="as Convolution's"),
+            *window_attrs("Convolution"),
             Attr("activation", STRING, "none", ACTIVATIONS, doc="applied to the biased sum"),
         ),
         version="xla",

@@ -42,6 +42,7 @@ __all__ = [
     "DepthwiseBiasActivationFusion",
     "biased_infer",
     "depthwise_convolution",
+    "window_attrs",
 ]
 
 DEPTHWISE_CONVOLUTION = "XlaDepthwiseConvolution"
@@ -82,6 +83,18 @@ def biased_infer(base: str) -> Callable[[Node], list[OutputSpec]]:
     return infer
 
 
+def window_attrs(base: str) -> tuple[Attr, ...]:
+    """The sliding window's attributes of a fused op, as the ``base`` convolution's."""
+    same = f"as {base}'s"
+    return (
+        Attr("strides", INTS, doc=same),
+        Attr("pads_begin", INTS, doc=same),
+        Attr("pads_end", INTS, doc=same),
+        Attr("dilations", INTS, doc=same),
+        Attr("auto_pad", LOWER_STRING, "explicit", doc=same),
+    )
+
+
 _infer = biased_infer("GroupConvolution")
 
 
@@ -104,11 +117,7 @@ DEPTHWISE_CONVOLUTION_OP = define(
             Input("bias", frozenset({Type.f32}), doc="one value per channel"),
         ),
         attrs=(
-            Attr("strides", INTS, doc="as GroupConvolution's"),
-            Attr("pads_begin", INTS, doc="as GroupConvolution's"),
-            Attr("pads_end", INTS, doc="as GroupConvolution's"),
-            Attr("dilations", INTS, doc="as GroupConvolution's"),
-            Attr("auto_pad", LOWER_STRING, "explicit", doc="as GroupConvolution's"),
+            *window_attrs("GroupConvolution"),
             Attr("activation", STRING, "none", ("none", *ACTIVATIONS.values()), doc="applied to the biased sum"),
         ),
         version="xla",
