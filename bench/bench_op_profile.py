@@ -4,6 +4,7 @@ Usage::
 
     python bench/bench_op_profile.py --models ppocr-rec --issue-sizes
     python bench/bench_op_profile.py --models ppocr-rec --issue-sizes --top 30 --runs 60
+    python bench/bench_op_profile.py --models yolov8n yolox --issue-sizes --top 400 --openvino-top 400
 
 XLA's side: the model compiled on the XLA device, ``--runs`` inferences under ``jax.profiler.trace``
 with the Python tracer off (it made PP-OCRv4 rec's inference 3x slower), and each of XLA:CPU's thunks
@@ -176,6 +177,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40, help="inferences profiled (and timed untraced)")
     parser.add_argument("--percentile", type=float, default=20.0, help="of each op's times over the runs")
     parser.add_argument("--top", type=int, default=15, help="XLA's slowest thunks listed")
+    parser.add_argument("--openvino-top", type=int, default=0, help="OpenVINO's slowest nodes listed")
     args = parser.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU (before XLA sizes its thread pool)
     for key in args.models:
@@ -200,6 +202,10 @@ def main() -> None:
             print(f"XLA's {args.top} slowest thunks:")
         for name, (kind, what, us) in sorted(xla_rows.items(), key=lambda item: -item[1][2])[: args.top]:
             print(f"  {us:8.1f} us  {name:28s} {kind:24s} {what}")
+        if args.openvino_top:
+            print(f"OpenVINO's {args.openvino_top} slowest nodes:")
+        for name, (kind, what, us) in sorted(ov_rows.items(), key=lambda item: -item[1][2])[: args.openvino_top]:
+            print(f"  {us:8.1f} us  {name[:40]:40s} {kind:24s} {what[:60]}")
 
 
 if __name__ == "__main__":
