@@ -13,6 +13,7 @@ outputs (f32 rounding: the bias and activation are the same operations in the sa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 from typing import Any
@@ -21,20 +22,15 @@ import numpy as np
 from bench_onnx_models import model_at
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
 from real_models import fetch
-from timing import measure, print_table
+from timing import measure, pass_off, print_table
 
 import hetero_sdk as hs
 
 
 def _compiled(path: Any, fused: bool) -> Any:
     """``path`` compiled for XLA, the fusion pass on or off (it is looked up when the passes run)."""
-    apply = DepthwiseBiasActivationFusion.apply
-    if not fused:
-        DepthwiseBiasActivationFusion.apply = lambda self, model, node, users: False  # type: ignore[method-assign]
-    try:
+    with contextlib.nullcontext() if fused else pass_off(DepthwiseBiasActivationFusion):
         return hs.Core().compile_model(hs.convert_model(path), "XLA")
-    finally:
-        DepthwiseBiasActivationFusion.apply = apply  # type: ignore[method-assign]
 
 
 def main() -> None:

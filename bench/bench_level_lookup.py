@@ -15,6 +15,7 @@ two XLA outputs (0: the tables hold the reference values of the chains they repl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 from typing import Any
@@ -24,20 +25,15 @@ from bench_onnx_models import reference_candidates
 from bench_quantized import quantize
 from hetero_sdk_jax.level_lookup import QuantizedLevelLookup
 from real_models import BENCH_MODELS, fetch
-from timing import measure, print_table
+from timing import measure, pass_off, print_table
 
 import hetero_sdk as hs
 
 
 def _compiled(path: Any, on: bool) -> Any:
     """``path`` compiled for XLA, the lookup pass on or off (it is looked up when the passes run)."""
-    apply = QuantizedLevelLookup.apply
-    if not on:
-        QuantizedLevelLookup.apply = lambda self, model, node, users: False  # type: ignore[method-assign]
-    try:
+    with contextlib.nullcontext() if on else pass_off(QuantizedLevelLookup):
         return hs.Core().compile_model(hs.convert_model(path), "XLA")
-    finally:
-        QuantizedLevelLookup.apply = apply  # type: ignore[method-assign]
 
 
 def main() -> None:

@@ -32,6 +32,7 @@ for _variable in THREAD_VARIABLES:
     os.environ[_variable] = "1"  # before numpy loads its BLAS
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
@@ -120,16 +121,12 @@ def _compiled(core: Any, model: Any, on: bool, fusion: bool) -> Any:
     """``model`` compiled for XLA: with ``fusion``, native kernels on and the bias fusion pass on or off (it
     is looked up when the passes run); otherwise native kernels on or off."""
     from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
+    from timing import pass_off
 
     if not fusion:
         return core.compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": on})
-    apply = ConvolutionBiasActivationFusion.apply
-    if not on:
-        ConvolutionBiasActivationFusion.apply = lambda self, model, node, users: False  # type: ignore[method-assign]
-    try:
+    with contextlib.nullcontext() if on else pass_off(ConvolutionBiasActivationFusion):
         return core.compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": True})
-    finally:
-        ConvolutionBiasActivationFusion.apply = apply  # type: ignore[method-assign]
 
 
 def compare_models(args: argparse.Namespace) -> None:

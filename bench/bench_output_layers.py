@@ -28,27 +28,25 @@ from hetero_sdk_jax.lowering.kernels import softmax as softmax_kernel
 from hetero_sdk_jax.matmul_bias import MATMUL_BIAS, MatMulBiasFusion
 from hetero_sdk_jax.transformations import transform_model
 from real_models import fetch, onnx_runtime_outputs
-from timing import measure, print_table
+from timing import measure, pass_off, print_table
 
 import hetero_sdk as hs
 
 
 @contextlib.contextmanager
-def _off(change: str) -> Iterator[None]:
-    """``change`` turned off inside (each is looked up when a model is transformed or lowered)."""
-    if change == "matmul-bias":
-        saved: Any = MatMulBiasFusion.apply
-        MatMulBiasFusion.apply = lambda self, model, node, users: False  # type: ignore[method-assign]
-    else:
-        saved = softmax_kernel.runs_natively
-        softmax_kernel.runs_natively = lambda x, axis: False
+def _softmax_kernel_off() -> Iterator[None]:
+    """The native Softmax kernel refused inside (its rule is looked up when a model is lowered)."""
+    saved = softmax_kernel.runs_natively
+    softmax_kernel.runs_natively = lambda x, axis: False
     try:
         yield
     finally:
-        if change == "matmul-bias":
-            MatMulBiasFusion.apply = saved  # type: ignore[method-assign]
-        else:
-            softmax_kernel.runs_natively = saved
+        softmax_kernel.runs_natively = saved
+
+
+def _off(change: str) -> contextlib.AbstractContextManager[None]:
+    """``change`` turned off inside."""
+    return pass_off(MatMulBiasFusion) if change == "matmul-bias" else _softmax_kernel_off()
 
 
 def _touched(path: Any, change: str) -> int:

@@ -7,6 +7,7 @@ on all of them alike and ratios stay meaningful (see :func:`measure`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -14,7 +15,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -92,6 +93,18 @@ def paired_overhead(
     return {
         name: statistics.median(t - b for t, b in zip(took[name], base)) * 1e6 for name in names if name != reference
     }
+
+
+@contextlib.contextmanager
+def pass_off(pass_class: type) -> Iterator[None]:
+    """``pass_class`` (a graph pass) matches nothing inside: a model compiled there lacks that one change, so a
+    bench times a whole model with and without it in one process (``apply`` is looked up when passes run)."""
+    saved = pass_class.apply  # type: ignore[attr-defined]
+    pass_class.apply = lambda self, model, node, users: False  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        pass_class.apply = saved  # type: ignore[attr-defined]
 
 
 def percentile(values: Sequence[float], q: float) -> float:
