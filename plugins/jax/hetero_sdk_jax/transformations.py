@@ -20,6 +20,7 @@ from hetero_sdk_jax.pointwise_input_affine import PointwiseInputAffineFolding
 from hetero_sdk_jax.quantization import QuantizedRoundTripFolding
 from hetero_sdk_jax.quantized_convolution import QuantizedConvolutionFusion
 from hetero_sdk_jax.sibling_convolutions import SiblingPointwiseConvolutions
+from hetero_sdk_jax.softmax_expectation import SoftmaxExpectationFusion
 
 __all__ = [
     "CONVOLUTION_FUSION",
@@ -58,8 +59,9 @@ def transform_model(model: Model) -> PassManager:
     """Runs ``CommonOptimizations`` on ``model`` in place (the plugin passes its own clone), with
     XLA's :class:`~hetero_sdk_jax.quantization.QuantizedRoundTripFolding`,
     :class:`~hetero_sdk_jax.one_hot.OneHotMatMulToGather`,
-    :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions` and
-    :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding` in the same fixed-point group, after
+    :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions`,
+    :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding` and
+    :class:`~hetero_sdk_jax.softmax_expectation.SoftmaxExpectationFusion` in the same fixed-point group, after
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`, then
     :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion`,
     :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` and
@@ -79,6 +81,7 @@ def transform_model(model: Model) -> PassManager:
             OneHotMatMulToGather(),
             SiblingPointwiseConvolutions(),
             PointwiseInputAffineFolding(),
+            SoftmaxExpectationFusion(),
         ],
         COMMON_OPTIMIZATIONS,
     )
