@@ -5,6 +5,7 @@ ONNX Runtime.
 Usage::
 
     python bench/bench_tail_passes.py --passes softmax-expectation --models yolov8n --runs 60 --cpu-time
+    python bench/bench_tail_passes.py --passes mean-of-affine --models ppocr-rec --runs 100 --cpu-time
 
 Each row gives the medians in milliseconds, on / off, on / ONNX Runtime, and the largest difference of the
 two XLA outputs (f32 rounding: the passes re-associate sums).
@@ -20,13 +21,14 @@ from typing import Any
 
 import numpy as np
 from bench_onnx_models import model_at, reference_candidates
+from hetero_sdk_jax.mean_of_affine import MeanOfAffineFolding
 from hetero_sdk_jax.softmax_expectation import SoftmaxExpectationFusion
 from real_models import fetch
 from timing import measure, pass_off, print_table
 
 import hetero_sdk as hs
 
-PASSES: dict[str, type] = {"softmax-expectation": SoftmaxExpectationFusion}
+PASSES: dict[str, type] = {"softmax-expectation": SoftmaxExpectationFusion, "mean-of-affine": MeanOfAffineFolding}
 """The passes by command-line name."""
 
 

@@ -15,6 +15,7 @@ from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
 from hetero_sdk_jax.level_lookup import QuantizedLevelLookup
 from hetero_sdk_jax.matmul_bias import MatMulBiasFusion
+from hetero_sdk_jax.mean_of_affine import MeanOfAffineFolding
 from hetero_sdk_jax.one_hot import OneHotMatMulToGather
 from hetero_sdk_jax.pointwise_input_affine import PointwiseInputAffineFolding
 from hetero_sdk_jax.quantization import QuantizedRoundTripFolding
@@ -60,8 +61,9 @@ def transform_model(model: Model) -> PassManager:
     XLA's :class:`~hetero_sdk_jax.quantization.QuantizedRoundTripFolding`,
     :class:`~hetero_sdk_jax.one_hot.OneHotMatMulToGather`,
     :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions`,
-    :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding` and
-    :class:`~hetero_sdk_jax.softmax_expectation.SoftmaxExpectationFusion` in the same fixed-point group, after
+    :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding`,
+    :class:`~hetero_sdk_jax.softmax_expectation.SoftmaxExpectationFusion` and
+    :class:`~hetero_sdk_jax.mean_of_affine.MeanOfAffineFolding` in the same fixed-point group, after
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`, then
     :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion`,
     :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` and
@@ -82,6 +84,7 @@ def transform_model(model: Model) -> PassManager:
             SiblingPointwiseConvolutions(),
             PointwiseInputAffineFolding(),
             SoftmaxExpectationFusion(),
+            MeanOfAffineFolding(),
         ],
         COMMON_OPTIMIZATIONS,
     )

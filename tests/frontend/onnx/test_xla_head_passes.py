@@ -1,6 +1,7 @@
 """Real models whose heads XLA rewrites with its small graph passes outside the convolutions give ONNX Runtime's
-outputs with and without the native kernels: YOLOv8n (nudenet's ``320n.onnx``), its DFL head one
-``XlaSoftmaxExpectation``. The models are downloaded once with ``pip download``; offline these tests skip."""
+outputs: YOLOv8n (nudenet's ``320n.onnx``), its DFL head one ``XlaSoftmaxExpectation``, with and without
+the native kernels; PP-OCRv4 rec, its squeeze-and-excitation blocks averaging before their scale and shift.
+The models are downloaded once with ``pip download``; offline these tests skip."""
 
 from __future__ import annotations
 
@@ -36,3 +37,14 @@ def test_yolov8n_with_its_dfl_head_as_one_op_matches_onnx_runtime(native_kernels
     results = compiled(model.feeds)
     for name, value in real_models.onnx_runtime_outputs(path, model.feeds).items():
         np.testing.assert_allclose(results[name], value, rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+def test_ppocr_rec_with_its_squeeze_and_excitation_means_taken_first_matches_onnx_runtime() -> None:
+    model, path = _fetch("ppocr-rec")
+    compiled: Any = hs.Core().compile_model(hs.convert_model(path), "XLA")
+    ops = compiled.get_runtime_model().get_ops()
+    means = [n.input_value(0).node.type_name for n in ops if n.type_name == "ReduceMean"]
+    assert means.count("XlaDepthwiseConvolution") == 2  # the SE blocks' averages read the depthwise results
+    results = compiled(model.feeds)
+    for name, value in real_models.onnx_runtime_outputs(path, model.feeds).items():
+        np.testing.assert_allclose(results[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
