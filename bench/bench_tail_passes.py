@@ -6,6 +6,7 @@ Usage::
 
     python bench/bench_tail_passes.py --passes softmax-expectation --models yolov8n --runs 60 --cpu-time
     python bench/bench_tail_passes.py --passes mean-of-affine --models ppocr-rec --runs 100 --cpu-time
+    python bench/bench_tail_passes.py --passes max-pool-cascade --models yolox --runs 40 --cpu-time
 
 Each row gives the medians in milliseconds, on / off, on / ONNX Runtime, and the largest difference of the
 two XLA outputs (f32 rounding: the passes re-associate sums).
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 from bench_onnx_models import model_at, reference_candidates
+from hetero_sdk_jax.max_pool_cascade import MaxPoolCascade
 from hetero_sdk_jax.mean_of_affine import MeanOfAffineFolding
 from hetero_sdk_jax.softmax_expectation import SoftmaxExpectationFusion
 from real_models import fetch
@@ -28,7 +30,11 @@ from timing import measure, pass_off, print_table
 
 import hetero_sdk as hs
 
-PASSES: dict[str, type] = {"softmax-expectation": SoftmaxExpectationFusion, "mean-of-affine": MeanOfAffineFolding}
+PASSES: dict[str, type] = {
+    "softmax-expectation": SoftmaxExpectationFusion,
+    "mean-of-affine": MeanOfAffineFolding,
+    "max-pool-cascade": MaxPoolCascade,
+}
 """The passes by command-line name."""
 
 

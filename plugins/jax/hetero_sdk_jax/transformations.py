@@ -15,6 +15,7 @@ from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
 from hetero_sdk_jax.level_lookup import QuantizedLevelLookup
 from hetero_sdk_jax.matmul_bias import MatMulBiasFusion
+from hetero_sdk_jax.max_pool_cascade import MaxPoolCascade
 from hetero_sdk_jax.mean_of_affine import MeanOfAffineFolding
 from hetero_sdk_jax.one_hot import OneHotMatMulToGather
 from hetero_sdk_jax.pointwise_input_affine import PointwiseInputAffineFolding
@@ -62,8 +63,9 @@ def transform_model(model: Model) -> PassManager:
     :class:`~hetero_sdk_jax.one_hot.OneHotMatMulToGather`,
     :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions`,
     :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding`,
-    :class:`~hetero_sdk_jax.softmax_expectation.SoftmaxExpectationFusion` and
-    :class:`~hetero_sdk_jax.mean_of_affine.MeanOfAffineFolding` in the same fixed-point group, after
+    :class:`~hetero_sdk_jax.softmax_expectation.SoftmaxExpectationFusion`,
+    :class:`~hetero_sdk_jax.mean_of_affine.MeanOfAffineFolding` and
+    :class:`~hetero_sdk_jax.max_pool_cascade.MaxPoolCascade` in the same fixed-point group, after
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`, then
     :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion`,
     :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` and
@@ -85,6 +87,7 @@ def transform_model(model: Model) -> PassManager:
             PointwiseInputAffineFolding(),
             SoftmaxExpectationFusion(),
             MeanOfAffineFolding(),
+            MaxPoolCascade(),
         ],
         COMMON_OPTIMIZATIONS,
     )
