@@ -110,7 +110,7 @@ ffi::Error SoftmaxExpectationImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x,
   float* dst = y->typed_data();
   constexpr int64_t kWidth = 64;  // values of I a block: four vectors
   const int64_t blocks = (inner + kWidth - 1) / kWidth;
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 10) / std::max<int64_t>(c, 1));  // ~64K values a piece
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 12) / std::max<int64_t>(c, 1));  // ~256K values a piece
   ParallelFor(pool, outer * blocks, grain, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t o = b / blocks, i0 = (b % blocks) * kWidth, left = inner - i0;
