@@ -19,9 +19,20 @@ from typing import Any
 
 import numpy as np
 from hetero_sdk import Model, Node, Output, PartialShape, Type, opset
-from hetero_sdk.array_api import namespace, widened
-from hetero_sdk.plugin import INT, Attr, ConsumerMap, Input, MatcherPass, OpDef, OutputSpec, constant_value, define
-from hetero_sdk.plugin import replace_node as replace
+from hetero_sdk.plugin import (
+    INT,
+    Attr,
+    ConsumerMap,
+    Input,
+    MatcherPass,
+    OpDef,
+    OutputSpec,
+    constant_value,
+    define,
+    namespace,
+    replace_node,
+    widened,
+)
 
 __all__ = ["SOFTMAX_EXPECTATION", "SOFTMAX_EXPECTATION_OP", "SoftmaxExpectationFusion", "softmax_expectation"]
 
@@ -129,10 +140,10 @@ class SoftmaxExpectationFusion(MatcherPass):
         axis = 1 if perm is None else perm[1]
         expectation = softmax_expectation(source, opset.constant(weights, Type.f32).output(0), axis)
         if perm is None:
-            replace(model, node, expectation, fused=fused, consumers=users)
+            replace_node(model, node, expectation, fused=fused, consumers=users)
             return True
         users.attach(expectation)
         expectation.friendly_name = f"{node.friendly_name}/expectation"
         moved = opset.transpose(expectation, opset.constant(np.asarray(perm, np.int64)))
-        replace(model, node, moved, fused=fused, consumers=users)
+        replace_node(model, node, moved, fused=fused, consumers=users)
         return True
