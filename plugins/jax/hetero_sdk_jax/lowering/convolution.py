@@ -24,7 +24,6 @@ from jax import lax
 from hetero_sdk_jax.convolution_fusion import CONVOLUTION
 from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION, MAX_TAPS
 from hetero_sdk_jax.lowering.activation import hswish
-from hetero_sdk_jax.lowering.kernels import bias_activation as epilogue_kernel
 from hetero_sdk_jax.lowering.kernels import conv2d as conv2d_kernel
 from hetero_sdk_jax.lowering.kernels import depthwise as depthwise_kernel
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
@@ -527,16 +526,6 @@ def fused_convolution(node: Node, x: jnp.ndarray, w: Any, bias: Any, channels_la
             return conv2d_kernel.native_conv2d(
                 x, kernel_filter, strides, padding, outputs, per_channel, node.attrs["activation"]
             )
-        activation = node.attrs["activation"]
-        flat = pointwise(read, padding) and all(s == 1 for s in strides)
-        if line_axis(x, read, padding) is None and (flat or not pointwise(read, padding)):
-            # the kernel's operand must be the library call's own result (XLA copies a reshaped one first)
-            y = pointwise_conv(x.reshape(-1, x.shape[-1]), read, ()) if flat else convolution(node, x, w, True)
-            if epilogue_kernel.runs_natively(y, activation):
-                y = epilogue_kernel.native_bias_activation(y, bias, activation)
-                return y.reshape(*x.shape[:-1], y.shape[-1]) if flat else y
-            y = y.reshape(*x.shape[:-1], y.shape[-1]) if flat else y
-            return biased_activation(node, y, bias, channels_last)
     return biased_activation(node, convolution(node, x, w, channels_last), bias, channels_last)
 
 

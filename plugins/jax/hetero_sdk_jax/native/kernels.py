@@ -64,7 +64,6 @@ KERNELS: dict[str, NativeKernel] = {
         NativeKernel("hetero_sdk_gemm_f32_bias", "gemm_f32.cc", "HeteroSdkGemmF32Bias"),
         NativeKernel("hetero_sdk_softmax_f32", "softmax_f32.cc", "HeteroSdkSoftmaxF32"),
         NativeKernel("hetero_sdk_level_lookup", "level_lookup.cc", "HeteroSdkLevelLookup"),
-        NativeKernel("hetero_sdk_bias_activation", "bias_activation.cc", "HeteroSdkBiasActivation"),
     )
 }
 """Every native kernel, by target name."""
