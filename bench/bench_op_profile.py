@@ -12,14 +12,16 @@ XLA's side: the model compiled on the XLA device, ``--runs`` inferences under ``
 with the Python tracer off (it made PP-OCRv4 rec's inference 3x slower), and each of XLA:CPU's thunks
 (one fusion, library call or native kernel of the optimised HLO) timed by its ``--percentile``-th
 percentile over the runs: on a machine shared with other work the low percentiles hold better than
-medians. OpenVINO's side (when installed): its CPU device, one thread, f32, ``PERF_COUNT`` on, each
-node's CPU time at the same percentile. ONNX Runtime's side (when installed): its CPU session as
-``bench_onnx_models.py`` makes it (one thread, its default graph optimisations) with ``enable_profiling``,
-each node's kernel time (the trace's ``Node`` events named ``*_kernel_time``) at the same percentile, the
-first five inferences left out. All are grouped into the kinds below and printed beside each runtime's
-untraced median (CPU time, one CPU), which the per-op sums do not reach exactly: XLA's thunks leave out
-its dispatch, and OpenVINO's and ONNX Runtime's profiling adds a cost per node, so compare shares and the
-large differences, and confirm a fix by timing the whole model (``bench_onnx_models.py``).
+medians, and where the pinned core is saturated ``--percentile 0`` (each op's fastest run) keeps the
+preemptions out of ops longer than a millisecond. OpenVINO's side (when installed): its CPU device, one
+thread, f32, ``PERF_COUNT`` on, each node's CPU time at the same percentile. ONNX Runtime's side (when
+installed): its CPU session as ``bench_onnx_models.py`` makes it (one thread, its default graph
+optimisations) with ``enable_profiling``, each node's kernel time (the trace's ``Node`` events named
+``*_kernel_time``) at the same percentile, the first five inferences left out. All are grouped into the
+kinds below and printed beside each runtime's untraced median (CPU time, one CPU), which the per-op sums
+do not reach exactly: XLA's thunks leave out its dispatch, and OpenVINO's and ONNX Runtime's profiling
+adds a cost per node, so compare shares and the large differences, and confirm a fix by timing the whole
+model (``bench_onnx_models.py``).
 
 Kinds: ``matrix products`` (an XLA fusion holding a dot; OpenVINO's FullyConnected, MatMul and 1x1
 convolutions, which XLA lowers to products), ``convolutions`` (XLA's convolutions and the native conv2d
@@ -189,17 +191,19 @@ def onnxruntime_profile(path: Any, feeds: dict[str, np.ndarray], runs: int, perc
             session.run(None, feeds)
         with open(session.end_profiling()) as stream:
             events = json.load(stream)
-    nodes = {}  # name -> its op and its inputs' shapes
+    nodes = {}  # name -> its op, its inputs' shapes and its outputs'
     for event in events:
         if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
-            name = event["name"].removesuffix("_kernel_time")
-            shapes = [next(iter(s.values())) for s in event["args"].get("input_type_shape", [])]
-            nodes[name] = event["args"]["op_name"], shapes
+            name, args = event["name"].removesuffix("_kernel_time"), event["args"]
+            shapes = [
+                [next(iter(s.values())) for s in args.get(f"{side}_type_shape", [])] for side in ("input", "output")
+            ]
+            nodes[name] = args["op_name"], *shapes
             times[name].append(event["dur"])
     rows = {}
-    for name, (op_name, shapes) in nodes.items():
-        what = f"{op_name} {' '.join('x'.join(map(str, s)) for s in shapes)}"
-        rows[name] = (onnxruntime_kind(op_name, shapes), what, float(np.percentile(times[name][5:], percentile)))
+    for name, (op_name, inputs, outputs) in nodes.items():
+        what = f"{op_name} {'x'.join(map(str, outputs[0]))} <- {' '.join('x'.join(map(str, s)) for s in inputs)}"
+        rows[name] = (onnxruntime_kind(op_name, inputs), what, float(np.percentile(times[name][5:], percentile)))
     return median, rows
 
 
