@@ -141,7 +141,7 @@ def faster_natively(inputs: int, outputs: int, kernel_h: int, kernel_w: int, str
     model with them 1.00-1.02x its time without them."""
     if (kernel_h, kernel_w) != (3, 3):
         return False
-    return inputs >= 96 or (tuple(strides) == (1, 1) and outputs <= 16)
+    return inputs >= 16 or (tuple(strides) == (1, 1) and outputs <= 16)
 
 
 def native_conv2d(
