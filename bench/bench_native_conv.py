@@ -15,8 +15,9 @@ checked against XLA's (f32, 1e-4 of the range) before it is timed; interleaved r
 native / XLA and native / per call per layer. Two more ways give the layer as a YOLO model has it, with a
 per-channel bias and SiLU: the kernel applying them before its stores (``fused``, the
 ``hetero_sdk_conv2d_bias`` target) against XLA's convolution and its loop of the bias and SiLU after it
-(``XLA + loop``). With ``--models``, whole real models
-(``real_models.ISSUE_MODELS``, at the issue's sizes) compiled on XLA twice in the process,
+(``XLA + loop``, what such a layer costs on XLA's convolution), and against XLA's convolution alone.
+With ``--models``, whole real models (``real_models.ISSUE_MODELS``, at the issue's sizes) compiled on XLA
+twice in the process,
 ``XLA_NATIVE_KERNELS`` on and off, timed interleaved; with ``--fusion`` as well, native kernels on both
 times, with and without :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` (the
 bias and activation in the kernel's epilogue, or a loop of XLA's after it).
@@ -40,8 +41,11 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 from timing import measure, print_table  # noqa: E402
 
-LAYERS = ("16,16,80,1", "96,96,26,1", "32,64,80,2", "32,32,40,1", "64,64,20,1", "64,64,40,2", "128,128,20,1")
-"""YOLOv8n / YOLOX layers at the issue's sizes (320x320, 416x416)."""
+LAYERS = (
+    "16,16,80,1", "16,32,160,2", "32,32,40,1", "32,64,80,2", "64,64,20,1", "64,64,40,1", "64,64,40,2",
+    "64,128,40,2", "128,128,20,1", "24,24,104,1", "24,48,208,2", "48,48,52,1", "48,96,104,2", "96,96,26,1",
+)  # fmt: skip
+"""YOLOv8n's (the first nine) and YOLOX's 3x3 layers at the issue's sizes (320x320, 416x416)."""
 
 PADS = [(1, 1), (1, 1)]
 
@@ -102,12 +106,13 @@ def main() -> None:
         rows.append({
             "layer": name, "native": mine * 1e6, "per_call": copying * 1e6, "xla": theirs * 1e6,
             "ratio": mine / theirs, "blocking": mine / copying, "fused": fused_time * 1e6,
-            "looped": looped_time * 1e6, "fused_ratio": fused_time / looped_time,
+            "looped": looped_time * 1e6, "fused_ratio": fused_time / looped_time, "fused_xla": fused_time / theirs,
         })  # fmt: skip
     print(f"one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
     columns = [("layer", "layer"), ("native", "native us"), ("per_call", "per call us"), ("xla", "XLA us")]
     columns += [("ratio", "native / XLA"), ("blocking", "native / per call"), ("fused", "fused us")]
-    print_table([*columns, ("looped", "XLA + loop us"), ("fused_ratio", "fused / XLA + loop")], rows)
+    columns += [("looped", "XLA + loop us"), ("fused_ratio", "fused / XLA + loop"), ("fused_xla", "fused / XLA")]
+    print_table(columns, rows)
 
 
 def _silu(y: Any) -> Any:
