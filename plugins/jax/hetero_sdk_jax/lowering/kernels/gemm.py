@@ -26,8 +26,10 @@ from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity, aligned_re
 from hetero_sdk_jax.native import use_native
 
 __all__ = [
-    "MATMUL_BIAS", "MAX_DEPTH", "MAX_ROWS", "MIN_WEIGHT", "PANEL", "PRODUCTS", "TARGET", "TARGET_BIAS", "columns",
-    "faster_natively", "is_packed", "native_matmul", "packed_b", "prepare", "unpacked_b",
+    "ACTIVATIONS", "FUSED_TARGET", "MATMUL_BIAS", "MAX_DEPTH", "MAX_ROWS", "MIN_WEIGHT", "PANEL", "PRODUCTS",
+    "TARGET", "TARGET_BIAS", "columns", "faster_in_place", "faster_natively", "is_packed", "is_packed_filter",
+    "native_fused_matmul",
+    "native_matmul", "packed_b", "packed_filter", "pointwise_filter", "prepare", "prepare_pointwise", "unpacked_b",
 ]  # fmt: skip
 
 TARGET = "hetero_sdk_gemm_f32"
@@ -35,6 +37,14 @@ TARGET = "hetero_sdk_gemm_f32"
 
 TARGET_BIAS = "hetero_sdk_gemm_f32_bias"
 """The same kernel adding a bias ``[N]`` to each row."""
+
+FUSED_TARGET = "hetero_sdk_gemm_f32_fused"
+"""The kernel's in-place path: ``A`` read where it lies (no packing per call), a bias ``[N]`` added and an
+activation (:data:`ACTIVATIONS`) applied to the registers before the store (:func:`native_fused_matmul`)."""
+
+ACTIVATIONS = {"none": 0, "relu": 1, "silu": 2, "hswish": 3}
+""":data:`FUSED_TARGET`'s activations, by name, and the codes the kernel takes (silu: ``v * sigmoid(v)``;
+hswish: ``v * min(max(v + 3, 0), 6) / 6``)."""
 
 PANEL = 32
 """Columns of ``B`` per packed panel (two 16-lane vectors)."""
@@ -135,3 +145,72 @@ def native_matmul(a: Any, packed: Any, columns: int, bias: Any = None) -> Any:
     else:
         out = jax.ffi.ffi_call(TARGET_BIAS, result)(flat, packed, jnp.asarray(bias, jnp.float32))
     return jnp.reshape(out, (*lead, columns))
+
+
+def native_fused_matmul(a: Any, packed: Any, columns: int, bias: Any, activation: str = "none") -> Any:
+    """``activation(a @ B + bias)`` for ``a`` ``[..., K]`` f32, ``B`` ``[K, columns]`` packed (:func:`packed_b`)
+    and ``bias`` ``[columns]``, through :data:`FUSED_TARGET` (``A`` read in place): ``[..., columns]``."""
+    lead, depth = a.shape[:-1], a.shape[-1]
+    flat = jnp.reshape(a, (math.prod(lead), depth))
+    result = jax.ShapeDtypeStruct((flat.shape[0], columns), jnp.float32)
+    call = jax.ffi.ffi_call(FUSED_TARGET, result)
+    out = call(flat, packed, jnp.asarray(bias, jnp.float32), activation=np.int64(ACTIVATIONS[activation]))
+    return jnp.reshape(out, (*lead, columns))
+
+
+def faster_in_place(rows: int, depth: int, columns: int, activation: str) -> bool:
+    """The products with a bias and ``activation`` where :data:`FUSED_TARGET` measured faster than XLA's dot
+    followed by its bias and activation loop (``bench/bench_native_gemm.py --fused``, one thread, CPU time)."""
+    return rows >= 1 and 1 <= depth <= MAX_DEPTH and columns >= 1 and activation in ACTIVATIONS
+
+
+FUSED_CONVOLUTION = "XlaConvolution"
+"""The op (:data:`~hetero_sdk_jax.convolution_fusion.CONVOLUTION_OP`, a convolution with its bias and activation)
+whose 1x1 filter :func:`prepare_pointwise` packs."""
+
+_FILTER = 1
+
+
+def packed_filter(w: np.ndarray) -> np.ndarray:
+    """A 1x1 filter ``[O, I, 1, 1]`` as ``B`` ``[I, O]`` packed for the kernel (:func:`packed_b`)."""
+    outputs, inputs = w.shape[:2]
+    return packed_b(np.asarray(w).reshape(outputs, inputs).T)
+
+
+_PACKED_FILTER = PreparedByIdentity(packed_filter)
+
+
+def is_packed_filter(node: Node, w: Any) -> bool:
+    """True when ``w``, the filter the fused convolution ``node``'s lowering received, is :func:`packed_filter`'s
+    form (three axes for the graph's four)."""
+    return node.type_name == FUSED_CONVOLUTION and getattr(w, "ndim", 0) == 3 and node.input_value(_FILTER).partial_shape.rank == 4
+
+
+def pointwise_filter(packed: Any, inputs: int, outputs: int) -> Any:
+    """:func:`packed_filter`'s result back as the convolution lowering reads filters, ``[1, 1, I, O]``, in XLA."""
+    return unpacked_b(packed, outputs).reshape(1, 1, inputs, outputs)
+
+
+def prepare_pointwise(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.ndarray | None]:
+    """The filter packed for :data:`FUSED_TARGET` (:func:`packed_filter`) in place of the filter of a fused 1x1
+    convolution (:data:`FUSED_CONVOLUTION`) when it is a read-only f32 Constant ``[O, I, 1, 1]``, the data f32
+    ``[N, I, H, W]`` of static shape, strides 1 and no pads, the product ``[N H W, I] x [I, O]`` in the in-place
+    path's class (:func:`faster_in_place`) and the lowering being traced may call the kernel; ``{}`` otherwise."""
+    if node.type_name != FUSED_CONVOLUTION or len(values) <= _FILTER:
+        return {}
+    w = values[_FILTER]
+    if w is None or w.dtype != np.float32 or w.ndim != 4 or w.shape[2:] != (1, 1) or w.flags.writeable:
+        return {}
+    attrs = node.attrs
+    if any(s != 1 for s in attrs["strides"]) or any(p != 0 for p in (*attrs["pads_begin"], *attrs["pads_end"])):
+        return {}
+    x = node.input_value(0)
+    if x.element_type is not Type.f32 or not x.partial_shape.is_static or x.partial_shape.rank != 4:
+        return {}
+    batch, channels, height, width = (int(d) for d in x.partial_shape.to_shape())
+    outputs = w.shape[0]
+    if channels != w.shape[1] or not faster_in_place(batch * height * width, channels, outputs, attrs["activation"]):
+        return {}
+    if not use_native(FUSED_TARGET):
+        return {}
+    return {_FILTER: _PACKED_FILTER.get(w)}

@@ -21,8 +21,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <new>
+#include <type_traits>
 #include <vector>
 
+#include "avx512_math.h"
 #include "parallel_for.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -220,6 +222,135 @@ ffi::Error GemmBiasImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buff
   }
 }
 
+// ---- The in-place path (HeteroSdkGemmF32Fused): A read where it lies, a bias and an activation fused. ----
+//
+// y[m, n] = act(bias[n] + sum_k a[m, k] * B[k, n]), act 0 none, 1 relu, 2 silu (v * sigmoid(v)), 3 hardswish
+// (v * min(max(v + 3, 0), 6) / 6). A tile of up to kInPlaceRows rows by one panel sums the whole of K in
+// registers, broadcasting each a[m, k] from A's row m as it lies (XNNPACK's GEMM micro-kernel: no packing of A,
+// which cost the packed path a gather per column and per call), then adds the bias and applies the activation
+// to the registers before the one store. Rows go by blocks whose A (about kInPlaceBlockBytes) stays in L2 while
+// every panel of B passes over it, a panel (K x 32) staying in L1 across the block's tiles; blocks of rows are
+// split on XLA's intra-op thread pool.
+
+enum Activation : int64_t { kNone = 0, kRelu = 1, kSilu = 2, kHardSwish = 3 };
+
+constexpr int kInPlaceRows = 12;                   // rows of a register tile (24 accumulators)
+constexpr int64_t kInPlaceBlockBytes = 96 << 10;   // A's rows per block: about 96 KiB
+
+struct InPlace {
+  const float* a;     // [M, K]
+  const float* b;     // [panels][K][32]
+  const float* bias;  // [N]
+  float* y;           // [M, N]
+  int64_t m, k, n;
+};
+
+template <int64_t Act>
+inline __m512 Activate(__m512 v) {
+  if constexpr (Act == kRelu) return _mm512_max_ps(v, _mm512_setzero_ps());
+  if constexpr (Act == kSilu) return hetero_sdk_native::Silu(v);
+  if constexpr (Act == kHardSwish) return hetero_sdk_native::HardSwish(v);
+  return v;
+}
+
+#define HETERO_SDK_REPEAT12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+// Rows [m0, m0 + R) by panel `panel`, the whole of K, the bias and the activation applied before the store.
+template <int R, int64_t Act, bool Hi>
+void InPlaceTile(const InPlace& p, int64_t m0, int64_t panel) {
+  const int64_t n0 = panel * kPanel;
+  const __mmask16 m_lo = LaneMask(p.n - n0), m_hi = LaneMask(p.n - n0 - kLanes);
+  const float* bp = p.b + panel * p.k * kPanel;
+  const float* a = p.a + m0 * p.k;
+  const int64_t lda = p.k;
+#define HETERO_SDK_ZERO(r) __m512 lo_##r = _mm512_setzero_ps(), hi_##r = _mm512_setzero_ps();
+  HETERO_SDK_REPEAT12(HETERO_SDK_ZERO)
+#undef HETERO_SDK_ZERO
+  for (int64_t k = 0; k < p.k; ++k, bp += kPanel) {
+    const __m512 b_lo = _mm512_loadu_ps(bp), b_hi = Hi ? _mm512_loadu_ps(bp + kLanes) : b_lo;
+#define HETERO_SDK_STEP(r)                                             \
+    if constexpr (R > r) {                                             \
+      const __m512 av = _mm512_set1_ps(a[r * lda + k]);                \
+      lo_##r = _mm512_fmadd_ps(av, b_lo, lo_##r);                      \
+      if constexpr (Hi) hi_##r = _mm512_fmadd_ps(av, b_hi, hi_##r);    \
+    }
+    HETERO_SDK_REPEAT12(HETERO_SDK_STEP)
+#undef HETERO_SDK_STEP
+  }
+  const __m512 bias_lo = _mm512_maskz_loadu_ps(m_lo, p.bias + n0);
+  const __m512 bias_hi = _mm512_maskz_loadu_ps(m_hi, p.bias + n0 + kLanes);
+  float* out = p.y + m0 * p.n + n0;
+#define HETERO_SDK_STORE(r)                                                                             \
+  if constexpr (R > r) {                                                                                \
+    _mm512_mask_storeu_ps(out + r * p.n, m_lo, Activate<Act>(_mm512_add_ps(lo_##r, bias_lo)));          \
+    if constexpr (Hi)                                                                                   \
+      _mm512_mask_storeu_ps(out + r * p.n + kLanes, m_hi, Activate<Act>(_mm512_add_ps(hi_##r, bias_hi))); \
+  }
+  HETERO_SDK_REPEAT12(HETERO_SDK_STORE)
+#undef HETERO_SDK_STORE
+}
+#undef HETERO_SDK_REPEAT12
+
+template <int R, int64_t Act, bool Hi>
+void InPlaceTileOfSize(const InPlace& p, int64_t m0, int64_t rows, int64_t panel) {
+  if constexpr (R > 1) {
+    if (rows < R) return InPlaceTileOfSize<R - 1, Act, Hi>(p, m0, rows, panel);
+  }
+  InPlaceTile<R, Act, Hi>(p, m0, panel);
+}
+
+// Rows [r0, r1): every panel over the rows' tiles.
+template <int64_t Act>
+void InPlaceRows(const InPlace& p, int64_t r0, int64_t r1) {
+  const int64_t panels = (p.n + kPanel - 1) / kPanel;
+  for (int64_t j = 0; j < panels; ++j) {
+    const bool hi = p.n - j * kPanel > kLanes;  // a last panel of 16 columns or fewer: one vector a row
+    for (int64_t m0 = r0; m0 < r1; m0 += kInPlaceRows) {
+      const int64_t rows = std::min<int64_t>(kInPlaceRows, r1 - m0);
+      if (hi)
+        InPlaceTileOfSize<kInPlaceRows, Act, true>(p, m0, rows, j);
+      else
+        InPlaceTileOfSize<kInPlaceRows, Act, false>(p, m0, rows, j);
+    }
+  }
+}
+
+ffi::Error ComputeInPlace(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b,
+                          ffi::Buffer<ffi::F32> bias, int64_t activation, ffi::ResultBuffer<ffi::F32> y) {
+  const auto ad = a.dimensions(), bd = b.dimensions(), yd = y->dimensions();
+  if (ad.size() != 2 || bd.size() != 3 || yd.size() != 2 || bias.dimensions().size() != 1)
+    return ffi::Error::InvalidArgument("gemm kernel: a and y must be 2-D, b 3-D (packed), bias 1-D");
+  InPlace p{a.typed_data(), b.typed_data(), bias.typed_data(), y->typed_data(), ad[0], ad[1], yd[1]};
+  const int64_t panels = (p.n + kPanel - 1) / kPanel;
+  if (yd[0] != p.m || bd[0] != panels || bd[1] != p.k || bd[2] != kPanel || bias.dimensions()[0] != p.n)
+    return ffi::Error::InvalidArgument("gemm kernel: operand shapes do not agree");
+  if (activation < kNone || activation > kHardSwish)
+    return ffi::Error::InvalidArgument("gemm kernel: activation must be 0 (none), 1 (relu), 2 (silu) or 3 (hardswish)");
+  if (p.m == 0 || p.n == 0) return ffi::Error::Success();
+  // Blocks of whole tiles whose rows of A fill about kInPlaceBlockBytes; at least one tile.
+  const int64_t tiles = std::max<int64_t>(1, kInPlaceBlockBytes / (kInPlaceRows * std::max<int64_t>(p.k, 1) * 4));
+  const int64_t block = tiles * kInPlaceRows;
+  const int64_t blocks = (p.m + block - 1) / block;
+  auto run = [&](auto act) {
+    constexpr int64_t Act = decltype(act)::value;
+    ParallelFor(pool, blocks, 1, [&](int64_t b0, int64_t b1) {
+      InPlaceRows<Act>(p, b0 * block, std::min(p.m, b1 * block));
+    });
+  };
+  switch (activation) {
+    case kRelu: run(std::integral_constant<int64_t, kRelu>{}); break;
+    case kSilu: run(std::integral_constant<int64_t, kSilu>{}); break;
+    case kHardSwish: run(std::integral_constant<int64_t, kHardSwish>{}); break;
+    default: run(std::integral_constant<int64_t, kNone>{}); break;
+  }
+  return ffi::Error::Success();
+}
+
+ffi::Error GemmFusedImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b,
+                         ffi::Buffer<ffi::F32> bias, ffi::ResultBuffer<ffi::F32> y, int64_t activation) {
+  return ComputeInPlace(pool, a, b, bias, activation, y);
+}
+
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkGemmF32, GemmImpl,
@@ -236,3 +367,12 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkGemmF32Bias, GemmBiasImpl,
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>());
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkGemmF32Fused, GemmFusedImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("activation"));
