@@ -225,17 +225,17 @@ ffi::Error GemmBiasImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buff
 // ---- The in-place path (HeteroSdkGemmF32Fused): A read where it lies, a bias and an activation fused. ----
 //
 // y[m, n] = act(bias[n] + sum_k a[m, k] * B[k, n]), act 0 none, 1 relu, 2 silu (v * sigmoid(v)), 3 hardswish
-// (v * min(max(v + 3, 0), 6) / 6). A tile of up to kInPlaceRows rows by one panel sums the whole of K in
+// (v * min(max(v + 3, 0), 6) / 6). A register tile of R rows by V vectors of 16 columns (12 x 2, 8 x 3 or
+// 6 x 4: 24 accumulators; the columns of N <= 64 in one tile, so that A is read once) sums the whole of K in
 // registers, broadcasting each a[m, k] from A's row m as it lies (XNNPACK's GEMM micro-kernel: no packing of A,
 // which cost the packed path a gather per column and per call), then adds the bias and applies the activation
 // to the registers before the one store. Rows go by blocks whose A (about kInPlaceBlockBytes) stays in L2 while
-// every panel of B passes over it, a panel (K x 32) staying in L1 across the block's tiles; blocks of rows are
-// split on XLA's intra-op thread pool.
+// every group of columns passes over it, B's columns (K x 16 V) staying in L1 across the block's tiles; blocks
+// of rows are split on XLA's intra-op thread pool.
 
 enum Activation : int64_t { kNone = 0, kRelu = 1, kSilu = 2, kHardSwish = 3 };
 
-constexpr int kInPlaceRows = 12;                   // rows of a register tile (24 accumulators)
-constexpr int64_t kInPlaceBlockBytes = 96 << 10;   // A's rows per block: about 96 KiB
+constexpr int64_t kInPlaceBlockBytes = 96 << 10;  // A's rows per block: about 96 KiB
 
 struct InPlace {
   const float* a;     // [M, K]
@@ -253,65 +253,94 @@ inline __m512 Activate(__m512 v) {
   return v;
 }
 
-#define HETERO_SDK_REPEAT12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+// The rows of a tile of V vectors: 24 accumulators.
+constexpr int RowsOf(int v) { return v == 1 ? 12 : 24 / v; }
 
-// Rows [m0, m0 + R) by panel `panel`, the whole of K, the bias and the activation applied before the store.
-template <int R, int64_t Act, bool Hi>
-void InPlaceTile(const InPlace& p, int64_t m0, int64_t panel) {
-  const int64_t n0 = panel * kPanel;
-  const __mmask16 m_lo = LaneMask(p.n - n0), m_hi = LaneMask(p.n - n0 - kLanes);
-  const float* bp = p.b + panel * p.k * kPanel;
+#define HETERO_SDK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+// Rows [m0, m0 + R) by the V vectors of columns from n0 (a multiple of 16), the whole of K, the bias and the
+// activation applied before the store.
+template <int R, int V, int64_t Act>
+void InPlaceTile(const InPlace& p, int64_t m0, int64_t n0) {
+  const float* bp[4];
+  __mmask16 mask[4];
+  __m512 bias[4];
+  for (int v = 0; v < 4; ++v) {
+    const int64_t c = std::min(n0 + v * kLanes, (p.n + kLanes - 1) / kLanes * kLanes - kLanes);
+    bp[v] = p.b + (c / kPanel) * p.k * kPanel + c % kPanel;  // vector v's column block, packed in panel c / 32
+    mask[v] = LaneMask(p.n - n0 - v * kLanes);
+    bias[v] = _mm512_maskz_loadu_ps(mask[v], p.bias + n0 + v * kLanes);
+  }
   const float* a = p.a + m0 * p.k;
   const int64_t lda = p.k;
-#define HETERO_SDK_ZERO(r) __m512 lo_##r = _mm512_setzero_ps(), hi_##r = _mm512_setzero_ps();
-  HETERO_SDK_REPEAT12(HETERO_SDK_ZERO)
+#define HETERO_SDK_ZERO(r)                                                                            \
+  __m512 c0_##r = _mm512_setzero_ps(), c1_##r = c0_##r, c2_##r = c0_##r, c3_##r = c0_##r;
+  HETERO_SDK_ROWS(HETERO_SDK_ZERO)
 #undef HETERO_SDK_ZERO
-  for (int64_t k = 0; k < p.k; ++k, bp += kPanel) {
-    const __m512 b_lo = _mm512_loadu_ps(bp), b_hi = Hi ? _mm512_loadu_ps(bp + kLanes) : b_lo;
-#define HETERO_SDK_STEP(r)                                             \
-    if constexpr (R > r) {                                             \
-      const __m512 av = _mm512_set1_ps(a[r * lda + k]);                \
-      lo_##r = _mm512_fmadd_ps(av, b_lo, lo_##r);                      \
-      if constexpr (Hi) hi_##r = _mm512_fmadd_ps(av, b_hi, hi_##r);    \
+  for (int64_t k = 0; k < p.k; ++k) {
+    const int64_t off = k * kPanel;
+    const __m512 b0 = _mm512_loadu_ps(bp[0] + off);
+    const __m512 b1 = V > 1 ? _mm512_loadu_ps(bp[1] + off) : b0;
+    const __m512 b2 = V > 2 ? _mm512_loadu_ps(bp[2] + off) : b0;
+    const __m512 b3 = V > 3 ? _mm512_loadu_ps(bp[3] + off) : b0;
+#define HETERO_SDK_STEP(r)                                          \
+    if constexpr (R > r) {                                          \
+      const __m512 av = _mm512_set1_ps(a[r * lda + k]);             \
+      c0_##r = _mm512_fmadd_ps(av, b0, c0_##r);                     \
+      if constexpr (V > 1) c1_##r = _mm512_fmadd_ps(av, b1, c1_##r); \
+      if constexpr (V > 2) c2_##r = _mm512_fmadd_ps(av, b2, c2_##r); \
+      if constexpr (V > 3) c3_##r = _mm512_fmadd_ps(av, b3, c3_##r); \
     }
-    HETERO_SDK_REPEAT12(HETERO_SDK_STEP)
+    HETERO_SDK_ROWS(HETERO_SDK_STEP)
 #undef HETERO_SDK_STEP
   }
-  const __m512 bias_lo = _mm512_maskz_loadu_ps(m_lo, p.bias + n0);
-  const __m512 bias_hi = _mm512_maskz_loadu_ps(m_hi, p.bias + n0 + kLanes);
   float* out = p.y + m0 * p.n + n0;
-#define HETERO_SDK_STORE(r)                                                                             \
-  if constexpr (R > r) {                                                                                \
-    _mm512_mask_storeu_ps(out + r * p.n, m_lo, Activate<Act>(_mm512_add_ps(lo_##r, bias_lo)));          \
-    if constexpr (Hi)                                                                                   \
-      _mm512_mask_storeu_ps(out + r * p.n + kLanes, m_hi, Activate<Act>(_mm512_add_ps(hi_##r, bias_hi))); \
+#define HETERO_SDK_STORE(r)                                                                                    \
+  if constexpr (R > r) {                                                                                       \
+    _mm512_mask_storeu_ps(out + r * p.n, mask[0], Activate<Act>(_mm512_add_ps(c0_##r, bias[0])));             \
+    if constexpr (V > 1)                                                                                       \
+      _mm512_mask_storeu_ps(out + r * p.n + kLanes, mask[1], Activate<Act>(_mm512_add_ps(c1_##r, bias[1])));   \
+    if constexpr (V > 2)                                                                                       \
+      _mm512_mask_storeu_ps(out + r * p.n + 2 * kLanes, mask[2], Activate<Act>(_mm512_add_ps(c2_##r, bias[2]))); \
+    if constexpr (V > 3)                                                                                       \
+      _mm512_mask_storeu_ps(out + r * p.n + 3 * kLanes, mask[3], Activate<Act>(_mm512_add_ps(c3_##r, bias[3]))); \
   }
-  HETERO_SDK_REPEAT12(HETERO_SDK_STORE)
+  HETERO_SDK_ROWS(HETERO_SDK_STORE)
 #undef HETERO_SDK_STORE
 }
-#undef HETERO_SDK_REPEAT12
+#undef HETERO_SDK_ROWS
 
-template <int R, int64_t Act, bool Hi>
-void InPlaceTileOfSize(const InPlace& p, int64_t m0, int64_t rows, int64_t panel) {
+template <int R, int V, int64_t Act>
+void InPlaceTileOfSize(const InPlace& p, int64_t m0, int64_t rows, int64_t n0) {
   if constexpr (R > 1) {
-    if (rows < R) return InPlaceTileOfSize<R - 1, Act, Hi>(p, m0, rows, panel);
+    if (rows < R) return InPlaceTileOfSize<R - 1, V, Act>(p, m0, rows, n0);
   }
-  InPlaceTile<R, Act, Hi>(p, m0, panel);
+  InPlaceTile<R, V, Act>(p, m0, n0);
 }
 
-// Rows [r0, r1): every panel over the rows' tiles.
+// Rows [r0, r1) by the V vectors of columns from n0.
+template <int V, int64_t Act>
+void InPlaceColumns(const InPlace& p, int64_t r0, int64_t r1, int64_t n0) {
+  constexpr int R = RowsOf(V);
+  for (int64_t m0 = r0; m0 < r1; m0 += R) InPlaceTileOfSize<R, V, Act>(p, m0, std::min<int64_t>(R, r1 - m0), n0);
+}
+
+// Rows [r0, r1): the columns in groups of three vectors where they divide, else two, the last group of up to
+// four (N <= 64: one group).
 template <int64_t Act>
 void InPlaceRows(const InPlace& p, int64_t r0, int64_t r1) {
-  const int64_t panels = (p.n + kPanel - 1) / kPanel;
-  for (int64_t j = 0; j < panels; ++j) {
-    const bool hi = p.n - j * kPanel > kLanes;  // a last panel of 16 columns or fewer: one vector a row
-    for (int64_t m0 = r0; m0 < r1; m0 += kInPlaceRows) {
-      const int64_t rows = std::min<int64_t>(kInPlaceRows, r1 - m0);
-      if (hi)
-        InPlaceTileOfSize<kInPlaceRows, Act, true>(p, m0, rows, j);
-      else
-        InPlaceTileOfSize<kInPlaceRows, Act, false>(p, m0, rows, j);
+  const int64_t vectors = (p.n + kLanes - 1) / kLanes;
+  for (int64_t v0 = 0; v0 < vectors;) {
+    const int64_t left = vectors - v0;
+    const int64_t group = left <= 4 ? left : (left % 3 == 0 ? 3 : 2);
+    const int64_t n0 = v0 * kLanes;
+    switch (group) {
+      case 1: InPlaceColumns<1, Act>(p, r0, r1, n0); break;
+      case 2: InPlaceColumns<2, Act>(p, r0, r1, n0); break;
+      case 3: InPlaceColumns<3, Act>(p, r0, r1, n0); break;
+      default: InPlaceColumns<4, Act>(p, r0, r1, n0); break;
     }
+    v0 += group;
   }
 }
 
@@ -328,8 +357,8 @@ ffi::Error ComputeInPlace(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> a, ffi::B
     return ffi::Error::InvalidArgument("gemm kernel: activation must be 0 (none), 1 (relu), 2 (silu) or 3 (hardswish)");
   if (p.m == 0 || p.n == 0) return ffi::Error::Success();
   // Blocks of whole tiles whose rows of A fill about kInPlaceBlockBytes; at least one tile.
-  const int64_t tiles = std::max<int64_t>(1, kInPlaceBlockBytes / (kInPlaceRows * std::max<int64_t>(p.k, 1) * 4));
-  const int64_t block = tiles * kInPlaceRows;
+  const int64_t tiles = std::max<int64_t>(1, kInPlaceBlockBytes / (24 * std::max<int64_t>(p.k, 1) * 4));
+  const int64_t block = tiles * 24;  // a multiple of every tile's rows
   const int64_t blocks = (p.m + block - 1) / block;
   auto run = [&](auto act) {
     constexpr int64_t Act = decltype(act)::value;
