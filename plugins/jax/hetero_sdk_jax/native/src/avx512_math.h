@@ -38,9 +38,11 @@ inline __m512 Reciprocal(__m512 x) {
   return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(x, r, _mm512_set1_ps(1.0f)), r);
 }
 
-// x * sigmoid(x) as x / (1 + e^-x), the division by Reciprocal: SiLU within a few ulp.
+// x * sigmoid(x) as x / (1 + e^-x), the division by Reciprocal: SiLU within a few ulp. e^-x is kept finite
+// (-x <= 88: the Newton step of an infinite denominator is NaN); below x = -88 the result is -0 or a denormal.
 inline __m512 Silu(__m512 x) {
-  return _mm512_mul_ps(x, Reciprocal(_mm512_add_ps(_mm512_set1_ps(1.0f), Exp(_mm512_sub_ps(_mm512_setzero_ps(), x)))));
+  const __m512 e = Exp(_mm512_min_ps(_mm512_sub_ps(_mm512_setzero_ps(), x), _mm512_set1_ps(88.0f)));
+  return _mm512_mul_ps(x, Reciprocal(_mm512_add_ps(_mm512_set1_ps(1.0f), e)));
 }
 
 // HardSwish, x * min(max(x + 3, 0), 6) / 6 (OpenVINO's HSwish), the division a product by 1/6 (within 1 ulp).
