@@ -14,11 +14,12 @@ A shape is ``M,K,N`` (``[M, K]`` by a constant ``[K, N]``), or ``M,K,N,t`` (the 
 as a Gemm with ``transB`` has it: XLA's dot and ONNX Runtime's Gemm read it so). Each way is checked against numpy (f64,
 1e-5 of the range) before it is timed; interleaved rounds, medians, the ratios native / XLA and
 native / ONNX Runtime per shape. With ``--fused``, the in-place path with its bias and activation
-(``hetero_sdk_gemm_f32_fused``) at the 1x1 convolutions of PP-OCRv4 rec, YOLOv8n and YOLOX (:data:`FUSED_SHAPES`,
-``M,K,N,activation``) against XLA's dot followed by the bias and activation as the lowering writes them (the real
-alternative: XLA runs them as a loop of their own after YNNPACK's dot) and against XLA's dot alone. With ``--models``, whole real models (``real_models.BENCH_MODELS``, at
-the issue's sizes) compiled on XLA twice in the process, the GEMM kernel taken by its rule and nowhere
-(every other native kernel on both times), timed interleaved.
+(``hetero_sdk_gemm_f32_fused``) at the 1x1 convolutions of PP-OCRv4 rec, YOLOv8n and YOLOX
+(:data:`FUSED_SHAPES`, ``M,K,N,activation``) against XLA's dot followed by the bias and activation as the
+lowering writes them (the real alternative: XLA runs them as a loop of its own after YNNPACK's dot) and
+against XLA's dot alone. With ``--models``, whole real models (``real_models.BENCH_MODELS``, at the issue's
+sizes) compiled on XLA twice in the process, the GEMM kernel taken by its rule (with ``--fused``: the in-place
+path's) and nowhere (every other native kernel on both times), timed interleaved.
 """
 
 from __future__ import annotations
@@ -244,9 +245,10 @@ def compare_models(args: argparse.Namespace) -> None:
             shapes = {name: list(ISSUE_SIZES[key])}
         converted = hs.convert_model(path, input=shapes) if shapes else hs.convert_model(path)
         for on in (True, False):
-            setattr(gemm, name, rule if on else (lambda *shape: False))  # read at compile time
+            setattr(gemm, name, rule if on else (lambda *shape: False))  # read when XLA compiles: the first call
             try:
                 request = core.compile_model(converted, "XLA").create_infer_request()
+                request.infer(feeds)
             finally:
                 setattr(gemm, name, rule)
             calls[f"{key} {'on' if on else 'off'}"] = lambda r=request, f=feeds: r.infer(f)

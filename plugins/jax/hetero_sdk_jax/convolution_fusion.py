@@ -8,9 +8,9 @@ call): a second pass reading every result again.
 :class:`ConvolutionBiasActivationFusion` makes the op from the exact pattern, after the common
 optimisations (which fold BatchNorm into the filter and the bias into one constant). SiLU is the
 exporters' ``x * Sigmoid(x)`` (every activation of YOLOv5 to v8 and YOLOX) or a ``Swish`` without its
-``beta``; HSwish is PP-OCRv4 rec's (after its 1x1 convolutions). The op's value is the unfused graph's up to f32 rounding: the bias is added to the finished
-sum, and the activation applied to that. Where the kernel does not run, the lowering computes the
-unfused ops one after the other, as XLA did before.
+``beta``; HSwish is PP-OCRv4 rec's (after its 1x1 convolutions). The op's value is the unfused graph's up
+to f32 rounding: the bias is added to the finished sum, and the activation applied to that. Where the
+kernel does not run, the lowering computes the unfused ops one after the other, as XLA did before.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@
 // per call into [row tile][K][rows], so a tile reads one stream. The bias starts the first block's
 // accumulators, later blocks add to the rows stored. Outputs larger than L2 go by blocks of panels instead
 // (PanelsByBlock). Panels are split on XLA's intra-op thread pool.
+//
+// A third handler, HeteroSdkGemmF32Fused (operands a, b, bias; attribute activation), reads A in place for any
+// number of rows and applies an activation after the bias: the in-place path below.
 #if !defined(__AVX512F__)
 #error "this kernel needs AVX-512: the XLA device falls back to its pure-XLA lowering"
 #endif
