@@ -241,3 +241,24 @@ def test_a_packed_filter_read_by_xla_in_bf16() -> None:
     got = np.asarray(core().compile_model(_pointwise(x, w, bias, "silu"), "XLA", config)([x])[0], np.float64)
     expected = _expected(x, w, bias, "silu")
     assert np.max(np.abs(got - expected)) <= 0.05 * np.max(np.abs(expected))
+
+
+def test_a_3x3_layer_with_hswish_keeps_the_conv2d_kernel_for_its_bias() -> None:
+    """The conv2d kernel has no HSwish: a layer in its class adds the bias there, and XLA applies HSwish after."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 96, 6, 7)).astype(np.float32)
+    w = (rng.standard_normal((40, 96, 3, 3)) / 30).astype(np.float32)
+    bias = rng.standard_normal(40).astype(np.float32)
+    px = param(x)
+    conv = opset.convolution(px, w, [1, 1], [1, 1], [1, 1], [1, 1])
+    model = single_op(opset.hswish(opset.add(conv, opset.constant(bias.reshape(1, -1, 1, 1)))), [px])
+    compiled: Any = core().compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": True})
+    padded = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (1, 1), (1, 1)])
+    total = sum(
+        np.einsum("nchw,oc->nohw", padded[:, :, i : i + 6, j : j + 7], w[:, :, i, j].astype(np.float64))
+        for i in range(3)
+        for j in range(3)
+    )
+    expected = _activated(total + bias.reshape(1, -1, 1, 1), "hswish")
+    np.testing.assert_allclose(compiled([x])[0], expected, rtol=1e-5, atol=1e-5)
+    assert "hetero_sdk_conv2d_bias" in compiled.jax_executable([list(x.shape)]).as_text()

@@ -512,7 +512,8 @@ def fused_convolution(node: Node, x: jnp.ndarray, w: Any, bias: Any, channels_la
     of ``x`` ``[N, C, H, W]``, or ``[N, H, W, C]`` with ``channels_last`` (:mod:`.layout`); ``w`` as
     :func:`convolution` takes it, ``bias`` one value per channel in any broadcastable shape. The native
     kernel adds the bias and applies the activation before each store where
-    :func:`~.kernels.conv2d.runs_natively` says it runs, or, for a 1x1 convolution whose filter
+    :func:`~.kernels.conv2d.runs_natively` says it runs (an activation it lacks, HSwish, then applied by XLA
+    after it), or, for a 1x1 convolution whose filter
     :func:`~.kernels.gemm.prepare_pointwise` packed, the native GEMM kernel reading the pixels ``[N H W, I]`` in
     place (its in-place path, the bias and activation in its epilogue); elsewhere :func:`convolution`, then the
     bias and the activation as the unfused ops lower them, which XLA fuses into one loop."""
@@ -529,14 +530,14 @@ def fused_convolution(node: Node, x: jnp.ndarray, w: Any, bias: Any, channels_la
             node.attrs["pads_begin"], node.attrs["pads_end"],
         )  # fmt: skip
         padding = list(zip(begin, end))
-        native = node.attrs["activation"] in conv2d_kernel.ACTIVATIONS
-        if native and conv2d_kernel.runs_natively(x, read, strides, padding, dilations, fused=True):
+        if conv2d_kernel.runs_natively(x, read, strides, padding, dilations, fused=True):
             outputs = read.shape[-1]
             per_channel = jnp.broadcast_to(jnp.asarray(bias, jnp.float32).reshape(-1), (outputs,))
             kernel_filter = read if blocked is None else blocked
-            return conv2d_kernel.native_conv2d(
-                x, kernel_filter, strides, padding, outputs, per_channel, node.attrs["activation"]
-            )
+            activation = node.attrs["activation"]
+            inside = activation if activation in conv2d_kernel.ACTIVATIONS else "none"  # hswish: after, in XLA
+            y = conv2d_kernel.native_conv2d(x, kernel_filter, strides, padding, outputs, per_channel, inside)
+            return y if inside == activation else hswish(node, y)
     return biased_activation(node, convolution(node, x, w, channels_last), bias, channels_last)
 
 
