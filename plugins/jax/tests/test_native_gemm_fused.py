@@ -1,6 +1,7 @@
 """The native GEMM kernel's in-place path (``hetero_sdk_gemm_f32_fused``: ``A`` read where it lies, a bias and an
 activation applied before the store) against numpy written here: row, depth and column counts off the register
-tiles (12 x 32, 8 x 48, 6 x 64 columns), several blocks of rows (split over XLA's thread pool), every activation;
+tiles (12 x 32, 8 x 48, 6 x 64 columns), several blocks of rows (split over XLA's thread pool; one thread and
+the pool agreeing bit for bit), every activation;
 and the 1x1 convolutions :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` fuses with
 their bias and activation (HSwish included) routed to it: the filter packed once, models with native kernels on
 and off, the layers left to the convolution lowering (strides, pads), a blob round trip."""
@@ -8,6 +9,11 @@ and off, the layers left to the convolution lowering (strides, pads), a blob rou
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -262,3 +268,34 @@ def test_a_3x3_layer_with_hswish_keeps_the_conv2d_kernel_for_its_bias() -> None:
     expected = _activated(total + bias.reshape(1, -1, 1, 1), "hswish")
     np.testing.assert_allclose(compiled([x])[0], expected, rtol=1e-5, atol=1e-5)
     assert "hetero_sdk_conv2d_bias" in compiled.jax_executable([list(x.shape)]).as_text()
+
+
+_ONE_CPU = textwrap.dedent(
+    """
+    import os, sys
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # XLA sizes its thread pool by these
+    import jax, numpy as np
+    from hetero_sdk_jax.lowering.kernels.gemm import FUSED_TARGET, native_fused_matmul, packed_b
+    from hetero_sdk_jax.native import register
+    register(FUSED_TARGET)
+    a, b, bias = (np.load(os.path.join(sys.argv[1], name + ".npy")) for name in ("a", "b", "bias"))
+    run = jax.jit(lambda a, p, c: native_fused_matmul(a, p, b.shape[1], c, "silu"))
+    np.save(os.path.join(sys.argv[1], "y.npy"), np.asarray(run(a, packed_b(b), bias)))
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2, reason="one CPU")
+def test_one_thread_and_the_thread_pool_give_the_same_bits(tmp_path: Path) -> None:
+    """Each row's sums are the same whichever thread computes its block: a process on one CPU (a pool of one)
+    and this one (a pool of every CPU, blocks split between them) agree bit for bit, and with numpy."""
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((2500, 40)).astype(np.float32)  # four blocks of 600 rows and one of 100
+    b = (rng.standard_normal((40, 72)) / 6).astype(np.float32)
+    bias = rng.standard_normal(72).astype(np.float32)
+    for name, value in (("a", a), ("b", b), ("bias", bias)):
+        np.save(tmp_path / f"{name}.npy", value)
+    subprocess.run([sys.executable, "-c", _ONE_CPU, str(tmp_path)], check=True, timeout=300)
+    here = np.asarray(_fused(a, b, bias, "silu"))
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), here)
+    _assert_fused(here, a, b, bias, "silu")
