@@ -1,10 +1,10 @@
 """The native GEMM kernel's in-place path (``hetero_sdk_gemm_f32_fused``: ``A`` read where it lies, a bias and an
 activation applied before the store) against numpy written here: row, depth and column counts off the register
-tiles (12 x 32, 8 x 48, 6 x 64 columns), several blocks of rows (split over XLA's thread pool; one thread and
-the pool agreeing bit for bit), every activation;
-and the 1x1 convolutions :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` fuses with
-their bias and activation (HSwish included) routed to it: the filter packed once, models with native kernels on
-and off, the layers left to the convolution lowering (strides, pads), a blob round trip."""
+tiles (12 x 32, 8 x 48, 6 x 64 columns), several blocks of rows (split over XLA's thread pool; one thread and the
+pool agreeing bit for bit), every activation; and the 1x1 convolutions
+:class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` fuses with their bias and activation
+(HSwish included) routed to it: the filter packed once, models with native kernels on and off, the layers left to
+the convolution lowering (strides, pads), a blob round trip."""
 
 from __future__ import annotations
 
