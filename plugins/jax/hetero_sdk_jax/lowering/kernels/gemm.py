@@ -33,7 +33,8 @@ from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity, aligned_re
 from hetero_sdk_jax.native import use_native
 
 __all__ = [
-    "ACTIVATIONS", "FUSED_TARGET", "MATMUL_BIAS", "MAX_DEPTH", "MAX_ROWS", "MIN_WEIGHT", "PANEL", "PRODUCTS",
+    "ACTIVATIONS", "FUSED_TARGET", "MATMUL_BIAS", "MAX_DEPTH", "MAX_ROWS", "MIN_IN_PLACE_DEPTH", "MIN_WEIGHT", "PANEL",
+    "PRODUCTS",
     "TARGET", "TARGET_BIAS", "columns", "faster_in_place", "faster_natively", "is_packed", "is_packed_filter",
     "native_fused_matmul",
     "native_matmul", "packed_b", "packed_filter", "pointwise_filter", "prepare", "prepare_pointwise", "unpacked_b",
@@ -52,6 +53,9 @@ activation (:data:`ACTIVATIONS`) applied to the registers before the store (:fun
 ACTIVATIONS = {"none": 0, "relu": 1, "silu": 2, "hswish": 3}
 """:data:`FUSED_TARGET`'s activations, by name, and the codes the kernel takes (silu: ``v * sigmoid(v)``;
 hswish: ``v * min(max(v + 3, 0), 6) / 6``)."""
+
+MIN_IN_PLACE_DEPTH = 128
+"""From this depth (K) the in-place path is taken at any number of rows (:func:`faster_in_place`)."""
 
 PANEL = 32
 """Columns of ``B`` per packed panel (two 16-lane vectors)."""
@@ -167,14 +171,19 @@ def native_fused_matmul(a: Any, packed: Any, columns: int, bias: Any, activation
 
 def faster_in_place(rows: int, depth: int, columns: int, activation: str) -> bool:
     """The products with a bias and ``activation`` (:data:`ACTIVATIONS`) where :data:`FUSED_TARGET` measured
-    faster than XLA's dot followed by its bias and activation loop, the alternative (``bench/bench_native_gemm.py
-    --fused --cpu-time``, one thread, interleaved, load 3.8): every 1x1 layer of PP-OCRv4 rec (0.76-0.95 at its
-    13 HSwish layers, 0.48-0.80 at its 40-row and 1-row ones), YOLOv8n (0.77-0.97) and YOLOX (0.75-0.91), 1 to
-    10816 rows, 16 to 768 deep, 18 to 480 columns: so every shape. Against XLA's dot alone the kernel is
-    0.79-0.99 from 128 channels, 1.06-1.29 at 32-96 channels over thousands of rows, where the epilogue's SiLU
-    costs more than the product. Whole models, on / off in one process (``--models``, 300 runs, load 3.7):
-    rec 0.98, YOLOv8n 1.01, YOLOX 0.99 (a few per cent, within the noise)."""
-    return rows >= 1 and 1 <= depth <= MAX_DEPTH and columns >= 1 and activation in ACTIVATIONS
+    faster than XLA's dot followed by its bias and activation loop and than the dot alone
+    (``bench/bench_native_gemm.py --fused --cpu-time``, one thread, interleaved, load 3.8): at least
+    :data:`MIN_IN_PLACE_DEPTH` deep at any number of rows (0.75-0.95 of the dot and loop, 0.79-1.0 of the dot:
+    PP-OCRv4 rec's 128-480 channel 1x1 layers with HSwish, YOLOv8n's and YOLOX's with SiLU), or up to
+    :data:`MAX_ROWS` rows (rec's 40-row and 1-row layers: 0.48-0.80 and 0.56-0.86). Not taken: shallower
+    products over more rows (16-96 channels at 1600-10816 pixels: 0.70-0.97 of the dot and loop but 1.06-1.29 of
+    the dot alone, where the epilogue's SiLU costs more than the product; the whole models were level with them,
+    rec 0.98-1.01, YOLOv8n 0.99-1.02, YOLOX 0.97-1.00). Whole models with this rule, on / off in one process
+    (``--models ppocr-rec yolov8n yolox``, 300 runs, load 4.1-4.4): rec 1.00, YOLOv8n 0.99-1.01, YOLOX 1.00:
+    the loops saved are a few per cent of these models, within the machine's noise."""
+    if rows < 1 or not 1 <= depth <= MAX_DEPTH or columns < 1 or activation not in ACTIVATIONS:
+        return False
+    return depth >= MIN_IN_PLACE_DEPTH or rows <= MAX_ROWS
 
 
 FUSED_CONVOLUTION = "XlaConvolution"
