@@ -7,13 +7,19 @@ Usage::
     python bench/bench_native_gemm.py --cpu-time
     python bench/bench_native_gemm.py --shapes 20,1024,8210 40,120,360 --runs 40
     python bench/bench_native_gemm.py --models crnn-lstm ppocr-rec --cpu-time   # whole models, kernel / XLA's dot
+    python bench/bench_native_gemm.py --fused --cpu-time   # the in-place path with bias + activation
+    python bench/bench_native_gemm.py --fused --models ppocr-rec yolov8n yolox --cpu-time   # whole models, on / off
 
 A shape is ``M,K,N`` (``[M, K]`` by a constant ``[K, N]``), or ``M,K,N,t`` (the constant stored ``[N, K]``,
 as a Gemm with ``transB`` has it: XLA's dot and ONNX Runtime's Gemm read it so). Each way is checked against numpy (f64,
 1e-5 of the range) before it is timed; interleaved rounds, medians, the ratios native / XLA and
-native / ONNX Runtime per shape. With ``--models``, whole real models (``real_models.BENCH_MODELS``, at
-the issue's sizes) compiled on XLA twice in the process, the GEMM kernel taken by its rule and nowhere
-(every other native kernel on both times), timed interleaved.
+native / ONNX Runtime per shape. With ``--fused``, the in-place path with its bias and activation
+(``hetero_sdk_gemm_f32_fused``) at the 1x1 convolutions of PP-OCRv4 rec, YOLOv8n and YOLOX
+(:data:`FUSED_SHAPES`, ``M,K,N,activation``) against XLA's dot followed by the bias and activation as the
+lowering writes them (the real alternative: XLA runs them as a loop of its own after YNNPACK's dot) and
+against XLA's dot alone. With ``--models``, whole real models (``real_models.BENCH_MODELS``, at the issue's
+sizes) compiled on XLA twice in the process, the GEMM kernel taken by its rule (with ``--fused``: the in-place
+path's) and nowhere (every other native kernel on both times), timed interleaved.
 """
 
 from __future__ import annotations
@@ -40,6 +46,20 @@ SHAPES = (
     "1,512,214",  # magika's last dense layer
 )  # fmt: skip
 """The products of constant matrices in the issue's models, at the issue's sizes."""
+
+FUSED_SHAPES = (
+    "3840,16,32,hswish", "3840,32,64,hswish", "3840,64,64,hswish", "1920,64,128,hswish",  # PP-OCRv4 rec, 48x320
+    "1920,128,128,hswish", "960,128,240,hswish", "960,240,240,hswish", "480,240,480,hswish",
+    "480,480,480,hswish", "240,480,480,hswish", "40,120,480,none", "40,60,120,none", "1,480,120,relu",
+    "1,120,480,none",
+    "6400,32,32,silu", "6400,48,32,silu", "1600,64,64,silu", "1600,128,64,silu", "1600,192,64,silu",  # YOLOv8n 320
+    "1600,64,64,none", "400,128,128,silu", "400,192,128,silu", "400,384,128,silu", "100,256,128,silu",
+    "100,384,256,silu", "100,512,256,silu",
+    "10816,24,24,silu", "10816,48,48,silu", "2704,48,48,silu", "2704,96,96,silu", "676,96,96,silu",  # YOLOX 416
+    "676,192,96,silu", "676,192,192,silu", "169,384,192,silu", "169,384,384,silu", "169,768,384,silu",
+)  # fmt: skip
+"""1x1 convolutions (``M`` pixels by ``K`` input channels by ``N`` output channels) with their bias and activation
+in the issue's models at the issue's sizes."""
 
 
 def _onnx_matmul(b: np.ndarray, transposed: bool) -> Any:
@@ -75,11 +95,15 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--cpu-time", action="store_true", help="time the process's CPU time, not wall time")
     parser.add_argument("--models", nargs="+", help="whole models of real_models.ISSUE_MODELS instead of shapes")
+    parser.add_argument("--fused", action="store_true", help="the in-place path with bias + activation")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # XLA:CPU sizes its pool by these
     if args.models:
         compare_models(args)
+        return
+    if args.fused:
+        compare_fused(args)
         return
     import jax
     import jax.numpy as jnp
@@ -128,15 +152,89 @@ def main() -> None:
     print_table([*columns, ("vs_xla", "native / XLA"), ("vs_ort", "native / ORT"), ("xla_ort", "XLA / ORT")], rows)
 
 
+def _xla_epilogue(y: Any, bias: Any, activation: str) -> Any:
+    """``activation(y + bias)`` as the convolution lowering writes it after XLA's product."""
+    import jax.numpy as jnp
+
+    y = y + bias
+    if activation == "relu":
+        return jnp.maximum(y, 0)
+    if activation == "silu":
+        return y * (0.5 + 0.5 * jnp.tanh(0.5 * y))
+    if activation == "hswish":
+        return y * jnp.clip(y / 6 + 0.5, 0, 1)
+    return y
+
+
+def _numpy_activation(y: np.ndarray, activation: str) -> np.ndarray:
+    if activation == "relu":
+        return np.maximum(y, 0)
+    if activation == "silu":
+        return y / (1 + np.exp(-y))
+    if activation == "hswish":
+        return y * np.clip(y + 3, 0, 6) / 6
+    return y
+
+
+def compare_fused(args: argparse.Namespace) -> None:
+    """Times each ``M,K,N,activation`` three ways: the in-place kernel with its epilogue, XLA's dot with the bias
+    and activation after it, XLA's dot alone."""
+    import jax
+    import jax.numpy as jnp
+    from hetero_sdk_jax.lowering.kernels.gemm import FUSED_TARGET, native_fused_matmul, packed_b
+    from hetero_sdk_jax.native import register
+
+    register(FUSED_TARGET)
+    rng = np.random.default_rng(0)
+    calls: dict[str, Any] = {}
+    names: list[str] = []
+    shapes = args.shapes if args.shapes != list(SHAPES) else list(FUSED_SHAPES)
+    precision = jax.lax.Precision.HIGHEST
+    for shape in shapes:
+        m_, k_, n_, activation = shape.split(",")
+        m, k, n = int(m_), int(k_), int(n_)
+        a = rng.standard_normal((m, k), np.float32)
+        b = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+        bias = rng.standard_normal(n).astype(np.float32)
+        packed = jax.device_put(packed_b(b))
+        ours = jax.jit(lambda a, p, c, n=n, act=activation: native_fused_matmul(a, p, n, c, act))
+        full = jax.jit(lambda a, b, c, act=activation: _xla_epilogue(jnp.matmul(a, b, precision=precision), c, act))
+        dot = jax.jit(lambda a, b: jnp.matmul(a, b, precision=precision))
+        b_device, bias_device = jax.device_put(b), jax.device_put(bias)
+        expected = _numpy_activation(a.astype(np.float64) @ b + bias, activation)
+        for way, got in (("native", ours(a, packed, bias_device)), ("XLA", full(a, b_device, bias_device))):
+            if np.max(np.abs(np.asarray(got) - expected)) > 1e-5 * max(1.0, np.max(np.abs(expected))) * np.sqrt(k):
+                raise SystemExit(f"{shape}: {way} differs from numpy")
+        name = f"{m}x{k} by {k}x{n} {activation}"
+        names.append(name)
+        calls[f"{name} native"] = lambda f=ours, a=a, p=packed, c=bias_device: f(a, p, c).block_until_ready()
+        calls[f"{name} XLA"] = lambda f=full, a=a, b=b_device, c=bias_device: f(a, b, c).block_until_ready()
+        calls[f"{name} dot"] = lambda f=dot, a=a, b=b_device: f(a, b).block_until_ready()
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    times = measure(calls, args.runs, args.warmup, clock=clock)
+    rows = []
+    for name in names:
+        mine, xla_s, dot_s = (statistics.median(times[f"{name} {way}"]) for way in ("native", "XLA", "dot"))
+        rows.append({
+            "shape": name, "native": mine * 1e6, "xla": xla_s * 1e6, "dot": dot_s * 1e6,
+            "vs_xla": mine / xla_s, "vs_dot": mine / dot_s,
+        })  # fmt: skip
+    print(f"one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
+    columns = [("shape", "product"), ("native", "native us"), ("xla", "XLA dot+loop us"), ("dot", "XLA dot us")]
+    print_table([*columns, ("vs_xla", "native / dot+loop"), ("vs_dot", "native / dot")], rows)
+
+
 def compare_models(args: argparse.Namespace) -> None:
-    """Each model on XLA with the GEMM kernel where its rule takes it and nowhere, in this process, interleaved."""
+    """Each model on XLA with the GEMM kernel where its rule takes it and nowhere, in this process, interleaved
+    (with ``--fused``: the in-place path's rule, :func:`~hetero_sdk_jax.lowering.kernels.gemm.faster_in_place`)."""
     from bench_onnx_models import ISSUE_SIZES
     from hetero_sdk_jax.lowering.kernels import gemm
     from real_models import BENCH_MODELS, fetch
 
     import hetero_sdk as hs
 
-    rule, core, calls = gemm.faster_natively, hs.Core(), {}
+    name = "faster_in_place" if args.fused else "faster_natively"  # the rule switched: the in-place path's or not
+    rule, core, calls = getattr(gemm, name), hs.Core(), {}
     for key in args.models:
         model = BENCH_MODELS[key]
         path, feeds = fetch(model), dict(model.feeds)
@@ -147,11 +245,12 @@ def compare_models(args: argparse.Namespace) -> None:
             shapes = {name: list(ISSUE_SIZES[key])}
         converted = hs.convert_model(path, input=shapes) if shapes else hs.convert_model(path)
         for on in (True, False):
-            gemm.faster_natively = rule if on else (lambda rows, depth, columns: False)  # read at compile time
+            setattr(gemm, name, rule if on else (lambda *shape: False))  # read when XLA compiles: the first call
             try:
                 request = core.compile_model(converted, "XLA").create_infer_request()
+                request.infer(feeds)
             finally:
-                gemm.faster_natively = rule
+                setattr(gemm, name, rule)
             calls[f"{key} {'on' if on else 'off'}"] = lambda r=request, f=feeds: r.infer(f)
     clock = time.process_time if args.cpu_time else time.perf_counter
     times = measure(calls, args.runs, args.warmup, clock=clock)

@@ -117,6 +117,18 @@ def peak_bytes(compiled: Any, feeds: dict[str, np.ndarray]) -> int | None:
     return device_peak_bytes(compiled, shapes)
 
 
+def onnxruntime_session(path: Path, **settings: Any) -> Any:
+    """ONNX Runtime's CPU session on ``path``: one thread, its default graph optimisations, and ``settings``
+    set on its ``SessionOptions`` (e.g. ``enable_profiling=True``)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    for name, value in settings.items():
+        setattr(options, name, value)
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
 def reference_candidates(
     path: Path,
     feeds: dict[str, np.ndarray],
@@ -128,11 +140,7 @@ def reference_candidates(
     and computes in f32 (``INFERENCE_PRECISION_HINT``: its CPU default is bf16 where the CPU has it)."""
     calls: dict[str, Callable[[], Any]] = {}
     if "onnxruntime" in runtimes:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = options.inter_op_num_threads = 1
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        session = onnxruntime_session(path)
         names = [o.name for o in session.get_outputs()]
         calls["onnxruntime"] = lambda: dict(zip(names, session.run(names, feeds)))
     if "openvino" not in runtimes:

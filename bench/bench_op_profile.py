@@ -1,27 +1,37 @@
-"""Where XLA spends an inference of a real model, by kind of op, beside OpenVINO's per-node profile.
+"""Where XLA spends an inference of a real model, by kind of op, beside OpenVINO's and ONNX Runtime's
+per-node profiles.
 
 Usage::
 
     python bench/bench_op_profile.py --models ppocr-rec --issue-sizes
     python bench/bench_op_profile.py --models ppocr-rec --issue-sizes --top 30 --runs 60
     python bench/bench_op_profile.py --models yolov8n yolox --issue-sizes --top 400 --openvino-top 400
+    python bench/bench_op_profile.py --models yolov8n --issue-sizes --runs 20 --top 300 --ort-top 300
 
 XLA's side: the model compiled on the XLA device, ``--runs`` inferences under ``jax.profiler.trace``
 with the Python tracer off (it made PP-OCRv4 rec's inference 3x slower), and each of XLA:CPU's thunks
 (one fusion, library call or native kernel of the optimised HLO) timed by its ``--percentile``-th
 percentile over the runs: on a machine shared with other work the low percentiles hold better than
-medians. OpenVINO's side (when installed): its CPU device, one thread, f32, ``PERF_COUNT`` on, each
-node's CPU time at the same percentile. Both are grouped into the kinds below and printed beside each
-runtime's untraced median (CPU time, one CPU), which the per-op sums do not reach exactly: XLA's thunks
-leave out its dispatch, and OpenVINO's profiling adds a cost per node, so compare shares and the large
-differences, and confirm a fix by timing the whole model (``bench_onnx_models.py``).
+medians, and where the pinned core is saturated ``--percentile 0`` (each op's fastest run) keeps the
+preemptions out of ops longer than a millisecond. OpenVINO's side (when installed): its CPU device, one
+thread, f32, ``PERF_COUNT`` on, each node's CPU time at the same percentile. ONNX Runtime's side (when
+installed): its CPU session as ``bench_onnx_models.py`` makes it (one thread, its default graph
+optimisations) with ``enable_profiling``, each node's kernel time (the trace's ``Node`` events named
+``*_kernel_time``) at the same percentile, the first five inferences left out. All are grouped into the
+kinds below and printed beside each runtime's untraced median (CPU time, one CPU), which the per-op sums
+do not reach exactly: XLA's thunks leave out its dispatch, and OpenVINO's and ONNX Runtime's profiling
+adds a cost per node, so compare shares and the large differences, and confirm a fix by timing the whole
+model (``bench_onnx_models.py``).
 
 Kinds: ``matrix products`` (an XLA fusion holding a dot; OpenVINO's FullyConnected, MatMul and 1x1
 convolutions, which XLA lowers to products), ``convolutions`` (XLA's convolutions and the native conv2d
 kernel; OpenVINO's other convolutions), ``depthwise`` (the native depthwise kernel; OpenVINO's
 GroupConvolution; XLA's shifted-sum depthwise loops count as element-wise), ``other native kernels``,
 ``reductions`` (a fusion holding a reduce without a dot; OpenVINO's reductions, normalisations,
-softmax and pooling) and ``element-wise and movement`` (the rest).
+softmax and pooling) and ``element-wise and movement`` (the rest). ONNX Runtime's nodes are named by
+OpenVINO's kinds: its ``Conv`` (also the NCHWc and ``FusedConv`` forms) is a matrix product when its kernel
+is 1x1 and depthwise when each group has one input channel; its ``ReorderInput``/``ReorderOutput`` (to
+and from the NCHWc layout) and activations (``QuickGelu`` is its SiLU) are element-wise and movement.
 """
 
 from __future__ import annotations
@@ -46,7 +56,7 @@ from typing import Any  # noqa: E402
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
-from bench_onnx_models import OPENVINO_F32, model_at  # noqa: E402
+from bench_onnx_models import OPENVINO_F32, model_at, onnxruntime_session  # noqa: E402
 from real_models import BENCH_MODELS, fetch  # noqa: E402
 
 import hetero_sdk as hs  # noqa: E402
@@ -98,6 +108,14 @@ def openvino_kind(node_type: str, exec_type: str) -> str:
     if any(word in node_type for word in _OPENVINO_REDUCTIONS):
         return "reductions"
     return "element-wise and movement"
+
+
+def onnxruntime_kind(op_name: str, shapes: list[list[int]]) -> str:
+    """The kind of an ONNX Runtime CPU node (its op and its inputs' shapes), through OpenVINO's names."""
+    if "Conv" in op_name and len(shapes) > 1 and len(shapes[1]) > 2:  # data, weights [O, I / group, *kernel]
+        depthwise = shapes[1][1] == 1 < shapes[0][1]
+        return openvino_kind("GroupConvolution" if depthwise else "Convolution", "1x1" * (max(shapes[1][2:]) == 1))
+    return openvino_kind("MatMul" if "MatMul" in op_name or "Gemm" in op_name else op_name, "")
 
 
 def untraced_ms(call: Callable[[], Any], runs: int) -> float:
@@ -162,6 +180,33 @@ def openvino_profile(path: Any, feeds: dict[str, np.ndarray], runs: int, percent
     return median, rows
 
 
+def onnxruntime_profile(path: Any, feeds: dict[str, np.ndarray], runs: int, percentile: float) -> tuple[float, dict]:
+    """ONNX Runtime's untraced median (ms, one thread) and each node's ``(kind, op and shapes, percentile us)``."""
+    plain = onnxruntime_session(path)
+    median = untraced_ms(lambda: plain.run(None, feeds), runs)
+    times = collections.defaultdict(list)
+    with tempfile.TemporaryDirectory() as folder:
+        session = onnxruntime_session(path, enable_profiling=True, profile_file_prefix=f"{folder}/ort")
+        for _ in range(runs + 5):
+            session.run(None, feeds)
+        with open(session.end_profiling()) as stream:
+            events = json.load(stream)
+    nodes = {}  # name -> its op, its inputs' shapes and its outputs'
+    for event in events:
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            name, args = event["name"].removesuffix("_kernel_time"), event["args"]
+            shapes = [
+                [next(iter(s.values())) for s in args.get(f"{side}_type_shape", [])] for side in ("input", "output")
+            ]
+            nodes[name] = args["op_name"], *shapes
+            times[name].append(event["dur"])
+    rows = {}
+    for name, (op_name, inputs, outputs) in nodes.items():
+        what = f"{op_name} {'x'.join(map(str, outputs[0]))} <- {' '.join('x'.join(map(str, s)) for s in inputs)}"
+        rows[name] = (onnxruntime_kind(op_name, inputs), what, float(np.percentile(times[name][5:], percentile)))
+    return median, rows
+
+
 def by_kind(rows: dict) -> dict[str, float]:
     """The per-op times of ``rows`` summed by kind."""
     sums = dict.fromkeys(KINDS, 0.0)
@@ -178,34 +223,37 @@ def main() -> None:
     parser.add_argument("--percentile", type=float, default=20.0, help="of each op's times over the runs")
     parser.add_argument("--top", type=int, default=15, help="XLA's slowest thunks listed")
     parser.add_argument("--openvino-top", type=int, default=0, help="OpenVINO's slowest nodes listed")
+    parser.add_argument("--ort-top", type=int, default=0, help="ONNX Runtime's slowest nodes listed")
     args = parser.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU (before XLA sizes its thread pool)
+    runtimes = {"XLA": (xla_profile, args.top), "OV": (openvino_profile, args.openvino_top)}
+    runtimes["ORT"] = (onnxruntime_profile, args.ort_top)
     for key in args.models:
         model = model_at(key, args.issue_sizes)
         path = fetch(model)
         shape = "x".join(str(d) for d in next(iter(model.feeds.values())).shape)
-        xla_ms, xla_rows = xla_profile(path, model.feeds, args.runs, args.percentile)
-        try:
-            ov_ms, ov_rows = openvino_profile(path, model.feeds, args.runs, args.percentile)
-        except ImportError:
-            ov_ms, ov_rows = float("nan"), {}
-        xla, ov = by_kind(xla_rows), by_kind(ov_rows)
-        print(f"\n{key} {shape}: untraced CPU-time medians XLA {xla_ms:.2f} ms, OpenVINO {ov_ms:.2f} ms")
-        header = f"{'kind':28s} {'XLA us':>9s} {'share':>6s} {'OV us':>9s} {'share':>6s}"
-        print(f"{header}  (per-op p{args.percentile:g} sums)")
+        profiles = {}
+        for name, (profile, _) in runtimes.items():
+            try:
+                profiles[name] = profile(path, model.feeds, args.runs, args.percentile)
+            except ImportError:
+                profiles[name] = float("nan"), {}
+        sums = {name: by_kind(rows) for name, (_, rows) in profiles.items()}
+        medians = ", ".join(f"{name} {ms:.2f} ms" for name, (ms, _) in profiles.items())
+        print(f"\n{key} {shape}: untraced CPU-time medians {medians}")
+        header = "".join(f" {name + ' us':>9s} {'share':>6s}" for name in profiles)
+        print(f"{'kind':28s}{header}  (per-op p{args.percentile:g} sums)")
         for kind in (*KINDS, "total"):
-            a = sum(xla.values()) if kind == "total" else xla[kind]
-            b = sum(ov.values()) if kind == "total" else ov[kind]
-            share_a, share_b = a / max(sum(xla.values()), 1e-9), b / max(sum(ov.values()), 1e-9)
-            print(f"{kind:28s} {a:9.0f} {share_a:6.1%} {b:9.0f} {share_b:6.1%}")
-        if args.top:
-            print(f"XLA's {args.top} slowest thunks:")
-        for name, (kind, what, us) in sorted(xla_rows.items(), key=lambda item: -item[1][2])[: args.top]:
-            print(f"  {us:8.1f} us  {name:28s} {kind:24s} {what}")
-        if args.openvino_top:
-            print(f"OpenVINO's {args.openvino_top} slowest nodes:")
-        for name, (kind, what, us) in sorted(ov_rows.items(), key=lambda item: -item[1][2])[: args.openvino_top]:
-            print(f"  {us:8.1f} us  {name[:40]:40s} {kind:24s} {what[:60]}")
+            cells = ""
+            for kinds in sums.values():
+                us, total = (kinds[kind] if kind in kinds else sum(kinds.values())), sum(kinds.values())
+                cells += f" {us:9.0f} {us / max(total, 1e-9):6.1%}"
+            print(f"{kind:28s}{cells}")
+        for name, (_, top) in runtimes.items():
+            if top:
+                print(f"{name}'s {top} slowest ops:")
+            for op, (kind, what, us) in sorted(profiles[name][1].items(), key=lambda item: -item[1][2])[:top]:
+                print(f"  {us:8.1f} us  {op[:40]:40s} {kind:24s} {what[:90]}")
 
 
 if __name__ == "__main__":

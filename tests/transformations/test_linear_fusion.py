@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import hetero_sdk as hs
 from hetero_sdk import Node, opset
 from hetero_sdk.reference import evaluate
-from hetero_sdk.transformations import ConsumerMap, PassManager, common_optimizations, fused_names
+from hetero_sdk.transformations import ConsumerMap, ModelPass, PassManager, common_optimizations, fused_names
 from hetero_sdk.transformations.activation_fusion import HSwishFusion
 from hetero_sdk.transformations.linear_fusion import (
     AddAddFusion,
@@ -24,7 +24,13 @@ from hetero_sdk.transformations.linear_fusion import (
 
 def _optimise(model: hs.Model) -> hs.Model:
     manager = PassManager()
-    passes = [AddMultiplyFusion(), ConvMultiplyFusion(), AddAddFusion(), MultiplyMultiplyFusion(), HSwishFusion()]
+    passes: list[ModelPass] = [
+        AddMultiplyFusion(),
+        ConvMultiplyFusion(),
+        AddAddFusion(),
+        MultiplyMultiplyFusion(),
+        HSwishFusion(),
+    ]
     manager.register_group(passes, "Linear")
     manager.run_passes(model)
     return model
@@ -68,7 +74,7 @@ def test_conv_bias_scale_shift_becomes_one_conv_and_one_add(case) -> None:
 def test_a_group_convolution_takes_its_channel_scale_per_group() -> None:
     rng = np.random.default_rng(0)
     w = rng.standard_normal((2, 2, 1, 3, 3)).astype(np.float32)  # 2 groups of 2 outputs, 1 input each
-    scale = np.float32([1, -2, 3, 0.5]).reshape(1, 4, 1, 1)
+    scale = np.array([1, -2, 3, 0.5], np.float32).reshape(1, 4, 1, 1)
     x = opset.parameter([1, 2, 5, 5], name="x")
     conv = opset.group_convolution(x, w, [1, 1], [1, 1], [1, 1], [1, 1])
     model = _optimise(hs.Model([opset.multiply(scale, conv)], [x]))
@@ -177,11 +183,11 @@ def test_a_batch_norm_after_a_bias_add_folds_into_a_transposed_convolution() -> 
 
 def test_a_batch_norm_on_its_own_becomes_a_multiply_and_an_add() -> None:
     x = opset.parameter([2, 3], name="x")
-    gamma, beta = np.float32([1, 2, 3]), np.float32([0, -1, 1])
-    mean, variance = np.float32([0.5, 0, -0.5]), np.float32([1, 4, 0.25])
+    gamma, beta = np.array([1, 2, 3], np.float32), np.array([0, -1, 1], np.float32)
+    mean, variance = np.array([0.5, 0, -0.5], np.float32), np.array([1, 4, 0.25], np.float32)
     model = _common(hs.Model([opset.batch_norm_inference(x, gamma, beta, mean, variance, 0.0)], [x]))
     assert _compute_types(model) == ["Multiply", "Add"]
-    value = np.float32([[1, 2, 3], [-1, 0, 1]])
+    value = np.array([[1, 2, 3], [-1, 0, 1]], np.float32)
     expected = (value - mean) / np.sqrt(variance) * gamma + beta
     np.testing.assert_allclose(evaluate(model, [value])[0], expected, rtol=1e-6, atol=1e-6)
 
@@ -192,7 +198,7 @@ def test_the_reordered_multiply_and_add_both_stand_for_the_original_pair() -> No
     model = _optimise(hs.Model([y], [x]))
     assert _compute_types(model) == ["Multiply", "Add"]
     assert all(fused_names(n) == {"plus", "times"} for n in model.get_ops() if n.type_name in ("Multiply", "Add"))
-    value = np.float32([[1, 2, 3], [-1, 0, 1]])
+    value = np.array([[1, 2, 3], [-1, 0, 1]], np.float32)
     np.testing.assert_allclose(evaluate(model, [value])[0], (value + 1) * 2, rtol=1e-6)
 
 

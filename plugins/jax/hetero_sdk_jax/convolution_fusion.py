@@ -1,15 +1,16 @@
-"""``XlaConvolution``: a dense 2-D Convolution, its per-channel bias Add and an activation (none, Relu
-or SiLU) as one op, so that the native convolution kernel (:mod:`hetero_sdk_jax.lowering.kernels.conv2d`)
-adds the bias and applies the activation to each tile of registers before storing it. As separate ops
+"""``XlaConvolution``: a dense 2-D Convolution, its per-channel bias Add and an activation (none, Relu,
+SiLU or HSwish) as one op, so that the native convolution kernel (:mod:`hetero_sdk_jax.lowering.kernels.conv2d`)
+or, for a 1x1 convolution, the native GEMM kernel (:mod:`hetero_sdk_jax.lowering.kernels.gemm`, its in-place
+path) adds the bias and applies the activation to each tile of registers before storing it. As separate ops
 they ran as an XLA loop of their own after the kernel's custom call (XLA fuses nothing into a custom
 call): a second pass reading every result again.
 
 :class:`ConvolutionBiasActivationFusion` makes the op from the exact pattern, after the common
 optimisations (which fold BatchNorm into the filter and the bias into one constant). SiLU is the
 exporters' ``x * Sigmoid(x)`` (every activation of YOLOv5 to v8 and YOLOX) or a ``Swish`` without its
-``beta``. The op's value is the unfused graph's up to f32 rounding: the bias is added to the finished
-sum, and the activation applied to that. Where the kernel does not run, the lowering computes the
-unfused ops one after the other, as XLA did before.
+``beta``; HSwish is PP-OCRv4 rec's (after its 1x1 convolutions). The op's value is the unfused graph's up
+to f32 rounding: the bias is added to the finished sum, and the activation applied to that. Where the
+kernel does not run, the lowering computes the unfused ops one after the other, as XLA did before.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ __all__ = ["ACTIVATIONS", "CONVOLUTION", "CONVOLUTION_OP", "ConvolutionBiasActiv
 CONVOLUTION = "XlaConvolution"
 """The op's type name."""
 
-ACTIVATIONS = ("none", "relu", "silu")
-"""The op's ``activation`` attribute's values (silu: ``v * sigmoid(v)``)."""
+ACTIVATIONS = ("none", "relu", "silu", "hswish")
+"""The op's ``activation`` attribute's values (silu: ``v * sigmoid(v)``; hswish: HSwish's)."""
 
-_JOINING = {"Relu": "relu", "Swish": "silu"}
+_JOINING = {"Relu": "relu", "Swish": "silu", "HSwish": "hswish"}
 """Single activation ops that join the op (graph op type -> ``activation``); SiLU's Sigmoid and Multiply
 are matched apart (:func:`_silu_after`)."""
 
@@ -60,13 +61,15 @@ def fused_convolution(conv: Node, bias: Output, activation: str = "none", name: 
 
 
 def _definition(node: Node, x: Any, w: Any, bias: Any) -> Any:
-    """Convolution's definition, plus the bias, through Relu's definition or ``v * Sigmoid(v)``."""
+    """Convolution's definition, plus the bias, through Relu's or HSwish's definition or ``v * Sigmoid(v)``."""
     y = OPS.get("Convolution").evaluate(node, x, w)  # type: ignore[misc]
     y = y + bias
     if node.attrs["activation"] == "relu":
         return OPS.get("Relu").evaluate(node, y)  # type: ignore[misc]
     if node.attrs["activation"] == "silu":
         return y * OPS.get("Sigmoid").evaluate(node, y)  # type: ignore[misc]
+    if node.attrs["activation"] == "hswish":
+        return OPS.get("HSwish").evaluate(node, y)  # type: ignore[misc]
     return y
 
 
@@ -120,7 +123,7 @@ def _silu_after(add: Node, users: ConsumerMap) -> list[Node] | None:
 
 
 class ConvolutionBiasActivationFusion(MatcherPass):
-    """Fuses ``Convolution (f32, 2-D) -> Add(per-channel constant) [-> Relu | Swish | x * Sigmoid(x)]``
+    """Fuses ``Convolution (f32, 2-D) -> Add(per-channel constant) [-> Relu | HSwish | Swish | x * Sigmoid(x)]``
     into :data:`CONVOLUTION_OP`.
 
     The convolution's output must have one use, the Add, whose constant operand holds one value per

@@ -22,6 +22,7 @@ from xla_helpers import OPS, core, param, single_op
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering import weights_of
 from hetero_sdk_jax.lowering.kernels.conv2d import (
+    FUSED_TARGET,
     TARGET,
     blocked_filter,
     faster_natively,
@@ -31,7 +32,9 @@ from hetero_sdk_jax.lowering.kernels.conv2d import (
 )  # fmt: skip
 from hetero_sdk_jax.native import native_scope
 
-pytestmark = pytest.mark.skipif(not native.available(TARGET), reason="no C++ compiler with AVX-512 here")
+pytestmark = pytest.mark.skipif(
+    not (native.available(TARGET) and native.available(FUSED_TARGET)), reason="no C++ compiler with AVX-512 here"
+)
 
 
 def _numpy_conv(x: np.ndarray, w: np.ndarray, strides: tuple[int, int], pads: list[tuple[int, int]]) -> np.ndarray:
@@ -89,9 +92,49 @@ def test_kernel_with_a_filter_larger_than_its_l2_group_matches_numpy() -> None:
 
 def test_the_measured_class() -> None:
     assert faster_natively(16, 16, 3, 3, (1, 1)) and faster_natively(96, 96, 3, 3, (2, 2))
-    assert not faster_natively(32, 32, 3, 3, (1, 1))  # measured slower than XLA's convolution
-    assert not faster_natively(16, 32, 3, 3, (2, 2))
-    assert not faster_natively(96, 96, 5, 5, (1, 1))  # not measured
+    assert faster_natively(16, 32, 3, 3, (2, 2)) and faster_natively(32, 32, 3, 3, (1, 1))
+    assert faster_natively(24, 48, 3, 3, (2, 2)) and faster_natively(64, 64, 3, 3, (1, 1))
+    assert faster_natively(8, 16, 3, 3, (1, 1))  # few outputs at stride 1
+    assert not faster_natively(12, 24, 3, 3, (1, 1)) and not faster_natively(3, 16, 3, 3, (2, 2))  # the stems
+    assert not faster_natively(96, 96, 5, 5, (1, 1)) and not faster_natively(64, 64, 1, 1, (1, 1))  # not measured
+
+
+@OPS
+@given(data=st.data())
+def test_fused_kernel_at_yolo_channel_counts_matches_numpy(data: st.DataObject) -> None:
+    """Bias and SiLU or ReLU on the tile's registers, at channel counts of YOLO's 3x3 layers (non-multiples of
+    16 among them), batches of two (a tile spans rows and images), odd sizes and one-sided pads."""
+    stride = data.draw(st.integers(1, 2))
+    pads = [(data.draw(st.integers(0, 1)), data.draw(st.integers(0, 1))) for _ in range(2)]
+    n, h, w_ = data.draw(st.integers(1, 2)), data.draw(st.integers(2, 13)), data.draw(st.integers(2, 27))
+    cin = data.draw(st.sampled_from([16, 24, 32, 48, 64, 80]))
+    cout = data.draw(st.sampled_from([16, 24, 48, 64, 80, 96]))
+    activation = data.draw(st.sampled_from(["relu", "silu"]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    x = rng.standard_normal((n, h, w_, cin)).astype(np.float32)
+    w = rng.standard_normal((3, 3, cin, cout)).astype(np.float32)
+    bias = (3 * rng.standard_normal(cout)).astype(np.float32)
+    run = jax.jit(lambda x, b, c: native_conv2d(x, b, (stride, stride), pads, cout, c, activation))
+    got = np.asarray(run(x, blocked_filter(np.transpose(w, (3, 2, 0, 1))), bias), np.float64)
+    biased = _numpy_conv(x, w, (stride, stride), pads) + bias
+    expected = np.maximum(biased, 0) if activation == "relu" else biased / (1 + np.exp(-biased))
+    size = _numpy_conv(np.abs(x), np.abs(w), (stride, stride), pads) + np.abs(bias)
+    assert got.shape == expected.shape
+    error = np.abs(got - expected)
+    assert np.all(error <= 2e-6 * size + 1e-6), f"error {error.max():.3g} where the terms sum to {size.max():.3g}"
+
+
+def test_fused_silu_of_sums_far_past_the_exponential_s_range() -> None:
+    """SiLU where e^-v overflows f32 (v below -88): 0 from below, no NaN; and v where it underflows: v."""
+    x = np.ones((1, 1, 4, 16), np.float32)
+    w = np.zeros((1, 1, 16, 20), np.float32)
+    bias = np.array([-1e4, -300, -100, -89, -88, -20, 0, 20, 100, 1e4] * 2, np.float32)
+    run = jax.jit(lambda x, w, c: native_conv2d(x, w, (1, 1), [(0, 0), (0, 0)], None, c, "silu"))
+    got = np.asarray(run(x, w, bias))
+    v = bias.astype(np.float64)
+    expected = v * np.exp(-np.logaddexp(0, -v))  # v * sigmoid(v) without overflow
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, np.broadcast_to(expected, got.shape), rtol=1e-6, atol=1e-30)
 
 
 @pytest.mark.parametrize(("cin", "cout", "stride"), [(16, 16, 1), (96, 40, 2)])
@@ -175,9 +218,9 @@ def test_prepare_blocks_a_constant_filter_once() -> None:
     assert shapes == [(2, 3, 3, 96, 32)]
     with native_scope("cpu", False):
         assert prepare(node, values) == {}
-    small = _constant_filter_layer(64, 64, 1)[0]  # not in the kernel's class: XLA's layout, not blocked
+    small = _constant_filter_layer(12, 160, 2)[0]  # not in the kernel's class: XLA's layout, not blocked
     with native_scope("cpu", True):
-        assert [weight.shape for weight in weights_of(small)] == [(3, 3, 64, 64)]
+        assert [weight.shape for weight in weights_of(small)] == [(3, 3, 12, 160)]
 
 
 @pytest.mark.parametrize(("cin", "cout", "stride"), [(96, 40, 2), (24, 16, 1)])

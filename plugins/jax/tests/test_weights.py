@@ -12,6 +12,7 @@ from hetero_sdk import Model, opset
 from xla_helpers import core
 
 from hetero_sdk_jax import WithWeights
+from hetero_sdk_jax.compiled_model import XlaCompiledModel
 from hetero_sdk_jax.lowering import WEIGHT_BYTES, weights_of
 
 _RNG = np.random.default_rng(3)
@@ -34,6 +35,12 @@ def _x(batch: int) -> np.ndarray:
     return np.random.default_rng(batch).standard_normal((batch, 128)).astype(np.float32)
 
 
+def _compile(model: Model, config: dict[str, object] | None = None) -> XlaCompiledModel:
+    compiled = core().compile_model(model, "XLA", config or {})
+    assert isinstance(compiled, XlaCompiledModel)
+    return compiled
+
+
 def test_the_weights_are_the_large_constants() -> None:
     found = weights_of(_mlp())
     assert [w.shape for w in found] == [W1.shape, W2.shape]
@@ -42,7 +49,7 @@ def test_the_weights_are_the_large_constants() -> None:
 
 def test_a_static_model_takes_its_weights_as_arguments_not_as_program_constants() -> None:
     # native kernels off: the GEMM kernel would take both weights packed (tests/test_native_gemm.py)
-    compiled = core().compile_model(_mlp(), "XLA", {"XLA_NATIVE_KERNELS": False})
+    compiled = _compile(_mlp(), {"XLA_NATIVE_KERNELS": False})
     np.testing.assert_allclose(compiled(_x(4))[0], _expected(_x(4)), rtol=1e-5, atol=1e-4)
     executable = compiled.jax_executable()
     assert isinstance(executable, WithWeights)
@@ -54,7 +61,7 @@ def test_a_static_model_takes_its_weights_as_arguments_not_as_program_constants(
 
 
 def test_executables_for_several_shapes_share_one_device_copy_of_the_weights() -> None:
-    compiled = core().compile_model(_mlp(batch=None), "XLA")
+    compiled = _compile(_mlp(batch=None))
     for batch in (1, 3, 1):
         np.testing.assert_allclose(compiled(_x(batch))[0], _expected(_x(batch)), rtol=1e-5, atol=1e-4)
     first, second = compiled.jax_executable([[1, 128]]), compiled.jax_executable([[3, 128]])
@@ -62,7 +69,7 @@ def test_executables_for_several_shapes_share_one_device_copy_of_the_weights() -
 
 
 def test_bf16_precision_computes_with_the_weights_in_bf16() -> None:
-    compiled = core().compile_model(_mlp(), "XLA", {"INFERENCE_PRECISION_HINT": "bf16"})
+    compiled = _compile(_mlp(), {"INFERENCE_PRECISION_HINT": "bf16"})
     got = compiled(_x(4))[0]
     expected = _expected(_x(4))
     assert got.dtype == np.float32
@@ -72,7 +79,7 @@ def test_bf16_precision_computes_with_the_weights_in_bf16() -> None:
 
 @pytest.mark.parametrize("batch", [4, None])
 def test_an_exported_model_with_weights_imports_and_gives_the_same_results(batch: int | None) -> None:
-    compiled = core().compile_model(_mlp(batch), "XLA")
+    compiled = _compile(_mlp(batch))
     expected = compiled(_x(4))[0]
     imported = core().import_model(compiled.export_model(), "XLA")
     np.testing.assert_allclose(imported(_x(4))[0], expected, rtol=1e-6, atol=1e-6)
@@ -84,7 +91,7 @@ def test_a_model_compiled_per_input_value_takes_its_weights_as_arguments() -> No
     table = _RNG.standard_normal(32768).astype(np.float32)  # 128 KiB
     rows = opset.reshape(opset.constant(table), [-1, 128], special_zero=False)
     scaled = opset.multiply(opset.reshape(x, shape, special_zero=False), rows)
-    compiled = core().compile_model(Model([scaled], [x, shape], name="by_value"), "XLA")
+    compiled = _compile(Model([scaled], [x, shape], name="by_value"))
     assert compiled.by_value is not None
     data = np.arange(32768, dtype=np.float32)
     got = compiled([data, np.array([256, 128], np.int64)])[0]

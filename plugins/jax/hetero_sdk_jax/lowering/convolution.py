@@ -26,6 +26,7 @@ from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION, MAX_TAPS
 from hetero_sdk_jax.lowering.activation import hswish
 from hetero_sdk_jax.lowering.kernels import conv2d as conv2d_kernel
 from hetero_sdk_jax.lowering.kernels import depthwise as depthwise_kernel
+from hetero_sdk_jax.lowering.kernels import gemm as gemm_kernel
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 from hetero_sdk_jax.lowering.weight_layout import WeightLayout, input_layout
@@ -345,6 +346,9 @@ def _read_filter(node: Node, w: Any) -> Any:
     put back by XLA, for a route that does not take the kernel after all)."""
     if conv2d_kernel.is_blocked(node, w):
         return conv2d_kernel.unblocked_filter(w, _filter_shape(node)[0])
+    if gemm_kernel.is_packed_filter(node, w):
+        outputs, inputs = _filter_shape(node)[:2]
+        return gemm_kernel.pointwise_filter(w, inputs, outputs)
     return filter_layout(node).read(w)
 
 
@@ -508,8 +512,15 @@ def fused_convolution(node: Node, x: jnp.ndarray, w: Any, bias: Any, channels_la
     of ``x`` ``[N, C, H, W]``, or ``[N, H, W, C]`` with ``channels_last`` (:mod:`.layout`); ``w`` as
     :func:`convolution` takes it, ``bias`` one value per channel in any broadcastable shape. The native
     kernel adds the bias and applies the activation before each store where
-    :func:`~.kernels.conv2d.runs_natively` says it runs; elsewhere :func:`convolution`, then the bias and
-    the activation as the unfused ops lower them, which XLA fuses into one loop."""
+    :func:`~.kernels.conv2d.runs_natively` says it runs (an activation it lacks, HSwish, then applied by XLA
+    after it), or, for a 1x1 convolution whose filter
+    :func:`~.kernels.gemm.prepare_pointwise` packed, the native GEMM kernel reading the pixels ``[N H W, I]`` in
+    place (its in-place path, the bias and activation in its epilogue); elsewhere :func:`convolution`, then the
+    bias and the activation as the unfused ops lower them, which XLA fuses into one loop."""
+    if channels_last and gemm_kernel.is_packed_filter(node, w) and x.dtype == jnp.float32:
+        outputs = _filter_shape(node)[0]
+        per_channel = jnp.broadcast_to(jnp.asarray(bias, jnp.float32).reshape(-1), (outputs,))
+        return gemm_kernel.native_fused_matmul(x, w, outputs, per_channel, node.attrs["activation"])
     if channels_last:
         blocked = w if conv2d_kernel.is_blocked(node, w) else None
         read = _read_filter(node, w)
@@ -523,18 +534,25 @@ def fused_convolution(node: Node, x: jnp.ndarray, w: Any, bias: Any, channels_la
             outputs = read.shape[-1]
             per_channel = jnp.broadcast_to(jnp.asarray(bias, jnp.float32).reshape(-1), (outputs,))
             kernel_filter = read if blocked is None else blocked
-            return conv2d_kernel.native_conv2d(
-                x, kernel_filter, strides, padding, outputs, per_channel, node.attrs["activation"]
-            )
+            activation = node.attrs["activation"]
+            inside = activation if activation in conv2d_kernel.ACTIVATIONS else "none"  # hswish: after, in XLA
+            y = conv2d_kernel.native_conv2d(x, kernel_filter, strides, padding, outputs, per_channel, inside)
+            return y if inside == activation else hswish(node, y)
     return biased_activation(node, convolution(node, x, w, channels_last), bias, channels_last)
 
 
-fused_convolution.prepare = conv2d_kernel.prepare  # type: ignore[attr-defined]
+def _prepare_fused(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.ndarray | None]:
+    """The fused convolution's compile-time filter: packed for the GEMM kernel (1x1), else blocked for the
+    convolution kernel (3x3), else ``{}``."""
+    return gemm_kernel.prepare_pointwise(node, values) or conv2d_kernel.prepare(node, values)
+
+
+fused_convolution.prepare = _prepare_fused  # type: ignore[attr-defined]
 
 
 def biased_activation(node: Node, y: jnp.ndarray, bias: Any, channels_last: bool) -> jnp.ndarray:
     """``activation(y + bias)`` for :data:`~hetero_sdk_jax.convolution_fusion.CONVOLUTION_OP` ``node``'s sum
-    ``y`` (``[N, ..., C]`` with ``channels_last``), as the unfused Add, Relu and SiLU lower (SiLU as
+    ``y`` (``[N, ..., C]`` with ``channels_last``), as the unfused Add, Relu, HSwish and SiLU lower (SiLU as
     :func:`~.elementwise.multiply` computes ``x * Sigmoid(x)``: ``x * (0.5 + 0.5 * tanh(x / 2))``)."""
     channels = y.shape[-1] if channels_last else y.shape[1]
     per_channel = jnp.broadcast_to(jnp.asarray(bias, y.dtype).reshape(-1), (channels,))
@@ -544,7 +562,7 @@ def biased_activation(node: Node, y: jnp.ndarray, bias: Any, channels_last: bool
         return jnp.maximum(y, 0)
     if activation == "silu":
         return y * (0.5 + 0.5 * jnp.tanh(0.5 * y))
-    return y
+    return hswish(node, y) if activation == "hswish" else y
 
 
 def fused_convolution_from_channels_first(node: Node, x: jnp.ndarray, w: Any, bias: Any) -> jnp.ndarray:

@@ -2,9 +2,10 @@
 (``hetero_sdk_conv2d``, :mod:`hetero_sdk_jax.native`, ``native/src/conv2d.cc``).
 
 The kernel computes ``[N, H, W, Cin]`` by ``[kh, kw, Cin, Cout]`` (one group, dilation 1, strides 1 or 2,
-non-negative pads handled in the kernel, no padded copy) with the classic register tiling: a tile of output
-pixels by 16 or 32 output channels in AVX-512 registers. :func:`native_conv2d` is used by the dense
-convolution lowering where :func:`runs_natively` says so; elsewhere XLA's convolution runs.
+non-negative pads handled in the kernel, no padded copy) as an indirect GEMM: a tile of 12 output pixels by
+16 or 32 output channels in AVX-512 registers, each pixel's input read in place, one run of ``kw * Cin``
+channels-last floats per kernel row. :func:`native_conv2d` is used by the dense convolution lowering where
+:func:`runs_natively` says so; elsewhere XLA's convolution runs.
 
 The kernel reads the filter in blocks of :data:`BLOCK` output channels. :func:`prepare` (the lowering's
 compile-time hook) replaces a Constant f32 filter of a convolution in the kernel's class by
@@ -131,17 +132,18 @@ def runs_natively(
 
 
 def faster_natively(inputs: int, outputs: int, kernel_h: int, kernel_w: int, strides: Sequence[int]) -> bool:
-    """The class of convolutions where the kernel measured faster than XLA's convolution at YOLOv8n's and
-    YOLOX's layers (``bench/bench_native_conv.py``, one thread, CPU time): 3x3 kernels with at least 96
-    input channels (0.80-0.92x XLA's time at strides 1 and 2), or at stride 1 with at most 16 output
-    channels (0.60-0.85x: XLA:CPU leaves its YNNPACK kernel there). Not taken: 24-48 input channels
-    (0.95-1.31x), stride 2 below 96 input channels (the kernel transposes every input row for a
-    quarter of the outputs), kernels other than 3x3 (not measured), and 64 input channels: with the
-    filter blocked at compile time YOLOv8n's 64-channel layers measured 0.72-1.04x alone, but the whole
-    model with them 1.00-1.02x its time without them."""
+    """The class of convolutions where the kernel measured faster than XLA's convolution and its loop of the
+    bias and SiLU after it, at YOLOv8n's and YOLOX's layers (``bench/bench_native_conv.py --cpu-time``, one
+    thread, CPU time, load 3.8): 3x3 kernels with at least 16 input channels, strides 1 and 2 (0.65-0.98x,
+    96->96 0.71-0.73x, 24->24 at 104x104 0.95-0.98x; against XLA's convolution alone 0.67-1.18x), or at
+    stride 1 with at most 16 output channels. Issue 31's rows with it: YOLOX 1.05-1.07x the faster peer
+    against 1.12-1.15x with 96+ input channels only, YOLOv8n 1.06-1.09x against 1.10-1.11x. Not taken:
+    fewer than 16 input channels at stride 2 or with more than 16 outputs (the stems: YOLOX's 12 -> 24 at
+    208x208 0.98x XLA's convolution and loop, level; YOLOv8n's 3 -> 16 runs the few-channel route), kernels
+    other than 3x3 (not measured)."""
     if (kernel_h, kernel_w) != (3, 3):
         return False
-    return inputs >= 96 or (tuple(strides) == (1, 1) and outputs <= 16)
+    return inputs >= 16 or (tuple(strides) == (1, 1) and outputs <= 16)
 
 
 def native_conv2d(

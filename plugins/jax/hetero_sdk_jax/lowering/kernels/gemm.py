@@ -9,6 +9,13 @@ kernel's class (:func:`faster_natively`) by its packed form once; the MatMul low
 :func:`native_matmul` (so does :data:`~hetero_sdk_jax.matmul_bias.MATMUL_BIAS`'s, a MatMul and its
 per-column bias Add as one op, the bias added in the kernel). A packed ``B`` that reaches XLA's dot after all
 (a 16-bit precision) is put back by :func:`unpacked_b`.
+
+The kernel's in-place path (:data:`FUSED_TARGET`, :func:`native_fused_matmul`) reads ``A`` where it lies (no
+packing per call: any number of rows), in register tiles of 12 rows by 32 columns, 8 by 48 or 6 by 64, and adds
+a bias and applies an activation (:data:`ACTIVATIONS`) to the registers before the store. The fused 1x1
+convolutions (:data:`FUSED_CONVOLUTION`, stride 1, no pads) run on it: :func:`prepare_pointwise` (the fused
+op's compile-time hook) packs the filter ``[O, I, 1, 1]`` as ``B`` ``[I, O]`` (:func:`packed_filter`), and the
+convolution lowering multiplies the channels-last pixels ``[N H W, I]`` by it.
 """
 
 from __future__ import annotations
@@ -26,8 +33,11 @@ from hetero_sdk_jax.lowering.weight_layout import PreparedByIdentity, aligned_re
 from hetero_sdk_jax.native import use_native
 
 __all__ = [
-    "MATMUL_BIAS", "MAX_DEPTH", "MAX_ROWS", "MIN_WEIGHT", "PANEL", "PRODUCTS", "TARGET", "TARGET_BIAS", "columns",
-    "faster_natively", "is_packed", "native_matmul", "packed_b", "prepare", "unpacked_b",
+    "ACTIVATIONS", "FUSED_TARGET", "MATMUL_BIAS", "MAX_DEPTH", "MAX_ROWS", "MIN_IN_PLACE_DEPTH", "MIN_WEIGHT", "PANEL",
+    "PRODUCTS",
+    "TARGET", "TARGET_BIAS", "columns", "faster_in_place", "faster_natively", "is_packed", "is_packed_filter",
+    "native_fused_matmul",
+    "native_matmul", "packed_b", "packed_filter", "pointwise_filter", "prepare", "prepare_pointwise", "unpacked_b",
 ]  # fmt: skip
 
 TARGET = "hetero_sdk_gemm_f32"
@@ -35,6 +45,17 @@ TARGET = "hetero_sdk_gemm_f32"
 
 TARGET_BIAS = "hetero_sdk_gemm_f32_bias"
 """The same kernel adding a bias ``[N]`` to each row."""
+
+FUSED_TARGET = "hetero_sdk_gemm_f32_fused"
+"""The kernel's in-place path: ``A`` read where it lies (no packing per call), a bias ``[N]`` added and an
+activation (:data:`ACTIVATIONS`) applied to the registers before the store (:func:`native_fused_matmul`)."""
+
+ACTIVATIONS = {"none": 0, "relu": 1, "silu": 2, "hswish": 3}
+""":data:`FUSED_TARGET`'s activations, by name, and the codes the kernel takes (silu: ``v * sigmoid(v)``;
+hswish: ``v * min(max(v + 3, 0), 6) / 6``)."""
+
+MIN_IN_PLACE_DEPTH = 128
+"""From this depth (K) the in-place path is taken at any number of rows (:func:`faster_in_place`)."""
 
 PANEL = 32
 """Columns of ``B`` per packed panel (two 16-lane vectors)."""
@@ -135,3 +156,87 @@ def native_matmul(a: Any, packed: Any, columns: int, bias: Any = None) -> Any:
     else:
         out = jax.ffi.ffi_call(TARGET_BIAS, result)(flat, packed, jnp.asarray(bias, jnp.float32))
     return jnp.reshape(out, (*lead, columns))
+
+
+def native_fused_matmul(a: Any, packed: Any, columns: int, bias: Any, activation: str = "none") -> Any:
+    """``activation(a @ B + bias)`` for ``a`` ``[..., K]`` f32, ``B`` ``[K, columns]`` packed (:func:`packed_b`)
+    and ``bias`` ``[columns]``, through :data:`FUSED_TARGET` (``A`` read in place): ``[..., columns]``."""
+    lead, depth = a.shape[:-1], a.shape[-1]
+    flat = jnp.reshape(a, (math.prod(lead), depth))
+    result = jax.ShapeDtypeStruct((flat.shape[0], columns), jnp.float32)
+    call = jax.ffi.ffi_call(FUSED_TARGET, result)
+    out = call(flat, packed, jnp.asarray(bias, jnp.float32), activation=np.int64(ACTIVATIONS[activation]))
+    return jnp.reshape(out, (*lead, columns))
+
+
+def faster_in_place(rows: int, depth: int, columns: int, activation: str) -> bool:
+    """The products with a bias and ``activation`` (:data:`ACTIVATIONS`) where :data:`FUSED_TARGET` measured
+    faster than XLA's dot followed by its bias and activation loop and than the dot alone
+    (``bench/bench_native_gemm.py --fused --cpu-time``, one thread, interleaved, load 3.8): at least
+    :data:`MIN_IN_PLACE_DEPTH` deep at any number of rows (0.75-0.95 of the dot and loop, 0.79-1.0 of the dot:
+    PP-OCRv4 rec's 128-480 channel 1x1 layers with HSwish, YOLOv8n's and YOLOX's with SiLU), or up to
+    :data:`MAX_ROWS` rows (rec's 40-row and 1-row layers: 0.48-0.80 and 0.56-0.86). Not taken: shallower
+    products over more rows (16-96 channels at 1600-10816 pixels: 0.70-0.97 of the dot and loop but 1.06-1.29 of
+    the dot alone, where the epilogue's SiLU costs more than the product; the whole models were level with them,
+    rec 0.98-1.01, YOLOv8n 0.99-1.02, YOLOX 0.97-1.00). Whole models with this rule, on / off in one process
+    (``--models ppocr-rec yolov8n yolox``, 300 runs, load 4.1-4.4): rec 1.00, YOLOv8n 0.99-1.01, YOLOX 1.00:
+    the loops saved are a few per cent of these models, within the machine's noise."""
+    if rows < 1 or not 1 <= depth <= MAX_DEPTH or columns < 1 or activation not in ACTIVATIONS:
+        return False
+    return depth >= MIN_IN_PLACE_DEPTH or rows <= MAX_ROWS
+
+
+FUSED_CONVOLUTION = "XlaConvolution"
+"""The op (:data:`~hetero_sdk_jax.convolution_fusion.CONVOLUTION_OP`, a convolution with its bias and activation)
+whose 1x1 filter :func:`prepare_pointwise` packs."""
+
+_FILTER = 1
+
+
+def packed_filter(w: np.ndarray) -> np.ndarray:
+    """A 1x1 filter ``[O, I, 1, 1]`` as ``B`` ``[I, O]`` packed for the kernel (:func:`packed_b`)."""
+    outputs, inputs = w.shape[:2]
+    return packed_b(np.asarray(w).reshape(outputs, inputs).T)
+
+
+_PACKED_FILTER = PreparedByIdentity(packed_filter)
+
+
+def is_packed_filter(node: Node, w: Any) -> bool:
+    """True when ``w``, the filter the fused convolution ``node``'s lowering received, is :func:`packed_filter`'s
+    form (three axes for the graph's four)."""
+    return (
+        node.type_name == FUSED_CONVOLUTION
+        and getattr(w, "ndim", 0) == 3
+        and node.input_value(_FILTER).partial_shape.rank == 4
+    )
+
+
+def pointwise_filter(packed: Any, inputs: int, outputs: int) -> Any:
+    """:func:`packed_filter`'s result back as the convolution lowering reads filters, ``[1, 1, I, O]``, in XLA."""
+    return unpacked_b(packed, outputs).reshape(1, 1, inputs, outputs)
+
+
+def prepare_pointwise(node: Node, values: Sequence[np.ndarray | None]) -> dict[int, np.ndarray | None]:
+    """The filter packed for :data:`FUSED_TARGET` (:func:`packed_filter`) in place of the filter of a fused 1x1
+    convolution (:data:`FUSED_CONVOLUTION`) when it is a read-only f32 Constant ``[O, I, 1, 1]``, the data f32
+    ``[N, I, H, W]`` of static shape, strides 1 and no pads, the product ``[N H W, I] x [I, O]`` in the in-place
+    path's class (:func:`faster_in_place`) and the lowering being traced may call the kernel; ``{}`` otherwise."""
+    if node.type_name != FUSED_CONVOLUTION or len(values) <= _FILTER:
+        return {}
+    w = values[_FILTER]
+    if w is None or w.dtype != np.float32 or w.ndim != 4 or w.shape[2:] != (1, 1) or w.flags.writeable:
+        return {}
+    attrs = node.attrs
+    if any(s != 1 for s in attrs["strides"]) or any(p != 0 for p in (*attrs["pads_begin"], *attrs["pads_end"])):
+        return {}
+    x = node.input_value(0)
+    if x.element_type is not Type.f32 or not x.partial_shape.is_static or x.partial_shape.rank != 4:
+        return {}
+    batch, channels, height, width = (int(d) for d in x.partial_shape.to_shape())
+    outputs = w.shape[0]
+    if channels != w.shape[1] or not faster_in_place(batch * height * width, channels, outputs, attrs["activation"]):
+        return {}
+    if not use_native(FUSED_TARGET):
+        return {}
+    return {_FILTER: _PACKED_FILTER.get(w)}

@@ -12,6 +12,9 @@
 // per call into [row tile][K][rows], so a tile reads one stream. The bias starts the first block's
 // accumulators, later blocks add to the rows stored. Outputs larger than L2 go by blocks of panels instead
 // (PanelsByBlock). Panels are split on XLA's intra-op thread pool.
+//
+// A third handler, HeteroSdkGemmF32Fused (operands a, b, bias; attribute activation), reads A in place for any
+// number of rows and applies an activation after the bias: the in-place path below.
 #if !defined(__AVX512F__)
 #error "this kernel needs AVX-512: the XLA device falls back to its pure-XLA lowering"
 #endif
@@ -21,8 +24,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <new>
+#include <type_traits>
 #include <vector>
 
+#include "avx512_math.h"
 #include "parallel_for.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -220,6 +225,164 @@ ffi::Error GemmBiasImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buff
   }
 }
 
+// ---- The in-place path (HeteroSdkGemmF32Fused): A read where it lies, a bias and an activation fused. ----
+//
+// y[m, n] = act(bias[n] + sum_k a[m, k] * B[k, n]), act 0 none, 1 relu, 2 silu (v * sigmoid(v)), 3 hardswish
+// (v * min(max(v + 3, 0), 6) / 6). A register tile of R rows by V vectors of 16 columns (12 x 2, 8 x 3 or
+// 6 x 4: 24 accumulators; the columns of N <= 64 in one tile, so that A is read once) sums the whole of K in
+// registers, broadcasting each a[m, k] from A's row m as it lies (XNNPACK's GEMM micro-kernel: no packing of A,
+// which cost the packed path a gather per column and per call), then adds the bias and applies the activation
+// to the registers before the one store. Rows go by blocks whose A (about kInPlaceBlockBytes) stays in L2 while
+// every group of columns passes over it, B's columns (K x 16 V) staying in L1 across the block's tiles; blocks
+// of rows are split on XLA's intra-op thread pool.
+
+enum Activation : int64_t { kNone = 0, kRelu = 1, kSilu = 2, kHardSwish = 3 };
+
+constexpr int64_t kInPlaceBlockBytes = 96 << 10;  // A's rows per block: about 96 KiB
+
+struct InPlace {
+  const float* a;     // [M, K]
+  const float* b;     // [panels][K][32]
+  const float* bias;  // [N]
+  float* y;           // [M, N]
+  int64_t m, k, n;
+};
+
+template <int64_t Act>
+inline __m512 Activate(__m512 v) {
+  if constexpr (Act == kRelu) return _mm512_max_ps(v, _mm512_setzero_ps());
+  if constexpr (Act == kSilu) return hetero_sdk_native::Silu(v);
+  if constexpr (Act == kHardSwish) return hetero_sdk_native::HardSwish(v);
+  return v;
+}
+
+// The rows of a tile of V vectors: 24 accumulators.
+constexpr int RowsOf(int v) { return v == 1 ? 12 : 24 / v; }
+
+#define HETERO_SDK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+// Rows [m0, m0 + R) by the V vectors of columns from n0 (a multiple of 16), the whole of K, the bias and the
+// activation applied before the store.
+template <int R, int V, int64_t Act>
+void InPlaceTile(const InPlace& p, int64_t m0, int64_t n0) {
+  const float* bp[4];
+  __mmask16 mask[4];
+  __m512 bias[4];
+  for (int v = 0; v < 4; ++v) {
+    const int64_t c = std::min(n0 + v * kLanes, (p.n + kLanes - 1) / kLanes * kLanes - kLanes);
+    bp[v] = p.b + (c / kPanel) * p.k * kPanel + c % kPanel;  // vector v's column block, packed in panel c / 32
+    mask[v] = LaneMask(p.n - n0 - v * kLanes);
+    bias[v] = _mm512_maskz_loadu_ps(mask[v], p.bias + n0 + v * kLanes);
+  }
+  const float* a = p.a + m0 * p.k;
+  const int64_t lda = p.k;
+#define HETERO_SDK_ZERO(r)                                                                            \
+  __m512 c0_##r = _mm512_setzero_ps(), c1_##r = c0_##r, c2_##r = c0_##r, c3_##r = c0_##r;
+  HETERO_SDK_ROWS(HETERO_SDK_ZERO)
+#undef HETERO_SDK_ZERO
+  for (int64_t k = 0; k < p.k; ++k) {
+    const int64_t off = k * kPanel;
+    const __m512 b0 = _mm512_loadu_ps(bp[0] + off);
+    const __m512 b1 = V > 1 ? _mm512_loadu_ps(bp[1] + off) : b0;
+    const __m512 b2 = V > 2 ? _mm512_loadu_ps(bp[2] + off) : b0;
+    const __m512 b3 = V > 3 ? _mm512_loadu_ps(bp[3] + off) : b0;
+#define HETERO_SDK_STEP(r)                                          \
+    if constexpr (R > r) {                                          \
+      const __m512 av = _mm512_set1_ps(a[r * lda + k]);             \
+      c0_##r = _mm512_fmadd_ps(av, b0, c0_##r);                     \
+      if constexpr (V > 1) c1_##r = _mm512_fmadd_ps(av, b1, c1_##r); \
+      if constexpr (V > 2) c2_##r = _mm512_fmadd_ps(av, b2, c2_##r); \
+      if constexpr (V > 3) c3_##r = _mm512_fmadd_ps(av, b3, c3_##r); \
+    }
+    HETERO_SDK_ROWS(HETERO_SDK_STEP)
+#undef HETERO_SDK_STEP
+  }
+  float* out = p.y + m0 * p.n + n0;
+#define HETERO_SDK_STORE(r)                                                                                    \
+  if constexpr (R > r) {                                                                                       \
+    _mm512_mask_storeu_ps(out + r * p.n, mask[0], Activate<Act>(_mm512_add_ps(c0_##r, bias[0])));             \
+    if constexpr (V > 1)                                                                                       \
+      _mm512_mask_storeu_ps(out + r * p.n + kLanes, mask[1], Activate<Act>(_mm512_add_ps(c1_##r, bias[1])));   \
+    if constexpr (V > 2)                                                                                       \
+      _mm512_mask_storeu_ps(out + r * p.n + 2 * kLanes, mask[2], Activate<Act>(_mm512_add_ps(c2_##r, bias[2]))); \
+    if constexpr (V > 3)                                                                                       \
+      _mm512_mask_storeu_ps(out + r * p.n + 3 * kLanes, mask[3], Activate<Act>(_mm512_add_ps(c3_##r, bias[3]))); \
+  }
+  HETERO_SDK_ROWS(HETERO_SDK_STORE)
+#undef HETERO_SDK_STORE
+}
+#undef HETERO_SDK_ROWS
+
+template <int R, int V, int64_t Act>
+void InPlaceTileOfSize(const InPlace& p, int64_t m0, int64_t rows, int64_t n0) {
+  if constexpr (R > 1) {
+    if (rows < R) return InPlaceTileOfSize<R - 1, V, Act>(p, m0, rows, n0);
+  }
+  InPlaceTile<R, V, Act>(p, m0, n0);
+}
+
+// Rows [r0, r1) by the V vectors of columns from n0.
+template <int V, int64_t Act>
+void InPlaceColumns(const InPlace& p, int64_t r0, int64_t r1, int64_t n0) {
+  constexpr int R = RowsOf(V);
+  for (int64_t m0 = r0; m0 < r1; m0 += R) InPlaceTileOfSize<R, V, Act>(p, m0, std::min<int64_t>(R, r1 - m0), n0);
+}
+
+// Rows [r0, r1): the columns in groups of three vectors where they divide, else two, the last group of up to
+// four (N <= 64: one group).
+template <int64_t Act>
+void InPlaceRows(const InPlace& p, int64_t r0, int64_t r1) {
+  const int64_t vectors = (p.n + kLanes - 1) / kLanes;
+  for (int64_t v0 = 0; v0 < vectors;) {
+    const int64_t left = vectors - v0;
+    const int64_t group = left <= 4 ? left : (left % 3 == 0 ? 3 : 2);
+    const int64_t n0 = v0 * kLanes;
+    switch (group) {
+      case 1: InPlaceColumns<1, Act>(p, r0, r1, n0); break;
+      case 2: InPlaceColumns<2, Act>(p, r0, r1, n0); break;
+      case 3: InPlaceColumns<3, Act>(p, r0, r1, n0); break;
+      default: InPlaceColumns<4, Act>(p, r0, r1, n0); break;
+    }
+    v0 += group;
+  }
+}
+
+ffi::Error ComputeInPlace(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b,
+                          ffi::Buffer<ffi::F32> bias, int64_t activation, ffi::ResultBuffer<ffi::F32> y) {
+  const auto ad = a.dimensions(), bd = b.dimensions(), yd = y->dimensions();
+  if (ad.size() != 2 || bd.size() != 3 || yd.size() != 2 || bias.dimensions().size() != 1)
+    return ffi::Error::InvalidArgument("gemm kernel: a and y must be 2-D, b 3-D (packed), bias 1-D");
+  InPlace p{a.typed_data(), b.typed_data(), bias.typed_data(), y->typed_data(), ad[0], ad[1], yd[1]};
+  const int64_t panels = (p.n + kPanel - 1) / kPanel;
+  if (yd[0] != p.m || bd[0] != panels || bd[1] != p.k || bd[2] != kPanel || bias.dimensions()[0] != p.n)
+    return ffi::Error::InvalidArgument("gemm kernel: operand shapes do not agree");
+  if (activation < kNone || activation > kHardSwish)
+    return ffi::Error::InvalidArgument("gemm kernel: activation must be 0 (none), 1 (relu), 2 (silu) or 3 (hardswish)");
+  if (p.m == 0 || p.n == 0) return ffi::Error::Success();
+  // Blocks of whole tiles whose rows of A fill about kInPlaceBlockBytes; at least one tile.
+  const int64_t tiles = std::max<int64_t>(1, kInPlaceBlockBytes / (24 * std::max<int64_t>(p.k, 1) * 4));
+  const int64_t block = tiles * 24;  // a multiple of every tile's rows
+  const int64_t blocks = (p.m + block - 1) / block;
+  auto run = [&](auto act) {
+    constexpr int64_t Act = decltype(act)::value;
+    ParallelFor(pool, blocks, 1, [&](int64_t b0, int64_t b1) {
+      InPlaceRows<Act>(p, b0 * block, std::min(p.m, b1 * block));
+    });
+  };
+  switch (activation) {
+    case kRelu: run(std::integral_constant<int64_t, kRelu>{}); break;
+    case kSilu: run(std::integral_constant<int64_t, kSilu>{}); break;
+    case kHardSwish: run(std::integral_constant<int64_t, kHardSwish>{}); break;
+    default: run(std::integral_constant<int64_t, kNone>{}); break;
+  }
+  return ffi::Error::Success();
+}
+
+ffi::Error GemmFusedImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b,
+                         ffi::Buffer<ffi::F32> bias, ffi::ResultBuffer<ffi::F32> y, int64_t activation) {
+  return ComputeInPlace(pool, a, b, bias, activation, y);
+}
+
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkGemmF32, GemmImpl,
@@ -236,3 +399,12 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkGemmF32Bias, GemmBiasImpl,
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>());
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkGemmF32Fused, GemmFusedImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("activation"));

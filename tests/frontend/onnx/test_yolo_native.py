@@ -1,0 +1,58 @@
+"""YOLOv8n (``nudenet``'s 320n.onnx, 320x320) and a YOLOX-style detector (ddddocr's ``common_det.onnx``, 416x416),
+whose 3x3 convolutions of 16 and more input channels run in the native conv2d kernel and whose 1x1 convolutions
+run on the native GEMM kernel's in-place path, each with its bias and SiLU fused, give ONNX Runtime's outputs on
+XLA with native kernels on and off, and YOLOv8n's exported blob gives the same outputs imported.
+The models are downloaded once with ``pip download``; offline these tests skip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from bench_modules import load_bench_module
+
+import hetero_sdk as hs
+
+pytest.importorskip("onnxruntime")
+jax_native = pytest.importorskip("hetero_sdk_jax.native")
+
+real_models = load_bench_module("real_models")
+FUSED_CONV2D = "hetero_sdk_conv2d_bias"
+FUSED_GEMM = "hetero_sdk_gemm_f32_fused"
+
+
+def _compiled(key: str, native_kernels: bool) -> tuple[Any, Any, Any]:
+    """The model of ``real_models.ISSUE_MODELS[key]`` compiled for XLA, its file and its feeds (a skip offline)."""
+    if native_kernels and not (jax_native.available(FUSED_CONV2D) and jax_native.available(FUSED_GEMM)):
+        pytest.skip("the native conv2d and GEMM kernels cannot be built here (no compiler or AVX-512F)")
+    model = real_models.ISSUE_MODELS[key]
+    try:
+        path = real_models.fetch(model)
+    except real_models.FetchError as exc:
+        pytest.skip(str(exc))
+    converted = hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
+    return hs.Core().compile_model(converted, "XLA", {"XLA_NATIVE_KERNELS": native_kernels}), path, model.feeds
+
+
+@pytest.mark.parametrize("native_kernels", [True, False])
+@pytest.mark.parametrize("key", ["yolov8n", "yolox"])
+def test_yolo_matches_onnx_runtime_with_and_without_the_native_kernels(key: str, native_kernels: bool) -> None:
+    compiled, path, feeds = _compiled(key, native_kernels)
+    results = compiled(feeds)
+    program = compiled.jax_executable().as_text()
+    assert (FUSED_CONV2D in program) is native_kernels
+    assert (FUSED_GEMM in program) is native_kernels
+    for name, value in real_models.onnx_runtime_outputs(path, feeds).items():
+        scale = float(np.max(np.abs(value)))  # box coordinates reach a few hundred pixels
+        np.testing.assert_allclose(results[name], value, rtol=1e-4, atol=1e-5 * max(scale, 1.0), err_msg=name)
+
+
+def test_yolov8n_exported_with_the_native_kernels_runs_the_same_imported() -> None:
+    compiled, _, feeds = _compiled("yolov8n", True)
+    expected = list(compiled(feeds).values())
+    imported: Any = hs.Core().import_model(compiled.export_model(), "XLA")
+    got = list(imported(feeds).values())
+    assert len(got) == len(expected)
+    for value, reference in zip(got, expected):
+        np.testing.assert_array_equal(value, reference)
