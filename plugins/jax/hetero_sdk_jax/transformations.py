@@ -15,11 +15,14 @@ from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
 from hetero_sdk_jax.level_lookup import QuantizedLevelLookup
 from hetero_sdk_jax.matmul_bias import MatMulBiasFusion
+from hetero_sdk_jax.max_pool_cascade import MaxPoolCascade
+from hetero_sdk_jax.mean_of_affine import MeanOfAffineFolding
 from hetero_sdk_jax.one_hot import OneHotMatMulToGather
 from hetero_sdk_jax.pointwise_input_affine import PointwiseInputAffineFolding
 from hetero_sdk_jax.quantization import QuantizedRoundTripFolding
 from hetero_sdk_jax.quantized_convolution import QuantizedConvolutionFusion
 from hetero_sdk_jax.sibling_convolutions import SiblingPointwiseConvolutions
+from hetero_sdk_jax.softmax_expectation import SoftmaxExpectationFusion
 
 __all__ = [
     "CONVOLUTION_FUSION",
@@ -58,8 +61,11 @@ def transform_model(model: Model) -> PassManager:
     """Runs ``CommonOptimizations`` on ``model`` in place (the plugin passes its own clone), with
     XLA's :class:`~hetero_sdk_jax.quantization.QuantizedRoundTripFolding`,
     :class:`~hetero_sdk_jax.one_hot.OneHotMatMulToGather`,
-    :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions` and
-    :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding` in the same fixed-point group, after
+    :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions`,
+    :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding`,
+    :class:`~hetero_sdk_jax.softmax_expectation.SoftmaxExpectationFusion`,
+    :class:`~hetero_sdk_jax.mean_of_affine.MeanOfAffineFolding` and
+    :class:`~hetero_sdk_jax.max_pool_cascade.MaxPoolCascade` in the same fixed-point group, after
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`, then
     :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion`,
     :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` and
@@ -79,6 +85,9 @@ def transform_model(model: Model) -> PassManager:
             OneHotMatMulToGather(),
             SiblingPointwiseConvolutions(),
             PointwiseInputAffineFolding(),
+            SoftmaxExpectationFusion(),
+            MeanOfAffineFolding(),
+            MaxPoolCascade(),
         ],
         COMMON_OPTIMIZATIONS,
     )

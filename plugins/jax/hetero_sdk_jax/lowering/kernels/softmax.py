@@ -7,6 +7,11 @@ exponential (``native/src/avx512_math.h``, about 1 ulp). At PP-OCRv4 rec's outpu
 classes, it took 0.65x XLA's time (one thread, CPU time). :func:`native_softmax` is called where
 :func:`runs_natively` says yes; elsewhere the definition runs (short rows stay in XLA, which fuses them with
 their neighbours: an attention's scores with their product).
+
+The second kernel (``hetero_sdk_softmax_expectation_f32``) computes the expectation of constant weights under a
+Softmax over any axis, the op :data:`~hetero_sdk_jax.softmax_expectation.SOFTMAX_EXPECTATION_OP` (YOLOv8's DFL
+head: 16 bins by 8400 anchors), 16 positions of the axes after it at a time, without storing the Softmax:
+:func:`native_expectation` where :func:`expectation_runs_natively` says yes.
 """
 
 from __future__ import annotations
@@ -19,10 +24,22 @@ import jax.numpy as jnp
 
 from hetero_sdk_jax.native import use_native
 
-__all__ = ["MIN_COLUMNS", "TARGET", "native_softmax", "runs_natively"]
+__all__ = [
+    "EXPECTATION_TARGET",
+    "MIN_COLUMNS",
+    "MIN_INNER",
+    "TARGET",
+    "expectation_runs_natively",
+    "native_expectation",
+    "native_softmax",
+    "runs_natively",
+]
 
 TARGET = "hetero_sdk_softmax_f32"
 """The native kernel's FFI target."""
+
+EXPECTATION_TARGET = "hetero_sdk_softmax_expectation_f32"
+"""The expectation kernel's FFI target."""
 
 MIN_COLUMNS = 1024
 """The shortest rows the kernel is used for (shorter ones stay in XLA's loops, fused with their neighbours)."""
@@ -45,3 +62,30 @@ def native_softmax(x: Any) -> Any:
     flat = jnp.reshape(x, (math.prod(x.shape[:-1]), x.shape[-1]))
     out = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(flat.shape, jnp.float32))(flat)
     return jnp.reshape(out, x.shape)
+
+
+MIN_INNER = 16
+"""The fewest values after the Softmax's axis (one vector of the kernel) for which the expectation kernel runs."""
+
+
+def expectation_runs_natively(x: Any, axis: int) -> bool:
+    """Whether the expectation under the Softmax of ``x`` along ``axis`` runs the kernel: f32, at least
+    :data:`MIN_INNER` values after ``axis``, and the lowering being traced may call the kernel."""
+    axis %= max(x.ndim, 1)
+    return (
+        x.dtype == jnp.float32
+        and x.ndim >= 1
+        and math.prod(x.shape[axis + 1 :]) >= MIN_INNER
+        and use_native(EXPECTATION_TARGET)
+    )
+
+
+def native_expectation(x: Any, weights: Any, axis: int) -> Any:
+    """``sum(softmax(x, axis) * weights, axis, keepdims=True)`` of f32 ``x`` through the kernel; ``weights``
+    holds one f32 value per position of ``axis``."""
+    axis %= x.ndim
+    outer, inner = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1 :])
+    slabs = jnp.reshape(x, (outer, x.shape[axis], inner))
+    w = jnp.reshape(jnp.asarray(weights, jnp.float32), (x.shape[axis],))
+    out = jax.ffi.ffi_call(EXPECTATION_TARGET, jax.ShapeDtypeStruct((outer, inner), jnp.float32))(slabs, w)
+    return jnp.reshape(out, (*x.shape[:axis], 1, *x.shape[axis + 1 :]))

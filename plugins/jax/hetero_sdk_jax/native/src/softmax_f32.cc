@@ -5,6 +5,12 @@
 // sum's reciprocal, with avx512_math.h's Exp (about 1 ulp; it clamps its argument, so a NaN of x - max, from
 // a NaN or +inf in the row or a row of -inf, is found apart and makes the row NaN, as the formula does).
 // Rows are split on XLA's intra-op pool.
+//
+// HeteroSdkSoftmaxExpectationF32: the expectation of weights under a Softmax over a middle axis, the Softmax's
+// output never stored. Operands: x f32 [O, C, I], w f32 [C]. Result: y f32 [O, I],
+// y[o, i] = sum_c exp(x[o, c, i] - m) * w[c] / sum_c exp(x[o, c, i] - m), m = max_c x[o, c, i]: Softmax over C
+// followed by a dot with w (YOLOv8's DFL head: 16 bins, w = 0..15). Each 16 values of I in two passes over C
+// (its max; the exps with their sum and weighted sum), a NaN of x - m made NaN as above.
 
 #include <immintrin.h>
 
@@ -65,10 +71,71 @@ ffi::Error SoftmaxImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Resul
   return ffi::Error::Success();
 }
 
+// y[0 .. 16 * V) of one [C, I] slab x from its column 0, the last vector's lanes those of k (the others full).
+template <int V>
+void ExpectationBlock(const float* x, const float* w, float* y, int64_t c, int64_t inner, __mmask16 k) {
+  __mmask16 lanes[V];
+  for (int v = 0; v < V; ++v) lanes[v] = v == V - 1 ? k : __mmask16(0xFFFF);
+  __m512 m[V], sum[V], dot[V];
+  __mmask16 nan[V];
+  for (int v = 0; v < V; ++v) m[v] = _mm512_set1_ps(-__builtin_inff());
+  for (int64_t j = 0; j < c; ++j)
+    for (int v = 0; v < V; ++v) m[v] = _mm512_max_ps(m[v], _mm512_maskz_loadu_ps(lanes[v], x + j * inner + 16 * v));
+  for (int v = 0; v < V; ++v) sum[v] = dot[v] = _mm512_setzero_ps(), nan[v] = 0;
+  for (int64_t j = 0; j < c; ++j) {
+    const __m512 wj = _mm512_set1_ps(w[j]);
+    for (int v = 0; v < V; ++v) {
+      const __m512 t = _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes[v], x + j * inner + 16 * v), m[v]);
+      nan[v] |= _mm512_mask_cmp_ps_mask(lanes[v], t, t, _CMP_UNORD_Q);
+      const __m512 e = Exp(t);
+      sum[v] = _mm512_add_ps(sum[v], e);
+      dot[v] = _mm512_fmadd_ps(e, wj, dot[v]);
+    }
+  }
+  for (int v = 0; v < V; ++v) {
+    const __m512 r = _mm512_mask_mov_ps(_mm512_div_ps(dot[v], sum[v]), nan[v], _mm512_set1_ps(__builtin_nanf("")));
+    _mm512_mask_storeu_ps(y + 16 * v, lanes[v], r);
+  }
+}
+
+ffi::Error SoftmaxExpectationImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
+                                  ffi::ResultBuffer<ffi::F32> y) {
+  const auto xd = x.dimensions(), wd = w.dimensions(), yd = y->dimensions();
+  if (xd.size() != 3 || wd.size() != 1 || yd.size() != 2 || wd[0] != xd[1] || yd[0] != xd[0] || yd[1] != xd[2])
+    return ffi::Error::InvalidArgument("softmax expectation kernel: x must be [O, C, I], w [C] and y [O, I]");
+  const int64_t outer = xd[0], c = xd[1], inner = xd[2];
+  if (outer == 0 || inner == 0) return ffi::Error::Success();
+  const float* src = x.typed_data();
+  const float* weights = w.typed_data();
+  float* dst = y->typed_data();
+  constexpr int64_t kWidth = 64;  // values of I a block: four vectors
+  const int64_t blocks = (inner + kWidth - 1) / kWidth;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 12) / std::max<int64_t>(c, 1));  // ~256K values a piece
+  ParallelFor(pool, outer * blocks, grain, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t o = b / blocks, i0 = (b % blocks) * kWidth, left = inner - i0;
+      const float* from = src + o * c * inner + i0;
+      float* to = dst + o * inner + i0;
+      if (left > 48) ExpectationBlock<4>(from, weights, to, c, inner, TailMask(left - 48));
+      else if (left > 32) ExpectationBlock<3>(from, weights, to, c, inner, TailMask(left - 32));
+      else if (left > 16) ExpectationBlock<2>(from, weights, to, c, inner, TailMask(left - 16));
+      else ExpectationBlock<1>(from, weights, to, c, inner, TailMask(left));
+    }
+  });
+  return ffi::Error::Success();
+}
+
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkSoftmaxF32, SoftmaxImpl,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>());
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkSoftmaxExpectationF32, SoftmaxExpectationImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>());
