@@ -1,7 +1,8 @@
 """YOLOv8n (``nudenet``'s 320n.onnx, 320x320) and a YOLOX-style detector (ddddocr's ``common_det.onnx``, 416x416),
 whose 3x3 convolutions of 16 and more input channels run in the native conv2d kernel and whose 1x1 convolutions
 run on the native GEMM kernel's in-place path, each with its bias and SiLU fused, give ONNX Runtime's outputs on
-XLA with native kernels on and off, and YOLOv8n's exported blob gives the same outputs imported.
+XLA with native kernels on and off (YOLOv8n's DFL head as one ``XlaSoftmaxExpectation``), and YOLOv8n's exported
+blob gives the same outputs imported.
 The models are downloaded once with ``pip download``; offline these tests skip."""
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ def test_yolo_matches_onnx_runtime_with_and_without_the_native_kernels(key: str,
     program = compiled.jax_executable().as_text()
     assert (FUSED_CONV2D in program) is native_kernels
     assert (FUSED_GEMM in program) is native_kernels
+    if key == "yolov8n":
+        types = [n.type_name for n in compiled.get_runtime_model().get_ops()]
+        assert types.count("XlaSoftmaxExpectation") == 1 and "Softmax" not in types
     for name, value in real_models.onnx_runtime_outputs(path, feeds).items():
         scale = float(np.max(np.abs(value)))  # box coordinates reach a few hundred pixels
         np.testing.assert_allclose(results[name], value, rtol=1e-4, atol=1e-5 * max(scale, 1.0), err_msg=name)
