@@ -130,10 +130,10 @@ def test_short_last_tile_matches_numpy(pixels: int) -> None:
     the whole 12, past the tile's last row), with bias and SiLU at 16, 32 and 48 output channels."""
     rng = np.random.default_rng(pixels)
     x = rng.standard_normal((1, 1, pixels, 24)).astype(np.float32)
+    pads = [(1, 1), (1, 1)]
     for cout in (16, 32, 48):
         w = rng.standard_normal((3, 3, 24, cout)).astype(np.float32)
         bias = rng.standard_normal(cout).astype(np.float32)
-        pads = [(1, 1), (1, 1)]
         run = jax.jit(lambda x, b, c, o=cout: native_conv2d(x, b, (1, 1), pads, o, c, "silu"))
         got = np.asarray(run(x, blocked_filter(np.transpose(w, (3, 2, 0, 1))), bias), np.float64)
         biased = _numpy_conv(x, w, (1, 1), pads) + bias
