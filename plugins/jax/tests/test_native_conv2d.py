@@ -124,6 +124,25 @@ def test_fused_kernel_at_yolo_channel_counts_matches_numpy(data: st.DataObject) 
     assert np.all(error <= 2e-6 * size + 1e-6), f"error {error.max():.3g} where the terms sum to {size.max():.3g}"
 
 
+@pytest.mark.parametrize("pixels", [*range(1, 14), 20, 21, 24, 28])
+def test_short_last_tile_matches_numpy(pixels: int) -> None:
+    """The last tile of 12 output pixels is cut short (every remainder: done as a tile of 4 or 8 pixels or
+    the whole 12, past the tile's last row), with bias and SiLU at 16, 32 and 48 output channels."""
+    rng = np.random.default_rng(pixels)
+    x = rng.standard_normal((1, 1, pixels, 24)).astype(np.float32)
+    pads = [(1, 1), (1, 1)]
+    for cout in (16, 32, 48):
+        w = rng.standard_normal((3, 3, 24, cout)).astype(np.float32)
+        bias = rng.standard_normal(cout).astype(np.float32)
+        run = jax.jit(lambda x, b, c, o=cout: native_conv2d(x, b, (1, 1), pads, o, c, "silu"))
+        got = np.asarray(run(x, blocked_filter(np.transpose(w, (3, 2, 0, 1))), bias), np.float64)
+        biased = _numpy_conv(x, w, (1, 1), pads) + bias
+        size = _numpy_conv(np.abs(x), np.abs(w), (1, 1), pads) + np.abs(bias)
+        error = np.abs(got - biased / (1 + np.exp(-biased)))
+        assert got.shape == (1, 1, pixels, cout)
+        assert np.all(error <= 2e-6 * size + 1e-6), f"{cout} outputs: error {error.max():.3g}"
+
+
 def test_fused_silu_of_sums_far_past_the_exponential_s_range() -> None:
     """SiLU where e^-v overflows f32 (v below -88): 0 from below, no NaN; and v where it underflows: v."""
     x = np.ones((1, 1, 4, 16), np.float32)
