@@ -33,7 +33,14 @@ from hetero_sdk.plugin import (
 
 from hetero_sdk_jax.depthwise_fusion import biased_infer, window_attrs
 
-__all__ = ["ACTIVATIONS", "CONVOLUTION", "CONVOLUTION_OP", "ConvolutionBiasActivationFusion", "fused_convolution"]
+__all__ = [
+    "ACTIVATIONS",
+    "CONVOLUTION",
+    "CONVOLUTION_OP",
+    "ConvolutionBiasActivationFusion",
+    "bias_and_activation",
+    "fused_convolution",
+]
 
 CONVOLUTION = "XlaConvolution"
 """The op's type name."""
@@ -122,6 +129,25 @@ def _silu_after(add: Node, users: ConsumerMap) -> list[Node] | None:
     return [gate, product]
 
 
+def bias_and_activation(node: Node, users: ConsumerMap) -> tuple[list[Node], Output, str] | None:
+    """The pattern :class:`ConvolutionBiasActivationFusion` takes after ``node``: its nodes (``node``, the
+    f32 per-channel bias Add, then the activation's nodes if one joins), the bias operand and the
+    :data:`ACTIVATIONS` value; None when ``node``'s output is not read by such an Add alone."""
+    found = channel_bias_and_activation(node, users, _JOINING)
+    if found is None or found.nodes[1].output(0).element_type != Type.f32:
+        return None
+    pattern = list(found.nodes)
+    if found.activation is None:
+        silu = _silu_after(pattern[1], users)
+        activation = "none" if silu is None else "silu"
+        pattern += silu or []
+    elif found.activation == "Swish" and pattern[-1].get_input_size() > 1:
+        pattern, activation = pattern[:-1], "none"
+    else:
+        activation = _JOINING[found.activation]
+    return pattern, found.bias, activation
+
+
 class ConvolutionBiasActivationFusion(MatcherPass):
     """Fuses ``Convolution (f32, 2-D) -> Add(per-channel constant) [-> Relu | HSwish | Swish | x * Sigmoid(x)]``
     into :data:`CONVOLUTION_OP`.
@@ -137,18 +163,10 @@ class ConvolutionBiasActivationFusion(MatcherPass):
     def apply(self, model: Model, node: Node, users: ConsumerMap) -> bool:
         if not _dense_2d(node):
             return False
-        found = channel_bias_and_activation(node, users, _JOINING)
-        if found is None or found.nodes[1].output(0).element_type != Type.f32:
+        found = bias_and_activation(node, users)
+        if found is None:
             return False
-        pattern = list(found.nodes)
-        if found.activation is None:
-            silu = _silu_after(pattern[1], users)
-            activation = "none" if silu is None else "silu"
-            pattern += silu or []
-        elif found.activation == "Swish" and pattern[-1].get_input_size() > 1:
-            pattern, activation = pattern[:-1], "none"
-        else:
-            activation = _JOINING[found.activation]
-        fused = fused_convolution(node, found.bias, activation, pattern[-1].friendly_name)
+        pattern, bias, activation = found
+        fused = fused_convolution(node, bias, activation, pattern[-1].friendly_name)
         replace_node(model, pattern[-1], fused, fused=pattern[:-1], consumers=users)
         return True

@@ -1,0 +1,77 @@
+"""The XLA device with merged sibling 1x1 convolutions carrying their branches' bias and activation
+(:mod:`hetero_sdk_jax.sibling_convolutions`) or leaving them after the split, whole models compiled both
+ways in one process, timed interleaved on one CPU.
+
+Usage::
+
+    python bench/bench_sibling_convolutions.py --models yolox yolov8n --runs 100 --cpu-time
+
+Each row gives the medians in milliseconds, carried / after the split, and the largest difference of the
+two outputs (f32 rounding: the same operations, the bias added to the finished sum either way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import hetero_sdk_jax.sibling_convolutions as siblings
+import numpy as np
+from bench_onnx_models import model_at
+from real_models import fetch
+from timing import measure, print_table
+
+import hetero_sdk as hs
+
+
+@contextlib.contextmanager
+def _biases_after_the_split() -> Iterator[None]:
+    """The merge finds no sibling's bias (it is looked up when the pass runs): main's graph before the change."""
+    saved = siblings.bias_and_activation
+    siblings.bias_and_activation = lambda node, users: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        siblings.bias_and_activation = saved  # type: ignore[assignment]
+
+
+def _compiled(model: Any, carried: bool) -> Any:
+    """``model`` (a bench model) compiled for XLA, the biases carried into the merged convolution or not."""
+    path = fetch(model)
+    with contextlib.nullcontext() if carried else _biases_after_the_split():
+        converted = hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
+        return hs.Core().compile_model(converted, "XLA")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["yolox", "yolov8n"])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
+    args = parser.parse_args()
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU (before XLA sizes its thread pool)
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    rows = []
+    for key in args.models:
+        model = model_at(key, True)
+        requests = {name: _compiled(model, name == "carried").create_infer_request() for name in ("after", "carried")}
+        outputs = {name: [np.asarray(v) for v in r.infer(model.feeds).values()] for name, r in requests.items()}
+        error = max(float(np.abs(a - b).max()) for a, b in zip(outputs["carried"], outputs["after"]))
+        calls = {name: (lambda r=request, f=model.feeds: r.infer(f)) for name, request in requests.items()}
+        times = measure(calls, args.runs, 5, clock=clock)
+        medians = {name: float(np.median(t)) * 1e3 for name, t in times.items()}
+        shape = "x".join(str(d) for d in next(iter(model.feeds.values())).shape)
+        rows.append({"model": f"{key} {shape}", **medians, "ratio": medians["carried"] / medians["after"],
+                     "error": error})  # fmt: skip
+    clock_name = "CPU" if args.cpu_time else "wall"
+    print(f"XLA, siblings' bias + activation carried into the merge or not, median ms ({clock_name} time)")
+    columns = [("model", "model"), ("after", "after split ms"), ("carried", "carried ms"), ("ratio", "carried/after")]
+    print_table([*columns, ("error", "max |diff|")], rows)
+
+
+if __name__ == "__main__":
+    main()
