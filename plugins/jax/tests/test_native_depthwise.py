@@ -22,7 +22,13 @@ from hypothesis import strategies as st
 from xla_helpers import OPS, core, floats, param, run_xla, single_op
 
 from hetero_sdk_jax import native
-from hetero_sdk_jax.lowering.kernels.depthwise import FUSED_TARGET, MIN_CHANNELS, TARGET, native_depthwise, runs_natively
+from hetero_sdk_jax.lowering.kernels.depthwise import (
+    FUSED_TARGET,
+    MIN_CHANNELS,
+    TARGET,
+    native_depthwise,
+    runs_natively,
+)
 
 needs_kernel = pytest.mark.skipif(not native.available(TARGET), reason="the native kernel cannot be built here")
 needs_fused_kernel = pytest.mark.skipif(
