@@ -22,9 +22,18 @@ from hypothesis import strategies as st
 from xla_helpers import OPS, core, floats, param, run_xla, single_op
 
 from hetero_sdk_jax import native
-from hetero_sdk_jax.lowering.kernels.depthwise import MIN_CHANNELS, TARGET, native_depthwise, runs_natively
+from hetero_sdk_jax.lowering.kernels.depthwise import (
+    FUSED_TARGET,
+    MIN_CHANNELS,
+    TARGET,
+    native_depthwise,
+    runs_natively,
+)
 
 needs_kernel = pytest.mark.skipif(not native.available(TARGET), reason="the native kernel cannot be built here")
+needs_fused_kernel = pytest.mark.skipif(
+    not native.available(FUSED_TARGET), reason="the native kernel cannot be built here"
+)
 
 
 def _depthwise_numpy(x: np.ndarray, w: np.ndarray, strides, pads, dilations) -> np.ndarray:
@@ -66,13 +75,55 @@ def test_kernel_matches_numpy_with_strides_pads_dilations_and_any_channel_count(
     np.testing.assert_allclose(got, _depthwise_numpy(x, w, strides, pads, dilations), rtol=1e-5, atol=1e-5)
 
 
+def _activated(y: np.ndarray, activation: str) -> np.ndarray:
+    if activation == "relu":
+        return np.maximum(y, 0)
+    if activation == "hswish":
+        return y * np.minimum(np.maximum(y + 3, 0), 6) / 6
+    return y
+
+
+@needs_fused_kernel
+@OPS
+@given(data=st.data())
+def test_sliding_window_strips_match_numpy_with_bias_activation_and_non_finite_inputs(data: st.DataObject) -> None:
+    """Filters 3, 5 and 7 wide (the sliding-window tiles; ``k x 1`` rows of one tap too) at width strides 1
+    and 2, rows wide enough for 16-column strips with checked ones at both borders, channels around the
+    16-lane vector, height dilations, pads of either sign, each activation; NaN and infinities in ``x``
+    propagate as numpy's sums do."""
+    channels = data.draw(st.sampled_from([3, 16, 17, 33]))
+    kernel = (data.draw(st.integers(1, 7)), data.draw(st.sampled_from([3, 5, 7])))
+    sizes = (data.draw(st.integers(1, 6)), data.draw(st.integers(1, 60)))
+    strides = [data.draw(st.integers(1, 2)) for _ in range(2)]
+    dilations = [data.draw(st.integers(1, 2)), 1]
+    pads = [(data.draw(st.integers(-1, 4)), data.draw(st.integers(-1, 4))) for _ in range(2)]
+    assume(all(n + b + e >= (k - 1) * d + 1 for n, (b, e), k, d in zip(sizes, pads, kernel, dilations)))
+    activation = data.draw(st.sampled_from(["none", "relu", "hswish"]))
+    x = data.draw(floats((1, *sizes, channels), low=-3, high=3))
+    if data.draw(st.booleans()):
+        flat = x.reshape(-1)
+        for value in (np.nan, np.inf, -np.inf):
+            flat[data.draw(st.integers(0, flat.size - 1))] = value
+    w = data.draw(floats((*kernel, channels), low=-2, high=2))
+    bias = data.draw(floats((channels,), low=-3, high=3))
+    run = jax.jit(lambda x, w, b: native_depthwise(x, w[:, :, None, :], strides, pads, dilations, b, activation))
+    got = np.asarray(run(x, w, bias))
+    with np.errstate(invalid="ignore"):
+        expected = _activated(_depthwise_numpy(x, w, strides, pads, dilations) + bias, activation)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
 @needs_kernel
 def test_kernel_on_a_rec_sized_layer_matches_numpy() -> None:
-    """PP-OCRv4 rec's 5x5 stride-2 layer shape (rows split over the thread pool)."""
+    """PP-OCRv4 rec's 5x5 layer shapes (rows split over the thread pool; strips of 16 columns), and a 7x7."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 12, 80, 240)).astype(np.float32)
     w = rng.standard_normal((5, 5, 240)).astype(np.float32)
     for strides, pads in (([1, 1], [(2, 2), (2, 2)]), ([2, 1], [(2, 2), (2, 2)]), ([2, 2], [(1, 2), (2, 1)])):
+        got = _kernel(x, w, strides, pads, [1, 1])
+        np.testing.assert_allclose(got, _depthwise_numpy(x, w, strides, pads, [1, 1]), rtol=1e-5, atol=1e-4)
+    w = rng.standard_normal((7, 7, 240)).astype(np.float32)
+    for strides, pads in (([1, 1], [(3, 3), (3, 3)]), ([1, 2], [(3, 3), (3, 3)])):
         got = _kernel(x, w, strides, pads, [1, 1])
         np.testing.assert_allclose(got, _depthwise_numpy(x, w, strides, pads, [1, 1]), rtol=1e-5, atol=1e-4)
 

@@ -2,9 +2,10 @@
 (``hetero_sdk_depthwise_conv``, :mod:`hetero_sdk_jax.native`, source ``native/src/depthwise_conv.cc``).
 
 XLA's own loop for :func:`~.convolution.depthwise_conv` runs 16 channels at a time with a separate multiply
-and add per tap; the kernel multiplies and adds with FMAs over 16-channel vectors, 8 output columns per
-weight load, reading the borders in place (no padded copy); it may add a per-channel bias and apply an
-activation before storing each vector (:mod:`hetero_sdk_jax.depthwise_fusion`). :func:`native_depthwise` is called where
+and add per tap; the kernel multiplies and adds with FMAs over 16-channel vectors, for filters 3, 5 or 7
+wide a sliding window of 16 output columns (each input vector loaded once per filter row), reading the
+borders in place (no padded copy); it may add a per-channel bias and apply an activation before storing
+each vector (:mod:`hetero_sdk_jax.depthwise_fusion`). :func:`native_depthwise` is called where
 :func:`runs_natively` says yes; elsewhere the pure-XLA form runs.
 """
 
@@ -31,7 +32,8 @@ operands keep running)."""
 
 ACTIVATIONS = {"none": 0, "relu": 1, "hswish": 2}
 """The activations the kernel applies to each biased output vector before storing it, by its code:
-``hswish`` is ``x * min(max(x + 3, 0), 6) / 6`` in that order (the reference's)."""
+``hswish`` is ``x * min(max(x / 6 + 1/2, 0), 1)`` (the division a multiply by 1/6, as
+:func:`~hetero_sdk_jax.lowering.activation.hswish` computes it)."""
 
 MIN_CHANNELS = 17
 """Layers with fewer channels keep XLA's loop: the bias and activation after the kernel then run as a
