@@ -102,6 +102,25 @@ def test_dynamic_input_dims_compile_once_per_shape_and_keep_a_bounded_cache(monk
     assert compiled.cached_shapes == [((1, 4),), ((3, 4),)]
 
 
+def test_repeated_shapes_reuse_their_executable_and_keep_the_cache_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a call with the last call's shapes takes its executable without the cache: it must still be the
+    # executable of those shapes, and a change of shapes must still refresh the least-recently-used order
+    x = opset.parameter([-1, 4], Type.f32, name="x")
+    target = opset.concat([opset.constant(np.array([-1], np.int64)), opset.gather(opset.shape_of(x), [1], 0)], 0)
+    model = Model([opset.reduce_sum(opset.reshape(x, target, special_zero=False), [1], name="sum")], [x], name="d")
+    compiled = core().compile_model(model, "XLA", {"XLA_SHAPE_CACHE_SIZE": 2, "XLA_SHAPE_BUCKETS": "EXACT"})
+    calls = []
+    original = compiled_model.specialize
+    monkeypatch.setattr(compiled_model, "specialize", lambda m, s: calls.append(s) or original(m, s))
+    request = compiled.create_infer_request()
+    for rows in (1, 1, 3, 3, 1, 1, 5, 5, 1, 3):
+        value = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4) * rows
+        np.testing.assert_array_equal(request.infer([value])[0], value.sum(1))
+    # 5 evicts 3 (1 was used after it), then 3 evicts 5
+    assert [s[0][0] for s in calls] == [1, 3, 5, 3]
+    assert compiled.cached_shapes == [((1, 4),), ((3, 4),)]
+
+
 def test_the_shape_cache_size_is_a_checked_property() -> None:
     xla = core()
     assert xla.get_property("XLA", "XLA_SHAPE_CACHE_SIZE") == 8
