@@ -21,7 +21,7 @@ from hetero_sdk.plugin import unpack_blob
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from test_native_conv2d import _numpy_conv
-from xla_helpers import OPS, core, param, single_op
+from xla_helpers import OPS, activated, core, param, single_op
 
 from hetero_sdk_jax import native
 from hetero_sdk_jax.convolution_fusion import CONVOLUTION
@@ -35,14 +35,6 @@ from hetero_sdk_jax.lowering.kernels.conv2d import (
 from hetero_sdk_jax.transformations import transform_model
 
 needs_kernel = pytest.mark.skipif(not native.available(FUSED_TARGET), reason="the native kernel cannot be built here")
-
-
-def _activated(y: np.ndarray, activation: str) -> np.ndarray:
-    if activation == "relu":
-        return np.maximum(y, 0)
-    if activation == "silu":
-        return y / (1 + np.exp(-y))
-    return y
 
 
 @needs_kernel
@@ -65,7 +57,7 @@ def test_kernel_adds_the_bias_and_applies_the_activation_as_numpy_does(data: st.
     operand = blocked_filter(np.transpose(w, (3, 2, 0, 1))) if blocked else w
     run = jax.jit(lambda x, w, b: native_conv2d(x, w, strides, pads, cout, b, activation))
     got = np.asarray(run(x, operand, bias), np.float64)
-    expected = _activated(_numpy_conv(x, w, strides, pads) + bias, activation)
+    expected = activated(_numpy_conv(x, w, strides, pads) + bias, activation)
     size = _numpy_conv(np.abs(x), np.abs(w), strides, pads) + np.abs(bias)  # f32 sums are exact to a few ulps
     assert got.shape == expected.shape
     error = np.abs(got - expected)
@@ -101,7 +93,7 @@ def _expected(
 ) -> np.ndarray:
     total = _numpy_conv(np.moveaxis(x, 1, -1), np.transpose(w, (2, 3, 1, 0)), (stride,) * 2, [(1, 1)] * 2)
     biased = np.moveaxis(total, -1, 1) + bias
-    return _activated(biased, "silu" if activation == "swish" else activation) + (biased if reader else 0)
+    return activated(biased, "silu" if activation == "swish" else activation) + (biased if reader else 0)
 
 
 def _arrays(cin: int, cout: int, bias_shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:

@@ -15,7 +15,7 @@ from hetero_sdk.plugin import unpack_blob
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from test_native_depthwise import _depthwise_numpy
-from xla_helpers import OPS, core, floats, param, run_xla, single_op
+from xla_helpers import OPS, activated, core, floats, param, run_xla, single_op
 
 from hetero_sdk_jax import native
 from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION
@@ -23,14 +23,6 @@ from hetero_sdk_jax.lowering.kernels.depthwise import FUSED_TARGET, native_depth
 from hetero_sdk_jax.transformations import transform_model
 
 needs_kernel = pytest.mark.skipif(not native.available(FUSED_TARGET), reason="the native kernel cannot be built here")
-
-
-def _activated(y: np.ndarray, activation: str) -> np.ndarray:
-    if activation == "relu":
-        return np.maximum(y, 0)
-    if activation == "hswish":
-        return y * np.minimum(np.maximum(y + 3, 0), 6) / 6
-    return y
 
 
 @needs_kernel
@@ -54,7 +46,7 @@ def test_kernel_adds_the_bias_and_applies_the_activation_as_numpy_does(data: st.
         )
     )
     got = np.asarray(run(x, w, bias))
-    expected = _activated(_depthwise_numpy(x, w, strides, pads, [1, 1]) + (bias if with_bias else 0), activation)
+    expected = activated(_depthwise_numpy(x, w, strides, pads, [1, 1]) + (bias if with_bias else 0), activation)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -78,7 +70,7 @@ def _types(model: Model) -> list[str]:
 def _expected(x: np.ndarray, w: np.ndarray, bias: np.ndarray, activation: str, reader: bool = False) -> np.ndarray:
     taps = np.transpose(w[:, 0, 0], (1, 2, 0))
     biased = np.moveaxis(_depthwise_numpy(np.moveaxis(x, 1, -1), taps, [1, 1], [(1, 1)] * 2, [1, 1]), -1, 1) + bias
-    return _activated(biased, activation) + (biased if reader else 0)
+    return activated(biased, activation) + (biased if reader else 0)
 
 
 def _arrays(channels: int, bias_shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:

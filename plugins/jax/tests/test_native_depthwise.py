@@ -19,7 +19,7 @@ from hetero_sdk import opset
 from hetero_sdk.plugin import unpack_blob
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from xla_helpers import OPS, core, floats, param, run_xla, single_op
+from xla_helpers import OPS, activated, core, floats, param, run_xla, single_op
 
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering.kernels.depthwise import (
@@ -75,14 +75,6 @@ def test_kernel_matches_numpy_with_strides_pads_dilations_and_any_channel_count(
     np.testing.assert_allclose(got, _depthwise_numpy(x, w, strides, pads, dilations), rtol=1e-5, atol=1e-5)
 
 
-def _activated(y: np.ndarray, activation: str) -> np.ndarray:
-    if activation == "relu":
-        return np.maximum(y, 0)
-    if activation == "hswish":
-        return y * np.minimum(np.maximum(y + 3, 0), 6) / 6
-    return y
-
-
 @needs_fused_kernel
 @OPS
 @given(data=st.data())
@@ -109,7 +101,7 @@ def test_sliding_window_strips_match_numpy_with_bias_activation_and_non_finite_i
     run = jax.jit(lambda x, w, b: native_depthwise(x, w[:, :, None, :], strides, pads, dilations, b, activation))
     got = np.asarray(run(x, w, bias))
     with np.errstate(invalid="ignore"):
-        expected = _activated(_depthwise_numpy(x, w, strides, pads, dilations) + bias, activation)
+        expected = activated(_depthwise_numpy(x, w, strides, pads, dilations) + bias, activation)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, equal_nan=True)
 
 

@@ -23,7 +23,7 @@ from hetero_sdk import Model, opset
 from hetero_sdk.plugin import unpack_blob
 from hypothesis import given
 from hypothesis import strategies as st
-from xla_helpers import OPS, core, param, single_op
+from xla_helpers import OPS, activated, core, param, single_op
 
 from hetero_sdk_jax import native
 from hetero_sdk_jax.convolution_fusion import CONVOLUTION
@@ -43,23 +43,12 @@ from hetero_sdk_jax.transformations import transform_model
 pytestmark = pytest.mark.skipif(not native.available(FUSED_TARGET), reason="no C++ compiler with AVX-512 here")
 
 
-def _activated(y: np.ndarray, activation: str) -> np.ndarray:
-    """The activations' definitions, in f64."""
-    if activation == "relu":
-        return np.maximum(y, 0)
-    if activation == "silu":
-        return y / (1 + np.exp(-y))
-    if activation == "hswish":
-        return y * np.clip(y + 3, 0, 6) / 6
-    return y
-
-
 def _assert_fused(got: Any, a: np.ndarray, b: np.ndarray, bias: np.ndarray, activation: str) -> None:
     """``got`` is ``activation(a @ b + bias)`` to f32 rounding: the sum within a few ulps of its terms'
     magnitudes (the activations' slopes are at most 1.5), the activation within a few ulps of its value."""
     biased = a.astype(np.float64) @ b.astype(np.float64) + bias
     size = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64) + np.abs(bias)
-    expected = _activated(biased, activation)
+    expected = activated(biased, activation)
     got = np.asarray(got, np.float64)
     assert got.shape == expected.shape
     error = np.abs(got - expected)
@@ -116,7 +105,7 @@ def test_the_activations_at_their_edges() -> None:
     one, zero = np.ones((1, 1), np.float32), np.zeros(1, np.float32)
     for activation in ACTIVATIONS:
         got = np.asarray(_fused(a, one, zero, activation), np.float64).reshape(-1)
-        expected = _activated(values.astype(np.float64), activation)
+        expected = activated(values.astype(np.float64), activation)
         assert np.all(np.isfinite(got))
         np.testing.assert_allclose(got, expected, rtol=3e-7, atol=1e-37)
 
@@ -160,7 +149,7 @@ def _expected(x: np.ndarray, w: np.ndarray, bias: np.ndarray, activation: str, s
     zero before the bias."""
     data = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pad, pad), (pad, pad)])[:, :, ::stride, ::stride]
     total = np.einsum("nchw,oc->nohw", data, w[:, :, 0, 0].astype(np.float64))
-    return _activated(total + bias.reshape(1, -1, 1, 1), activation)
+    return activated(total + bias.reshape(1, -1, 1, 1), activation)
 
 
 def _types(model: Model) -> list[str]:
@@ -186,7 +175,7 @@ def test_an_hswish_whose_input_has_another_reader_stays_out() -> None:
     assert fused.attrs["activation"] == "none"
     got = np.asarray(core().compile_model(_pointwise(x, w, bias, "hswish", reader=True), "XLA")([x])[0])
     biased = _expected(x, w, bias, "none")
-    np.testing.assert_allclose(got, _activated(biased, "hswish") + biased, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, activated(biased, "hswish") + biased, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -266,7 +255,7 @@ def test_a_3x3_layer_with_hswish_keeps_the_conv2d_kernel_for_its_bias() -> None:
         for i in range(3)
         for j in range(3)
     )
-    expected = _activated(total + bias.reshape(1, -1, 1, 1), "hswish")
+    expected = activated(total + bias.reshape(1, -1, 1, 1), "hswish")
     np.testing.assert_allclose(compiled([x])[0], expected, rtol=1e-5, atol=1e-5)
     assert "hetero_sdk_conv2d_bias" in compiled.jax_executable([list(x.shape)]).as_text()
 

@@ -8,7 +8,7 @@ import numpy as np
 from hetero_sdk import Model, Node, Type, opset
 from hypothesis import given
 from hypothesis import strategies as st
-from xla_helpers import OPS, core
+from xla_helpers import OPS, activated, core
 
 from hetero_sdk_jax.convolution_fusion import CONVOLUTION
 from hetero_sdk_jax.transformations import transform_model
@@ -65,17 +65,6 @@ def test_other_kernels_and_other_inputs_are_not_merged() -> None:
     np.testing.assert_allclose(compiled({"x": x})["y1"], _pointwise(x, single, 1), rtol=1e-5, atol=1e-5)
 
 
-def _activated(y: np.ndarray, activation: str) -> np.ndarray:
-    """``activation`` (a branch's: none, relu, silu, hswish) of ``y``, as numpy computes it."""
-    if activation == "relu":
-        return np.maximum(y, 0)
-    if activation == "silu":
-        return y / (1 + np.exp(-y))
-    if activation == "hswish":
-        return y * np.clip(y + 3, 0, 6) / 6
-    return y
-
-
 def _branch(conv: Node, bias: np.ndarray | None, activation: str, name: str) -> Node:
     """``conv``'s bias Add (when ``bias`` is given) and activation (relu, silu, hswish), SiLU as exporters
     write it."""
@@ -100,7 +89,7 @@ def _siblings(
         conv = opset.convolution(px, w, [1, 1], [0, 0], [0, 0], [1, 1], name=f"conv{i}")
         heads.append(_branch(conv, bias, activation, f"y{i}"))
         y = _pointwise(x, w, 1) + (0 if bias is None else bias.reshape(1, -1, 1, 1))
-        expected.append(_activated(y, activation))
+        expected.append(activated(y, activation))
     return Model(heads, [px], name="csp"), expected
 
 
@@ -186,4 +175,4 @@ def test_a_biased_value_with_another_reader_keeps_the_activations_after_the_spli
     assert fused == ["none"]
     assert readers == ["Abs", "Multiply", "Multiply", "Sigmoid", "Sigmoid"]
     z0, z1 = _pointwise(x, w0, 1) + b0.reshape(1, -1, 1, 1), _pointwise(x, w1, 1) + b1.reshape(1, -1, 1, 1)
-    _check_values(model, x, [_activated(z0, "silu"), _activated(z1, "silu"), np.abs(z1)])
+    _check_values(model, x, [activated(z0, "silu"), activated(z1, "silu"), np.abs(z1)])

@@ -29,6 +29,20 @@ small CPU), so tests put several ops in one model where they can. ``HETERO_SDK_X
 runs a thorough search."""
 
 
+def activated(y: np.ndarray, activation: str) -> np.ndarray:
+    """``activation`` (none, relu, silu ``y * sigmoid(y)``, hswish ``y * min(max(y + 3, 0), 6) / 6``) of ``y``
+    as numpy computes it from the definitions: the expected values of the fused kernels' epilogues."""
+    if activation == "relu":
+        return np.maximum(y, 0)
+    if activation == "silu":
+        return y / (1 + np.exp(-y))
+    if activation == "hswish":
+        return y * np.minimum(np.maximum(y + 3, 0), 6) / 6
+    if activation != "none":
+        raise ValueError(f"activated: unknown activation {activation!r}")
+    return y
+
+
 @functools.cache
 def core() -> hs.Core:
     """A Core with only the XLA (this plugin) and TEMPLATE devices, whatever else is installed."""
