@@ -73,7 +73,7 @@ def test_kernel_matches_numpy(data: st.DataObject) -> None:
     n, h, w_ = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 9)), data.draw(st.integers(1, 40))
     assume(h + sum(pads[0]) >= kh and w_ + sum(pads[1]) >= kw)
     cin = data.draw(st.sampled_from([1, 3, 16, 17, 40]))
-    cout = data.draw(st.sampled_from([1, 5, 16, 24, 33, 48, 70]))
+    cout = data.draw(st.sampled_from([1, 5, 16, 24, 33, 40, 48, 70, 112]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     x = rng.standard_normal((n, h, w_, cin)).astype(np.float32)
     w = rng.standard_normal((kh, kw, cin, cout)).astype(np.float32)
@@ -108,7 +108,7 @@ def test_fused_kernel_at_yolo_channel_counts_matches_numpy(data: st.DataObject) 
     pads = [(data.draw(st.integers(0, 1)), data.draw(st.integers(0, 1))) for _ in range(2)]
     n, h, w_ = data.draw(st.integers(1, 2)), data.draw(st.integers(2, 13)), data.draw(st.integers(2, 27))
     cin = data.draw(st.sampled_from([16, 24, 32, 48, 64, 80]))
-    cout = data.draw(st.sampled_from([16, 24, 48, 64, 80, 96]))
+    cout = data.draw(st.sampled_from([16, 24, 40, 48, 64, 80, 96, 112]))
     activation = data.draw(st.sampled_from(["relu", "silu"]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     x = rng.standard_normal((n, h, w_, cin)).astype(np.float32)
@@ -127,11 +127,12 @@ def test_fused_kernel_at_yolo_channel_counts_matches_numpy(data: st.DataObject) 
 @pytest.mark.parametrize("pixels", [*range(1, 14), 20, 21, 24, 28])
 def test_short_last_tile_matches_numpy(pixels: int) -> None:
     """The last tile of 12 output pixels is cut short (every remainder: done as a tile of 4 or 8 pixels or
-    the whole 12, past the tile's last row), with bias and SiLU at 16, 32 and 48 output channels."""
+    the whole 12, past the tile's last row), with bias and SiLU at 16, 32, 40, 48 and 112 output channels (the
+    last 33-48 channels in tiles of 8 and 4 pixels by three vectors)."""
     rng = np.random.default_rng(pixels)
     x = rng.standard_normal((1, 1, pixels, 24)).astype(np.float32)
     pads = [(1, 1), (1, 1)]
-    for cout in (16, 32, 48):
+    for cout in (16, 32, 40, 48, 112):
         w = rng.standard_normal((3, 3, 24, cout)).astype(np.float32)
         bias = rng.standard_normal(cout).astype(np.float32)
         run = jax.jit(lambda x, b, c, o=cout: native_conv2d(x, b, (1, 1), pads, o, c, "silu"))
@@ -201,7 +202,7 @@ def test_kernel_reading_a_blocked_filter_matches_numpy(data: st.DataObject) -> N
     h, w_ = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 33))
     assume(h + sum(pads[0]) >= kh and w_ + sum(pads[1]) >= kw)
     cin = data.draw(st.sampled_from([1, 7, 16, 33]))
-    cout = data.draw(st.sampled_from([1, 16, 31, 32, 33, 70]))
+    cout = data.draw(st.sampled_from([1, 16, 31, 32, 33, 47, 70, 112]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     x = rng.standard_normal((1, h, w_, cin)).astype(np.float32)
     w = rng.standard_normal((cout, cin, kh, kw)).astype(np.float32)
