@@ -130,11 +130,14 @@ void Transpose16(const float* x, __mmask16 k, __m512* v) {
 
 // y[0 .. 16) of 16 rows of C values each (x [16, C] from row 0, the rows of mask k), the bins last: lane r holds
 // row r (the columns transposed in registers at C = 16, gathered otherwise), then the same two passes over C.
-void ExpectationLast(const float* x, const float* w, float* y, int64_t c, __mmask16 k) {
+// Fixed: C known when compiled (16, unrolled with its columns in registers), or 0 (C = bins).
+template <int64_t Fixed>
+void ExpectationLast(const float* x, const float* w, float* y, int64_t bins, __mmask16 k) {
+  const int64_t c = Fixed ? Fixed : bins;
   const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                           _mm512_set1_epi32(static_cast<int32_t>(c)));
   __m512 v[kMaxLastBins];
-  if (c == 16) {
+  if constexpr (Fixed == 16) {
     Transpose16(x, k, v);
   } else {
     for (int64_t j = 0; j < c; ++j) v[j] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, rows, x + j, 4);
@@ -163,8 +166,10 @@ ffi::Error ExpectationOverLastAxis(ffi::ThreadPool& pool, const float* src, cons
   const int64_t blocks = (rows + 15) / 16;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 12) / std::max<int64_t>(c, 1));
   ParallelFor(pool, blocks, grain, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b)
-      ExpectationLast(src + b * 16 * c, weights, dst + b * 16, c, TailMask(rows - b * 16));
+    for (int64_t b = b0; b < b1; ++b) {
+      if (c == 16) ExpectationLast<16>(src + b * 16 * c, weights, dst + b * 16, c, TailMask(rows - b * 16));
+      else ExpectationLast<0>(src + b * 16 * c, weights, dst + b * 16, c, TailMask(rows - b * 16));
+    }
   });
   return ffi::Error::Success();
 }
