@@ -59,7 +59,7 @@ def _kernel(x: np.ndarray, w: np.ndarray, axis: int) -> np.ndarray:
 @OPS
 @given(
     outer=st.integers(1, 4),
-    bins=st.integers(1, 20),
+    bins=st.one_of(st.integers(1, 20), st.just(16), st.integers(60, 70)),  # bins last up to 64, 16 transposed
     inner=st.integers(1, 150),
     scale=st.sampled_from([0.01, 1.0, 30.0]),
     seed=st.integers(0, 2**16),
@@ -72,15 +72,17 @@ def test_kernel_matches_numpy(outer: int, bins: int, inner: int, scale: float, s
 
 
 @needs_kernel
-def test_kernel_on_nan_infinities_and_columns_of_minus_infinity() -> None:
+@pytest.mark.parametrize("bins", [4, 16, 68])  # bins last (gathered, transposed), slabs
+def test_kernel_on_nan_infinities_and_columns_of_minus_infinity(bins: int) -> None:
     inf, nan = np.inf, np.nan
-    x = np.zeros((1, 4, 18), np.float32)
-    x[0, :, 0] = [0, -inf, 1, 2]  # -inf has probability 0
-    x[0, :, 1] = [0, nan, 1, 2]  # NaN: the column's result
-    x[0, :, 2] = [0, inf, 1, 2]  # +inf: inf - inf, NaN
+    x = np.zeros((1, bins, 18), np.float32)
+    x[0, 4:] = -inf  # bins past the fourth have probability 0
+    x[0, :4, 0] = [0, -inf, 1, 2]  # -inf has probability 0
+    x[0, :4, 1] = [0, nan, 1, 2]  # NaN: the column's result
+    x[0, :4, 2] = [0, inf, 1, 2]  # +inf: inf - inf, NaN
     x[0, :, 3] = -inf  # -inf - -inf: NaN
-    x[0, :, 17] = [1000, -1000, 88, -88]  # a tail lane
-    w = np.arange(4, dtype=np.float32)
+    x[0, :4, 17] = [1000, -1000, 88, -88]  # a tail lane
+    w = np.arange(bins, dtype=np.float32)
     got = _kernel(x, w, 1)
     _assert_close(got, x, w, 1)
     assert np.all(np.isnan(got[0, 0, 1:4])) and not np.isnan(got[0, 0, 0])

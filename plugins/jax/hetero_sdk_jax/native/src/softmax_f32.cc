@@ -10,7 +10,8 @@
 // output never stored. Operands: x f32 [O, C, I], w f32 [C]. Result: y f32 [O, I],
 // y[o, i] = sum_c exp(x[o, c, i] - m) * w[c] / sum_c exp(x[o, c, i] - m), m = max_c x[o, c, i]: Softmax over C
 // followed by a dot with w (YOLOv8's DFL head: 16 bins, w = 0..15). Each 16 values of I in two passes over C
-// (its max; the exps with their sum and weighted sum), a NaN of x - m made NaN as above.
+// (its max; the exps with their sum and weighted sum), a NaN of x - m made NaN as above. With x f32 [R, C] and
+// y [R] the bins are last (C <= 64): 16 rows at a time, gathered, the same two passes.
 
 #include <immintrin.h>
 
@@ -98,9 +99,86 @@ void ExpectationBlock(const float* x, const float* w, float* y, int64_t c, int64
   }
 }
 
+constexpr int64_t kMaxLastBins = 64;  // the most bins of the [R, C] form (its 16 rows' columns kept on the stack)
+
+// Rows 0..15 of x [16, 16] (those of mask k; the others zero) as its 16 columns v[j]: unpacks, then shuffles of
+// pairs, then of 128-bit lanes twice (64 shuffles instead of 16 gathers).
+void Transpose16(const float* x, __mmask16 k, __m512* v) {
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; ++i)
+    r[i] = _mm512_maskz_loadu_ps(((k >> i) & 1) ? __mmask16(0xFFFF) : __mmask16(0), x + 16 * i);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
+      t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xdd);
+    }
+  for (int i = 0; i < 8; ++i) {
+    v[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    v[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+  }
+}
+
+// y[0 .. 16) of 16 rows of C values each (x [16, C] from row 0, the rows of mask k), the bins last: lane r holds
+// row r (the columns transposed in registers at C = 16, gathered otherwise), then the same two passes over C.
+// Fixed: C known when compiled (16, unrolled with its columns in registers), or 0 (C = bins).
+template <int64_t Fixed>
+void ExpectationLast(const float* x, const float* w, float* y, int64_t bins, __mmask16 k) {
+  const int64_t c = Fixed ? Fixed : bins;
+  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32(static_cast<int32_t>(c)));
+  __m512 v[kMaxLastBins];
+  if constexpr (Fixed == 16) {
+    Transpose16(x, k, v);
+  } else {
+    for (int64_t j = 0; j < c; ++j) v[j] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, rows, x + j, 4);
+  }
+  __m512 m = _mm512_set1_ps(-__builtin_inff());
+  for (int64_t j = 0; j < c; ++j) m = _mm512_max_ps(m, v[j]);
+  __m512 sum = _mm512_setzero_ps(), dot = _mm512_setzero_ps();
+  __mmask16 nan = 0;
+  for (int64_t j = 0; j < c; ++j) {
+    const __m512 t = _mm512_sub_ps(v[j], m);
+    nan |= _mm512_mask_cmp_ps_mask(k, t, t, _CMP_UNORD_Q);
+    const __m512 e = Exp(t);
+    sum = _mm512_add_ps(sum, e);
+    dot = _mm512_fmadd_ps(e, _mm512_set1_ps(w[j]), dot);
+  }
+  const __m512 r = _mm512_mask_mov_ps(_mm512_div_ps(dot, sum), nan, _mm512_set1_ps(__builtin_nanf("")));
+  _mm512_mask_storeu_ps(y, k, r);
+}
+
+// The bins last: x [R, C] (C <= kMaxLastBins), w [C], y [R]; 16 rows at a time.
+ffi::Error ExpectationOverLastAxis(ffi::ThreadPool& pool, const float* src, const float* weights, float* dst,
+                                   int64_t rows, int64_t c) {
+  if (c > kMaxLastBins)
+    return ffi::Error::InvalidArgument("softmax expectation kernel: at most 64 bins when x is [R, C]");
+  if (rows == 0) return ffi::Error::Success();
+  const int64_t blocks = (rows + 15) / 16;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 12) / std::max<int64_t>(c, 1));
+  ParallelFor(pool, blocks, grain, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      if (c == 16) ExpectationLast<16>(src + b * 16 * c, weights, dst + b * 16, c, TailMask(rows - b * 16));
+      else ExpectationLast<0>(src + b * 16 * c, weights, dst + b * 16, c, TailMask(rows - b * 16));
+    }
+  });
+  return ffi::Error::Success();
+}
+
 ffi::Error SoftmaxExpectationImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
                                   ffi::ResultBuffer<ffi::F32> y) {
   const auto xd = x.dimensions(), wd = w.dimensions(), yd = y->dimensions();
+  if (xd.size() == 2 && wd.size() == 1 && yd.size() == 1 && wd[0] == xd[1] && yd[0] == xd[0])
+    return ExpectationOverLastAxis(pool, x.typed_data(), w.typed_data(), y->typed_data(), xd[0], xd[1]);
   if (xd.size() != 3 || wd.size() != 1 || yd.size() != 2 || wd[0] != xd[1] || yd[0] != xd[0] || yd[1] != xd[2])
     return ffi::Error::InvalidArgument("softmax expectation kernel: x must be [O, C, I], w [C] and y [O, I]");
   const int64_t outer = xd[0], c = xd[1], inner = xd[2];
