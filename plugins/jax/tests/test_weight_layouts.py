@@ -40,6 +40,13 @@ GROUPED = _RNG.standard_normal((4, 16, 8, 3, 3)).astype(np.float32)  # 4 groups 
 KIO = (3, 3, 32, 64)  # FILTER as the convolution reads it
 
 
+@pytest.fixture(autouse=True)
+def _xla_convolutions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests hold the layout XLA's own convolution reads (``[kh, kw, I, O]``); the native conv2d kernel,
+    which takes this 3x3 filter of 32 input channels, reads it blocked (test_native_conv2d.py)."""
+    monkeypatch.setenv("HETERO_SDK_NATIVE_KERNELS", "0")
+
+
 def _conv_numpy(x: np.ndarray, w: np.ndarray, pad: int = 1, groups: int = 1) -> np.ndarray:
     """A stride-1 cross-correlation of ``x`` ``[N, C, H, W]`` with ``w`` ``[O, C / groups, kh, kw]``."""
     x = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pad, pad), (pad, pad)])
