@@ -110,6 +110,21 @@ def test_the_activations_at_their_edges() -> None:
         np.testing.assert_allclose(got, expected, rtol=3e-7, atol=1e-37)
 
 
+def test_silu_over_its_whole_range_and_at_inf_and_nan() -> None:
+    """SiLU (one clamp of its input to [-88, 104]) within a few ulps of ``y / (1 + e^-y)`` on a dense grid that
+    crosses both ends of the clamp (below about -88 the result is -0: under 2e-36 away), +inf staying +inf and NaN
+    staying NaN."""
+    grid = np.linspace(-110, 110, 44001, dtype=np.float32)
+    values = np.concatenate([grid, np.float32([-88, 88, -104, 104, -87.99, 103.99, 1e-30, -1e-30, np.inf, np.nan])])
+    one, zero = np.ones((1, 1), np.float32), np.zeros(1, np.float32)
+    got = np.asarray(_fused(values.reshape(-1, 1), one, zero, "silu"), np.float64).reshape(-1)
+    finite = np.isfinite(values)
+    x = values[finite].astype(np.float64)
+    np.testing.assert_allclose(got[finite], x / (1 + np.exp(-x)), rtol=3e-7, atol=2e-36)
+    assert got[-2] == np.inf
+    assert np.isnan(got[-1])
+
+
 def test_the_measured_class() -> None:
     for rows, depth, columns in ((960, 240, 240), (1920, 128, 128), (169, 768, 384), (40, 60, 120), (1, 480, 120)):
         assert faster_in_place(rows, depth, columns, "silu")

@@ -231,8 +231,8 @@ ffi::Error GemmBiasImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buff
 // (v * min(max(v + 3, 0), 6) / 6). A register tile of R rows by V vectors of 16 columns (12 x 2, 8 x 3 or
 // 6 x 4: 24 accumulators; the columns of N <= 64 in one tile, so that A is read once) sums the whole of K in
 // registers, broadcasting each a[m, k] from A's row m as it lies (XNNPACK's GEMM micro-kernel: no packing of A,
-// which cost the packed path a gather per column and per call), then adds the bias and applies the activation
-// to the registers before the one store. Rows go by blocks whose A (about kInPlaceBlockBytes) stays in L2 while
+// which cost the packed path a gather per column and per call), then applies the activation to the registers (which
+// started from the bias) before the one store. Rows go by blocks whose A (about kInPlaceBlockBytes) stays in L2 while
 // every group of columns passes over it, B's columns (K x 16 V) staying in L1 across the block's tiles; blocks
 // of rows are split on XLA's intra-op thread pool.
 
@@ -276,10 +276,9 @@ void InPlaceTile(const InPlace& p, int64_t m0, int64_t n0) {
   }
   const float* a = p.a + m0 * p.k;
   const int64_t lda = p.k;
-#define HETERO_SDK_ZERO(r)                                                                            \
-  __m512 c0_##r = _mm512_setzero_ps(), c1_##r = c0_##r, c2_##r = c0_##r, c3_##r = c0_##r;
-  HETERO_SDK_ROWS(HETERO_SDK_ZERO)
-#undef HETERO_SDK_ZERO
+#define HETERO_SDK_INIT(r) __m512 c0_##r = bias[0], c1_##r = bias[1], c2_##r = bias[2], c3_##r = bias[3];
+  HETERO_SDK_ROWS(HETERO_SDK_INIT)
+#undef HETERO_SDK_INIT
   for (int64_t k = 0; k < p.k; ++k) {
     const int64_t off = k * kPanel;
     const __m512 b0 = _mm512_loadu_ps(bp[0] + off);
@@ -300,13 +299,13 @@ void InPlaceTile(const InPlace& p, int64_t m0, int64_t n0) {
   float* out = p.y + m0 * p.n + n0;
 #define HETERO_SDK_STORE(r)                                                                                    \
   if constexpr (R > r) {                                                                                       \
-    _mm512_mask_storeu_ps(out + r * p.n, mask[0], Activate<Act>(_mm512_add_ps(c0_##r, bias[0])));             \
+    _mm512_mask_storeu_ps(out + r * p.n, mask[0], Activate<Act>(c0_##r));             \
     if constexpr (V > 1)                                                                                       \
-      _mm512_mask_storeu_ps(out + r * p.n + kLanes, mask[1], Activate<Act>(_mm512_add_ps(c1_##r, bias[1])));   \
+      _mm512_mask_storeu_ps(out + r * p.n + kLanes, mask[1], Activate<Act>(c1_##r));   \
     if constexpr (V > 2)                                                                                       \
-      _mm512_mask_storeu_ps(out + r * p.n + 2 * kLanes, mask[2], Activate<Act>(_mm512_add_ps(c2_##r, bias[2]))); \
+      _mm512_mask_storeu_ps(out + r * p.n + 2 * kLanes, mask[2], Activate<Act>(c2_##r)); \
     if constexpr (V > 3)                                                                                       \
-      _mm512_mask_storeu_ps(out + r * p.n + 3 * kLanes, mask[3], Activate<Act>(_mm512_add_ps(c3_##r, bias[3]))); \
+      _mm512_mask_storeu_ps(out + r * p.n + 3 * kLanes, mask[3], Activate<Act>(c3_##r)); \
   }
   HETERO_SDK_ROWS(HETERO_SDK_STORE)
 #undef HETERO_SDK_STORE
