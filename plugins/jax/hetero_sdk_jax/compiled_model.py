@@ -168,9 +168,11 @@ class XlaCompiledModel(CompiledModel):
         tensors. With ``PERF_COUNT`` they are moved with ``jax.device_put`` first, so that the
         transfer gets its own profiling row.
         """
-        executable = self._static
-        if executable is not None and context.profile is None and not self.x64 and not context.remote_outputs:
-            # the fast path of a static model (most calls): host arrays in, host arrays out
+        fast = context.profile is None and not self.x64 and not context.remote_outputs
+        executable = self._static or (self._same_shapes_as_last(inputs) if fast else None)
+        if executable is not None and fast:
+            # the fast path of a static model (most calls), or of a dynamic one called again with the
+            # shapes of its last call: host arrays in, host arrays out
             for value in inputs:
                 if type(value) is not np.ndarray:
                     inputs = [self._argument(v) for v in inputs]
@@ -181,17 +183,6 @@ class XlaCompiledModel(CompiledModel):
             return self._to_host(outputs)
         if self.by_value is not None:
             return self.by_value.run(inputs, context)
-        last = self._last  # (one read: another thread may replace it)
-        if last is not None and context.profile is None and not self.x64 and not context.remote_outputs:
-            for value in inputs:  # the fast path of a dynamic model called again with the same shapes
-                if type(value) is not np.ndarray:
-                    break
-            else:
-                if tuple([v.shape for v in inputs]) == last[0]:
-                    outputs = last[1].call(*inputs)
-                    if context.host_outputs_later and self.copy_ahead:
-                        return self._copying_back(outputs)
-                    return self._to_host(outputs)
         unpadded = True
         if executable is None and self.buckets is not None and not context.remote_outputs:
             plan = self.buckets.plan([tuple(v.shape) for v in inputs])
@@ -232,6 +223,13 @@ class XlaCompiledModel(CompiledModel):
             return self._fetch(outputs, context)
         with context.timed(f"{name}/device_to_host", "Transfer", kind):
             return self._fetch(outputs, context)
+
+    def _same_shapes_as_last(self, inputs: Sequence[Any]) -> Executable | None:
+        """The executable of a dynamic model's last call when ``inputs`` are host arrays of its shapes."""
+        last = self._last  # (one read: another thread may replace it)
+        if last is None or any(type(value) is not np.ndarray for value in inputs):
+            return None
+        return last[1] if tuple([value.shape for value in inputs]) == last[0] else None
 
     def _arguments(self, inputs: Sequence[Any]) -> list[Any]:
         return [self._argument(value) for value in inputs]
