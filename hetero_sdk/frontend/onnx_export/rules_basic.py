@@ -49,7 +49,8 @@ _SATURATING = frozenset({Type.f8e4m3, Type.f8e5m2, Type.f8e4m3fnuz, Type.f8e5m2f
 
 def _inside(bound: float, source: Type) -> float:
     """The value of type ``source`` nearest ``bound`` on the side of zero (2**31 is not an i32)."""
-    value = np.asarray(bound, source.numpy)
+    with np.errstate(over="ignore"):  # a bound past the type's range becomes inf, stepped back below
+        value = np.asarray(bound, source.numpy)
     if abs(float(value)) > abs(bound):
         value = np.nextafter(value, np.zeros_like(value))
     return float(value)
