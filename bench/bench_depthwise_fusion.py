@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import time
 from typing import Any
 
 import numpy as np
 from bench_onnx_models import model_at
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
 from real_models import fetch
-from timing import measure, pass_off, print_table
+from timing import measure, one_cpu_clock, pass_off, print_table
 
 import hetero_sdk as hs
 
@@ -39,8 +37,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
     args = parser.parse_args()
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU (before XLA sizes its thread pool)
-    clock = time.process_time if args.cpu_time else time.perf_counter
+    clock = one_cpu_clock(args.cpu_time)
     rows = []
     for key in args.models:
         model = model_at(key, True)

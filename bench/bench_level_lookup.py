@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import time
 from typing import Any
 
 import numpy as np
@@ -25,7 +23,7 @@ from bench_onnx_models import reference_candidates
 from bench_quantized import quantize
 from hetero_sdk_jax.level_lookup import QuantizedLevelLookup
 from real_models import BENCH_MODELS, fetch
-from timing import measure, pass_off, print_table
+from timing import measure, one_cpu_clock, pass_off, print_table
 
 import hetero_sdk as hs
 
@@ -43,8 +41,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
     args = parser.parse_args()
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU (before XLA sizes its thread pool)
-    clock = time.process_time if args.cpu_time else time.perf_counter
+    clock = one_cpu_clock(args.cpu_time)
     rows = []
     for key in args.models:
         model = BENCH_MODELS[key]

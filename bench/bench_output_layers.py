@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,7 +26,7 @@ from hetero_sdk_jax.lowering.kernels import softmax as softmax_kernel
 from hetero_sdk_jax.matmul_bias import MATMUL_BIAS, MatMulBiasFusion
 from hetero_sdk_jax.transformations import transform_model
 from real_models import fetch, onnx_runtime_outputs
-from timing import measure, pass_off, print_table
+from timing import measure, one_cpu_clock, pass_off, print_table
 
 import hetero_sdk as hs
 
@@ -64,8 +62,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
     args = parser.parse_args()
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU (before XLA sizes its thread pool)
-    clock = time.process_time if args.cpu_time else time.perf_counter
+    clock = one_cpu_clock(args.cpu_time)
     rows = []
     for key in args.models:
         model = model_at(key, True)

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import time
 from typing import Any
 
 import numpy as np
@@ -29,7 +27,7 @@ from hetero_sdk_jax.max_pool_cascade import MaxPoolCascade
 from hetero_sdk_jax.mean_of_affine import MeanOfAffineFolding
 from hetero_sdk_jax.softmax_expectation import SoftmaxExpectationFusion
 from real_models import fetch
-from timing import measure, pass_off, print_table
+from timing import measure, one_cpu_clock, pass_off, print_table
 
 import hetero_sdk as hs
 
@@ -69,8 +67,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=400, help="back-to-back on/off pairs for the paired difference")
     parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
     args = parser.parse_args()
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one CPU (before XLA sizes its thread pool)
-    clock = time.process_time if args.cpu_time else time.perf_counter
+    clock = one_cpu_clock(args.cpu_time)
     rows = []
     for key in args.models:
         model = model_at(key, True)
