@@ -16,11 +16,10 @@ import argparse
 import contextlib
 from typing import Any
 
-import numpy as np
 from bench_onnx_models import model_at
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
 from real_models import fetch
-from timing import measure, one_cpu_clock, pass_off, print_table
+from timing import on_off_row, one_cpu_clock, pass_off, print_table
 
 import hetero_sdk as hs
 
@@ -43,14 +42,7 @@ def main() -> None:
         model = model_at(key, True)
         path = fetch(model)
         requests = {name: _compiled(path, name == "fused").create_infer_request() for name in ("unfused", "fused")}
-        outputs = {name: [np.asarray(v) for v in r.infer(model.feeds).values()] for name, r in requests.items()}
-        error = max(float(np.abs(a - b).max()) for a, b in zip(outputs["fused"], outputs["unfused"]))
-        calls = {name: (lambda r=request, f=model.feeds: r.infer(f)) for name, request in requests.items()}
-        times = measure(calls, args.runs, 5, clock=clock)
-        medians = {name: float(np.median(t)) * 1e3 for name, t in times.items()}
-        shape = "x".join(str(d) for d in next(iter(model.feeds.values())).shape)
-        rows.append({"model": f"{key} {shape}", **medians, "ratio": medians["fused"] / medians["unfused"],
-                     "error": error})  # fmt: skip
+        rows.append(on_off_row(key, model.feeds, requests, args.runs, clock))
     print(f"XLA, depthwise bias + activation fused or not, median ms ({'CPU' if args.cpu_time else 'wall'} time)")
     columns = [("model", "model"), ("unfused", "unfused ms"), ("fused", "fused ms"), ("ratio", "fused/unfused")]
     print_table([*columns, ("error", "max |diff|")], rows)

@@ -18,10 +18,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import hetero_sdk_jax.sibling_convolutions as siblings
-import numpy as np
 from bench_onnx_models import model_at
 from real_models import fetch
-from timing import measure, one_cpu_clock, print_table
+from timing import on_off_row, one_cpu_clock, print_table
 
 import hetero_sdk as hs
 
@@ -56,14 +55,7 @@ def main() -> None:
     for key in args.models:
         model = model_at(key, True)
         requests = {name: _compiled(model, name == "carried").create_infer_request() for name in ("after", "carried")}
-        outputs = {name: [np.asarray(v) for v in r.infer(model.feeds).values()] for name, r in requests.items()}
-        error = max(float(np.abs(a - b).max()) for a, b in zip(outputs["carried"], outputs["after"]))
-        calls = {name: (lambda r=request, f=model.feeds: r.infer(f)) for name, request in requests.items()}
-        times = measure(calls, args.runs, 5, clock=clock)
-        medians = {name: float(np.median(t)) * 1e3 for name, t in times.items()}
-        shape = "x".join(str(d) for d in next(iter(model.feeds.values())).shape)
-        rows.append({"model": f"{key} {shape}", **medians, "ratio": medians["carried"] / medians["after"],
-                     "error": error})  # fmt: skip
+        rows.append(on_off_row(key, model.feeds, requests, args.runs, clock))
     clock_name = "CPU" if args.cpu_time else "wall"
     print(f"XLA, siblings' bias + activation carried into the merge or not, median ms ({clock_name} time)")
     columns = [("model", "model"), ("after", "after split ms"), ("carried", "carried ms"), ("ratio", "carried/after")]

@@ -18,9 +18,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 __all__ = [
-    "THREAD_VARIABLES", "environment", "jax_environment", "measure", "paired_overhead", "peak_rss_bytes", "percentile",
-    "print_table", "summary",
+    "THREAD_VARIABLES", "environment", "jax_environment", "measure", "on_off_row", "one_cpu_clock", "paired_overhead",
+    "pass_off", "peak_rss_bytes", "percentile", "print_table", "summary",
 ]  # fmt: skip
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -112,6 +114,20 @@ def one_cpu_clock(cpu_time: bool) -> Callable[[], float]:
     and returns the clock to time by: the process's CPU time with ``cpu_time``, else wall time."""
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     return time.process_time if cpu_time else time.perf_counter
+
+
+def on_off_row(label: str, feeds: Mapping[str, Any], requests: Mapping[str, Any], runs: int,
+               clock: Callable[[], float]) -> dict[str, Any]:  # fmt: skip
+    """One table row comparing two infer requests of one model, ``{"off": ..., "on": ...}`` by any two names
+    (the first the baseline): each one's median ms over ``runs`` interleaved calls on ``feeds``, the second's
+    over the first's, and the largest difference between their outputs."""
+    (off, off_request), (on, on_request) = requests.items()
+    got = [[np.asarray(v) for v in r.infer(feeds).values()] for r in (off_request, on_request)]
+    error = max(float(np.abs(a - b).max()) for a, b in zip(*got))
+    calls = {name: (lambda r=request: r.infer(feeds)) for name, request in requests.items()}
+    medians = {name: float(np.median(t)) * 1e3 for name, t in measure(calls, runs, 5, clock=clock).items()}
+    shape = "x".join(str(d) for d in next(iter(feeds.values())).shape)
+    return {"model": f"{label} {shape}", **medians, "ratio": medians[on] / medians[off], "error": error}
 
 
 def percentile(values: Sequence[float], q: float) -> float:
