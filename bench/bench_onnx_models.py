@@ -136,7 +136,8 @@ def reference_candidates(
     runtimes: tuple[str, ...] = REFERENCES,
 ) -> dict[str, Callable[[], Any]]:
     """ONNX Runtime and (when installed) OpenVINO on the same file, one thread each (of ``runtimes``);
-    OpenVINO converts with the same input shapes hetero-sdk is given (``ov.convert_model(path, input=...)``)
+    OpenVINO reads the file and takes the same input shapes hetero-sdk is given (`read_model`, then `reshape`:
+    `ov.convert_model` would send OpenVINO's telemetry from a process it forks under JAX's threads)
     and computes in f32 (``INFERENCE_PRECISION_HINT``: its CPU default is bf16 where the CPU has it)."""
     calls: dict[str, Callable[[], Any]] = {}
     if "onnxruntime" in runtimes:
@@ -151,10 +152,9 @@ def reference_candidates(
         return calls
     core = ov.Core()
     try:
+        ov_model = core.read_model(str(path))
         if input_shapes:
-            ov_model = ov.convert_model(str(path), input=list(input_shapes.items()))
-        else:
-            ov_model = core.read_model(str(path))
+            ov_model.reshape({name: list(shape) for name, shape in input_shapes.items()})
         compiled = core.compile_model(ov_model, "CPU", OPENVINO_F32)
     except Exception as exc:  # OpenVINO fails on some real models: shown, not fatal
         print(f"  OpenVINO cannot run {path.name}: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
