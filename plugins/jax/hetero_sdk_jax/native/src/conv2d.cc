@@ -92,16 +92,15 @@ inline __m512 Activate(int64_t activation, __m512 v) {
 // stores to out (pixel m0's outputs). The accumulators and pointers are named variables: held in arrays,
 // GCC 12 stored the accumulators to the stack on each step.
 #define HETERO_SDK_REPEAT12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-// The vectors' filters are read at wt, wt + o1 and wt + o2 (V == 3: the block's two halves and the first
+// The vectors' filters are read at wt, wt + 16 and wt + o2 (V == 3: the block's two halves and the first
 // 16 channels of the next block, o2 = one block on).
 template <int Tile, int V>
 inline void TileOf(const Problem& p, const float* const* ind, int64_t stride, const float* wt, float* out,
-                   int64_t count, int64_t co, int64_t o1 = kLanes, int64_t o2 = 0) {
+                   int64_t count, int64_t co, int64_t o2 = 0) {
   static_assert(Tile <= 12, "at most 12 pixels a tile");
   static_assert(V >= 1 && V <= 3, "one to three vectors of output channels");
   static_assert(V < 3 || Tile <= 8, "at most 8 pixels a tile of three vectors (24 accumulators)");
   const __m512 zero = _mm512_setzero_ps();
-  const float* w1p = wt + o1;
   const float* w2p = wt + o2;
 #define HETERO_SDK_ZERO(k) __m512 a0_##k = zero, a1_##k = zero, a2_##k = zero;
   HETERO_SDK_REPEAT12(HETERO_SDK_ZERO)
@@ -111,13 +110,16 @@ inline void TileOf(const Problem& p, const float* const* ind, int64_t stride, co
 #define HETERO_SDK_POINTER(k) const float* x_##k = Tile > k ? ind[k] : nullptr;
     HETERO_SDK_REPEAT12(HETERO_SDK_POINTER)
 #undef HETERO_SDK_POINTER
-    for (int64_t r = 0; r < run; ++r, wt += 2 * kLanes, w1p += 2 * kLanes, w2p += 2 * kLanes) {
+    // the second vector's filter at a constant offset from the first's (a pointer of its own, with the 12
+    // pixels', left too few registers: GCC reloaded two pixels' pointers from the stack on each step)
+    for (int64_t r = 0; r < run; ++r, wt += 2 * kLanes) {
       _mm_prefetch(reinterpret_cast<const char*>(wt + kFilterAhead), _MM_HINT_T0);
-      if constexpr (V >= 2) _mm_prefetch(reinterpret_cast<const char*>(w1p + kFilterAhead), _MM_HINT_T0);
+      if constexpr (V >= 2) _mm_prefetch(reinterpret_cast<const char*>(wt + kLanes + kFilterAhead), _MM_HINT_T0);
       if constexpr (V == 3) _mm_prefetch(reinterpret_cast<const char*>(w2p + kFilterAhead), _MM_HINT_T0);
       const __m512 w0 = _mm512_loadu_ps(wt);
-      const __m512 w1 = V >= 2 ? _mm512_loadu_ps(w1p) : zero;
+      const __m512 w1 = V >= 2 ? _mm512_loadu_ps(wt + kLanes) : zero;
       const __m512 w2 = V == 3 ? _mm512_loadu_ps(w2p) : zero;
+      if constexpr (V == 3) w2p += 2 * kLanes;
 #define HETERO_SDK_STEP(k)                                              \
       if constexpr (Tile > k) {                                         \
         const __m512 xv = _mm512_set1_ps(x_##k[r]);                     \
@@ -166,6 +168,26 @@ template <int Tile>
 void Indirection(const Problem& p, const float* zeros, float* scratch, int64_t m0, int64_t count, const float** ind) {
   const int64_t run = p.kw * p.cin;
   int64_t ow = m0 % p.ow, oh = m0 / p.ow % p.oh, b = m0 / p.ow / p.oh;  // pixel m0 + k's, k = 0 first
+  const int64_t first = ow * p.sw - p.pl, last = (ow + Tile - 1) * p.sw - p.pl;
+  if (count == Tile && ow + Tile <= p.ow && first >= 0 && last + p.kw <= p.w_in) {
+    // a whole tile in one output row, clear of the left and right pads: its runs one step apart (the
+    // branches and the prefetches per pixel below were 10-20 % of a 16-24-channel layer)
+    const int64_t step = p.sw * p.cin;
+    for (int64_t i = 0; i < p.kh; ++i) {
+      const int64_t ih = oh * p.sh + i - p.pt;
+      if (ih < 0 || ih >= p.h) {
+        for (int64_t k = 0; k < Tile; ++k) ind[i * Tile + k] = zeros;
+        continue;
+      }
+      const float* start = p.x + ((b * p.h + ih) * p.w_in + first) * p.cin;
+      for (int64_t k = 0; k < Tile; ++k) ind[i * Tile + k] = start + k * step;
+      // the runs of the pixels Tile columns on (as below): one span, the runs overlapping or adjacent
+      const char* ahead = reinterpret_cast<const char*>(start + Tile * step);
+      const int64_t bytes = ((Tile - 1) * step + run) * int64_t{sizeof(float)};
+      for (int64_t f = 0; f < bytes + 64; f += 64) _mm_prefetch(ahead + f, _MM_HINT_T0);
+    }
+    return;
+  }
   for (int64_t k = 0; k < Tile; ++k) {
     if (k >= count) {
       for (int64_t i = 0; i < p.kh; ++i) ind[i * Tile + k] = zeros;
@@ -210,12 +232,12 @@ void Indirection(const Problem& p, const float* zeros, float* scratch, int64_t m
 // the block and the first half of the next (o2 floats on), the tile's pixels 8 and 4 at a time.
 template <int V>
 inline void Block(const Problem& p, const float* const* ind, const float* wt, float* out, int64_t count, int64_t co,
-                  int64_t o1 = kLanes, int64_t o2 = 0) {
+                  int64_t o2 = 0) {
   if constexpr (V == 3) {
     const int64_t first = std::min<int64_t>(count, 8);
-    if (first > 4) TileOf<8, 3>(p, ind, kTile, wt, out, first, co, o1, o2);
-    else TileOf<4, 3>(p, ind, kTile, wt, out, first, co, o1, o2);
-    if (count > 8) TileOf<4, 3>(p, ind + 8, kTile, wt, out + 8 * p.cout, count - 8, co, o1, o2);
+    if (first > 4) TileOf<8, 3>(p, ind, kTile, wt, out, first, co, o2);
+    else TileOf<4, 3>(p, ind, kTile, wt, out, first, co, o2);
+    if (count > 8) TileOf<4, 3>(p, ind + 8, kTile, wt, out + 8 * p.cout, count - 8, co, o2);
   } else {
     if (count > 8) TileOf<kTile, V>(p, ind, kTile, wt, out, count, co);
     else if (count > 4) TileOf<8, V>(p, ind, kTile, wt, out, count, co);
@@ -243,7 +265,7 @@ void Tiles(const Problem& p, const float* zeros, float* scratch, const float** i
         // the last 33-48 channels: 8 pixels by 48 channels (this block and the next's first 16) where 12 by
         // 16 did the last 16 (48 channels at a time throughout, at 96 or 192 outputs, measured 0-5 % slower)
         if (c1 - co > 2 * kLanes && c1 - co <= 3 * kLanes) {
-          Block<3>(p, ind, wt, out, count, co, kLanes, per_block);
+          Block<3>(p, ind, wt, out, count, co, per_block);
           break;
         }
         if (c1 - co > kLanes) Block<2>(p, ind, wt, out, count, co);
