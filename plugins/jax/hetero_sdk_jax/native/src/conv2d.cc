@@ -170,9 +170,9 @@ inline void TileOf(const Problem& p, const float* const* ind, int64_t stride, co
 
 // One output channel vector (V == 1: at most 16 channels left) for 12 pixels in one output row clear of the
 // pads, the kernel 3 wide: each input value broadcast once for the up to 3 of the tile's pixels that read it
-// (at stride 1: 14 broadcasts and 3 filter loads for 36 products a channel, where TileOf broadcasts once a
-// product and a broadcast and a product a step bound it at 0.65 of the two-vector tile's speed). ind: the
-// tile's indirection (ind[i * kTile], the row's first pixel's run; the others are Stride * Cin floats on).
+// (at stride 1: 14 broadcasts and 3 filter loads for 36 products a channel; TileOf's one-vector tile, one
+// broadcast a product, ran at 0.65-0.75 of the two-vector tile's rate). ind: the tile's indirection
+// (ind[i * kTile], the row's first pixel's run; the others are Stride * Cin floats on).
 template <int64_t Cin, int Stride>
 inline void RowTileOf(const Problem& p, const float* const* ind, const float* wt, float* out, int64_t co) {
   const __m512 zero = _mm512_setzero_ps();
