@@ -124,6 +124,60 @@ def test_fused_kernel_at_yolo_channel_counts_matches_numpy(data: st.DataObject) 
     assert np.all(error <= 2e-6 * size + 1e-6), f"error {error.max():.3g} where the terms sum to {size.max():.3g}"
 
 
+@OPS
+@given(data=st.data())
+def test_tiles_in_one_row_clear_of_the_pads_match_numpy(data: st.DataObject) -> None:
+    """Rows of 12 or more output pixels, where most tiles lie in one output row clear of the left and right
+    pads (their runs one step apart, found without the per-pixel path) beside tiles that cross a row, an
+    image or a pad: 16-24 input channels and the kernel's other widths, strides 1-2 each way, pads 0-2, rows
+    read above and below the input, with and without the bias and SiLU."""
+    kh, kw = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 5))
+    strides = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)))
+    pads = [(data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))) for _ in range(2)]
+    n, h, w_ = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 6)), data.draw(st.integers(24, 64))
+    assume(h + sum(pads[0]) >= kh)
+    cin = data.draw(st.sampled_from([1, 3, 16, 20, 24, 32]))
+    cout = data.draw(st.sampled_from([8, 16, 24, 32, 40, 48, 80]))
+    fused = data.draw(st.booleans())
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    x = rng.standard_normal((n, h, w_, cin)).astype(np.float32)
+    w = rng.standard_normal((kh, kw, cin, cout)).astype(np.float32)
+    if not fused:
+        _assert_matches(jax.jit(lambda x, w: native_conv2d(x, w, strides, pads))(x, w), x, w, strides, pads)
+        return
+    bias = rng.standard_normal(cout).astype(np.float32)
+    run = jax.jit(lambda x, b, c: native_conv2d(x, b, strides, pads, cout, c, "silu"))
+    got = np.asarray(run(x, blocked_filter(np.transpose(w, (3, 2, 0, 1))), bias), np.float64)
+    biased = _numpy_conv(x, w, strides, pads) + bias
+    size = _numpy_conv(np.abs(x), np.abs(w), strides, pads) + np.abs(bias)
+    assert got.shape == biased.shape
+    error = np.abs(got - biased / (1 + np.exp(-biased)))
+    assert np.all(error <= 2e-6 * size + 1e-6), f"error {error.max():.3g} where the terms sum to {size.max():.3g}"
+
+
+@pytest.mark.parametrize("cin", [16, 32])
+@pytest.mark.parametrize("strides", [(1, 1), (2, 2), (1, 2), (2, 1)])
+@pytest.mark.parametrize("cout", [8, 16, 80])
+def test_last_sixteen_channels_of_tiles_in_one_row_match_numpy(cin: int, strides: tuple[int, int], cout: int) -> None:
+    """The last 16 or fewer output channels of a 3-wide kernel's tile in one row clear of the pads, 16 or 32
+    input channels, strides 1 and 2 (each input value broadcast once for the pixels that read it): rows
+    above and below the input (all zeros), tiles crossing a row or the pads beside them, with bias and SiLU
+    and without."""
+    rng = np.random.default_rng(cin * 100 + cout + 7 * strides[0] + strides[1])
+    x = rng.standard_normal((2, 5, 61, cin)).astype(np.float32)
+    w = rng.standard_normal((3, 3, cin, cout)).astype(np.float32)
+    pads = [(2, 1), (1, 0)]
+    _assert_matches(jax.jit(lambda x, w: native_conv2d(x, w, strides, pads))(x, w), x, w, strides, pads)
+    bias = rng.standard_normal(cout).astype(np.float32)
+    run = jax.jit(lambda x, b, c: native_conv2d(x, b, strides, pads, cout, c, "silu"))
+    got = np.asarray(run(x, blocked_filter(np.transpose(w, (3, 2, 0, 1))), bias), np.float64)
+    biased = _numpy_conv(x, w, strides, pads) + bias
+    size = _numpy_conv(np.abs(x), np.abs(w), strides, pads) + np.abs(bias)
+    assert got.shape == biased.shape
+    error = np.abs(got - biased / (1 + np.exp(-biased)))
+    assert np.all(error <= 2e-6 * size + 1e-6), f"error {error.max():.3g} where the terms sum to {size.max():.3g}"
+
+
 @pytest.mark.parametrize("pixels", [*range(1, 14), 20, 21, 24, 28])
 def test_short_last_tile_matches_numpy(pixels: int) -> None:
     """The last tile of 12 output pixels is cut short (every remainder: done as a tile of 4 or 8 pixels or

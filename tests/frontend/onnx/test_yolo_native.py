@@ -1,8 +1,9 @@
 """YOLOv8n (``nudenet``'s 320n.onnx, 320x320) and a YOLOX-style detector (ddddocr's ``common_det.onnx``, 416x416),
 whose 3x3 convolutions of 16 and more input channels run in the native conv2d kernel and whose 1x1 convolutions
 run on the native GEMM kernel's in-place path, each with its bias and SiLU fused, give ONNX Runtime's outputs on
-XLA with native kernels on and off (YOLOv8n's DFL head as one ``XlaSoftmaxExpectation``), and YOLOv8n's exported
-blob gives the same outputs imported.
+XLA with native kernels on and off (YOLOv8n's DFL head as one ``XlaSoftmaxExpectation``; its 16->16 layers at
+80x80 in the kernel's row tiles, its 16->32 stride-2 layer and YOLOX's 24->24 at 104x104 in the kernel too), and
+YOLOv8n's exported blob gives the same outputs imported.
 The models are downloaded once with ``pip download``; offline these tests skip."""
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ jax_native = pytest.importorskip("hetero_sdk_jax.native")
 real_models = load_bench_module("real_models")
 FUSED_CONV2D = "hetero_sdk_conv2d_bias"
 FUSED_GEMM = "hetero_sdk_gemm_f32_fused"
+FEW_CHANNEL_LAYERS = {
+    "yolov8n": {"f32[1,80,80,16]": 2, "f32[1,80,80,32]": 1},
+    "yolox": {"f32[1,104,104,24]": 1},
+}
+"""Results of the models' 3x3 layers of 16-24 input channels the conv2d kernel takes, and how many of each."""
 
 
 def _compiled(key: str, native_kernels: bool) -> tuple[Any, Any, Any]:
@@ -44,6 +50,9 @@ def test_yolo_matches_onnx_runtime_with_and_without_the_native_kernels(key: str,
     program = compiled.jax_executable().as_text()
     assert (FUSED_CONV2D in program) is native_kernels
     assert (FUSED_GEMM in program) is native_kernels
+    calls = [line for line in program.splitlines() if f'custom_call_target="{FUSED_CONV2D}"' in line]
+    for result, count in FEW_CHANNEL_LAYERS[key].items():
+        assert sum(f"= {result}{{3,2,1,0}} custom-call" in line for line in calls) == (count if native_kernels else 0)
     if key == "yolov8n":
         types = [n.type_name for n in compiled.get_runtime_model().get_ops()]
         assert types.count("XlaSoftmaxExpectation") == 1 and "Softmax" not in types

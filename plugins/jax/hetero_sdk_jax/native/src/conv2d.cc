@@ -19,8 +19,10 @@
 // input points at zeros, and only a run crossing the left or right pad is copied with its zeros into a
 // per-thread scratch. The filter is read in blocks of 32 output channels, each block's runs in order: a
 // blocked operand in place, a 4-D one copied into blocks on each call. Cout is blocked by 16 with a masked
-// tail; the last 33-48 channels go in tiles of 8 pixels by three vectors. Tiles are split on XLA's intra-op
-// thread pool.
+// tail; the last 33-48 channels go in tiles of 8 pixels by three vectors. A tile in one output row clear of
+// the pads finds its runs one step apart, and its last 16 or fewer channels (3-wide kernels, 16 or 32 input
+// channels) broadcast each input value once for the up to three pixels that read it. Tiles are split on
+// XLA's intra-op thread pool.
 #if !defined(__AVX512F__)
 #error "this kernel needs AVX-512: the XLA device falls back to its pure-XLA lowering"
 #endif
@@ -86,22 +88,44 @@ inline __m512 Activate(int64_t activation, __m512 v) {
   return v;
 }
 
+// The tile's sums acc[3 * k + v] (pixel k, vector v < V) plus the bias, activated, stored to out (pixel
+// m0's outputs) for count pixels, channels [co, co + V * 16) masked past Cout.
+template <int V>
+inline void Finish(const Problem& p, __m512* acc, float* out, int64_t count, int64_t co) {
+  const __mmask16 m0 = LaneMask(p.cout - co), m1 = LaneMask(p.cout - co - kLanes),
+                  m2 = LaneMask(p.cout - co - 2 * kLanes);
+  out += co;
+  if (p.bias != nullptr) {
+    const __m512 b0 = _mm512_maskz_loadu_ps(m0, p.bias + co), b1 = _mm512_maskz_loadu_ps(m1, p.bias + co + kLanes),
+                 b2 = _mm512_maskz_loadu_ps(m2, p.bias + co + 2 * kLanes);
+    for (int64_t k = 0; k < count; ++k) {
+      acc[3 * k] = Activate(p.activation, _mm512_add_ps(acc[3 * k], b0));
+      if constexpr (V >= 2) acc[3 * k + 1] = Activate(p.activation, _mm512_add_ps(acc[3 * k + 1], b1));
+      if constexpr (V == 3) acc[3 * k + 2] = Activate(p.activation, _mm512_add_ps(acc[3 * k + 2], b2));
+    }
+  }
+  for (int64_t k = 0; k < count; ++k) {
+    _mm512_mask_storeu_ps(out + k * p.cout, m0, acc[3 * k]);
+    if constexpr (V >= 2) _mm512_mask_storeu_ps(out + k * p.cout + kLanes, m1, acc[3 * k + 1]);
+    if constexpr (V == 3) _mm512_mask_storeu_ps(out + k * p.cout + 2 * kLanes, m2, acc[3 * k + 2]);
+  }
+}
+
 // Output pixels [m0, m0 + count) (count <= Tile) by channels [co, co + V * 16) (masked past Cout): acc
 // (Tile x V vectors) += run_k[r] * wt[r * 32 + v * 16 ...] over each kernel row's run r < kw * Cin, where
 // run_k = ind[i * Tile + k] (Indirection) and wt walks the block's filter; then bias and activation, and the
 // stores to out (pixel m0's outputs). The accumulators and pointers are named variables: held in arrays,
 // GCC 12 stored the accumulators to the stack on each step.
 #define HETERO_SDK_REPEAT12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-// The vectors' filters are read at wt, wt + o1 and wt + o2 (V == 3: the block's two halves and the first
+// The vectors' filters are read at wt, wt + 16 and wt + o2 (V == 3: the block's two halves and the first
 // 16 channels of the next block, o2 = one block on).
 template <int Tile, int V>
 inline void TileOf(const Problem& p, const float* const* ind, int64_t stride, const float* wt, float* out,
-                   int64_t count, int64_t co, int64_t o1 = kLanes, int64_t o2 = 0) {
+                   int64_t count, int64_t co, int64_t o2 = 0) {
   static_assert(Tile <= 12, "at most 12 pixels a tile");
   static_assert(V >= 1 && V <= 3, "one to three vectors of output channels");
   static_assert(V < 3 || Tile <= 8, "at most 8 pixels a tile of three vectors (24 accumulators)");
   const __m512 zero = _mm512_setzero_ps();
-  const float* w1p = wt + o1;
   const float* w2p = wt + o2;
 #define HETERO_SDK_ZERO(k) __m512 a0_##k = zero, a1_##k = zero, a2_##k = zero;
   HETERO_SDK_REPEAT12(HETERO_SDK_ZERO)
@@ -111,13 +135,16 @@ inline void TileOf(const Problem& p, const float* const* ind, int64_t stride, co
 #define HETERO_SDK_POINTER(k) const float* x_##k = Tile > k ? ind[k] : nullptr;
     HETERO_SDK_REPEAT12(HETERO_SDK_POINTER)
 #undef HETERO_SDK_POINTER
-    for (int64_t r = 0; r < run; ++r, wt += 2 * kLanes, w1p += 2 * kLanes, w2p += 2 * kLanes) {
+    // the second vector's filter at a constant offset from the first's (a pointer of its own, with the 12
+    // pixels', left too few registers: GCC reloaded two pixels' pointers from the stack on each step)
+    for (int64_t r = 0; r < run; ++r, wt += 2 * kLanes) {
       _mm_prefetch(reinterpret_cast<const char*>(wt + kFilterAhead), _MM_HINT_T0);
-      if constexpr (V >= 2) _mm_prefetch(reinterpret_cast<const char*>(w1p + kFilterAhead), _MM_HINT_T0);
+      if constexpr (V >= 2) _mm_prefetch(reinterpret_cast<const char*>(wt + kLanes + kFilterAhead), _MM_HINT_T0);
       if constexpr (V == 3) _mm_prefetch(reinterpret_cast<const char*>(w2p + kFilterAhead), _MM_HINT_T0);
       const __m512 w0 = _mm512_loadu_ps(wt);
-      const __m512 w1 = V >= 2 ? _mm512_loadu_ps(w1p) : zero;
+      const __m512 w1 = V >= 2 ? _mm512_loadu_ps(wt + kLanes) : zero;
       const __m512 w2 = V == 3 ? _mm512_loadu_ps(w2p) : zero;
+      if constexpr (V == 3) w2p += 2 * kLanes;
 #define HETERO_SDK_STEP(k)                                              \
       if constexpr (Tile > k) {                                         \
         const __m512 xv = _mm512_set1_ps(x_##k[r]);                     \
@@ -138,34 +165,73 @@ inline void TileOf(const Problem& p, const float* const* ind, int64_t stride, co
   }
   HETERO_SDK_REPEAT12(HETERO_SDK_STORE)
 #undef HETERO_SDK_STORE
-  const __mmask16 m0 = LaneMask(p.cout - co), m1 = LaneMask(p.cout - co - kLanes),
-                  m2 = LaneMask(p.cout - co - 2 * kLanes);
-  out += co;
-  if (p.bias != nullptr) {
-    const __m512 b0 = _mm512_maskz_loadu_ps(m0, p.bias + co), b1 = _mm512_maskz_loadu_ps(m1, p.bias + co + kLanes),
-                 b2 = _mm512_maskz_loadu_ps(m2, p.bias + co + 2 * kLanes);
-    for (int64_t k = 0; k < count; ++k) {
-      acc[3 * k] = Activate(p.activation, _mm512_add_ps(acc[3 * k], b0));
-      if constexpr (V >= 2) acc[3 * k + 1] = Activate(p.activation, _mm512_add_ps(acc[3 * k + 1], b1));
-      if constexpr (V == 3) acc[3 * k + 2] = Activate(p.activation, _mm512_add_ps(acc[3 * k + 2], b2));
+  Finish<V>(p, acc, out, count, co);
+}
+
+// One output channel vector (V == 1: at most 16 channels left) for 12 pixels in one output row clear of the
+// pads, the kernel 3 wide: each input value broadcast once for the up to 3 of the tile's pixels that read it
+// (at stride 1: 14 broadcasts and 3 filter loads for 36 products a channel; TileOf's one-vector tile, one
+// broadcast a product, ran at 0.65-0.75 of the two-vector tile's rate). ind: the tile's indirection
+// (ind[i * kTile], the row's first pixel's run; the others are Stride * Cin floats on).
+template <int64_t Cin, int Stride>
+inline void RowTileOf(const Problem& p, const float* const* ind, const float* wt, float* out, int64_t co) {
+  const __m512 zero = _mm512_setzero_ps();
+#define HETERO_SDK_ZERO(k) __m512 a0_##k = zero;
+  HETERO_SDK_REPEAT12(HETERO_SDK_ZERO)
+#undef HETERO_SDK_ZERO
+  for (int64_t i = 0; i < p.kh; ++i, wt += 3 * Cin * 2 * kLanes) {
+    const float* xr = ind[i * kTile];
+    for (int64_t c = 0; c < Cin; ++c) {
+      const float* xc = xr + c;
+      const float* wc = wt + c * 2 * kLanes;
+      const __m512 w0 = _mm512_loadu_ps(wc), w1 = _mm512_loadu_ps(wc + Cin * 2 * kLanes),
+                   w2 = _mm512_loadu_ps(wc + 2 * Cin * 2 * kLanes);
+      // pixel k reads columns k * Stride + j; the same column's loads are one broadcast (GCC merges them)
+#define HETERO_SDK_STEP(k)                                                                \
+      a0_##k = _mm512_fmadd_ps(_mm512_set1_ps(xc[(k * Stride) * Cin]), w0, a0_##k);     \
+      a0_##k = _mm512_fmadd_ps(_mm512_set1_ps(xc[(k * Stride + 1) * Cin]), w1, a0_##k); \
+      a0_##k = _mm512_fmadd_ps(_mm512_set1_ps(xc[(k * Stride + 2) * Cin]), w2, a0_##k);
+      HETERO_SDK_REPEAT12(HETERO_SDK_STEP)
+#undef HETERO_SDK_STEP
     }
   }
-  for (int64_t k = 0; k < count; ++k) {
-    _mm512_mask_storeu_ps(out + k * p.cout, m0, acc[3 * k]);
-    if constexpr (V >= 2) _mm512_mask_storeu_ps(out + k * p.cout + kLanes, m1, acc[3 * k + 1]);
-    if constexpr (V == 3) _mm512_mask_storeu_ps(out + k * p.cout + 2 * kLanes, m2, acc[3 * k + 2]);
-  }
+  alignas(64) __m512 acc[kTile * 3];
+#define HETERO_SDK_STORE(k) acc[3 * k] = a0_##k;
+  HETERO_SDK_REPEAT12(HETERO_SDK_STORE)
+#undef HETERO_SDK_STORE
+  Finish<1>(p, acc, out, kTile, co);
 }
 #undef HETERO_SDK_REPEAT12
 
 // The tile's indirection: ind[i * Tile + k], the kw * Cin floats pixel m0 + k reads at kernel row i (its kw
 // input pixels are adjacent: one run), in place; a row outside the input reads zeros, and a run that
 // crosses the left or right pad is copied with its zeros into scratch ([Tile][kh][kw * Cin]). Pixels past
-// count read zeros.
+// count read zeros. True when the tile lies in one output row clear of the left and right pads (its runs
+// Stride * Cin floats apart, a row outside the input all zeros).
 template <int Tile>
-void Indirection(const Problem& p, const float* zeros, float* scratch, int64_t m0, int64_t count, const float** ind) {
+bool Indirection(const Problem& p, const float* zeros, float* scratch, int64_t m0, int64_t count, const float** ind) {
   const int64_t run = p.kw * p.cin;
   int64_t ow = m0 % p.ow, oh = m0 / p.ow % p.oh, b = m0 / p.ow / p.oh;  // pixel m0 + k's, k = 0 first
+  const int64_t first = ow * p.sw - p.pl, last = (ow + Tile - 1) * p.sw - p.pl;
+  if (count == Tile && ow + Tile <= p.ow && first >= 0 && last + p.kw <= p.w_in) {
+    // a whole tile in one output row, clear of the left and right pads: its runs one step apart (the
+    // branches and the prefetches per pixel below were 10-20 % of a 16-24-channel layer)
+    const int64_t step = p.sw * p.cin;
+    for (int64_t i = 0; i < p.kh; ++i) {
+      const int64_t ih = oh * p.sh + i - p.pt;
+      if (ih < 0 || ih >= p.h) {
+        for (int64_t k = 0; k < Tile; ++k) ind[i * Tile + k] = zeros;
+        continue;
+      }
+      const float* start = p.x + ((b * p.h + ih) * p.w_in + first) * p.cin;
+      for (int64_t k = 0; k < Tile; ++k) ind[i * Tile + k] = start + k * step;
+      // the runs of the pixels Tile columns on (as below): one span, the runs overlapping or adjacent
+      const char* ahead = reinterpret_cast<const char*>(start + Tile * step);
+      const int64_t bytes = ((Tile - 1) * step + run) * int64_t{sizeof(float)};
+      for (int64_t f = 0; f < bytes + 64; f += 64) _mm_prefetch(ahead + f, _MM_HINT_T0);
+    }
+    return true;
+  }
   for (int64_t k = 0; k < Tile; ++k) {
     if (k >= count) {
       for (int64_t i = 0; i < p.kh; ++i) ind[i * Tile + k] = zeros;
@@ -204,18 +270,19 @@ void Indirection(const Problem& p, const float* zeros, float* scratch, int64_t m
       ind[i * Tile + k] = copy;
     }
   }
+  return false;
 }
 
 // One block of output channels for a tile of count pixels: a short last tile with fewer pixels' work. V == 3:
 // the block and the first half of the next (o2 floats on), the tile's pixels 8 and 4 at a time.
 template <int V>
 inline void Block(const Problem& p, const float* const* ind, const float* wt, float* out, int64_t count, int64_t co,
-                  int64_t o1 = kLanes, int64_t o2 = 0) {
+                  int64_t o2 = 0) {
   if constexpr (V == 3) {
     const int64_t first = std::min<int64_t>(count, 8);
-    if (first > 4) TileOf<8, 3>(p, ind, kTile, wt, out, first, co, o1, o2);
-    else TileOf<4, 3>(p, ind, kTile, wt, out, first, co, o1, o2);
-    if (count > 8) TileOf<4, 3>(p, ind + 8, kTile, wt, out + 8 * p.cout, count - 8, co, o1, o2);
+    if (first > 4) TileOf<8, 3>(p, ind, kTile, wt, out, first, co, o2);
+    else TileOf<4, 3>(p, ind, kTile, wt, out, first, co, o2);
+    if (count > 8) TileOf<4, 3>(p, ind + 8, kTile, wt, out + 8 * p.cout, count - 8, co, o2);
   } else {
     if (count > 8) TileOf<kTile, V>(p, ind, kTile, wt, out, count, co);
     else if (count > 4) TileOf<8, V>(p, ind, kTile, wt, out, count, co);
@@ -223,9 +290,21 @@ inline void Block(const Problem& p, const float* const* ind, const float* wt, fl
   }
 }
 
+// The last 16 or fewer output channels of a tile in one row clear of the pads (Indirection true) as a
+// RowTileOf where it has a form for the kernel's width, stride and input channels; false otherwise.
+inline bool RowBlock(const Problem& p, const float* const* ind, const float* wt, float* out, int64_t co) {
+  if (p.kw != 3) return false;
+  if (p.sw == 1 && p.cin == 16) RowTileOf<16, 1>(p, ind, wt, out, co);
+  else if (p.sw == 2 && p.cin == 16) RowTileOf<16, 2>(p, ind, wt, out, co);
+  else if (p.sw == 1 && p.cin == 32) RowTileOf<32, 1>(p, ind, wt, out, co);
+  else if (p.sw == 2 && p.cin == 32) RowTileOf<32, 2>(p, ind, wt, out, co);
+  else return false;
+  return true;
+}
+
 // Tiles [t0, t1) of kTile pixels, the output channels in groups whose filter blocks fit in L2 together: for
-// each group every tile (its indirection made again per group). zeros: kw * Cin zeros; scratch, ind: as
-// Indirection's.
+// each group every tile (its indirection made again per group). zeros: (kw + (kTile - 1) * stride_w) * Cin
+// zeros (a RowTileOf reads a whole row there); scratch, ind: as Indirection's.
 void Tiles(const Problem& p, const float* zeros, float* scratch, const float** ind, int64_t t0, int64_t t1) {
   constexpr int64_t kFilterBytes = int64_t{1} << 20;
   const int64_t per_block = p.kh * p.kw * p.cin * 2 * kLanes;
@@ -236,18 +315,18 @@ void Tiles(const Problem& p, const float* zeros, float* scratch, const float** i
     const int64_t c1 = std::min(p.cout, c0 + group);
     for (int64_t tile = t0; tile < t1; ++tile) {
       const int64_t m0 = tile * kTile, count = std::min<int64_t>(kTile, pixels - m0);
-      Indirection<kTile>(p, zeros, scratch, m0, count, ind);
+      const bool in_row = Indirection<kTile>(p, zeros, scratch, m0, count, ind);
       float* out = p.y + m0 * p.cout;
       for (int64_t co = c0; co < c1; co += 2 * kLanes) {
         const float* wt = p.blocked + co / (2 * kLanes) * per_block;
         // the last 33-48 channels: 8 pixels by 48 channels (this block and the next's first 16) where 12 by
         // 16 did the last 16 (48 channels at a time throughout, at 96 or 192 outputs, measured 0-5 % slower)
         if (c1 - co > 2 * kLanes && c1 - co <= 3 * kLanes) {
-          Block<3>(p, ind, wt, out, count, co, kLanes, per_block);
+          Block<3>(p, ind, wt, out, count, co, per_block);
           break;
         }
         if (c1 - co > kLanes) Block<2>(p, ind, wt, out, count, co);
-        else Block<1>(p, ind, wt, out, count, co);  // 16 channels or fewer left
+        else if (!in_row || !RowBlock(p, ind, wt, out, co)) Block<1>(p, ind, wt, out, count, co);  // 16 or fewer left
       }
     }
   }
@@ -295,7 +374,7 @@ ffi::Error Compute(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<f
                     blocked.data() + k * per_block + r * 2 * kLanes);
     p.blocked = blocked.data();
   }
-  std::vector<float> zeros(p.kw * p.cin, 0.0f);
+  std::vector<float> zeros((p.kw + (kTile - 1) * p.sw) * p.cin, 0.0f);
   std::atomic<bool> out_of_memory{false};
   auto body = [&](int64_t t0, int64_t t1) {
     std::vector<const float*> ind;
