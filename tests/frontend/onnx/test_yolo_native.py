@@ -1,12 +1,14 @@
 """YOLOv8n (``nudenet``'s 320n.onnx, 320x320) and a YOLOX-style detector (ddddocr's ``common_det.onnx``, 416x416),
-whose 3x3 convolutions of 16 and more input channels run in the native conv2d kernel and whose 1x1 convolutions
-run on the native GEMM kernel's in-place path, each with its bias and SiLU fused, give ONNX Runtime's outputs on
-XLA with native kernels on and off (YOLOv8n's DFL head as one ``XlaSoftmaxExpectation``), and YOLOv8n's exported
-blob gives the same outputs imported.
+whose 3x3 convolutions of 16 and more input channels run in the native conv2d kernel, whose 1x1 convolutions
+run on the native GEMM kernel's in-place path and whose stems (YOLOX's Focus rewritten into one 6x6 stride-2
+convolution of the image) run in the native stem kernel, each with its bias and SiLU fused, give ONNX Runtime's
+outputs on XLA with native kernels on and off (YOLOv8n's DFL head as one ``XlaSoftmaxExpectation``), and YOLOv8n's
+exported blob names the kernels and gives the same outputs imported.
 The models are downloaded once with ``pip download``; offline these tests skip."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -14,6 +16,7 @@ import pytest
 from bench_modules import load_bench_module
 
 import hetero_sdk as hs
+from hetero_sdk.plugin import unpack_blob
 
 pytest.importorskip("onnxruntime")
 jax_native = pytest.importorskip("hetero_sdk_jax.native")
@@ -21,6 +24,7 @@ jax_native = pytest.importorskip("hetero_sdk_jax.native")
 real_models = load_bench_module("real_models")
 FUSED_CONV2D = "hetero_sdk_conv2d_bias"
 FUSED_GEMM = "hetero_sdk_gemm_f32_fused"
+STEM = "hetero_sdk_stem_conv"
 
 
 def _compiled(key: str, native_kernels: bool) -> tuple[Any, Any, Any]:
@@ -44,9 +48,15 @@ def test_yolo_matches_onnx_runtime_with_and_without_the_native_kernels(key: str,
     program = compiled.jax_executable().as_text()
     assert (FUSED_CONV2D in program) is native_kernels
     assert (FUSED_GEMM in program) is native_kernels
+    assert program.count(f'custom_call_target="{STEM}"') == int(native_kernels)
+    ops = compiled.get_runtime_model().get_ops()
     if key == "yolov8n":
-        types = [n.type_name for n in compiled.get_runtime_model().get_ops()]
+        types = [n.type_name for n in ops]
         assert types.count("XlaSoftmaxExpectation") == 1 and "Softmax" not in types
+    else:  # the Focus and its 3x3 convolution: one 6x6 stride-2 convolution of the image, its bias and SiLU
+        stems = [n for n in ops if n.type_name == "XlaConvolution" and n.input_value(0).node.type_name == "Parameter"]
+        assert len(stems) == 1 and stems[0].attrs["strides"] == [2, 2] and stems[0].attrs["activation"] == "silu"
+        assert list(stems[0].input_value(1).partial_shape.to_shape())[1:] == [3, 6, 6]
     for name, value in real_models.onnx_runtime_outputs(path, feeds).items():
         scale = float(np.max(np.abs(value)))  # box coordinates reach a few hundred pixels
         np.testing.assert_allclose(results[name], value, rtol=1e-4, atol=1e-5 * max(scale, 1.0), err_msg=name)
@@ -55,7 +65,9 @@ def test_yolo_matches_onnx_runtime_with_and_without_the_native_kernels(key: str,
 def test_yolov8n_exported_with_the_native_kernels_runs_the_same_imported() -> None:
     compiled, _, feeds = _compiled("yolov8n", True)
     expected = list(compiled(feeds).values())
-    imported: Any = hs.Core().import_model(compiled.export_model(), "XLA")
+    blob = compiled.export_model()
+    assert STEM in json.loads(unpack_blob(blob, "XLA")["header"])["native_kernels"]
+    imported: Any = hs.Core().import_model(blob, "XLA")
     got = list(imported(feeds).values())
     assert len(got) == len(expected)
     for value, reference in zip(got, expected):
