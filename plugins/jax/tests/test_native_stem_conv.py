@@ -45,7 +45,7 @@ def test_kernel_matches_numpy(data: st.DataObject) -> None:
     h, w_ = data.draw(st.integers(1, 12)), data.draw(st.integers(1, 70))
     assume(h + sum(pads[0]) >= kh and w_ + sum(pads[1]) >= kw)
     cout = data.draw(st.sampled_from([1, 5, 8, 16, 17, 24, 32, 33, 48, 64]))
-    activation = data.draw(st.sampled_from(["none", "relu", "silu"]))
+    activation = data.draw(st.sampled_from(["none", "relu", "silu", "hswish"]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     x = rng.standard_normal((n, c, h, w_)).astype(np.float32)
     w = rng.standard_normal((kh, kw, c, cout)).astype(np.float32)
@@ -89,43 +89,56 @@ def test_relu_keeps_a_nan_and_silu_of_large_sums_is_finite() -> None:
 
 
 def test_the_rule() -> None:
-    assert faster_natively(3, 16, (3, 3), (2, 2)) and faster_natively(3, 24, (6, 6), (2, 2))
-    assert faster_natively(1, 8, (7, 7), (1, 1))
-    assert not faster_natively(MAX_CHANNELS + 1, 16, (3, 3), (1, 1))
-    assert not faster_natively(3, 16, (9, 9), (1, 1)) and not faster_natively(3, 16, (3, 3), (3, 3))
+    assert faster_natively(3, 16, (3, 3), (2, 2), "silu") and faster_natively(3, 24, (6, 6), (2, 2), "silu")
+    assert faster_natively(1, 8, (7, 7), (1, 1), "hswish") and faster_natively(3, 24, (6, 6), (2, 2), "none")
+    assert not faster_natively(3, 16, (3, 3), (2, 2), "none")  # the few-channel loop, fused with what follows
+    assert not faster_natively(MAX_CHANNELS + 1, 16, (3, 3), (1, 1), "silu")
+    assert not faster_natively(3, 16, (9, 9), (1, 1), "silu") and not faster_natively(3, 16, (3, 3), (3, 3), "silu")
 
 
-def _layer(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, stride: int, pad: int) -> Any:
-    """``x`` by ``w`` ``[O, C, K, K]``, then ``+ bias`` and SiLU as exporters write it when ``bias`` is given."""
+def _layer(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, stride: int, pad: int, activation: str) -> Any:
+    """``x`` by ``w`` ``[O, C, K, K]``, then ``+ bias`` when given and ``activation`` (SiLU as exporters write it)."""
     px = param(x)
     y = opset.convolution(px, w, [stride, stride], [pad, pad], [pad, pad], [1, 1])
     if bias is not None:
-        biased = opset.add(y, opset.constant(bias.reshape(1, -1, 1, 1)))
-        y = opset.multiply(biased, opset.sigmoid(biased))
+        y = opset.add(y, opset.constant(bias.reshape(1, -1, 1, 1)))
+    if activation == "silu":
+        y = opset.multiply(y, opset.sigmoid(y))
+    elif activation == "hswish":
+        y = opset.hswish(y)
+    elif activation == "relu":
+        y = opset.relu(y)
     return single_op(y, [px])
 
 
 @pytest.mark.parametrize(
-    ("channels", "outputs", "kernel", "stride", "pad", "fused"),
-    [(3, 16, 3, 2, 1, True), (3, 24, 6, 2, 2, True), (4, 8, 5, 1, 2, False), (1, 33, 3, 1, 0, True)],
+    ("channels", "outputs", "kernel", "stride", "pad", "activation", "native_route"),
+    [
+        (3, 16, 3, 2, 1, "silu", True),  # YOLOv8n's stem
+        (3, 24, 6, 2, 2, "silu", True),  # YOLOX's, after the Focus rewrite
+        (3, 8, 3, 2, 1, "hswish", True),  # PP-OCR cls's
+        (1, 33, 3, 1, 0, "relu", True),
+        (4, 8, 5, 1, 2, "", True),  # a plain Convolution of 100 channel-taps (else XLA's convolution)
+        (3, 16, 3, 2, 1, "none", False),  # the bias alone: the few-channel loop, fused with what follows
+    ],
 )
 def test_the_lowerings_take_it_and_match_numpy_with_native_kernels_on_and_off(
-    channels: int, outputs: int, kernel: int, stride: int, pad: int, fused: bool
+    channels: int, outputs: int, kernel: int, stride: int, pad: int, activation: str, native_route: bool
 ) -> None:
     rng = np.random.default_rng(channels * 100 + outputs)
     x = rng.standard_normal((2, channels, 23, 37)).astype(np.float32)
     w = (rng.standard_normal((outputs, channels, kernel, kernel)) / kernel).astype(np.float32)
-    bias = rng.standard_normal(outputs).astype(np.float32) if fused else None
+    bias = rng.standard_normal(outputs).astype(np.float32) if activation else None
     hwio = np.transpose(w, (2, 3, 1, 0))
     pads = [(pad, pad), (pad, pad)]
-    expected, _ = _expected(
-        x, hwio, np.zeros(outputs) if bias is None else bias, (stride,) * 2, pads, "silu" if fused else "none"
-    )
+    shift = np.zeros(outputs) if bias is None else bias
+    expected, _ = _expected(x, hwio, shift, (stride, stride), pads, activation or "none")
     for on in (True, False):
-        compiled: Any = core().compile_model(_layer(x, w, bias, stride, pad), "XLA", {"XLA_NATIVE_KERNELS": on})
+        model = _layer(x, w, bias, stride, pad, activation)
+        compiled: Any = core().compile_model(model, "XLA", {"XLA_NATIVE_KERNELS": on})
         got = np.moveaxis(np.asarray(compiled([x])[0]), 1, -1)
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-        assert (TARGET in compiled.jax_executable([list(x.shape)]).as_text()) is on
+        assert (TARGET in compiled.jax_executable([list(x.shape)]).as_text()) is (on and native_route)
 
 
 def test_a_model_exported_with_the_kernel_lists_it_and_runs_the_same_imported() -> None:
@@ -133,7 +146,7 @@ def test_a_model_exported_with_the_kernel_lists_it_and_runs_the_same_imported() 
     x = rng.standard_normal((1, 3, 30, 30)).astype(np.float32)
     w = rng.standard_normal((24, 3, 6, 6)).astype(np.float32)
     bias = rng.standard_normal(24).astype(np.float32)
-    compiled: Any = core().compile_model(_layer(x, w, bias, 2, 2), "XLA", {"XLA_NATIVE_KERNELS": True})
+    compiled: Any = core().compile_model(_layer(x, w, bias, 2, 2, "silu"), "XLA", {"XLA_NATIVE_KERNELS": True})
     blob = compiled.export_model()
     assert TARGET in json.loads(unpack_blob(blob, "XLA")["header"])["native_kernels"]
     imported = np.asarray(core().import_model(blob, "XLA")([x]).to_tuple()[0])

@@ -169,7 +169,7 @@ def _wide_depthwise(
     return wide[:, :, :out_w, :]
 
 
-_MAX_FEW_CHANNELS, _MAX_FEW_CHANNEL_TERMS = 4, 64
+_MAX_FEW_CHANNELS, _MAX_FEW_CHANNEL_TERMS = 4, stem_kernel.LOOP_TERMS
 """Convolutions of ``[N, C, ...]`` data with at most 4 input channels and at most 64 channels x
 kernel taps (an RGB image's 3x3 stem: 27) run as shifted multiply-adds (see :func:`few_channel_conv`);
 wider data is left to XLA's convolution, a blocked matrix product."""
@@ -244,13 +244,19 @@ def _window(node: Node, x: jnp.ndarray, kernel: Sequence[int]) -> tuple[list[int
     return list(strides), list(zip(begin, end)), list(dilations)
 
 
+def _stem_activation(node: Node) -> str:
+    """The activation the native stem kernel would apply for ``node``: a fused convolution's if it has one (HSwish's
+    too), else ``none``."""
+    return node.attrs["activation"] if node.type_name == CONVOLUTION else "none"
+
+
 def _stem_kernel_takes(node: Node, x: jnp.ndarray) -> bool:
     """Whether the native stem kernel computes ``node``, a Convolution of channels-first ``x`` (the image)."""
     outputs, inputs, *kernel = _filter_shape(node)
     if len(kernel) != 2 or x.ndim != 4 or node.input_value(1).element_type != Type.f32:
         return False
     filters = jax.ShapeDtypeStruct((*kernel, inputs, outputs), jnp.float32)
-    return stem_kernel.runs_natively(x, filters, *_window(node, x, kernel))
+    return stem_kernel.runs_natively(x, filters, *_window(node, x, kernel), _stem_activation(node))
 
 
 def convolution_from_channels_first(
@@ -263,7 +269,7 @@ def convolution_from_channels_first(
     (``bias`` None: the sum alone, whichever route)."""
     w = _read_filter(node, w)
     strides, padding, dilations = _window(node, x, w.shape[:-2])
-    if stem_kernel.runs_natively(x, w, strides, padding, dilations):
+    if stem_kernel.runs_natively(x, w, strides, padding, dilations, _stem_activation(node)):
         return stem_kernel.native_stem_conv(x, w, strides, padding, bias, activation)
     return few_channel_conv(x, w, strides, padding, dilations)
 
@@ -593,13 +599,10 @@ def biased_activation(node: Node, y: jnp.ndarray, bias: Any, channels_last: bool
 
 def fused_convolution_from_channels_first(node: Node, x: jnp.ndarray, w: Any, bias: Any) -> jnp.ndarray:
     """:func:`fused_convolution` of ``x`` ``[N, C, ...]`` with few channels (:func:`few_channels`),
-    ``[N, ..., O]`` out: the native stem kernel adds the bias and applies the activation (HSwish after it, in
-    XLA) where it runs, else :func:`convolution_from_channels_first`'s sum then :func:`biased_activation`."""
+    ``[N, ..., O]`` out: the native stem kernel adds the bias and applies the activation where it runs, else
+    :func:`convolution_from_channels_first`'s sum then :func:`biased_activation`."""
     if _stem_kernel_takes(node, x):
         outputs = _filter_shape(node)[0]
         per_channel = jnp.broadcast_to(jnp.asarray(bias, jnp.float32).reshape(-1), (outputs,))
-        activation = node.attrs["activation"]
-        inside = activation if activation in stem_kernel.ACTIVATIONS else "none"
-        y = convolution_from_channels_first(node, x, w, per_channel, inside)
-        return y if inside == activation else hswish(node, y)
+        return convolution_from_channels_first(node, x, w, per_channel, node.attrs["activation"])
     return biased_activation(node, convolution_from_channels_first(node, x, w), bias, channels_last=True)

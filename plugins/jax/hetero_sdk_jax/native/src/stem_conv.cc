@@ -4,7 +4,8 @@
 // Handler HeteroSdkStemConv (target hetero_sdk_stem_conv). Operands: x f32 [N, C, H, W], w f32 [KH, KW, C, O]
 // (the dense lowering's filter layout: one tap's O weights contiguous), bias f32 [O].
 // Attributes: stride_h, stride_w (>= 1), pad_top, pad_left (>= 0; the bottom and right pads follow from the
-// result's shape: what lies past the input reads as zeros), activation (0 none, 1 relu, 2 silu: v * sigmoid(v)).
+// result's shape: what lies past the input reads as zeros), activation (0 none, 1 relu, 2 silu: v * sigmoid(v),
+// 3 hswish: v * min(max(v + 3, 0), 6) / 6, the division a product by 1/6).
 // Result: y f32 [N, OH, OW, O], channels last (what the next layer's native kernel reads),
 // y[n, i, j, o] = act(bias[o] + sum_{c, a, b} x[n, c, i*sh - pt + a, j*sw - pl + b] * w[a, b, c, o]).
 //
@@ -35,6 +36,7 @@
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
+using hetero_sdk_native::HardSwish;
 using hetero_sdk_native::ParallelFor;
 using hetero_sdk_native::Silu;
 
@@ -42,7 +44,7 @@ namespace {
 
 constexpr int64_t kLanes = 16;
 
-enum Activation : int64_t { kNone = 0, kRelu = 1, kSilu = 2 };
+enum Activation : int64_t { kNone = 0, kRelu = 1, kSilu = 2, kHardSwish = 3 };
 
 struct Problem {
   const float* x;
@@ -124,6 +126,7 @@ __attribute__((always_inline)) inline void Transpose16(__m512* r) {
 inline __m512 Activate(__m512 v, int64_t activation) {
   if (activation == kRelu) return _mm512_max_ps(_mm512_setzero_ps(), v);  // vmaxps keeps a NaN second operand
   if (activation == kSilu) return Silu(v);
+  if (activation == kHardSwish) return HardSwish(v);
   return v;
 }
 
@@ -230,8 +233,8 @@ ffi::Error Compute(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ff
         "stem convolution kernel: x must be [N, C, H, W], w [KH, KW, C, O], bias [O] and y [N, OH, OW, O]");
   if (sh < 1 || sw < 1 || pt < 0 || pl < 0)
     return ffi::Error::InvalidArgument("stem convolution kernel: strides must be >= 1 and pads >= 0");
-  if (activation < kNone || activation > kSilu)
-    return ffi::Error::InvalidArgument("stem convolution kernel: activation must be 0, 1 or 2");
+  if (activation < kNone || activation > kHardSwish)
+    return ffi::Error::InvalidArgument("stem convolution kernel: activation must be 0, 1, 2 or 3");
   Problem p{};
   p.x = x.typed_data();
   p.y = y->typed_data();
