@@ -9,7 +9,7 @@ Usage::
 Per layer (the image ``[1, 3, S, S]`` in, ``[1, OH, OW, O]`` channels-last out, the bias and SiLU applied, as the
 models run them), each checked against the first (1e-4 of the range) before it is timed, interleaved, medians:
 
-- ``native``: the kernel, the bias and SiLU in its registers;
+- ``native``: the kernel, the bias and SiLU in its registers (whether or not its rule takes the layer);
 - ``few-channel loop``: :func:`~hetero_sdk_jax.lowering.convolution.few_channel_conv` (shifted multiply-adds, one
   XLA loop) then the bias and SiLU loop, the route YOLOv8n's stem took before;
 - ``XLA conv``: ``lax.conv_general_dilated`` on the image moved channels-last, then the loop;
@@ -60,7 +60,7 @@ def _candidates(spec: tuple[int, ...], rng: np.random.Generator) -> tuple[Any, d
     from hetero_sdk_jax.focus_convolution import focus_filters
     from hetero_sdk_jax.lowering.convolution import few_channel_conv
     from hetero_sdk_jax.lowering.kernels import stem_conv
-    from hetero_sdk_jax.native import native_scope
+    from hetero_sdk_jax.native import available
 
     channels, outputs, size, kernel, stride, pad, focus = spec
     x = rng.standard_normal((1, channels, size, size)).astype(np.float32)
@@ -88,10 +88,9 @@ def _candidates(spec: tuple[int, ...], rng: np.random.Generator) -> tuple[Any, d
         y = jax.lax.conv_general_dilated(moved, w, strides, pads, dimension_numbers=lax_dims)
         return _silu(y + b)
 
-    with native_scope("cpu", True):
-        if not stem_conv.runs_natively(x, w, strides, pads, (1, 1)):
-            raise SystemExit("the native stem kernel cannot run here (no compiler or AVX-512)")
-        calls = {"native": jax.jit(native)}
+    if not available(stem_conv.TARGET):  # the kernel itself, whatever its rule says of this layer
+        raise SystemExit("the native stem kernel cannot run here (no compiler or AVX-512)")
+    calls = {"native": jax.jit(native)}
     calls["few-channel loop"] = jax.jit(loop)
     calls["XLA conv"] = jax.jit(xla)
     if focus:

@@ -89,11 +89,10 @@ def test_relu_keeps_a_nan_and_silu_of_large_sums_is_finite() -> None:
 
 
 def test_the_rule() -> None:
-    assert faster_natively(3, 16, (3, 3), (2, 2), "silu") and faster_natively(3, 24, (6, 6), (2, 2), "silu")
-    assert faster_natively(1, 8, (7, 7), (1, 1), "hswish") and faster_natively(3, 24, (6, 6), (2, 2), "none")
-    assert not faster_natively(3, 16, (3, 3), (2, 2), "none")  # the few-channel loop, fused with what follows
-    assert not faster_natively(MAX_CHANNELS + 1, 16, (3, 3), (1, 1), "silu")
-    assert not faster_natively(3, 16, (9, 9), (1, 1), "silu") and not faster_natively(3, 16, (3, 3), (3, 3), "silu")
+    assert faster_natively(3, 24, (6, 6), (2, 2)) and faster_natively(4, 8, (5, 5), (1, 1))
+    assert not faster_natively(3, 16, (3, 3), (2, 2))  # 27 channel-taps: the few-channel loop
+    assert not faster_natively(MAX_CHANNELS + 1, 16, (7, 7), (1, 1))
+    assert not faster_natively(3, 16, (9, 9), (1, 1)) and not faster_natively(3, 16, (5, 5), (3, 3))
 
 
 def _layer(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, stride: int, pad: int, activation: str) -> Any:
@@ -114,12 +113,12 @@ def _layer(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, stride: int, p
 @pytest.mark.parametrize(
     ("channels", "outputs", "kernel", "stride", "pad", "activation", "native_route"),
     [
-        (3, 16, 3, 2, 1, "silu", True),  # YOLOv8n's stem
-        (3, 24, 6, 2, 2, "silu", True),  # YOLOX's, after the Focus rewrite
-        (3, 8, 3, 2, 1, "hswish", True),  # PP-OCR cls's
-        (1, 33, 3, 1, 0, "relu", True),
+        (3, 24, 6, 2, 2, "silu", True),  # YOLOX's stem, after the Focus rewrite
+        (3, 8, 5, 2, 2, "hswish", True),
+        (1, 33, 9, 1, 4, "relu", False),  # 81 channel-taps, but a 9x9 kernel: XLA's convolution
+        (2, 33, 7, 1, 3, "relu", True),
         (4, 8, 5, 1, 2, "", True),  # a plain Convolution of 100 channel-taps (else XLA's convolution)
-        (3, 16, 3, 2, 1, "none", False),  # the bias alone: the few-channel loop, fused with what follows
+        (3, 16, 3, 2, 1, "silu", False),  # YOLOv8n's stem, 27 channel-taps: the few-channel loop
     ],
 )
 def test_the_lowerings_take_it_and_match_numpy_with_native_kernels_on_and_off(

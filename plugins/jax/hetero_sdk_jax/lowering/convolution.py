@@ -244,19 +244,13 @@ def _window(node: Node, x: jnp.ndarray, kernel: Sequence[int]) -> tuple[list[int
     return list(strides), list(zip(begin, end)), list(dilations)
 
 
-def _stem_activation(node: Node) -> str:
-    """The activation the native stem kernel would apply for ``node``: a fused convolution's if it has one (HSwish's
-    too), else ``none``."""
-    return node.attrs["activation"] if node.type_name == CONVOLUTION else "none"
-
-
 def _stem_kernel_takes(node: Node, x: jnp.ndarray) -> bool:
     """Whether the native stem kernel computes ``node``, a Convolution of channels-first ``x`` (the image)."""
     outputs, inputs, *kernel = _filter_shape(node)
     if len(kernel) != 2 or x.ndim != 4 or node.input_value(1).element_type != Type.f32:
         return False
     filters = jax.ShapeDtypeStruct((*kernel, inputs, outputs), jnp.float32)
-    return stem_kernel.runs_natively(x, filters, *_window(node, x, kernel), _stem_activation(node))
+    return stem_kernel.runs_natively(x, filters, *_window(node, x, kernel))
 
 
 def convolution_from_channels_first(
@@ -269,7 +263,7 @@ def convolution_from_channels_first(
     (``bias`` None: the sum alone, whichever route)."""
     w = _read_filter(node, w)
     strides, padding, dilations = _window(node, x, w.shape[:-2])
-    if stem_kernel.runs_natively(x, w, strides, padding, dilations, _stem_activation(node)):
+    if stem_kernel.runs_natively(x, w, strides, padding, dilations):
         return stem_kernel.native_stem_conv(x, w, strides, padding, bias, activation)
     return few_channel_conv(x, w, strides, padding, dilations)
 

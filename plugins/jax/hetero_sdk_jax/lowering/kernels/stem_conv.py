@@ -41,23 +41,24 @@ MAX_CHANNELS = 4
 """The most input channels the kernel takes (an RGB or RGBA image)."""
 
 
-def faster_natively(inputs: int, outputs: int, kernel: Sequence[int], strides: Sequence[int], activation: str) -> bool:
-    """The layers where the kernel measured faster than the pure-XLA routes, ``activation`` being the one it would
-    apply (``none``: the sum, or the sum and bias alone): at most :data:`MAX_CHANNELS` input channels, strides 1
-    or 2, kernels up to 7x7, and either an activation inside, or more than :data:`LOOP_TERMS` channel-taps (whose
-    other route is XLA's convolution of the image moved channels-last).
+def faster_natively(inputs: int, outputs: int, kernel: Sequence[int], strides: Sequence[int]) -> bool:
+    """The layers where the kernel measured faster than the pure-XLA routes: at most :data:`MAX_CHANNELS` input
+    channels, strides 1 or 2, kernels up to 7x7, and more than :data:`LOOP_TERMS` channel-taps (whose other route
+    is XLA's convolution of the image moved channels-last; smaller layers keep the few-channel loop).
 
-    Measured (``bench/bench_stem_conv.py --cpu-time``, one thread, load 2-4; figures in docs/xla.md, "Native
-    kernels", *Stems*): YOLOX's stem after the Focus rewrite (3 -> 24, 6x6 stride 2 at 416x416, SiLU) 2.7 ms in
-    isolation against 3.0 for the Focus, XLA's 12-channel convolution and the loop (in the model's per-op profile
-    at p0 2.8 ms against 3.9); YOLOv8n's (3 -> 16, 3x3 stride 2 at 320x320, SiLU) 0.48 ms against 0.85 for the
-    few-channel loop (in the model 0.60 against 0.62). Whole models, the change off / on in one process: YOLOX
-    0.95, YOLOv8n 0.99, the CRNN's 1 -> 24 stem 0.99, PP-OCR cls's 3 -> 8 with HSwish 0.96. Not taken: a layer
-    without an activation inside (PP-OCRv4 det's and rec's 3 -> 16 stems, whose scale, shift and HSwish after them
-    XLA fuses into the few-channel loop: 1.03-1.04 with the kernel and a loop after it)."""
+    Measured (``bench/bench_stem_conv.py --cpu-time``, one thread, load 2-4; docs/xla.md, "Native kernels",
+    *Stems*): YOLOX's stem after the Focus rewrite (3 -> 24, 6x6 stride 2 at 416x416, 108 channel-taps, SiLU)
+    2.7 ms in isolation against 3.0 for the Focus, XLA's 12-channel convolution and its loop; in the model's per-op
+    profile at p0 2.7 ms against 3.5 (ONNX Runtime's SpaceToDepth, Conv and QuickGelu: 4.6); the whole model
+    0.95 of its time. Not taken: the 27-channel-tap stems with their activation inside (YOLOv8n's 3 -> 16 with
+    SiLU, PP-OCR cls's 3 -> 8 with HSwish, the CRNN's 1 -> 24 with SiLU): 0.56 of the few-channel loop's time in
+    isolation but level in the models (1.01, 1.02, 1.01 of their time, and YOLOv8n's stem 0.60-0.74 ms against
+    0.56-0.62 at p0), where the loop's SiLU costs as much as the kernel's and the sum is a small part; the stems
+    whose bias alone the kernel would add (PP-OCRv4 det's and rec's, whose scale, shift and HSwish XLA fuses into
+    the few-channel loop: 1.03-1.04 with the kernel and a loop after it)."""
     if inputs > MAX_CHANNELS or outputs < 1 or max(kernel) > 7 or any(s not in (1, 2) for s in strides):
         return False
-    return activation != "none" or inputs * math.prod(kernel) > LOOP_TERMS
+    return inputs * math.prod(kernel) > LOOP_TERMS
 
 
 def _output_sizes(
@@ -67,24 +68,18 @@ def _output_sizes(
 
 
 def runs_natively(
-    x: Any,
-    w: Any,
-    strides: Sequence[int],
-    padding: Sequence[tuple[int, int]],
-    dilations: Sequence[int],
-    activation: str = "none",
+    x: Any, w: Any, strides: Sequence[int], padding: Sequence[tuple[int, int]], dilations: Sequence[int]
 ) -> bool:
     """True when the lowering being traced may run this convolution of channels-first ``x`` ``[N, C, H, W]`` by
-    ``w`` ``[KH, KW, C, O]`` (then ``activation``, a key of :data:`ACTIVATIONS`) through the kernel: f32, 2-D,
-    dilation 1, no negative pads, a non-empty result, in :func:`faster_natively`'s class, and the kernel built
-    (:func:`~hetero_sdk_jax.native.use_native`)."""
+    ``w`` ``[KH, KW, C, O]`` through the kernel: f32, 2-D, dilation 1, no negative pads, a non-empty result, in
+    :func:`faster_natively`'s class, and the kernel built (:func:`~hetero_sdk_jax.native.use_native`)."""
     if x.ndim != 4 or len(w.shape) != 4 or x.dtype != jnp.float32 or w.dtype != jnp.float32 or w.shape[2] != x.shape[1]:
         return False
     if any(d != 1 for d in dilations) or any(v < 0 for pads in padding for v in pads):
         return False
     if min(_output_sizes(x, w.shape[:2], strides, padding)) <= 0:
         return False
-    return faster_natively(x.shape[1], w.shape[3], w.shape[:2], strides, activation) and use_native(TARGET)
+    return faster_natively(x.shape[1], w.shape[3], w.shape[:2], strides) and use_native(TARGET)
 
 
 def native_stem_conv(
