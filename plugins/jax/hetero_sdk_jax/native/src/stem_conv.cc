@@ -11,8 +11,8 @@
 //
 // Vectorised over 16 output pixels of a row, one zmm accumulator per output channel (up to 24 at once, the
 // channels in groups), each tap one load of 16 input pixels and one FMA per output channel with the tap's
-// weight broadcast from memory. Each input row an output row reads is first copied, with its left and right
-// zeros, into a per-thread scratch de-interleaved by the width stride (phase p holds columns p, p + sw, ...):
+// weight broadcast from memory. Each input row the output rows read is first copied once, with its left and
+// right zeros, into a per-thread ring de-interleaved by the width stride (phase p holds columns p, p + sw, ...):
 // a tap's 16 pixels are then one unaligned load at any stride. Rows above and below the image are skipped
 // (never multiplied by zeros). The 16 pixels x up to 24 channels are transposed in registers (16x16 blocks)
 // and stored channels-last after the bias and activation. Output rows are split on XLA's intra-op pool.
@@ -266,7 +266,8 @@ ffi::Error Compute(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ff
   };
   const int64_t rows = p.n * p.oh;
   const int64_t per_row = p.ow * p.cp * p.c * p.kh * p.kw;
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(per_row, 1));
+  // pieces of at least 8 output rows: each piece prepares the input rows it reads once (its ring starts empty)
+  const int64_t grain = std::max<int64_t>(8, (int64_t{1} << 20) / std::max<int64_t>(per_row, 1));
   ParallelFor(pool, rows, grain, body);
   if (out_of_memory.load()) return ffi::Error::Internal("stem convolution kernel: out of memory for its scratch rows");
   return ffi::Error::Success();
