@@ -253,18 +253,15 @@ def _stem_kernel_takes(node: Node, x: jnp.ndarray) -> bool:
     return stem_kernel.runs_natively(x, filters, *_window(node, x, kernel))
 
 
-def convolution_from_channels_first(
-    node: Node, x: jnp.ndarray, w: jnp.ndarray, bias: Any = None, activation: str = "none"
-) -> jnp.ndarray:
+def convolution_from_channels_first(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
     """A Convolution (or :data:`~hetero_sdk_jax.convolution_fusion.CONVOLUTION_OP`'s sum) of ``x``
-    ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out; ``w`` as the graph has it,
-    :class:`~.weight_layout.Prepared` or blocked (see :func:`_read_filter`). With ``bias``, ``activation(sum +
-    bias)`` where the native stem kernel runs (:mod:`.kernels.stem_conv`); the caller adds them otherwise
-    (``bias`` None: the sum alone, whichever route)."""
+    ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out, by the native stem kernel
+    (:mod:`.kernels.stem_conv`) where it runs, else :func:`few_channel_conv`; ``w`` as the graph has it,
+    :class:`~.weight_layout.Prepared` or blocked (see :func:`_read_filter`)."""
     w = _read_filter(node, w)
     strides, padding, dilations = _window(node, x, w.shape[:-2])
     if stem_kernel.runs_natively(x, w, strides, padding, dilations):
-        return stem_kernel.native_stem_conv(x, w, strides, padding, bias, activation)
+        return stem_kernel.native_stem_conv(x, w, strides, padding)
     return few_channel_conv(x, w, strides, padding, dilations)
 
 
@@ -595,8 +592,9 @@ def fused_convolution_from_channels_first(node: Node, x: jnp.ndarray, w: Any, bi
     """:func:`fused_convolution` of ``x`` ``[N, C, ...]`` with few channels (:func:`few_channels`),
     ``[N, ..., O]`` out: the native stem kernel adds the bias and applies the activation where it runs, else
     :func:`convolution_from_channels_first`'s sum then :func:`biased_activation`."""
-    if _stem_kernel_takes(node, x):
-        outputs = _filter_shape(node)[0]
-        per_channel = jnp.broadcast_to(jnp.asarray(bias, jnp.float32).reshape(-1), (outputs,))
-        return convolution_from_channels_first(node, x, w, per_channel, node.attrs["activation"])
-    return biased_activation(node, convolution_from_channels_first(node, x, w), bias, channels_last=True)
+    if not _stem_kernel_takes(node, x):
+        return biased_activation(node, convolution_from_channels_first(node, x, w), bias, channels_last=True)
+    w = _read_filter(node, w)
+    strides, padding, _ = _window(node, x, w.shape[:-2])
+    per_channel = jnp.broadcast_to(jnp.asarray(bias, jnp.float32).reshape(-1), (w.shape[-1],))
+    return stem_kernel.native_stem_conv(x, w, strides, padding, per_channel, node.attrs["activation"])
