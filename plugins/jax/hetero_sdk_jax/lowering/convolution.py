@@ -24,6 +24,7 @@ from jax import lax
 
 from hetero_sdk_jax.convolution_fusion import CONVOLUTION
 from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION, MAX_TAPS
+from hetero_sdk_jax.focus_convolution import as_focus, focus_block
 from hetero_sdk_jax.lowering.activation import hswish
 from hetero_sdk_jax.lowering.kernels import conv2d as conv2d_kernel
 from hetero_sdk_jax.lowering.kernels import depthwise as depthwise_kernel
@@ -231,7 +232,7 @@ def few_channels(node: Node, x: jnp.ndarray) -> bool:
     taps = math.prod(node.input_value(1).partial_shape.to_shape()[2:])
     channels = x.shape[1]
     few = channels <= _MAX_FEW_CHANNELS and channels * taps <= _MAX_FEW_CHANNEL_TERMS
-    return few or _stem_kernel_takes(node, x)
+    return few or _stem_kernel_takes(node, x) or _focus_form(node, x)
 
 
 def _window(node: Node, x: jnp.ndarray, kernel: Sequence[int]) -> tuple[list[int], list[tuple[int, int]], list[int]]:
@@ -253,15 +254,29 @@ def _stem_kernel_takes(node: Node, x: jnp.ndarray) -> bool:
     return stem_kernel.runs_natively(x, filters, *_window(node, x, kernel))
 
 
+def _focus_form(node: Node, x: jnp.ndarray) -> bool:
+    """Whether ``node``, a convolution of channels-first ``x`` with few channels, is the Focus rewrite's result
+    (:func:`~hetero_sdk_jax.focus_convolution.focus_block`), computed as the Focus and XLA's convolution where the
+    stem kernel does not take it."""
+    _, inputs, *kernel = _filter_shape(node)
+    if len(kernel) != 2 or x.ndim != 4 or inputs > _MAX_FEW_CHANNELS:
+        return False
+    return focus_block(x.shape[2:], kernel, *_window(node, x, kernel)) is not None
+
+
 def convolution_from_channels_first(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
     """A Convolution (or :data:`~hetero_sdk_jax.convolution_fusion.CONVOLUTION_OP`'s sum) of ``x``
     ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out, by the native stem kernel
-    (:mod:`.kernels.stem_conv`) where it runs, else :func:`few_channel_conv`; ``w`` as the graph has it,
-    :class:`~.weight_layout.Prepared` or blocked (see :func:`_read_filter`)."""
+    (:mod:`.kernels.stem_conv`) where it runs, else as the Focus rewrite's inverse for a layer too large for
+    :func:`few_channel_conv` (:func:`~hetero_sdk_jax.focus_convolution.as_focus`), else by that; ``w`` as the
+    graph has it, :class:`~.weight_layout.Prepared` or blocked (see :func:`_read_filter`)."""
     w = _read_filter(node, w)
     strides, padding, dilations = _window(node, x, w.shape[:-2])
     if stem_kernel.runs_natively(x, w, strides, padding, dilations):
         return stem_kernel.native_stem_conv(x, w, strides, padding)
+    block = focus_block(x.shape[2:], w.shape[:2], strides, padding, dilations) if x.ndim == 4 else None
+    if block is not None and x.shape[1] * math.prod(w.shape[:-2]) > _MAX_FEW_CHANNEL_TERMS:
+        return as_focus(x, w, block, padding, lambda f, k, p: conv(f, k, [1, 1], p, [1, 1], channels_last=True))
     return few_channel_conv(x, w, strides, padding, dilations)
 
 
