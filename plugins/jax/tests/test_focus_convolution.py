@@ -6,6 +6,11 @@ and left alone where anything else reads the slices or their concatenation, or t
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -176,3 +181,40 @@ def test_without_the_stem_kernel_the_rewritten_convolution_runs_as_the_focus_and
     np.testing.assert_allclose(np.asarray(compiled([x])[0]), expected, rtol=1e-5, atol=1e-4)
     text = compiled.jax_executable([list(x.shape)]).as_text()
     assert "size=3x3" in text and "size=6x6" not in text
+
+
+_WITHOUT_COMPILER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from test_focus_convolution import _focus_model
+    from xla_helpers import core
+    x, w = (np.load(path) for path in sys.argv[1:3])
+    offsets = [(0, 0), (1, 0), (0, 1), (1, 1)]
+    compiled = core().compile_model(_focus_model(x, w, offsets, 2, 1, (1, 1), "chained"), "XLA")
+    np.save(sys.argv[3], np.asarray(compiled([x]).to_tuple()[0]))
+    text = compiled.jax_executable([list(x.shape)]).as_text()
+    print("CALLS KERNEL", "hetero_sdk_stem_conv" in text, "6x6", "size=6x6" in text)
+    """
+)
+
+
+def test_without_a_compiler_the_stem_runs_as_the_focus_and_xla_s_convolution(tmp_path: Path) -> None:
+    """A fresh process with no C++ compiler and an empty kernel cache: no stem kernel, the rewrite's inverse,
+    numpy's values."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((1, 3, 16, 24)).astype(np.float32)
+    w = rng.standard_normal((24, 12, 3, 3)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "w.npy", w)
+    env = {**os.environ, "CXX": "/nonexistent/c++", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+    arguments = [str(tmp_path / name) for name in ("x.npy", "w.npy", "got.npy")]
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_COMPILER, *arguments], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "CALLS KERNEL False 6x6 False" in done.stdout
+    offsets = [(0, 0), (1, 0), (0, 1), (1, 1)]
+    expected = _numpy_conv_nchw(_numpy_focus(x, offsets, 2), w, (1, 1), [(1, 1)] * 2)
+    np.testing.assert_allclose(np.load(tmp_path / "got.npy"), expected, rtol=1e-5, atol=1e-4)
