@@ -23,7 +23,9 @@ from xla_helpers import OPS, core, param
 from hetero_sdk_jax.focus_convolution import FocusConvolution, focus_filters
 from hetero_sdk_jax.transformations import transform_model
 
-_ints = np.int64
+
+def _ints(values: list[int]) -> np.ndarray:
+    return np.array(values, np.int64)
 
 
 def _numpy_conv_nchw(x: np.ndarray, w: np.ndarray, strides: Any, pads: Any) -> np.ndarray:
