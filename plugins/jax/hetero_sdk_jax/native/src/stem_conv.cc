@@ -248,7 +248,8 @@ ffi::Error Compute(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ff
   // The filter and bias with the output channels padded to cp (zeros): each group's loads stay inside.
   std::vector<float> filter(p.kh * p.kw * p.c * p.cp, 0.0f), shift(p.cp, 0.0f);
   const float* wsrc = w.typed_data();
-  for (int64_t t = 0; t < p.kh * p.kw * p.c; ++t) std::memcpy(&filter[t * p.cp], wsrc + t * p.cout, p.cout * sizeof(float));
+  for (int64_t t = 0; t < p.kh * p.kw * p.c; ++t)
+    std::memcpy(&filter[t * p.cp], wsrc + t * p.cout, p.cout * sizeof(float));
   std::memcpy(shift.data(), bias.typed_data(), p.cout * sizeof(float));
   p.w = filter.data();
   p.bias = shift.data();
