@@ -13,6 +13,7 @@ from hetero_sdk.plugin import COMMON_OPTIMIZATIONS, PassManager, common_optimiza
 
 from hetero_sdk_jax.convolution_fusion import ConvolutionBiasActivationFusion
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
+from hetero_sdk_jax.focus_convolution import FocusConvolution
 from hetero_sdk_jax.level_lookup import QuantizedLevelLookup
 from hetero_sdk_jax.matmul_bias import MatMulBiasFusion
 from hetero_sdk_jax.max_pool_cascade import MaxPoolCascade
@@ -64,8 +65,9 @@ def transform_model(model: Model) -> PassManager:
     :class:`~hetero_sdk_jax.sibling_convolutions.SiblingPointwiseConvolutions`,
     :class:`~hetero_sdk_jax.pointwise_input_affine.PointwiseInputAffineFolding`,
     :class:`~hetero_sdk_jax.softmax_expectation.SoftmaxExpectationFusion`,
-    :class:`~hetero_sdk_jax.mean_of_affine.MeanOfAffineFolding` and
-    :class:`~hetero_sdk_jax.max_pool_cascade.MaxPoolCascade` in the same fixed-point group, after
+    :class:`~hetero_sdk_jax.mean_of_affine.MeanOfAffineFolding`,
+    :class:`~hetero_sdk_jax.max_pool_cascade.MaxPoolCascade` and
+    :class:`~hetero_sdk_jax.focus_convolution.FocusConvolution` in the same fixed-point group, after
     :class:`~hetero_sdk_jax.quantized_convolution.QuantizedConvolutionFusion`, then
     :class:`~hetero_sdk_jax.depthwise_fusion.DepthwiseBiasActivationFusion`,
     :class:`~hetero_sdk_jax.convolution_fusion.ConvolutionBiasActivationFusion` and
@@ -88,6 +90,7 @@ def transform_model(model: Model) -> PassManager:
             SoftmaxExpectationFusion(),
             MeanOfAffineFolding(),
             MaxPoolCascade(),
+            FocusConvolution(),
         ],
         COMMON_OPTIMIZATIONS,
     )

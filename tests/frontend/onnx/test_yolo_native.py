@@ -1,6 +1,7 @@
 """YOLOv8n (``nudenet``'s 320n.onnx, 320x320) and a YOLOX-style detector (ddddocr's ``common_det.onnx``, 416x416),
-whose 3x3 convolutions of 16 and more input channels run in the native conv2d kernel and whose 1x1 convolutions
-run on the native GEMM kernel's in-place path, each with its bias and SiLU fused, give ONNX Runtime's outputs on
+whose 3x3 convolutions of 16 and more input channels run in the native conv2d kernel, whose 1x1 convolutions
+run on the native GEMM kernel's in-place path, each with its bias and SiLU fused, and YOLOX's Focus and first
+convolution as one 6x6 stride-2 convolution of the image in the native stem kernel, give ONNX Runtime's outputs on
 XLA with native kernels on and off (YOLOv8n's DFL head as one ``XlaSoftmaxExpectation``; its 16->16 layers at
 80x80 in the kernel's row tiles, its 16->32 stride-2 layer and YOLOX's 24->24 at 104x104 in the kernel too), and
 YOLOv8n's exported blob gives the same outputs imported.
@@ -27,6 +28,7 @@ FEW_CHANNEL_LAYERS = {
     "yolox": {"f32[1,104,104,24]": 1},
 }
 """Results of the models' 3x3 layers of 16-24 input channels the conv2d kernel takes, and how many of each."""
+STEM = "hetero_sdk_stem_conv"
 
 
 def _compiled(key: str, native_kernels: bool) -> tuple[Any, Any, Any]:
@@ -53,9 +55,15 @@ def test_yolo_matches_onnx_runtime_with_and_without_the_native_kernels(key: str,
     calls = [line for line in program.splitlines() if f'custom_call_target="{FUSED_CONV2D}"' in line]
     for result, count in FEW_CHANNEL_LAYERS[key].items():
         assert sum(f"= {result}{{3,2,1,0}} custom-call" in line for line in calls) == (count if native_kernels else 0)
+    assert program.count(f'custom_call_target="{STEM}"') == int(native_kernels and key == "yolox")
+    ops = compiled.get_runtime_model().get_ops()
     if key == "yolov8n":
-        types = [n.type_name for n in compiled.get_runtime_model().get_ops()]
+        types = [n.type_name for n in ops]
         assert types.count("XlaSoftmaxExpectation") == 1 and "Softmax" not in types
+    else:  # the Focus and its 3x3 convolution: one 6x6 stride-2 convolution of the image, its bias and SiLU
+        stems = [n for n in ops if n.type_name == "XlaConvolution" and n.input_value(0).node.type_name == "Parameter"]
+        assert len(stems) == 1 and stems[0].attrs["strides"] == [2, 2] and stems[0].attrs["activation"] == "silu"
+        assert list(stems[0].input_value(1).partial_shape.to_shape())[1:] == [3, 6, 6]
     for name, value in real_models.onnx_runtime_outputs(path, feeds).items():
         scale = float(np.max(np.abs(value)))  # box coordinates reach a few hundred pixels
         np.testing.assert_allclose(results[name], value, rtol=1e-4, atol=1e-5 * max(scale, 1.0), err_msg=name)

@@ -14,19 +14,22 @@ import operator
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+import jax
 import jax.numpy as jnp
 import numpy as np
-from hetero_sdk import Node
+from hetero_sdk import Node, Type
 from hetero_sdk.errors import CompilationError
 from hetero_sdk.plugin import backprop_geometry, resolve_pads
 from jax import lax
 
 from hetero_sdk_jax.convolution_fusion import CONVOLUTION
 from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION, MAX_TAPS
+from hetero_sdk_jax.focus_convolution import as_focus, focus_block
 from hetero_sdk_jax.lowering.activation import hswish
 from hetero_sdk_jax.lowering.kernels import conv2d as conv2d_kernel
 from hetero_sdk_jax.lowering.kernels import depthwise as depthwise_kernel
 from hetero_sdk_jax.lowering.kernels import gemm as gemm_kernel
+from hetero_sdk_jax.lowering.kernels import stem_conv as stem_kernel
 from hetero_sdk_jax.lowering.linear_algebra import accumulation
 from hetero_sdk_jax.lowering.registry import lowering, precision_of
 from hetero_sdk_jax.lowering.weight_layout import WeightLayout, input_layout
@@ -167,7 +170,7 @@ def _wide_depthwise(
     return wide[:, :, :out_w, :]
 
 
-_MAX_FEW_CHANNELS, _MAX_FEW_CHANNEL_TERMS = 4, 64
+_MAX_FEW_CHANNELS, _MAX_FEW_CHANNEL_TERMS = 4, stem_kernel.LOOP_TERMS
 """Convolutions of ``[N, C, ...]`` data with at most 4 input channels and at most 64 channels x
 kernel taps (an RGB image's 3x3 stem: 27) run as shifted multiply-adds (see :func:`few_channel_conv`);
 wider data is left to XLA's convolution, a blocked matrix product."""
@@ -222,24 +225,59 @@ def _tap_window(x: jnp.ndarray, firsts: Sequence[int], strides: Sequence[int], o
 
 
 def few_channels(node: Node, x: jnp.ndarray) -> bool:
-    """Whether ``node``, a Convolution of ``x`` ``[N, C, ...]``, runs as :func:`few_channel_conv`."""
+    """Whether ``node``, a Convolution of ``x`` ``[N, C, ...]``, runs as :func:`few_channel_conv` or on the
+    native stem kernel (:func:`_stem_kernel_takes`)."""
+    if node.type_name not in ("Convolution", CONVOLUTION):
+        return False
     taps = math.prod(node.input_value(1).partial_shape.to_shape()[2:])
     channels = x.shape[1]
     few = channels <= _MAX_FEW_CHANNELS and channels * taps <= _MAX_FEW_CHANNEL_TERMS
-    return few and node.type_name in ("Convolution", CONVOLUTION)
+    return few or _stem_kernel_takes(node, x) or _focus_form(node, x)
+
+
+def _window(node: Node, x: jnp.ndarray, kernel: Sequence[int]) -> tuple[list[int], list[tuple[int, int]], list[int]]:
+    """The strides, explicit pads and dilations of ``node``, a convolution of ``x`` ``[N, C, ...]``."""
+    attrs = node.attrs
+    strides, dilations = attrs["strides"], attrs["dilations"]
+    begin, end = resolve_pads(
+        attrs["auto_pad"], x.shape[2:], kernel, strides, dilations, attrs["pads_begin"], attrs["pads_end"]
+    )
+    return list(strides), list(zip(begin, end)), list(dilations)
+
+
+def _stem_kernel_takes(node: Node, x: jnp.ndarray) -> bool:
+    """Whether the native stem kernel computes ``node``, a Convolution of channels-first ``x`` (the image)."""
+    outputs, inputs, *kernel = _filter_shape(node)
+    if len(kernel) != 2 or x.ndim != 4 or node.input_value(1).element_type != Type.f32:
+        return False
+    filters = jax.ShapeDtypeStruct((*kernel, inputs, outputs), jnp.float32)
+    return stem_kernel.runs_natively(x, filters, *_window(node, x, kernel))
+
+
+def _focus_form(node: Node, x: jnp.ndarray) -> bool:
+    """Whether ``node``, a convolution of channels-first ``x`` with few channels, is the Focus rewrite's result
+    (:func:`~hetero_sdk_jax.focus_convolution.focus_block`), computed as the Focus and XLA's convolution where the
+    stem kernel does not take it."""
+    _, inputs, *kernel = _filter_shape(node)
+    if len(kernel) != 2 or x.ndim != 4 or inputs > _MAX_FEW_CHANNELS:
+        return False
+    return focus_block(x.shape[2:], kernel, *_window(node, x, kernel)) is not None
 
 
 def convolution_from_channels_first(node: Node, x: jnp.ndarray, w: jnp.ndarray) -> jnp.ndarray:
     """A Convolution (or :data:`~hetero_sdk_jax.convolution_fusion.CONVOLUTION_OP`'s sum) of ``x``
-    ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out; ``w`` as the graph has it,
-    :class:`~.weight_layout.Prepared` or blocked (see :func:`_read_filter`)."""
-    attrs = node.attrs
+    ``[N, C, ...]`` with few channels (:func:`few_channels`), ``[N, ..., O]`` out, by the native stem kernel
+    (:mod:`.kernels.stem_conv`) where it runs, else as the Focus rewrite's inverse for a layer too large for
+    :func:`few_channel_conv` (:func:`~hetero_sdk_jax.focus_convolution.as_focus`), else by that; ``w`` as the
+    graph has it, :class:`~.weight_layout.Prepared` or blocked (see :func:`_read_filter`)."""
     w = _read_filter(node, w)
-    strides, dilations = attrs["strides"], attrs["dilations"]
-    begin, end = resolve_pads(
-        attrs["auto_pad"], x.shape[2:], w.shape[:-2], strides, dilations, attrs["pads_begin"], attrs["pads_end"]
-    )
-    return few_channel_conv(x, w, strides, list(zip(begin, end)), dilations)
+    strides, padding, dilations = _window(node, x, w.shape[:-2])
+    if stem_kernel.runs_natively(x, w, strides, padding, dilations):
+        return stem_kernel.native_stem_conv(x, w, strides, padding)
+    block = focus_block(x.shape[2:], w.shape[:2], strides, padding, dilations) if x.ndim == 4 else None
+    if block is not None and x.shape[1] * math.prod(w.shape[:-2]) > _MAX_FEW_CHANNEL_TERMS:
+        return as_focus(x, w, block, padding, lambda f, k, p: conv(f, k, [1, 1], p, [1, 1], channels_last=True))
+    return few_channel_conv(x, w, strides, padding, dilations)
 
 
 def pointwise(w: jnp.ndarray, padding: Sequence[tuple[int, int]]) -> bool:
@@ -567,5 +605,11 @@ def biased_activation(node: Node, y: jnp.ndarray, bias: Any, channels_last: bool
 
 def fused_convolution_from_channels_first(node: Node, x: jnp.ndarray, w: Any, bias: Any) -> jnp.ndarray:
     """:func:`fused_convolution` of ``x`` ``[N, C, ...]`` with few channels (:func:`few_channels`),
-    ``[N, ..., O]`` out, as :func:`convolution_from_channels_first` computes the sum."""
-    return biased_activation(node, convolution_from_channels_first(node, x, w), bias, channels_last=True)
+    ``[N, ..., O]`` out: the native stem kernel adds the bias and applies the activation where it runs, else
+    :func:`convolution_from_channels_first`'s sum then :func:`biased_activation`."""
+    if not _stem_kernel_takes(node, x):
+        return biased_activation(node, convolution_from_channels_first(node, x, w), bias, channels_last=True)
+    w = _read_filter(node, w)
+    strides, padding, _ = _window(node, x, w.shape[:-2])
+    per_channel = jnp.broadcast_to(jnp.asarray(bias, jnp.float32).reshape(-1), (w.shape[-1],))
+    return stem_kernel.native_stem_conv(x, w, strides, padding, per_channel, node.attrs["activation"])

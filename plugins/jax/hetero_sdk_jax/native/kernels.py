@@ -66,6 +66,7 @@ KERNELS: dict[str, NativeKernel] = {
         NativeKernel("hetero_sdk_softmax_f32", "softmax_f32.cc", "HeteroSdkSoftmaxF32"),
         NativeKernel("hetero_sdk_softmax_expectation_f32", "softmax_f32.cc", "HeteroSdkSoftmaxExpectationF32"),
         NativeKernel("hetero_sdk_level_lookup", "level_lookup.cc", "HeteroSdkLevelLookup"),
+        NativeKernel("hetero_sdk_stem_conv", "stem_conv.cc", "HeteroSdkStemConv"),
     )
 }
 """Every native kernel, by target name."""
