@@ -94,7 +94,7 @@ def test_kernel_over_several_blocks_of_rows_matches_numpy(rows: int, depth: int,
      (7, 1031, 17, "none")],
 )  # fmt: skip
 def test_kernel_streaming_deep_columns_of_b_matches_numpy(rows: int, depth: int, columns: int, activation: str) -> None:
-    """Columns of ``B`` deeper than L1 (K x 16 V floats over 24 KiB), read with a prefetch of the rows ahead (past
+    """Columns of ``B`` deeper than L1 (K x 16 V floats over 48 KiB), read with a prefetch of the rows ahead (past
     ``B``'s end on the last ones): YOLOX's 13x13 and YOLOv8n's 10x10 layers, odd depths, masked column tails and
     tiles of one to four vectors."""
     rng = np.random.default_rng(depth)
