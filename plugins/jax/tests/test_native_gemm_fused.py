@@ -144,7 +144,8 @@ def test_silu_over_its_whole_range_and_at_inf_and_nan() -> None:
     crosses both ends of the clamp (below about -88 the result is -0: under 2e-36 away), +inf staying +inf and NaN
     staying NaN."""
     grid = np.linspace(-110, 110, 44001, dtype=np.float32)
-    values = np.concatenate([grid, np.float32([-88, 88, -104, 104, -87.99, 103.99, 1e-30, -1e-30, np.inf, np.nan])])
+    edges = np.array([-88, 88, -104, 104, -87.99, 103.99, 1e-30, -1e-30, np.inf, np.nan], np.float32)
+    values = np.concatenate([grid, edges])
     one, zero = np.ones((1, 1), np.float32), np.zeros(1, np.float32)
     got = np.asarray(_fused(values.reshape(-1, 1), one, zero, "silu"), np.float64).reshape(-1)
     finite = np.isfinite(values)
