@@ -9,6 +9,7 @@ Usage::
     python bench/bench_native_gemm.py --models crnn-lstm ppocr-rec --cpu-time   # whole models, kernel / XLA's dot
     python bench/bench_native_gemm.py --fused --cpu-time   # the in-place path with bias + activation
     python bench/bench_native_gemm.py --fused --models ppocr-rec yolov8n yolox --cpu-time   # whole models, on / off
+    python bench/bench_native_gemm.py --fused --take-all --models yolov8n yolox --cpu-time   # every shape / the rule
 
 A shape is ``M,K,N`` (``[M, K]`` by a constant ``[K, N]``), or ``M,K,N,t`` (the constant stored ``[N, K]``,
 as a Gemm with ``transB`` has it: XLA's dot and ONNX Runtime's Gemm read it so). Each way is checked against numpy (f64,
@@ -19,7 +20,8 @@ native / ONNX Runtime per shape. With ``--fused``, the in-place path with its bi
 lowering writes them (the real alternative: XLA runs them as a loop of its own after YNNPACK's dot) and
 against XLA's dot alone. With ``--models``, whole real models (``real_models.BENCH_MODELS``, at the issue's
 sizes) compiled on XLA twice in the process, the GEMM kernel taken by its rule (with ``--fused``: the in-place
-path's) and nowhere (every other native kernel on both times), timed interleaved.
+path's) and nowhere (every other native kernel on both times), timed interleaved; with ``--take-all`` as well,
+the in-place path at every shape it takes against its rule (a wider rule measured before it is written).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ FUSED_SHAPES = (
     "100,384,256,silu", "100,512,256,silu",
     "10816,24,24,silu", "10816,48,48,silu", "2704,48,48,silu", "2704,96,96,silu", "676,96,96,silu",  # YOLOX 416
     "676,192,96,silu", "676,192,192,silu", "169,384,192,silu", "169,384,384,silu", "169,768,384,silu",
+    "2704,192,96,silu", "676,384,192,silu",  # YOLOX's sibling pairs (two 1x1 layers of one input as one product)
 )  # fmt: skip
 """1x1 convolutions (``M`` pixels by ``K`` input channels by ``N`` output channels) with their bias and activation
 in the issue's models at the issue's sizes."""
@@ -96,6 +99,9 @@ def main() -> None:
     parser.add_argument("--cpu-time", action="store_true", help="time the process's CPU time, not wall time")
     parser.add_argument("--models", nargs="+", help="whole models of real_models.ISSUE_MODELS instead of shapes")
     parser.add_argument("--fused", action="store_true", help="the in-place path with bias + activation")
+    parser.add_argument(
+        "--take-all", action="store_true", help="with --fused --models: every shape taken against the rule"
+    )
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # XLA:CPU sizes its pool by these
@@ -235,6 +241,9 @@ def compare_models(args: argparse.Namespace) -> None:
 
     name = "faster_in_place" if args.fused else "faster_natively"  # the rule switched: the in-place path's or not
     rule, core, calls = getattr(gemm, name), hs.Core(), {}
+    on_rule, off_rule = rule, lambda *shape: False
+    if args.take_all and args.fused:
+        on_rule, off_rule = _every_shape, rule
     for key in args.models:
         model = BENCH_MODELS[key]
         path, feeds = fetch(model), dict(model.feeds)
@@ -245,7 +254,7 @@ def compare_models(args: argparse.Namespace) -> None:
             shapes = {name: list(ISSUE_SIZES[key])}
         converted = hs.convert_model(path, input=shapes) if shapes else hs.convert_model(path)
         for on in (True, False):
-            setattr(gemm, name, rule if on else (lambda *shape: False))  # read when XLA compiles: the first call
+            setattr(gemm, name, on_rule if on else off_rule)  # read when XLA compiles: the first call
             try:
                 request = core.compile_model(converted, "XLA").create_infer_request()
                 request.infer(feeds)
@@ -259,9 +268,18 @@ def compare_models(args: argparse.Namespace) -> None:
         with_, without = statistics.median(times[f"{key} on"]), statistics.median(times[f"{key} off"])
         rows.append({"model": key, "on": with_ * 1e3, "off": without * 1e3, "ratio": with_ / without})
     print(f"XLA, one thread, {'CPU' if args.cpu_time else 'wall'} time, load {os.getloadavg()[0]:.1f}")
-    print_table(
-        [("model", "model"), ("on", "GEMM kernel ms"), ("off", "XLA's dot ms"), ("ratio", "kernel / dot")], rows
-    )
+    if args.take_all and args.fused:
+        labels = [("on", "every shape ms"), ("off", "the rule ms"), ("ratio", "every shape / rule")]
+    else:
+        labels = [("on", "GEMM kernel ms"), ("off", "XLA's dot ms"), ("ratio", "kernel / dot")]
+    print_table([("model", "model"), *labels], rows)
+
+
+def _every_shape(rows: int, depth: int, columns: int, activation: str) -> bool:
+    """The in-place path at every product it can compute (the rule's own limits without its measured class)."""
+    from hetero_sdk_jax.lowering.kernels.gemm import ACTIVATIONS, MAX_DEPTH
+
+    return rows >= 1 and 1 <= depth <= MAX_DEPTH and columns >= 1 and activation in ACTIVATIONS
 
 
 if __name__ == "__main__":

@@ -88,6 +88,35 @@ def test_kernel_over_several_blocks_of_rows_matches_numpy(rows: int, depth: int,
     _assert_fused(_fused(a, b, bias, activation), a, b, bias, activation)
 
 
+@pytest.mark.parametrize(
+    ("rows", "depth", "columns", "activation"),
+    [(169, 768, 384, "silu"), (100, 512, 256, "silu"), (13, 777, 200, "hswish"), (25, 300, 40, "relu"),
+     (7, 1031, 17, "none")],
+)  # fmt: skip
+def test_kernel_streaming_deep_columns_of_b_matches_numpy(rows: int, depth: int, columns: int, activation: str) -> None:
+    """Columns of ``B`` deeper than L1 (K x 16 V floats over 48 KiB), read with a prefetch of the rows ahead (past
+    ``B``'s end on the last ones): YOLOX's 13x13 and YOLOv8n's 10x10 layers, odd depths, masked column tails and
+    tiles of one to four vectors."""
+    rng = np.random.default_rng(depth)
+    a = rng.standard_normal((rows, depth)).astype(np.float32)
+    b = (rng.standard_normal((depth, columns)) / np.sqrt(depth)).astype(np.float32)
+    bias = rng.standard_normal(columns).astype(np.float32)
+    _assert_fused(_fused(a, b, bias, activation), a, b, bias, activation)
+
+
+def test_a_nan_in_a_deep_product_reaches_its_row_only() -> None:
+    """A NaN in one row of ``A`` makes that row's outputs NaN (after the SiLU too) and no other's."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((30, 640)).astype(np.float32)
+    a[17, 321] = np.nan
+    b = (rng.standard_normal((640, 96)) / 25).astype(np.float32)
+    bias = rng.standard_normal(96).astype(np.float32)
+    got = np.asarray(_fused(a, b, bias, "silu"))
+    assert np.all(np.isnan(got[17]))
+    keep = np.arange(30) != 17
+    _assert_fused(got[keep], a[keep], b, bias, "silu")
+
+
 def test_kernel_on_a_batched_channels_last_image() -> None:
     rng = np.random.default_rng(2)
     x = rng.standard_normal((2, 5, 7, 24)).astype(np.float32)
@@ -115,7 +144,8 @@ def test_silu_over_its_whole_range_and_at_inf_and_nan() -> None:
     crosses both ends of the clamp (below about -88 the result is -0: under 2e-36 away), +inf staying +inf and NaN
     staying NaN."""
     grid = np.linspace(-110, 110, 44001, dtype=np.float32)
-    values = np.concatenate([grid, np.float32([-88, 88, -104, 104, -87.99, 103.99, 1e-30, -1e-30, np.inf, np.nan])])
+    edges = np.array([-88, 88, -104, 104, -87.99, 103.99, 1e-30, -1e-30, np.inf, np.nan], np.float32)
+    values = np.concatenate([grid, edges])
     one, zero = np.ones((1, 1), np.float32), np.zeros(1, np.float32)
     got = np.asarray(_fused(values.reshape(-1, 1), one, zero, "silu"), np.float64).reshape(-1)
     finite = np.isfinite(values)
@@ -128,7 +158,8 @@ def test_silu_over_its_whole_range_and_at_inf_and_nan() -> None:
 def test_the_measured_class() -> None:
     for rows, depth, columns in ((960, 240, 240), (1920, 128, 128), (169, 768, 384), (40, 60, 120), (1, 480, 120)):
         assert faster_in_place(rows, depth, columns, "silu")
-    assert not faster_in_place(10816, 48, 48, "silu") and not faster_in_place(3840, 64, 64, "hswish")  # the dot
+    assert faster_in_place(10816, 48, 48, "silu") and faster_in_place(6400, 32, 32, "silu")  # XLA's SiLU loop
+    assert not faster_in_place(3840, 64, 64, "hswish") and not faster_in_place(3840, 16, 32, "relu")  # the dot
     assert not faster_in_place(100, 64, 64, "gelu")  # no such epilogue
     assert not faster_in_place(0, 64, 64, "none")
 

@@ -170,20 +170,26 @@ def native_fused_matmul(a: Any, packed: Any, columns: int, bias: Any, activation
 
 
 def faster_in_place(rows: int, depth: int, columns: int, activation: str) -> bool:
-    """The products with a bias and ``activation`` (:data:`ACTIVATIONS`) where :data:`FUSED_TARGET` measured
-    faster than XLA's dot followed by its bias and activation loop and than the dot alone
-    (``bench/bench_native_gemm.py --fused --cpu-time``, one thread, interleaved, load 3.8): at least
-    :data:`MIN_IN_PLACE_DEPTH` deep at any number of rows (0.75-0.95 of the dot and loop, 0.79-1.0 of the dot:
-    PP-OCRv4 rec's 128-480 channel 1x1 layers with HSwish, YOLOv8n's and YOLOX's with SiLU), or up to
-    :data:`MAX_ROWS` rows (rec's 40-row and 1-row layers: 0.48-0.80 and 0.56-0.86). Not taken: shallower
-    products over more rows (16-96 channels at 1600-10816 pixels: 0.70-0.97 of the dot and loop but 1.06-1.29 of
-    the dot alone, where the epilogue's SiLU costs more than the product; the whole models were level with them,
-    rec 0.98-1.01, YOLOv8n 0.99-1.02, YOLOX 0.97-1.00). Whole models with this rule, on / off in one process
-    (``--models ppocr-rec yolov8n yolox``, 300 runs, load 4.1-4.4): rec 1.00, YOLOv8n 0.99-1.01, YOLOX 1.00:
-    the loops saved are a few per cent of these models, within the machine's noise."""
+    """The products with a bias and ``activation`` (:data:`ACTIVATIONS`) where :data:`FUSED_TARGET` measured faster than
+    XLA's dot followed by its bias and activation loop and than the dot alone (``bench/bench_native_gemm.py --fused
+    --cpu-time``, one thread, interleaved, load 3.8): at least :data:`MIN_IN_PLACE_DEPTH` deep at any number of rows
+    (0.75-0.95 of the dot and loop, 0.79-1.0 of the dot: PP-OCRv4 rec's 128-480 channel 1x1 layers with HSwish,
+    YOLOv8n's and YOLOX's with SiLU), or up to :data:`MAX_ROWS` rows (rec's 40-row and 1-row layers: 0.48-0.80 and
+    0.56-0.86), or with SiLU at any depth and number of rows: shallower products over more rows (YOLO's 24-96 channels
+    at 676-10816 pixels) are 0.73-0.90 of XLA's dot and loop but 1.03-1.19 of the dot alone, and XLA's loop after the
+    dot stays where the SiLU is written as ``tanh`` (YOLOX's 10816x48 pairs' loop: bias, SiLU, slices, residual add and
+    concat, 437 us at p0, keeps the slices, add and concat at 309 us). Whole models, every such SiLU layer taken against
+    the rule without them (``--fused --take-all --models yolov8n yolox --runs 40-100``, five runs, three of them with
+    the heads' few layers without activation taken too; load 1.9-2.5): YOLOv8n 0.98-0.99, YOLOX 0.97-1.00; XLA's per-op
+    p0 sums of products, native kernels and loops (``bench_op_profile.py --percentile 0``, main's build against this
+    one's with the kernel's prefetch): YOLOv8n 4485 -> 4333 us, YOLOX 13497 -> 12945 us. Not taken: HSwish and ReLU
+    below :data:`MIN_IN_PLACE_DEPTH` over more rows (PP-OCRv4 rec's 16-64 channels at 1920-3840 pixels: 0.69-0.94 of the
+    dot and loop but 0.86-1.09 of the dot, XLA's loop of them cheap or fused onward; rec 1.02 with them taken, det
+    1.01). Whole models with the rule of depth and rows alone, on / off in one process (``--models ppocr-rec yolov8n
+    yolox``, 300 runs, load 4.1-4.4): rec 1.00, YOLOv8n 0.99-1.01, YOLOX 1.00."""
     if rows < 1 or not 1 <= depth <= MAX_DEPTH or columns < 1 or activation not in ACTIVATIONS:
         return False
-    return depth >= MIN_IN_PLACE_DEPTH or rows <= MAX_ROWS
+    return depth >= MIN_IN_PLACE_DEPTH or rows <= MAX_ROWS or activation == "silu"
 
 
 FUSED_CONVOLUTION = "XlaConvolution"
