@@ -296,29 +296,29 @@ void InPlaceTile(const InPlace& p, int64_t m0, int64_t n0) {
 #undef HETERO_SDK_INIT
   int64_t base = 0;  // B's row of the operand's first column
   for (int o = 0; o < p.operands; base += p.ops[o].k, ++o) {
-  const int64_t lda = p.ops[o].lda, depth = p.ops[o].k;
-  const float* a = p.ops[o].a + m0 * lda;
-  for (int64_t k = 0; k < depth; ++k) {
-    const int64_t off = (base + k) * kPanel;
-    if constexpr (Fetch) {  // B's columns come from L2: ask for their rows kFetchRows ahead
-      for (int v = 0; v < V; ++v)
-        _mm_prefetch(reinterpret_cast<const char*>(bp[v] + off + kFetchRows * kPanel), _MM_HINT_T0);
-    }
-    const __m512 b0 = _mm512_loadu_ps(bp[0] + off);
-    const __m512 b1 = V > 1 ? _mm512_loadu_ps(bp[1] + off) : b0;
-    const __m512 b2 = V > 2 ? _mm512_loadu_ps(bp[2] + off) : b0;
-    const __m512 b3 = V > 3 ? _mm512_loadu_ps(bp[3] + off) : b0;
+    const int64_t lda = p.ops[o].lda, depth = p.ops[o].k;
+    const float* a = p.ops[o].a + m0 * lda;
+    for (int64_t k = 0; k < depth; ++k) {
+      const int64_t off = (base + k) * kPanel;
+      if constexpr (Fetch) {  // B's columns come from L2: ask for their rows kFetchRows ahead
+        for (int v = 0; v < V; ++v)
+          _mm_prefetch(reinterpret_cast<const char*>(bp[v] + off + kFetchRows * kPanel), _MM_HINT_T0);
+      }
+      const __m512 b0 = _mm512_loadu_ps(bp[0] + off);
+      const __m512 b1 = V > 1 ? _mm512_loadu_ps(bp[1] + off) : b0;
+      const __m512 b2 = V > 2 ? _mm512_loadu_ps(bp[2] + off) : b0;
+      const __m512 b3 = V > 3 ? _mm512_loadu_ps(bp[3] + off) : b0;
 #define HETERO_SDK_STEP(r)                                          \
-    if constexpr (R > r) {                                          \
-      const __m512 av = _mm512_set1_ps(a[r * lda + k]);             \
-      c0_##r = _mm512_fmadd_ps(av, b0, c0_##r);                     \
-      if constexpr (V > 1) c1_##r = _mm512_fmadd_ps(av, b1, c1_##r); \
-      if constexpr (V > 2) c2_##r = _mm512_fmadd_ps(av, b2, c2_##r); \
-      if constexpr (V > 3) c3_##r = _mm512_fmadd_ps(av, b3, c3_##r); \
-    }
-    HETERO_SDK_ROWS(HETERO_SDK_STEP)
+      if constexpr (R > r) {                                          \
+        const __m512 av = _mm512_set1_ps(a[r * lda + k]);             \
+        c0_##r = _mm512_fmadd_ps(av, b0, c0_##r);                     \
+        if constexpr (V > 1) c1_##r = _mm512_fmadd_ps(av, b1, c1_##r); \
+        if constexpr (V > 2) c2_##r = _mm512_fmadd_ps(av, b2, c2_##r); \
+        if constexpr (V > 3) c3_##r = _mm512_fmadd_ps(av, b3, c3_##r); \
+      }
+      HETERO_SDK_ROWS(HETERO_SDK_STEP)
 #undef HETERO_SDK_STEP
-  }
+    }
   }
   float* out = p.y + m0 * p.n + n0;
 #define HETERO_SDK_STORE(r)                                                                                    \
