@@ -3,8 +3,9 @@ whose 3x3 convolutions of 16 and more input channels run in the native conv2d ke
 run on the native GEMM kernel's in-place path, each with its bias and SiLU fused, and YOLOX's Focus and first
 convolution as one 6x6 stride-2 convolution of the image in the native stem kernel, give ONNX Runtime's outputs on
 XLA with native kernels on and off (YOLOv8n's DFL head as one ``XlaSoftmaxExpectation``; its 16->16 layers at
-80x80 in the kernel's row tiles, its 16->32 stride-2 layer and YOLOX's 24->24 at 104x104 in the kernel too), and
-YOLOv8n's exported blob gives the same outputs imported.
+80x80 in the kernel's row tiles, its 16->32 stride-2 layer and YOLOX's 24->24 at 104x104 in the kernel too; the
+channel Concats before 1x1 convolutions read in place by the GEMM's multi-operand form), and YOLOv8n's exported
+blob (which calls that form) gives the same outputs imported.
 The models are downloaded once with ``pip download``; offline these tests skip."""
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ FEW_CHANNEL_LAYERS = {
 }
 """Results of the models' 3x3 layers of 16-24 input channels the conv2d kernel takes, and how many of each."""
 STEM = "hetero_sdk_stem_conv"
+CONCAT_GEMM = "hetero_sdk_gemm_f32_fused_concat"
+CONCATS_READ_IN_PLACE = {"yolov8n": 13, "yolox": 13}
+"""The channel Concats before 1x1 convolutions whose parts the native GEMM reads in place (YOLOv8n's C2f blocks,
+SPPF and neck; YOLOX's CSP blocks, SPP and neck): every Concat of each model but its heads' ones."""
 
 
 def _compiled(key: str, native_kernels: bool) -> tuple[Any, Any, Any]:
@@ -56,6 +61,7 @@ def test_yolo_matches_onnx_runtime_with_and_without_the_native_kernels(key: str,
     for result, count in FEW_CHANNEL_LAYERS[key].items():
         assert sum(f"= {result}{{3,2,1,0}} custom-call" in line for line in calls) == (count if native_kernels else 0)
     assert program.count(f'custom_call_target="{STEM}"') == int(native_kernels and key == "yolox")
+    assert program.count(f'custom_call_target="{CONCAT_GEMM}"') == (CONCATS_READ_IN_PLACE[key] if native_kernels else 0)
     ops = compiled.get_runtime_model().get_ops()
     if key == "yolov8n":
         types = [n.type_name for n in ops]

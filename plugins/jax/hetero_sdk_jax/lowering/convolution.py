@@ -26,6 +26,7 @@ from hetero_sdk_jax.convolution_fusion import CONVOLUTION
 from hetero_sdk_jax.depthwise_fusion import DEPTHWISE_CONVOLUTION, MAX_TAPS
 from hetero_sdk_jax.focus_convolution import as_focus, focus_block
 from hetero_sdk_jax.lowering.activation import hswish
+from hetero_sdk_jax.lowering.kernels import concat_pointwise
 from hetero_sdk_jax.lowering.kernels import conv2d as conv2d_kernel
 from hetero_sdk_jax.lowering.kernels import depthwise as depthwise_kernel
 from hetero_sdk_jax.lowering.kernels import gemm as gemm_kernel
@@ -558,6 +559,8 @@ def fused_convolution(node: Node, x: jnp.ndarray, w: Any, bias: Any, channels_la
     if channels_last and gemm_kernel.is_packed_filter(node, w) and x.dtype == jnp.float32:
         outputs = _filter_shape(node)[0]
         per_channel = jnp.broadcast_to(jnp.asarray(bias, jnp.float32).reshape(-1), (outputs,))
+        if (parts := concat_pointwise.operands_of(x)) is not None:  # a channel concatenate: its parts in place
+            return concat_pointwise.native_fused_concat_matmul(parts, w, outputs, per_channel, node.attrs["activation"])
         return gemm_kernel.native_fused_matmul(x, w, outputs, per_channel, node.attrs["activation"])
     if channels_last:
         blocked = w if conv2d_kernel.is_blocked(node, w) else None

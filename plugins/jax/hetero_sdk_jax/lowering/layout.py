@@ -45,6 +45,7 @@ from hetero_sdk_jax.lowering.convolution import (
     fused_depthwise,
 )
 from hetero_sdk_jax.lowering.image import interpolate
+from hetero_sdk_jax.lowering.kernels import concat_pointwise
 from hetero_sdk_jax.lowering.movement import held_axis, movement_channels_last
 from hetero_sdk_jax.lowering.pooling import avg_pool, max_pool
 from hetero_sdk_jax.lowering.quantization import quantized_convolution
@@ -165,7 +166,10 @@ def _pool(node: Node, x: Any) -> Any:
 
 
 def _concatenate(node: Node, *parts: Any) -> Any:
-    return jnp.concatenate(parts, axis=held_axis(node.attrs["axis"], parts[0].ndim))
+    axis = held_axis(node.attrs["axis"], parts[0].ndim)
+    result = jnp.concatenate(parts, axis=axis)
+    concat_pointwise.record_concat(result, parts, axis)  # a 1x1 convolution after it may read the parts in place
+    return result
 
 
 def _dtype(value: Any) -> Any:

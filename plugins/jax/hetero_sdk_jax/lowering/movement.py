@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from hetero_sdk import Node
 
+from hetero_sdk_jax.lowering.kernels import concat_pointwise
 from hetero_sdk_jax.lowering.registry import LoweringFn, get_lowering, lowering
 
 
@@ -89,4 +90,6 @@ def _split(node: Node, x: Any, axis: np.ndarray, *lengths: np.ndarray) -> Any:
     """Split or VariadicSplit along the axis where the graph's axis lies."""
     rank = node.input_value(0).partial_shape.rank
     moved = np.array(held_axis(int(axis.reshape(-1)[0]), rank), axis.dtype)
-    return _evaluate(node)(node, x, moved, *lengths)
+    outputs = _evaluate(node)(node, x, moved, *lengths)
+    concat_pointwise.record_split(x, outputs, int(moved))  # a Concat of the pieces may read x in place
+    return outputs

@@ -63,6 +63,7 @@ KERNELS: dict[str, NativeKernel] = {
         NativeKernel("hetero_sdk_gemm_f32", "gemm_f32.cc", "HeteroSdkGemmF32"),
         NativeKernel("hetero_sdk_gemm_f32_bias", "gemm_f32.cc", "HeteroSdkGemmF32Bias"),
         NativeKernel("hetero_sdk_gemm_f32_fused", "gemm_f32.cc", "HeteroSdkGemmF32Fused"),
+        NativeKernel("hetero_sdk_gemm_f32_fused_concat", "gemm_f32.cc", "HeteroSdkGemmF32FusedConcat"),
         NativeKernel("hetero_sdk_softmax_f32", "softmax_f32.cc", "HeteroSdkSoftmaxF32"),
         NativeKernel("hetero_sdk_softmax_expectation_f32", "softmax_f32.cc", "HeteroSdkSoftmaxExpectationF32"),
         NativeKernel("hetero_sdk_level_lookup", "level_lookup.cc", "HeteroSdkLevelLookup"),

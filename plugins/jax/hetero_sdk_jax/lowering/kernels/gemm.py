@@ -15,7 +15,8 @@ packing per call: any number of rows), in register tiles of 12 rows by 32 column
 a bias and applies an activation (:data:`ACTIVATIONS`) to the registers before the store. The fused 1x1
 convolutions (:data:`FUSED_CONVOLUTION`, stride 1, no pads) run on it: :func:`prepare_pointwise` (the fused
 op's compile-time hook) packs the filter ``[O, I, 1, 1]`` as ``B`` ``[I, O]`` (:func:`packed_filter`), and the
-convolution lowering multiplies the channels-last pixels ``[N H W, I]`` by it.
+convolution lowering multiplies the channels-last pixels ``[N H W, I]`` by it; where those pixels are a channel
+concatenate, the same path reads its parts in place (:mod:`.concat_pointwise`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,10 @@
 // (PanelsByBlock). Panels are split on XLA's intra-op thread pool.
 //
 // A third handler, HeteroSdkGemmF32Fused (operands a, b, bias; attribute activation), reads A in place for any
-// number of rows and applies an activation after the bias: the in-place path below.
+// number of rows and applies an activation after the bias: the in-place path below. A fourth,
+// HeteroSdkGemmF32FusedConcat (operands b, bias, then 1 to 8 operands of A; attributes activation, starts, widths),
+// is the same path with A the concatenation of its operands' column ranges, each read where it lies (a channel
+// Concat feeding a 1x1 convolution, never materialised).
 #if !defined(__AVX512F__)
 #error "this kernel needs AVX-512: the XLA device falls back to its pure-XLA lowering"
 #endif
@@ -244,8 +247,18 @@ constexpr int64_t kInPlaceBlockBytes = 96 << 10;  // A's rows per block: about 9
 constexpr int64_t kInPlaceL1Bytes = 48 << 10;     // B's columns of a tile beyond L1 (48 KiB) are prefetched
 constexpr int64_t kFetchRows = 16;                // rows of B prefetched ahead (16 and 32 alike, 64 slower)
 
+constexpr int kMaxOperands = 8;  // A's operands in one call (HeteroSdkGemmF32FusedConcat)
+
+// One operand of A: `k` columns of a row-major [M, lda] buffer from `a` (a column offset already applied),
+// B's rows from the operands before it.
+struct Operand {
+  const float* a;
+  int64_t lda, k;
+};
+
 struct InPlace {
-  const float* a;     // [M, K]
+  Operand ops[kMaxOperands];  // A [M, K] as its operands' columns in order: one for HeteroSdkGemmF32Fused
+  int operands;
   const float* b;     // [panels][K][32]
   const float* bias;  // [N]
   float* y;           // [M, N]
@@ -278,31 +291,34 @@ void InPlaceTile(const InPlace& p, int64_t m0, int64_t n0) {
     mask[v] = LaneMask(p.n - n0 - v * kLanes);
     bias[v] = _mm512_maskz_loadu_ps(mask[v], p.bias + n0 + v * kLanes);
   }
-  const float* a = p.a + m0 * p.k;
-  const int64_t lda = p.k;
 #define HETERO_SDK_INIT(r) __m512 c0_##r = bias[0], c1_##r = bias[1], c2_##r = bias[2], c3_##r = bias[3];
   HETERO_SDK_ROWS(HETERO_SDK_INIT)
 #undef HETERO_SDK_INIT
-  for (int64_t k = 0; k < p.k; ++k) {
-    const int64_t off = k * kPanel;
-    if constexpr (Fetch) {  // B's columns come from L2: ask for their rows kFetchRows ahead
-      for (int v = 0; v < V; ++v)
-        _mm_prefetch(reinterpret_cast<const char*>(bp[v] + off + kFetchRows * kPanel), _MM_HINT_T0);
-    }
-    const __m512 b0 = _mm512_loadu_ps(bp[0] + off);
-    const __m512 b1 = V > 1 ? _mm512_loadu_ps(bp[1] + off) : b0;
-    const __m512 b2 = V > 2 ? _mm512_loadu_ps(bp[2] + off) : b0;
-    const __m512 b3 = V > 3 ? _mm512_loadu_ps(bp[3] + off) : b0;
+  int64_t base = 0;  // B's row of the operand's first column
+  for (int o = 0; o < p.operands; base += p.ops[o].k, ++o) {
+    const int64_t lda = p.ops[o].lda, depth = p.ops[o].k;
+    const float* a = p.ops[o].a + m0 * lda;
+    for (int64_t k = 0; k < depth; ++k) {
+      const int64_t off = (base + k) * kPanel;
+      if constexpr (Fetch) {  // B's columns come from L2: ask for their rows kFetchRows ahead
+        for (int v = 0; v < V; ++v)
+          _mm_prefetch(reinterpret_cast<const char*>(bp[v] + off + kFetchRows * kPanel), _MM_HINT_T0);
+      }
+      const __m512 b0 = _mm512_loadu_ps(bp[0] + off);
+      const __m512 b1 = V > 1 ? _mm512_loadu_ps(bp[1] + off) : b0;
+      const __m512 b2 = V > 2 ? _mm512_loadu_ps(bp[2] + off) : b0;
+      const __m512 b3 = V > 3 ? _mm512_loadu_ps(bp[3] + off) : b0;
 #define HETERO_SDK_STEP(r)                                          \
-    if constexpr (R > r) {                                          \
-      const __m512 av = _mm512_set1_ps(a[r * lda + k]);             \
-      c0_##r = _mm512_fmadd_ps(av, b0, c0_##r);                     \
-      if constexpr (V > 1) c1_##r = _mm512_fmadd_ps(av, b1, c1_##r); \
-      if constexpr (V > 2) c2_##r = _mm512_fmadd_ps(av, b2, c2_##r); \
-      if constexpr (V > 3) c3_##r = _mm512_fmadd_ps(av, b3, c3_##r); \
-    }
-    HETERO_SDK_ROWS(HETERO_SDK_STEP)
+      if constexpr (R > r) {                                          \
+        const __m512 av = _mm512_set1_ps(a[r * lda + k]);             \
+        c0_##r = _mm512_fmadd_ps(av, b0, c0_##r);                     \
+        if constexpr (V > 1) c1_##r = _mm512_fmadd_ps(av, b1, c1_##r); \
+        if constexpr (V > 2) c2_##r = _mm512_fmadd_ps(av, b2, c2_##r); \
+        if constexpr (V > 3) c3_##r = _mm512_fmadd_ps(av, b3, c3_##r); \
+      }
+      HETERO_SDK_ROWS(HETERO_SDK_STEP)
 #undef HETERO_SDK_STEP
+    }
   }
   float* out = p.y + m0 * p.n + n0;
 #define HETERO_SDK_STORE(r)                                                                                    \
@@ -382,12 +398,28 @@ void InPlaceRange(const InPlace& p, int64_t activation, int64_t r0, int64_t r1) 
   }
 }
 
+ffi::Error RunInPlace(ffi::ThreadPool& pool, InPlace& p, ffi::Buffer<ffi::F32> b, ffi::Buffer<ffi::F32> bias,
+                      int64_t activation, ffi::ResultBuffer<ffi::F32> y);
+
 ffi::Error ComputeInPlace(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b,
                           ffi::Buffer<ffi::F32> bias, int64_t activation, ffi::ResultBuffer<ffi::F32> y) {
-  const auto ad = a.dimensions(), bd = b.dimensions(), yd = y->dimensions();
-  if (ad.size() != 2 || bd.size() != 3 || yd.size() != 2 || bias.dimensions().size() != 1)
-    return ffi::Error::InvalidArgument("gemm kernel: a and y must be 2-D, b 3-D (packed), bias 1-D");
-  InPlace p{a.typed_data(), b.typed_data(), bias.typed_data(), y->typed_data(), ad[0], ad[1], yd[1]};
+  const auto ad = a.dimensions();
+  if (ad.size() != 2) return ffi::Error::InvalidArgument("gemm kernel: a must be 2-D");
+  InPlace p{};
+  p.ops[0] = Operand{a.typed_data(), ad[1], ad[1]};
+  p.operands = 1;
+  p.m = ad[0], p.k = ad[1];
+  return RunInPlace(pool, p, b, bias, activation, y);
+}
+
+// Checks B, the bias, y and the activation against p's A ([p.m, p.k] over its operands), then runs the in-place
+// path.
+ffi::Error RunInPlace(ffi::ThreadPool& pool, InPlace& p, ffi::Buffer<ffi::F32> b, ffi::Buffer<ffi::F32> bias,
+                      int64_t activation, ffi::ResultBuffer<ffi::F32> y) {
+  const auto bd = b.dimensions(), yd = y->dimensions();
+  if (bd.size() != 3 || yd.size() != 2 || bias.dimensions().size() != 1)
+    return ffi::Error::InvalidArgument("gemm kernel: y must be 2-D, b 3-D (packed), bias 1-D");
+  p.b = b.typed_data(), p.bias = bias.typed_data(), p.y = y->typed_data(), p.n = yd[1];
   const int64_t panels = (p.n + kPanel - 1) / kPanel;
   if (yd[0] != p.m || bd[0] != panels || bd[1] != p.k || bd[2] != kPanel || bias.dimensions()[0] != p.n)
     return ffi::Error::InvalidArgument("gemm kernel: operand shapes do not agree");
@@ -401,9 +433,39 @@ ffi::Error ComputeInPlace(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> a, ffi::B
   return ffi::Error::Success();
 }
 
+// A given as operands ([M, L_i] f32 buffers, the remaining arguments), of which it reads columns
+// [starts[i], starts[i] + widths[i]) in order: y = act(bias + concat(those columns) @ B).
+ffi::Error ComputeConcat(ffi::ThreadPool& pool, ffi::Buffer<ffi::F32> b, ffi::Buffer<ffi::F32> bias,
+                         ffi::RemainingArgs operands, ffi::ResultBuffer<ffi::F32> y, int64_t activation,
+                         ffi::Span<const int64_t> starts, ffi::Span<const int64_t> widths) {
+  const size_t count = operands.size();
+  if (count < 1 || count > static_cast<size_t>(kMaxOperands) || starts.size() != count || widths.size() != count)
+    return ffi::Error::InvalidArgument("gemm kernel: 1 to 8 operands of A, one start and one width each");
+  if (y->dimensions().size() != 2) return ffi::Error::InvalidArgument("gemm kernel: y must be 2-D");
+  InPlace p{};
+  p.m = y->dimensions()[0], p.k = 0, p.operands = static_cast<int>(count);
+  for (size_t i = 0; i < count; ++i) {
+    auto operand = operands.get<ffi::Buffer<ffi::F32>>(i);
+    if (!operand.has_value()) return ffi::Error::InvalidArgument("gemm kernel: every operand of A must be f32");
+    const auto d = operand->dimensions();
+    if (d.size() != 2 || d[0] != p.m || starts[i] < 0 || widths[i] < 0 || starts[i] + widths[i] > d[1])
+      return ffi::Error::InvalidArgument("gemm kernel: an operand of A is not [M, L] with its columns inside L");
+    p.ops[i] = Operand{operand->typed_data() + starts[i], d[1], widths[i]};
+    p.k += widths[i];
+  }
+  if (p.k > kMaxDepth) return ffi::Error::InvalidArgument("gemm kernel: K is over 2^24");
+  return RunInPlace(pool, p, b, bias, activation, y);
+}
+
 ffi::Error GemmFusedImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b,
                          ffi::Buffer<ffi::F32> bias, ffi::ResultBuffer<ffi::F32> y, int64_t activation) {
   return ComputeInPlace(pool, a, b, bias, activation, y);
+}
+
+ffi::Error GemmFusedConcatImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> b, ffi::Buffer<ffi::F32> bias,
+                               ffi::RemainingArgs operands, ffi::ResultBuffer<ffi::F32> y, int64_t activation,
+                               ffi::Span<const int64_t> starts, ffi::Span<const int64_t> widths) {
+  return ComputeConcat(pool, b, bias, operands, y, activation, starts, widths);
 }
 
 }  // namespace
@@ -431,3 +493,14 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkGemmF32Fused, GemmFusedImpl,
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>()
                                   .Attr<int64_t>("activation"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(HeteroSdkGemmF32FusedConcat, GemmFusedConcatImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .RemainingArgs()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("activation")
+                                  .Attr<ffi::Span<const int64_t>>("starts")
+                                  .Attr<ffi::Span<const int64_t>>("widths"));
