@@ -38,15 +38,16 @@ inline __m512 Reciprocal(__m512 x) {
   return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(x, r, _mm512_set1_ps(1.0f)), r);
 }
 
-// x * sigmoid(x) as c / (1 + e^-c), c = max(x, -88), the division by Reciprocal; 18 vector ops (the exponential of
-// Exp's form took 20, its rounding by vrndscaleps two of them). e^-e for e = min(c, 88), which stays finite (the
+// x * sigmoid(x) as c / (1 + e^-c), c = max(x, -88), the division by Reciprocal; 18 vector ops (Exp's steps
+// written out took 20, vrndscaleps two uops of them). e^-e for e = min(c, 88), which stays finite (the
 // Newton step of an infinite denominator is NaN): n = round(-e log2e) by the float's 1.5 * 2^23 trick (one FMA at
 // round-to-nearest and one subtraction, |n| <= 127), s = e + n ln2 in two exact steps (Cody-Waite; one step with
 // f32(ln 2) alone leaves n * 1.9e-9 in s, 4e-7 relative near x = -70), e^-e = 2^n e^-s with e^-s a degree-6
 // polynomial fitted on |s| <= ln2 / 2 (bench/silu_coefficients.py: 3e-9 relative; degree 5 gave 9e-8 and the
 // SiLU 2.6e-7) and 2^n by vscalefps. Within 2.1e-7 relative (3.5 ulps) of x / (1 + e^-x) wherever
-// |SiLU(x)| > 1e-30 (x > -72), within 6e-37 below; +-0 and denormals keep their value and sign, +inf stays
-// +inf, NaN stays NaN (max keeps its second operand's NaN) and x <= -88 (-inf too) gives SiLU(-88), -5.3e-37.
+// |SiLU(x)| > 1e-30 (x > -72), within 1.1e-36 below (plugins/jax/tests/test_native_silu.py); a zero keeps its
+// sign, +inf stays +inf, NaN stays NaN (max keeps its second operand's NaN) and x <= -88 (-inf too) gives
+// SiLU(-88), -5.3e-37, or -0 where denormals flush (XLA's threads: from x below -87.3).
 inline __m512 Silu(__m512 x) {
   const __m512 c = _mm512_max_ps(_mm512_set1_ps(-88.0f), x);
   const __m512 e = _mm512_min_ps(c, _mm512_set1_ps(88.0f));
