@@ -7,6 +7,8 @@ zeros); the sign of every result is the sign of ``x``, zeros included (through t
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -97,3 +99,15 @@ def test_the_convolution_s_epilogue_is_the_same_silu() -> None:
     run = jax.jit(lambda x, w, c: native_conv2d(x, w, (1, 1), [(0, 0), (0, 0)], None, c, "silu"))
     got = np.asarray(run(x.reshape(1, 1, -1, LANES), w, bias)).reshape(-1)
     _assert_within_bound(x, got, signed_zeros=False)
+
+
+def test_the_header_s_polynomial_is_within_5e_9_of_e_to_the_minus_s() -> None:
+    """``Silu``'s Horner coefficients (highest first, as the header writes them) read from ``avx512_math.h``:
+    the polynomial within 5e-9 relative of e^-s on the reduced range |s| <= ln2 / 2 (in float64; the fit of
+    ``bench/silu_coefficients.py`` gives 3.1e-9 with float32 coefficients)."""
+    header = Path(native.__file__).parent / "src" / "avx512_math.h"
+    body = header.read_text().split("inline __m512 Silu(")[1].split("\n}\n")[0]
+    coefficients = [float(c) for c in re.findall(r"q(?: = |, s, )_mm512_set1_ps\(([-+.\deE]+)f\)", body)]
+    assert len(coefficients) == 7
+    s = np.linspace(-np.log(2) / 2, np.log(2) / 2, 100001)
+    assert np.max(np.abs(np.polyval(coefficients, s) * np.exp(s) - 1)) <= 5e-9
