@@ -140,7 +140,7 @@ def test_the_activations_at_their_edges() -> None:
 
 
 def test_silu_over_its_whole_range_and_at_inf_and_nan() -> None:
-    """SiLU (one clamp of its input to [-88, 104]) within a few ulps of ``y / (1 + e^-y)`` on a dense grid that
+    """SiLU (its input clamped to [-88, 88]) within a few ulps of ``y / (1 + e^-y)`` on a dense grid that
     crosses both ends of the clamp (below about -88 the result is -0: under 2e-36 away), +inf staying +inf and NaN
     staying NaN."""
     grid = np.linspace(-110, 110, 44001, dtype=np.float32)
