@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "avx512_math.h"
+#include "avx512_transpose.h"
 #include "parallel_for.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -101,31 +102,12 @@ void ExpectationBlock(const float* x, const float* w, float* y, int64_t c, int64
 
 constexpr int64_t kMaxLastBins = 64;  // the most bins of the [R, C] form (its 16 rows' columns kept on the stack)
 
-// Rows 0..15 of x [16, 16] (those of mask k; the others zero) as its 16 columns v[j]: unpacks, then shuffles of
-// pairs, then of 128-bit lanes twice (64 shuffles instead of 16 gathers).
-void Transpose16(const float* x, __mmask16 k, __m512* v) {
-  __m512 r[16], t[16];
+// Rows 0..15 of x [16, 16] (those of mask k; the others zero) as its 16 columns v[j] (a transpose of 64 shuffles
+// instead of 16 gathers).
+void TransposedRows(const float* x, __mmask16 k, __m512* v) {
   for (int i = 0; i < 16; ++i)
-    r[i] = _mm512_maskz_loadu_ps(((k >> i) & 1) ? __mmask16(0xFFFF) : __mmask16(0), x + 16 * i);
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int h = 0; h < 16; h += 8)
-    for (int i = 0; i < 4; ++i) {
-      t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
-      t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xdd);
-    }
-  for (int i = 0; i < 8; ++i) {
-    v[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    v[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-  }
+    v[i] = _mm512_maskz_loadu_ps(((k >> i) & 1) ? __mmask16(0xFFFF) : __mmask16(0), x + 16 * i);
+  hetero_sdk_native::Transpose16(v);
 }
 
 // y[0 .. 16) of 16 rows of C values each (x [16, C] from row 0, the rows of mask k), the bins last: lane r holds
@@ -138,7 +120,7 @@ void ExpectationLast(const float* x, const float* w, float* y, int64_t bins, __m
                                           _mm512_set1_epi32(static_cast<int32_t>(c)));
   __m512 v[kMaxLastBins];
   if constexpr (Fixed == 16) {
-    Transpose16(x, k, v);
+    TransposedRows(x, k, v);
   } else {
     for (int64_t j = 0; j < c; ++j) v[j] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, rows, x + j, 4);
   }

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "avx512_math.h"
+#include "avx512_transpose.h"
 #include "parallel_for.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -39,6 +40,7 @@ namespace ffi = xla::ffi;
 using hetero_sdk_native::HardSwish;
 using hetero_sdk_native::ParallelFor;
 using hetero_sdk_native::Silu;
+using hetero_sdk_native::Transpose16;
 
 namespace {
 
@@ -95,31 +97,6 @@ void PrepareRow(const Problem& p, const float* src, float* dst) {
     const __m512 b = _mm512_maskz_loadu_ps(Inside(first + kLanes, width), src + first + kLanes);
     _mm512_storeu_ps(dst + m, _mm512_permutex2var_ps(a, even, b));
     _mm512_storeu_ps(dst + p.phase + m, _mm512_permutex2var_ps(a, odd, b));
-  }
-}
-
-// The 16 columns of r[0..16) as its 16 rows (r[k] lane j -> r[j] lane k): unpacks, then shuffles of pairs,
-// then of 128-bit lanes twice (64 shuffles).
-__attribute__((always_inline)) inline void Transpose16(__m512* r) {
-  __m512 t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int h = 0; h < 16; h += 8)
-    for (int i = 0; i < 4; ++i) {
-      t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
-      t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xdd);
-    }
-  for (int i = 0; i < 8; ++i) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
   }
 }
 
