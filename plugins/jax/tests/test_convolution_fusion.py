@@ -6,9 +6,6 @@ native kernels on and off, through a blob, and in a process without a C++ compil
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -21,7 +18,7 @@ from hetero_sdk.plugin import unpack_blob
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from test_native_conv2d import _numpy_conv
-from xla_helpers import OPS, activated, core, param, single_op
+from xla_helpers import OPS, activated, core, param, run_without_a_compiler, single_op
 
 from hetero_sdk_jax import native
 from hetero_sdk_jax.convolution_fusion import CONVOLUTION
@@ -196,14 +193,10 @@ def test_without_a_compiler_xla_runs_its_own_convolution_with_the_same_values(tm
     x, w, bias = _arrays(96, 40, (1, 40, 1, 1))
     for name, value in (("x", x), ("w", w), ("bias", bias)):
         np.save(tmp_path / f"{name}.npy", value)
-    env = {**os.environ, "CXX": "/nonexistent/c++", "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
-    arguments = [str(tmp_path / name) for name in ("x.npy", "w.npy", "bias.npy", "got.npy")]
-    done = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_COMPILER, *arguments], env=env, capture_output=True, text=True, timeout=600
+    stdout = run_without_a_compiler(
+        tmp_path, _WITHOUT_COMPILER, [tmp_path / name for name in ("x.npy", "w.npy", "bias.npy", "got.npy")]
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "CALLS KERNEL False" in done.stdout
+    assert "CALLS KERNEL False" in stdout
     np.testing.assert_allclose(np.load(tmp_path / "got.npy"), _expected(x, w, bias, "silu"), rtol=1e-5, atol=1e-5)
 
 

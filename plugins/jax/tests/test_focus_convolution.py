@@ -6,9 +6,6 @@ and left alone where anything else reads the slices or their concatenation, or t
 from __future__ import annotations
 
 import itertools
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -18,7 +15,7 @@ import pytest
 from hetero_sdk import Model, Node, opset
 from hypothesis import given
 from hypothesis import strategies as st
-from xla_helpers import OPS, core, param
+from xla_helpers import OPS, core, param, run_without_a_compiler
 
 from hetero_sdk_jax.focus_convolution import FocusConvolution, focus_filters
 from hetero_sdk_jax.transformations import transform_model
@@ -209,14 +206,10 @@ def test_without_a_compiler_the_stem_runs_as_the_focus_and_xla_s_convolution(tmp
     w = rng.standard_normal((24, 12, 3, 3)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "w.npy", w)
-    env = {**os.environ, "CXX": "/nonexistent/c++", "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
-    arguments = [str(tmp_path / name) for name in ("x.npy", "w.npy", "got.npy")]
-    done = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_COMPILER, *arguments], env=env, capture_output=True, text=True, timeout=600
+    stdout = run_without_a_compiler(
+        tmp_path, _WITHOUT_COMPILER, [tmp_path / name for name in ("x.npy", "w.npy", "got.npy")]
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "CALLS KERNEL False 6x6 False" in done.stdout
+    assert "CALLS KERNEL False 6x6 False" in stdout
     offsets = [(0, 0), (1, 0), (0, 1), (1, 1)]
     expected = _numpy_conv_nchw(_numpy_focus(x, offsets, 2), w, (1, 1), [(1, 1)] * 2)
     np.testing.assert_allclose(np.load(tmp_path / "got.npy"), expected, rtol=1e-5, atol=1e-4)

@@ -3,9 +3,6 @@ numpy here, and the same values as the ``lax.scan`` lowering with native kernels
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +11,7 @@ import pytest
 from hetero_sdk import Model, opset
 from hypothesis import given
 from hypothesis import strategies as st
-from xla_helpers import OPS, core
+from xla_helpers import OPS, core, run_without_a_compiler
 
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering.kernels.lstm import TARGET, TILE, packed_r
@@ -164,15 +161,9 @@ print("CALLS KERNEL", "hetero_sdk_lstm_sequence" in compiled.jax_executable().as
 def test_without_a_compiler_the_scan_lowering_runs_and_says_why(tmp_path: Path) -> None:
     values = _values(4, 2, 4, 3, 20, 2, [4, 2])
     np.savez(tmp_path / "values.npz", *values)
-    env = {**os.environ, "CXX": "/nonexistent/c++", "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
-    done = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_COMPILER, str(tmp_path / "values.npz"), str(tmp_path / "got.npz")],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "CALLS KERNEL False" in done.stdout
-    assert "native kernel hetero_sdk_lstm_sequence unavailable" in done.stdout
+    stdout = run_without_a_compiler(tmp_path, _WITHOUT_COMPILER, [tmp_path / "values.npz", tmp_path / "got.npz"])
+    assert "CALLS KERNEL False" in stdout
+    assert "native kernel hetero_sdk_lstm_sequence unavailable" in stdout
     x, h0, c0, lengths, w, r, b = values
     expected = numpy_lstm(x, h0, c0, lengths, w, r, b, "bidirectional", 0.0)
     got = np.load(tmp_path / "got.npz")

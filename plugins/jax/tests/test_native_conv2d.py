@@ -53,6 +53,21 @@ def _numpy_conv(x: np.ndarray, w: np.ndarray, strides: tuple[int, int], pads: li
     return total
 
 
+def _assert_silu_matches(
+    x: np.ndarray, w: np.ndarray, bias: np.ndarray, strides: tuple[int, int], pads: list[tuple[int, int]]
+) -> None:
+    """The fused kernel (blocked filter, ``bias``, SiLU) against numpy's convolution of ``x`` by ``w`` ``[kh, kw,
+    C, O]``, within a bound scaled by the sum of the terms' magnitudes."""
+    cout = w.shape[-1]
+    run = jax.jit(lambda x, b, c: native_conv2d(x, b, strides, pads, cout, c, "silu"))
+    got = np.asarray(run(x, blocked_filter(np.transpose(w, (3, 2, 0, 1))), bias), np.float64)
+    biased = _numpy_conv(x, w, strides, pads) + bias
+    size = _numpy_conv(np.abs(x), np.abs(w), strides, pads) + np.abs(bias)
+    assert got.shape == biased.shape
+    error = np.abs(got - biased / (1 + np.exp(-biased)))
+    assert np.all(error <= 2e-6 * size + 1e-6), f"error {error.max():.3g} where the terms sum to {size.max():.3g}"
+
+
 def _assert_matches(
     got: Any, x: np.ndarray, w: np.ndarray, strides: tuple[int, int], pads: list[tuple[int, int]]
 ) -> None:
@@ -145,14 +160,7 @@ def test_tiles_in_one_row_clear_of_the_pads_match_numpy(data: st.DataObject) -> 
     if not fused:
         _assert_matches(jax.jit(lambda x, w: native_conv2d(x, w, strides, pads))(x, w), x, w, strides, pads)
         return
-    bias = rng.standard_normal(cout).astype(np.float32)
-    run = jax.jit(lambda x, b, c: native_conv2d(x, b, strides, pads, cout, c, "silu"))
-    got = np.asarray(run(x, blocked_filter(np.transpose(w, (3, 2, 0, 1))), bias), np.float64)
-    biased = _numpy_conv(x, w, strides, pads) + bias
-    size = _numpy_conv(np.abs(x), np.abs(w), strides, pads) + np.abs(bias)
-    assert got.shape == biased.shape
-    error = np.abs(got - biased / (1 + np.exp(-biased)))
-    assert np.all(error <= 2e-6 * size + 1e-6), f"error {error.max():.3g} where the terms sum to {size.max():.3g}"
+    _assert_silu_matches(x, w, rng.standard_normal(cout).astype(np.float32), strides, pads)
 
 
 @pytest.mark.parametrize("cin", [16, 32])
@@ -168,14 +176,7 @@ def test_last_sixteen_channels_of_tiles_in_one_row_match_numpy(cin: int, strides
     w = rng.standard_normal((3, 3, cin, cout)).astype(np.float32)
     pads = [(2, 1), (1, 0)]
     _assert_matches(jax.jit(lambda x, w: native_conv2d(x, w, strides, pads))(x, w), x, w, strides, pads)
-    bias = rng.standard_normal(cout).astype(np.float32)
-    run = jax.jit(lambda x, b, c: native_conv2d(x, b, strides, pads, cout, c, "silu"))
-    got = np.asarray(run(x, blocked_filter(np.transpose(w, (3, 2, 0, 1))), bias), np.float64)
-    biased = _numpy_conv(x, w, strides, pads) + bias
-    size = _numpy_conv(np.abs(x), np.abs(w), strides, pads) + np.abs(bias)
-    assert got.shape == biased.shape
-    error = np.abs(got - biased / (1 + np.exp(-biased)))
-    assert np.all(error <= 2e-6 * size + 1e-6), f"error {error.max():.3g} where the terms sum to {size.max():.3g}"
+    _assert_silu_matches(x, w, rng.standard_normal(cout).astype(np.float32), strides, pads)
 
 
 @pytest.mark.parametrize("pixels", [*range(1, 14), 20, 21, 24, 28])

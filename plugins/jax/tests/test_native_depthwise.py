@@ -4,9 +4,6 @@ written in numpy here, and the XLA device's depthwise layers with native kernels
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -19,7 +16,7 @@ from hetero_sdk import opset
 from hetero_sdk.plugin import unpack_blob
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from xla_helpers import OPS, activated, core, floats, param, run_xla, single_op
+from xla_helpers import OPS, activated, core, floats, param, run_without_a_compiler, run_xla, single_op
 
 from hetero_sdk_jax import native
 from hetero_sdk_jax.lowering.kernels.depthwise import (
@@ -208,15 +205,11 @@ def test_without_a_compiler_xla_runs_its_own_loop_with_the_same_values(tmp_path:
     w = rng.standard_normal((20, 1, 1, 5, 5)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "w.npy", w)
-    env = {**os.environ, "CXX": "/nonexistent/c++", "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
-    arguments = [str(tmp_path / name) for name in ("x.npy", "w.npy", "got.npy")]
-    done = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_COMPILER, *arguments], env=env, capture_output=True, text=True, timeout=600
+    stdout = run_without_a_compiler(
+        tmp_path, _WITHOUT_COMPILER, [tmp_path / name for name in ("x.npy", "w.npy", "got.npy")]
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "CALLS KERNEL False" in done.stdout
-    assert done.stdout.count("native kernel hetero_sdk_depthwise_conv unavailable") == 1
+    assert "CALLS KERNEL False" in stdout
+    assert stdout.count("native kernel hetero_sdk_depthwise_conv unavailable") == 1
     taps = np.transpose(w[:, 0, 0], (1, 2, 0))
     first = np.maximum(_depthwise_numpy(np.moveaxis(x, 1, -1), taps, [1, 1], [(2, 2)] * 2, [1, 1]), 0)
     expected = np.moveaxis(np.maximum(_depthwise_numpy(first, taps, [1, 1], [(2, 2)] * 2, [1, 1]), 0), -1, 1)

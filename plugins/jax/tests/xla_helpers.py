@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import hetero_sdk as hs
@@ -132,3 +135,16 @@ def param(array: np.ndarray, name: str = "x") -> Node:
 
 
 shapes = hnp.array_shapes
+
+
+def run_without_a_compiler(tmp_path: Path, script: str, arguments: Sequence[Path | str]) -> str:
+    """Runs ``script`` (``python -c``) with ``arguments`` in a fresh process with no C++ compiler (``CXX`` pointing
+    nowhere) and an empty native-kernel cache under ``tmp_path``, this directory importable; asserts it succeeded
+    and returns what it printed."""
+    env = {**os.environ, "CXX": "/nonexistent/c++", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", script, *map(str, arguments)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
