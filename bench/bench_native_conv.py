@@ -168,7 +168,7 @@ def compare_models(args: argparse.Namespace) -> None:
     """Each model on XLA with native kernels (or, with ``--fusion``, the bias fusion; with ``--narrow``, the
     conv2d class as it is) on and off, in this process, interleaved; the two outputs' largest difference
     is checked first."""
-    from real_models import ISSUE_MODELS, fetch
+    from real_models import ISSUE_MODELS, fetch, read
 
     import hetero_sdk as hs
 
@@ -176,7 +176,7 @@ def compare_models(args: argparse.Namespace) -> None:
     for key in args.models:
         model = ISSUE_MODELS[key]
         path = fetch(model)
-        converted = hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
+        converted = read(model, path)
         results = []
         for on in (True, False):
             request = _compiled(core, converted, on, args.fusion, args.narrow).create_infer_request()

@@ -57,7 +57,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from real_models import BENCH_MODELS, FetchError, RealModel, fetch, onnx_runtime_outputs  # noqa: E402
+from real_models import BENCH_MODELS, FetchError, RealModel, fetch, onnx_runtime_outputs, read  # noqa: E402
 from timing import (  # noqa: E402
     bench_arguments,
     device_peak_bytes,
@@ -93,7 +93,7 @@ def sdk_candidates(
     model: RealModel, path: Path, devices: tuple[str, ...] = DEVICES
 ) -> tuple[dict[str, Callable[[], Any]], dict[str, Any]]:
     """One inference per device (name -> a call returning outputs by name), and each compiled model."""
-    converted = hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
+    converted = read(model, path)
     core = hs.Core()
     calls: dict[str, Callable[[], Any]] = {}
     compiled_models: dict[str, Any] = {}

@@ -150,7 +150,7 @@ def _without_the_change() -> Iterator[None]:
 def compare_models(args: argparse.Namespace, clock: Callable[[], float]) -> None:
     """Whole models with the change and without it, in this process, interleaved."""
     from bench_onnx_models import model_at
-    from real_models import fetch
+    from real_models import fetch, read
 
     import hetero_sdk as hs
 
@@ -161,9 +161,7 @@ def compare_models(args: argparse.Namespace, clock: Callable[[], float]) -> None
         requests = {}
         for name in ("before", "stem"):
             with contextlib.nullcontext() if name == "stem" else _without_the_change():
-                converted = (
-                    hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
-                )
+                converted = read(model, path)
                 requests[name] = hs.Core().compile_model(converted, "XLA").create_infer_request()
                 requests[name].infer(model.feeds)  # a model with dynamic inputs is lowered on its first call
         rows.append(on_off_row(key, model.feeds, requests, args.runs, clock))

@@ -28,7 +28,7 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from bench_onnx_models import ISSUE_SIZES, at_issue_size, pin_to_one_cpu, reference_candidates  # noqa: E402
-from real_models import ISSUE_MODELS, MODELS, RealModel, fetch, onnx_runtime_outputs  # noqa: E402
+from real_models import ISSUE_MODELS, MODELS, RealModel, fetch, onnx_runtime_outputs, read  # noqa: E402
 from timing import bench_arguments, environment, measure, print_table, summary, write_report  # noqa: E402
 
 import hetero_sdk as hs  # noqa: E402
@@ -47,7 +47,7 @@ XLA_MODELS = {
 def xla_call(model: RealModel) -> Any:
     """One inference on XLA (a call returning outputs by name)."""
     path = fetch(model)
-    converted = hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
+    converted = read(model, path)
     request = hs.Core().compile_model(converted, "XLA").create_infer_request()
     names = [o.any_name for o in converted.outputs]
 

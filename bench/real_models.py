@@ -25,6 +25,7 @@ import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,7 @@ __all__ = [
     "RealModel",
     "fetch",
     "onnx_runtime_outputs",
+    "read",
 ]
 
 CACHE = Path(os.environ.get("HETERO_SDK_MODEL_CACHE", Path.home() / ".cache" / "hetero-sdk" / "models"))
@@ -162,6 +164,14 @@ def fetch(model: RealModel) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(archive.read(model.member))
     return target
+
+
+def read(model: RealModel, path: Path) -> Any:
+    """``model``'s file at ``path`` (:func:`fetch`) read by hetero-sdk at the model's input shapes, where it
+    names them (a ``hetero_sdk.Model``)."""
+    import hetero_sdk as hs
+
+    return hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
 
 
 def onnx_runtime_outputs(path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -46,10 +46,6 @@ def reference(path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]
     return real_models.onnx_runtime_outputs(path, feeds)  # type: ignore[no-any-return]
 
 
-def _convert(model: Any, path: Path) -> hs.Model:
-    return hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
-
-
 def _assert_matches(results: Any, expected: dict[str, np.ndarray], model: Any) -> None:
     for name, value in expected.items():
         np.testing.assert_allclose(results[name], value, rtol=RTOL, atol=ATOL, err_msg=name)
@@ -60,7 +56,7 @@ def _assert_matches(results: Any, expected: dict[str, np.ndarray], model: Any) -
 def test_real_model_matches_onnx_runtime(key: str, device: str) -> None:
     model = MODELS[key]
     path = fetch(model)
-    compiled = hs.Core().compile_model(_convert(model, path), device)
+    compiled = hs.Core().compile_model(real_models.read(model, path), device)
     _assert_matches(compiled(model.feeds), reference(path, model.feeds), model)
 
 
@@ -68,7 +64,7 @@ def test_real_model_matches_onnx_runtime(key: str, device: str) -> None:
 def test_real_model_split_by_hand_set_affinities_matches_onnx_runtime(key: str) -> None:
     model = MODELS[key]
     path = fetch(model)
-    converted = _convert(model, path)
+    converted = real_models.read(model, path)
     ops = converted.get_ordered_ops()
     for index, node in enumerate(ops):
         node.get_rt_info()[rt_info.AFFINITY] = "XLA" if index < len(ops) // 2 else "TEMPLATE"
@@ -81,7 +77,7 @@ def test_real_model_split_by_hand_set_affinities_matches_onnx_runtime(key: str) 
 def test_a_dynamic_real_model_runs_at_two_input_sizes_on_xla() -> None:
     model = MODELS["ppocr-det"]
     path = fetch(model)
-    compiled = hs.Core().compile_model(_convert(model, path), "XLA")
+    compiled = hs.Core().compile_model(real_models.read(model, path), "XLA")
     for shape in [(1, 3, 64, 64), (2, 3, 96, 160)]:
         feeds = {"x": np.random.default_rng(1).random(shape, np.float32)}
         _assert_matches(compiled(feeds), reference(path, feeds), model)

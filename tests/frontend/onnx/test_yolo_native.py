@@ -45,7 +45,7 @@ def _compiled(key: str, native_kernels: bool) -> tuple[Any, Any, Any]:
         path = real_models.fetch(model)
     except real_models.FetchError as exc:
         pytest.skip(str(exc))
-    converted = hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
+    converted = real_models.read(model, path)
     return hs.Core().compile_model(converted, "XLA", {"XLA_NATIVE_KERNELS": native_kernels}), path, model.feeds
 
 
