@@ -12,14 +12,13 @@ outputs (f32 rounding: the bias and activation are the same operations in the sa
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 from typing import Any
 
-from bench_onnx_models import model_at
 from hetero_sdk_jax.depthwise_fusion import DepthwiseBiasActivationFusion
+from on_off import on_off_main
 from real_models import fetch
-from timing import on_off_row, one_cpu_clock, pass_off, print_table
+from timing import pass_off
 
 import hetero_sdk as hs
 
@@ -31,21 +30,14 @@ def _compiled(path: Any, fused: bool) -> Any:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=["ppocr-rec", "ppocr-cls", "ppocr-det"])
-    parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
-    args = parser.parse_args()
-    clock = one_cpu_clock(args.cpu_time)
-    rows = []
-    for key in args.models:
-        model = model_at(key, True)
-        path = fetch(model)
-        requests = {name: _compiled(path, name == "fused").create_infer_request() for name in ("unfused", "fused")}
-        rows.append(on_off_row(key, model.feeds, requests, args.runs, clock))
-    print(f"XLA, depthwise bias + activation fused or not, median ms ({'CPU' if args.cpu_time else 'wall'} time)")
-    columns = [("model", "model"), ("unfused", "unfused ms"), ("fused", "fused ms"), ("ratio", "fused/unfused")]
-    print_table([*columns, ("error", "max |diff|")], rows)
+    on_off_main(
+        __doc__,
+        "XLA, depthwise bias + activation fused or not",
+        (("unfused", "unfused ms"), ("fused", "fused ms")),
+        "fused/unfused",
+        ["ppocr-rec", "ppocr-cls", "ppocr-det"],
+        lambda model, fused: _compiled(fetch(model), fused).create_infer_request(),
+    )
 
 
 if __name__ == "__main__":

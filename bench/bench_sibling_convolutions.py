@@ -12,15 +12,13 @@ two outputs (f32 rounding: the same operations, the bias added to the finished s
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 from collections.abc import Iterator
 from typing import Any
 
 import hetero_sdk_jax.sibling_convolutions as siblings
-from bench_onnx_models import model_at
-from real_models import fetch
-from timing import on_off_row, one_cpu_clock, print_table
+from on_off import on_off_main
+from real_models import fetch, read
 
 import hetero_sdk as hs
 
@@ -40,26 +38,19 @@ def _compiled(model: Any, carried: bool) -> Any:
     """``model`` (a bench model) compiled for XLA, the biases carried into the merged convolution or not."""
     path = fetch(model)
     with contextlib.nullcontext() if carried else _biases_after_the_split():
-        converted = hs.convert_model(path, input=model.input_shapes) if model.input_shapes else hs.convert_model(path)
+        converted = read(model, path)
         return hs.Core().compile_model(converted, "XLA")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=["yolox", "yolov8n"])
-    parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time")
-    args = parser.parse_args()
-    clock = one_cpu_clock(args.cpu_time)
-    rows = []
-    for key in args.models:
-        model = model_at(key, True)
-        requests = {name: _compiled(model, name == "carried").create_infer_request() for name in ("after", "carried")}
-        rows.append(on_off_row(key, model.feeds, requests, args.runs, clock))
-    clock_name = "CPU" if args.cpu_time else "wall"
-    print(f"XLA, siblings' bias + activation carried into the merge or not, median ms ({clock_name} time)")
-    columns = [("model", "model"), ("after", "after split ms"), ("carried", "carried ms"), ("ratio", "carried/after")]
-    print_table([*columns, ("error", "max |diff|")], rows)
+    on_off_main(
+        __doc__,
+        "XLA, siblings' bias + activation carried into the merge or not",
+        (("after", "after split ms"), ("carried", "carried ms")),
+        "carried/after",
+        ["yolox", "yolov8n"],
+        lambda model, carried: _compiled(model, carried).create_infer_request(),
+    )
 
 
 if __name__ == "__main__":
